@@ -1,0 +1,148 @@
+//! One governor interface, shared by the simulator and the real board.
+//!
+//! A governor owns one cpufreq policy (a cluster). Every sampling period the host (the
+//! simulator's engine, or `hetlab-linux`'s daemon loop) fills a [`PolicyView`] with what Linux
+//! offers — per-CPU busy/idle time since the last sample, PELT utilisation, the OPP table and
+//! limits, the current frequency and PMC deltas — and the governor answers with a
+//! [`Decision`]: the target frequency (kHz, one of the OPPs) and when to sample next.
+//! Governors never know which host they run on.
+
+use crate::tree::DecisionTree;
+
+/// Per-CPU accounting since the previous sample of this policy (what /proc/stat gives).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CpuSample {
+    pub cpu: usize,
+    /// Wall time since the previous sample of this CPU, µs.
+    pub wall_us: u64,
+    /// Idle time (incl. iowait, as ondemand with io_is_busy=0 counts it) since then, µs.
+    pub idle_us: u64,
+    /// Busy time of nice>0 tasks since then, µs (for `ignore_nice_load`).
+    pub nice_us: u64,
+    /// PELT utilisation of the CPU's CFS runqueue, 0..=1024 in the CPU's capacity scale
+    /// (frequency- and capacity-invariant as in Linux 5.x).
+    pub util_avg: u32,
+    /// Whether the CPU has been idle at all since the previous sample (schedutil's
+    /// `sugov_cpu_is_busy` check).
+    pub was_idle: bool,
+    /// Core PMU deltas of this CPU since the previous sample.
+    pub pmu: CorePmu,
+}
+
+/// ARMv7 core PMU counters (event numbers from the Cortex-A7/A15 TRMs, see
+/// shared/reference/platforms.md §4.4).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CorePmu {
+    /// 0x11 CPU_CYCLES
+    pub cpu_cycles: u64,
+    /// 0x08 INST_RETIRED
+    pub inst_retired: u64,
+    /// 0x17 L2D_CACHE_REFILL
+    pub l2d_cache_refill: u64,
+    /// 0x19 BUS_ACCESS
+    pub bus_access: u64,
+    /// 0x13 MEM_ACCESS
+    pub mem_access: u64,
+}
+
+impl CorePmu {
+    pub fn add(&mut self, other: &CorePmu) {
+        self.cpu_cycles += other.cpu_cycles;
+        self.inst_retired += other.inst_retired;
+        self.l2d_cache_refill += other.l2d_cache_refill;
+        self.bus_access += other.bus_access;
+        self.mem_access += other.mem_access;
+    }
+}
+
+/// Per-thread counter deltas for threads that ran since the previous sample (the paper's
+/// per-task PMC reads).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ThreadSample {
+    pub tid: u32,
+    /// Cluster (policy index) the thread ran on last.
+    pub cluster: usize,
+    pub pmu: CorePmu,
+}
+
+/// CCI-400 slave-interface counter deltas for one port (events 0x00 and 0x09).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CciPortSample {
+    /// Slave interface number (S3 = 3, S4 = 4 on the Exynos 5422).
+    pub port: u8,
+    /// The cluster (policy index) attached to this port.
+    pub cluster: usize,
+    /// si_rrq_hs_any: read request handshakes.
+    pub si_rrq_hs_any: u64,
+    /// si_rrq_stall_tt_full: cycles the read transaction tracker was full.
+    pub si_rrq_stall_tt_full: u64,
+}
+
+impl CciPortSample {
+    /// The paper's `cci_congestion`: stall cycles per read request on this port.
+    pub fn congestion(&self) -> f64 {
+        if self.si_rrq_hs_any == 0 {
+            0.0
+        } else {
+            self.si_rrq_stall_tt_full as f64 / self.si_rrq_hs_any as f64
+        }
+    }
+}
+
+/// Everything a governor may look at for one policy at one sample.
+#[derive(Debug, Clone, Default)]
+pub struct PolicyView {
+    /// Monotonic time of this sample, µs.
+    pub now_us: u64,
+    /// Index of this policy (cluster) in the platform.
+    pub policy: usize,
+    /// Available frequencies, kHz, ascending (scaling_available_frequencies).
+    pub opps_khz: Vec<u32>,
+    pub cpuinfo_min_khz: u32,
+    pub cpuinfo_max_khz: u32,
+    /// scaling_min_freq / scaling_max_freq.
+    pub policy_min_khz: u32,
+    pub policy_max_khz: u32,
+    /// Frequency cap from thermal management (cpufreq cooling), kHz.
+    pub thermal_cap_khz: u32,
+    /// Current frequency (scaling_cur_freq), kHz.
+    pub cur_khz: u32,
+    /// DVFS transition latency (cpuinfo_transition_latency), ns.
+    pub transition_latency_ns: u32,
+    /// Capacity of this policy's CPUs at their max frequency, 0..=1024.
+    pub cpu_capacity: u32,
+    /// One entry per CPU of the policy.
+    pub cpus: Vec<CpuSample>,
+    /// Threads that ran anywhere since this policy's previous sample.
+    pub threads: Vec<ThreadSample>,
+    /// CCI port counters, one per cluster port; empty when the CCI PMU is unavailable.
+    pub cci_ports: Vec<CciPortSample>,
+    /// CCI cycle counter delta.
+    pub cci_cycles: u64,
+}
+
+impl PolicyView {
+    /// Effective upper limit: min(policy max, thermal cap).
+    pub fn upper_limit_khz(&self) -> u32 {
+        self.policy_max_khz.min(self.thermal_cap_khz.max(self.policy_min_khz))
+    }
+}
+
+/// A governor's answer to one sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    /// Target frequency, kHz: an entry of `opps_khz` within the policy limits.
+    pub target_khz: u32,
+    /// Delay until the next sample, µs.
+    pub next_sample_us: u64,
+}
+
+/// A DVFS policy: one instance manages one cluster.
+pub trait Governor: Send {
+    /// The name users type (`ondemand`, `anti-snoop`, ...).
+    fn name(&self) -> &'static str;
+    /// Called once before the first sample.
+    fn start(&mut self, view: &PolicyView) -> Decision;
+    /// Called every sampling period.
+    fn sample(&mut self, view: &PolicyView) -> Decision;
+}

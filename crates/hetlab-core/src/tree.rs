@@ -1,0 +1,225 @@
+//! Small binary decision trees (scikit-learn layout) and the anti-snoop model built from them.
+//!
+//! A tree is evaluated on named features; an internal node sends a sample left when
+//! `feature <= threshold` (scikit-learn's convention), right otherwise.
+
+use serde::{Deserialize, Serialize};
+
+/// The two classes of the seed paper's trees.
+pub const DECREASE: &str = "decrease_frequency";
+pub const INCREASE: &str = "increase_frequency";
+
+/// Feature names the governor can provide.
+pub const FEATURE_CCI_CONGESTION: &str = "cci_congestion";
+pub const FEATURE_MEMORY_ACCESS: &str = "memory_access";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TreeNode {
+    /// Index into `DecisionTree::features`; `None` for a leaf.
+    #[serde(default)]
+    pub feature: Option<usize>,
+    #[serde(default)]
+    pub threshold: f64,
+    /// Child indices (internal nodes only).
+    #[serde(default)]
+    pub left: Option<usize>,
+    #[serde(default)]
+    pub right: Option<usize>,
+    /// Training samples per class reaching this node (`value` in the paper's Figure 4).
+    #[serde(default)]
+    pub value: Vec<f64>,
+    #[serde(default)]
+    pub entropy: f64,
+    #[serde(default)]
+    pub samples: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecisionTree {
+    pub features: Vec<String>,
+    pub classes: Vec<String>,
+    /// Node 0 is the root.
+    pub nodes: Vec<TreeNode>,
+}
+
+impl DecisionTree {
+    /// Checks the shape: valid child indices, features and classes; no cycles (children
+    /// always have larger indices than their parent, as scikit-learn writes them).
+    pub fn validate(&self) -> Result<(), String> {
+        if self.nodes.is_empty() {
+            return Err("tree has no nodes".into());
+        }
+        if self.classes.is_empty() {
+            return Err("tree has no classes".into());
+        }
+        for (i, node) in self.nodes.iter().enumerate() {
+            match (node.feature, node.left, node.right) {
+                (None, None, None) => {
+                    if node.value.len() != self.classes.len() {
+                        return Err(format!(
+                            "leaf {i} has {} class counts, expected {}",
+                            node.value.len(),
+                            self.classes.len()
+                        ));
+                    }
+                }
+                (Some(f), Some(l), Some(r)) => {
+                    if f >= self.features.len() {
+                        return Err(format!("node {i} uses feature {f}, tree has {}", self.features.len()));
+                    }
+                    if l <= i || r <= i || l >= self.nodes.len() || r >= self.nodes.len() {
+                        return Err(format!("node {i} has invalid children {l}, {r}"));
+                    }
+                    if !node.threshold.is_finite() {
+                        return Err(format!("node {i} has a non-finite threshold"));
+                    }
+                }
+                _ => return Err(format!("node {i} is neither a leaf nor a full split")),
+            }
+        }
+        Ok(())
+    }
+
+    /// Index of the leaf reached by `features` (values in `self.features` order).
+    pub fn leaf(&self, features: &[f64]) -> usize {
+        let mut i = 0;
+        while let (Some(f), Some(l), Some(r)) = (self.nodes[i].feature, self.nodes[i].left, self.nodes[i].right) {
+            i = if features[f] <= self.nodes[i].threshold { l } else { r };
+        }
+        i
+    }
+
+    /// Class name predicted for `features` (majority class of the leaf; ties go to the first).
+    pub fn predict(&self, features: &[f64]) -> &str {
+        let leaf = &self.nodes[self.leaf(features)];
+        let mut best = 0;
+        for (k, v) in leaf.value.iter().enumerate() {
+            if *v > leaf.value[best] {
+                best = k;
+            }
+        }
+        &self.classes[best]
+    }
+}
+
+/// The anti-snoop model: one tree per cluster, keyed by the cluster's name in the platform.
+/// The tree of cluster X reads the features of the *other* cluster (its CCI port's
+/// congestion and the memory access of the processes running on it), as in the seed paper §3.2.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AntiSnoopModel {
+    pub name: String,
+    pub trees: Vec<(String, DecisionTree)>,
+}
+
+impl AntiSnoopModel {
+    pub fn tree_for(&self, cluster: &str) -> Option<&DecisionTree> {
+        self.trees.iter().find(|(c, _)| c == cluster).map(|(_, t)| t)
+    }
+
+    /// The seed paper's Figure 4 trees (text in seed 001), transcribed node by node. They were
+    /// trained on the authors' Odroid-XU3 with their PMC scaling, so their thresholds are in the
+    /// paper's units, which the simulator reproduces only approximately; a model trained on the
+    /// platform at hand (`hetlab train`) replaces them.
+    pub fn lctes2020_fig4() -> Self {
+        fn split(feature: usize, threshold: f64, left: usize, right: usize, value: [f64; 2], entropy: f64) -> TreeNode {
+            TreeNode {
+                feature: Some(feature),
+                threshold,
+                left: Some(left),
+                right: Some(right),
+                samples: (value[0] + value[1]) as u64,
+                value: value.to_vec(),
+                entropy,
+            }
+        }
+        fn leaf(value: [f64; 2], entropy: f64) -> TreeNode {
+            TreeNode {
+                feature: None,
+                threshold: 0.0,
+                left: None,
+                right: None,
+                samples: (value[0] + value[1]) as u64,
+                value: value.to_vec(),
+                entropy,
+            }
+        }
+        let features = vec![FEATURE_CCI_CONGESTION.to_string(), FEATURE_MEMORY_ACCESS.to_string()];
+        let classes = vec![DECREASE.to_string(), INCREASE.to_string()];
+        // Figure 4a: the tree managing the big cluster.
+        let big = DecisionTree {
+            features: features.clone(),
+            classes: classes.clone(),
+            nodes: vec![
+                split(0, 0.01074, 1, 4, [1365.0, 630.0], 0.89974),
+                split(1, 4e-05, 2, 3, [1249.0, 181.0], 0.54797),
+                leaf([174.0, 2.0], 0.0897),
+                leaf([1075.0, 179.0], 0.59138),
+                split(1, 0.00822, 5, 6, [116.0, 449.0], 0.73242),
+                leaf([100.0, 83.0], 0.99377),
+                leaf([16.0, 366.0], 0.25087),
+            ],
+        };
+        // Figure 4b: the tree managing the LITTLE cluster.
+        let little = DecisionTree {
+            features,
+            classes,
+            nodes: vec![
+                split(0, 0.00023, 1, 4, [1080.0, 285.0], 0.73917),
+                split(1, 0.05568, 2, 3, [859.0, 75.0], 0.40323),
+                leaf([770.0, 75.0], 0.43231),
+                leaf([89.0, 0.0], 0.0),
+                split(1, 0.00468, 5, 6, [221.0, 210.0], 0.99953),
+                leaf([204.0, 60.0], 0.77323),
+                leaf([17.0, 150.0], 0.47466),
+            ],
+        };
+        AntiSnoopModel { name: "lctes2020-fig4".into(), trees: vec![("big".into(), big), ("little".into(), little)] }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fig4_trees_are_well_formed_and_match_the_paper_counts() {
+        let m = AntiSnoopModel::lctes2020_fig4();
+        for (_, t) in &m.trees {
+            t.validate().unwrap();
+            // every internal node's samples equal the sum of its children's
+            for n in &t.nodes {
+                if let (Some(l), Some(r)) = (n.left, n.right) {
+                    assert_eq!(n.samples, t.nodes[l].samples + t.nodes[r].samples);
+                }
+            }
+        }
+        assert_eq!(m.tree_for("big").unwrap().nodes[0].samples, 1995);
+        assert_eq!(m.tree_for("little").unwrap().nodes[0].samples, 1365);
+    }
+
+    #[test]
+    fn fig4_increases_only_with_congestion_and_memory_traffic() {
+        let m = AntiSnoopModel::lctes2020_fig4();
+        let big = m.tree_for("big").unwrap();
+        assert_eq!(big.predict(&[0.02, 0.01]), INCREASE);
+        assert_eq!(big.predict(&[0.02, 0.005]), DECREASE);
+        assert_eq!(big.predict(&[0.005, 0.5]), DECREASE);
+        let little = m.tree_for("little").unwrap();
+        assert_eq!(little.predict(&[0.001, 0.01]), INCREASE);
+        assert_eq!(little.predict(&[0.001, 0.001]), DECREASE);
+        // threshold equality goes left, as in scikit-learn
+        assert_eq!(little.predict(&[0.00023, 1.0]), DECREASE);
+    }
+
+    #[test]
+    fn malformed_trees_are_rejected() {
+        let mut t = AntiSnoopModel::lctes2020_fig4().trees[0].1.clone();
+        t.nodes[0].left = Some(0);
+        assert!(t.validate().is_err());
+        let mut t2 = AntiSnoopModel::lctes2020_fig4().trees[0].1.clone();
+        t2.nodes[2].value.pop();
+        assert!(t2.validate().is_err());
+    }
+}
