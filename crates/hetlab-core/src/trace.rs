@@ -51,3 +51,657 @@ pub struct TraceThreads {
     /// Kernel priority (120 + nice) per tid.
     pub prios: Vec<i32>,
 }
+
+// ------------------------------------------------------------------------------------------------
+// ftrace text export
+// ------------------------------------------------------------------------------------------------
+
+/// Pseudo pid of the atrace counter lines (`C|0|name|value`). Perfetto keys `C` counters on this
+/// tgid; 0 keeps them out of every simulated thread's process.
+pub const COUNTER_PID: u32 = 0;
+
+/// Priority printed for the idle task and for threads without an entry in `TraceThreads::prios`.
+const DEFAULT_PRIO: i32 = 120;
+
+/// Comm of a thread as printed: every character that is not printable ASCII (spaces, tabs,
+/// non-ASCII) becomes `_`, because both Perfetto (splits fields on spaces) and LISA (decodes
+/// fields as ASCII) would mis-parse it. An empty or missing name prints as `<...>`, like the
+/// kernel does for an unknown comm.
+fn sanitize_comm(name: Option<&str>) -> String {
+    match name {
+        Some(n) if !n.is_empty() => {
+            n.chars().map(|c| if c.is_ascii_graphic() { c } else { '_' }).collect()
+        }
+        _ => "<...>".to_string(),
+    }
+}
+
+/// Counter names additionally must not contain `|` (the atrace field separator).
+fn sanitize_counter_name(name: &str) -> String {
+    if name.is_empty() {
+        return "counter".to_string();
+    }
+    name.chars().map(|c| if c.is_ascii_graphic() && c != '|' { c } else { '_' }).collect()
+}
+
+/// A value with at most 3 decimals, trailing zeros dropped (`12.5`, `7`, `0.125`).
+fn format_counter_value(value: f64) -> String {
+    let mut s = format!("{value:.3}");
+    if s.contains('.') {
+        while s.ends_with('0') {
+            s.pop();
+        }
+        if s.ends_with('.') {
+            s.pop();
+        }
+    }
+    if s == "-0" {
+        s = "0".to_string();
+    }
+    s
+}
+
+struct Namer<'a> {
+    threads: &'a TraceThreads,
+}
+
+impl Namer<'_> {
+    /// comm as printed in event bodies; the idle task of `cpu` is `swapper/<cpu>`.
+    fn body_comm(&self, tid: u32, cpu: usize) -> String {
+        if tid == 0 {
+            format!("swapper/{cpu}")
+        } else {
+            sanitize_comm(self.threads.names.get(tid as usize).map(String::as_str))
+        }
+    }
+
+    /// comm as printed in the line prefix; the idle task is `<idle>`.
+    fn prefix_comm(&self, tid: u32) -> String {
+        if tid == 0 {
+            "<idle>".to_string()
+        } else {
+            sanitize_comm(self.threads.names.get(tid as usize).map(String::as_str))
+        }
+    }
+
+    fn prio(&self, tid: u32) -> i32 {
+        if tid == 0 {
+            DEFAULT_PRIO
+        } else {
+            self.threads.prios.get(tid as usize).copied().unwrap_or(DEFAULT_PRIO)
+        }
+    }
+}
+
+/// Renders `events` as ftrace text in the layout that both Perfetto UI and LISA's
+/// `HRTxtTraceParser`/`SysTraceParser` read (shared/reference/ecosystem.md §4, §7):
+///
+/// ```text
+/// # tracer: nop
+/// #
+/// # entries-in-buffer/entries-written: 4/4   #P:8
+/// #
+/// #           TASK-PID     CPU#     TIMESTAMP  FUNCTION
+/// #              | |         |         |         |
+///           <idle>-0     [004]     0.000100: sched_switch:         prev_comm=swapper/4 ...
+/// ```
+///
+/// * Lines are sorted by time (stable: events at the same time keep their input order).
+/// * The `comm-pid` prefix is the task current on the line's CPU, tracked from the
+///   sched_switch events (`<idle>-0` until the first switch on that CPU).
+/// * Timestamps are `time_us / 1e6` printed as `secs.usecs` (rounded to the µs); there is no
+///   irq-flags column (LISA rejects lines that have one).
+/// * The idle task is printed as `swapper/<cpu>` pid 0 prio 120 in sched_switch bodies, and its
+///   prev_state is always `R` (as the kernel prints it for the idle task).
+/// * Counters become atrace lines `tracing_mark_write: C|0|<name>|<value>` with the value
+///   rounded to 3 decimals; counters whose value is not finite are skipped.
+/// * `ncpus` is printed in the header (`#P:`); events on a CPU >= `ncpus` are still rendered.
+pub fn write_ftrace(events: &[TraceEvent], threads: &TraceThreads, ncpus: usize, out: &mut String) {
+    use std::fmt::Write as _;
+
+    let namer = Namer { threads };
+    let mut order: Vec<usize> = (0..events.len())
+        .filter(|&i| match &events[i] {
+            TraceEvent::Counter { value, .. } => value.is_finite(),
+            _ => true,
+        })
+        .collect();
+    // `sort_by` is stable; `total_cmp` keeps NaN times from panicking (they sort last).
+    order.sort_by(|&a, &b| events[a].time_us().total_cmp(&events[b].time_us()));
+
+    let n = order.len();
+    out.push_str("# tracer: nop\n#\n");
+    let _ = writeln!(out, "# entries-in-buffer/entries-written: {n}/{n}   #P:{ncpus}");
+    out.push_str("#\n");
+    out.push_str("#           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n");
+    out.push_str("#              | |         |         |         |\n");
+
+    let mut current: Vec<u32> = vec![0; ncpus];
+    let current_on = |current: &mut Vec<u32>, cpu: usize| -> u32 {
+        if cpu >= current.len() {
+            current.resize(cpu + 1, 0);
+        }
+        current[cpu]
+    };
+
+    for i in order {
+        let ev = &events[i];
+        let (cpu, name) = match ev {
+            TraceEvent::SchedSwitch { cpu, .. } => (*cpu, "sched_switch"),
+            TraceEvent::SchedWaking { waker_cpu, .. } => (*waker_cpu, "sched_waking"),
+            TraceEvent::CpuFrequency { cpu, .. } => (*cpu, "cpu_frequency"),
+            TraceEvent::CpuIdle { cpu, .. } => (*cpu, "cpu_idle"),
+            TraceEvent::Counter { cpu, .. } => (*cpu, "tracing_mark_write"),
+        };
+        let running = match ev {
+            // The switching-out task is by definition the one current on the CPU.
+            TraceEvent::SchedSwitch { prev_tid, .. } => *prev_tid,
+            _ => current_on(&mut current, cpu),
+        };
+
+        let t = ev.time_us();
+        let us_total = if t.is_finite() && t > 0.0 { t.round() as u64 } else { 0 };
+        let (secs, usecs) = (us_total / 1_000_000, us_total % 1_000_000);
+        let _ = write!(
+            out,
+            "{:>16}-{:<5} [{:03}] {:>5}.{:06}: {:<21} ",
+            namer.prefix_comm(running),
+            running,
+            cpu,
+            secs,
+            usecs,
+            format!("{name}:"),
+        );
+
+        match ev {
+            TraceEvent::SchedSwitch { cpu, prev_tid, prev_state, next_tid, .. } => {
+                let state = match (prev_tid, prev_state) {
+                    (0, _) => "R",
+                    (_, PrevState::Runnable) => "R+",
+                    (_, PrevState::Sleeping) => "S",
+                    (_, PrevState::Dead) => "X",
+                };
+                let _ = writeln!(
+                    out,
+                    "prev_comm={} prev_pid={} prev_prio={} prev_state={} ==> next_comm={} next_pid={} next_prio={}",
+                    namer.body_comm(*prev_tid, *cpu),
+                    prev_tid,
+                    namer.prio(*prev_tid),
+                    state,
+                    namer.body_comm(*next_tid, *cpu),
+                    next_tid,
+                    namer.prio(*next_tid),
+                );
+                current_on(&mut current, *cpu);
+                current[*cpu] = *next_tid;
+            }
+            TraceEvent::SchedWaking { tid, target_cpu, .. } => {
+                let _ = writeln!(
+                    out,
+                    "comm={} pid={} prio={} target_cpu={:03}",
+                    namer.body_comm(*tid, *target_cpu),
+                    tid,
+                    namer.prio(*tid),
+                    target_cpu,
+                );
+            }
+            TraceEvent::CpuFrequency { cpu, freq_khz, .. } => {
+                let _ = writeln!(out, "state={freq_khz} cpu_id={cpu}");
+            }
+            TraceEvent::CpuIdle { cpu, state, .. } => {
+                let _ = writeln!(out, "state={state} cpu_id={cpu}");
+            }
+            TraceEvent::Counter { name, value, .. } => {
+                let _ = writeln!(
+                    out,
+                    "C|{}|{}|{}",
+                    COUNTER_PID,
+                    sanitize_counter_name(name),
+                    format_counter_value(*value),
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn threads() -> TraceThreads {
+        TraceThreads {
+            names: vec![String::new(), "task0".into(), "my worker".into()],
+            prios: vec![120, 120, 100],
+        }
+    }
+
+    fn render(events: &[TraceEvent], ncpus: usize) -> String {
+        let mut s = String::new();
+        write_ftrace(events, &threads(), ncpus, &mut s);
+        s
+    }
+
+    fn body_lines(text: &str) -> Vec<&str> {
+        text.lines().filter(|l| !l.starts_with('#')).collect()
+    }
+
+    #[test]
+    fn header_is_nop_tracer_without_irq_flag_columns() {
+        let text = render(&[], 8);
+        assert_eq!(
+            text,
+            "# tracer: nop\n\
+             #\n\
+             # entries-in-buffer/entries-written: 0/0   #P:8\n\
+             #\n\
+             #           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n\
+             #              | |         |         |         |\n"
+        );
+    }
+
+    /// Lines 1, 3 and 4 of the sample in ecosystem.md §7, byte for byte (line 2 of the sample
+    /// names `<idle>-0` as current although task0 was switched in, so it is checked separately
+    /// with the tracked prefix).
+    #[test]
+    fn matches_the_reference_sample_layout() {
+        let events = vec![
+            TraceEvent::SchedSwitch {
+                time_us: 100_000_100.0,
+                cpu: 4,
+                prev_tid: 0,
+                prev_state: PrevState::Runnable,
+                next_tid: 1,
+            },
+            TraceEvent::CpuFrequency { time_us: 100_000_150.0, cpu: 4, freq_khz: 1_800_000 },
+            TraceEvent::SchedSwitch {
+                time_us: 100_010_100.0,
+                cpu: 4,
+                prev_tid: 1,
+                prev_state: PrevState::Sleeping,
+                next_tid: 0,
+            },
+            TraceEvent::CpuIdle { time_us: 100_010_200.0, cpu: 4, state: 0 },
+        ];
+        let mut th = threads();
+        th.names.resize(1002, String::new());
+        th.prios.resize(1002, 120);
+        th.names[1001] = "task0".into();
+        let events: Vec<TraceEvent> = events
+            .into_iter()
+            .map(|e| match e {
+                TraceEvent::SchedSwitch { time_us, cpu, prev_tid, prev_state, next_tid } => {
+                    let f = |t: u32| if t == 1 { 1001 } else { t };
+                    TraceEvent::SchedSwitch {
+                        time_us,
+                        cpu,
+                        prev_tid: f(prev_tid),
+                        prev_state,
+                        next_tid: f(next_tid),
+                    }
+                }
+                e => e,
+            })
+            .collect();
+        let mut text = String::new();
+        write_ftrace(&events, &th, 8, &mut text);
+        let lines = body_lines(&text);
+        assert_eq!(lines.len(), 4);
+        assert_eq!(
+            lines[0],
+            "          <idle>-0     [004]   100.000100: sched_switch:         prev_comm=swapper/4 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=task0 next_pid=1001 next_prio=120"
+        );
+        assert_eq!(
+            lines[1],
+            "           task0-1001  [004]   100.000150: cpu_frequency:        state=1800000 cpu_id=4"
+        );
+        assert_eq!(
+            lines[2],
+            "           task0-1001  [004]   100.010100: sched_switch:         prev_comm=task0 prev_pid=1001 prev_prio=120 prev_state=S ==> next_comm=swapper/4 next_pid=0 next_prio=120"
+        );
+        assert_eq!(
+            lines[3],
+            "          <idle>-0     [004]   100.010200: cpu_idle:             state=0 cpu_id=4"
+        );
+    }
+
+    #[test]
+    fn renders_exact_lines_sorted_with_tracked_current_task() {
+        // Deliberately out of order; equal times keep their input order.
+        let events = vec![
+            TraceEvent::Counter {
+                time_us: 2500.0,
+                cpu: 1,
+                name: "power big|mw".into(),
+                value: 1234.5678,
+            },
+            TraceEvent::SchedSwitch {
+                time_us: 1000.0,
+                cpu: 0,
+                prev_tid: 0,
+                prev_state: PrevState::Runnable,
+                next_tid: 1,
+            },
+            TraceEvent::SchedWaking { time_us: 1500.4, waker_cpu: 0, tid: 2, target_cpu: 1 },
+            TraceEvent::CpuIdle { time_us: 1600.0, cpu: 1, state: CPU_IDLE_EXIT },
+            TraceEvent::SchedSwitch {
+                time_us: 1600.0,
+                cpu: 1,
+                prev_tid: 0,
+                prev_state: PrevState::Runnable,
+                next_tid: 2,
+            },
+            TraceEvent::CpuFrequency { time_us: 2000.0, cpu: 0, freq_khz: 1_400_000 },
+            TraceEvent::CpuFrequency { time_us: 2000.0, cpu: 1, freq_khz: 1_400_000 },
+            TraceEvent::SchedSwitch {
+                time_us: 3_000_000.0,
+                cpu: 0,
+                prev_tid: 1,
+                prev_state: PrevState::Runnable,
+                next_tid: 2,
+            },
+            TraceEvent::SchedSwitch {
+                time_us: 3_000_000.0,
+                cpu: 1,
+                prev_tid: 2,
+                prev_state: PrevState::Sleeping,
+                next_tid: 0,
+            },
+            TraceEvent::CpuIdle { time_us: 3_000_001.0, cpu: 1, state: 1 },
+            TraceEvent::SchedSwitch {
+                time_us: 4_000_000.0,
+                cpu: 0,
+                prev_tid: 2,
+                prev_state: PrevState::Dead,
+                next_tid: 0,
+            },
+            TraceEvent::Counter {
+                time_us: 4_000_000.0,
+                cpu: 0,
+                name: "temp".into(),
+                value: f64::NAN,
+            },
+            TraceEvent::Counter {
+                time_us: 4_000_000.0,
+                cpu: 0,
+                name: "energy".into(),
+                value: -0.0001,
+            },
+        ];
+        let text = render(&events, 2);
+        let expected = "\
+# tracer: nop
+#
+# entries-in-buffer/entries-written: 12/12   #P:2
+#
+#           TASK-PID     CPU#     TIMESTAMP  FUNCTION
+#              | |         |         |         |
+          <idle>-0     [000]     0.001000: sched_switch:         prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=task0 next_pid=1 next_prio=120
+           task0-1     [000]     0.001500: sched_waking:         comm=my_worker pid=2 prio=100 target_cpu=001
+          <idle>-0     [001]     0.001600: cpu_idle:             state=4294967295 cpu_id=1
+          <idle>-0     [001]     0.001600: sched_switch:         prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=my_worker next_pid=2 next_prio=100
+           task0-1     [000]     0.002000: cpu_frequency:        state=1400000 cpu_id=0
+       my_worker-2     [001]     0.002000: cpu_frequency:        state=1400000 cpu_id=1
+       my_worker-2     [001]     0.002500: tracing_mark_write:   C|0|power_big_mw|1234.568
+           task0-1     [000]     3.000000: sched_switch:         prev_comm=task0 prev_pid=1 prev_prio=120 prev_state=R+ ==> next_comm=my_worker next_pid=2 next_prio=100
+       my_worker-2     [001]     3.000000: sched_switch:         prev_comm=my_worker prev_pid=2 prev_prio=100 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+          <idle>-0     [001]     3.000001: cpu_idle:             state=1 cpu_id=1
+       my_worker-2     [000]     4.000000: sched_switch:         prev_comm=my_worker prev_pid=2 prev_prio=100 prev_state=X ==> next_comm=swapper/0 next_pid=0 next_prio=120
+          <idle>-0     [000]     4.000000: tracing_mark_write:   C|0|energy|0
+";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn unknown_threads_long_pids_and_big_times() {
+        let events = vec![
+            TraceEvent::SchedSwitch {
+                time_us: 123_456_789_012.4,
+                cpu: 12,
+                prev_tid: 0,
+                prev_state: PrevState::Runnable,
+                next_tid: 123_456,
+            },
+            TraceEvent::CpuFrequency { time_us: -5.0, cpu: 3, freq_khz: 200_000 },
+        ];
+        let lines: Vec<String> =
+            body_lines(&render(&events, 4)).into_iter().map(String::from).collect();
+        assert_eq!(
+            lines,
+            vec![
+                "          <idle>-0     [003]     0.000000: cpu_frequency:        state=200000 cpu_id=3".to_string(),
+                "          <idle>-0     [012] 123456.789012: sched_switch:         prev_comm=swapper/12 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=<...> next_pid=123456 next_prio=120".to_string(),
+            ]
+        );
+    }
+
+    #[test]
+    fn counter_values_have_at_most_three_decimals() {
+        assert_eq!(format_counter_value(12.5), "12.5");
+        assert_eq!(format_counter_value(7.0), "7");
+        assert_eq!(format_counter_value(0.125), "0.125");
+        assert_eq!(format_counter_value(0.1234), "0.123");
+        assert_eq!(format_counter_value(-2.0006), "-2.001");
+        assert_eq!(format_counter_value(-0.0004), "0");
+        assert_eq!(format_counter_value(100.0), "100");
+        assert_eq!(sanitize_counter_name("a b|c\td"), "a_b_c_d");
+        assert_eq!(sanitize_comm(Some("wörker 1")), "w_rker_1");
+        assert_eq!(sanitize_comm(Some("")), "<...>");
+    }
+
+    // --- round trip ------------------------------------------------------------------------
+
+    /// A line parsed back: prefix (comm, pid, cpu, time in µs) and the event.
+    #[derive(Debug)]
+    struct Parsed {
+        comm: String,
+        pid: u32,
+        cpu: usize,
+        time_us: u64,
+        event: String,
+        fields: Vec<(String, String)>,
+    }
+
+    /// Minimal parser of the layout written above: `comm-pid [cpu] secs.usecs: event: body`.
+    fn parse_line(line: &str) -> Parsed {
+        let open = line.find(" [").expect("cpu field");
+        let (task, rest) = line.split_at(open);
+        let task = task.trim_start();
+        let dash = task.rfind('-').expect("comm-pid");
+        let comm = task[..dash].to_string();
+        let pid = task[dash + 1..].trim_end().parse().expect("pid");
+        let close = rest.find(']').expect("]");
+        let cpu = rest[2..close].parse().expect("cpu");
+        let rest = rest[close + 1..].trim_start();
+        let colon = rest.find(": ").expect("timestamp");
+        let (secs, usecs) = rest[..colon].split_once('.').expect("secs.usecs");
+        assert_eq!(usecs.len(), 6, "6 decimals in {line}");
+        let time_us = secs.parse::<u64>().unwrap() * 1_000_000 + usecs.parse::<u64>().unwrap();
+        let rest = &rest[colon + 2..];
+        let colon = rest.find(':').expect("event name");
+        let event = rest[..colon].to_string();
+        let body = rest[colon + 1..].trim_start();
+        let fields = if event == "tracing_mark_write" {
+            vec![("buf".to_string(), body.to_string())]
+        } else {
+            body.split(' ')
+                .filter(|t| *t != "==>")
+                .map(|t| {
+                    let (k, v) = t.split_once('=').expect("key=value");
+                    (k.to_string(), v.to_string())
+                })
+                .collect()
+        };
+        Parsed { comm, pid, cpu, time_us, event, fields }
+    }
+
+    fn field<'a>(p: &'a Parsed, k: &str) -> &'a str {
+        &p.fields.iter().find(|(key, _)| key == k).unwrap_or_else(|| panic!("{k} in {p:?}")).1
+    }
+
+    fn num<T: std::str::FromStr>(p: &Parsed, k: &str) -> T
+    where
+        T::Err: std::fmt::Debug,
+    {
+        field(p, k).parse().unwrap()
+    }
+
+    fn to_event(p: &Parsed) -> TraceEvent {
+        let time_us = p.time_us as f64;
+        match p.event.as_str() {
+            "sched_switch" => TraceEvent::SchedSwitch {
+                time_us,
+                cpu: p.cpu,
+                prev_tid: num(p, "prev_pid"),
+                prev_state: match field(p, "prev_state") {
+                    "R" | "R+" => PrevState::Runnable,
+                    "S" => PrevState::Sleeping,
+                    "X" => PrevState::Dead,
+                    s => panic!("prev_state {s}"),
+                },
+                next_tid: num(p, "next_pid"),
+            },
+            "sched_waking" => TraceEvent::SchedWaking {
+                time_us,
+                waker_cpu: p.cpu,
+                tid: num(p, "pid"),
+                target_cpu: num(p, "target_cpu"),
+            },
+            "cpu_frequency" => {
+                assert_eq!(num::<usize>(p, "cpu_id"), p.cpu);
+                TraceEvent::CpuFrequency { time_us, cpu: p.cpu, freq_khz: num(p, "state") }
+            }
+            "cpu_idle" => {
+                assert_eq!(num::<usize>(p, "cpu_id"), p.cpu);
+                TraceEvent::CpuIdle { time_us, cpu: p.cpu, state: num(p, "state") }
+            }
+            "tracing_mark_write" => {
+                let parts: Vec<&str> = field(p, "buf").split('|').collect();
+                assert_eq!(parts.len(), 4, "{p:?}");
+                assert_eq!(parts[0], "C");
+                assert_eq!(parts[1], "0");
+                TraceEvent::Counter {
+                    time_us,
+                    cpu: p.cpu,
+                    name: parts[2].to_string(),
+                    value: parts[3].parse().unwrap(),
+                }
+            }
+            e => panic!("unexpected event {e}"),
+        }
+    }
+
+    /// Deterministic pseudo-random schedule on `ncpus` CPUs with consistent switches.
+    fn random_schedule(ncpus: usize, nthreads: u32, n: usize) -> Vec<TraceEvent> {
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut rnd = move |m: u64| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) % m
+        };
+        let mut current = vec![0u32; ncpus];
+        let mut events = Vec::new();
+        let mut t = 0.0f64;
+        for _ in 0..n {
+            t += rnd(5000) as f64 + 1.0; // distinct integer µs
+            let cpu = rnd(ncpus as u64) as usize;
+            match rnd(5) {
+                0 => {
+                    let next = if current[cpu] == 0 { 1 + rnd(nthreads as u64) as u32 } else { 0 };
+                    let prev_state = match (current[cpu], rnd(3)) {
+                        (0, _) | (_, 0) => PrevState::Runnable,
+                        (_, 1) => PrevState::Sleeping,
+                        _ => PrevState::Dead,
+                    };
+                    events.push(TraceEvent::SchedSwitch {
+                        time_us: t,
+                        cpu,
+                        prev_tid: current[cpu],
+                        prev_state,
+                        next_tid: next,
+                    });
+                    current[cpu] = next;
+                }
+                1 => events.push(TraceEvent::SchedWaking {
+                    time_us: t,
+                    waker_cpu: cpu,
+                    tid: 1 + rnd(nthreads as u64) as u32,
+                    target_cpu: rnd(ncpus as u64) as usize,
+                }),
+                2 => events.push(TraceEvent::CpuFrequency {
+                    time_us: t,
+                    cpu,
+                    freq_khz: 200_000 + 100_000 * rnd(12) as u32,
+                }),
+                3 => events.push(TraceEvent::CpuIdle {
+                    time_us: t,
+                    cpu,
+                    state: if rnd(2) == 0 { CPU_IDLE_EXIT } else { rnd(3) as u32 },
+                }),
+                _ => events.push(TraceEvent::Counter {
+                    time_us: t,
+                    cpu,
+                    name: format!("cluster{}_power_mw", rnd(2)),
+                    value: rnd(10_000_000) as f64 / 1000.0,
+                }),
+            }
+        }
+        events
+    }
+
+    #[test]
+    fn round_trip_recovers_every_event() {
+        let ncpus = 8;
+        let nthreads = 6;
+        let mut events = random_schedule(ncpus, nthreads, 2000);
+        // Shuffle deterministically (reverse halves) to exercise the sort.
+        let half = events.len() / 2;
+        events[..half].reverse();
+        let th = TraceThreads {
+            names: (0..=nthreads).map(|i| format!("thread {i}")).collect(),
+            prios: (0..=nthreads as i32).map(|i| 100 + i).collect(),
+        };
+        let mut text = String::new();
+        write_ftrace(&events, &th, ncpus, &mut text);
+
+        let parsed: Vec<Parsed> = body_lines(&text).into_iter().map(parse_line).collect();
+        let mut expected = events.clone();
+        expected.sort_by(|a, b| a.time_us().total_cmp(&b.time_us()));
+        assert_eq!(parsed.len(), expected.len());
+
+        let mut current = vec![0u32; ncpus];
+        for (p, want) in parsed.iter().zip(&expected) {
+            // Prefix = task current on that CPU.
+            assert_eq!(p.pid, current[p.cpu], "prefix of {p:?}");
+            let want_comm =
+                if p.pid == 0 { "<idle>".to_string() } else { format!("thread_{}", p.pid) };
+            assert_eq!(p.comm, want_comm);
+            let got = to_event(p);
+            assert_eq!(&got, want);
+            match want {
+                TraceEvent::SchedSwitch { cpu, prev_tid, next_tid, .. } => {
+                    let pc = field(p, "prev_comm");
+                    if *prev_tid == 0 {
+                        assert_eq!(pc, format!("swapper/{cpu}"));
+                        assert_eq!(field(p, "prev_prio"), "120");
+                    } else {
+                        assert_eq!(pc, format!("thread_{prev_tid}"));
+                        assert_eq!(num::<i32>(p, "prev_prio"), 100 + *prev_tid as i32);
+                    }
+                    if *next_tid != 0 {
+                        assert_eq!(num::<i32>(p, "next_prio"), 100 + *next_tid as i32);
+                    }
+                    current[*cpu] = *next_tid;
+                }
+                TraceEvent::SchedWaking { tid, .. } => {
+                    assert_eq!(field(p, "comm"), format!("thread_{tid}"));
+                    assert_eq!(field(p, "target_cpu").len(), 3);
+                }
+                _ => {}
+            }
+        }
+        // Header count matches.
+        assert!(text.contains(&format!(
+            "# entries-in-buffer/entries-written: {0}/{0}   #P:8\n",
+            expected.len()
+        )));
+    }
+}

@@ -1,0 +1,379 @@
+//! SoC descriptions: core types, clusters with OPP tables, the CCI, DRAM, board power, thermal
+//! trips and OS noise. Parsed from TOML (data/platforms/*.toml) and validated; every error names
+//! the file, the field and the reason.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// Platforms shipped with hetlab, embedded at build time (one copy of the data).
+pub const BUILTIN_PLATFORMS: &[(&str, &str)] =
+    &[("exynos5422", include_str!("../../../data/platforms/exynos5422.toml"))];
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Platform {
+    pub name: String,
+    pub description: String,
+    /// Scheduler tick rate (CONFIG_HZ).
+    pub hz: u32,
+    pub core_types: Vec<CoreType>,
+    pub clusters: Vec<Cluster>,
+    pub cci: Cci,
+    pub dram: Dram,
+    pub board: Board,
+    pub thermal: Thermal,
+    pub noise: Noise,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoreType {
+    pub name: String,
+    pub capacity_dmips_mhz: u32,
+    /// µW/MHz/V².
+    pub dynamic_power_coefficient: f64,
+    pub l1d_bytes: u64,
+    pub line_bytes: u64,
+    pub l1_hit_cycles: f64,
+    /// L2 hit latency beyond the L1 lookup, core cycles.
+    pub l2_hit_cycles: f64,
+    /// Average number of independent misses in flight.
+    pub mlp: f64,
+    /// Share of sequential/strided misses the prefetcher hides, 0..=1.
+    pub prefetch_coverage: f64,
+    /// CPI of compute-bound code relative to the reference (big) core type.
+    pub cpi_factor: f64,
+    /// Switching activity of a core stalled on memory, relative to a busy core, 0..=1.
+    pub stall_activity: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cluster {
+    pub name: String,
+    pub core_type: String,
+    pub cpus: Vec<usize>,
+    pub cci_port: u8,
+    pub l2_bytes: u64,
+    pub transition_latency_ns: u32,
+    /// `[kHz, µV]` pairs, ascending.
+    pub opps: Vec<[u32; 2]>,
+    /// Leakage of the powered cluster at 1.0 V and 25 °C, mW.
+    pub leakage_mw: f64,
+    pub cluster_off_exit_latency_us: u32,
+    pub cluster_off_target_residency_us: u32,
+    pub thermal_resistance_c_per_w: f64,
+    pub thermal_capacitance_j_per_c: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cci {
+    pub clock_khz: u32,
+    pub latency_ns: f64,
+    pub read_tracker_entries: u32,
+    pub snoop_path_l2_lookups: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dram {
+    pub idle_latency_ns: f64,
+    pub peak_bandwidth_mb_s: f64,
+    pub bandwidth_efficiency: f64,
+    pub background_power_mw: f64,
+    pub energy_per_line_nj: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Board {
+    pub rest_power_mw: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Thermal {
+    pub ambient_c: f64,
+    pub polling_interval_ms: u32,
+    pub trips: Vec<Trip>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Trip {
+    pub temp_c: f64,
+    /// Frequency cap per cluster name while above this trip.
+    pub caps_khz: BTreeMap<String, u32>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Noise {
+    pub kernel_wakeup_mean_interval_us: u64,
+    pub kernel_wakeup_mean_busy_us: u64,
+    pub dram_latency_sigma: f64,
+    pub dram_noise_period_us: u64,
+}
+
+/// Leakage doubles about every 35 °C (a common rule of thumb for 28 nm bulk CMOS; ASSUMPTION
+/// documented in the platform file's leakage comments): exp(ln 2 / 35 · ΔT).
+pub const LEAKAGE_TEMP_COEFF_PER_C: f64 = std::f64::consts::LN_2 / 35.0;
+
+impl Platform {
+    /// Parses and validates a platform; `origin` (a file name) prefixes every error.
+    pub fn from_toml(origin: &str, text: &str) -> Result<Platform, String> {
+        let platform: Platform = toml::from_str(text).map_err(|e| {
+            let msg = e.message().to_string();
+            match e.span() {
+                Some(span) => {
+                    let line = text[..span.start.min(text.len())].lines().count().max(1);
+                    format!("{origin}:{line}: {msg}")
+                }
+                None => format!("{origin}: {msg}"),
+            }
+        })?;
+        platform.validate().map_err(|e| format!("{origin}: {e}"))?;
+        Ok(platform)
+    }
+
+    /// A built-in platform by name.
+    pub fn builtin(name: &str) -> Result<Platform, String> {
+        match BUILTIN_PLATFORMS.iter().find(|(n, _)| *n == name) {
+            Some((n, text)) => Platform::from_toml(&format!("{n}.toml (built-in)"), text),
+            None => Err(format!(
+                "unknown platform '{name}'; built-in: {} (or give a path to a .toml file)",
+                BUILTIN_PLATFORMS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            )),
+        }
+    }
+
+    pub fn ncpus(&self) -> usize {
+        self.clusters.iter().map(|c| c.cpus.len()).sum()
+    }
+
+    pub fn core_type_of(&self, cluster: usize) -> &CoreType {
+        let name = &self.clusters[cluster].core_type;
+        self.core_types.iter().find(|t| &t.name == name).expect("validated")
+    }
+
+    pub fn cluster_index(&self, name: &str) -> Option<usize> {
+        self.clusters.iter().position(|c| c.name.eq_ignore_ascii_case(name))
+    }
+
+    /// CPU capacity at max frequency, 0..=1024 (arch_topology's normalisation, gov §5).
+    pub fn cpu_capacity(&self, cluster: usize) -> u32 {
+        let raw = |c: usize| self.core_type_of(c).capacity_dmips_mhz as u64 * self.clusters[c].max_khz() as u64;
+        let max = (0..self.clusters.len()).map(raw).max().unwrap_or(1).max(1);
+        ((raw(cluster) << 10) / max) as u32
+    }
+
+    /// Snoop response latency of `cluster` when snooped, in that cluster's cycles.
+    pub fn snoop_response_cycles(&self, cluster: usize) -> f64 {
+        self.cci.snoop_path_l2_lookups * self.core_type_of(cluster).l2_hit_cycles
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        fn positive(field: &str, v: f64) -> Result<(), String> {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(format!("{field} must be a positive number, got {v}"))
+            }
+        }
+        fn non_negative(field: &str, v: f64) -> Result<(), String> {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err(format!("{field} must not be negative, got {v}"))
+            }
+        }
+        fn fraction(field: &str, v: f64) -> Result<(), String> {
+            if (0.0..=1.0).contains(&v) {
+                Ok(())
+            } else {
+                Err(format!("{field} must be within 0..=1, got {v}"))
+            }
+        }
+        if self.hz == 0 {
+            return Err("hz must be positive".into());
+        }
+        if self.core_types.is_empty() {
+            return Err("core_types: at least one core type is needed".into());
+        }
+        for t in &self.core_types {
+            let f = |x: &str| format!("core_types '{}'.{x}", t.name);
+            positive(&f("capacity_dmips_mhz"), t.capacity_dmips_mhz as f64)?;
+            positive(&f("dynamic_power_coefficient"), t.dynamic_power_coefficient)?;
+            positive(&f("l1d_bytes"), t.l1d_bytes as f64)?;
+            if !t.line_bytes.is_power_of_two() {
+                return Err(format!("{} must be a power of two, got {}", f("line_bytes"), t.line_bytes));
+            }
+            non_negative(&f("l1_hit_cycles"), t.l1_hit_cycles)?;
+            non_negative(&f("l2_hit_cycles"), t.l2_hit_cycles)?;
+            if !(t.mlp >= 1.0) {
+                return Err(format!("{} must be at least 1, got {}", f("mlp"), t.mlp));
+            }
+            fraction(&f("prefetch_coverage"), t.prefetch_coverage)?;
+            positive(&f("cpi_factor"), t.cpi_factor)?;
+            fraction(&f("stall_activity"), t.stall_activity)?;
+        }
+        if self.clusters.is_empty() {
+            return Err("clusters: at least one cluster is needed".into());
+        }
+        let mut seen_cpus = Vec::new();
+        for c in &self.clusters {
+            let f = |x: &str| format!("clusters '{}'.{x}", c.name);
+            if !self.core_types.iter().any(|t| t.name == c.core_type) {
+                return Err(format!("{}: unknown core type '{}'", f("core_type"), c.core_type));
+            }
+            if c.cpus.is_empty() {
+                return Err(format!("{}: a cluster needs at least one core (zero cores given)", f("cpus")));
+            }
+            for &cpu in &c.cpus {
+                if seen_cpus.contains(&cpu) {
+                    return Err(format!("{}: cpu{cpu} appears in more than one cluster", f("cpus")));
+                }
+                seen_cpus.push(cpu);
+            }
+            if c.opps.is_empty() {
+                return Err(format!("{}: at least one OPP is needed", f("opps")));
+            }
+            for (i, [khz, uv]) in c.opps.iter().enumerate() {
+                if *khz == 0 || *uv == 0 {
+                    return Err(format!("{}[{i}]: frequency and voltage must be positive", f("opps")));
+                }
+                if i > 0 {
+                    let prev = c.opps[i - 1][0];
+                    if *khz == prev {
+                        return Err(format!("{}[{i}]: duplicate OPP {khz} kHz", f("opps")));
+                    }
+                    if *khz < prev {
+                        return Err(format!("{}[{i}]: OPPs must be sorted by frequency, ascending ({khz} kHz after {prev} kHz)", f("opps")));
+                    }
+                }
+            }
+            positive(&f("l2_bytes"), c.l2_bytes as f64)?;
+            non_negative(&f("leakage_mw"), c.leakage_mw)?;
+            positive(&f("thermal_resistance_c_per_w"), c.thermal_resistance_c_per_w)?;
+            positive(&f("thermal_capacitance_j_per_c"), c.thermal_capacitance_j_per_c)?;
+        }
+        seen_cpus.sort_unstable();
+        if seen_cpus.iter().enumerate().any(|(i, &c)| i != c) {
+            return Err("clusters.cpus: CPUs must be numbered 0..N-1 without gaps".into());
+        }
+        for (i, c) in self.clusters.iter().enumerate() {
+            if self.clusters[..i].iter().any(|o| o.name.eq_ignore_ascii_case(&c.name)) {
+                return Err(format!("clusters: duplicate cluster name '{}'", c.name));
+            }
+            if self.clusters[..i].iter().any(|o| o.cci_port == c.cci_port) {
+                return Err(format!("clusters '{}'.cci_port: port S{} is used twice", c.name, c.cci_port));
+            }
+        }
+        positive("cci.clock_khz", self.cci.clock_khz as f64)?;
+        non_negative("cci.latency_ns", self.cci.latency_ns)?;
+        positive("cci.read_tracker_entries", self.cci.read_tracker_entries as f64)?;
+        non_negative("cci.snoop_path_l2_lookups", self.cci.snoop_path_l2_lookups)?;
+        positive("dram.idle_latency_ns", self.dram.idle_latency_ns)?;
+        positive("dram.peak_bandwidth_mb_s", self.dram.peak_bandwidth_mb_s)?;
+        fraction("dram.bandwidth_efficiency", self.dram.bandwidth_efficiency)?;
+        positive("dram.bandwidth_efficiency", self.dram.bandwidth_efficiency)?;
+        non_negative("dram.background_power_mw", self.dram.background_power_mw)?;
+        non_negative("dram.energy_per_line_nj", self.dram.energy_per_line_nj)?;
+        non_negative("board.rest_power_mw", self.board.rest_power_mw)?;
+        positive("thermal.polling_interval_ms", self.thermal.polling_interval_ms as f64)?;
+        for (i, trip) in self.thermal.trips.iter().enumerate() {
+            if i > 0 && trip.temp_c <= self.thermal.trips[i - 1].temp_c {
+                return Err(format!("thermal.trips[{i}].temp_c: trips must be sorted by temperature, ascending"));
+            }
+            for name in trip.caps_khz.keys() {
+                if self.cluster_index(name).is_none() {
+                    return Err(format!("thermal.trips[{i}].caps_khz: unknown cluster '{name}'"));
+                }
+            }
+        }
+        non_negative("noise.dram_latency_sigma", self.noise.dram_latency_sigma)?;
+        positive("noise.dram_noise_period_us", self.noise.dram_noise_period_us as f64)?;
+        positive("noise.kernel_wakeup_mean_interval_us", self.noise.kernel_wakeup_mean_interval_us as f64)?;
+        Ok(())
+    }
+}
+
+impl Cluster {
+    pub fn min_khz(&self) -> u32 {
+        self.opps[0][0]
+    }
+    pub fn max_khz(&self) -> u32 {
+        self.opps[self.opps.len() - 1][0]
+    }
+    pub fn freqs_khz(&self) -> Vec<u32> {
+        self.opps.iter().map(|o| o[0]).collect()
+    }
+    /// Voltage of the OPP at `khz` (the lowest OPP at or above it), volts.
+    pub fn voltage_v(&self, khz: u32) -> f64 {
+        let opp = self.opps.iter().find(|o| o[0] >= khz).unwrap_or(&self.opps[self.opps.len() - 1]);
+        opp[1] as f64 * 1e-6
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exynos_text() -> &'static str {
+        BUILTIN_PLATFORMS[0].1
+    }
+
+    #[test]
+    fn exynos5422_loads_with_the_mainline_tables() {
+        let p = Platform::builtin("exynos5422").unwrap();
+        assert_eq!(p.ncpus(), 8);
+        let little = &p.clusters[p.cluster_index("little").unwrap()];
+        let big = &p.clusters[p.cluster_index("big").unwrap()];
+        assert_eq!(little.opps.len(), 13);
+        assert_eq!(big.opps.len(), 19);
+        assert_eq!((little.min_khz(), little.max_khz()), (200000, 1400000));
+        assert_eq!((big.min_khz(), big.max_khz()), (200000, 2000000));
+        assert_eq!(big.voltage_v(1700000), 1.25);
+        assert_eq!((little.cci_port, big.cci_port), (3, 4));
+        // arch_topology normalisation: 539 * 1400 / (1024 * 2000) * 1024 = 377
+        assert_eq!(p.cpu_capacity(0), 377);
+        assert_eq!(p.cpu_capacity(1), 1024);
+    }
+
+    fn broken(find: &str, replace: &str) -> String {
+        let text = exynos_text();
+        assert!(text.contains(find), "fixture text '{find}' not in the platform file");
+        let err = Platform::from_toml("broken.toml", &text.replacen(find, replace, 1)).unwrap_err();
+        assert!(err.starts_with("broken.toml"), "{err}");
+        err
+    }
+
+    #[test]
+    fn rejects_unsorted_and_duplicate_opps() {
+        let e = broken("[200000, 900000], [300000, 900000]", "[300000, 900000], [200000, 900000]");
+        assert!(e.contains("sorted") && e.contains("opps"), "{e}");
+        let e = broken("[200000, 900000], [300000, 900000]", "[200000, 900000], [200000, 900000]");
+        assert!(e.contains("duplicate OPP"), "{e}");
+    }
+
+    #[test]
+    fn rejects_zero_cores_unknown_keys_missing_fields_and_negatives() {
+        let e = broken("cpus = [0, 1, 2, 3]", "cpus = []");
+        assert!(e.contains("zero cores"), "{e}");
+        let e = broken("hz = 200", "hz = 200\nturbo = true");
+        assert!(e.contains("unknown field `turbo`"), "{e}");
+        let e = broken("leakage_mw = 40.0", "");
+        assert!(e.contains("missing field `leakage_mw`"), "{e}");
+        let e = broken("leakage_mw = 40.0", "leakage_mw = -4.0");
+        assert!(e.contains("leakage_mw must not be negative"), "{e}");
+        let e = broken("l2_bytes = 524288", "l2_bytes = -1");
+        assert!(e.contains("broken.toml:"), "{e}");
+    }
+
+    #[test]
+    fn unknown_builtin_names_the_known_ones() {
+        let e = Platform::builtin("tc3").unwrap_err();
+        assert!(e.contains("exynos5422"), "{e}");
+    }
+}

@@ -1,0 +1,467 @@
+//! Workloads: tasks made of threads that run phases. A phase is a fixed amount of work
+//! (`instructions`), a sleep, or a periodic run/sleep pattern (rt-app style), each with the
+//! memory profile that drives the cache/DRAM/snoop model.
+//!
+//! Sources: TOML files (format below, examples in data/workloads/) and generators given as
+//! `name:key=value,...` specs: `ccbench`, `periodic`, `cpu-bound`.
+
+use serde::Deserialize;
+
+/// Named workloads shipped with hetlab, embedded at build time.
+pub const BUILTIN_WORKLOADS: &[(&str, &str)] = &[("mixed8", include_str!("../../../data/workloads/mixed8.toml"))];
+
+/// How a phase walks its working set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    Random,
+    Sequential,
+    Strided,
+}
+
+/// The order in which lines are revisited: `uniform` random reuse (general code) or `cyclic`
+/// laps over the whole set (a pointer chase such as ccbench).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    Uniform,
+    Cyclic,
+}
+
+/// What a phase does to the memory hierarchy.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MemProfile {
+    /// Cycles per instruction on the reference core with every access hitting L1.
+    pub cpi: f64,
+    /// Data memory references per instruction.
+    pub refs_per_instr: f64,
+    pub working_set_bytes: u64,
+    pub pattern: Pattern,
+    /// Distance between consecutive accesses, bytes (4 for sequential 32-bit words).
+    pub stride_bytes: u64,
+    pub order: Order,
+    /// Each load depends on the previous one (pointer chase): no overlap of latencies.
+    pub dependent_loads: bool,
+    /// Share of refills that later cost a writeback (dirty lines).
+    pub write_fraction: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PhaseKind {
+    /// A fixed number of instructions.
+    Compute { instructions: f64 },
+    Sleep { duration_us: u64 },
+    /// `run_us` of reference work (the reference core at its top OPP) released every
+    /// `period_us`, `count` times.
+    Periodic { run_us: f64, period_us: u64, count: u64 },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Phase {
+    pub kind: PhaseKind,
+    pub mem: MemProfile,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    pub name: String,
+    pub threads: u32,
+    pub nice: i32,
+    /// Allowed CPUs; `None` = all.
+    pub affinity: Option<Vec<usize>>,
+    pub repeat: u32,
+    pub phases: Vec<Phase>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    pub name: String,
+    pub tasks: Vec<Task>,
+}
+
+// ---- TOML format -------------------------------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkloadFile {
+    name: String,
+    #[serde(default)]
+    #[allow(dead_code)]
+    description: String,
+    tasks: Vec<TaskFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskFile {
+    name: String,
+    #[serde(default = "one")]
+    threads: u32,
+    #[serde(default)]
+    nice: i32,
+    affinity: Option<Vec<usize>>,
+    #[serde(default = "one")]
+    repeat: u32,
+    phases: Vec<PhaseFile>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct PhaseFile {
+    instructions: Option<f64>,
+    sleep_us: Option<u64>,
+    run_us: Option<f64>,
+    period_us: Option<u64>,
+    duration_us: Option<u64>,
+    count: Option<u64>,
+    cpi: Option<f64>,
+    refs_per_instr: Option<f64>,
+    working_set_bytes: Option<u64>,
+    pattern: Option<Pattern>,
+    stride_bytes: Option<u64>,
+    order: Option<Order>,
+    dependent_loads: Option<bool>,
+    write_fraction: Option<f64>,
+}
+
+impl PhaseFile {
+    fn into_phase(self, at: &str) -> Result<Phase, String> {
+        let pattern = self.pattern.unwrap_or(Pattern::Random);
+        let stride_bytes = match (pattern, self.stride_bytes) {
+            (Pattern::Strided, Some(s)) if s > 0 => s,
+            (Pattern::Strided, _) => return Err(format!("{at}.stride_bytes: a strided pattern needs a positive stride_bytes")),
+            (Pattern::Sequential, None) => 4,
+            (Pattern::Random, None) => 64,
+            (_, Some(s)) if s > 0 => s,
+            (_, Some(_)) => return Err(format!("{at}.stride_bytes must be positive")),
+        };
+        let mem = MemProfile {
+            cpi: self.cpi.unwrap_or(1.0),
+            refs_per_instr: self.refs_per_instr.unwrap_or(0.25),
+            working_set_bytes: self.working_set_bytes.unwrap_or(16384),
+            pattern,
+            stride_bytes,
+            order: self.order.unwrap_or(match pattern {
+                Pattern::Random => Order::Uniform,
+                _ => Order::Cyclic,
+            }),
+            dependent_loads: self.dependent_loads.unwrap_or(false),
+            write_fraction: self.write_fraction.unwrap_or(0.0),
+        };
+        check_mem(at, &mem)?;
+        let kind = match (self.instructions, self.sleep_us, self.run_us) {
+            (Some(n), None, None) => {
+                if !(n.is_finite() && n > 0.0) {
+                    return Err(format!("{at}.instructions must be positive, got {n}"));
+                }
+                PhaseKind::Compute { instructions: n }
+            }
+            (None, Some(d), None) => PhaseKind::Sleep { duration_us: d },
+            (None, None, Some(run_us)) => {
+                if !(run_us.is_finite() && run_us > 0.0) {
+                    return Err(format!("{at}.run_us must be positive, got {run_us}"));
+                }
+                let period_us = self.period_us.unwrap_or(0);
+                let count = match (self.count, self.duration_us, period_us) {
+                    (Some(c), None, _) => c,
+                    (None, Some(_), 0) => return Err(format!("{at}: duration_us needs period_us")),
+                    (None, Some(d), p) => (d / p).max(1),
+                    (None, None, 0) => 1,
+                    (None, None, _) => return Err(format!("{at}: a periodic phase needs count or duration_us")),
+                    (Some(_), Some(_), _) => return Err(format!("{at}: give count or duration_us, not both")),
+                };
+                PhaseKind::Periodic { run_us, period_us, count }
+            }
+            (None, None, None) => return Err(format!("{at}: a phase needs one of instructions, sleep_us or run_us")),
+            _ => return Err(format!("{at}: give only one of instructions, sleep_us or run_us")),
+        };
+        if !matches!(kind, PhaseKind::Periodic { .. }) && (self.period_us.is_some() || self.count.is_some() || self.duration_us.is_some()) {
+            return Err(format!("{at}: period_us, count and duration_us belong to run_us phases"));
+        }
+        Ok(Phase { kind, mem })
+    }
+}
+
+fn check_mem(at: &str, m: &MemProfile) -> Result<(), String> {
+    if !(m.cpi.is_finite() && m.cpi >= 0.0) {
+        return Err(format!("{at}.cpi must not be negative, got {}", m.cpi));
+    }
+    if !(m.refs_per_instr.is_finite() && m.refs_per_instr >= 0.0) {
+        return Err(format!("{at}.refs_per_instr must not be negative, got {}", m.refs_per_instr));
+    }
+    if m.cpi == 0.0 && m.refs_per_instr == 0.0 {
+        return Err(format!("{at}: cpi and refs_per_instr cannot both be zero (the phase would take no time)"));
+    }
+    if m.working_set_bytes == 0 {
+        return Err(format!("{at}.working_set_bytes must be positive"));
+    }
+    if !(0.0..=1.0).contains(&m.write_fraction) {
+        return Err(format!("{at}.write_fraction must be within 0..=1, got {}", m.write_fraction));
+    }
+    Ok(())
+}
+
+impl Workload {
+    pub fn from_toml(origin: &str, text: &str) -> Result<Workload, String> {
+        let file: WorkloadFile = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+            match line {
+                Some(l) => format!("{origin}:{l}: {}", e.message()),
+                None => format!("{origin}: {}", e.message()),
+            }
+        })?;
+        if file.tasks.is_empty() {
+            return Err(format!("{origin}: tasks: a workload needs at least one task"));
+        }
+        let mut tasks = Vec::new();
+        for (ti, t) in file.tasks.into_iter().enumerate() {
+            let at = format!("{origin}: tasks[{ti}] '{}'", t.name);
+            if t.threads == 0 {
+                return Err(format!("{at}.threads must be at least 1"));
+            }
+            if !(-20..=19).contains(&t.nice) {
+                return Err(format!("{at}.nice must be within -20..=19, got {}", t.nice));
+            }
+            if t.phases.is_empty() {
+                return Err(format!("{at}.phases: a task needs at least one phase"));
+            }
+            let mut phases = Vec::new();
+            for (pi, p) in t.phases.into_iter().enumerate() {
+                phases.push(p.into_phase(&format!("{at}.phases[{pi}]"))?);
+            }
+            tasks.push(Task { name: t.name, threads: t.threads, nice: t.nice, affinity: t.affinity, repeat: t.repeat.max(1), phases });
+        }
+        Ok(Workload { name: file.name, tasks })
+    }
+
+    /// A built-in TOML workload or a generator spec (`ccbench:size=...`).
+    pub fn from_spec(spec: &str) -> Result<Workload, String> {
+        let (name, args) = spec.split_once(':').unwrap_or((spec, ""));
+        let mut kv = Vec::new();
+        for item in args.split(',').filter(|s| !s.is_empty()) {
+            let (k, v) = item
+                .split_once('=')
+                .ok_or_else(|| format!("workload '{name}': expected key=value, got '{item}'"))?;
+            kv.push((k.trim().to_string(), v.trim().to_string()));
+        }
+        match name {
+            "ccbench" => ccbench(&kv),
+            "periodic" => periodic(&kv),
+            "cpu-bound" => cpu_bound(&kv),
+            _ => match BUILTIN_WORKLOADS.iter().find(|(n, _)| *n == name) {
+                Some((n, text)) if kv.is_empty() => Workload::from_toml(&format!("{n}.toml (built-in)"), text),
+                Some(_) => Err(format!("workload '{name}' takes no parameters")),
+                None => Err(format!(
+                    "unknown workload '{name}'; generators: ccbench, periodic, cpu-bound; built-in: {} (or give a path to a .toml file)",
+                    BUILTIN_WORKLOADS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                )),
+            },
+        }
+    }
+
+    pub fn nthreads(&self) -> usize {
+        self.tasks.iter().map(|t| t.threads as usize).sum()
+    }
+}
+
+/// Generator parameters: checks every key is known and parses values.
+struct Params<'a> {
+    generator: &'static str,
+    known: &'static [&'static str],
+    kv: &'a [(String, String)],
+}
+
+impl<'a> Params<'a> {
+    fn new(generator: &'static str, known: &'static [&'static str], kv: &'a [(String, String)]) -> Result<Self, String> {
+        for (k, _) in kv {
+            if !known.contains(&k.as_str()) {
+                return Err(format!("unknown workload key '{k}' for {generator}; known keys: {}", known.join(", ")));
+            }
+        }
+        Ok(Params { generator, known, kv })
+    }
+    fn raw(&self, key: &str) -> Option<&str> {
+        debug_assert!(self.known.contains(&key));
+        self.kv.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+    fn num(&self, key: &str, default: f64) -> Result<f64, String> {
+        match self.raw(key) {
+            None => Ok(default),
+            Some(v) => v
+                .replace('_', "")
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x >= 0.0)
+                .ok_or_else(|| format!("{}: {key} must be a non-negative number, got '{v}'", self.generator)),
+        }
+    }
+}
+
+/// ccbench `caches` (shared/reference/platforms.md §6): a single dependent-load pointer chase
+/// over `size` 4-byte elements. `pattern`: 0/random = one word per 256 B block, randomised
+/// within each 4 KB page, pages in order; 1/sequential = word by word; 16/stride-16 = one word
+/// per 64 B line; any other k = stride of k words. `iterations` = number of dependent loads.
+pub fn ccbench(kv: &[(String, String)]) -> Result<Workload, String> {
+    let p = Params::new("ccbench", &["size", "pattern", "iterations", "threads"], kv)?;
+    let size = p.num("size", 1048576.0)? as u64;
+    if size < 4 {
+        return Err("ccbench: size must be at least 4 elements".into());
+    }
+    let iterations = p.num("iterations", 10_000_000.0)?;
+    if iterations < 1.0 {
+        return Err("ccbench: iterations must be at least 1".into());
+    }
+    let pattern_arg = p.raw("pattern").unwrap_or("random");
+    // Stride in 32-bit words; ccbench's random mode steps by CACHELINE_IN_BYTES_SZ = 256 B.
+    let (pattern, stride_words, label) = match pattern_arg {
+        "0" | "random" => (Pattern::Random, 64u64, "random".to_string()),
+        "1" | "sequential" => (Pattern::Sequential, 1, "sequential".to_string()),
+        other => {
+            let k = other.strip_prefix("stride-").unwrap_or(other);
+            let k: u64 = k
+                .parse()
+                .ok()
+                .filter(|k| *k > 0)
+                .ok_or_else(|| format!("ccbench: pattern must be random|0, sequential|1, stride-K or K>0, got '{other}'"))?;
+            (if k == 1 { Pattern::Sequential } else { Pattern::Strided }, k, format!("stride-{k}"))
+        }
+    };
+    // ccbench rounds N up to a multiple of 2 x stride.
+    let n = size.div_ceil(2 * stride_words) * 2 * stride_words;
+    let threads = p.num("threads", 1.0)? as u32;
+    let mem = MemProfile {
+        // The loop's index arithmetic and branch issue in the shadow of the load: the load-to-use
+        // latency of each level is the whole cost of an iteration.
+        cpi: 0.0,
+        refs_per_instr: 1.0,
+        working_set_bytes: n * 4,
+        pattern,
+        stride_bytes: stride_words * 4,
+        order: Order::Cyclic,
+        dependent_loads: true,
+        write_fraction: 0.0,
+    };
+    Ok(Workload {
+        name: format!("ccbench-{n}-{label}"),
+        tasks: vec![Task {
+            name: "ccbench".into(),
+            threads: threads.max(1),
+            nice: 0,
+            affinity: None,
+            repeat: 1,
+            phases: vec![Phase { kind: PhaseKind::Compute { instructions: iterations }, mem }],
+        }],
+    })
+}
+
+/// A periodic run/sleep task (rt-app style): `run_us` of reference work every `period_us`.
+pub fn periodic(kv: &[(String, String)]) -> Result<Workload, String> {
+    let p = Params::new("periodic", &["run_us", "period_us", "duration_us", "threads", "working_set_bytes", "nice"], kv)?;
+    let run_us = p.num("run_us", 2000.0)?;
+    let period_us = p.num("period_us", 16000.0)? as u64;
+    let duration_us = p.num("duration_us", 2_000_000.0)? as u64;
+    if run_us <= 0.0 || period_us == 0 {
+        return Err("periodic: run_us and period_us must be positive".into());
+    }
+    let mem = MemProfile {
+        cpi: 1.2,
+        refs_per_instr: 0.3,
+        working_set_bytes: p.num("working_set_bytes", 131072.0)? as u64,
+        pattern: Pattern::Random,
+        stride_bytes: 64,
+        order: Order::Uniform,
+        dependent_loads: false,
+        write_fraction: 0.1,
+    };
+    check_mem("periodic", &mem)?;
+    Ok(Workload {
+        name: format!("periodic-{run_us}us-{period_us}us"),
+        tasks: vec![Task {
+            name: "periodic".into(),
+            threads: (p.num("threads", 1.0)? as u32).max(1),
+            nice: p.num("nice", 0.0)? as i32,
+            affinity: None,
+            repeat: 1,
+            phases: vec![Phase { kind: PhaseKind::Periodic { run_us, period_us, count: (duration_us / period_us).max(1) }, mem }],
+        }],
+    })
+}
+
+/// A multi-threaded CPU-bound task: `instructions` per thread, small working set.
+pub fn cpu_bound(kv: &[(String, String)]) -> Result<Workload, String> {
+    let p = Params::new("cpu-bound", &["threads", "instructions", "cpi", "working_set_bytes"], kv)?;
+    let mem = MemProfile {
+        cpi: p.num("cpi", 0.9)?,
+        refs_per_instr: 0.25,
+        working_set_bytes: p.num("working_set_bytes", 16384.0)? as u64,
+        pattern: Pattern::Sequential,
+        stride_bytes: 4,
+        order: Order::Cyclic,
+        dependent_loads: false,
+        write_fraction: 0.1,
+    };
+    check_mem("cpu-bound", &mem)?;
+    let instructions = p.num("instructions", 2e9)?;
+    if instructions <= 0.0 {
+        return Err("cpu-bound: instructions must be positive".into());
+    }
+    Ok(Workload {
+        name: "cpu-bound".into(),
+        tasks: vec![Task {
+            name: "cpu-bound".into(),
+            threads: (p.num("threads", 4.0)? as u32).max(1),
+            nice: 0,
+            affinity: None,
+            repeat: 1,
+            phases: vec![Phase { kind: PhaseKind::Compute { instructions }, mem }],
+        }],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ccbench_semantics() {
+        let w = Workload::from_spec("ccbench:size=1048576,pattern=random,iterations=1000").unwrap();
+        let ph = &w.tasks[0].phases[0];
+        assert_eq!(ph.mem.working_set_bytes, 4 * 1048576);
+        assert_eq!(ph.mem.stride_bytes, 256);
+        assert!(ph.mem.dependent_loads);
+        assert_eq!(ph.kind, PhaseKind::Compute { instructions: 1000.0 });
+        // size rounds up to a multiple of 2 x stride (stride 16 words -> 32)
+        let w = Workload::from_spec("ccbench:size=1000,pattern=16").unwrap();
+        assert_eq!(w.tasks[0].phases[0].mem.working_set_bytes, 4 * 1024);
+        assert_eq!(w.tasks[0].phases[0].mem.stride_bytes, 64);
+        let w = Workload::from_spec("ccbench:size=8192,pattern=1").unwrap();
+        assert_eq!(w.tasks[0].phases[0].mem.pattern, Pattern::Sequential);
+    }
+
+    #[test]
+    fn unknown_keys_and_names_are_errors() {
+        let e = Workload::from_spec("ccbench:sise=10").unwrap_err();
+        assert!(e.contains("unknown workload key 'sise'") && e.contains("size"), "{e}");
+        let e = Workload::from_spec("ccbench:pattern=zigzag").unwrap_err();
+        assert!(e.contains("pattern"), "{e}");
+        let e = Workload::from_spec("nosuch").unwrap_err();
+        assert!(e.contains("unknown workload 'nosuch'"), "{e}");
+    }
+
+    #[test]
+    fn toml_format_and_its_errors() {
+        let w = Workload::from_spec("mixed8").unwrap();
+        assert_eq!(w.nthreads(), 8);
+        assert_eq!(w.tasks[0].phases[0].kind, PhaseKind::Periodic { run_us: 2000.0, period_us: 16000, count: 625 });
+        let bad = "name='x'\n[[tasks]]\nname='t'\n[[tasks.phases]]\ninstructions=10\nsleep_us=5\n";
+        let e = Workload::from_toml("w.toml", bad).unwrap_err();
+        assert!(e.contains("only one of"), "{e}");
+        let bad = "name='x'\n[[tasks]]\nname='t'\nfrobnicate=1\n[[tasks.phases]]\ninstructions=10\n";
+        let e = Workload::from_toml("w.toml", bad).unwrap_err();
+        assert!(e.starts_with("w.toml:") && e.contains("frobnicate"), "{e}");
+    }
+}

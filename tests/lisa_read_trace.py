@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Read an ftrace text trace with ARM's LISA and print a JSON summary on stdout.
+
+Run it with the LISA venv's interpreter (``scripts/lisa-venv.sh`` prints its path), not with the
+project's Python: ``lisa-linux==3.1.0`` needs its own pins (constraints-lisa.txt, see
+shared/reference/ecosystem.md §7).
+
+    .venv-lisa/bin/python tests/lisa_read_trace.py TRACE [--parser hrtxt|systrace]
+
+Output (times in seconds as LISA reports them, i.e. the trace's own timestamps)::
+
+    {"parser": "HRTxtTraceParser", "lisa_version": "3.1.0",
+     "counts": {"sched_switch": N, "sched_waking": N, "cpu_frequency": N, "cpu_idle": N},
+     "sched_switch":  [[time, cpu, prev_pid, next_pid], ...],
+     "sched_waking":  [[time, cpu, pid, target_cpu], ...],
+     "cpu_frequency": [[time, cpu_id, state], ...],
+     "cpu_idle":      [[time, cpu_id, state], ...]}
+
+An event absent from the trace has count 0 and no rows. Exit status 2 on a usage error, 1 if
+LISA fails to read the trace.
+"""
+
+import argparse
+import json
+import logging
+import sys
+import warnings
+
+EVENTS = ["sched_switch", "sched_waking", "cpu_frequency", "cpu_idle"]
+
+
+def _col(df, *names):
+    """The first of `names` that is a column of `df` (LISA renames some fields in places)."""
+    for name in names:
+        if name in df.columns:
+            return df[name]
+    raise KeyError(f"none of {names} in columns {list(df.columns)}")
+
+
+def _rows(event, df):
+    times = [float(t) for t in df.index]
+    if event == "sched_switch":
+        cols = [_col(df, "__cpu", "cpu"), _col(df, "prev_pid"), _col(df, "next_pid")]
+    elif event == "sched_waking":
+        cols = [_col(df, "__cpu"), _col(df, "pid"), _col(df, "target_cpu")]
+    else:  # cpu_frequency, cpu_idle
+        cols = [_col(df, "cpu_id", "cpu"), _col(df, "state", "frequency")]
+    values = [[int(v) for v in col.tolist()] for col in cols]
+    return [[t, *vals] for t, *vals in zip(times, *values)]
+
+
+def summarize(path, parser_name):
+    from importlib.metadata import version
+
+    from lisa.trace import HRTxtTraceParser, MissingTraceEventError, SysTraceParser, Trace
+
+    parser_cls = {"hrtxt": HRTxtTraceParser, "systrace": SysTraceParser}[parser_name]
+    trace = Trace(
+        path,
+        parser=parser_cls.from_txt_file,
+        events=EVENTS,
+        normalize_time=False,
+        # No `.<trace>.lisa-swap` directory next to the trace.
+        enable_swap=False,
+    )
+    out = {
+        "parser": parser_cls.__name__,
+        "lisa_version": version("lisa-linux"),
+        "counts": {},
+    }
+    for event in EVENTS:
+        try:
+            df = trace.df_event(event)
+        except MissingTraceEventError:
+            rows = []
+        else:
+            rows = _rows(event, df)
+        out["counts"][event] = len(rows)
+        out[event] = rows
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("trace", help="ftrace text file (# tracer: nop, no irq-flags column)")
+    ap.add_argument("--parser", choices=["hrtxt", "systrace"], default="hrtxt")
+    args = ap.parse_args(argv)
+
+    # LISA 3.1.0 on pandas 2.1 emits FutureWarnings per column; keep stdout JSON-only and
+    # stderr readable.
+    warnings.simplefilter("ignore")
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    try:
+        summary = summarize(args.trace, args.parser)
+    except Exception as exc:  # report, do not dump a pandas traceback into the JSON stream
+        print(f"lisa_read_trace: LISA could not read {args.trace}: {exc!r}", file=sys.stderr)
+        return 1
+    json.dump(summary, sys.stdout)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
