@@ -7,7 +7,6 @@
 //! [`Decision`]: the target frequency (kHz, one of the OPPs) and when to sample next.
 //! Governors never know which host they run on.
 
-use crate::tree::DecisionTree;
 
 /// Per-CPU accounting since the previous sample of this policy (what /proc/stat gives).
 #[derive(Debug, Clone, Copy, Default)]
@@ -31,7 +30,7 @@ pub struct CpuSample {
 
 /// ARMv7 core PMU counters (event numbers from the Cortex-A7/A15 TRMs, see
 /// shared/reference/platforms.md §4.4).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct CorePmu {
     /// 0x11 CPU_CYCLES
     pub cpu_cycles: u64,
@@ -146,3 +145,16 @@ pub trait Governor: Send {
     /// Called every sampling period.
     fn sample(&mut self, view: &PolicyView) -> Decision;
 }
+
+// The governors and the cpufreq-core pieces they share.
+pub mod anti_snoop;
+pub mod conservative;
+pub mod dbs;
+pub mod fixed;
+pub mod freq_table;
+pub mod interactive;
+pub mod ondemand;
+pub mod registry;
+pub mod schedutil;
+#[cfg(test)]
+mod testutil;

@@ -1,0 +1,36 @@
+# hetlab developer entry points. Each target does its own set-up on a fresh machine
+# (Rust, Python 3.11 and a C compiler are assumed; Python packages are pinned in constraints.txt).
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(VENV)/bin/pip
+
+.PHONY: run test bench setup clean
+
+# The main job: the snoop effect on the simulated Exynos 5422 — ccbench random 4 MB on the
+# LITTLE cluster under ondemand, then with the idle big cluster held at 200 MHz and 2.0 GHz.
+run: setup
+	$(VENV)/bin/hetlab simulate --workload ccbench:size=1048576,pattern=random --cluster little --governor ondemand
+	$(VENV)/bin/hetlab simulate --workload ccbench:size=1048576,pattern=random --cluster little --freq little=1400000,big=200000
+	$(VENV)/bin/hetlab simulate --workload ccbench:size=1048576,pattern=random --cluster little --freq little=1400000,big=2000000
+
+# Every test: Rust unit tests, then the Python suite (CLI, API, traces through LISA).
+test: setup
+	cargo test --workspace --release
+	$(PY) -m pytest -q
+
+bench: setup
+	cargo run --release -p hetlab-core --example engine_speed
+	$(PY) benches/bench_simulate.py
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml constraints.txt Cargo.toml Cargo.lock $(shell find crates python data -type f 2>/dev/null)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q -c constraints.txt maturin numpy pandas tqdm pytest
+	$(PIP) install -q -c constraints.txt --no-build-isolation .
+	touch $@
+
+clean:
+	rm -rf $(VENV) target

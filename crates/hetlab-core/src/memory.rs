@@ -1,0 +1,177 @@
+//! The mechanistic memory model: cache miss ratios from a phase's working set and access
+//! pattern against the cache sizes, the latency of a miss through the CCI-400 (DRAM with the
+//! speculative fetch overlapping the snoop of the other cluster), DRAM queueing, and the
+//! read-tracker congestion the CCI PMU reports.
+
+use crate::platform::CoreType;
+use crate::workload::{MemProfile, Order, Pattern};
+
+/// Per-reference miss ratios of one phase on one core type.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct MissRatios {
+    /// Demand misses of L1 per reference (after prefetching).
+    pub l1: f64,
+    /// Demand misses of L2 per reference (after prefetching): these wait for DRAM/snoops.
+    pub l2: f64,
+    /// L2 line refills per reference, prefetched ones included (what l2d_cache_refill counts).
+    pub l2_refills: f64,
+}
+
+/// Steady-state miss probability of a line when a working set `x` times the cache's capacity is
+/// revisited. Caches are modelled with random replacement (ASSUMPTION: ARM L2s offer
+/// pseudo-random replacement; it also smooths the set-associativity effects of real caches).
+/// - `Cyclic` (a pointer chase's laps): a line survives a lap if none of the m·x·C misses in
+///   between evicts it, so the miss ratio solves m = 1 - exp(-m·x) (zero while x <= 1).
+/// - `Uniform` random reuse: a random line is resident with probability 1/x.
+pub fn line_miss_ratio(x: f64, order: Order) -> f64 {
+    if x <= 1.0 {
+        return 0.0;
+    }
+    match order {
+        Order::Uniform => 1.0 - 1.0 / x,
+        Order::Cyclic => {
+            // Newton on g(m) = m - 1 + exp(-m x), from m = 1 (converges from the right).
+            let mut m: f64 = 1.0;
+            for _ in 0..50 {
+                let e = (-m * x).exp();
+                let step = (m - 1.0 + e) / (1.0 - x * e);
+                m -= step;
+                if step.abs() < 1e-12 {
+                    break;
+                }
+            }
+            m.clamp(0.0, 1.0)
+        }
+    }
+}
+
+/// Miss ratios of `mem` on `core` with `l2_bytes` of L2 available to it.
+///
+/// Strides of a power of two between a line and a page touch `stride/line` times fewer lines
+/// but also map to that many times fewer cache sets, so the capacity ratio is the array size
+/// over the cache size for every pattern (ccbench's 256 B random blocks included).
+pub fn miss_ratios(mem: &MemProfile, core: &CoreType, l2_bytes: f64) -> MissRatios {
+    let ws = mem.working_set_bytes as f64;
+    let refs_per_line = match mem.pattern {
+        Pattern::Random => 1.0,
+        Pattern::Sequential | Pattern::Strided => (core.line_bytes as f64 / mem.stride_bytes as f64).max(1.0),
+    };
+    let hidden = match mem.pattern {
+        Pattern::Random => 0.0,
+        Pattern::Sequential | Pattern::Strided => core.prefetch_coverage,
+    };
+    let l1_lines = line_miss_ratio(ws / core.l1d_bytes as f64, mem.order) / refs_per_line;
+    // An L2 miss is also an L1 miss: the L2 sees at most the L1's misses.
+    let l2_lines = (line_miss_ratio(ws / l2_bytes.max(1.0), mem.order) / refs_per_line).min(l1_lines);
+    MissRatios { l1: l1_lines * (1.0 - hidden), l2: l2_lines * (1.0 - hidden), l2_refills: l2_lines }
+}
+
+/// Latency of an L2 miss as the requesting core sees it beyond its L2 lookup, ns.
+/// The CCI-400 starts the DRAM read speculatively while it snoops the other cluster, so the
+/// slower of the two decides; `snoop_ns` is 0 when no other cluster is powered.
+pub fn miss_latency_ns(cci_latency_ns: f64, dram_ns: f64, snoop_ns: f64) -> f64 {
+    cci_latency_ns + dram_ns.max(snoop_ns)
+}
+
+/// DRAM latency with queueing: M/D/1 waiting time on the sustained bandwidth.
+/// `utilisation` is demand over sustained bandwidth, kept below 1 by the caller's fixed point.
+pub fn dram_latency_ns(idle_ns: f64, line_service_ns: f64, utilisation: f64) -> f64 {
+    let rho = utilisation.clamp(0.0, 0.995);
+    idle_ns + line_service_ns * rho / (2.0 * (1.0 - rho))
+}
+
+/// Erlang-B blocking probability for `entries` servers offered `load` Erlangs: the share of
+/// time a read tracker with that many entries is full when reads arrive at random.
+pub fn tracker_full_probability(entries: u32, load: f64) -> f64 {
+    let mut b = 1.0;
+    for k in 1..=entries {
+        b = load * b / (k as f64 + load * b);
+    }
+    b
+}
+
+/// Time per instruction of a phase, split in compute and memory-stall parts, ns.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct InstrTime {
+    pub compute_ns: f64,
+    pub stall_ns: f64,
+}
+
+impl InstrTime {
+    pub fn total_ns(&self) -> f64 {
+        self.compute_ns + self.stall_ns
+    }
+}
+
+/// t_instr = CPI/f + refs · (L1-hit latency if loads are dependent + m_L1 · t_L2hit +
+/// m_L2 · t_miss) / MLP, with MLP = 1 for a dependent chain (design.md).
+pub fn instr_time(mem: &MemProfile, core: &CoreType, freq_ghz: f64, misses: &MissRatios, miss_ns: f64) -> InstrTime {
+    let cycle_ns = 1.0 / freq_ghz;
+    let compute_ns = mem.cpi * core.cpi_factor * cycle_ns;
+    let (l1_ns, mlp) = if mem.dependent_loads { (core.l1_hit_cycles * cycle_ns, 1.0) } else { (0.0, core.mlp) };
+    let per_ref_ns = l1_ns + (misses.l1 * core.l2_hit_cycles * cycle_ns + misses.l2 * miss_ns) / mlp;
+    InstrTime { compute_ns, stall_ns: mem.refs_per_instr * per_ref_ns }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platform::Platform;
+    use crate::workload::Workload;
+
+    #[test]
+    fn cyclic_miss_ratio_solves_its_fixed_point() {
+        assert_eq!(line_miss_ratio(0.5, Order::Cyclic), 0.0);
+        assert_eq!(line_miss_ratio(1.0, Order::Cyclic), 0.0);
+        for x in [1.1, 1.5, 2.0, 4.0, 16.0] {
+            let m = line_miss_ratio(x, Order::Cyclic);
+            assert!((m - (1.0 - (-m * x).exp())).abs() < 1e-9, "x={x} m={m}");
+            assert!(m > 0.0 && m <= 1.0);
+        }
+        // x = 2: m = 0.7968 (solution of m = 1 - e^{-2m})
+        assert!((line_miss_ratio(2.0, Order::Cyclic) - 0.796812).abs() < 1e-5);
+        assert!((line_miss_ratio(4.0, Order::Uniform) - 0.75).abs() < 1e-12);
+    }
+
+    fn chase(size: u64, pattern: &str) -> MemProfile {
+        Workload::from_spec(&format!("ccbench:size={size},pattern={pattern}")).unwrap().tasks[0].phases[0].mem
+    }
+
+    #[test]
+    fn ccbench_l2_steps_sit_at_the_l2_sizes() {
+        let p = Platform::builtin("exynos5422").unwrap();
+        let a7 = p.core_type_of(0);
+        let a15 = p.core_type_of(1);
+        let l2 = |size, core, l2| miss_ratios(&chase(size, "random"), core, l2).l2;
+        assert_eq!(l2(131072, a7, 524288.0), 0.0);
+        assert!(l2(262144, a7, 524288.0) > 0.7);
+        assert_eq!(l2(524288, a15, 2097152.0), 0.0);
+        assert!(l2(1048576, a15, 2097152.0) > 0.7);
+        // 8192 elements = 32 KB fits L1 entirely
+        assert_eq!(miss_ratios(&chase(8192, "random"), a7, 524288.0).l1, 0.0);
+        // sequential word-by-word: one line refill per 16 accesses, half hidden on the A7
+        let seq = miss_ratios(&chase(4194304, "sequential"), a7, 524288.0);
+        assert!((seq.l2_refills - line_miss_ratio(32.0, Order::Cyclic) / 16.0).abs() < 1e-12);
+        assert!((seq.l2 - seq.l2_refills * 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn snoop_overlaps_dram_and_queueing_grows_latency() {
+        assert_eq!(miss_latency_ns(10.0, 145.0, 0.0), 155.0);
+        assert_eq!(miss_latency_ns(10.0, 145.0, 100.0), 155.0);
+        assert_eq!(miss_latency_ns(10.0, 145.0, 300.0), 310.0);
+        assert_eq!(dram_latency_ns(145.0, 7.0, 0.0), 145.0);
+        // rho = 0.5: wait = 7 * 0.5 / 1 = 3.5 ns
+        assert!((dram_latency_ns(145.0, 7.0, 0.5) - 148.5).abs() < 1e-12);
+        assert!(dram_latency_ns(145.0, 7.0, 0.99) > 400.0);
+    }
+
+    #[test]
+    fn erlang_b_matches_hand_values() {
+        // B(1, a) = a / (1 + a)
+        assert!((tracker_full_probability(1, 1.0) - 0.5).abs() < 1e-12);
+        // B(2, 1) = (1/2) / (1 + 1 + 1/2) = 0.2
+        assert!((tracker_full_probability(2, 1.0) - 0.2).abs() < 1e-12);
+        assert!(tracker_full_probability(4, 0.9) < tracker_full_probability(4, 0.99));
+    }
+}

@@ -1,0 +1,107 @@
+//! What a simulation run reports: a summary that serialises to JSON, the per-sample time
+//! series and, on request, the trace events.
+
+use crate::governor::CorePmu;
+use crate::trace::{TraceEvent, TraceThreads};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    pub platform: String,
+    pub workload: String,
+    pub seed: u64,
+    pub scheduler: String,
+    /// Governor per cluster, in cluster order.
+    pub governors: Vec<String>,
+    /// Whether every task finished before the time limit.
+    pub completed: bool,
+    /// Makespan: time until the last task finished, s.
+    pub time_s: f64,
+    pub energy: Energy,
+    pub clusters: Vec<ClusterReport>,
+    pub cpus: Vec<CpuReport>,
+    pub cci_ports: Vec<CciPortReport>,
+    pub cci_cycles: u64,
+    pub dram_lines: f64,
+    pub threads: Vec<ThreadReport>,
+    pub governor_samples: u64,
+    /// Engine events processed (for the speed benchmarks).
+    pub events: u64,
+    #[serde(skip)]
+    pub series: Vec<SampleRow>,
+    #[serde(skip)]
+    pub trace: Vec<TraceEvent>,
+    #[serde(skip)]
+    pub trace_threads: TraceThreads,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Energy {
+    pub total_j: f64,
+    /// Per cluster, in cluster order (dynamic + static).
+    pub clusters_j: Vec<f64>,
+    pub dram_j: f64,
+    pub board_j: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterReport {
+    pub name: String,
+    pub governor: String,
+    pub avg_freq_khz: f64,
+    /// (kHz, seconds at that frequency), every OPP listed.
+    pub residency: Vec<(u32, f64)>,
+    pub dynamic_j: f64,
+    pub static_j: f64,
+    pub transitions: u64,
+    pub peak_temp_c: f64,
+    pub min_thermal_cap_khz: u32,
+    pub online: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CpuReport {
+    pub cpu: usize,
+    pub cluster: String,
+    pub busy_s: f64,
+    pub pmu: CorePmu,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CciPortReport {
+    pub port: u8,
+    pub cluster: String,
+    pub si_rrq_hs_any: u64,
+    pub si_rrq_stall_tt_full: u64,
+    pub cci_congestion: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ThreadReport {
+    pub tid: u32,
+    pub name: String,
+    pub cpu_time_s: f64,
+    pub finish_s: f64,
+    pub migrations: u64,
+    pub pmu: CorePmu,
+}
+
+/// One governor sample of one cluster.
+#[derive(Debug, Clone, Serialize)]
+pub struct SampleRow {
+    pub time_s: f64,
+    pub cluster: usize,
+    /// Frequency in force during the sampled period, kHz.
+    pub freq_khz: u32,
+    /// Frequency the governor asked for, kHz.
+    pub target_khz: u32,
+    /// Max per-CPU load over the period, % (ondemand's definition).
+    pub load_pct: f64,
+    pub power_mw: f64,
+    pub temp_c: f64,
+    /// The paper's features measured on this cluster's CCI port and threads.
+    pub cci_congestion: f64,
+    pub memory_access: f64,
+    /// Latency of a snoop served by this cluster at its current frequency, ns (0 when off).
+    pub snoop_latency_ns: f64,
+}

@@ -1,0 +1,3 @@
+from hetlab.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,265 @@
+"""The `hetlab` command line. Every subcommand is a thin wrapper over `hetlab.api`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from hetlab import api
+
+MAIN_HELP = """\
+hetlab: energy and performance management for big.LITTLE SoCs.
+
+The default board is a simulated Samsung Exynos 5422 (Odroid-XU3): 4 Cortex-A7 + 4 Cortex-A15
+behind a CCI-400, whose snoops are served at the snooped cluster's clock. A slow idle cluster
+makes the busy one stall; the anti-snoop governor fixes that.
+
+examples:
+  hetlab simulate --workload ccbench:size=1048576,pattern=random --cluster little \\
+      --governor ondemand
+  hetlab simulate --workload ccbench:size=1048576,pattern=random --cluster little \\
+      --freq little=1400000,big=200000 --reps 5
+  hetlab simulate --workload mixed8 --scheduler smp --governor schedutil --trace run.trace
+  hetlab governors          # tunables and defaults
+"""
+
+SIMULATE_HELP = """\
+Simulate a workload on a platform and print time, energy (total and per cluster), average
+frequency and residency per cluster, and PMC totals.
+
+workload specs:
+  ccbench:size=N,pattern=P,iterations=I   ccbench 'caches' pointer chase: N 4-byte elements,
+                                          P = random|0, sequential|1, stride-16|16,
+                                          I dependent loads (default 10,000,000)
+  periodic:run_us=R,period_us=T,duration_us=D,threads=K
+  cpu-bound:threads=K,instructions=N
+  mixed8, ... (hetlab workloads), or a path to a workload .toml file
+"""
+
+
+class CliError(Exception):
+    pass
+
+
+def _parse_freq(text: str) -> dict[str, int]:
+    out = {}
+    for item in filter(None, text.split(",")):
+        name, sep, khz = item.partition("=")
+        if not sep or not khz.strip().isdigit():
+            raise CliError(f"--freq expects CLUSTER=KHZ[,CLUSTER=KHZ], e.g. little=1400000,big=200000; got '{item}'")
+        out[name.strip()] = int(khz)
+    return out
+
+
+def _parse_tunables(items: list[str]) -> dict[str, float]:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep:
+            raise CliError(f"--tunable expects NAME=VALUE, e.g. up_threshold=80; got '{item}'")
+    return out
+
+
+def _write_atomically(path: str, text: str) -> None:
+    """Writes `text` to `path` through a temporary file, so a failure leaves no partial file."""
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    if not directory.is_dir():
+        raise CliError(f"cannot write '{path}': directory '{directory}' does not exist")
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _progress(total: int, desc: str):
+    from tqdm import tqdm
+
+    return lambda it: tqdm(it, total=total, desc=desc, unit="run", disable=None, file=sys.stderr)
+
+
+def _format_run(r: api.SimResult) -> str:
+    s = r.summary
+    e = s["energy"]
+    lines = [
+        f"platform {s['platform']}  workload {s['workload']}  seed {s['seed']}  scheduler {s['scheduler']}",
+        f"time         {s['time_s']:.6f} s" + ("" if s["completed"] else "  (time limit reached)"),
+        f"energy       {e['total_j']:.4f} J  = "
+        + "  ".join(f"{c['name']} {j:.4f}" for c, j in zip(s["clusters"], e["clusters_j"]))
+        + f"  dram {e['dram_j']:.4f}  board {e['board_j']:.4f}",
+        "",
+        f"{'cluster':8} {'governor':12} {'avg MHz':>8} {'dyn J':>8} {'static J':>8} {'peak C':>7}  residency (MHz: % of time)",
+    ]
+    for c in s["clusters"]:
+        total = sum(sec for _, sec in c["residency"]) or 1.0
+        res = "  ".join(f"{khz // 1000}:{100 * sec / total:.0f}%" for khz, sec in c["residency"] if sec / total >= 0.005)
+        lines.append(
+            f"{c['name']:8} {c['governor']:12} {c['avg_freq_khz'] / 1000:8.0f} {c['dynamic_j']:8.4f} "
+            f"{c['static_j']:8.4f} {c['peak_temp_c']:7.1f}  {res}"
+        )
+    lines += ["", f"{'PMC totals':10} {'cpu_cycles':>14} {'inst_retired':>14} {'l2d_refill':>12} {'bus_access':>12}"]
+    for c in s["clusters"]:
+        cpus = [p for p in s["cpus"] if p["cluster"] == c["name"]]
+        tot = {k: sum(p["pmu"][k] for p in cpus) for k in ("cpu_cycles", "inst_retired", "l2d_cache_refill", "bus_access")}
+        lines.append(
+            f"{c['name']:10} {tot['cpu_cycles']:14d} {tot['inst_retired']:14d} {tot['l2d_cache_refill']:12d} {tot['bus_access']:12d}"
+        )
+    lines += ["", f"{'CCI port':10} {'si_rrq_hs_any':>14} {'stall_tt_full':>14} {'congestion':>11}"]
+    for p in s["cci_ports"]:
+        lines.append(f"S{p['port']} {p['cluster']:7} {p['si_rrq_hs_any']:14d} {p['si_rrq_stall_tt_full']:14d} {p['cci_congestion']:11.5f}")
+    return "\n".join(lines)
+
+
+def _stats(values: list[float]) -> dict[str, float]:
+    return {
+        "mean": statistics.fmean(values),
+        "std": statistics.stdev(values) if len(values) > 1 else 0.0,
+        "min": min(values),
+        "max": max(values),
+    }
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    kwargs = dict(
+        platform=args.platform,
+        workload=args.workload,
+        cluster=args.cluster,
+        governor=args.governor,
+        freq=_parse_freq(args.freq or ""),
+        tunables=_parse_tunables(args.tunable or []),
+        offline=[c for c in (args.offline or "").split(",") if c],
+        scheduler=args.scheduler,
+        model=args.model,
+        time_limit_s=args.time_limit,
+    )
+    if args.reps < 1:
+        raise CliError(f"--reps must be at least 1, got {args.reps}")
+    runs = api.simulate_reps(
+        args.reps,
+        seed=args.seed,
+        trace=bool(args.trace),
+        progress=_progress(args.reps, "simulate") if args.reps > 1 else None,
+        **kwargs,
+    )
+    # All runs succeeded: now write the outputs.
+    if args.trace:
+        _write_atomically(args.trace, runs[0].trace_text or "")
+    if args.series:
+        _write_atomically(args.series, runs[0].series_df().to_csv(index=False))
+    if args.json:
+        if len(runs) == 1:
+            print(runs[0].to_json())
+        else:
+            doc = {
+                "runs": [r.summary for r in runs],
+                "time_s": _stats([r.time_s for r in runs]),
+                "energy_j": _stats([r.energy_j for r in runs]),
+            }
+            print(json.dumps(doc))
+    else:
+        print(_format_run(runs[0]))
+        if len(runs) > 1:
+            t, e = _stats([r.time_s for r in runs]), _stats([r.energy_j for r in runs])
+            print(f"\n{len(runs)} runs (seeds {args.seed}..{args.seed + len(runs) - 1}):")
+            print(f"time    mean {t['mean']:.6f} s  std {t['std']:.6f}  min {t['min']:.6f}  max {t['max']:.6f}")
+            print(f"energy  mean {e['mean']:.4f} J  std {e['std']:.4f}  min {e['min']:.4f}  max {e['max']:.4f}")
+    return 0
+
+
+def cmd_platforms(args: argparse.Namespace) -> int:
+    for p in api.platforms():
+        print(f"{p['name']}: {p['description']}")
+        for c in p["clusters"]:
+            mhz = [f // 1000 for f in c["opps_khz"]]
+            print(
+                f"  {c['name']:7} {c['core_type']:11} cpus {c['cpus'][0]}-{c['cpus'][-1]}  CCI S{c['cci_port']}  "
+                f"L2 {c['l2_bytes'] // 1024} KB  capacity {c['capacity']}  OPPs {mhz[0]}-{mhz[-1]} MHz ({len(mhz)})"
+            )
+    return 0
+
+
+def cmd_governors(args: argparse.Namespace) -> int:
+    govs = api.governors()
+    if args.json:
+        print(json.dumps(govs, indent=2))
+        return 0
+    for g in govs:
+        print(f"{g['name']}: {g['summary']}")
+        for t in g["tunables"]:
+            print(f"    {t['name']:24} default {t['default']!s:>14} {t['unit']:6} {t['help']}")
+    print("\nnamed configurations: all-max (performance everywhere), idle-min (active cluster max, others min)")
+    return 0
+
+
+def cmd_workloads(args: argparse.Namespace) -> int:
+    print("generators (NAME:key=value,...):")
+    print("  ccbench    size (4-byte elements), pattern (random|0, sequential|1, stride-K|K), iterations, threads")
+    print("  periodic   run_us, period_us, duration_us, threads, working_set_bytes, nice")
+    print("  cpu-bound  threads, instructions, cpi, working_set_bytes")
+    print("built-in files:")
+    for name in api.workloads():
+        print(f"  {name}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hetlab", description=MAIN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    sim = sub.add_parser("simulate", help="simulate a workload", description=SIMULATE_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sim.add_argument("--platform", default="exynos5422", help="built-in platform name or platform .toml (default: exynos5422)")
+    sim.add_argument("--workload", default="ccbench:size=1048576,pattern=random", help="workload spec, name or .toml (see above)")
+    sim.add_argument("--cluster", help="run every task on this cluster only (little or big), like taskset")
+    sim.add_argument("--governor", default="ondemand", help="governor for every cluster, or all-max / idle-min (default: ondemand; list: hetlab governors)")
+    sim.add_argument("--tunable", action="append", metavar="NAME=VALUE", help="governor tunable with its sysfs name, e.g. up_threshold=80 (repeatable)")
+    sim.add_argument("--freq", metavar="CLUSTER=KHZ,...", help="fix clusters' frequencies in kHz (userspace governor), e.g. little=1400000,big=200000")
+    sim.add_argument("--offline", metavar="CLUSTER,...", help="hotplug these clusters' CPUs off: powered down, CCI port disabled, never snooped")
+    sim.add_argument("--scheduler", default="pinned", choices=["pinned", "smp"], help="task placement (default: pinned)")
+    sim.add_argument("--model", help="anti-snoop model: lctes2020-fig4 (default) or a trained model.json")
+    sim.add_argument("--seed", type=int, default=1, help="random seed; the same seed gives byte-identical results (default: 1)")
+    sim.add_argument("--reps", type=int, default=1, help="repetitions with seeds seed, seed+1, ... run in parallel (default: 1)")
+    sim.add_argument("--time-limit", type=float, default=3600.0, metavar="S", help="stop after S simulated seconds (default: 3600)")
+    sim.add_argument("--json", action="store_true", help="print the JSON summary (with --reps: all runs plus mean/std)")
+    sim.add_argument("--trace", metavar="FILE", help="write an ftrace text trace (opens in Perfetto UI and LISA) of the first run")
+    sim.add_argument("--series", metavar="FILE", help="write the per-sample time series of the first run as CSV (pandas.read_csv)")
+    sim.set_defaults(func=cmd_simulate)
+
+    sub.add_parser("platforms", help="list built-in platforms").set_defaults(func=cmd_platforms)
+    gov = sub.add_parser("governors", help="list governors with their tunables and defaults")
+    gov.add_argument("--json", action="store_true")
+    gov.set_defaults(func=cmd_governors)
+    sub.add_parser("workloads", help="list workload generators and built-in workloads").set_defaults(func=cmd_workloads)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except (CliError, api.HetlabError) as e:
+        print(f"hetlab: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("hetlab: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
