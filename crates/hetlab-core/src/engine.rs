@@ -165,7 +165,6 @@ struct Cpu {
     current: Option<usize>,
     queue: VecDeque<usize>,
     slice_end_us: f64,
-    kernel_busy_until_us: f64,
     next_kernel_wakeup_us: f64,
     idle_since_sample_us: f64,
     was_idle: bool,
@@ -173,7 +172,6 @@ struct Cpu {
     busy_us: f64,
     pmu: Pmu,
     pmu_at_sample: CorePmu,
-    dyn_power_mw: f64,
 }
 
 struct ClusterRt {
@@ -264,7 +262,6 @@ impl<'a> Engine<'a> {
                     current: None,
                     queue: VecDeque::new(),
                     slice_end_us: f64::INFINITY,
-                    kernel_busy_until_us: 0.0,
                     next_kernel_wakeup_us: f64::INFINITY,
                     idle_since_sample_us: 0.0,
                     was_idle: false,
@@ -272,7 +269,6 @@ impl<'a> Engine<'a> {
                     busy_us: 0.0,
                     pmu: Pmu::default(),
                     pmu_at_sample: CorePmu::default(),
-                    dyn_power_mw: 0.0,
                 }
             })
             .collect();
@@ -483,10 +479,6 @@ impl<'a> Engine<'a> {
                 continue;
             }
             next = next.min(cpu.next_kernel_wakeup_us);
-            if cpu.kernel_busy_until_us > self.now_us {
-                next = next.min(cpu.kernel_busy_until_us);
-                continue; // the thread on this CPU is paused
-            }
             if let Some(t) = cpu.current {
                 let th = &self.threads[t];
                 if th.instr_per_us > 0.0 {
@@ -522,8 +514,7 @@ impl<'a> Engine<'a> {
             let cluster = &self.platform.clusters[cpu.cluster];
             let freq_scale = cl.cur_khz as f64 / cluster.max_khz() as f64;
             let cap_scale = self.platform.cpu_capacity(cpu.cluster) as f64 / 1024.0;
-            let kernel_busy = cpu.kernel_busy_until_us > self.now_us;
-            let busy = kernel_busy || cpu.current.is_some();
+            let busy = cpu.current.is_some();
             if busy {
                 cpu.busy_us += dt;
                 cpu.pmu.cycles += dt * cl.cur_khz as f64 / 1000.0;
@@ -536,7 +527,7 @@ impl<'a> Engine<'a> {
             cpu.util_avg = cpu.util_avg * decay + running * (1.0 - decay);
             if let Some(t) = cpu.current {
                 let th = &mut self.threads[t];
-                if !kernel_busy {
+                {
                     let instr = (th.instr_per_us * dt).min(th.work_left);
                     th.work_left -= instr;
                     th.cpu_time_us += dt;
@@ -601,22 +592,8 @@ impl<'a> Engine<'a> {
             if !self.cpus[cpu].online {
                 continue;
             }
-            if self.cpus[cpu].kernel_busy_until_us > 0.0 && self.cpus[cpu].kernel_busy_until_us <= now + eps {
-                self.cpus[cpu].kernel_busy_until_us = 0.0;
-                if self.cpus[cpu].current.is_none() {
-                    self.trace_idle(cpu, 0);
-                }
-            }
             if self.cpus[cpu].next_kernel_wakeup_us <= now + eps {
-                let busy = exp_sample(&mut self.rng, self.platform.noise.kernel_wakeup_mean_busy_us as f64);
-                let gap = exp_sample(&mut self.rng, self.platform.noise.kernel_wakeup_mean_interval_us as f64);
-                if self.cpus[cpu].current.is_none() && self.cpus[cpu].kernel_busy_until_us <= now {
-                    self.trace_idle(cpu, CPU_IDLE_EXIT);
-                }
-                self.cpus[cpu].kernel_busy_until_us = now + busy;
-                self.cpus[cpu].next_kernel_wakeup_us = now + busy + gap;
-                // A delayed thread's slice is extended by the interruption.
-                self.cpus[cpu].slice_end_us += busy;
+                self.kernel_jitter(cpu);
             }
         }
         // Thread completions (running threads whose job is done).
@@ -780,7 +757,7 @@ impl<'a> Engine<'a> {
     /// Puts `t` on `cpu`, which must have nothing running; `prev` says who left.
     fn switch_in(&mut self, cpu: usize, t: usize, prev: Option<(u32, PrevState)>) {
         if self.config.trace {
-            if prev.is_none() && self.cpus[cpu].kernel_busy_until_us <= self.now_us {
+            if prev.is_none() {
                 self.trace_idle(cpu, CPU_IDLE_EXIT);
             }
             let (prev_tid, prev_state) = prev.unwrap_or((0, PrevState::Runnable));
@@ -800,9 +777,7 @@ impl<'a> Engine<'a> {
             self.switch_in(cpu, next, Some(prev));
         } else if self.config.trace {
             self.trace.push(TraceEvent::SchedSwitch { time_us: self.now_us, cpu, prev_tid: prev.0, prev_state: prev.1, next_tid: 0 });
-            if self.cpus[cpu].kernel_busy_until_us <= self.now_us {
-                self.trace_idle(cpu, 0);
-            }
+            self.trace_idle(cpu, 0);
         }
     }
 
@@ -841,6 +816,45 @@ impl<'a> Engine<'a> {
         let next = self.cpus[cpu].queue.pop_front().expect("queue not empty");
         let prev = (self.threads[t].tid, PrevState::Runnable);
         self.switch_in(cpu, next, Some(prev));
+    }
+
+    /// OS jitter: a short burst of kernel work (timers, RCU, vmstat) on `cpu`. Bursts are tens
+    /// of µs against 10 ms samples, so they are charged as stolen time at once rather than
+    /// simulated as two events: the running thread needs that much longer; an idle CPU is
+    /// busy for the burst (load, PELT, cycles, energy).
+    fn kernel_jitter(&mut self, cpu: usize) {
+        let noise = &self.platform.noise;
+        let busy_us = exp_sample(&mut self.rng, noise.kernel_wakeup_mean_busy_us as f64);
+        let gap_us = exp_sample(&mut self.rng, noise.kernel_wakeup_mean_interval_us as f64);
+        let now = self.now_us;
+        let c = self.cpus[cpu].cluster;
+        let khz = self.clusters[c].cur_khz;
+        let st = &mut self.cpus[cpu];
+        st.next_kernel_wakeup_us = now + busy_us + gap_us;
+        st.pmu.cycles += busy_us * khz as f64 / 1000.0;
+        match st.current {
+            Some(t) => {
+                let th = &mut self.threads[t];
+                th.work_left += busy_us * th.instr_per_us;
+                // the thread's own accounting will count the burst as its time: take it back
+                th.cpu_time_us -= busy_us;
+                th.pmu.cycles -= busy_us * khz as f64 / 1000.0;
+                st.slice_end_us += busy_us;
+            }
+            None => {
+                st.busy_us += busy_us;
+                st.idle_since_sample_us -= busy_us;
+                let cluster = &self.platform.clusters[c];
+                let scale = khz as f64 / cluster.max_khz() as f64 * self.platform.cpu_capacity(c) as f64 / 1024.0;
+                st.util_avg += (1024.0 * scale - st.util_avg) * (1.0 - (-busy_us / PELT_TAU_US).exp());
+                let mw = power::core_dynamic_mw(self.platform.core_type_of(c), cluster.voltage_v(khz), khz, 1.0);
+                self.clusters[c].dynamic_mj += mw * busy_us * 1e-6;
+                if self.config.trace {
+                    self.trace.push(TraceEvent::CpuIdle { time_us: now, cpu, state: CPU_IDLE_EXIT });
+                    self.trace.push(TraceEvent::CpuIdle { time_us: now + busy_us, cpu, state: 0 });
+                }
+            }
+        }
     }
 
     fn trace_idle(&mut self, cpu: usize, state: u32) {
@@ -921,7 +935,7 @@ impl<'a> Engine<'a> {
             .iter()
             .map(|&cpu| {
                 let st = &self.cpus[cpu];
-                let idle_us = if st.online { st.idle_since_sample_us.round() as u64 } else { wall_us };
+                let idle_us = if st.online { st.idle_since_sample_us.max(0.0).round() as u64 } else { wall_us };
                 CpuSample {
                     cpu,
                     wall_us,
@@ -1051,9 +1065,7 @@ impl<'a> Engine<'a> {
         let mut running: Vec<(usize, usize)> = Vec::with_capacity(self.cpus.len());
         for (cpu_id, cpu) in self.cpus.iter().enumerate() {
             if let Some(t) = cpu.current {
-                if cpu.kernel_busy_until_us <= self.now_us {
-                    running.push((cpu_id, t));
-                }
+                running.push((cpu_id, t));
             }
         }
         let mut ws_per_cluster = vec![0.0; nclusters];
@@ -1161,8 +1173,6 @@ impl<'a> Engine<'a> {
                 let st = &self.cpus[cpu];
                 let a = if !st.online {
                     0.0
-                } else if st.kernel_busy_until_us > self.now_us {
-                    1.0
                 } else if let Some(t) = st.current {
                     power::activity(core, self.threads[t].stall_share)
                 } else {

@@ -1,1 +1,340 @@
-//! (being written)
+//! `anti-snoop`: the seed paper's ondemand-anti-snoop governor (LCTES'20, Algorithm 2).
+//!
+//! A cluster clocked low serves the other cluster's snoops slowly. So, below up_threshold,
+//! this cluster's decision tree looks at the *other* cluster — the congestion of its CCI port
+//! and the memory traffic of the threads running there — and says whether snoops are hurting.
+//! If they are, the frequency climbs one OPP above the current one per sample; if not, the
+//! floor drops one OPP per sample. The result never goes below ondemand's load-based choice:
+//!
+//! ```text
+//! if load > up_threshold: max                               (ondemand, incl. rate_mult)
+//! else: stall = cur ± one OPP (tree says increase / decrease)
+//!       freq  = clamp(max(ondemand_load_freq, stall))       (limits incl. the thermal cap)
+//! ```
+//!
+//! Without CCI counters (empty `cci_ports`) or without a port of another cluster it is
+//! ondemand.
+
+use super::freq_table::{resolve_in, step_opp, Relation};
+use super::ondemand::{OdPath, Ondemand, OndemandTunables};
+use super::{Decision, Governor, PolicyView};
+use crate::tree::{AntiSnoopModel, DecisionTree, FEATURE_CCI_CONGESTION, FEATURE_MEMORY_ACCESS, INCREASE};
+
+/// What the tree was given and said for one other cluster.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SnoopFeatures {
+    /// Policy index of the cluster whose counters were read.
+    pub other_cluster: usize,
+    /// si_rrq_stall_tt_full / si_rrq_hs_any on its CCI port(s).
+    pub cci_congestion: f64,
+    /// Σ bus_access / Σ cpu_cycles over the threads that ran there (0 if none).
+    pub memory_access: f64,
+    /// The tree predicted "increase_frequency".
+    pub increase: bool,
+}
+
+/// One full sample of the governor, for logging.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AntiSnoopRecord {
+    pub now_us: u64,
+    /// dbs load, %.
+    pub load: u32,
+    /// ondemand's choice for that load (max above up_threshold), kHz.
+    pub load_khz: u32,
+    /// The features and prediction; `None` when the tree was not consulted (load above
+    /// up_threshold, or no CCI counters of another cluster).
+    pub features: Option<SnoopFeatures>,
+    /// One OPP above/below the current frequency, kHz, when the tree was consulted.
+    pub stall_khz: Option<u32>,
+    /// The frequency chosen, kHz.
+    pub target_khz: u32,
+}
+
+/// Which input each of the tree's features is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Feature {
+    CciCongestion,
+    MemoryAccess,
+}
+
+pub struct AntiSnoop {
+    od: Ondemand,
+    cluster_name: String,
+    tree: DecisionTree,
+    inputs: Vec<Feature>,
+    /// stall frequency of the last full sample: also the floor of a powersave_bias sub-sample.
+    stall_khz: Option<u32>,
+    last: Option<AntiSnoopRecord>,
+}
+
+impl AntiSnoop {
+    /// Takes the tree of `cluster_name` from `model`; fails if there is none or it is malformed
+    /// or uses a feature this governor cannot measure.
+    pub fn new(cluster_name: &str, tunables: OndemandTunables, model: &AntiSnoopModel) -> Result<Self, String> {
+        let Some(tree) = model.tree_for(cluster_name) else {
+            let have: Vec<&str> = model.trees.iter().map(|(c, _)| c.as_str()).collect();
+            return Err(format!(
+                "anti-snoop: model '{}' has no tree for cluster '{cluster_name}'; it has trees for: {}",
+                model.name,
+                have.join(", ")
+            ));
+        };
+        tree.validate()
+            .map_err(|e| format!("anti-snoop: tree for cluster '{cluster_name}' in model '{}': {e}", model.name))?;
+        let inputs = tree
+            .features
+            .iter()
+            .map(|f| match f.as_str() {
+                FEATURE_CCI_CONGESTION => Ok(Feature::CciCongestion),
+                FEATURE_MEMORY_ACCESS => Ok(Feature::MemoryAccess),
+                other => Err(format!(
+                    "anti-snoop: tree for cluster '{cluster_name}' uses feature '{other}'; \
+                     the governor measures only {FEATURE_CCI_CONGESTION} and {FEATURE_MEMORY_ACCESS}"
+                )),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(AntiSnoop {
+            od: Ondemand::new(tunables),
+            cluster_name: cluster_name.to_string(),
+            tree: tree.clone(),
+            inputs,
+            stall_khz: None,
+            last: None,
+        })
+    }
+
+    pub fn cluster_name(&self) -> &str {
+        &self.cluster_name
+    }
+
+    pub fn tunables(&self) -> &OndemandTunables {
+        &self.od.tunables
+    }
+
+    /// The last full sample (not updated by powersave_bias sub-samples).
+    pub fn last(&self) -> Option<&AntiSnoopRecord> {
+        self.last.as_ref()
+    }
+
+    /// Features of cluster `other` from the view's counters.
+    pub fn features_of(view: &PolicyView, other: usize) -> (f64, f64) {
+        let (mut stall, mut hs) = (0u64, 0u64);
+        for p in view.cci_ports.iter().filter(|p| p.cluster == other) {
+            stall += p.si_rrq_stall_tt_full;
+            hs += p.si_rrq_hs_any;
+        }
+        let cci_congestion = if hs == 0 { 0.0 } else { stall as f64 / hs as f64 };
+        let (mut bus, mut cycles) = (0u64, 0u64);
+        for t in view.threads.iter().filter(|t| t.cluster == other) {
+            bus += t.pmu.bus_access;
+            cycles += t.pmu.cpu_cycles;
+        }
+        let memory_access = if cycles == 0 { 0.0 } else { bus as f64 / cycles as f64 };
+        (cci_congestion, memory_access)
+    }
+
+    /// Ask the tree about every other cluster with a CCI port (one on big.LITTLE); any
+    /// "increase" wins, since snoops from any of them are served at this cluster's clock.
+    fn consult(&self, view: &PolicyView) -> Option<SnoopFeatures> {
+        let mut others: Vec<usize> = view.cci_ports.iter().map(|p| p.cluster).filter(|&c| c != view.policy).collect();
+        others.sort_unstable();
+        others.dedup();
+        let mut first = None;
+        for other in others {
+            let (cci_congestion, memory_access) = Self::features_of(view, other);
+            let x: Vec<f64> = self
+                .inputs
+                .iter()
+                .map(|f| match f {
+                    Feature::CciCongestion => cci_congestion,
+                    Feature::MemoryAccess => memory_access,
+                })
+                .collect();
+            let increase = self.tree.predict(&x) == INCREASE;
+            let f = SnoopFeatures { other_cluster: other, cci_congestion, memory_access, increase };
+            if increase {
+                return Some(f);
+            }
+            first.get_or_insert(f);
+        }
+        first
+    }
+}
+
+impl Governor for AntiSnoop {
+    fn name(&self) -> &'static str {
+        "anti-snoop"
+    }
+
+    fn start(&mut self, view: &PolicyView) -> Decision {
+        self.stall_khz = None;
+        self.last = None;
+        self.od.start(view)
+    }
+
+    fn sample(&mut self, view: &PolicyView) -> Decision {
+        let (mut d, path) = self.od.step(view);
+        let load_khz = d.target_khz;
+        let mut features = None;
+        match path {
+            OdPath::SubSample => {
+                if let Some(stall) = self.stall_khz {
+                    d.target_khz = resolve_in(view, d.target_khz.max(stall), Relation::C);
+                }
+                return d;
+            }
+            OdPath::AboveThreshold => self.stall_khz = None,
+            OdPath::Proportional { .. } => {
+                features = self.consult(view);
+                self.stall_khz = features.map(|f| step_opp(view, view.cur_khz, if f.increase { 1 } else { -1 }));
+                if let Some(stall) = self.stall_khz {
+                    d.target_khz = resolve_in(view, d.target_khz.max(stall), Relation::C);
+                }
+            }
+        }
+        self.last = Some(AntiSnoopRecord {
+            now_us: view.now_us,
+            load: self.od.last_load(),
+            load_khz,
+            features,
+            stall_khz: self.stall_khz,
+            target_khz: d.target_khz,
+        });
+        d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::governor::testutil::{big_view, little_view, port, thread, with_load};
+
+    /// LITTLE (policy 0) at `cur_khz` with `load`%, the big cluster's (policy 1) port and a
+    /// thread on big. Fig. 4b (LITTLE's tree) says increase iff congestion > 0.00023 and
+    /// memory_access > 0.00468.
+    fn little(cur_khz: u32, load: u64, congestion_per_mille: u64, bus_per_1000_cycles: u64) -> PolicyView {
+        let mut v = with_load(little_view(cur_khz), load);
+        v.cci_ports = vec![port(0, 1_000, 999), port(1, 1_000, congestion_per_mille)];
+        v.threads = vec![thread(1, 1_000_000, bus_per_1000_cycles * 1_000), thread(0, 1_000, 1_000)];
+        v
+    }
+
+    fn governor(cluster: &str) -> AntiSnoop {
+        AntiSnoop::new(cluster, OndemandTunables::default(), &AntiSnoopModel::lctes2020_fig4()).unwrap()
+    }
+
+    #[test]
+    fn steps_up_one_opp_per_sample_while_the_tree_says_increase_then_decays() {
+        let mut g = governor("little");
+        let mut cur = 200_000;
+        assert_eq!(g.start(&little(cur, 0, 10, 10)), Decision { target_khz: 200_000, next_sample_us: 10_000 });
+        // idle LITTLE (load 0 -> ondemand 200000); big port congestion 10/1000 = 0.01 > 0.00023,
+        // memory_access 10000/1000000 = 0.01 > 0.00468 -> increase: cur + one OPP each sample
+        let mut seen = vec![];
+        for _ in 0..14 {
+            cur = g.sample(&little(cur, 0, 10, 10)).target_khz;
+            seen.push(cur);
+        }
+        let want: Vec<u32> = (3..=14).map(|m| m * 100_000).chain([1_400_000, 1_400_000]).collect();
+        assert_eq!(seen, want);
+        let r = g.last().unwrap();
+        assert_eq!(r.features.unwrap().other_cluster, 1);
+        assert!(r.features.unwrap().increase);
+        assert!((r.features.unwrap().cci_congestion - 0.01).abs() < 1e-12);
+        assert!((r.features.unwrap().memory_access - 0.01).abs() < 1e-12);
+        assert_eq!((r.load_khz, r.stall_khz, r.target_khz), (200_000, Some(1_400_000), 1_400_000));
+
+        // no congestion any more -> decrease: one OPP down per sample, to ondemand's choice for
+        // load 50 (200000 + 50*12000 = 800000) and no further
+        let mut seen = vec![];
+        for _ in 0..8 {
+            cur = g.sample(&little(cur, 50, 0, 10)).target_khz;
+            seen.push(cur);
+        }
+        assert_eq!(seen, [1_300_000, 1_200_000, 1_100_000, 1_000_000, 900_000, 800_000, 800_000, 800_000]);
+        let r = g.last().unwrap();
+        assert!(!r.features.unwrap().increase);
+        assert_eq!((r.load_khz, r.stall_khz), (800_000, Some(700_000)));
+    }
+
+    #[test]
+    fn load_above_threshold_goes_to_max_without_the_tree() {
+        let mut g = governor("little");
+        g.start(&little(400_000, 0, 0, 0));
+        assert_eq!(g.sample(&little(400_000, 100, 0, 0)).target_khz, 1_400_000);
+        let r = g.last().unwrap();
+        assert_eq!((r.load, r.features, r.stall_khz), (100, None, None));
+    }
+
+    #[test]
+    fn without_cci_counters_it_is_ondemand() {
+        let mut g = governor("little");
+        let mut v = little(1_000_000, 0, 10, 10);
+        v.cci_ports.clear();
+        g.start(&v);
+        // load 0 -> 200000 at once, no gradual decay
+        assert_eq!(g.sample(&v).target_khz, 200_000);
+        assert_eq!(g.last().unwrap().features, None);
+        // only this cluster's own port: no other cluster to read either
+        let mut v = little(1_000_000, 0, 10, 10);
+        v.cci_ports.retain(|p| p.cluster == 0);
+        assert_eq!(g.sample(&v).target_khz, 200_000);
+    }
+
+    #[test]
+    fn stall_step_respects_the_thermal_cap() {
+        let mut g = governor("little");
+        let mut v = little(900_000, 0, 10, 10);
+        v.thermal_cap_khz = 900_000;
+        g.start(&v);
+        // one step up would be 1000000 > cap 900000 -> 900000
+        assert_eq!(g.sample(&v).target_khz, 900_000);
+    }
+
+    #[test]
+    fn big_tree_reads_the_little_cluster() {
+        // Fig. 4a: increase iff congestion > 0.01074 and memory_access > 0.00822
+        let mut g = governor("big");
+        let mut v = with_load(big_view(600_000), 0);
+        // LITTLE port (cluster 0): 20/1000 = 0.02; thread on LITTLE 0.01; the big thread's
+        // own traffic (0.5) must not count
+        v.cci_ports = vec![port(0, 1_000, 20), port(1, 1_000, 0)];
+        v.threads = vec![thread(0, 1_000_000, 10_000), thread(1, 1_000, 500)];
+        g.start(&v);
+        assert_eq!(g.sample(&v).target_khz, 700_000);
+        // memory_access 0.005 <= 0.00822 -> decrease: max(200000, 600000 - 1 OPP = 500000)
+        v.threads = vec![thread(0, 1_000_000, 5_000), thread(1, 1_000, 500)];
+        assert_eq!(g.sample(&v).target_khz, 500_000);
+        let f = g.last().unwrap().features.unwrap();
+        assert_eq!(f.other_cluster, 0);
+        assert!((f.memory_access - 0.005).abs() < 1e-12);
+    }
+
+    #[test]
+    fn powersave_bias_sub_sample_keeps_the_stall_floor() {
+        let t = OndemandTunables { powersave_bias: 100, ..Default::default() };
+        let mut g = AntiSnoop::new("little", t, &AntiSnoopModel::lctes2020_fig4()).unwrap();
+        g.start(&little(900_000, 50, 0, 0));
+        // load 50: ondemand hi 800000 for 2000 µs then lo 700000 (see ondemand's test); the
+        // tree says decrease: stall = 900000 - 1 OPP = 800000, so both halves run 800000
+        assert_eq!(g.sample(&little(900_000, 50, 0, 0)), Decision { target_khz: 800_000, next_sample_us: 2_000 });
+        assert_eq!(g.sample(&little(800_000, 50, 0, 0)), Decision { target_khz: 800_000, next_sample_us: 8_000 });
+    }
+
+    #[test]
+    fn model_errors_name_the_cluster_and_feature() {
+        let m = AntiSnoopModel::lctes2020_fig4();
+        let e = AntiSnoop::new("mid", OndemandTunables::default(), &m).err().unwrap();
+        assert_eq!(
+            e,
+            "anti-snoop: model 'lctes2020-fig4' has no tree for cluster 'mid'; it has trees for: big, little"
+        );
+        let mut m2 = m.clone();
+        m2.trees[0].1.features[1] = "ipc".into();
+        let e = AntiSnoop::new("big", OndemandTunables::default(), &m2).err().unwrap();
+        assert!(e.contains("feature 'ipc'"), "{e}");
+        let mut m3 = m;
+        m3.trees[1].1.nodes[0].left = Some(0);
+        assert!(AntiSnoop::new("little", OndemandTunables::default(), &m3).is_err());
+    }
+}

@@ -93,7 +93,8 @@ impl Conservative {
         // steps down it missed. (Like the kernel, this only sticks if a step follows.)
         if self.dbs.idle_periods < u32::MAX {
             let freq_steps = u64::from(self.dbs.idle_periods) * u64::from(freq_step);
-            requested = if u64::from(requested) > u64::from(min) + freq_steps { requested - freq_steps as u32 } else { min };
+            requested =
+                if u64::from(requested) > u64::from(min) + freq_steps { requested - freq_steps as u32 } else { min };
             self.dbs.idle_periods = u32::MAX;
         }
 
@@ -177,7 +178,10 @@ mod tests {
         assert_eq!(run(&mut g, &mut cur, &[50]), [500_000]);
         // load 10 < 20: 550000 - 70000 = 480000, rounded up (RELATION_L) to 500000; then
         // 410000 -> 500000, 340000 -> 400000, 270000 -> 300000, 200000, then at min: stays
-        assert_eq!(run(&mut g, &mut cur, &[10, 10, 10, 10, 10, 10]), [500_000, 500_000, 400_000, 300_000, 200_000, 200_000]);
+        assert_eq!(
+            run(&mut g, &mut cur, &[10, 10, 10, 10, 10, 10]),
+            [500_000, 500_000, 400_000, 300_000, 200_000, 200_000]
+        );
         assert_eq!(g.requested_khz(), 200_000);
     }
 

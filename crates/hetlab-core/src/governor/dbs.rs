@@ -1,6 +1,6 @@
-//! The "demand-based switching" load shared by ondemand, conservative and anti-snoop: Linux
-//! >= 4.x `dbs_update()` (drivers/cpufreq/cpufreq_governor.c), plus the cpufreq core's default
-//! sampling intervals.
+//! The "demand-based switching" load shared by ondemand, conservative and anti-snoop: the
+//! `dbs_update()` of Linux 4.x and later (drivers/cpufreq/cpufreq_governor.c), plus the cpufreq
+//! core's default sampling intervals.
 
 use std::collections::BTreeMap;
 

@@ -260,7 +260,8 @@ mod tests {
 
     #[test]
     fn high_load_jumps_to_hispeed_then_waits_above_hispeed_delay() {
-        let t = InteractiveTunables { hispeed_freq_khz: 1_000_000, above_hispeed_delay_us: 40_000, ..Default::default() };
+        let t =
+            InteractiveTunables { hispeed_freq_khz: 1_000_000, above_hispeed_delay_us: 40_000, ..Default::default() };
         let mut g = Interactive::new(t);
         g.start(&at(0, 600_000, &[(20_000, 20_000)]));
         // 100% at 600000: loadadjfreq 6e7, cpu_load 6e7/600000 = 100 >= 99, below hispeed

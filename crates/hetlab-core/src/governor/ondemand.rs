@@ -294,7 +294,10 @@ mod tests {
         // delay_lo = 10000 - 2000 = 8000
         let v = little_view(200_000);
         let b = powersave_bias_target(&v, 800_000, Relation::L, 100, 10_000);
-        assert_eq!(b, PowersaveBias { freq_hi_khz: 800_000, freq_lo_khz: 700_000, delay_hi_us: 2_000, delay_lo_us: 8_000 });
+        assert_eq!(
+            b,
+            PowersaveBias { freq_hi_khz: 800_000, freq_lo_khz: 700_000, delay_hi_us: 2_000, delay_lo_us: 8_000 }
+        );
 
         let t = OndemandTunables { powersave_bias: 100, ..Default::default() };
         let mut g = started(t, &v);

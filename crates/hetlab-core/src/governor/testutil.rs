@@ -44,7 +44,13 @@ pub fn with_cpus(mut v: PolicyView, times_us: &[(u64, u64)]) -> PolicyView {
     v.cpus = times_us
         .iter()
         .enumerate()
-        .map(|(cpu, &(wall_us, idle_us))| CpuSample { cpu, wall_us, idle_us, was_idle: idle_us > 0, ..Default::default() })
+        .map(|(cpu, &(wall_us, idle_us))| CpuSample {
+            cpu,
+            wall_us,
+            idle_us,
+            was_idle: idle_us > 0,
+            ..Default::default()
+        })
         .collect();
     v
 }

@@ -1,0 +1,53 @@
+//! Engine speed benchmark: simulated seconds per wall second. Prints figures; asserts nothing.
+//!
+//! (a) ccbench random 4 MB on the LITTLE cluster under ondemand;
+//! (b) 8 mixed periodic and CPU-bound tasks on 8 CPUs under ondemand (smp placement).
+
+use hetlab_core::engine::{simulate, SimConfig};
+use hetlab_core::platform::Platform;
+use hetlab_core::sched::SchedPolicy;
+use hetlab_core::workload::Workload;
+use std::time::Instant;
+
+fn measure(label: &str, platform: &Platform, workload: &Workload, config: SimConfig, reps: u32) {
+    let mut sim_s = 0.0;
+    let mut events = 0;
+    let start = Instant::now();
+    for i in 0..reps {
+        let mut c = config.clone();
+        c.seed = 1 + i as u64;
+        let r = simulate(platform, workload, c).expect("simulation runs");
+        sim_s += r.time_s;
+        events += r.events;
+    }
+    let wall_s = start.elapsed().as_secs_f64();
+    println!(
+        "{label}: {:.1} simulated s in {:.3} wall s = {:.0}x real time ({:.2} µs per event, {} events)",
+        sim_s,
+        wall_s,
+        sim_s / wall_s,
+        wall_s * 1e6 / events as f64,
+        events
+    );
+}
+
+fn main() {
+    let platform = Platform::builtin("exynos5422").unwrap();
+    let little = platform.cluster_index("little");
+    let plan = |governor: &str| SimConfig::governor_plan(&platform, governor, &[], little, &[]).unwrap();
+    let ccbench = Workload::from_spec("ccbench:size=1048576,pattern=random,iterations=60000000").unwrap();
+    let config = SimConfig {
+        seed: 1,
+        scheduler: SchedPolicy::Pinned,
+        governors: plan("ondemand"),
+        model: None,
+        offline_clusters: vec![],
+        cluster: little,
+        trace: false,
+        time_limit_s: 3600.0,
+    };
+    measure("(a) ccbench random 4 MB, LITTLE, ondemand", &platform, &ccbench, config.clone(), 5);
+    let mixed = Workload::from_spec("mixed8").unwrap();
+    let config = SimConfig { scheduler: SchedPolicy::Smp, cluster: None, ..config };
+    measure("(b) mixed8: 4 periodic + 4 CPU-bound on 8 CPUs, ondemand", &platform, &mixed, config, 3);
+}
