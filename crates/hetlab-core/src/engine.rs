@@ -111,11 +111,11 @@ struct Pmu {
 impl Pmu {
     fn to_counts(self) -> CorePmu {
         CorePmu {
-            cpu_cycles: self.cycles as u64,
-            inst_retired: self.inst as u64,
-            l2d_cache_refill: self.l2_refill as u64,
-            bus_access: self.bus_access as u64,
-            mem_access: self.mem_access as u64,
+            cpu_cycles: self.cycles.round() as u64,
+            inst_retired: self.inst.round() as u64,
+            l2d_cache_refill: self.l2_refill.round() as u64,
+            bus_access: self.bus_access.round() as u64,
+            mem_access: self.mem_access.round() as u64,
         }
     }
     fn delta(now: CorePmu, before: CorePmu) -> CorePmu {
@@ -141,6 +141,8 @@ struct Thread {
     repeats_left: u32,
     /// Instructions left in the current job.
     work_left: f64,
+    /// Time the kernel took from this thread (OS jitter) that it has not yet paid back, µs.
+    stolen_us: f64,
     /// Periodic phases: jobs left and the next release time.
     jobs_left: u64,
     next_release_us: f64,
@@ -311,6 +313,7 @@ impl<'a> Engine<'a> {
                     phase: 0,
                     repeats_left: task.repeat,
                     work_left: 0.0,
+                    stolen_us: 0.0,
                     jobs_left: 0,
                     next_release_us: 0.0,
                     instr_per_us: 0.0,
@@ -482,7 +485,7 @@ impl<'a> Engine<'a> {
             if let Some(t) = cpu.current {
                 let th = &self.threads[t];
                 if th.instr_per_us > 0.0 {
-                    next = next.min(self.now_us + th.work_left / th.instr_per_us);
+                    next = next.min(self.now_us + th.stolen_us + th.work_left / th.instr_per_us);
                 }
                 if !cpu.queue.is_empty() {
                     next = next.min(cpu.slice_end_us);
@@ -528,10 +531,13 @@ impl<'a> Engine<'a> {
             if let Some(t) = cpu.current {
                 let th = &mut self.threads[t];
                 {
-                    let instr = (th.instr_per_us * dt).min(th.work_left);
+                    let stolen = th.stolen_us.min(dt);
+                    th.stolen_us -= stolen;
+                    let run_us = dt - stolen;
+                    let instr = (th.instr_per_us * run_us).min(th.work_left);
                     th.work_left -= instr;
-                    th.cpu_time_us += dt;
-                    let cycles = dt * cl.cur_khz as f64 / 1000.0;
+                    th.cpu_time_us += run_us;
+                    let cycles = run_us * cl.cur_khz as f64 / 1000.0;
                     let (refills, bus, refs) = (instr * th.refills_per_instr, instr * th.bus_per_instr, instr * th.refs_per_instr);
                     th.pmu.cycles += cycles;
                     for p in [&mut th.pmu, &mut cpu.pmu] {
@@ -600,7 +606,7 @@ impl<'a> Engine<'a> {
         for cpu in 0..self.cpus.len() {
             if let Some(t) = self.cpus[cpu].current {
                 let th = &self.threads[t];
-                if th.work_left <= th.instr_per_us * eps || th.work_left <= 1e-9 {
+                if th.stolen_us <= eps && (th.work_left <= th.instr_per_us * eps || th.work_left <= 1e-9) {
                     self.threads[t].work_left = 0.0;
                     self.job_done(t);
                 }
@@ -834,11 +840,7 @@ impl<'a> Engine<'a> {
         st.pmu.cycles += busy_us * khz as f64 / 1000.0;
         match st.current {
             Some(t) => {
-                let th = &mut self.threads[t];
-                th.work_left += busy_us * th.instr_per_us;
-                // the thread's own accounting will count the burst as its time: take it back
-                th.cpu_time_us -= busy_us;
-                th.pmu.cycles -= busy_us * khz as f64 / 1000.0;
+                self.threads[t].stolen_us += busy_us;
                 st.slice_end_us += busy_us;
             }
             None => {
