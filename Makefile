@@ -21,7 +21,7 @@ test: setup
 	$(PY) -m pytest -q
 
 bench: setup
-	cargo run --release -p hetlab-core --example engine_speed
+	cargo bench -p hetlab-core --bench engine_speed
 	$(PY) benches/bench_simulate.py
 
 setup: $(VENV)/.installed

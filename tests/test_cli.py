@@ -1,0 +1,113 @@
+"""The `hetlab` command line, run as a separate process like a user would."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SMALL = "ccbench:size=1048576,pattern=random,iterations=200000"
+
+
+def hetlab(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_help_explains_the_commands():
+    r = hetlab("--help")
+    assert r.returncode == 0
+    for word in ("simulate", "governors", "platforms", "workloads", "snoop"):
+        assert word in r.stdout
+    r = hetlab("simulate", "--help")
+    assert r.returncode == 0 and "ccbench:size=N" in r.stdout and "--freq" in r.stdout
+
+
+def test_simulate_prints_time_energy_frequency_and_pmcs():
+    r = hetlab("simulate", "--workload", SMALL, "--cluster", "little", "--governor", "ondemand")
+    assert r.returncode == 0, r.stderr
+    for word in ("time", "energy", "avg MHz", "residency", "cpu_cycles", "l2d_refill", "si_rrq_hs_any", "S3 little", "S4 big"):
+        assert word in r.stdout, word
+
+
+def test_json_output_and_reps_statistics():
+    r = hetlab("simulate", "--workload", SMALL, "--cluster", "little", "--freq", "little=1400000,big=200000", "--json")
+    doc = json.loads(r.stdout)
+    assert doc["governors"] == ["userspace", "userspace"]
+    assert doc["clusters"][1]["residency"][0] == [200000, pytest.approx(doc["time_s"], rel=0.01)]
+    r = hetlab("simulate", "--workload", SMALL, "--cluster", "little", "--reps", "3", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert [run["seed"] for run in doc["runs"]] == [1, 2, 3]
+    assert doc["time_s"]["std"] > 0
+
+
+def test_same_seed_gives_byte_identical_json():
+    a = hetlab("simulate", "--workload", SMALL, "--cluster", "little", "--seed", "5", "--json").stdout
+    b = hetlab("simulate", "--workload", SMALL, "--cluster", "little", "--seed", "5", "--json").stdout
+    assert a and a == b
+
+
+def test_listing_commands():
+    r = hetlab("governors")
+    assert r.returncode == 0
+    for name in ("ondemand", "conservative", "schedutil", "interactive", "anti-snoop", "up_threshold", "sampling_rate", "all-max"):
+        assert name in r.stdout
+    assert "exynos5422" in hetlab("platforms").stdout
+    assert "ccbench" in hetlab("workloads").stdout
+
+
+BAD_INPUTS = [
+    (["--governor", "turbo"], "unknown governor 'turbo'"),
+    (["--workload", "ccbench:size=1024,sise=3"], "unknown workload key 'sise'"),
+    (["--workload", "nosuch"], "unknown workload 'nosuch'"),
+    (["--freq", "little=1450000"], "not an OPP of cluster little"),
+    (["--freq", "medium=1400000"], "unknown cluster 'medium'"),
+    (["--tunable", "up_threshold=120"], "up_threshold"),
+    (["--platform", "missing.toml"], "cannot read platform file 'missing.toml'"),
+    (["--governor", "idle-min"], "needs --cluster"),
+]
+
+
+@pytest.mark.parametrize("args,message", BAD_INPUTS)
+def test_bad_input_is_one_clear_line_and_no_output_file(tmp_path, args, message):
+    trace = tmp_path / "out.trace"
+    r = hetlab("simulate", "--workload", SMALL, *args, "--trace", str(trace))
+    assert r.returncode != 0
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hetlab: error:") and message in lines[0], r.stderr
+    assert r.stdout == ""
+    assert not trace.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_malformed_platform_file_names_file_and_field(tmp_path):
+    text = (Path(__file__).parents[1] / "data/platforms/exynos5422.toml").read_text()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace("[200000, 900000], [300000, 900000]", "[300000, 900000], [200000, 900000]", 1))
+    r = hetlab("simulate", "--platform", str(bad), "--workload", SMALL, "--trace", str(tmp_path / "t.txt"))
+    assert r.returncode != 0
+    assert "bad.toml" in r.stderr and "opps" in r.stderr and "sorted" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "t.txt").exists()
+    bad.write_text(text.replace("hz = 200", "hz = 200\nwarp = 9"))
+    r = hetlab("simulate", "--platform", str(bad), "--workload", SMALL)
+    assert r.returncode != 0 and "unknown field `warp`" in r.stderr and "bad.toml:" in r.stderr
+
+
+def test_workload_file_and_series_csv(tmp_path):
+    wl = tmp_path / "w.toml"
+    wl.write_text(
+        'name = "two-phase"\n[[tasks]]\nname = "t"\n'
+        '[[tasks.phases]]\ninstructions = 20000000\nworking_set_bytes = 8388608\npattern = "random"\n'
+        '[[tasks.phases]]\nsleep_us = 20000\n'
+    )
+    series = tmp_path / "s.csv"
+    r = hetlab("simulate", "--workload", str(wl), "--cluster", "big", "--series", str(series), "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["workload"] == "two-phase"
+    import pandas as pd
+
+    df = pd.read_csv(series)
+    assert {"time_s", "cluster", "freq_khz", "load_pct", "cci_congestion", "memory_access"} <= set(df.columns)
+    assert set(df.cluster) == {"little", "big"}
