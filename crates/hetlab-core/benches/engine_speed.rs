@@ -46,8 +46,8 @@ fn main() {
         trace: false,
         time_limit_s: 3600.0,
     };
-    measure("(a) ccbench random 4 MB, LITTLE, ondemand", &platform, &ccbench, config.clone(), 5);
+    measure("(a) ccbench random 4 MB, LITTLE, ondemand", &platform, &ccbench, config.clone(), 20);
     let mixed = Workload::from_spec("mixed8").unwrap();
     let config = SimConfig { scheduler: SchedPolicy::Smp, cluster: None, ..config };
-    measure("(b) mixed8: 4 periodic + 4 CPU-bound on 8 CPUs, ondemand", &platform, &mixed, config, 3);
+    measure("(b) mixed8: 4 periodic + 4 CPU-bound on 8 CPUs, ondemand", &platform, &mixed, config, 20);
 }

@@ -108,14 +108,20 @@ struct Pmu {
     mem_access: f64,
 }
 
+/// Nearest integer of a non-negative counter value (inlined; `f64::round` is a libm call).
+#[inline]
+fn count(x: f64) -> u64 {
+    (x + 0.5) as u64
+}
+
 impl Pmu {
     fn to_counts(self) -> CorePmu {
         CorePmu {
-            cpu_cycles: self.cycles.round() as u64,
-            inst_retired: self.inst.round() as u64,
-            l2d_cache_refill: self.l2_refill.round() as u64,
-            bus_access: self.bus_access.round() as u64,
-            mem_access: self.mem_access.round() as u64,
+            cpu_cycles: count(self.cycles),
+            inst_retired: count(self.inst),
+            l2d_cache_refill: count(self.l2_refill),
+            bus_access: count(self.bus_access),
+            mem_access: count(self.mem_access),
         }
     }
     fn delta(now: CorePmu, before: CorePmu) -> CorePmu {
@@ -181,6 +187,8 @@ struct ClusterRt {
     governor_name: String,
     opps_khz: Vec<u32>,
     cur_khz: u32,
+    /// Index of `cur_khz` in `opps_khz`.
+    cur_opp: usize,
     pending: Option<(f64, u32)>,
     next_sample_us: f64,
     last_sample_us: f64,
@@ -222,14 +230,33 @@ pub struct Engine<'a> {
     dram_lines: f64,
     dram_line_per_us: f64,
     dram_mj: f64,
-    board_mj: f64,
-    cci_cycles: f64,
+    /// Time up to which `flush` has integrated the cluster and DRAM quantities, µs.
+    integrated_until_us: f64,
     events: u64,
     samples: u64,
     series: Vec<SampleRow>,
     trace: Vec<TraceEvent>,
     /// Reference-work conversion for periodic phases: instructions per µs of reference work.
     reference_ips: Vec<Vec<f64>>,
+    /// CPU capacity per cluster (0..=1024).
+    capacity: Vec<u32>,
+    /// Governor views, reused between samples.
+    views: Vec<PolicyView>,
+    /// Something changed that affects rates or power since the last `recompute`.
+    dirty: bool,
+    /// DRAM utilisation found by the last `recompute` (warm start of its fixed point).
+    dram_utilisation: f64,
+    scratch: Scratch,
+}
+
+/// Buffers `recompute` reuses instead of allocating at every event.
+#[derive(Default)]
+struct Scratch {
+    snoop_ns: Vec<f64>,
+    /// (cpu, thread) of every running thread.
+    running: Vec<(usize, usize)>,
+    ws_per_cluster: Vec<f64>,
+    occupancy: Vec<f64>,
 }
 
 /// Runs one simulation.
@@ -347,6 +374,7 @@ impl<'a> Engine<'a> {
                 // Boot at the top OPP, as the bootloader leaves it; the governor takes over at
                 // its start.
                 cur_khz: cl.max_khz(),
+                cur_opp: cl.opps.len() - 1,
                 pending: None,
                 next_sample_us: 0.0,
                 last_sample_us: 0.0,
@@ -407,13 +435,17 @@ impl<'a> Engine<'a> {
             dram_lines: 0.0,
             dram_line_per_us: 0.0,
             dram_mj: 0.0,
-            board_mj: 0.0,
-            cci_cycles: 0.0,
+            integrated_until_us: 0.0,
             events: 0,
             samples: 0,
             series: Vec::new(),
             trace: Vec::new(),
             reference_ips,
+            capacity: (0..platform.clusters.len()).map(|c| platform.cpu_capacity(c)).collect(),
+            views: vec![PolicyView::default(); platform.clusters.len()],
+            dirty: true,
+            dram_utilisation: 0.0,
+            scratch: Scratch::default(),
             config,
         };
         engine.start()?;
@@ -437,8 +469,10 @@ impl<'a> Engine<'a> {
             }
         }
         for c in 0..self.clusters.len() {
-            let view = self.policy_view(c);
+            let mut view = PolicyView::default();
+            self.fill_view(c, &mut view);
             let decision = self.clusters[c].governor.start(&view);
+            self.views[c] = view;
             self.request_freq(c, decision.target_khz);
             self.clusters[c].next_sample_us = decision.next_sample_us as f64;
         }
@@ -463,7 +497,9 @@ impl<'a> Engine<'a> {
             }
             self.advance(next);
             self.handle_events();
-            self.recompute();
+            if self.dirty {
+                self.recompute();
+            }
             self.events += 1;
         }
         Ok(self.finish(completed))
@@ -471,8 +507,11 @@ impl<'a> Engine<'a> {
 
     fn next_event_us(&self) -> f64 {
         let mut next = f64::INFINITY;
-        for cl in &self.clusters {
-            next = next.min(cl.next_sample_us);
+        for (c, cl) in self.clusters.iter().enumerate() {
+            // An idle policy samples at its next wake-up instead (see `handle_events`).
+            if self.policy_busy(c) {
+                next = next.min(cl.next_sample_us);
+            }
             if let Some((t, _)) = cl.pending {
                 next = next.min(t);
             }
@@ -516,7 +555,7 @@ impl<'a> Engine<'a> {
             let cl = &self.clusters[cpu.cluster];
             let cluster = &self.platform.clusters[cpu.cluster];
             let freq_scale = cl.cur_khz as f64 / cluster.max_khz() as f64;
-            let cap_scale = self.platform.cpu_capacity(cpu.cluster) as f64 / 1024.0;
+            let cap_scale = self.capacity[cpu.cluster] as f64 / 1024.0;
             let busy = cpu.current.is_some();
             if busy {
                 cpu.busy_us += dt;
@@ -553,26 +592,38 @@ impl<'a> Engine<'a> {
         for th in self.threads.iter_mut().filter(|t| t.state != ThreadState::Running) {
             th.util_avg *= decay;
         }
+        self.now_us = to_us;
+    }
+
+    /// Integrates the per-cluster and DRAM quantities (energy, temperature, residency, CCI
+    /// counters) up to `now`. Their rates only change in `recompute` and `set_freq`, so they
+    /// are integrated lazily, right before a change or a read, instead of at every event.
+    fn flush(&mut self) {
+        let dt = self.now_us - self.integrated_until_us;
+        if dt <= 0.0 {
+            return;
+        }
         let dt_s = dt * 1e-6;
         for (c, cl) in self.clusters.iter_mut().enumerate() {
             let cluster = &self.platform.clusters[c];
             cl.dynamic_mj += (cl.power_mw - cl.static_mw) * dt_s;
             cl.static_mj += cl.static_mw * dt_s;
-            let opp = cl.opps_khz.iter().position(|&f| f == cl.cur_khz).expect("cur is an OPP");
-            cl.residency_us[opp] += dt;
+            cl.residency_us[cl.cur_opp] += dt;
             cl.khz_us += cl.cur_khz as f64 * dt;
             cl.temp_c = power::rc_step(cl.temp_c, self.platform.thermal.ambient_c, cl.power_mw, cluster, dt_s);
             cl.peak_temp_c = cl.peak_temp_c.max(cl.temp_c);
             cl.port_reads += cl.port_read_per_us * dt;
             cl.port_stalls += cl.port_stall_per_us * dt;
         }
+        let dram = &self.platform.dram;
         self.dram_lines += self.dram_line_per_us * dt;
-        self.dram_mj += (self.platform.dram.background_power_mw
-            + self.dram_line_per_us * 1e6 * self.platform.dram.energy_per_line_nj * 1e-6)
-            * dt_s;
-        self.board_mj += self.platform.board.rest_power_mw * dt_s;
-        self.cci_cycles += dt * self.platform.cci.clock_khz as f64 / 1000.0;
-        self.now_us = to_us;
+        self.dram_mj += (dram.background_power_mw + self.dram_line_per_us * 1e6 * dram.energy_per_line_nj * 1e-6) * dt_s;
+        self.integrated_until_us = self.now_us;
+    }
+
+    /// CCI cycle counter at `now` (the CCI clock is fixed).
+    fn cci_cycles(&self) -> u64 {
+        count(self.now_us * self.platform.cci.clock_khz as f64 / 1000.0)
     }
 
     fn handle_events(&mut self) {
@@ -588,10 +639,12 @@ impl<'a> Engine<'a> {
         }
         if self.next_thermal_us <= now + eps {
             self.thermal_poll();
+            self.dirty = true; // leakage follows the new temperature
             self.next_thermal_us = now + self.platform.thermal.polling_interval_ms as f64 * 1000.0;
         }
         if self.next_dram_noise_us <= now + eps {
             self.dram_noise = (self.platform.noise.dram_latency_sigma * normal_sample(&mut self.rng)).exp();
+            self.dirty = true;
             self.next_dram_noise_us = now + self.platform.noise.dram_noise_period_us as f64;
         }
         for cpu in 0..self.cpus.len() {
@@ -626,9 +679,11 @@ impl<'a> Engine<'a> {
                 self.preempt(cpu);
             }
         }
-        // Governor samples.
+        // Governor samples. Since Linux 4.6 a governor samples from the scheduler's
+        // update_util hook, so a policy whose CPUs stayed idle (no tick, no enqueue) is not
+        // sampled until one of them wakes up (`wake_policy`).
         for c in 0..self.clusters.len() {
-            if self.clusters[c].next_sample_us <= now + eps {
+            if self.clusters[c].next_sample_us <= now + eps && self.policy_busy(c) {
                 self.governor_sample(c);
             }
         }
@@ -762,6 +817,9 @@ impl<'a> Engine<'a> {
 
     /// Puts `t` on `cpu`, which must have nothing running; `prev` says who left.
     fn switch_in(&mut self, cpu: usize, t: usize, prev: Option<(u32, PrevState)>) {
+        if prev.is_none() {
+            self.wake_policy(self.cpus[cpu].cluster);
+        }
         if self.config.trace {
             if prev.is_none() {
                 self.trace_idle(cpu, CPU_IDLE_EXIT);
@@ -769,6 +827,7 @@ impl<'a> Engine<'a> {
             let (prev_tid, prev_state) = prev.unwrap_or((0, PrevState::Runnable));
             self.trace.push(TraceEvent::SchedSwitch { time_us: self.now_us, cpu, prev_tid, prev_state, next_tid: self.threads[t].tid });
         }
+        self.dirty = true;
         self.cpus[cpu].current = Some(t);
         self.threads[t].state = ThreadState::Running;
         self.threads[t].cpu = cpu;
@@ -777,6 +836,7 @@ impl<'a> Engine<'a> {
 
     /// The current thread of `cpu` leaves it (already marked sleeping/done); run the next one.
     fn switch_out(&mut self, cpu: usize, state: PrevState) {
+        self.dirty = true;
         let t = self.cpus[cpu].current.take().expect("a thread was running");
         let prev = (self.threads[t].tid, state);
         if let Some(next) = self.next_for(cpu) {
@@ -829,6 +889,7 @@ impl<'a> Engine<'a> {
     /// simulated as two events: the running thread needs that much longer; an idle CPU is
     /// busy for the burst (load, PELT, cycles, energy).
     fn kernel_jitter(&mut self, cpu: usize) {
+        self.wake_policy(self.cpus[cpu].cluster);
         let noise = &self.platform.noise;
         let busy_us = exp_sample(&mut self.rng, noise.kernel_wakeup_mean_busy_us as f64);
         let gap_us = exp_sample(&mut self.rng, noise.kernel_wakeup_mean_interval_us as f64);
@@ -847,7 +908,7 @@ impl<'a> Engine<'a> {
                 st.busy_us += busy_us;
                 st.idle_since_sample_us -= busy_us;
                 let cluster = &self.platform.clusters[c];
-                let scale = khz as f64 / cluster.max_khz() as f64 * self.platform.cpu_capacity(c) as f64 / 1024.0;
+                let scale = khz as f64 / cluster.max_khz() as f64 * self.capacity[c] as f64 / 1024.0;
                 st.util_avg += (1024.0 * scale - st.util_avg) * (1.0 - (-busy_us / PELT_TAU_US).exp());
                 let mw = power::core_dynamic_mw(self.platform.core_type_of(c), cluster.voltage_v(khz), khz, 1.0);
                 self.clusters[c].dynamic_mj += mw * busy_us * 1e-6;
@@ -885,13 +946,16 @@ impl<'a> Engine<'a> {
     }
 
     fn set_freq(&mut self, c: usize, khz: u32) {
+        self.flush();
         let cl = &mut self.clusters[c];
         cl.pending = None;
         if cl.cur_khz == khz {
             return;
         }
         cl.cur_khz = khz;
+        cl.cur_opp = cl.opps_khz.iter().position(|&f| f == khz).expect("resolved to an OPP");
         cl.transitions += 1;
+        self.dirty = true;
         if self.config.trace {
             for &cpu in &self.platform.clusters[c].cpus {
                 self.trace.push(TraceEvent::CpuFrequency { time_us: self.now_us, cpu, freq_khz: khz });
@@ -902,6 +966,7 @@ impl<'a> Engine<'a> {
     /// Step-wise passive cooling: the highest trip the hottest cluster exceeds sets each
     /// cluster's cap; a lowered cap applies at once (cpufreq_update_policy).
     fn thermal_poll(&mut self) {
+        self.flush();
         let zone_c = self.clusters.iter().map(|c| c.temp_c).fold(f64::MIN, f64::max);
         for c in 0..self.clusters.len() {
             let cluster = &self.platform.clusters[c];
@@ -928,70 +993,75 @@ impl<'a> Engine<'a> {
         (self.clusters[c].port_reads as u64, self.clusters[c].port_stalls as u64)
     }
 
-    fn policy_view(&self, c: usize) -> PolicyView {
+    /// Fills `view` (reused between samples to avoid allocation) for cluster `c`.
+    fn fill_view(&self, c: usize, view: &mut PolicyView) {
         let cluster = &self.platform.clusters[c];
         let cl = &self.clusters[c];
-        let wall_us = (self.now_us - cl.last_sample_us).round() as u64;
-        let cpus = cluster
-            .cpus
-            .iter()
-            .map(|&cpu| {
-                let st = &self.cpus[cpu];
-                let idle_us = if st.online { st.idle_since_sample_us.max(0.0).round() as u64 } else { wall_us };
-                CpuSample {
-                    cpu,
-                    wall_us,
-                    idle_us: idle_us.min(wall_us),
-                    nice_us: 0,
-                    util_avg: st.util_avg.round() as u32,
-                    was_idle: st.was_idle,
-                    pmu: Pmu::delta(st.pmu.to_counts(), st.pmu_at_sample),
-                }
-            })
-            .collect();
-        let threads = self
-            .threads
-            .iter()
-            .enumerate()
-            .filter_map(|(i, th)| {
-                let d = Pmu::delta(th.pmu.to_counts(), cl.thread_pmu_at_sample[i]);
-                (d.cpu_cycles > 0).then(|| ThreadSample { tid: th.tid, cluster: self.cpus[th.cpu].cluster, pmu: d })
-            })
-            .collect();
-        let cci_ports = (0..self.clusters.len())
-            .filter(|&o| self.clusters[o].online)
-            .map(|o| {
-                let (reads, stalls) = self.port_counts(o);
-                let (r0, s0) = cl.ports_at_sample[o];
-                CciPortSample {
-                    port: self.platform.clusters[o].cci_port,
-                    cluster: o,
-                    si_rrq_hs_any: reads - r0,
-                    si_rrq_stall_tt_full: stalls - s0,
-                }
-            })
-            .collect();
-        PolicyView {
-            now_us: self.now_us as u64,
-            policy: c,
-            opps_khz: cl.opps_khz.clone(),
-            cpuinfo_min_khz: cluster.min_khz(),
-            cpuinfo_max_khz: cluster.max_khz(),
-            policy_min_khz: cluster.min_khz(),
-            policy_max_khz: cluster.max_khz(),
-            thermal_cap_khz: cl.thermal_cap_khz,
-            cur_khz: cl.cur_khz,
-            transition_latency_ns: cluster.transition_latency_ns,
-            cpu_capacity: self.platform.cpu_capacity(c),
-            cpus,
-            threads,
-            cci_ports,
-            cci_cycles: self.cci_cycles as u64 - cl.cci_cycles_at_sample,
+        let wall_us = count(self.now_us - cl.last_sample_us);
+        view.cpus.clear();
+        for &cpu in &cluster.cpus {
+            let st = &self.cpus[cpu];
+            let idle_us = if st.online { count(st.idle_since_sample_us.max(0.0)) } else { wall_us };
+            view.cpus.push(CpuSample {
+                cpu,
+                wall_us,
+                idle_us: idle_us.min(wall_us),
+                nice_us: 0,
+                util_avg: count(st.util_avg) as u32,
+                was_idle: st.was_idle,
+                pmu: Pmu::delta(st.pmu.to_counts(), st.pmu_at_sample),
+            });
+        }
+        view.threads.clear();
+        for (i, th) in self.threads.iter().enumerate() {
+            let d = Pmu::delta(th.pmu.to_counts(), cl.thread_pmu_at_sample[i]);
+            if d.cpu_cycles > 0 {
+                view.threads.push(ThreadSample { tid: th.tid, cluster: self.cpus[th.cpu].cluster, pmu: d });
+            }
+        }
+        view.cci_ports.clear();
+        for o in (0..self.clusters.len()).filter(|&o| self.clusters[o].online) {
+            let (reads, stalls) = self.port_counts(o);
+            let (r0, s0) = cl.ports_at_sample[o];
+            view.cci_ports.push(CciPortSample {
+                port: self.platform.clusters[o].cci_port,
+                cluster: o,
+                si_rrq_hs_any: reads - r0,
+                si_rrq_stall_tt_full: stalls - s0,
+            });
+        }
+        if view.opps_khz != cl.opps_khz {
+            view.opps_khz = cl.opps_khz.clone();
+        }
+        view.now_us = self.now_us as u64;
+        view.policy = c;
+        view.cpuinfo_min_khz = cluster.min_khz();
+        view.cpuinfo_max_khz = cluster.max_khz();
+        view.policy_min_khz = cluster.min_khz();
+        view.policy_max_khz = cluster.max_khz();
+        view.thermal_cap_khz = cl.thermal_cap_khz;
+        view.cur_khz = cl.cur_khz;
+        view.transition_latency_ns = cluster.transition_latency_ns;
+        view.cpu_capacity = self.capacity[c];
+        view.cci_cycles = self.cci_cycles() - cl.cci_cycles_at_sample;
+    }
+
+    /// Whether a CPU of cluster `c` is running something (its tick is on).
+    fn policy_busy(&self, c: usize) -> bool {
+        self.platform.clusters[c].cpus.iter().any(|&cpu| self.cpus[cpu].current.is_some())
+    }
+
+    /// A CPU of cluster `c` runs scheduler code: take a sample that fell due while idle.
+    fn wake_policy(&mut self, c: usize) {
+        if self.clusters[c].next_sample_us <= self.now_us {
+            self.governor_sample(c);
         }
     }
 
     fn governor_sample(&mut self, c: usize) {
-        let view = self.policy_view(c);
+        self.flush();
+        let mut view = std::mem::take(&mut self.views[c]);
+        self.fill_view(c, &mut view);
         let decision = self.clusters[c].governor.sample(&view);
         self.samples += 1;
         // Features of this cluster as the other cluster's tree would read them.
@@ -1040,9 +1110,10 @@ impl<'a> Engine<'a> {
             let counts = self.port_counts(o);
             self.clusters[c].ports_at_sample[o] = counts;
         }
-        self.clusters[c].cci_cycles_at_sample = self.cci_cycles as u64;
+        self.clusters[c].cci_cycles_at_sample = self.cci_cycles();
         self.clusters[c].last_sample_us = self.now_us;
         self.clusters[c].next_sample_us = self.now_us + decision.next_sample_us.max(1) as f64;
+        self.views[c] = view;
         self.request_freq(c, decision.target_khz);
     }
 
@@ -1059,22 +1130,29 @@ impl<'a> Engine<'a> {
 
     /// Refreshes every running thread's rate, the CCI and DRAM rates, and the power draw.
     fn recompute(&mut self) {
+        self.flush();
+        self.dirty = false;
         let platform = self.platform;
         let nclusters = self.clusters.len();
-        let snoop_ns: Vec<f64> = (0..nclusters).map(|c| self.snoop_served_ns(c)).collect();
+        // Scratch buffers kept between calls: recompute runs at most events.
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let Scratch { snoop_ns, running, ws_per_cluster, occupancy } = &mut scratch;
+        snoop_ns.clear();
+        snoop_ns.extend((0..nclusters).map(|c| self.snoop_served_ns(c)));
 
         // Running threads and their cluster's L2 share.
-        let mut running: Vec<(usize, usize)> = Vec::with_capacity(self.cpus.len());
+        running.clear();
         for (cpu_id, cpu) in self.cpus.iter().enumerate() {
             if let Some(t) = cpu.current {
                 running.push((cpu_id, t));
             }
         }
-        let mut ws_per_cluster = vec![0.0; nclusters];
-        for &(cpu, t) in &running {
+        ws_per_cluster.clear();
+        ws_per_cluster.resize(nclusters, 0.0);
+        for &(cpu, t) in running.iter() {
             ws_per_cluster[self.cpus[cpu].cluster] += self.mem_of(t).working_set_bytes as f64;
         }
-        for &(cpu, t) in &running {
+        for &(cpu, t) in running.iter() {
             let c = self.cpus[cpu].cluster;
             let ws = self.mem_of(t).working_set_bytes as f64;
             let l2_share = platform.clusters[c].l2_bytes as f64 * ws / ws_per_cluster[c];
@@ -1113,12 +1191,22 @@ impl<'a> Engine<'a> {
                 .sum::<f64>()
                 / capacity_lines_per_ns
         };
-        let rho0 = demand(self, 0.0);
-        let rho = if rho0 < 0.02 {
-            rho0
-        } else {
-            let (mut lo, mut hi) = (0.0, rho0.min(0.995));
-            for _ in 0..30 {
+        // Fixed-point iteration from the previous solution (rates change little between events);
+        // bisection when it does not settle (heavy traffic, where the map is steep).
+        let mut rho = self.dram_utilisation.min(0.995);
+        let mut settled = false;
+        for _ in 0..8 {
+            let next = demand(self, rho).min(0.995);
+            let done = (next - rho).abs() <= 1e-9 * rho.max(1e-6);
+            rho = next;
+            if done {
+                settled = true;
+                break;
+            }
+        }
+        if !settled {
+            let (mut lo, mut hi) = (0.0, demand(self, 0.0).min(0.995));
+            for _ in 0..40 {
                 let mid = 0.5 * (lo + hi);
                 if demand(self, mid) > mid {
                     lo = mid;
@@ -1126,15 +1214,17 @@ impl<'a> Engine<'a> {
                     hi = mid;
                 }
             }
-            0.5 * (lo + hi)
-        };
+            rho = 0.5 * (lo + hi);
+        }
+        self.dram_utilisation = rho;
 
         for cl in self.clusters.iter_mut() {
             cl.port_read_per_us = 0.0;
         }
-        let mut occupancy = vec![0.0; nclusters];
+        occupancy.clear();
+        occupancy.resize(nclusters, 0.0);
         let mut line_per_us = 0.0;
-        for &(cpu, t) in &running {
+        for &(cpu, t) in running.iter() {
             let c = self.cpus[cpu].cluster;
             let it = time_of(self, cpu, t, rho);
             let m = self.threads[t].cached_misses.expect("computed above").2;
@@ -1164,6 +1254,8 @@ impl<'a> Engine<'a> {
         }
         self.dram_line_per_us = line_per_us;
 
+        self.scratch = scratch;
+
         // Power.
         for c in 0..nclusters {
             let cluster = &platform.clusters[c];
@@ -1190,7 +1282,8 @@ impl<'a> Engine<'a> {
 
     // ---- results ---------------------------------------------------------------------------------
 
-    fn finish(self, completed: bool) -> RunResult {
+    fn finish(mut self, completed: bool) -> RunResult {
+        self.flush();
         let platform = self.platform;
         let time_us = if completed { self.threads.iter().map(|t| t.finish_us).fold(0.0, f64::max) } else { self.now_us };
         let clusters: Vec<ClusterReport> = self
@@ -1212,7 +1305,7 @@ impl<'a> Engine<'a> {
             .collect();
         let clusters_j: Vec<f64> = clusters.iter().map(|c| c.dynamic_j + c.static_j).collect();
         let dram_j = self.dram_mj * 1e-3;
-        let board_j = self.board_mj * 1e-3;
+        let board_j = self.platform.board.rest_power_mw * self.now_us * 1e-9;
         let energy = Energy { total_j: clusters_j.iter().sum::<f64>() + dram_j + board_j, clusters_j, dram_j, board_j };
         let trace_threads = TraceThreads {
             names: {
@@ -1263,7 +1356,7 @@ impl<'a> Engine<'a> {
                     cci_congestion: if cl.port_reads > 0.0 { cl.port_stalls / cl.port_reads } else { 0.0 },
                 })
                 .collect(),
-            cci_cycles: self.cci_cycles as u64,
+            cci_cycles: self.cci_cycles(),
             dram_lines: self.dram_lines,
             threads: self
                 .threads
