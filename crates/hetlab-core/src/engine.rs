@@ -716,12 +716,19 @@ impl<'a> Engine<'a> {
                 PhaseKind::Sleep { duration_us } => {
                     self.sleep_until(t, self.now_us + duration_us as f64);
                 }
-                PhaseKind::Periodic { run_us, count, .. } => {
+                PhaseKind::Periodic { run_us, count, period_us } => {
+                    // Periodic threads start at a random phase within their period, as
+                    // independent tasks on a real system do.
+                    let offset_us = if period_us > 0 { self.rng.gen_range(0.0..period_us as f64) } else { 0.0 };
                     let th = &mut self.threads[t];
                     th.jobs_left = count;
-                    th.next_release_us = self.now_us;
+                    th.next_release_us = self.now_us + offset_us;
                     th.work_left = run_us * ips;
-                    self.make_runnable(t);
+                    if offset_us > 0.0 {
+                        self.sleep_until(t, self.now_us + offset_us);
+                    } else {
+                        self.make_runnable(t);
+                    }
                 }
             }
             return;
@@ -747,10 +754,7 @@ impl<'a> Engine<'a> {
             }
         }
         self.threads[t].phase += 1;
-        let was_running = self.threads[t].state == ThreadState::Running;
         self.enter_phase(t);
-        // A compute phase following directly keeps running where it is.
-        let _ = was_running;
     }
 
     fn make_runnable(&mut self, t: usize) {
