@@ -1068,13 +1068,22 @@ impl<'a> Engine<'a> {
         self.fill_view(c, &mut view);
         let decision = self.clusters[c].governor.sample(&view);
         self.samples += 1;
-        // Features of this cluster as the other cluster's tree would read them.
-        let own_port = view.cci_ports.iter().find(|p| p.cluster == c).map(|p| p.congestion()).unwrap_or(0.0);
-        let (bus, cycles) = view
-            .threads
-            .iter()
-            .filter(|t| t.cluster == c)
-            .fold((0u64, 0u64), |(b, y), t| (b + t.pmu.bus_access, y + t.pmu.cpu_cycles));
+        // Raw counters per cluster, and this cluster's features as the other cluster's tree
+        // would read them.
+        let mut counters = vec![ClusterCounters::default(); self.clusters.len()];
+        for p in &view.cci_ports {
+            counters[p.cluster].si_rrq_hs_any += p.si_rrq_hs_any;
+            counters[p.cluster].si_rrq_stall_tt_full += p.si_rrq_stall_tt_full;
+        }
+        for t in &view.threads {
+            let k = &mut counters[t.cluster];
+            k.cpu_cycles += t.pmu.cpu_cycles;
+            k.inst_retired += t.pmu.inst_retired;
+            k.bus_access += t.pmu.bus_access;
+            k.l2d_cache_refill += t.pmu.l2d_cache_refill;
+        }
+        let own = counters[c];
+        let ratio = |n: u64, d: u64| if d == 0 { 0.0 } else { n as f64 / d as f64 };
         let load_pct = view
             .cpus
             .iter()
@@ -1089,9 +1098,12 @@ impl<'a> Engine<'a> {
             load_pct,
             power_mw: self.clusters[c].power_mw,
             temp_c: self.clusters[c].temp_c,
-            cci_congestion: own_port,
-            memory_access: if cycles == 0 { 0.0 } else { bus as f64 / cycles as f64 },
+            cci_congestion: ratio(own.si_rrq_stall_tt_full, own.si_rrq_hs_any),
+            memory_access: ratio(own.bus_access, own.cpu_cycles),
             snoop_latency_ns: snoop_ns,
+            period_s: (self.now_us - self.clusters[c].last_sample_us) * 1e-6,
+            cci_cycles: view.cci_cycles,
+            counters,
         });
         if self.config.trace {
             let cpu = self.platform.clusters[c].cpus[0];

@@ -104,4 +104,21 @@ pub struct SampleRow {
     pub memory_access: f64,
     /// Latency of a snoop served by this cluster at its current frequency, ns (0 when off).
     pub snoop_latency_ns: f64,
+    /// Length of the sampled period, s.
+    pub period_s: f64,
+    /// CCI cycle counter delta over the period.
+    pub cci_cycles: u64,
+    /// Raw counter deltas over the period, per cluster (in cluster order): that cluster's CCI
+    /// port and the threads that ran on it. This is what the training sweep records.
+    pub counters: Vec<ClusterCounters>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Default)]
+pub struct ClusterCounters {
+    pub si_rrq_hs_any: u64,
+    pub si_rrq_stall_tt_full: u64,
+    pub cpu_cycles: u64,
+    pub inst_retired: u64,
+    pub bus_access: u64,
+    pub l2d_cache_refill: u64,
 }

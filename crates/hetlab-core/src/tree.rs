@@ -42,6 +42,10 @@ pub struct DecisionTree {
     pub classes: Vec<String>,
     /// Node 0 is the root.
     pub nodes: Vec<TreeNode>,
+    /// Trained trees compare in fixed point (see [`DecisionTree::predict_counts`]) so that
+    /// the exported C (for a kernel: no floating point), Rust and Python agree exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed_point_shift: Option<u32>,
 }
 
 impl DecisionTree {
@@ -75,6 +79,9 @@ impl DecisionTree {
                     if !node.threshold.is_finite() {
                         return Err(format!("node {i} has a non-finite threshold"));
                     }
+                    if self.fixed_point_shift.is_some() && node.threshold < 0.0 {
+                        return Err(format!("node {i}: a fixed-point tree needs thresholds >= 0"));
+                    }
                 }
                 _ => return Err(format!("node {i} is neither a leaf nor a full split")),
             }
@@ -93,7 +100,29 @@ impl DecisionTree {
 
     /// Class name predicted for `features` (majority class of the leaf; ties go to the first).
     pub fn predict(&self, features: &[f64]) -> &str {
-        let leaf = &self.nodes[self.leaf(features)];
+        self.class_of(self.leaf(features))
+    }
+
+    /// Class predicted for features given as counter ratios `(numerator, denominator)`
+    /// (a zero denominator reads as 0). With `fixed_point_shift = S` a node compares
+    /// `floor(num · 2^S / den) <= floor(threshold · 2^S)` in integers; otherwise the ratio in
+    /// floating point against the threshold.
+    pub fn predict_counts(&self, counts: &[(u64, u64)]) -> &str {
+        let Some(shift) = self.fixed_point_shift else {
+            let x: Vec<f64> = counts.iter().map(|&(n, d)| if d == 0 { 0.0 } else { n as f64 / d as f64 }).collect();
+            return self.predict(&x);
+        };
+        let mut i = 0;
+        while let (Some(f), Some(l), Some(r)) = (self.nodes[i].feature, self.nodes[i].left, self.nodes[i].right) {
+            let (num, den) = counts[f];
+            let q: u128 = if den == 0 { 0 } else { ((num as u128) << shift) / den as u128 };
+            i = if q <= fixed_threshold(self.nodes[i].threshold, shift) { l } else { r };
+        }
+        self.class_of(i)
+    }
+
+    fn class_of(&self, leaf: usize) -> &str {
+        let leaf = &self.nodes[leaf];
         let mut best = 0;
         for (k, v) in leaf.value.iter().enumerate() {
             if *v > leaf.value[best] {
@@ -101,6 +130,18 @@ impl DecisionTree {
             }
         }
         &self.classes[best]
+    }
+}
+
+/// floor(threshold · 2^shift) as an unsigned integer; negative thresholds never pass (0 is
+/// the smallest feature), handled by the caller's validation. Multiplying by a power of two
+/// is exact in IEEE doubles, so every language computes the same integer.
+pub fn fixed_threshold(threshold: f64, shift: u32) -> u128 {
+    let scaled = (threshold * (2f64).powi(shift as i32)).floor();
+    if scaled < 0.0 {
+        0
+    } else {
+        scaled as u128
     }
 }
 
@@ -114,6 +155,33 @@ pub struct AntiSnoopModel {
 }
 
 impl AntiSnoopModel {
+    /// Checks the model fits `platform`: one valid tree per cluster, known features only.
+    pub fn check_for(&self, platform: &crate::platform::Platform) -> Result<(), String> {
+        for (cluster, tree) in &self.trees {
+            if platform.cluster_index(cluster).is_none() {
+                return Err(format!(
+                    "model {} has a tree for cluster '{cluster}', which platform {} does not have; train a model on this platform",
+                    self.name, platform.name
+                ));
+            }
+            tree.validate().map_err(|e| format!("model {}: tree for {cluster}: {e}", self.name))?;
+            for f in &tree.features {
+                if f != FEATURE_CCI_CONGESTION && f != FEATURE_MEMORY_ACCESS {
+                    return Err(format!("model {}: tree for {cluster} uses unknown feature '{f}'; known: {FEATURE_CCI_CONGESTION}, {FEATURE_MEMORY_ACCESS}", self.name));
+                }
+            }
+            if tree.classes != [DECREASE, INCREASE] {
+                return Err(format!("model {}: tree for {cluster} must have classes [{DECREASE}, {INCREASE}]", self.name));
+            }
+        }
+        for c in &platform.clusters {
+            if self.tree_for(&c.name).is_none() {
+                return Err(format!("model {} has no tree for cluster '{}' of platform {}", self.name, c.name, platform.name));
+            }
+        }
+        Ok(())
+    }
+
     pub fn tree_for(&self, cluster: &str) -> Option<&DecisionTree> {
         self.trees.iter().find(|(c, _)| c == cluster).map(|(_, t)| t)
     }
@@ -149,6 +217,7 @@ impl AntiSnoopModel {
         let classes = vec![DECREASE.to_string(), INCREASE.to_string()];
         // Figure 4a: the tree managing the big cluster.
         let big = DecisionTree {
+            fixed_point_shift: None,
             features: features.clone(),
             classes: classes.clone(),
             nodes: vec![
@@ -163,6 +232,7 @@ impl AntiSnoopModel {
         };
         // Figure 4b: the tree managing the LITTLE cluster.
         let little = DecisionTree {
+            fixed_point_shift: None,
             features,
             classes,
             nodes: vec![
@@ -211,6 +281,23 @@ mod tests {
         assert_eq!(little.predict(&[0.001, 0.001]), DECREASE);
         // threshold equality goes left, as in scikit-learn
         assert_eq!(little.predict(&[0.00023, 1.0]), DECREASE);
+    }
+
+    #[test]
+    fn fixed_point_comparison_is_exact_integer_arithmetic() {
+        let mut t = AntiSnoopModel::lctes2020_fig4().trees[0].1.clone();
+        t.fixed_point_shift = Some(24);
+        // cci threshold 0.01074 -> floor(0.01074 * 2^24 = 180187.4) = 180187
+        assert_eq!(fixed_threshold(0.01074, 24), 180187);
+        // 180187 / 2^24 exactly: stays left (<=); one more stall per 2^24 reads goes right
+        let den = 1u64 << 24;
+        assert_eq!(t.predict_counts(&[(180187, den), (1, 1)]), DECREASE);
+        assert_eq!(t.predict_counts(&[(180188, den), (1, 1)]), INCREASE);
+        // zero denominators read as 0
+        assert_eq!(t.predict_counts(&[(5, 0), (5, 0)]), DECREASE);
+        // floating-point trees take the plain ratio
+        t.fixed_point_shift = None;
+        assert_eq!(t.predict_counts(&[(2, 100), (1, 100)]), INCREASE);
     }
 
     #[test]

@@ -136,11 +136,9 @@ fn simulate(
     let model = match get("model").map(|v| v.extract::<Option<String>>()).transpose()?.flatten() {
         None => None,
         Some(json) => {
-            let m: AntiSnoopModel = serde_json::from_str(&json).map_err(|e| err(format!("model: {e}")))?;
-            for (cluster_name, tree) in &m.trees {
-                cluster_of(cluster_name)?;
-                tree.validate().map_err(|e| err(format!("model {}: tree for {cluster_name}: {e}", m.name)))?;
-            }
+            let m: AntiSnoopModel =
+                serde_json::from_str(&json).map_err(|e| err(format!("model file is not a hetlab model ({e}); train one with `hetlab train`")))?;
+            m.check_for(&platform).map_err(err)?;
             Some(m)
         }
     };
@@ -163,6 +161,24 @@ fn simulate(
     series.set_item("cci_congestion", result.series.iter().map(|r| r.cci_congestion).collect::<Vec<_>>())?;
     series.set_item("memory_access", result.series.iter().map(|r| r.memory_access).collect::<Vec<_>>())?;
     series.set_item("snoop_latency_ns", result.series.iter().map(|r| r.snoop_latency_ns).collect::<Vec<_>>())?;
+    series.set_item("period_s", result.series.iter().map(|r| r.period_s).collect::<Vec<_>>())?;
+    series.set_item("cci_cycles", result.series.iter().map(|r| r.cci_cycles).collect::<Vec<_>>())?;
+    // Raw counter deltas per cluster: `<counter>_<cluster>` columns.
+    type Get = fn(&hetlab_core::result::ClusterCounters) -> u64;
+    let raw: [(&str, Get); 6] = [
+        ("si_rrq_hs_any", |k| k.si_rrq_hs_any),
+        ("si_rrq_stall_tt_full", |k| k.si_rrq_stall_tt_full),
+        ("cpu_cycles", |k| k.cpu_cycles),
+        ("inst_retired", |k| k.inst_retired),
+        ("bus_access", |k| k.bus_access),
+        ("l2d_cache_refill", |k| k.l2d_cache_refill),
+    ];
+    for (c, cluster_name) in names.iter().enumerate() {
+        for (counter, get) in raw {
+            let column: Vec<u64> = result.series.iter().map(|r| get(&r.counters[c])).collect();
+            series.set_item(format!("{counter}_{cluster_name}"), column)?;
+        }
+    }
     let trace_text = trace.then(|| {
         let mut out = String::new();
         write_ftrace(&result.trace, &result.trace_threads, platform.ncpus(), &mut out);
@@ -171,9 +187,29 @@ fn simulate(
     Ok((summary, series.into_any().unbind(), trace_text))
 }
 
+/// Evaluates one tree of a model on counter ratios with the Rust evaluator the governor uses.
+/// `counts[i]` holds one (numerator, denominator) pair per tree feature. Returns True where
+/// the tree says "increase_frequency".
+#[pyfunction]
+fn tree_predict(model_json: &str, cluster: &str, counts: Vec<Vec<(u64, u64)>>) -> PyResult<Vec<bool>> {
+    let model: AntiSnoopModel = serde_json::from_str(model_json).map_err(|e| err(format!("model: {e}")))?;
+    let tree = model.tree_for(cluster).ok_or_else(|| err(format!("model {} has no tree for cluster '{cluster}'", model.name)))?;
+    tree.validate().map_err(|e| err(format!("model {}: tree for {cluster}: {e}", model.name)))?;
+    counts
+        .iter()
+        .map(|c| {
+            if c.len() != tree.features.len() {
+                return Err(err(format!("expected {} feature pairs, got {}", tree.features.len(), c.len())));
+            }
+            Ok(tree.predict_counts(c) == hetlab_core::tree::INCREASE)
+        })
+        .collect()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(tree_predict, m)?)?;
     m.add_function(wrap_pyfunction!(governors, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_platforms, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_workloads, m)?)?;

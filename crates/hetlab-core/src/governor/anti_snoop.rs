@@ -118,19 +118,25 @@ impl AntiSnoop {
 
     /// Features of cluster `other` from the view's counters.
     pub fn features_of(view: &PolicyView, other: usize) -> (f64, f64) {
+        let [(stall, hs), (bus, cycles)] = Self::feature_counts(view, other);
+        let ratio = |n: u64, d: u64| if d == 0 { 0.0 } else { n as f64 / d as f64 };
+        (ratio(stall, hs), ratio(bus, cycles))
+    }
+
+    /// The features as counter ratios: [(stall cycles, read requests) of `other`'s CCI port,
+    /// (Σ bus_access, Σ cpu_cycles) of the threads that ran on `other`].
+    pub fn feature_counts(view: &PolicyView, other: usize) -> [(u64, u64); 2] {
         let (mut stall, mut hs) = (0u64, 0u64);
         for p in view.cci_ports.iter().filter(|p| p.cluster == other) {
             stall += p.si_rrq_stall_tt_full;
             hs += p.si_rrq_hs_any;
         }
-        let cci_congestion = if hs == 0 { 0.0 } else { stall as f64 / hs as f64 };
         let (mut bus, mut cycles) = (0u64, 0u64);
         for t in view.threads.iter().filter(|t| t.cluster == other) {
             bus += t.pmu.bus_access;
             cycles += t.pmu.cpu_cycles;
         }
-        let memory_access = if cycles == 0 { 0.0 } else { bus as f64 / cycles as f64 };
-        (cci_congestion, memory_access)
+        [(stall, hs), (bus, cycles)]
     }
 
     /// Ask the tree about every other cluster with a CCI port (one on big.LITTLE); any
@@ -142,15 +148,16 @@ impl AntiSnoop {
         let mut first = None;
         for other in others {
             let (cci_congestion, memory_access) = Self::features_of(view, other);
-            let x: Vec<f64> = self
+            let [cci, mem] = Self::feature_counts(view, other);
+            let x: Vec<(u64, u64)> = self
                 .inputs
                 .iter()
                 .map(|f| match f {
-                    Feature::CciCongestion => cci_congestion,
-                    Feature::MemoryAccess => memory_access,
+                    Feature::CciCongestion => cci,
+                    Feature::MemoryAccess => mem,
                 })
                 .collect();
-            let increase = self.tree.predict(&x) == INCREASE;
+            let increase = self.tree.predict_counts(&x) == INCREASE;
             let f = SnoopFeatures { other_cluster: other, cci_congestion, memory_access, increase };
             if increase {
                 return Some(f);
