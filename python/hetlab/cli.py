@@ -215,6 +215,38 @@ def cmd_workloads(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bar(total: int, done: int):
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=done, unit="run", desc="characterize", disable=None, file=sys.stderr)
+
+
+def cmd_characterize(args: argparse.Namespace) -> int:
+    from hetlab.characterize import PATTERNS, characterize
+
+    patterns = tuple(p for p in args.patterns.split(",") if p) if args.patterns else PATTERNS
+    sizes = None
+    if args.sizes:
+        try:
+            sizes = tuple(int(x) for x in args.sizes.split(",") if x)
+        except ValueError:
+            raise CliError(f"--sizes expects comma-separated element counts, got '{args.sizes}'") from None
+    path = characterize(
+        args.out,
+        platform=args.platform,
+        backend=args.backend,
+        reps=args.reps,
+        patterns=patterns,
+        sizes=sizes,
+        run_s=args.run_s,
+        seed=args.seed,
+        workers=args.jobs,
+        progress=_bar,
+    )
+    print(f"wrote {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hetlab", description=MAIN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -236,6 +268,24 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--trace", metavar="FILE", help="write an ftrace text trace (opens in Perfetto UI and LISA) of the first run")
     sim.add_argument("--series", metavar="FILE", help="write the per-sample time series of the first run as CSV (pandas.read_csv)")
     sim.set_defaults(func=cmd_simulate)
+
+    ch = sub.add_parser(
+        "characterize",
+        help="run the snoop-latency characterization sweep (training data)",
+        description="ccbench pointer chase on one cluster, the other idle, over every pair of cluster OPPs, three "
+        "patterns and array sizes around every cache size, repeated; one row per governor sampling period "
+        "(schema: docs/dataset.md). Interrupted sweeps resume from OUT.partial/.",
+    )
+    ch.add_argument("--platform", default="exynos5422", help="built-in platform name or platform .toml")
+    ch.add_argument("--backend", default="sim", choices=["sim"], help="where to run: the simulator")
+    ch.add_argument("--out", required=True, help="output Parquet file")
+    ch.add_argument("--reps", type=int, default=5, help="repetitions per configuration (default: 5)")
+    ch.add_argument("--patterns", help="comma-separated subset of random,sequential,stride-16 (default: all)")
+    ch.add_argument("--sizes", help="comma-separated array sizes in 4-byte elements (default: half and twice each cache size)")
+    ch.add_argument("--run-s", type=float, default=0.08, help="run length at the top OPPs, simulated s (default: 0.08)")
+    ch.add_argument("--seed", type=int, default=1, help="base seed; run i uses seed+i (default: 1)")
+    ch.add_argument("--jobs", type=int, help="parallel runs (default: number of CPUs)")
+    ch.set_defaults(func=cmd_characterize)
 
     sub.add_parser("platforms", help="list built-in platforms").set_defaults(func=cmd_platforms)
     gov = sub.add_parser("governors", help="list governors with their tunables and defaults")

@@ -36,6 +36,7 @@ fn platform_summary(name: Option<&str>, origin: &str, text: Option<&str>) -> PyR
         .map(|(i, c)| {
             serde_json::json!({
                 "name": c.name, "core_type": c.core_type, "cpus": c.cpus, "cci_port": c.cci_port,
+                "l1d_bytes": p.core_type_of(i).l1d_bytes,
                 "l2_bytes": c.l2_bytes, "opps_khz": c.freqs_khz(),
                 "opps_uv": c.opps.iter().map(|o| o[1]).collect::<Vec<_>>(),
                 "capacity": p.cpu_capacity(i),
@@ -49,6 +50,16 @@ fn platform_summary(name: Option<&str>, origin: &str, text: Option<&str>) -> PyR
 #[pyfunction]
 fn builtin_platforms() -> Vec<String> {
     BUILTIN_PLATFORMS.iter().map(|(n, _)| n.to_string()).collect()
+}
+
+/// The TOML text of a built-in platform (for provenance hashes).
+#[pyfunction]
+fn builtin_platform_text(name: &str) -> PyResult<String> {
+    BUILTIN_PLATFORMS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| t.to_string())
+        .ok_or_else(|| err(format!("unknown platform '{name}'")))
 }
 
 #[pyfunction]
@@ -213,6 +224,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(governors, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_platforms, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_workloads, m)?)?;
+    m.add_function(wrap_pyfunction!(builtin_platform_text, m)?)?;
     m.add_function(wrap_pyfunction!(platform_summary, m)?)?;
     m.add_function(wrap_pyfunction!(workload_summary, m)?)?;
     Ok(())
