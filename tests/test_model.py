@@ -122,3 +122,15 @@ def test_anti_snoop_never_worse_than_ondemand_here():
     od = hetlab.simulate(governor="ondemand", **kw)
     asn = hetlab.simulate(governor="anti-snoop", **kw)
     assert asn.time_s <= od.time_s * 1.02
+
+
+def test_cpuidle_cluster_power_down_also_removes_the_penalty():
+    kw = dict(workload=chase(1048576), cluster="little", governor="ondemand")
+    wfi = hetlab.simulate(cpuidle="wfi", **kw)
+    off = hetlab.simulate(cpuidle="cluster-off", **kw)
+    fast = run_time(1048576, "little", LITTLE_MAX, BIG_MAX)
+    assert wfi.cluster("big")["power_downs"] == 0 and wfi.time_s > 1.5 * fast
+    # the idle big cluster powers down between kernel wake-ups and is no longer snooped
+    assert off.cluster("big")["power_downs"] > 0
+    assert off.time_s < 1.05 * fast
+    assert off.cluster("big")["static_j"] < 0.2 * wfi.cluster("big")["static_j"]

@@ -102,6 +102,7 @@ def simulate(
     tunables: Mapping[str, float] | None = None,
     offline: Sequence[str] = (),
     scheduler: str = "pinned",
+    cpuidle: str = "wfi",
     model: str | None = None,
     seed: int = 1,
     trace: bool = False,
@@ -117,6 +118,8 @@ def simulate(
     freq: fix clusters' frequencies in kHz, e.g. {"big": 200000} (userspace governor).
     tunables: governor tunables with their sysfs names, e.g. {"up_threshold": 80}.
     offline: clusters whose CPUs are hotplugged off (cluster powered down, not snooped).
+    cpuidle: `wfi` (default; idle clusters stay powered and snooped, as on the seed paper's
+        board) or `cluster-off` (cpuidle may power an idle cluster down).
     model: anti-snoop model: `lctes2020-fig4` (default) or a path to a trained model.json.
     """
     p_name, p_origin, p_text = _platform_args(platform)
@@ -124,6 +127,7 @@ def simulate(
     options = {
         "seed": int(seed),
         "scheduler": scheduler,
+        "cpuidle": cpuidle,
         "governor": governor,
         "tunables": [(k, float(v)) for k, v in (tunables or {}).items()],
         "cluster": cluster,

@@ -142,6 +142,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         tunables=_parse_tunables(args.tunable or []),
         offline=[c for c in (args.offline or "").split(",") if c],
         scheduler=args.scheduler,
+        cpuidle=args.cpuidle,
         model=args.model,
         time_limit_s=args.time_limit,
     )
@@ -260,6 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--freq", metavar="CLUSTER=KHZ,...", help="fix clusters' frequencies in kHz (userspace governor), e.g. little=1400000,big=200000")
     sim.add_argument("--offline", metavar="CLUSTER,...", help="hotplug these clusters' CPUs off: powered down, CCI port disabled, never snooped")
     sim.add_argument("--scheduler", default="pinned", choices=["pinned", "smp"], help="task placement (default: pinned)")
+    sim.add_argument("--cpuidle", default="wfi", choices=["wfi", "cluster-off"], help="idle states: wfi (default: idle clusters stay powered and are snooped, as on the seed paper's board) or cluster-off (cpuidle powers idle clusters down)")
     sim.add_argument("--model", help="anti-snoop model: lctes2020-fig4 (default) or a trained model.json")
     sim.add_argument("--seed", type=int, default=1, help="random seed; the same seed gives byte-identical results (default: 1)")
     sim.add_argument("--reps", type=int, default=1, help="repetitions with seeds seed, seed+1, ... run in parallel (default: 1)")

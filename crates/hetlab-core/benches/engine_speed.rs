@@ -3,7 +3,7 @@
 //! (a) ccbench random 4 MB on the LITTLE cluster under ondemand;
 //! (b) 8 mixed periodic and CPU-bound tasks on 8 CPUs under ondemand (smp placement).
 
-use hetlab_core::engine::{simulate, SimConfig};
+use hetlab_core::engine::{simulate, CpuIdle, SimConfig};
 use hetlab_core::platform::Platform;
 use hetlab_core::sched::SchedPolicy;
 use hetlab_core::workload::Workload;
@@ -43,6 +43,7 @@ fn main() {
         model: None,
         offline_clusters: vec![],
         cluster: little,
+        cpuidle: CpuIdle::Wfi,
         trace: false,
         time_limit_s: 3600.0,
     };

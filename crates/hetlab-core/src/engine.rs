@@ -33,6 +33,28 @@ pub struct GovernorSetting {
     pub tunables: Vec<(String, f64)>,
 }
 
+/// Idle states the simulated cpuidle may enter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuIdle {
+    /// WFI only: idle CPUs are clock-gated, clusters stay powered and are snooped. The seed
+    /// paper's board behaves this way (its idle cluster is snooped), so this is the default.
+    Wfi,
+    /// WFI, plus cluster power-down (the big_little cpuidle driver's C1) when every CPU of a
+    /// cluster is idle and the next known wake-up is further away than the target residency.
+    /// A powered-down cluster leaks nothing and its CCI port is disabled: it is not snooped.
+    ClusterOff,
+}
+
+impl CpuIdle {
+    pub fn parse(name: &str) -> Result<Self, String> {
+        match name {
+            "wfi" => Ok(CpuIdle::Wfi),
+            "cluster-off" => Ok(CpuIdle::ClusterOff),
+            other => Err(format!("unknown cpuidle policy '{other}'; known: wfi, cluster-off")),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct SimConfig {
     pub seed: u64,
@@ -44,6 +66,8 @@ pub struct SimConfig {
     pub offline_clusters: Vec<usize>,
     /// Restrict every task to this cluster's CPUs (like `taskset`).
     pub cluster: Option<usize>,
+    /// Which idle states cpuidle may use.
+    pub cpuidle: CpuIdle,
     pub trace: bool,
     /// Stop after this much simulated time even if tasks remain.
     pub time_limit_s: f64,
@@ -197,6 +221,8 @@ struct ClusterRt {
     temp_c: f64,
     peak_temp_c: f64,
     online: bool,
+    /// Online and not in cluster power-down.
+    powered: bool,
     power_mw: f64,
     dynamic_mj: f64,
     static_mj: f64,
@@ -204,6 +230,8 @@ struct ClusterRt {
     residency_us: Vec<f64>,
     khz_us: f64,
     transitions: u64,
+    /// Cluster power-down/up cycles (cpuidle C1).
+    power_downs: u64,
     // CCI port of this cluster.
     port_reads: f64,
     port_stalls: f64,
@@ -383,6 +411,7 @@ impl<'a> Engine<'a> {
                 temp_c: platform.thermal.ambient_c,
                 peak_temp_c: platform.thermal.ambient_c,
                 online: is_online,
+                powered: is_online,
                 power_mw: 0.0,
                 dynamic_mj: 0.0,
                 static_mj: 0.0,
@@ -390,6 +419,7 @@ impl<'a> Engine<'a> {
                 residency_us: vec![0.0; cl.opps.len()],
                 khz_us: 0.0,
                 transitions: 0,
+                power_downs: 0,
                 port_reads: 0.0,
                 port_stalls: 0.0,
                 port_read_per_us: 0.0,
@@ -822,6 +852,8 @@ impl<'a> Engine<'a> {
     /// Puts `t` on `cpu`, which must have nothing running; `prev` says who left.
     fn switch_in(&mut self, cpu: usize, t: usize, prev: Option<(u32, PrevState)>) {
         if prev.is_none() {
+            let exit_us = self.power_up(self.cpus[cpu].cluster);
+            self.threads[t].stolen_us += exit_us;
             self.wake_policy(self.cpus[cpu].cluster);
         }
         if self.config.trace {
@@ -845,9 +877,12 @@ impl<'a> Engine<'a> {
         let prev = (self.threads[t].tid, state);
         if let Some(next) = self.next_for(cpu) {
             self.switch_in(cpu, next, Some(prev));
-        } else if self.config.trace {
-            self.trace.push(TraceEvent::SchedSwitch { time_us: self.now_us, cpu, prev_tid: prev.0, prev_state: prev.1, next_tid: 0 });
-            self.trace_idle(cpu, 0);
+        } else {
+            if self.config.trace {
+                self.trace.push(TraceEvent::SchedSwitch { time_us: self.now_us, cpu, prev_tid: prev.0, prev_state: prev.1, next_tid: 0 });
+                self.trace_idle(cpu, 0);
+            }
+            self.maybe_power_down(self.cpus[cpu].cluster, self.now_us);
         }
     }
 
@@ -893,9 +928,10 @@ impl<'a> Engine<'a> {
     /// simulated as two events: the running thread needs that much longer; an idle CPU is
     /// busy for the burst (load, PELT, cycles, energy).
     fn kernel_jitter(&mut self, cpu: usize) {
+        let exit_us = self.power_up(self.cpus[cpu].cluster);
         self.wake_policy(self.cpus[cpu].cluster);
         let noise = &self.platform.noise;
-        let busy_us = exp_sample(&mut self.rng, noise.kernel_wakeup_mean_busy_us as f64);
+        let busy_us = exp_sample(&mut self.rng, noise.kernel_wakeup_mean_busy_us as f64) + exit_us;
         let gap_us = exp_sample(&mut self.rng, noise.kernel_wakeup_mean_interval_us as f64);
         let now = self.now_us;
         let c = self.cpus[cpu].cluster;
@@ -920,8 +956,53 @@ impl<'a> Engine<'a> {
                     self.trace.push(TraceEvent::CpuIdle { time_us: now, cpu, state: CPU_IDLE_EXIT });
                     self.trace.push(TraceEvent::CpuIdle { time_us: now + busy_us, cpu, state: 0 });
                 }
+                self.maybe_power_down(c, now + busy_us);
             }
         }
+    }
+
+    /// Cluster power-down (`CpuIdle::ClusterOff`): when every CPU of `c` is idle from
+    /// `idle_from_us` on and the next known wake-up (kernel timers, sleeping threads' timers)
+    /// is further than the target residency, cpuidle powers the cluster down.
+    fn maybe_power_down(&mut self, c: usize, idle_from_us: f64) {
+        if self.config.cpuidle != CpuIdle::ClusterOff || !self.clusters[c].powered {
+            return;
+        }
+        let cluster = &self.platform.clusters[c];
+        if cluster.cpus.iter().any(|&cpu| self.cpus[cpu].current.is_some()) {
+            return;
+        }
+        let mut next_wake = cluster.cpus.iter().map(|&cpu| self.cpus[cpu].next_kernel_wakeup_us).fold(f64::INFINITY, f64::min);
+        for th in &self.threads {
+            if let ThreadState::Sleeping { wake_us } = th.state {
+                if cluster.cpus.contains(&th.cpu) {
+                    next_wake = next_wake.min(wake_us);
+                }
+            }
+        }
+        if next_wake - idle_from_us >= cluster.cluster_off_target_residency_us as f64 {
+            self.flush();
+            self.clusters[c].powered = false;
+            self.dirty = true;
+            if self.config.trace {
+                for &cpu in &cluster.cpus {
+                    self.trace.push(TraceEvent::CpuIdle { time_us: idle_from_us, cpu, state: 1 });
+                }
+            }
+        }
+    }
+
+    /// Powers cluster `c` up if cpuidle had powered it down; returns the exit latency the
+    /// waking CPU pays, µs.
+    fn power_up(&mut self, c: usize) -> f64 {
+        if self.clusters[c].powered || !self.clusters[c].online {
+            return 0.0;
+        }
+        self.flush();
+        self.clusters[c].powered = true;
+        self.clusters[c].power_downs += 1;
+        self.dirty = true;
+        self.platform.clusters[c].cluster_off_exit_latency_us as f64
     }
 
     fn trace_idle(&mut self, cpu: usize, state: u32) {
@@ -1138,7 +1219,7 @@ impl<'a> Engine<'a> {
     /// Latency of a snoop served by cluster `c`, ns; 0 when it is powered down (its CCI port
     /// is disabled and nothing is snooped).
     fn snoop_served_ns(&self, c: usize) -> f64 {
-        if !self.clusters[c].online {
+        if !self.clusters[c].powered {
             return 0.0;
         }
         self.platform.snoop_response_cycles(c) / (self.clusters[c].cur_khz as f64 / 1e6)
@@ -1291,7 +1372,7 @@ impl<'a> Engine<'a> {
                 dynamic += power::core_dynamic_mw(core, volts, khz, a);
             }
             let cl = &mut self.clusters[c];
-            cl.static_mw = if cl.online { power::cluster_static_mw(cluster, volts, cl.temp_c) } else { 0.0 };
+            cl.static_mw = if cl.powered { power::cluster_static_mw(cluster, volts, cl.temp_c) } else { 0.0 };
             cl.power_mw = dynamic + cl.static_mw;
         }
     }
@@ -1317,6 +1398,7 @@ impl<'a> Engine<'a> {
                 peak_temp_c: cl.peak_temp_c,
                 min_thermal_cap_khz: cl.min_cap_khz,
                 online: cl.online,
+                power_downs: cl.power_downs,
             })
             .collect();
         let clusters_j: Vec<f64> = clusters.iter().map(|c| c.dynamic_j + c.static_j).collect();

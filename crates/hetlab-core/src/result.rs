@@ -57,6 +57,8 @@ pub struct ClusterReport {
     pub peak_temp_c: f64,
     pub min_thermal_cap_khz: u32,
     pub online: bool,
+    /// Times cpuidle powered the cluster down (and back up).
+    pub power_downs: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]

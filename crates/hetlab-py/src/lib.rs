@@ -1,7 +1,7 @@
 //! PyO3 bindings: the thin edge between the Rust model and the Python package `hetlab`.
 //! Files are read by Python; their text comes here with the file name, so parse errors name it.
 
-use hetlab_core::engine::{simulate as run_simulation, SimConfig};
+use hetlab_core::engine::{simulate as run_simulation, CpuIdle, SimConfig};
 use hetlab_core::governor::registry;
 use hetlab_core::platform::{Platform, BUILTIN_PLATFORMS};
 use hetlab_core::sched::SchedPolicy;
@@ -153,10 +153,11 @@ fn simulate(
             Some(m)
         }
     };
+    let cpuidle = CpuIdle::parse(&get("cpuidle").map(|v| v.extract::<String>()).transpose()?.unwrap_or("wfi".into())).map_err(err)?;
     let trace: bool = get("trace").map(|v| v.extract()).transpose()?.unwrap_or(false);
     let time_limit_s: f64 = get("time_limit_s").map(|v| v.extract()).transpose()?.unwrap_or(3600.0);
     let governors = SimConfig::governor_plan(&platform, &governor, &tunables, cluster, &fixed).map_err(err)?;
-    let config = SimConfig { seed, scheduler, governors, model, offline_clusters: offline, cluster, trace, time_limit_s };
+    let config = SimConfig { seed, scheduler, governors, model, offline_clusters: offline, cluster, cpuidle, trace, time_limit_s };
 
     let result = py.allow_threads(|| run_simulation(&platform, &workload, config)).map_err(err)?;
     let summary = serde_json::to_string(&result).map_err(|e| err(e.to_string()))?;

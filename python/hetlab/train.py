@@ -1,0 +1,534 @@
+"""Training the anti-snoop decision trees from a characterisation sweep (`hetlab train`).
+
+The pipeline follows the seed paper (LCTES 2020, §3.2):
+
+1. `load_sweep`: read the Parquet file of `hetlab characterize` (docs/dataset.md) and check
+   that it can be labelled.
+2. `label_configurations`: a Student's t-test of each configuration's run times against the
+   reference configuration (both clusters at their highest frequency) says whether that
+   frequency configuration loses performance.
+3. `train`: one entropy decision tree per cluster, on the features read while that cluster
+   is idle (the other cluster's CCI port congestion and the memory access of the process on
+   the other cluster). Held-out metrics come from a split by configuration; the trees that
+   ship are refit on all the data.
+4. `model_json`: the JSON model the Rust governor loads, with provenance and metrics.
+
+Features are compared in fixed point (shift S): a ratio num/den becomes
+q = floor(num * 2^S / den) (0 when den == 0) and a node goes left when
+q <= floor(threshold * 2^S). The training features are these quantised values, and every
+threshold is moved to the middle of a gap of the quantised grid, so scikit-learn, the exported
+C, Rust and Python (`predict`) all send every training row the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import warnings
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from hetlab.api import HetlabError
+
+DECREASE = "decrease_frequency"
+INCREASE = "increase_frequency"
+CLASSES = [DECREASE, INCREASE]  # class index 0, 1 in every tree, as the Rust governor expects
+FEATURES = ["cci_congestion", "memory_access"]  # hetlab_core::tree::FEATURE_* names, in order
+LABEL_RULES = ("significant", "paper-literal")
+ALPHA = 0.05  # the paper's significance level
+DEFAULT_SHIFT = 24
+MAX_SHIFT = 32  # keeps q (and the float sklearn sees) exact for ratios up to 2^21
+TEST_FRACTION = 0.25  # share of configurations held out for the metrics
+
+# Columns read for every sweep; per-cluster columns are added once the cluster names are known.
+BASE_COLUMNS = [
+    "backend", "platform", "platform_sha256", "run_id", "config_id", "active_cluster",
+    "idle_cluster", "pattern", "size_elements", "rep", "run_time_s", "cpu_cycles", "bus_access",
+]
+COUNTER_COLUMNS = ["cpu_cycles", "bus_access"]
+_FIX = "write it with `hetlab characterize` (columns in docs/dataset.md)"
+
+
+def _source(df: pd.DataFrame) -> str:
+    return df.attrs.get("hetlab_source", "<DataFrame>")
+
+
+def _fail(df_or_path: Any, problem: str, fix: str) -> HetlabError:
+    where = df_or_path if isinstance(df_or_path, (str, os.PathLike)) else _source(df_or_path)
+    return HetlabError(" ".join(f"sweep '{where}': {problem}; {fix}".split()))  # one line
+
+
+def _first(items: Sequence[Any], n: int = 3) -> str:
+    items = list(items)
+    more = f" (and {len(items) - n} more)" if len(items) > n else ""
+    return ", ".join(str(i) for i in items[:n]) + more
+
+
+# --- loading and validation ----------------------------------------------------------------
+
+
+def load_sweep(path: str | os.PathLike) -> pd.DataFrame:
+    """Reads a characterisation sweep (Parquet, docs/dataset.md) and validates it for training.
+
+    Every problem raises `HetlabError` with a one-line message naming the file and the fix."""
+    p = Path(path)
+    if not p.is_file():
+        raise _fail(path, "no such file", "pass the Parquet file written by `hetlab characterize`")
+    if not os.access(p, os.R_OK):
+        raise _fail(path, "file is not readable", "check its permissions")
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise _fail(path, "reading Parquet needs pyarrow", "pip install pyarrow") from None
+    try:
+        df = pq.read_table(p).to_pandas()
+    except OSError as e:
+        raise _fail(path, f"cannot read it ({e})", "check the file") from None
+    except Exception as e:  # pyarrow.ArrowInvalid and friends: not Parquet, or truncated
+        raise _fail(path, f"not a readable Parquet file ({e})", _FIX) from None
+    df.attrs["hetlab_source"] = str(path)
+    df.attrs["hetlab_sha256"] = hashlib.sha256(p.read_bytes()).hexdigest()
+    validate_sweep(df)
+    return df
+
+
+def clusters_of(df: pd.DataFrame) -> list[str]:
+    return sorted(set(df["active_cluster"]) | set(df["idle_cluster"]))
+
+
+def _freq_columns(clusters: Sequence[str]) -> list[str]:
+    return [f"{c}_khz" for c in clusters]
+
+
+def _port_columns(cluster: str) -> tuple[str, str]:
+    """(stall cycles, read requests) of `cluster`'s CCI slave port."""
+    return f"si_rrq_stall_tt_full_{cluster}", f"si_rrq_hs_any_{cluster}"
+
+
+def validate_sweep(df: pd.DataFrame) -> None:
+    """Checks that `df` can be labelled and trained on; raises `HetlabError` otherwise."""
+    if len(df) == 0:
+        raise _fail(df, "it has no rows", "re-run `hetlab characterize`")
+    missing = [c for c in BASE_COLUMNS if c not in df.columns]
+    if missing:
+        raise _fail(df, f"missing columns {', '.join(missing)}", _FIX)
+    for col in ("active_cluster", "idle_cluster"):
+        if df[col].isna().any():
+            raise _fail(df, f"column {col} has missing values", _FIX)
+    clusters = clusters_of(df)
+    per_cluster = _freq_columns(clusters) + [c for k in clusters for c in _port_columns(k)]
+    missing = [c for c in per_cluster if c not in df.columns]
+    if missing:
+        raise _fail(df, f"missing columns {', '.join(missing)} for clusters {', '.join(clusters)}", _FIX)
+    needed = BASE_COLUMNS + per_cluster
+    gaps = [c for c in needed if df[c].isna().any()]
+    if gaps:
+        raise _fail(df, f"columns {', '.join(gaps)} have missing values", _FIX)
+    for col in ("platform", "platform_sha256"):
+        if df[col].nunique() != 1:
+            raise _fail(df, f"it mixes {col} values {_first(sorted(df[col].unique()))}",
+                        "train on the sweep of one platform")
+    if (df["active_cluster"] == df["idle_cluster"]).any():
+        raise _fail(df, "some rows have the same active and idle cluster", _FIX)
+    counters = COUNTER_COLUMNS + [c for k in clusters for c in _port_columns(k)]
+    for col in counters:
+        if not pd.api.types.is_integer_dtype(df[col]) or (df[col] < 0).any():
+            raise _fail(df, f"column {col} must hold non-negative integer counts", _FIX)
+    if not pd.api.types.is_numeric_dtype(df["run_time_s"]) or not (df["run_time_s"] > 0).all():
+        raise _fail(df, "run_time_s must be a positive number on every row", _FIX)
+
+    # One configuration per config_id, one config_id per run.
+    key = ["active_cluster", "idle_cluster", "pattern", "size_elements"] + _freq_columns(clusters)
+    ambiguous = df.groupby("config_id")[key].nunique().max(axis=1) > 1
+    if ambiguous.any():
+        raise _fail(df, f"config_id {_first(ambiguous[ambiguous].index)} names more than one configuration", _FIX)
+    if (df.groupby("run_id")["config_id"].nunique() > 1).any():
+        raise _fail(df, "a run_id appears in more than one configuration", _FIX)
+
+    runs_per_config = df.groupby("config_id")["run_id"].nunique()
+    few = runs_per_config[runs_per_config < 2]
+    if len(few):
+        raise _fail(df, f"configuration {_first(few.index)} has fewer than 2 runs, the t-test needs 2 or more",
+                    "re-run `hetlab characterize` with --reps 3 or more")
+    _references(df)  # raises when a group has no reference configuration
+
+
+def _references(df: pd.DataFrame) -> dict[tuple, str]:
+    """Reference config_id per (active_cluster, pattern, size_elements): every cluster at the
+    highest frequency present in the data."""
+    freq_cols = _freq_columns(clusters_of(df))
+    top = {c: df[c].max() for c in freq_cols}
+    configs = df.drop_duplicates("config_id")
+    configs = configs.assign(_at_top=np.logical_and.reduce([configs[c] == top[c] for c in freq_cols]))
+    refs: dict[tuple, str] = {}
+    missing = []
+    for key, g in configs.groupby(["active_cluster", "pattern", "size_elements"], sort=True):
+        ids = sorted(g.loc[g["_at_top"], "config_id"])
+        if ids:
+            refs[key] = ids[0]
+        else:
+            missing.append(f"{key[0]}/{key[1]}/{key[2]}")
+    if missing:
+        tops = ", ".join(f"{c}={int(v)}" for c, v in top.items())
+        raise _fail(df, f"no reference configuration ({tops}) for active/pattern/size {_first(missing)}",
+                    "include both clusters' highest frequency in the sweep")
+    return refs
+
+
+# --- labelling -------------------------------------------------------------------------------
+
+
+def _p_value(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided Student's t-test (pooled variance). With no variance in either sample the
+    t statistic is undefined: equal samples are not different (p = 1), different ones are (p = 0)."""
+    from scipy import stats
+
+    if np.ptp(a) == 0 and np.ptp(b) == 0:
+        return 1.0 if a[0] == b[0] else 0.0
+    with warnings.catch_warnings():  # scipy warns on nearly identical samples; the p is still right
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return float(stats.ttest_ind(a, b, equal_var=True).pvalue)
+
+
+def _label(rule: str, p: float, slower: bool, alpha: float) -> str:
+    if rule == "significant":
+        return INCREASE if (p < alpha and slower) else DECREASE
+    return INCREASE if p > alpha else DECREASE  # paper-literal
+
+
+def label_configurations(df: pd.DataFrame, label_rule: str = "significant", alpha: float = ALPHA) -> pd.DataFrame:
+    """One row per configuration: its runs' mean time, the reference's, the t-test p-value and
+    the label. The t-test compares one run_time_s per run (not per period row) with the
+    reference configuration's runs (same active cluster, pattern and size; every cluster at its
+    highest frequency in the data).
+
+    Rules:
+    - "significant" (default): `increase_frequency` iff p < alpha and the configuration is
+      slower on average than the reference: a statistically significant slowdown.
+    - "paper-literal": `increase_frequency` iff p > alpha, the seed paper's sentence read
+      literally ("a problematic snooping latency when the p-value ... is higher than 0.05").
+      That inverts the usual test: p > 0.05 means the configuration is *indistinguishable*
+      from the fastest one, and it would also flag significantly faster configurations as
+      fine. We keep it only to reproduce the paper's text; the default is the standard rule.
+
+    The reference configuration itself is always `decrease_frequency`.
+    """
+    if label_rule not in LABEL_RULES:
+        raise HetlabError(f"unknown label rule '{label_rule}': use one of {', '.join(LABEL_RULES)}")
+    refs = _references(df)
+    runs = df.drop_duplicates("run_id")  # run_time_s is repeated on each period row of a run
+    times = {cid: g["run_time_s"].to_numpy(float) for cid, g in runs.groupby("config_id", sort=True)}
+    cols = ["config_id", "active_cluster", "idle_cluster", "pattern", "size_elements"] + _freq_columns(clusters_of(df))
+    rows = []
+    for _, c in runs.drop_duplicates("config_id").sort_values("config_id")[cols].iterrows():
+        ref = refs[(c["active_cluster"], c["pattern"], c["size_elements"])]
+        mine, theirs = times[c["config_id"]], times[ref]
+        is_ref = c["config_id"] == ref
+        p = 1.0 if is_ref else _p_value(mine, theirs)
+        label = DECREASE if is_ref else _label(label_rule, p, mine.mean() > theirs.mean(), alpha)
+        rows.append({**c.to_dict(), "n_runs": len(mine), "mean_run_time_s": float(mine.mean()),
+                     "reference_config_id": ref, "reference_mean_run_time_s": float(theirs.mean()),
+                     "p_value": p, "label": label})
+    return pd.DataFrame(rows)
+
+
+# --- fixed-point features --------------------------------------------------------------------
+
+
+def _check_shift(shift: int) -> int:
+    if not isinstance(shift, (int, np.integer)) or not 0 <= shift <= MAX_SHIFT:
+        raise HetlabError(f"fixed_point_shift must be an integer in 0..{MAX_SHIFT}, got {shift!r}")
+    return int(shift)
+
+
+def fixed_point_q(num: np.ndarray, den: np.ndarray, shift: int) -> np.ndarray:
+    """floor(num * 2^shift / den) per element, 0 where den == 0, exactly (int64 when it fits,
+    else Python ints)."""
+    num, den = np.asarray(num), np.asarray(den)
+    if len(num) == 0:
+        return np.zeros(0, np.int64)
+    if int(num.max()) < (1 << (63 - shift)) and int(den.max()) < (1 << 63):
+        n, d = num.astype(np.int64), den.astype(np.int64)
+        q = np.zeros(len(n), np.int64)
+        ok = d > 0
+        q[ok] = (n[ok] << shift) // d[ok]
+        return q
+    return np.array([(int(a) << shift) // int(b) if b else 0 for a, b in zip(num, den)], dtype=object)
+
+
+def fixed_threshold(threshold: float, shift: int) -> int:
+    """floor(threshold * 2^shift) as the Rust governor computes it (the power-of-two product is
+    exact in doubles, so every language gets the same integer)."""
+    scaled = math.floor(float(threshold) * 2.0**shift)
+    return max(scaled, 0)
+
+
+def feature_counts(df: pd.DataFrame, cluster: str) -> tuple[pd.DataFrame, list[tuple[np.ndarray, np.ndarray]]]:
+    """Rows where `cluster` is idle and, per feature in FEATURES order, the (numerator,
+    denominator) counts: the OTHER (active) cluster's CCI port for cci_congestion, the
+    benchmark's bus_access / cpu_cycles for memory_access."""
+    rows = df[df["idle_cluster"] == cluster]
+    stall = np.zeros(len(rows), np.uint64)
+    reads = np.zeros(len(rows), np.uint64)
+    for active in sorted(rows["active_cluster"].unique()):
+        on = (rows["active_cluster"] == active).to_numpy()
+        s_col, r_col = _port_columns(active)
+        stall[on] = rows.loc[on, s_col].to_numpy(np.uint64)
+        reads[on] = rows.loc[on, r_col].to_numpy(np.uint64)
+    memory = (rows["bus_access"].to_numpy(np.uint64), rows["cpu_cycles"].to_numpy(np.uint64))
+    return rows, [(stall, reads), memory]
+
+
+# --- training --------------------------------------------------------------------------------
+
+
+@dataclass
+class TreeResult:
+    """The tree managing one cluster: JSON nodes, its training rows and held-out metrics."""
+
+    cluster: str
+    nodes: list[dict]
+    rows: int
+    configs: int
+    class_counts: list[int]
+    heldout: dict | None
+    train_config_ids: list[str] = field(default_factory=list)
+    test_config_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TrainResult:
+    trees: dict[str, TreeResult]
+    labels: pd.DataFrame
+    label_rule: str
+    max_depth: int
+    seed: int
+    fixed_point_shift: int
+    alpha: float = ALPHA
+
+    def tree_json(self, cluster: str) -> dict:
+        return {"features": list(FEATURES), "classes": list(CLASSES),
+                "nodes": self.trees[cluster].nodes, "fixed_point_shift": self.fixed_point_shift}
+
+
+def _fit_nodes(q_cols: list[np.ndarray], y: np.ndarray, max_depth: int, seed: int, shift: int) -> list[dict]:
+    """Fits sklearn's entropy tree on the quantised features and converts it to hetlab nodes.
+
+    Class counts come from the rows reaching each node (sklearn >= 1.4 stores fractions in
+    tree_.value). Thresholds are moved to m + 1/2 on the 2^-shift grid, m the middle of the gap
+    between the largest value sent left and the smallest sent right: the integer comparison
+    q <= m then splits the training rows exactly as sklearn did (sklearn compares float32 copies,
+    a monotone rounding), and a half-integer scaled threshold survives a 1-ulp JSON parse."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    X = np.column_stack([np.asarray(q, dtype=float) / 2.0**shift for q in q_cols])
+    clf = DecisionTreeClassifier(criterion="entropy", max_depth=max_depth, random_state=seed).fit(X, y)
+    t = clf.tree_
+    reach = clf.decision_path(X).tocsc()
+    members = [reach[:, i].nonzero()[0] for i in range(t.node_count)]
+    nodes = []
+    for i in range(t.node_count):
+        rows_here = members[i]
+        assert len(rows_here) == t.n_node_samples[i]
+        node = {"feature": None, "threshold": 0.0, "left": None, "right": None,
+                "value": [int((y[rows_here] == k).sum()) for k in range(len(CLASSES))],
+                "entropy": float(t.impurity[i]), "samples": int(t.n_node_samples[i])}
+        left, right = int(t.children_left[i]), int(t.children_right[i])
+        if left != -1:
+            f = int(t.feature[i])
+            q_left_max = int(max(q_cols[f][members[left]]))
+            q_right_min = int(min(q_cols[f][members[right]]))
+            assert q_left_max < q_right_min
+            m = (q_left_max + q_right_min) // 2
+            node.update(feature=f, left=left, right=right, threshold=(2 * m + 1) / (1 << (shift + 1)))
+        nodes.append(node)
+    return nodes
+
+
+def _predict_q(nodes: list[dict], q_cols: list[np.ndarray], shift: int) -> np.ndarray:
+    """Exact fixed-point predictions (True = increase) for many rows at once."""
+    out = np.zeros(len(q_cols[0]), bool)
+
+    def walk(i: int, idx: np.ndarray) -> None:
+        node = nodes[i]
+        if node["feature"] is None:
+            out[idx] = _leaf_increases(node)
+            return
+        go_left = np.asarray(q_cols[node["feature"]][idx] <= fixed_threshold(node["threshold"], shift), bool)
+        walk(node["left"], idx[go_left])
+        walk(node["right"], idx[~go_left])
+
+    walk(0, np.arange(len(out)))
+    return out
+
+
+def _leaf_increases(node: dict) -> bool:
+    value = node["value"]
+    return CLASSES[int(np.argmax(value))] == INCREASE  # argmax: ties go to the first class
+
+
+def train(df: pd.DataFrame, max_depth: int = 2, label_rule: str = "significant", seed: int = 0,
+          fixed_point_shift: int = DEFAULT_SHIFT) -> TrainResult:
+    """Labels the configurations and trains one entropy tree per cluster (the tree managing
+    cluster X learns from the rows where X is idle). Held-out accuracy and confusion matrix
+    (labels [decrease, increase]; rows true, columns predicted, by the exact fixed-point
+    evaluator) come from a GroupShuffleSplit by config_id, so no configuration is in both
+    sides; the returned trees are refit on all rows."""
+    from sklearn.model_selection import GroupShuffleSplit
+
+    shift = _check_shift(fixed_point_shift)
+    if not isinstance(max_depth, (int, np.integer)) or max_depth < 1:
+        raise HetlabError(f"max_depth must be a positive integer, got {max_depth!r}")
+    validate_sweep(df)
+    labels = label_configurations(df, label_rule)
+    increase = dict(zip(labels["config_id"], labels["label"] == INCREASE))
+    trees = {}
+    for cluster in sorted(df["idle_cluster"].unique()):
+        rows, counts = feature_counts(df, cluster)
+        q_cols = [fixed_point_q(num, den, shift) for num, den in counts]
+        y = rows["config_id"].map(increase).to_numpy(int)
+        groups = rows["config_id"].to_numpy()
+        heldout, train_ids, test_ids = None, [], []
+        if len(set(groups)) >= 2:
+            split = GroupShuffleSplit(n_splits=1, test_size=TEST_FRACTION, random_state=seed)
+            tr, te = next(split.split(np.zeros(len(y)), y, groups))
+            part_nodes = _fit_nodes([q[tr] for q in q_cols], y[tr], max_depth, seed, shift)
+            pred = _predict_q(part_nodes, [q[te] for q in q_cols], shift).astype(int)
+            train_ids, test_ids = sorted(set(groups[tr])), sorted(set(groups[te]))
+            heldout = _metrics(y[te], pred, len(tr), len(te), len(train_ids), len(test_ids), seed)
+        nodes = _fit_nodes(q_cols, y, max_depth, seed, shift)
+        trees[cluster] = TreeResult(cluster, nodes, len(y), len(set(groups)), [int((y == 0).sum()), int((y == 1).sum())],
+                                    heldout, train_ids, test_ids)
+    return TrainResult(trees, labels, label_rule, int(max_depth), int(seed), shift)
+
+
+def _metrics(y_true: np.ndarray, y_pred: np.ndarray, n_train: int, n_test: int,
+             train_configs: int, test_configs: int, seed: int) -> dict:
+    from sklearn.metrics import confusion_matrix
+
+    return {
+        "split": f"GroupShuffleSplit by config_id, test_size={TEST_FRACTION}, random_state={seed}",
+        "train_rows": n_train, "test_rows": n_test,
+        "train_configs": train_configs, "test_configs": test_configs,
+        "accuracy": float((y_true == y_pred).mean()),
+        "confusion_matrix": {"labels": list(CLASSES), "rows": "true", "columns": "predicted",
+                             "counts": confusion_matrix(y_true, y_pred, labels=[0, 1]).tolist()},
+    }
+
+
+# --- the model -------------------------------------------------------------------------------
+
+
+def _plain(values) -> list:
+    """Sorted JSON-friendly values (numpy scalars become Python ones)."""
+    return sorted(v.item() if hasattr(v, "item") else v for v in set(values))
+
+
+def sweep_metadata(df: pd.DataFrame) -> dict:
+    """What the sweep covered, summarised from the data itself (for the model's provenance)."""
+    clusters = clusters_of(df)
+    reps = df.groupby("config_id")["run_id"].nunique()
+    meta = {
+        "platform": str(df["platform"].iloc[0]),
+        "platform_sha256": str(df["platform_sha256"].iloc[0]),
+        "backend": _plain(df["backend"]),
+        "clusters": clusters,
+        "active_clusters": _plain(df["active_cluster"]),
+        "patterns": _plain(df["pattern"]),
+        "sizes_elements": _plain(df["size_elements"]),
+        "freqs_khz": {c: _plain(df[f"{c}_khz"]) for c in clusters},
+        "reps_per_config": {"min": int(reps.min()), "max": int(reps.max())},
+        "configurations": int(df["config_id"].nunique()),
+        "runs": int(df["run_id"].nunique()),
+        "rows": int(len(df)),
+    }
+    if "iterations" in df.columns:
+        meta["iterations"] = _plain(df["iterations"])
+    if "hetlab_sha256" in df.attrs:
+        meta["dataset_sha256"] = df.attrs["hetlab_sha256"]
+    return meta
+
+
+def library_versions() -> dict[str, str]:
+    out = {}
+    for dist in ("numpy", "pandas", "scipy", "scikit-learn", "pyarrow", "hetlab"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
+
+
+def model_json(result: TrainResult, sweep_meta: dict) -> dict:
+    """The model as the Rust governor loads it (`AntiSnoopModel`), plus "provenance" and
+    "metrics". Not timestamped: the same sweep and options give a byte-identical model."""
+    name = f"{sweep_meta.get('platform', 'unknown')}-{result.label_rule}-depth{result.max_depth}"
+    return {
+        "name": name,
+        "trees": [[c, result.tree_json(c)] for c in sorted(result.trees)],
+        "provenance": {
+            "sweep": sweep_meta,
+            "training": {
+                "label_rule": result.label_rule, "alpha": result.alpha, "max_depth": result.max_depth,
+                "seed": result.seed, "fixed_point_shift": result.fixed_point_shift,
+                "features": list(FEATURES), "classes": list(CLASSES),
+                "label_counts": {c: dict(zip(CLASSES, t.class_counts)) for c, t in sorted(result.trees.items())},
+                "configurations_labelled_increase": int((result.labels["label"] == INCREASE).sum()),
+                "configurations": int(len(result.labels)),
+            },
+            "libraries": library_versions(),
+        },
+        "metrics": {c: {"rows": t.rows, "configurations": t.configs, "heldout": t.heldout}
+                    for c, t in sorted(result.trees.items())},
+    }
+
+
+def train_model(sweep_path: str | os.PathLike, max_depth: int = 2, label_rule: str = "significant",
+                seed: int = 0, fixed_point_shift: int = DEFAULT_SHIFT) -> dict:
+    """`hetlab train` in one call: load and validate the sweep, train, return the model dict."""
+    df = load_sweep(sweep_path)
+    result = train(df, max_depth=max_depth, label_rule=label_rule, seed=seed, fixed_point_shift=fixed_point_shift)
+    return model_json(result, sweep_metadata(df))
+
+
+# --- the Python evaluator --------------------------------------------------------------------
+
+
+def tree_for(model: dict, cluster: str) -> dict:
+    for name, tree in model.get("trees", []):
+        if name == cluster:
+            return tree
+    names = ", ".join(name for name, _ in model.get("trees", []))
+    raise HetlabError(f"model {model.get('name', '?')} has no tree for cluster '{cluster}' (it has: {names})")
+
+
+def predict(model: dict, cluster: str, counts: Sequence[Sequence[Sequence[int]]]) -> list[bool]:
+    """Evaluates the tree managing `cluster` on counter vectors, True = increase_frequency.
+
+    `counts` holds one vector per sample; a vector holds one (numerator, denominator) pair per
+    tree feature (FEATURES order: (stall cycles, read requests), (bus_access, cpu_cycles)).
+    Same semantics as hetlab_core::tree::DecisionTree::predict_counts, in exact Python ints."""
+    tree = tree_for(model, cluster)
+    nodes, shift = tree["nodes"], tree.get("fixed_point_shift")
+    out = []
+    for vec in counts:
+        if len(vec) != len(tree["features"]):
+            raise HetlabError(f"expected {len(tree['features'])} (numerator, denominator) pairs, got {len(vec)}")
+        i = 0
+        while nodes[i].get("feature") is not None:
+            node = nodes[i]
+            num, den = (int(v) for v in vec[node["feature"]])
+            if shift is None:  # float model (e.g. the paper's Figure 4): ratio of the f64 counts
+                left = (float(num) / float(den) if den else 0.0) <= node["threshold"]
+            else:
+                q = (num << shift) // den if den else 0
+                left = q <= fixed_threshold(node["threshold"], shift)
+            i = node["left"] if left else node["right"]
+        out.append(tree["classes"][int(np.argmax(nodes[i]["value"]))] == INCREASE)
+    return out
