@@ -23,6 +23,7 @@ test: setup
 bench: setup
 	cargo bench -p hetlab-core --bench engine_speed
 	$(PY) benches/bench_simulate.py
+	$(PY) benches/bench_training.py
 
 setup: $(VENV)/.installed
 

@@ -134,6 +134,11 @@ def render_text(model: dict, units: bool = True) -> str:
     stall cycles per read request, memory_access in bus accesses per cycle), then the provenance
     and the held-out metrics."""
     parts = [f"model {model.get('name', '?')}"]
+    if units:
+        features = sorted({f for _, tree in model["trees"] for f in tree["features"]})
+        parts += ["features (read while the managed cluster is idle):"]
+        parts += [f"  {f} = {FEATURE_COUNTERS[f][0]} / {FEATURE_COUNTERS[f][1]}, in {FEATURE_COUNTERS[f][2]}"
+                  for f in features if f in FEATURE_COUNTERS]
     for cluster, tree in model["trees"]:
         parts += ["", _tree_title(cluster, tree)] + ["  " + line for line in _tree_text(tree, units)]
     prov = model.get("provenance")

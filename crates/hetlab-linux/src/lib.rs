@@ -1,1 +1,74 @@
-//! (being written)
+//! hetlab-linux: the real board. The same governors the simulator runs (hetlab-core), driven
+//! from Linux's interfaces instead of the model:
+//!
+//! * [`sysfs`]: cpufreq policies under `/sys/devices/system/cpu/cpufreq/policy*` (discovery,
+//!   reads, writes whose errors name the file and the fix), under a configurable root so tests
+//!   can run against a fake tree;
+//! * [`procstat`]: per-CPU busy/idle time from `/proc/stat`;
+//! * [`perf`]: perf_event_open — core PMU events per CPU, per thread or per cgroup, and the
+//!   CCI-400 PMU found by its sysfs type;
+//! * [`backend`]: fills a [`hetlab_core::governor::PolicyView`] from those sources;
+//! * [`daemon`]: the governor loop with save/restore of the policy settings ([`restore`]) and
+//!   signal handling ([`stop`]);
+//! * [`chase`]: the native ccbench-style pointer chase; [`characterize`]: the training sweep on a
+//!   real board.
+
+pub mod backend;
+pub mod characterize;
+pub mod chase;
+pub mod cpus;
+pub mod daemon;
+pub mod perf;
+pub mod procstat;
+pub mod restore;
+pub mod sha256;
+pub mod stop;
+pub mod sysfs;
+
+use std::path::{Path, PathBuf};
+
+/// Where the kernel's pseudo file systems are: `/sys` and `/proc` on a board, a directory laid
+/// out the same way in tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Roots {
+    /// Replaces `/sys`: policies are read from `<sysfs>/devices/system/cpu/cpufreq/policy*`.
+    pub sysfs: PathBuf,
+    /// Replaces `/proc`: `<procfs>/stat`, `<procfs>/<pid>/comm`, ...
+    pub procfs: PathBuf,
+}
+
+impl Default for Roots {
+    fn default() -> Self {
+        Roots { sysfs: PathBuf::from("/sys"), procfs: PathBuf::from("/proc") }
+    }
+}
+
+impl Roots {
+    pub fn new(sysfs: impl Into<PathBuf>, procfs: impl Into<PathBuf>) -> Self {
+        Roots { sysfs: sysfs.into(), procfs: procfs.into() }
+    }
+    pub fn sys(&self, rel: &str) -> PathBuf {
+        self.sysfs.join(rel)
+    }
+    pub fn proc(&self, rel: &str) -> PathBuf {
+        self.procfs.join(rel)
+    }
+}
+
+/// Monotonic time (CLOCK_MONOTONIC), µs.
+pub fn monotonic_us() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1_000
+}
+
+/// The effective user id (0 = root).
+pub fn euid() -> u32 {
+    // SAFETY: geteuid has no failure mode.
+    unsafe { libc::geteuid() }
+}
+
+pub(crate) fn display(p: &Path) -> String {
+    p.display().to_string()
+}

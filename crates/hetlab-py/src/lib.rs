@@ -203,17 +203,18 @@ fn simulate(
 /// `counts[i]` holds one (numerator, denominator) pair per tree feature. Returns True where
 /// the tree says "increase_frequency".
 #[pyfunction]
-fn tree_predict(model_json: &str, cluster: &str, counts: Vec<Vec<(u64, u64)>>) -> PyResult<Vec<bool>> {
+fn tree_predict(model_json: &str, cluster: &str, counts: Vec<Vec<Vec<u64>>>) -> PyResult<Vec<bool>> {
     let model: AntiSnoopModel = serde_json::from_str(model_json).map_err(|e| err(format!("model: {e}")))?;
     let tree = model.tree_for(cluster).ok_or_else(|| err(format!("model {} has no tree for cluster '{cluster}'", model.name)))?;
     tree.validate().map_err(|e| err(format!("model {}: tree for {cluster}: {e}", model.name)))?;
     counts
         .iter()
         .map(|c| {
-            if c.len() != tree.features.len() {
-                return Err(err(format!("expected {} feature pairs, got {}", tree.features.len(), c.len())));
+            if c.len() != tree.features.len() || c.iter().any(|pair| pair.len() != 2) {
+                return Err(err(format!("expected {} [numerator, denominator] pairs per vector", tree.features.len())));
             }
-            Ok(tree.predict_counts(c) == hetlab_core::tree::INCREASE)
+            let pairs: Vec<(u64, u64)> = c.iter().map(|p| (p[0], p[1])).collect();
+            Ok(tree.predict_counts(&pairs) == hetlab_core::tree::INCREASE)
         })
         .collect()
 }

@@ -1,0 +1,96 @@
+//! hetlabd chase and characterize as separate processes.
+
+mod common;
+
+use std::fs;
+use std::process::Command;
+
+use common::*;
+
+#[test]
+fn random_chase_at_64mb_takes_at_least_5x_longer_per_access_than_at_16kb() {
+    let out = Command::new(hetlabd())
+        .args(["chase", "--sizes", "16K,64M", "--pattern", "random", "--min-time", "0.1", "--cpu", "0", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pts = doc["points"].as_array().unwrap();
+    assert_eq!(pts.len(), 2);
+    assert_eq!(pts[0]["size_bytes"], 16 << 10);
+    assert_eq!(pts[1]["size_elements"], 16 << 20);
+    assert!(pts.iter().all(|p| p["cpu"] == 0 && p["pattern"] == "random" && p["time_s"].as_f64().unwrap() >= 0.1));
+    let small = pts[0]["ns_per_access"].as_f64().unwrap();
+    let large = pts[1]["ns_per_access"].as_f64().unwrap();
+    eprintln!("random chase: 16 KB {small:.2} ns, 64 MB {large:.2} ns per access ({:.1}x)", large / small);
+    assert!(large >= 5.0 * small, "64 MB {large} ns vs 16 KB {small} ns per access");
+}
+
+#[test]
+fn chase_rejects_bad_input_with_one_line() {
+    for args in [&["chase", "--sizes", "lots"][..], &["chase", "--pattern", "zigzag"], &["chase", "--cpu", "100000", "--sizes", "4K"]] {
+        let out = Command::new(hetlabd()).args(args).output().unwrap();
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{args:?}");
+        assert!(e.starts_with("hetlabd: error: ") && e.lines().count() == 1, "{args:?}: {e}");
+    }
+}
+
+/// docs/dataset.md, in order.
+const COLUMNS: &str = "backend,platform,platform_sha256,run_id,config_id,active_cluster,idle_cluster,big_khz,little_khz,pattern,size_elements,iterations,rep,seed,run_time_s,period_index,t_end_s,period_s,cci_cycles,si_rrq_hs_any_little,si_rrq_stall_tt_full_little,cci_congestion_little,si_rrq_hs_any_big,si_rrq_stall_tt_full_big,cci_congestion_big,cpu_cycles,inst_retired,bus_access,l2d_cache_refill,memory_access";
+
+#[test]
+fn characterize_writes_dataset_rows_and_restores_the_policies() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let b = Board::new("characterize");
+    let out_csv = b.root.join("sweep.csv");
+    // this VM: no cpufreq (fake tree), no PMUs (software stand-ins); both "clusters" on real CPUs
+    let last_cpu = std::thread::available_parallelism().map(|n| n.get() - 1).unwrap_or(0);
+    let chase_cpus = format!("little=0,big={last_cpu}");
+    let out = Command::new(hetlabd())
+        .args(["characterize", "--pmu", "software", "--reps", "2", "--elements", "4096", "--pattern", "random"])
+        .args(["--big-khz", "200000,2000000", "--little-khz", "1400000", "--run-s", "0.02", "--period-us", "5000"])
+        .args(["--chase-cpu", &chase_cpus])
+        .arg("--sysfs-root")
+        .arg(b.sys())
+        .arg("--run-dir")
+        .arg(b.run_dir())
+        .arg("--out")
+        .arg(&out_csv)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let text = fs::read_to_string(&out_csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next().unwrap(), COLUMNS);
+    let cols: Vec<&str> = COLUMNS.split(',').collect();
+    let col = |name: &str| cols.iter().position(|c| *c == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(rows.iter().all(|r| r.len() == cols.len()));
+    let run_ids: std::collections::BTreeSet<u64> = rows.iter().map(|r| r[col("run_id")].parse().unwrap()).collect();
+    // 2 active clusters x 2 frequency pairs x 2 reps
+    assert_eq!(run_ids, (0..8).collect());
+    for r in &rows {
+        assert_eq!(r[col("backend")], "linux");
+        assert!(["200000", "2000000"].contains(&r[col("big_khz")]));
+        assert_eq!(r[col("little_khz")], "1400000");
+        assert_eq!(r[col("size_elements")], "4096");
+        assert_eq!(r[col("platform_sha256")].len(), 64);
+        let cfg = format!("{}-random-4096-{}-1400000", r[col("active_cluster")], r[col("big_khz")]);
+        assert_eq!(r[col("config_id")], cfg);
+    }
+    for id in &run_ids {
+        let run: Vec<&Vec<&str>> = rows.iter().filter(|r| r[col("run_id")] == id.to_string()).collect();
+        // one row per sampling period, numbered from 0
+        let idx: Vec<usize> = run.iter().map(|r| r[col("period_index")].parse().unwrap()).collect();
+        assert_eq!(idx, (0..run.len()).collect::<Vec<_>>());
+        let cycles: u64 = run.iter().map(|r| r[col("cpu_cycles")].parse::<u64>().unwrap()).sum();
+        assert!(cycles > 0, "run {id}: the chase thread's (stand-in) cycles are counted");
+    }
+    b.assert_restored();
+    assert!(!b.run_dir().join("hetlabd.saved").exists());
+}

@@ -1,0 +1,291 @@
+//! hetlabd govern as a separate process against a fake Exynos 5422 sysfs/procfs tree.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use common::*;
+
+fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Records every value seen in the two scaling_setspeed files while the daemon runs.
+struct Watcher {
+    stop: Arc<AtomicBool>,
+    seen: Arc<Mutex<BTreeSet<(usize, String)>>>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Watcher {
+    fn start(b: &Board) -> Watcher {
+        let stop = Arc::new(AtomicBool::new(false));
+        let seen = Arc::new(Mutex::new(BTreeSet::new()));
+        let files = [(0, b.policy(0).join("scaling_setspeed")), (4, b.policy(4).join("scaling_setspeed"))];
+        let (s, v) = (stop.clone(), seen.clone());
+        let handle = std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                for (n, f) in &files {
+                    if let Ok(t) = fs::read_to_string(f) {
+                        let t = t.trim().to_string();
+                        if !t.is_empty() && t != "<unsupported>" {
+                            v.lock().unwrap().insert((*n, t));
+                        }
+                    }
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        });
+        Watcher { stop, seen, handle: Some(handle) }
+    }
+
+    fn finish(mut self) -> BTreeSet<(usize, String)> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.take().unwrap().join().unwrap();
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn assert_only_listed(seen: &BTreeSet<(usize, String)>) {
+    assert!(!seen.is_empty());
+    for (n, v) in seen {
+        let list = if *n == 0 { LITTLE_KHZ } else { BIG_KHZ };
+        let khz: u32 = v.parse().unwrap_or_else(|_| panic!("policy{n}/scaling_setspeed held '{v}'"));
+        assert!(list.contains(&khz), "policy{n}: {khz} kHz is not an available frequency");
+    }
+}
+
+fn setspeeds(b: &Board, little: u32, big: u32) -> bool {
+    b.read(0, "scaling_setspeed") == little.to_string() && b.read(4, "scaling_setspeed") == big.to_string()
+}
+
+fn both_userspace(b: &Board) -> bool {
+    b.read(0, "scaling_governor") == "userspace" && b.read(4, "scaling_governor") == "userspace"
+}
+
+#[test]
+fn follows_load_writes_only_listed_frequencies_and_restores_exactly_on_sigterm() {
+    if !is_root() {
+        eprintln!("skipped: the daemon refuses to run without root");
+        return;
+    }
+    let mut b = Board::new("sigterm");
+    let before = b.snapshot();
+    let child = b.govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000", "-v"]).spawn().unwrap();
+    let watch = Watcher::start(&b);
+    wait_for("both policies on userspace", 10.0, || both_userspace(&b));
+    assert!(b.run_dir().join("hetlabd.saved").exists(), "saved settings are persisted while running");
+    // fully busy: ondemand goes to each policy's max (scaling_max_freq, below cpuinfo max)
+    b.load(100);
+    wait_for("policy max under full load", 10.0, || setspeeds(&b, 1300000, 1800000));
+    // idle: cpuinfo min, clamped up to each policy's min
+    b.load(0);
+    wait_for("policy min when idle", 10.0, || setspeeds(&b, 300000, 400000));
+    // half busy: cpuinfo min + 50 % of the range, closest OPP
+    b.load(50);
+    wait_for("proportional frequency at 50 % load", 10.0, || setspeeds(&b, 800000, 1100000));
+    signal(&child, libc::SIGTERM);
+    let f = finish(child);
+    let seen = watch.finish();
+    assert_eq!(f.code, Some(0), "stderr:\n{}", f.stderr);
+    assert!(f.stderr.contains("stopped (SIGTERM)"), "{}", f.stderr);
+    b.assert_restored();
+    assert!(!b.run_dir().join("hetlabd.saved").exists());
+    assert_only_listed(&seen);
+    for (policy, list) in [("policy0", LITTLE_KHZ), ("policy4", BIG_KHZ)] {
+        let t = targets(&f.stdout, policy);
+        assert!(t.len() >= 3, "{policy}: {t:?}");
+        assert!(t.iter().all(|k| list.contains(k)), "{policy}: {t:?}");
+    }
+    assert!(!f.stderr.contains("not an OPP"));
+    // nothing but setspeed (and the restored attributes) changed
+    let after = b.snapshot();
+    for ((p, a), (_, z)) in before.iter().zip(&after) {
+        if !p.ends_with("scaling_setspeed") {
+            assert_eq!(a, z, "{}", p.display());
+        }
+    }
+}
+
+#[test]
+fn sigint_mid_run_restores_and_missing_pmus_are_said_once() {
+    if !is_root() {
+        return;
+    }
+    let mut b = Board::new("sigint");
+    let child = b.govern(&["--governor", "anti-snoop", "--tunable", "sampling_rate=10000", "-v"]).spawn().unwrap();
+    wait_for("both policies on userspace", 10.0, || both_userspace(&b));
+    b.load(100);
+    wait_for("max", 10.0, || setspeeds(&b, 1300000, 1800000));
+    signal(&child, libc::SIGINT);
+    let f = finish(child);
+    assert_eq!(f.code, Some(0), "stderr:\n{}", f.stderr);
+    assert!(f.stderr.contains("stopped (SIGINT)"), "{}", f.stderr);
+    b.assert_restored();
+    // this tree has no PMUs: said once each, then anti-snoop decides on load alone
+    assert_eq!(f.stderr.matches("no ARM core PMU").count(), 1, "{}", f.stderr);
+    assert_eq!(f.stderr.matches("no CCI-400 PMU").count(), 1, "{}", f.stderr);
+    assert_eq!(f.stderr.matches("runs load-only").count(), 1, "{}", f.stderr);
+    assert!(f.stdout.lines().filter(|l| l.contains("policy=")).all(|l| l.contains("tree=-")), "{}", f.stdout);
+}
+
+#[test]
+fn a_failing_sysfs_write_mid_run_restores_what_was_changed() {
+    if !is_root() {
+        return;
+    }
+    let mut b = Board::new("failwrite");
+    let child = b.govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000"]).spawn().unwrap();
+    wait_for("both policies on userspace", 10.0, || both_userspace(&b));
+    b.load(100);
+    wait_for("max", 10.0, || setspeeds(&b, 1300000, 1800000));
+    // root ignores file modes: make the next write fail by putting a directory in the way
+    let f4 = b.policy(4).join("scaling_setspeed");
+    fs::remove_file(&f4).unwrap();
+    fs::create_dir(&f4).unwrap();
+    b.load(0);
+    let mut child = child;
+    wait_for("the daemon to exit on the error", 10.0, || child.try_wait().unwrap().is_some());
+    let f = finish(child);
+    assert_eq!(f.code, Some(1), "stderr:\n{}", f.stderr);
+    let err: Vec<&str> = f.stderr.lines().filter(|l| l.starts_with("hetlabd: error:")).collect();
+    assert_eq!(err.len(), 1, "{}", f.stderr);
+    assert!(
+        err[0].contains("policy4/scaling_setspeed") && err[0].contains("directory") && err[0].contains("policy settings restored"),
+        "{}",
+        err[0]
+    );
+    b.assert_restored();
+    assert!(!b.run_dir().join("hetlabd.saved").exists());
+}
+
+#[test]
+fn dry_run_decides_but_writes_nothing() {
+    let mut b = Board::new("dryrun");
+    let before = b.snapshot();
+    let child = b.govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000", "--dry-run", "--duration", "1.5"]).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    b.load(100);
+    let f = finish(child);
+    assert_eq!(f.code, Some(0), "stderr:\n{}", f.stderr);
+    assert!(f.stderr.contains("stopped (duration)"), "{}", f.stderr);
+    assert!(targets(&f.stdout, "policy0").contains(&1300000), "{}", f.stdout);
+    assert!(targets(&f.stdout, "policy4").contains(&1800000), "{}", f.stdout);
+    assert_eq!(b.snapshot(), before, "dry-run changed the sysfs tree");
+    assert_eq!(fs::read_dir(b.run_dir()).unwrap().count(), 0, "no lock or state file in dry-run");
+}
+
+fn refused(b: &Board, cmd: &mut Command) -> String {
+    let before = b.snapshot();
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("hetlabd: error: ") && err.lines().count() == 1, "one error line: {err}");
+    assert_eq!(b.snapshot(), before, "a refusal changed the tree");
+    err
+}
+
+#[test]
+fn refuses_without_root() {
+    let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].into_iter().find(|p| std::path::Path::new(p).exists());
+    let b = Board::new("notroot");
+    let e = match (is_root(), setpriv) {
+        (true, Some(sp)) => {
+            let mut c = Command::new(sp);
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", hetlabd(), "govern", "--governor", "ondemand"]);
+            c.arg("--sysfs-root").arg(b.sys()).arg("--procfs-root").arg(b.proc_()).arg("--run-dir").arg(b.run_dir());
+            refused(&b, &mut c)
+        }
+        (false, _) => refused(&b, &mut b.govern(&["--governor", "ondemand"])),
+        (true, None) => panic!("setpriv (util-linux) is needed to test the refusal as root"),
+    };
+    assert!(e.contains("must run as root") && e.contains("effective uid 65534") || !is_root(), "{e}");
+    assert!(e.contains("--dry-run"), "{e}");
+}
+
+#[test]
+fn refuses_without_cpufreq_or_userspace_governor() {
+    let b = Board::new("nocpufreq");
+    fs::write(b.policy(4).join("scaling_available_governors"), "ondemand performance\n").unwrap();
+    let e = refused(&b, &mut b.govern(&["--governor", "ondemand"]));
+    assert!(e.contains("policy4 (cpus 4-7) offers no userspace governor") && e.contains("CONFIG_CPU_FREQ_GOV_USERSPACE"), "{e}");
+    fs::remove_dir_all(b.root.join("sys/devices/system/cpu/cpufreq")).unwrap();
+    let e = refused(&b, &mut b.govern(&["--governor", "ondemand"]));
+    assert!(e.contains("no cpufreq policies under") && e.contains("cpufreq driver"), "{e}");
+}
+
+#[test]
+fn refuses_while_another_daemon_manages_frequencies() {
+    if !is_root() {
+        return;
+    }
+    let b = Board::new("another");
+    // a known daemon by its process name
+    fs::create_dir_all(b.proc_().join("999")).unwrap();
+    fs::write(b.proc_().join("999/comm"), "auto-cpufreq\n").unwrap();
+    let e = refused(&b, &mut b.govern(&["--governor", "ondemand"]));
+    assert!(e.contains("auto-cpufreq (pid 999) is running") && e.contains("stop it"), "{e}");
+    fs::remove_dir_all(b.proc_().join("999")).unwrap();
+    // another hetlabd holding the lock
+    let first = b.govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000"]).spawn().unwrap();
+    wait_for("the first daemon", 10.0, || both_userspace(&b));
+    let out = b.govern(&["--governor", "performance"]).output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert!(e.contains(&format!("another hetlabd (pid {}) is already managing CPU frequencies", first.id())), "{e}");
+    assert!(both_userspace(&b), "the second daemon did not touch the first one's policies");
+    signal(&first, libc::SIGTERM);
+    assert_eq!(finish(first).code, Some(0));
+    b.assert_restored();
+}
+
+#[test]
+fn after_sigkill_the_saved_settings_block_a_restart_until_restored() {
+    if !is_root() {
+        return;
+    }
+    let b = Board::new("sigkill");
+    let mut child = b.govern(&["--governor", "powersave"]).spawn().unwrap();
+    wait_for("userspace", 10.0, || both_userspace(&b));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(b.run_dir().join("hetlabd.saved").exists());
+    let e = refused(&b, &mut b.govern(&["--governor", "ondemand"]));
+    assert!(e.contains("hetlabd restore"), "{e}");
+    let out = Command::new(hetlabd()).arg("restore").arg("--run-dir").arg(b.run_dir()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    b.assert_restored();
+    assert!(!b.run_dir().join("hetlabd.saved").exists());
+}
+
+#[test]
+fn help_explains_each_command_and_mistakes_are_usage_errors() {
+    for (cmd, words) in [
+        ("govern", &["--governor", "--dry-run", "restored", "userspace", "--counters", "--sysfs-root"][..]),
+        ("chase", &["--sizes", "256-byte", "--min-time", "cycles"][..]),
+        ("characterize", &["--out", "docs/dataset.md", "restored"][..]),
+        ("restore", &["hetlabd.saved"][..]),
+    ] {
+        let out = Command::new(hetlabd()).args([cmd, "--help"]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0));
+        for w in words {
+            assert!(text.contains(w), "{cmd} --help lacks {w}");
+        }
+    }
+    let out = Command::new(hetlabd()).args(["govern", "--governor", "ondemand", "--frobnicate"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("hetlabd: error: unknown option '--frobnicate'"));
+    let out = Command::new(hetlabd()).args(["govern"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs --governor"));
+    let b = Board::new("badgov");
+    let out = b.govern(&["--governor", "turbo", "--dry-run"]).output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(e.contains("unknown governor 'turbo'") && e.contains("anti-snoop"), "{e}");
+}

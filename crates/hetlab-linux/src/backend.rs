@@ -1,0 +1,772 @@
+//! Fills the governors' [`PolicyView`] from Linux: policies from sysfs, per-CPU busy/idle from
+//! /proc/stat, PMC deltas from perf_event_open.
+//!
+//! A [`Snapshot`] holds cumulative values at one instant; a view is the difference between a
+//! policy's previous snapshot and the current one, with the wall time from CLOCK_MONOTONIC.
+//!
+//! Counting units (`--counters`):
+//! * `per-cpu` (default): one group per online CPU counting everything on it. The cost grows
+//!   with CPUs, not threads. `memory_access` of a cluster is then Σbus_access/Σcpu_cycles of all
+//!   work on its CPUs (idle CPUs add no cycles: the cycle counter stops in WFI).
+//! * `cgroup=DIR`: one group per CPU counting the tasks of one cgroup (PERF_FLAG_PID_CGROUP);
+//!   also grows with CPUs, and restricts the counts to the "processes of interest".
+//! * `pid=P,...` / `tid=T,...`: per-thread groups (the paper's per-task reads), one per thread
+//!   and core PMU. On big.LITTLE the PMU a count comes from says which cluster the thread ran on.
+//!   Where one PMU covers several policies (software stand-ins, one PMU for all CPUs), the
+//!   thread's cluster is its last CPU (`/proc/<tid>/stat` field 39), refreshed with the thread
+//!   list every `thread_refresh_us`; threads that exit lose their counts since the last sample.
+//!
+//! The counts appear in the view as [`ThreadSample`]s: per thread (per-thread modes) or per CPU
+//! (`tid` = the CPU number) — the governor sums them per cluster either way.
+
+use std::fs;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
+
+use hetlab_core::governor::{CciPortSample, CorePmu, CpuSample, PolicyView, ThreadSample};
+use hetlab_core::platform::Platform;
+
+use crate::cpus::format_cpu_list;
+use crate::perf::{self, EventSpec, Group, Target};
+use crate::procstat::{self, CpuTimes, Fractions, ProcStat};
+use crate::sysfs::{self, Policy};
+use crate::{display, monotonic_us, Roots};
+
+/// Which tasks the core PMU counters follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CounterMode {
+    /// No PMCs: the governors see load only.
+    Off,
+    PerCpu,
+    Cgroup(PathBuf),
+    /// Every thread of these processes (rescanned every refresh).
+    Pids(Vec<u32>),
+    /// These threads.
+    Tids(Vec<u32>),
+}
+
+impl CounterMode {
+    /// `per-cpu`, `cgroup=DIR`, `pid=1,2`, `tid=3,4`, `off`.
+    pub fn parse(s: &str) -> Result<CounterMode, String> {
+        let ids = |v: &str, what: &str| -> Result<Vec<u32>, String> {
+            let ids: Result<Vec<u32>, _> = v.split(',').filter(|x| !x.is_empty()).map(str::parse).collect();
+            match ids {
+                Ok(ids) if !ids.is_empty() => Ok(ids),
+                _ => Err(format!("--counters {what}= expects numbers like {what}=1234,5678; got '{s}'")),
+            }
+        };
+        match s.split_once('=') {
+            None if s == "per-cpu" => Ok(CounterMode::PerCpu),
+            None if s == "off" => Ok(CounterMode::Off),
+            Some(("cgroup", d)) if !d.is_empty() => Ok(CounterMode::Cgroup(PathBuf::from(d))),
+            Some(("pid", v)) => Ok(CounterMode::Pids(ids(v, "pid")?)),
+            Some(("tid", v)) => Ok(CounterMode::Tids(ids(v, "tid")?)),
+            _ => Err(format!("unknown counter mode '{s}'; use per-cpu, cgroup=/sys/fs/cgroup/DIR, pid=PID[,PID], tid=TID[,TID] or off")),
+        }
+    }
+
+    fn per_thread(&self) -> bool {
+        matches!(self, CounterMode::Pids(_) | CounterMode::Tids(_))
+    }
+}
+
+/// Where the events come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PmuSource {
+    /// The ARM core PMUs and the CCI-400 PMU found in sysfs.
+    Hardware,
+    /// Software events standing in for them (see [`perf::software_core_events`]); `pmus`
+    /// stand-in core PMUs (2 mimics big.LITTLE's one group per cluster and thread).
+    Software { pmus: usize },
+}
+
+#[derive(Debug, Clone)]
+pub struct BackendConfig {
+    pub roots: Roots,
+    pub counters: CounterMode,
+    pub pmu: PmuSource,
+    /// Cluster names and CCI ports come from this platform's clusters whose CPUs match a policy.
+    pub platform: Option<Platform>,
+    /// Names the policies (in order of their first CPU) after these platform clusters instead of
+    /// matching CPU lists: for boards numbered differently from the platform description.
+    pub cluster_names: Option<Vec<String>>,
+    /// Per-thread modes: how often the thread list (and last CPUs) are rescanned, µs.
+    pub thread_refresh_us: u64,
+    /// If the core or the CCI counters are unavailable, drop all PMCs (the daemon then runs
+    /// the governor load-only); otherwise keep what works.
+    pub all_or_nothing: bool,
+}
+
+impl BackendConfig {
+    pub fn new(roots: Roots) -> Self {
+        BackendConfig {
+            roots,
+            counters: CounterMode::Off,
+            pmu: PmuSource::Hardware,
+            platform: None,
+            cluster_names: None,
+            thread_refresh_us: 1_000_000,
+            all_or_nothing: true,
+        }
+    }
+}
+
+/// A policy with what the governors need beyond sysfs.
+#[derive(Debug, Clone)]
+pub struct PolicyInfo {
+    pub sysfs: Policy,
+    /// Platform cluster name (`little`, `big`), or the policy's name when unmatched.
+    pub cluster: String,
+    /// CCI-400 slave port of the cluster, when known.
+    pub cci_port: Option<u8>,
+    /// cpu_capacity (sysfs, else the platform, else 1024).
+    pub capacity: u32,
+}
+
+/// One counted unit's cumulative core counts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CoreEntry {
+    /// Sort key: tid << 8 | PMU slot (per-thread) or the CPU (per-CPU, cgroup).
+    pub key: u64,
+    /// Thread id, or CPU number.
+    pub unit: u32,
+    /// Policy index the counts belong to.
+    pub cluster: usize,
+    pub pmu: CorePmu,
+}
+
+/// Cumulative values at one instant.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub t_us: u64,
+    pub cpus: Vec<Option<CpuTimes>>,
+    /// Sorted by key.
+    pub core: Vec<CoreEntry>,
+    /// Per CCI port, in [`Backend::cci_ports`] order: (si_rrq_hs_any, si_rrq_stall_tt_full).
+    pub cci: Vec<(u64, u64)>,
+    pub cci_cycles: u64,
+}
+
+struct Slot {
+    events: Vec<EventSpec>,
+    /// CPUs the PMU covers (None: all).
+    cpus: Option<Vec<usize>>,
+    /// The policy whose CPUs the PMU covers, when exactly one.
+    cluster: Option<usize>,
+}
+
+struct CoreUnit {
+    key: u64,
+    unit: u32,
+    cluster: usize,
+    group: Group,
+}
+
+pub struct Backend {
+    pub roots: Roots,
+    pub policies: Vec<PolicyInfo>,
+    cpu_policy: Vec<Option<usize>>,
+    procstat: ProcStat,
+    mode: CounterMode,
+    slots: Vec<Slot>,
+    core: Vec<CoreUnit>,
+    core_ok: bool,
+    cci: Option<Group>,
+    /// (port, policy index) of each CCI port counted.
+    cci_ports: Vec<(u8, usize)>,
+    cgroup: Option<OwnedFd>,
+    refresh_us: u64,
+    last_refresh_us: u64,
+    carry: Vec<Fractions>,
+    scratch: Vec<u64>,
+    /// What is unsupported or assumed; said once, by the caller.
+    pub notes: Vec<String>,
+}
+
+fn find_cluster(platform: &Platform, name: &str) -> Option<usize> {
+    platform.cluster_index(name)
+}
+
+impl Backend {
+    /// Discovers the policies and opens the counters. Failures to open counters are not errors:
+    /// they become [`Backend::notes`] and the counters are left out.
+    pub fn new(cfg: &BackendConfig) -> Result<Backend, String> {
+        let sys_policies = sysfs::discover(&cfg.roots)?;
+        if let Some(names) = &cfg.cluster_names {
+            if names.len() != sys_policies.len() {
+                return Err(format!(
+                    "--cluster-names gives {} names but the board has {} cpufreq policies ({})",
+                    names.len(),
+                    sys_policies.len(),
+                    sys_policies.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+        let mut policies = Vec::new();
+        for (i, p) in sys_policies.into_iter().enumerate() {
+            let matched = cfg.platform.as_ref().and_then(|pl| {
+                let idx = match &cfg.cluster_names {
+                    Some(names) => find_cluster(pl, &names[i]),
+                    None => pl.clusters.iter().position(|c| {
+                        let mut cpus = c.cpus.clone();
+                        cpus.sort_unstable();
+                        cpus == p.related_cpus
+                    }),
+                };
+                idx.map(|k| (pl, k))
+            });
+            if let (Some(names), None) = (&cfg.cluster_names, &matched) {
+                let pl = cfg.platform.as_ref().map_or("(none)".to_string(), |p| p.name.clone());
+                return Err(format!("--cluster-names: platform {pl} has no cluster '{}'", names[i]));
+            }
+            let sys_cap = p.related_cpus.first().and_then(|&c| sysfs::cpu_capacity(&cfg.roots, c));
+            let info = match matched {
+                Some((pl, k)) => PolicyInfo {
+                    cluster: pl.clusters[k].name.clone(),
+                    cci_port: Some(pl.clusters[k].cci_port),
+                    capacity: sys_cap.unwrap_or_else(|| pl.cpu_capacity(k)),
+                    sysfs: p,
+                },
+                None => PolicyInfo { cluster: p.name.clone(), cci_port: None, capacity: sys_cap.unwrap_or(1024), sysfs: p },
+            };
+            policies.push(info);
+        }
+        let ncpu = policies.iter().flat_map(|p| p.sysfs.related_cpus.iter()).max().map_or(0, |m| m + 1);
+        let mut cpu_policy = vec![None; ncpu];
+        for (i, p) in policies.iter().enumerate() {
+            for &c in &p.sysfs.related_cpus {
+                cpu_policy[c] = Some(i);
+            }
+        }
+        let mut b = Backend {
+            roots: cfg.roots.clone(),
+            policies,
+            cpu_policy,
+            procstat: ProcStat::new(&cfg.roots),
+            mode: cfg.counters.clone(),
+            slots: Vec::new(),
+            core: Vec::new(),
+            core_ok: false,
+            cci: None,
+            cci_ports: Vec::new(),
+            cgroup: None,
+            refresh_us: cfg.thread_refresh_us.max(1),
+            last_refresh_us: 0,
+            carry: vec![Fractions::default(); ncpu],
+            scratch: vec![0; 16],
+            notes: Vec::new(),
+        };
+        if cfg.platform.is_some() && b.policies.iter().any(|p| p.cci_port.is_none()) {
+            let pl = cfg.platform.as_ref().unwrap();
+            b.notes.push(format!(
+                "policies {} do not match a cluster of platform {} by CPUs: they are named after the policy, have no CCI port, and anti-snoop has no tree for them (pass --cluster-names)",
+                b.policies.iter().filter(|p| p.cci_port.is_none()).map(|p| format!("{} (cpus {})", p.sysfs.name, format_cpu_list(&p.sysfs.related_cpus))).collect::<Vec<_>>().join(", "),
+                pl.name
+            ));
+        }
+        if cfg.counters != CounterMode::Off {
+            b.open_core(cfg);
+            b.open_cci(cfg);
+            if cfg.all_or_nothing && (!b.core_ok || b.cci.is_none()) && (b.core_ok || b.cci.is_some()) {
+                b.core.clear();
+                b.core_ok = false;
+                b.cci = None;
+                b.cci_ports.clear();
+            }
+        }
+        Ok(b)
+    }
+
+    /// Whether core (thread/CPU) counters are being read.
+    pub fn has_core_counters(&self) -> bool {
+        self.core_ok
+    }
+    /// Whether the CCI ports are being read.
+    pub fn has_cci(&self) -> bool {
+        self.cci.is_some()
+    }
+    /// (port, policy index) of the CCI ports counted.
+    pub fn cci_ports(&self) -> &[(u8, usize)] {
+        &self.cci_ports
+    }
+    /// Number of perf groups read per snapshot.
+    pub fn groups(&self) -> usize {
+        self.core.len() + usize::from(self.cci.is_some())
+    }
+    pub fn policy_of_cpu(&self, cpu: usize) -> Option<usize> {
+        self.cpu_policy.get(cpu).copied().flatten()
+    }
+
+    fn open_core(&mut self, cfg: &BackendConfig) {
+        match cfg.pmu {
+            PmuSource::Software { pmus } => {
+                for _ in 0..pmus.max(1) {
+                    self.slots.push(Slot { events: perf::software_core_events(self.mode.per_thread()), cpus: None, cluster: None });
+                }
+            }
+            PmuSource::Hardware => {
+                let pmus = perf::arm_core_pmus(&cfg.roots);
+                if pmus.is_empty() {
+                    self.notes.push(format!(
+                        "no ARM core PMU under {} (armv7_cortex_*, armv8_*): cpu_cycles and bus_access (0x19) cannot be counted, so memory_access is unavailable (is the PMU enabled in the device tree? the XU3-Lite disables it)",
+                        display(&perf::event_source_dir(&cfg.roots))
+                    ));
+                    return;
+                }
+                for pmu in pmus {
+                    let cluster = pmu.cpus.as_ref().and_then(|cpus| {
+                        let owners: Vec<Option<usize>> = cpus.iter().map(|&c| self.policy_of_cpu(c)).collect();
+                        match owners.first() {
+                            Some(&Some(first)) if owners.iter().all(|&o| o == Some(first)) => Some(first),
+                            _ => None,
+                        }
+                    });
+                    self.slots.push(Slot { events: perf::arm_core_events(&pmu), cpus: pmu.cpus.clone(), cluster });
+                }
+            }
+        }
+        let result = match self.mode.clone() {
+            CounterMode::Off => return,
+            CounterMode::PerCpu => self.open_per_cpu(None),
+            CounterMode::Cgroup(dir) => {
+                match fs::File::open(&dir) {
+                    Ok(f) if f.metadata().map(|m| m.is_dir()).unwrap_or(false) => {
+                        let fd: OwnedFd = f.into();
+                        let raw = fd.as_raw_fd();
+                        self.cgroup = Some(fd);
+                        self.open_per_cpu(Some(raw))
+                    }
+                    Ok(_) => Err(format!("--counters cgroup={}: not a directory; give a cgroup directory such as /sys/fs/cgroup/NAME", display(&dir))),
+                    Err(e) => Err(format!("--counters cgroup={}: {e}; give an existing cgroup directory", display(&dir))),
+                }
+            }
+            CounterMode::Pids(_) | CounterMode::Tids(_) => self.refresh_threads(monotonic_us()),
+        };
+        match result {
+            Ok(()) => self.core_ok = true,
+            Err(e) => {
+                self.core.clear();
+                self.notes.push(format!("core PMU counters unavailable: {e}"));
+            }
+        }
+    }
+
+    fn slot_for_cpu(&self, cpu: usize) -> Option<usize> {
+        self.slots.iter().position(|s| s.cpus.as_ref().is_none_or(|c| c.contains(&cpu)))
+    }
+
+    fn open_per_cpu(&mut self, cgroup: Option<i32>) -> Result<(), String> {
+        for (pi, p) in self.policies.iter().enumerate() {
+            for &cpu in &p.sysfs.affected_cpus {
+                let Some(slot) = self.slot_for_cpu(cpu) else {
+                    return Err(format!("no core PMU covers CPU {cpu}"));
+                };
+                let target = match cgroup {
+                    Some(fd) => Target::Cgroup { fd, cpu },
+                    None => Target::Cpu(cpu),
+                };
+                let group = Group::open(&self.slots[slot].events, target)?;
+                self.core.push(CoreUnit { key: cpu as u64, unit: cpu as u32, cluster: pi, group });
+            }
+        }
+        self.core.sort_by_key(|u| u.key);
+        Ok(())
+    }
+
+    /// Last CPU a thread ran on (/proc/<tid>/stat field 39).
+    fn last_cpu(&self, tid: u32) -> Option<usize> {
+        let text = fs::read_to_string(self.roots.proc(&format!("{tid}/stat"))).ok()?;
+        let after = &text[text.rfind(')')? + 1..];
+        after.split_ascii_whitespace().nth(36)?.parse().ok()
+    }
+
+    fn list_tids(&self) -> Result<Vec<u32>, String> {
+        match &self.mode {
+            CounterMode::Tids(t) => Ok(t.clone()),
+            CounterMode::Pids(pids) => {
+                let mut out = Vec::new();
+                for pid in pids {
+                    let dir = self.roots.proc(&format!("{pid}/task"));
+                    match fs::read_dir(&dir) {
+                        Ok(rd) => out.extend(rd.flatten().filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())),
+                        Err(_) if !self.core.is_empty() || self.last_refresh_us > 0 => {} // exited since
+                        Err(e) => return Err(format!("cannot list the threads of process {pid} ({}): {e}; is the pid right?", display(&dir))),
+                    }
+                }
+                out.sort_unstable();
+                Ok(out)
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// Per-thread modes: open groups for new threads, drop exited ones, update last CPUs.
+    fn refresh_threads(&mut self, now_us: u64) -> Result<(), String> {
+        self.last_refresh_us = now_us.max(1);
+        let tids = self.list_tids()?;
+        self.core.retain(|u| tids.binary_search(&u.unit).is_ok());
+        for &tid in &tids {
+            let mut cluster_of_thread = None;
+            for slot in 0..self.slots.len() {
+                let key = (u64::from(tid) << 8) | slot as u64;
+                let fixed = self.slots[slot].cluster;
+                let cluster = match fixed {
+                    Some(c) => Some(c),
+                    None => {
+                        if cluster_of_thread.is_none() {
+                            cluster_of_thread = self.last_cpu(tid).and_then(|c| self.policy_of_cpu(c));
+                        }
+                        cluster_of_thread
+                    }
+                };
+                if let Ok(i) = self.core.binary_search_by_key(&key, |u| u.key) {
+                    if let Some(c) = cluster {
+                        self.core[i].cluster = c;
+                    }
+                    continue;
+                }
+                match Group::open(&self.slots[slot].events, Target::Thread(tid)) {
+                    Ok(group) => {
+                        let pos = self.core.partition_point(|u| u.key < key);
+                        self.core.insert(pos, CoreUnit { key, unit: tid, cluster: cluster.unwrap_or(0), group });
+                    }
+                    Err(e) if e.contains("has exited") => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn open_cci(&mut self, cfg: &BackendConfig) {
+        let ports: Vec<(u8, usize)> =
+            self.policies.iter().enumerate().filter_map(|(i, p)| p.cci_port.map(|port| (port, i))).collect();
+        if ports.is_empty() {
+            self.notes.push("the CCI ports of the policies are unknown (no platform cluster matches), so cci_congestion is unavailable".into());
+            return;
+        }
+        let port_numbers: Vec<u8> = ports.iter().map(|p| p.0).collect();
+        let (events, cpu) = match cfg.pmu {
+            PmuSource::Software { .. } => {
+                let cpu = self.policies.iter().flat_map(|p| p.sysfs.affected_cpus.first()).next().copied().unwrap_or(0);
+                (perf::software_cci_events(&port_numbers), cpu)
+            }
+            PmuSource::Hardware => match perf::cci_pmu(&cfg.roots) {
+                Some(pmu) => {
+                    let cpu = pmu.cpus.as_ref().and_then(|c| c.first().copied()).unwrap_or(0);
+                    (perf::cci_events(&pmu, &port_numbers), cpu)
+                }
+                None => {
+                    self.notes.push(format!(
+                        "no CCI-400 PMU under {} (CCI_400, CCI_400_r1): si_rrq_hs_any / si_rrq_stall_tt_full cannot be counted, so cci_congestion is unavailable (the mainline Exynos 5422 device tree has no CCI PMU node; platforms.md §4.3)",
+                        display(&perf::event_source_dir(&cfg.roots))
+                    ));
+                    return;
+                }
+            },
+        };
+        match Group::open(&events, Target::Cpu(cpu)) {
+            Ok(g) => {
+                self.cci = Some(g);
+                self.cci_ports = ports;
+            }
+            Err(e) => self.notes.push(format!("CCI-400 counters unavailable: {e}")),
+        }
+    }
+
+    /// Reads the PMCs only (the part of a sample the speed benchmark times with the decision).
+    pub fn read_counters(&mut self, out: &mut Snapshot) -> Result<(), String> {
+        out.t_us = monotonic_us();
+        if self.mode.per_thread() && self.core_ok && out.t_us.saturating_sub(self.last_refresh_us) >= self.refresh_us {
+            self.refresh_threads(out.t_us)?;
+        }
+        out.core.clear();
+        for u in &mut self.core {
+            u.group.read(&mut self.scratch)?;
+            let s = &self.scratch;
+            out.core.push(CoreEntry {
+                key: u.key,
+                unit: u.unit,
+                cluster: u.cluster,
+                pmu: CorePmu { cpu_cycles: s[0], inst_retired: s[1], bus_access: s[2], l2d_cache_refill: s[3], mem_access: 0 },
+            });
+        }
+        out.cci.clear();
+        out.cci_cycles = 0;
+        if let Some(g) = &mut self.cci {
+            g.read(&mut self.scratch)?;
+            for i in 0..self.cci_ports.len() {
+                out.cci.push((self.scratch[2 * i], self.scratch[2 * i + 1]));
+            }
+            out.cci_cycles = self.scratch[2 * self.cci_ports.len()];
+        }
+        Ok(())
+    }
+
+    /// A full snapshot: /proc/stat and the PMCs.
+    pub fn snapshot(&mut self, out: &mut Snapshot) -> Result<(), String> {
+        let cpus = self.procstat.read()?;
+        self.read_counters(out)?;
+        out.cpus = cpus;
+        Ok(())
+    }
+
+    /// Fills `view` for policy `p` over the window from `prev` to `cur`. `cur_khz` is the
+    /// policy's current frequency and `[min_khz, max_khz]` its limits (scaling_min/max_freq,
+    /// which include thermal capping through frequency QoS).
+    #[allow(clippy::too_many_arguments)]
+    pub fn fill_view(&mut self, p: usize, prev: &Snapshot, cur: &Snapshot, cur_khz: u32, min_khz: u32, max_khz: u32, view: &mut PolicyView) {
+        let info = &self.policies[p];
+        let pol = &info.sysfs;
+        let wall_us = cur.t_us.saturating_sub(prev.t_us);
+        view.now_us = cur.t_us;
+        view.policy = p;
+        if view.opps_khz != pol.opps_khz {
+            view.opps_khz = pol.opps_khz.clone();
+        }
+        view.cpuinfo_min_khz = pol.cpuinfo_min_khz;
+        view.cpuinfo_max_khz = pol.cpuinfo_max_khz;
+        view.policy_min_khz = min_khz;
+        view.policy_max_khz = max_khz;
+        view.thermal_cap_khz = pol.cpuinfo_max_khz; // folded into scaling_max_freq by the kernel
+        view.cur_khz = cur_khz;
+        view.transition_latency_ns = pol.transition_latency_ns;
+        view.cpu_capacity = info.capacity;
+        view.cpus.clear();
+        let freq_scale = f64::from(cur_khz) / f64::from(pol.cpuinfo_max_khz.max(1));
+        for &cpu in &pol.related_cpus {
+            let (idle_us, nice_us) = procstat::window_us(
+                prev.cpus.get(cpu).and_then(Option::as_ref),
+                cur.cpus.get(cpu).and_then(Option::as_ref),
+                wall_us,
+                &mut self.carry[cpu],
+            );
+            let busy = if wall_us == 0 { 0.0 } else { (wall_us - idle_us) as f64 / wall_us as f64 };
+            // PELT util is not visible from user space: estimate it as the frequency- and
+            // capacity-invariant busy fraction (what util_avg converges to at steady load).
+            let util_avg = (busy * freq_scale * f64::from(info.capacity)).round().min(1024.0) as u32;
+            let pmu = if matches!(self.mode, CounterMode::PerCpu | CounterMode::Cgroup(_)) {
+                delta_of(prev, cur, cpu as u64)
+            } else {
+                CorePmu::default()
+            };
+            view.cpus.push(CpuSample { cpu, wall_us, idle_us, nice_us, util_avg, was_idle: idle_us > 0, pmu });
+        }
+        view.threads.clear();
+        let mut j = 0;
+        for e in &cur.core {
+            while j < prev.core.len() && prev.core[j].key < e.key {
+                j += 1;
+            }
+            let base = if j < prev.core.len() && prev.core[j].key == e.key { prev.core[j].pmu } else { CorePmu::default() };
+            let d = sub(&e.pmu, &base);
+            if d.cpu_cycles > 0 {
+                view.threads.push(ThreadSample { tid: e.unit, cluster: e.cluster, pmu: d });
+            }
+        }
+        view.cci_ports.clear();
+        if cur.cci.len() == self.cci_ports.len() && prev.cci.len() == cur.cci.len() {
+            for (i, &(port, cluster)) in self.cci_ports.iter().enumerate() {
+                view.cci_ports.push(CciPortSample {
+                    port,
+                    cluster,
+                    si_rrq_hs_any: cur.cci[i].0.saturating_sub(prev.cci[i].0),
+                    si_rrq_stall_tt_full: cur.cci[i].1.saturating_sub(prev.cci[i].1),
+                });
+            }
+        }
+        view.cci_cycles = cur.cci_cycles.saturating_sub(prev.cci_cycles);
+    }
+
+    /// One line per policy, and the counters, for the start-up log.
+    pub fn describe(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .policies
+            .iter()
+            .map(|p| {
+                let s = &p.sysfs;
+                format!(
+                    "{} ({}, cpus {}{}): {} OPPs {}-{} kHz from {}",
+                    s.name,
+                    p.cluster,
+                    format_cpu_list(&s.related_cpus),
+                    p.cci_port.map_or(String::new(), |x| format!(", CCI S{x}")),
+                    s.opps_khz.len(),
+                    s.opps_khz[0],
+                    s.opps_khz[s.opps_khz.len() - 1],
+                    s.opps_source
+                )
+            })
+            .collect();
+        if self.mode != CounterMode::Off {
+            let unit = match &self.mode {
+                CounterMode::PerCpu => "per CPU".to_string(),
+                CounterMode::Cgroup(d) => format!("per CPU for cgroup {}", display(d)),
+                CounterMode::Pids(p) => format!("per thread of pid {}", p.iter().map(u32::to_string).collect::<Vec<_>>().join(",")),
+                CounterMode::Tids(t) => format!("per thread ({} threads)", t.len()),
+                CounterMode::Off => unreachable!(),
+            };
+            out.push(format!(
+                "PMCs: core {} ({}), CCI {}",
+                if self.core_ok { "on" } else { "off" },
+                unit,
+                if self.cci.is_some() {
+                    self.cci_ports.iter().map(|(p, c)| format!("S{p}={}", self.policies[*c].cluster)).collect::<Vec<_>>().join(" ")
+                } else {
+                    "off".into()
+                }
+            ));
+        }
+        out
+    }
+}
+
+fn sub(a: &CorePmu, b: &CorePmu) -> CorePmu {
+    CorePmu {
+        cpu_cycles: a.cpu_cycles.saturating_sub(b.cpu_cycles),
+        inst_retired: a.inst_retired.saturating_sub(b.inst_retired),
+        l2d_cache_refill: a.l2d_cache_refill.saturating_sub(b.l2d_cache_refill),
+        bus_access: a.bus_access.saturating_sub(b.bus_access),
+        mem_access: a.mem_access.saturating_sub(b.mem_access),
+    }
+}
+
+fn delta_of(prev: &Snapshot, cur: &Snapshot, key: u64) -> CorePmu {
+    let find = |s: &Snapshot| s.core.binary_search_by_key(&key, |e| e.key).ok().map(|i| s.core[i].pmu);
+    match (find(prev), find(cur)) {
+        (Some(a), Some(b)) => sub(&b, &a),
+        (None, Some(b)) => b,
+        _ => CorePmu::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sysfs::fake;
+
+    fn cfg(t: &fake::Tree) -> BackendConfig {
+        let mut c = BackendConfig::new(t.roots());
+        c.platform = Some(Platform::builtin("exynos5422").unwrap());
+        c
+    }
+
+    #[test]
+    fn policies_are_named_after_the_platform_clusters_with_their_cci_ports() {
+        let t = fake::exynos5422("backend-names");
+        let b = Backend::new(&cfg(&t)).unwrap();
+        let got: Vec<(&str, Option<u8>, u32)> = b.policies.iter().map(|p| (p.cluster.as_str(), p.cci_port, p.capacity)).collect();
+        assert_eq!(got, vec![("little", Some(3), 462), ("big", Some(4), 1024)]);
+        assert_eq!(b.policy_of_cpu(5), Some(1));
+        assert!(b.notes.is_empty(), "{:?}", b.notes);
+    }
+
+    #[test]
+    fn unmatched_policies_are_said_and_cluster_names_override() {
+        let t = fake::exynos5422("backend-unmatched");
+        fs::write(t.policy(4).join("related_cpus"), "4 5\n").unwrap();
+        let b = Backend::new(&cfg(&t)).unwrap();
+        assert_eq!(b.policies[1].cluster, "policy4");
+        assert!(b.notes[0].contains("policy4 (cpus 4-5)") && b.notes[0].contains("--cluster-names"), "{:?}", b.notes);
+        let mut c = cfg(&t);
+        c.cluster_names = Some(vec!["little".into(), "big".into()]);
+        let b = Backend::new(&c).unwrap();
+        assert_eq!((b.policies[1].cluster.as_str(), b.policies[1].cci_port), ("big", Some(4)));
+        c.cluster_names = Some(vec!["little".into()]);
+        assert!(Backend::new(&c).err().unwrap().contains("2 cpufreq policies"));
+    }
+
+    #[test]
+    fn missing_hardware_pmus_are_noted_and_the_counters_dropped_together() {
+        let t = fake::exynos5422("backend-nopmu");
+        let mut c = cfg(&t);
+        c.counters = CounterMode::PerCpu;
+        let b = Backend::new(&c).unwrap();
+        assert!(!b.has_core_counters() && !b.has_cci());
+        assert_eq!(b.notes.len(), 2, "{:?}", b.notes);
+        assert!(b.notes[0].contains("no ARM core PMU"), "{:?}", b.notes);
+        assert!(b.notes[1].contains("no CCI-400 PMU"), "{:?}", b.notes);
+    }
+
+    #[test]
+    fn views_carry_load_from_proc_stat_and_counter_deltas() {
+        let t = fake::exynos5422("backend-view");
+        let mut b = Backend::new(&cfg(&t)).unwrap();
+        let mut prev = Snapshot::default();
+        b.snapshot(&mut prev).unwrap();
+        // cpu4 fully busy over the window, cpu5 half idle (iowait counts as idle), others idle
+        let mut text = String::from("cpu  0 0 0 0 0 0 0 0 0 0\n");
+        for cpu in 0..8 {
+            let (user, idle, iowait) = match cpu {
+                4 => (110, 1000, 10),
+                5 => (105, 1003, 12),
+                _ => (100, 1010, 10),
+            };
+            text += &format!("cpu{cpu} {user} 0 50 {idle} {iowait} 0 0 0 0 0\n");
+        }
+        fs::write(t.root.join("proc/stat"), text).unwrap();
+        let mut cur = Snapshot::default();
+        b.snapshot(&mut cur).unwrap();
+        cur.t_us = prev.t_us + 20_000;
+        cur.core = vec![CoreEntry { key: 4, unit: 4, cluster: 1, pmu: CorePmu { cpu_cycles: 100, bus_access: 7, ..Default::default() } }];
+        let mut v = PolicyView::default();
+        b.fill_view(1, &prev, &cur, 1_000_000, 200_000, 2_000_000, &mut v);
+        assert_eq!(v.policy, 1);
+        assert_eq!(v.opps_khz.len(), 19);
+        assert_eq!((v.cpus[0].cpu, v.cpus[0].wall_us, v.cpus[0].idle_us), (4, 20_000, 0));
+        assert_eq!(v.cpus[1].idle_us, 10_000);
+        assert_eq!(v.cpus[2].idle_us, 20_000);
+        assert_eq!(v.cpus[0].util_avg, 512, "busy × 1.0/2.0 GHz × 1024");
+        assert_eq!(v.threads.len(), 1);
+        assert_eq!((v.threads[0].tid, v.threads[0].cluster, v.threads[0].pmu.bus_access), (4, 1, 7));
+        assert_eq!((v.policy_min_khz, v.policy_max_khz, v.cur_khz, v.transition_latency_ns), (200_000, 2_000_000, 1_000_000, 140_000));
+    }
+
+    #[test]
+    fn per_thread_software_counters_follow_a_thread_and_its_cluster() {
+        // real /proc for the thread, fake sysfs whose two policies are this machine's CPU 0
+        // and (if present) CPU 1
+        let t = fake::exynos5422("backend-threads");
+        fs::write(t.policy(0).join("related_cpus"), "0\n").unwrap();
+        fs::write(t.policy(0).join("affected_cpus"), "0\n").unwrap();
+        fs::write(t.policy(4).join("related_cpus"), "1\n").unwrap();
+        fs::write(t.policy(4).join("affected_cpus"), "1\n").unwrap();
+        let mut c = BackendConfig::new(Roots::new(t.root.join("sys"), "/proc"));
+        c.platform = Some(Platform::builtin("exynos5422").unwrap());
+        c.cluster_names = Some(vec!["little".into(), "big".into()]);
+        c.pmu = PmuSource::Software { pmus: 1 };
+        let tid = crate::cpus::gettid();
+        c.counters = CounterMode::Tids(vec![tid]);
+        crate::cpus::pin_current_thread(0).unwrap();
+        let mut b = match Backend::new(&c) {
+            Ok(b) if b.has_core_counters() => b,
+            Ok(b) => panic!("{:?}", b.notes),
+            Err(e) => panic!("{e}"),
+        };
+        assert!(b.has_cci());
+        let mut s0 = Snapshot::default();
+        b.read_counters(&mut s0).unwrap();
+        let mut x = 0u64;
+        for i in 0..3_000_000u64 {
+            x = std::hint::black_box(x ^ i);
+        }
+        let mut s1 = Snapshot::default();
+        b.read_counters(&mut s1).unwrap();
+        let mut v = PolicyView::default();
+        b.fill_view(1, &s0, &s1, 1_000_000, 200_000, 2_000_000, &mut v);
+        assert_eq!(v.threads.len(), 1, "{:?}", v.threads);
+        assert_eq!(v.threads[0].tid, tid);
+        assert_eq!(v.threads[0].cluster, 0, "pinned to CPU 0 = policy 0");
+        assert!(v.threads[0].pmu.cpu_cycles > 0);
+        assert_eq!(v.cci_ports.iter().map(|p| p.port).collect::<Vec<_>>(), vec![3, 4]);
+    }
+
+    #[test]
+    fn counter_modes_parse() {
+        assert_eq!(CounterMode::parse("per-cpu").unwrap(), CounterMode::PerCpu);
+        assert_eq!(CounterMode::parse("pid=1,2").unwrap(), CounterMode::Pids(vec![1, 2]));
+        assert_eq!(CounterMode::parse("cgroup=/x").unwrap(), CounterMode::Cgroup("/x".into()));
+        assert!(CounterMode::parse("pid=").is_err());
+        assert!(CounterMode::parse("threads").unwrap_err().contains("per-cpu"));
+    }
+}

@@ -1,0 +1,414 @@
+//! The governor daemon: every sampling period, per policy, build the [`PolicyView`] from the
+//! backend, ask the governor (the very code the simulator runs) and write `scaling_setspeed`.
+//!
+//! Refusals, before anything is changed (each a one-line error naming the fix):
+//! * not root (writes to cpufreq sysfs need it; `--dry-run` does not);
+//! * no cpufreq policies; a policy without the `userspace` governor;
+//! * another daemon already managing frequencies: a hetlabd holding `<run-dir>/hetlabd.lock`;
+//!   a running process whose name (`<procfs>/<pid>/comm`) is one of [`CONFLICTING_DAEMONS`]; or
+//!   a `<run-dir>/hetlabd.saved` left by a hetlabd that died without restoring.
+//!
+//! Then each policy's governor/min/max are saved ([`crate::restore`]), the policies switched
+//! to `userspace`, and the loop runs until a signal, `--duration` or an error; the settings are
+//! restored in every case. Only frequencies of the policy's list are written, and only when the
+//! target changes. `--dry-run` switches nothing and writes nothing: it prints each decision and
+//! feeds the decided frequency back as the current one, as if it had been applied.
+
+use std::fs;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use hetlab_core::governor::anti_snoop::AntiSnoop;
+use hetlab_core::governor::freq_table::{resolve, Relation};
+use hetlab_core::governor::{registry, Decision, Governor, PolicyView};
+use hetlab_core::tree::AntiSnoopModel;
+
+use crate::backend::{Backend, BackendConfig, Snapshot};
+use crate::restore::{Guard, RunLock, STATE_FILE};
+use crate::stop::Stop;
+use crate::{display, euid, monotonic_us, sysfs};
+
+/// Process names (as in /proc/<pid>/comm, at most 15 characters) of daemons that set CPU
+/// frequencies or governors themselves (ecosystem.md §5).
+pub const CONFLICTING_DAEMONS: &[&str] =
+    &["auto-cpufreq", "power-profiles-", "tuned", "thermald", "cpufreqd", "cpufreq-set", "cpupower-gui"];
+
+#[derive(Debug, Clone)]
+pub struct GovernConfig {
+    pub governor: String,
+    /// (sysfs tunable name, value), applied over the defaults.
+    pub tunables: Vec<(String, f64)>,
+    /// anti-snoop's trees (default: the paper's Figure 4).
+    pub model: Option<AntiSnoopModel>,
+    pub dry_run: bool,
+    pub backend: BackendConfig,
+    /// Where hetlabd.lock and hetlabd.saved live (default /run).
+    pub run_dir: PathBuf,
+    /// Stop after this long (a normal exit), µs.
+    pub duration_us: Option<u64>,
+    /// Print one line per sample (always on in dry-run).
+    pub log_samples: bool,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// "SIGTERM", "SIGINT", "duration", ...
+    pub stop_reason: String,
+    pub samples: u64,
+    pub writes: u64,
+    /// Saved settings written back, one per policy (empty in dry-run).
+    pub restored: Vec<String>,
+}
+
+enum Gov {
+    AntiSnoop(Box<AntiSnoop>),
+    Other(Box<dyn Governor>),
+}
+
+impl Gov {
+    fn start(&mut self, v: &PolicyView) -> Decision {
+        match self {
+            Gov::AntiSnoop(g) => g.start(v),
+            Gov::Other(g) => g.start(v),
+        }
+    }
+    fn sample(&mut self, v: &PolicyView) -> Decision {
+        match self {
+            Gov::AntiSnoop(g) => g.sample(v),
+            Gov::Other(g) => g.sample(v),
+        }
+    }
+}
+
+struct PolicyState {
+    gov: Gov,
+    baseline: Snapshot,
+    view: PolicyView,
+    due_us: u64,
+    cur_khz: u32,
+    written: Option<u32>,
+}
+
+/// Checks the refusals that need no counters: cpufreq present and offering userspace.
+pub fn check_policies(policies: &[sysfs::Policy]) -> Result<(), String> {
+    for p in policies {
+        if !p.has_governor("userspace") {
+            return Err(format!(
+                "{} (cpus {}) offers no userspace governor (scaling_available_governors: {}); build the kernel with CONFIG_CPU_FREQ_GOV_USERSPACE=y or run `modprobe cpufreq_userspace`",
+                p.name,
+                crate::cpus::format_cpu_list(&p.related_cpus),
+                if p.available_governors.is_empty() { "none".to_string() } else { p.available_governors.join(" ") }
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Running processes that manage CPU frequencies themselves: (pid, name).
+pub fn conflicting_daemons(procfs: &std::path::Path) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
+    let me = std::process::id();
+    let Ok(rd) = fs::read_dir(procfs) else { return out };
+    for e in rd.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+        if pid == me {
+            continue;
+        }
+        let Ok(comm) = fs::read_to_string(e.path().join("comm")) else { continue };
+        let comm = comm.trim();
+        if CONFLICTING_DAEMONS.contains(&comm) {
+            let name = if comm == "power-profiles-" { "power-profiles-daemon" } else { comm };
+            out.push((pid, name.to_string()));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn not_root_error(uid: u32) -> String {
+    format!("govern must run as root (effective uid {uid}): it writes scaling_governor and scaling_setspeed under /sys/devices/system/cpu/cpufreq; run it with sudo, or add --dry-run to only print decisions")
+}
+
+/// Refusals about other daemons; returns the lock to hold while governing.
+pub fn claim_frequencies(cfg_run_dir: &std::path::Path, procfs: &std::path::Path) -> Result<RunLock, String> {
+    if let Some((pid, name)) = conflicting_daemons(procfs).into_iter().next() {
+        return Err(format!(
+            "{name} (pid {pid}) is running and manages CPU frequencies itself; stop it first (e.g. `systemctl stop {name}`)"
+        ));
+    }
+    let lock = RunLock::acquire(cfg_run_dir)?;
+    let state = cfg_run_dir.join(STATE_FILE);
+    if state.exists() {
+        return Err(format!(
+            "{} exists: a previous hetlabd exited without restoring the policy settings it saved there; run `hetlabd restore --run-dir {}` first",
+            display(&state),
+            display(cfg_run_dir)
+        ));
+    }
+    Ok(lock)
+}
+
+fn build_governor(cfg: &GovernConfig, cluster: &str) -> Result<Gov, String> {
+    if cfg.governor == "anti-snoop" {
+        Ok(Gov::AntiSnoop(Box::new(registry::build_anti_snoop(cluster, &cfg.tunables, cfg.model.as_ref())?)))
+    } else {
+        Ok(Gov::Other(registry::build(&cfg.governor, cluster, &cfg.tunables, cfg.model.as_ref())?))
+    }
+}
+
+/// Runs the daemon until `stop` says so, `duration_us` passes, or an error. `out` gets the
+/// per-sample lines, `log` the start-up notes (each said once).
+pub fn govern(cfg: &GovernConfig, stop: &mut dyn Stop, out: &mut dyn Write, log: &mut dyn Write) -> Result<Outcome, String> {
+    let uid = euid();
+    if !cfg.dry_run && uid != 0 {
+        return Err(not_root_error(uid));
+    }
+    let policies = sysfs::discover(&cfg.backend.roots)?;
+    check_policies(&policies)?;
+    let _lock = if cfg.dry_run { None } else { Some(claim_frequencies(&cfg.run_dir, &cfg.backend.roots.procfs)?) };
+
+    let mut backend = Backend::new(&cfg.backend)?;
+    let mut govs = Vec::new();
+    for p in &backend.policies {
+        govs.push(build_governor(cfg, &p.cluster)?);
+    }
+    for line in backend.describe() {
+        let _ = writeln!(log, "hetlabd: {line}");
+    }
+    for n in &backend.notes {
+        let _ = writeln!(log, "hetlabd: note: {n}");
+    }
+    if cfg.governor == "anti-snoop" && !(backend.has_cci() && backend.has_core_counters()) {
+        let _ = writeln!(log, "hetlabd: note: anti-snoop runs load-only (as ondemand): it needs both the CCI and the core counters");
+    }
+
+    let mut guard = Guard::new(if cfg.dry_run { None } else { Some(cfg.run_dir.join(STATE_FILE)) });
+    let result = run(cfg, &mut backend, govs, &mut guard, stop, out, log);
+    let restored = guard.restore();
+    match (result, restored) {
+        (Ok(mut o), Ok(r)) => {
+            o.restored = r;
+            Ok(o)
+        }
+        (Ok(_), Err(e)) => Err(e),
+        (Err(e), Ok(_)) => Err(format!("{e} (policy settings restored)")),
+        (Err(e), Err(r)) => Err(format!("{e}; then {r}")),
+    }
+}
+
+fn run(
+    cfg: &GovernConfig,
+    backend: &mut Backend,
+    govs: Vec<Gov>,
+    guard: &mut Guard,
+    stop: &mut dyn Stop,
+    out: &mut dyn Write,
+    log: &mut dyn Write,
+) -> Result<Outcome, String> {
+    let mut outcome = Outcome { stop_reason: String::new(), samples: 0, writes: 0, restored: Vec::new() };
+    // Save everything first, then switch: a failure half-way still restores what was saved.
+    if !cfg.dry_run {
+        for p in &backend.policies {
+            let s = guard.save(&p.sysfs)?;
+            let _ = writeln!(log, "hetlabd: saved {}", s.describe());
+        }
+        for p in &backend.policies {
+            p.sysfs.set_governor("userspace")?;
+        }
+    }
+    let mut cur = Snapshot::default();
+    backend.snapshot(&mut cur)?;
+    let start_us = cur.t_us;
+    let mut states = Vec::new();
+    for (i, gov) in govs.into_iter().enumerate() {
+        let pol = &backend.policies[i].sysfs;
+        let (min, max) = (pol.min_khz()?, pol.max_khz()?);
+        let cur_khz = pol.cur_khz().unwrap_or(min);
+        let mut st = PolicyState { gov, baseline: cur.clone(), view: PolicyView::default(), due_us: 0, cur_khz, written: None };
+        backend.fill_view(i, &cur, &cur, cur_khz, min, max, &mut st.view);
+        let d = st.gov.start(&st.view);
+        apply(cfg, backend, i, &mut st, d, min, max, &mut outcome, log)?;
+        st.due_us = cur.t_us + d.next_sample_us.max(1);
+        states.push(st);
+    }
+    let _ = writeln!(
+        log,
+        "hetlabd: {} {} on {}{}",
+        if cfg.dry_run { "dry run of" } else { "governing with" },
+        cfg.governor,
+        backend.policies.iter().map(|p| p.sysfs.name.as_str()).collect::<Vec<_>>().join(", "),
+        if cfg.dry_run { " (nothing is written)" } else { "" }
+    );
+    let end_us = cfg.duration_us.map(|d| start_us + d);
+    loop {
+        let now = monotonic_us();
+        if end_us.is_some_and(|e| now >= e) {
+            outcome.stop_reason = "duration".into();
+            break;
+        }
+        let next = states.iter().map(|s| s.due_us).min().unwrap_or(now).min(end_us.unwrap_or(u64::MAX));
+        let wait = Duration::from_micros(next.saturating_sub(now));
+        if let Some(reason) = stop.wait(wait) {
+            outcome.stop_reason = reason;
+            break;
+        }
+        let now = monotonic_us();
+        if !states.iter().any(|s| s.due_us <= now) {
+            continue;
+        }
+        backend.snapshot(&mut cur)?;
+        for (i, st) in states.iter_mut().enumerate() {
+            if st.due_us > now {
+                continue;
+            }
+            let pol = &backend.policies[i].sysfs;
+            let (min, max) = (pol.min_khz()?, pol.max_khz()?);
+            let mut view = std::mem::take(&mut st.view);
+            backend.fill_view(i, &st.baseline, &cur, st.cur_khz, min, max, &mut view);
+            let d = st.gov.sample(&view);
+            outcome.samples += 1;
+            if cfg.log_samples || cfg.dry_run {
+                let _ = writeln!(out, "{}", sample_line(&backend.policies[i], &view, st, d, start_us));
+            }
+            st.view = view;
+            apply(cfg, backend, i, st, d, min, max, &mut outcome, log)?;
+            st.baseline.clone_from(&cur);
+            st.due_us = cur.t_us + d.next_sample_us.max(1);
+        }
+        let _ = out.flush();
+    }
+    Ok(outcome)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn apply(
+    cfg: &GovernConfig,
+    backend: &Backend,
+    i: usize,
+    st: &mut PolicyState,
+    d: Decision,
+    min: u32,
+    max: u32,
+    outcome: &mut Outcome,
+    log: &mut dyn Write,
+) -> Result<(), String> {
+    let pol = &backend.policies[i].sysfs;
+    let mut target = d.target_khz;
+    if !pol.opps_khz.contains(&target) {
+        let snapped = resolve(&pol.opps_khz, target, Relation::C, min, max);
+        let _ = writeln!(log, "hetlabd: note: {} asked for {target} kHz, not an OPP of {}; using {snapped}", cfg.governor, pol.name);
+        target = snapped;
+    }
+    if !cfg.dry_run && st.written != Some(target) {
+        pol.set_speed(target)?;
+        st.written = Some(target);
+        outcome.writes += 1;
+    }
+    // What the kernel runs: the request within the policy limits, rounded up to an OPP.
+    st.cur_khz = resolve(&pol.opps_khz, target, Relation::L, min, max);
+    Ok(())
+}
+
+fn sample_line(p: &crate::backend::PolicyInfo, v: &PolicyView, st: &PolicyState, d: Decision, start_us: u64) -> String {
+    let load = v
+        .cpus
+        .iter()
+        .map(|c| if c.wall_us == 0 { 0 } else { 100 * (c.wall_us - c.idle_us) / c.wall_us })
+        .max()
+        .unwrap_or(0);
+    let mut line = format!(
+        "t={:.6} policy={} cluster={} load={} cur_khz={} target_khz={}",
+        (v.now_us.saturating_sub(start_us)) as f64 * 1e-6,
+        p.sysfs.name,
+        p.cluster,
+        load,
+        v.cur_khz,
+        d.target_khz
+    );
+    if let Gov::AntiSnoop(g) = &st.gov {
+        match g.last().and_then(|r| r.features) {
+            Some(f) => line += &format!(
+                " cci_congestion={:.6} memory_access={:.6} tree={}",
+                f.cci_congestion,
+                f.memory_access,
+                if f.increase { "increase" } else { "decrease" }
+            ),
+            None => line += " tree=-",
+        }
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stop::PollStop;
+    use crate::sysfs::fake;
+
+    fn cfg(t: &fake::Tree, governor: &str) -> GovernConfig {
+        let mut b = BackendConfig::new(t.roots());
+        b.platform = Some(hetlab_core::platform::Platform::builtin("exynos5422").unwrap());
+        GovernConfig {
+            governor: governor.into(),
+            tunables: vec![("sampling_rate".into(), 10_000.0)],
+            model: None,
+            dry_run: false,
+            backend: b,
+            run_dir: t.root.clone(),
+            duration_us: Some(60_000),
+            log_samples: true,
+        }
+    }
+
+    #[test]
+    fn a_short_run_switches_to_userspace_writes_opps_and_restores() {
+        if euid() != 0 {
+            return;
+        }
+        let t = fake::exynos5422("daemon-run");
+        let mut out = Vec::new();
+        let mut log = Vec::new();
+        let mut never = PollStop { f: || None };
+        let mut c = cfg(&t, "performance");
+        c.tunables.clear();
+        let o = govern(&c, &mut never, &mut out, &mut log).unwrap();
+        assert_eq!(o.stop_reason, "duration");
+        assert!(o.samples >= 2, "{o:?}");
+        assert_eq!(o.writes, 2, "one write per policy: performance never changes its mind");
+        assert_eq!(fs::read_to_string(t.policy(4).join("scaling_setspeed")).unwrap().trim(), "2000000");
+        assert_eq!(fs::read_to_string(t.policy(0).join("scaling_governor")).unwrap().trim(), "ondemand");
+        assert_eq!(o.restored[0], "policy0 governor=ondemand min=200000 max=1400000");
+        assert!(!t.root.join(STATE_FILE).exists());
+    }
+
+    #[test]
+    fn refusals_name_the_fix() {
+        let t = fake::exynos5422("daemon-refuse");
+        fs::write(t.policy(4).join("scaling_available_governors"), "ondemand performance\n").unwrap();
+        let mut never = PollStop { f: || None };
+        let mut c = cfg(&t, "ondemand");
+        c.dry_run = true;
+        let e = govern(&c, &mut never, &mut Vec::new(), &mut Vec::new()).unwrap_err();
+        assert!(e.contains("policy4 (cpus 4-7) offers no userspace governor") && e.contains("cpufreq_userspace"), "{e}");
+        assert!(not_root_error(65534).contains("sudo"));
+    }
+
+    #[test]
+    fn conflicting_daemons_are_found_by_name() {
+        let t = fake::exynos5422("daemon-conflict");
+        let p = t.root.join("proc");
+        fs::create_dir_all(p.join("4242")).unwrap();
+        fs::write(p.join("4242/comm"), "power-profiles-\n").unwrap();
+        fs::create_dir_all(p.join("77")).unwrap();
+        fs::write(p.join("77/comm"), "bash\n").unwrap();
+        assert_eq!(conflicting_daemons(&p), vec![(4242, "power-profiles-daemon".to_string())]);
+        let e = claim_frequencies(&t.root, &p).err().unwrap();
+        assert!(e.contains("power-profiles-daemon (pid 4242)") && e.contains("systemctl stop"), "{e}");
+        fs::remove_dir_all(p.join("4242")).unwrap();
+        fs::write(t.root.join(STATE_FILE), "x").unwrap();
+        let e = claim_frequencies(&t.root, &p).err().unwrap();
+        assert!(e.contains("hetlabd restore"), "{e}");
+    }
+}

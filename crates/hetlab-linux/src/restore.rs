@@ -1,0 +1,289 @@
+//! Saving and restoring a policy's settings, and the run-directory lock.
+//!
+//! Before changing anything, hetlabd saves each policy's `scaling_governor`, `scaling_min_freq`
+//! and `scaling_max_freq` (and `scaling_setspeed` when the governor was already userspace),
+//! in memory and in `<run-dir>/hetlabd.saved`. A [`Guard`] writes them back on normal exit, on
+//! SIGINT/SIGTERM (the daemon loop returns), on any error, and on Drop (a panic unwinding).
+//! Only a SIGKILL or a power cut skips that; the state file then survives, the next
+//! `hetlabd govern` refuses to start, and `hetlabd restore` writes the settings back.
+//!
+//! `<run-dir>/hetlabd.lock` holds the pid of the daemon that owns the frequencies, under an
+//! exclusive flock(2) for the daemon's lifetime: a second daemon finds it locked and refuses.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, Write};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use crate::display;
+use crate::sysfs::{self, Policy};
+
+/// One policy's settings before hetlabd touched it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Saved {
+    pub name: String,
+    pub dir: PathBuf,
+    pub governor: String,
+    pub min_khz: u32,
+    pub max_khz: u32,
+    /// scaling_setspeed, kept only when the governor was userspace.
+    pub setspeed_khz: Option<u32>,
+}
+
+impl Saved {
+    pub fn of(p: &Policy) -> Result<Saved, String> {
+        let governor = p.governor()?;
+        let setspeed_khz = if governor == "userspace" { p.setspeed_khz()? } else { None };
+        Ok(Saved { name: p.name.clone(), dir: p.dir.clone(), governor, min_khz: p.min_khz()?, max_khz: p.max_khz()?, setspeed_khz })
+    }
+
+    fn line(&self) -> String {
+        let speed = self.setspeed_khz.map_or("-".to_string(), |s| s.to_string());
+        format!("policy\t{}\t{}\t{}\t{}\t{}\t{}", self.name, display(&self.dir), self.governor, self.min_khz, self.max_khz, speed)
+    }
+
+    fn parse(line: &str) -> Option<Saved> {
+        let f: Vec<&str> = line.split('\t').collect();
+        if f.len() != 7 || f[0] != "policy" {
+            return None;
+        }
+        Some(Saved {
+            name: f[1].to_string(),
+            dir: PathBuf::from(f[2]),
+            governor: f[3].to_string(),
+            min_khz: f[4].parse().ok()?,
+            max_khz: f[5].parse().ok()?,
+            setspeed_khz: if f[6] == "-" { None } else { Some(f[6].parse().ok()?) },
+        })
+    }
+
+    /// "policy0 governor=ondemand min=200000 max=1400000".
+    pub fn describe(&self) -> String {
+        let speed = self.setspeed_khz.map_or(String::new(), |s| format!(" setspeed={s}"));
+        format!("{} governor={} min={} max={}{speed}", self.name, self.governor, self.min_khz, self.max_khz)
+    }
+
+    /// Writes the settings back: the governor, then setspeed (userspace only), then min and
+    /// max in an order the kernel accepts. Every step is tried; the errors are returned.
+    pub fn restore(&self) -> Vec<String> {
+        let mut errors = Vec::new();
+        let f = |n: &str| self.dir.join(n);
+        match sysfs::read_str(&f("scaling_governor")) {
+            Ok(g) if g == self.governor => {}
+            _ => {
+                if let Err(e) = sysfs::write_str(&f("scaling_governor"), &self.governor) {
+                    errors.push(e);
+                }
+            }
+        }
+        if let Some(s) = self.setspeed_khz {
+            if let Err(e) = sysfs::write_str(&f("scaling_setspeed"), &s.to_string()) {
+                errors.push(e);
+            }
+        }
+        let cur_min = sysfs::read_khz(&f("scaling_min_freq")).ok();
+        let cur_max = sysfs::read_khz(&f("scaling_max_freq")).ok();
+        if cur_min != Some(self.min_khz) || cur_max != Some(self.max_khz) {
+            let write = |name: &str, v: u32| sysfs::write_str(&f(name), &v.to_string());
+            // max may not go below min: raise max first if the saved min is above the current max
+            let order: [(&str, u32); 2] = if cur_max.is_some_and(|m| self.min_khz > m) {
+                [("scaling_max_freq", self.max_khz), ("scaling_min_freq", self.min_khz)]
+            } else {
+                [("scaling_min_freq", self.min_khz), ("scaling_max_freq", self.max_khz)]
+            };
+            for (name, v) in order {
+                if let Err(e) = write(name, v) {
+                    errors.push(e);
+                }
+            }
+        }
+        errors
+    }
+}
+
+/// Restores the saved policies when asked, or when dropped while armed.
+pub struct Guard {
+    saved: Vec<Saved>,
+    state_file: Option<PathBuf>,
+    armed: bool,
+}
+
+impl Guard {
+    pub fn new(state_file: Option<PathBuf>) -> Guard {
+        Guard { saved: Vec::new(), state_file, armed: false }
+    }
+
+    /// Saves `p` (before any change to it) and persists the state file.
+    pub fn save(&mut self, p: &Policy) -> Result<&Saved, String> {
+        let s = Saved::of(p)?;
+        self.saved.push(s);
+        self.armed = true;
+        self.persist()?;
+        Ok(self.saved.last().unwrap())
+    }
+
+    pub fn saved(&self) -> &[Saved] {
+        &self.saved
+    }
+
+    fn persist(&self) -> Result<(), String> {
+        let Some(path) = &self.state_file else { return Ok(()) };
+        let mut text = format!(
+            "# hetlabd: cpufreq settings saved before pid {} changed them; `hetlabd restore` writes them back\n",
+            std::process::id()
+        );
+        for s in &self.saved {
+            text += &s.line();
+            text.push('\n');
+        }
+        let tmp = path.with_extension("saved.tmp");
+        fs::write(&tmp, text)
+            .and_then(|_| fs::rename(&tmp, path))
+            .map_err(|e| format!("cannot write {}: {e}; check --run-dir", display(path)))
+    }
+
+    /// Restores every saved policy (each step tried even if another failed). On success the
+    /// state file is removed and the summary returned; on failure the file is kept for
+    /// `hetlabd restore` and the errors are returned.
+    pub fn restore(&mut self) -> Result<Vec<String>, String> {
+        if !self.armed {
+            return Ok(Vec::new());
+        }
+        self.armed = false;
+        let mut errors = Vec::new();
+        for s in &self.saved {
+            errors.extend(s.restore());
+        }
+        if errors.is_empty() {
+            if let Some(p) = &self.state_file {
+                let _ = fs::remove_file(p);
+            }
+            Ok(self.saved.iter().map(Saved::describe).collect())
+        } else {
+            let keep = self.state_file.as_ref().map_or(String::new(), |p| format!(" (saved settings kept in {})", display(p)));
+            Err(format!("restoring the policies failed{keep}: {}", errors.join("; ")))
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if self.armed {
+            match self.restore() {
+                Ok(done) => eprintln!("hetlabd: restored {}", done.join("; ")),
+                Err(e) => eprintln!("hetlabd: error: {e}"),
+            }
+        }
+    }
+}
+
+/// Reads a state file written by a [`Guard`].
+pub fn read_state(path: &Path) -> Result<Vec<Saved>, String> {
+    let text = fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", display(path)))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        out.push(Saved::parse(line).ok_or_else(|| format!("{}:{}: not a saved policy line", display(path), i + 1))?);
+    }
+    Ok(out)
+}
+
+pub const LOCK_FILE: &str = "hetlabd.lock";
+pub const STATE_FILE: &str = "hetlabd.saved";
+
+/// The exclusive lock of `<run-dir>/hetlabd.lock`, held while the value lives.
+pub struct RunLock {
+    _file: File,
+    pub path: PathBuf,
+}
+
+impl RunLock {
+    pub fn acquire(run_dir: &Path) -> Result<RunLock, String> {
+        if !run_dir.is_dir() {
+            return Err(format!("run directory {} does not exist; create it or pass --run-dir DIR", display(run_dir)));
+        }
+        let path = run_dir.join(LOCK_FILE);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| format!("cannot open {}: {e}; pass a writable --run-dir", display(&path)))?;
+        // SAFETY: flock on a descriptor we own.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let mut pid = String::new();
+            let _ = file.read_to_string(&mut pid);
+            let pid = pid.trim();
+            let who = if pid.is_empty() { String::new() } else { format!(" (pid {pid})") };
+            return Err(format!(
+                "another hetlabd{who} is already managing CPU frequencies: it holds {}; stop it first",
+                display(&path)
+            ));
+        }
+        let _ = file.set_len(0);
+        let _ = file.rewind();
+        let _ = writeln!(file, "{}", std::process::id());
+        Ok(RunLock { _file: file, path })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sysfs::{discover, fake};
+
+    #[test]
+    fn a_guard_restores_governor_min_max_and_removes_its_state_file() {
+        let t = fake::exynos5422("guard");
+        let pols = discover(&t.roots()).unwrap();
+        let state = t.root.join(STATE_FILE);
+        {
+            let mut g = Guard::new(Some(state.clone()));
+            for p in &pols {
+                g.save(p).unwrap();
+            }
+            let saved = read_state(&state).unwrap();
+            assert_eq!(saved, g.saved());
+            pols[0].set_governor("userspace").unwrap();
+            pols[0].set_speed(900000).unwrap();
+            pols[1].set_limits(600000, 800000).unwrap();
+            // dropped here without an explicit restore: Drop restores
+        }
+        assert_eq!(pols[0].governor().unwrap(), "ondemand");
+        assert_eq!((pols[1].min_khz().unwrap(), pols[1].max_khz().unwrap()), (200000, 2000000));
+        assert!(!state.exists());
+    }
+
+    #[test]
+    fn restore_reports_every_failure_and_keeps_the_state_file() {
+        let t = fake::exynos5422("guard-fail");
+        let pols = discover(&t.roots()).unwrap();
+        let state = t.root.join(STATE_FILE);
+        let mut g = Guard::new(Some(state.clone()));
+        g.save(&pols[0]).unwrap();
+        g.save(&pols[1]).unwrap();
+        pols[0].set_governor("userspace").unwrap();
+        pols[1].set_governor("userspace").unwrap();
+        let gov = t.policy(0).join("scaling_governor");
+        fs::remove_file(&gov).unwrap();
+        fs::create_dir(&gov).unwrap();
+        let e = g.restore().unwrap_err();
+        assert!(e.contains("policy0/scaling_governor") && e.contains("kept in"), "{e}");
+        assert_eq!(pols[1].governor().unwrap(), "ondemand", "the other policy is still restored");
+        assert!(state.exists());
+    }
+
+    #[test]
+    fn the_run_lock_is_exclusive() {
+        let t = fake::exynos5422("lock");
+        let a = RunLock::acquire(&t.root).unwrap();
+        let e = RunLock::acquire(&t.root).err().unwrap();
+        assert!(e.contains(&format!("pid {}", std::process::id())) && e.contains("already managing"), "{e}");
+        drop(a);
+        RunLock::acquire(&t.root).unwrap();
+        assert!(RunLock::acquire(&t.root.join("nope")).err().unwrap().contains("--run-dir"));
+    }
+}
