@@ -8,12 +8,20 @@ PIP    := $(VENV)/bin/pip
 
 .PHONY: run test bench setup clean
 
-# The main job: the snoop effect on the simulated Exynos 5422 — ccbench random 4 MB on the
-# LITTLE cluster under ondemand, then with the idle big cluster held at 200 MHz and 2.0 GHz.
+# The main job on the simulated Exynos 5422: (1) the snoop effect — ccbench random 4 MB on the
+# LITTLE cluster under ondemand, then with the idle big cluster held at 200 MHz and at 2 GHz;
+# (2) the seed paper's method — characterize, train, and run the anti-snoop governor with the
+# trained model against ondemand. Outputs go to results/.
+CHASE := ccbench:size=1048576,pattern=random,iterations=10000000
 run: setup
-	$(VENV)/bin/hetlab simulate --workload ccbench:size=1048576,pattern=random --cluster little --governor ondemand
-	$(VENV)/bin/hetlab simulate --workload ccbench:size=1048576,pattern=random --cluster little --freq little=1400000,big=200000
-	$(VENV)/bin/hetlab simulate --workload ccbench:size=1048576,pattern=random --cluster little --freq little=1400000,big=2000000
+	mkdir -p results
+	$(VENV)/bin/hetlab simulate --workload $(CHASE) --cluster little --governor ondemand
+	$(VENV)/bin/hetlab simulate --workload $(CHASE) --cluster little --freq little=1400000,big=200000
+	$(VENV)/bin/hetlab simulate --workload $(CHASE) --cluster little --freq little=1400000,big=2000000
+	$(VENV)/bin/hetlab characterize --platform exynos5422 --backend sim --out results/sweep.parquet
+	$(VENV)/bin/hetlab train results/sweep.parquet --out results/model
+	$(VENV)/bin/hetlab simulate --workload $(CHASE) --cluster little --governor anti-snoop \
+		--model results/model/model.json --trace results/anti-snoop.trace --series results/anti-snoop.csv
 
 # Every test: Rust unit tests, then the Python suite (CLI, API, traces through LISA).
 test: setup
