@@ -117,10 +117,9 @@ Needs root.
 
 options:
   --out FILE            CSV output (one header line, then the rows as each run ends)
-  --pattern LIST        random, sequential, stride-16 (default all three)
-  --sizes LIST          sizes in bytes (16K,4M or 4K..64M); default: half and twice every
-                        L1 and L2 of the platform
-  --elements LIST       sizes in 4-byte elements instead
+  --patterns LIST       random, sequential, stride-16 (default all three)
+  --sizes LIST          array sizes in 4-byte elements, as `hetlab characterize` (default:
+                        half and twice every L1 and L2 of the platform)
   --reps N              repetitions per configuration (default 5, at least 2)
   --run-s SECONDS       run length at the top OPPs (default 0.08)
   --seed N              seed of the random chains (default 1)
@@ -240,14 +239,11 @@ fn patterns(a: &Args, default: &str) -> Result<Vec<Pattern>, Fail> {
 }
 
 /// Sizes in elements from --elements or --sizes (bytes).
-fn sizes(a: &Args, default: Option<&str>) -> Result<Vec<usize>, Fail> {
+fn sizes(a: &Args, default: &str) -> Result<Vec<usize>, Fail> {
     if let Some(e) = a.get("--elements") {
         return list(e, "--elements", "element counts like 4096,16777216");
     }
-    match a.get("--sizes").or(default) {
-        Some(s) => Ok(chase::parse_sizes(s).map_err(usage)?.into_iter().map(|b| b.div_ceil(4)).collect()),
-        None => Ok(Vec::new()),
-    }
+    Ok(chase::parse_sizes(a.get("--sizes").unwrap_or(default)).map_err(usage)?.into_iter().map(|b| b.div_ceil(4)).collect())
 }
 
 const COMMON_VALUED: &[&str] = &["--sysfs-root", "--procfs-root", "--run-dir", "--platform", "--cluster-names", "--pmu"];
@@ -326,7 +322,7 @@ fn cmd_chase(argv: &[String]) -> Result<i32, Fail> {
     if opts.iterations == 0 {
         return Err(usage("--iterations must be at least 1"));
     }
-    let sizes = sizes(&a, Some("4K..64M"))?;
+    let sizes = sizes(&a, "4K..64M")?;
     let pats = patterns(&a, "random")?;
     let points = chase::sweep(&sizes, &pats, &opts).map_err(fail)?;
     if a.flag("--json") {
@@ -355,7 +351,7 @@ fn cmd_chase(argv: &[String]) -> Result<i32, Fail> {
 
 fn cmd_characterize(argv: &[String]) -> Result<i32, Fail> {
     let valued: Vec<&str> = [
-        "--out", "--pattern", "--sizes", "--elements", "--reps", "--run-s", "--seed", "--period-us", "--big-khz", "--little-khz",
+        "--out", "--patterns", "--sizes", "--reps", "--run-s", "--seed", "--period-us", "--big-khz", "--little-khz",
         "--chase-cpu",
     ]
     .iter()
@@ -368,8 +364,14 @@ fn cmd_characterize(argv: &[String]) -> Result<i32, Fail> {
     cfg.platform = platform(&a)?.name;
     cfg.pmu = pmu(&a)?;
     cfg.run_dir = PathBuf::from(a.get("--run-dir").unwrap_or("/run"));
-    cfg.patterns = patterns(&a, "random,sequential,stride-16")?;
-    cfg.sizes = sizes(&a, None)?;
+    cfg.patterns = a
+        .get("--patterns")
+        .unwrap_or("random,sequential,stride-16")
+        .split(',')
+        .filter(|x| !x.is_empty())
+        .map(|p| Pattern::parse(p).map_err(usage))
+        .collect::<Result<_, _>>()?;
+    cfg.sizes = a.get("--sizes").map(|s| list(s, "--sizes", "element counts like 4096,262144")).transpose()?.unwrap_or_default();
     cfg.reps = a.num("--reps", "a count")?.unwrap_or(5);
     cfg.run_s = a.num("--run-s", "seconds")?.unwrap_or(0.08);
     cfg.seed = a.num("--seed", "a number")?.unwrap_or(1);

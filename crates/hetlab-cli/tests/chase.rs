@@ -51,7 +51,7 @@ fn characterize_writes_dataset_rows_and_restores_the_policies() {
     let last_cpu = std::thread::available_parallelism().map(|n| n.get() - 1).unwrap_or(0);
     let chase_cpus = format!("little=0,big={last_cpu}");
     let out = Command::new(hetlabd())
-        .args(["characterize", "--pmu", "software", "--reps", "2", "--elements", "4096", "--pattern", "random"])
+        .args(["characterize", "--pmu", "software", "--reps", "2", "--sizes", "4096", "--patterns", "random"])
         .args(["--big-khz", "200000,2000000", "--little-khz", "1400000", "--run-s", "0.02", "--period-us", "5000"])
         .args(["--chase-cpu", &chase_cpus])
         .arg("--sysfs-root")

@@ -1247,11 +1247,11 @@ impl<'a> Engine<'a> {
         ws_per_cluster.clear();
         ws_per_cluster.resize(nclusters, 0.0);
         for &(cpu, t) in running.iter() {
-            ws_per_cluster[self.cpus[cpu].cluster] += self.mem_of(t).working_set_bytes as f64;
+            ws_per_cluster[self.cpus[cpu].cluster] += self.mem_of(t).working_set_bytes() as f64;
         }
         for &(cpu, t) in running.iter() {
             let c = self.cpus[cpu].cluster;
-            let ws = self.mem_of(t).working_set_bytes as f64;
+            let ws = self.mem_of(t).working_set_bytes() as f64;
             let l2_share = platform.clusters[c].l2_bytes as f64 * ws / ws_per_cluster[c];
             let key = (self.threads[t].phase, l2_share);
             let cached = self.threads[t].cached_misses.filter(|(p, s, _)| (*p, *s) == key);

@@ -27,6 +27,9 @@ pub fn line_miss_ratio(x: f64, order: Order) -> f64 {
     if x <= 1.0 {
         return 0.0;
     }
+    if x.is_infinite() {
+        return 1.0;
+    }
     match order {
         Order::Uniform => 1.0 - 1.0 / x,
         Order::Cyclic => {
@@ -50,20 +53,33 @@ pub fn line_miss_ratio(x: f64, order: Order) -> f64 {
 /// Strides of a power of two between a line and a page touch `stride/line` times fewer lines
 /// but also map to that many times fewer cache sets, so the capacity ratio is the array size
 /// over the cache size for every pattern (ccbench's 256 B random blocks included).
+///
+/// A phase with several access components is a stack-distance step curve: components are
+/// sorted by working set, and each sees the capacity the smaller (hotter) ones leave.
 pub fn miss_ratios(mem: &MemProfile, core: &CoreType, l2_bytes: f64) -> MissRatios {
-    let ws = mem.working_set_bytes as f64;
-    let refs_per_line = match mem.pattern {
-        Pattern::Random => 1.0,
-        Pattern::Sequential | Pattern::Strided => (core.line_bytes as f64 / mem.stride_bytes as f64).max(1.0),
-    };
-    let hidden = match mem.pattern {
-        Pattern::Random => 0.0,
-        Pattern::Sequential | Pattern::Strided => core.prefetch_coverage,
-    };
-    let l1_lines = line_miss_ratio(ws / core.l1d_bytes as f64, mem.order) / refs_per_line;
-    // An L2 miss is also an L1 miss: the L2 sees at most the L1's misses.
-    let l2_lines = (line_miss_ratio(ws / l2_bytes.max(1.0), mem.order) / refs_per_line).min(l1_lines);
-    MissRatios { l1: l1_lines * (1.0 - hidden), l2: l2_lines * (1.0 - hidden), l2_refills: l2_lines }
+    let mut total = MissRatios::default();
+    let (mut l1_used, mut l2_used) = (0.0, 0.0);
+    for a in mem.accesses() {
+        let ws = a.working_set_bytes as f64;
+        let refs_per_line = match a.pattern {
+            Pattern::Random => 1.0,
+            Pattern::Sequential | Pattern::Strided => (core.line_bytes as f64 / a.stride_bytes as f64).max(1.0),
+        };
+        let hidden = match a.pattern {
+            Pattern::Random => 0.0,
+            Pattern::Sequential | Pattern::Strided => core.prefetch_coverage,
+        };
+        let ratio = |capacity: f64| if capacity <= 0.0 { f64::INFINITY } else { ws / capacity };
+        let l1_lines = line_miss_ratio(ratio(core.l1d_bytes as f64 - l1_used), a.order) / refs_per_line;
+        // An L2 miss is also an L1 miss: the L2 sees at most the L1's misses.
+        let l2_lines = (line_miss_ratio(ratio(l2_bytes - l2_used), a.order) / refs_per_line).min(l1_lines);
+        total.l1 += a.fraction * l1_lines * (1.0 - hidden);
+        total.l2 += a.fraction * l2_lines * (1.0 - hidden);
+        total.l2_refills += a.fraction * l2_lines;
+        l1_used += ws;
+        l2_used += ws;
+    }
+    total
 }
 
 /// Latency of an L2 miss as the requesting core sees it beyond its L2 lookup, ns.
@@ -153,6 +169,22 @@ mod tests {
         let seq = miss_ratios(&chase(4194304, "sequential"), a7, 524288.0);
         assert!((seq.l2_refills - line_miss_ratio(32.0, Order::Cyclic) / 16.0).abs() < 1e-12);
         assert!((seq.l2 - seq.l2_refills * 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn components_form_a_stack_distance_step_curve() {
+        let p = Platform::builtin("exynos5422").unwrap();
+        let a7 = p.core_type_of(0);
+        let text = "name='x'\n[[tasks]]\nname='t'\n[[tasks.phases]]\ninstructions=10\ncomponents=[{fraction=0.9, working_set_bytes=16384}, {fraction=0.1, working_set_bytes=67108864}]\n";
+        let mem = Workload::from_toml("t.toml", text).unwrap().tasks[0].phases[0].mem;
+        // the 16 KB component fits L1 and L2; the 64 MB one misses (uniform: 1 - C/W) in both
+        let m = miss_ratios(&mem, a7, 524288.0);
+        let l2_big = 1.0 - (524288.0 - 16384.0) / 67108864.0;
+        assert!((m.l2 - 0.1 * l2_big).abs() < 1e-12, "{m:?}");
+        // an L1 (32 KB) smaller than the hot component (64 KB) leaves nothing to the cold one
+        let hot = Workload::from_toml("t.toml", &text.replace("16384", "65536")).unwrap().tasks[0].phases[0].mem;
+        let m = miss_ratios(&hot, a7, 524288.0);
+        assert!((m.l1 - (0.9 * 0.5 + 0.1)).abs() < 1e-12, "{m:?}");
     }
 
     #[test]

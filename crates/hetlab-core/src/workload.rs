@@ -28,6 +28,21 @@ pub enum Order {
     Cyclic,
 }
 
+/// Most access components one phase may have (a step approximation of a miss-ratio curve).
+pub const MAX_ACCESSES: usize = 4;
+
+/// One component of a phase's data references: a share of them walking one working set.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Access {
+    /// Share of the phase's references, 0..=1; the components' shares sum to 1.
+    pub fraction: f64,
+    pub working_set_bytes: u64,
+    pub pattern: Pattern,
+    /// Distance between consecutive accesses, bytes (4 for sequential 32-bit words).
+    pub stride_bytes: u64,
+    pub order: Order,
+}
+
 /// What a phase does to the memory hierarchy.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MemProfile {
@@ -35,15 +50,37 @@ pub struct MemProfile {
     pub cpi: f64,
     /// Data memory references per instruction.
     pub refs_per_instr: f64,
-    pub working_set_bytes: u64,
-    pub pattern: Pattern,
-    /// Distance between consecutive accesses, bytes (4 for sequential 32-bit words).
-    pub stride_bytes: u64,
-    pub order: Order,
+    /// The references' components, smallest working set first; `n_accesses` are used.
+    pub accesses: [Access; MAX_ACCESSES],
+    pub n_accesses: usize,
     /// Each load depends on the previous one (pointer chase): no overlap of latencies.
     pub dependent_loads: bool,
     /// Share of refills that later cost a writeback (dirty lines).
     pub write_fraction: f64,
+}
+
+impl MemProfile {
+    /// A profile with a single access component.
+    pub fn single(cpi: f64, refs_per_instr: f64, access: Access, dependent_loads: bool, write_fraction: f64) -> Self {
+        let mut accesses = [access; MAX_ACCESSES];
+        accesses[0].fraction = 1.0;
+        MemProfile { cpi, refs_per_instr, accesses, n_accesses: 1, dependent_loads, write_fraction }
+    }
+
+    pub fn accesses(&self) -> &[Access] {
+        &self.accesses[..self.n_accesses]
+    }
+
+    /// Total working set of all components, bytes.
+    pub fn working_set_bytes(&self) -> u64 {
+        self.accesses().iter().map(|a| a.working_set_bytes).sum()
+    }
+}
+
+impl Access {
+    pub fn new(working_set_bytes: u64, pattern: Pattern, stride_bytes: u64, order: Order) -> Self {
+        Access { fraction: 1.0, working_set_bytes, pattern, stride_bytes, order }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -126,32 +163,79 @@ struct PhaseFile {
     order: Option<Order>,
     dependent_loads: Option<bool>,
     write_fraction: Option<f64>,
+    components: Option<Vec<AccessFile>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AccessFile {
+    fraction: f64,
+    working_set_bytes: u64,
+    pattern: Option<Pattern>,
+    stride_bytes: Option<u64>,
+    order: Option<Order>,
+}
+
+fn access_from(at: &str, ws: Option<u64>, pattern: Option<Pattern>, stride: Option<u64>, order: Option<Order>) -> Result<Access, String> {
+    let pattern = pattern.unwrap_or(Pattern::Random);
+    let stride_bytes = match (pattern, stride) {
+        (Pattern::Strided, Some(s)) if s > 0 => s,
+        (Pattern::Strided, _) => return Err(format!("{at}.stride_bytes: a strided pattern needs a positive stride_bytes")),
+        (Pattern::Sequential, None) => 4,
+        (Pattern::Random, None) => 64,
+        (_, Some(s)) if s > 0 => s,
+        (_, Some(_)) => return Err(format!("{at}.stride_bytes must be positive")),
+    };
+    let order = order.unwrap_or(match pattern {
+        Pattern::Random => Order::Uniform,
+        _ => Order::Cyclic,
+    });
+    let working_set_bytes = ws.unwrap_or(16384);
+    if working_set_bytes == 0 {
+        return Err(format!("{at}.working_set_bytes must be positive"));
+    }
+    Ok(Access::new(working_set_bytes, pattern, stride_bytes, order))
 }
 
 impl PhaseFile {
     fn into_phase(self, at: &str) -> Result<Phase, String> {
-        let pattern = self.pattern.unwrap_or(Pattern::Random);
-        let stride_bytes = match (pattern, self.stride_bytes) {
-            (Pattern::Strided, Some(s)) if s > 0 => s,
-            (Pattern::Strided, _) => return Err(format!("{at}.stride_bytes: a strided pattern needs a positive stride_bytes")),
-            (Pattern::Sequential, None) => 4,
-            (Pattern::Random, None) => 64,
-            (_, Some(s)) if s > 0 => s,
-            (_, Some(_)) => return Err(format!("{at}.stride_bytes must be positive")),
-        };
-        let mem = MemProfile {
-            cpi: self.cpi.unwrap_or(1.0),
-            refs_per_instr: self.refs_per_instr.unwrap_or(0.25),
-            working_set_bytes: self.working_set_bytes.unwrap_or(16384),
-            pattern,
-            stride_bytes,
-            order: self.order.unwrap_or(match pattern {
-                Pattern::Random => Order::Uniform,
-                _ => Order::Cyclic,
-            }),
-            dependent_loads: self.dependent_loads.unwrap_or(false),
-            write_fraction: self.write_fraction.unwrap_or(0.0),
-        };
+        let single = self.working_set_bytes.is_some() || self.pattern.is_some() || self.stride_bytes.is_some() || self.order.is_some();
+        let mut mem = MemProfile::single(
+            self.cpi.unwrap_or(1.0),
+            self.refs_per_instr.unwrap_or(0.25),
+            access_from(at, self.working_set_bytes, self.pattern, self.stride_bytes, self.order)?,
+            self.dependent_loads.unwrap_or(false),
+            self.write_fraction.unwrap_or(0.0),
+        );
+        if let Some(components) = self.components {
+            if single {
+                return Err(format!("{at}: give either components or working_set_bytes/pattern/stride_bytes/order, not both"));
+            }
+            if components.is_empty() || components.len() > MAX_ACCESSES {
+                return Err(format!("{at}.components: give 1 to {MAX_ACCESSES} components, got {}", components.len()));
+            }
+            let mut accesses = Vec::new();
+            for (i, c) in components.into_iter().enumerate() {
+                let cat = format!("{at}.components[{i}]");
+                if !(c.fraction > 0.0 && c.fraction <= 1.0) {
+                    return Err(format!("{cat}.fraction must be within (0, 1], got {}", c.fraction));
+                }
+                let mut a = access_from(&cat, Some(c.working_set_bytes), c.pattern, c.stride_bytes, c.order)?;
+                a.fraction = c.fraction;
+                accesses.push(a);
+            }
+            let total: f64 = accesses.iter().map(|a| a.fraction).sum();
+            if (total - 1.0).abs() > 1e-6 {
+                return Err(format!("{at}.components: fractions must sum to 1, they sum to {total}"));
+            }
+            // Smallest working set first: the cache model gives each component what the smaller,
+            // hotter ones leave (a stack-distance view).
+            accesses.sort_by_key(|a| a.working_set_bytes);
+            mem.n_accesses = accesses.len();
+            for (slot, a) in mem.accesses.iter_mut().zip(&accesses) {
+                *slot = *a;
+            }
+        }
         check_mem(at, &mem)?;
         let kind = match (self.instructions, self.sleep_us, self.run_us) {
             (Some(n), None, None) => {
@@ -195,9 +279,6 @@ fn check_mem(at: &str, m: &MemProfile) -> Result<(), String> {
     }
     if m.cpi == 0.0 && m.refs_per_instr == 0.0 {
         return Err(format!("{at}: cpi and refs_per_instr cannot both be zero (the phase would take no time)"));
-    }
-    if m.working_set_bytes == 0 {
-        return Err(format!("{at}.working_set_bytes must be positive"));
     }
     if !(0.0..=1.0).contains(&m.write_fraction) {
         return Err(format!("{at}.write_fraction must be within 0..=1, got {}", m.write_fraction));
@@ -333,18 +414,9 @@ pub fn ccbench(kv: &[(String, String)]) -> Result<Workload, String> {
     // ccbench rounds N up to a multiple of 2 x stride.
     let n = size.div_ceil(2 * stride_words) * 2 * stride_words;
     let threads = p.num("threads", 1.0)? as u32;
-    let mem = MemProfile {
-        // The loop's index arithmetic and branch issue in the shadow of the load: the load-to-use
-        // latency of each level is the whole cost of an iteration.
-        cpi: 0.0,
-        refs_per_instr: 1.0,
-        working_set_bytes: n * 4,
-        pattern,
-        stride_bytes: stride_words * 4,
-        order: Order::Cyclic,
-        dependent_loads: true,
-        write_fraction: 0.0,
-    };
+    // The loop's index arithmetic and branch issue in the shadow of the load: the load-to-use
+    // latency of each level is the whole cost of an iteration (cpi 0, one reference each).
+    let mem = MemProfile::single(0.0, 1.0, Access::new(n * 4, pattern, stride_words * 4, Order::Cyclic), true, 0.0);
     Ok(Workload {
         name: format!("ccbench-{n}-{label}"),
         tasks: vec![Task {
@@ -367,16 +439,11 @@ pub fn periodic(kv: &[(String, String)]) -> Result<Workload, String> {
     if run_us <= 0.0 || period_us == 0 {
         return Err("periodic: run_us and period_us must be positive".into());
     }
-    let mem = MemProfile {
-        cpi: 1.2,
-        refs_per_instr: 0.3,
-        working_set_bytes: p.num("working_set_bytes", 131072.0)? as u64,
-        pattern: Pattern::Random,
-        stride_bytes: 64,
-        order: Order::Uniform,
-        dependent_loads: false,
-        write_fraction: 0.1,
-    };
+    let ws = p.num("working_set_bytes", 131072.0)? as u64;
+    if ws == 0 {
+        return Err("periodic: working_set_bytes must be positive".into());
+    }
+    let mem = MemProfile::single(1.2, 0.3, Access::new(ws, Pattern::Random, 64, Order::Uniform), false, 0.1);
     check_mem("periodic", &mem)?;
     Ok(Workload {
         name: format!("periodic-{run_us}us-{period_us}us"),
@@ -394,16 +461,11 @@ pub fn periodic(kv: &[(String, String)]) -> Result<Workload, String> {
 /// A multi-threaded CPU-bound task: `instructions` per thread, small working set.
 pub fn cpu_bound(kv: &[(String, String)]) -> Result<Workload, String> {
     let p = Params::new("cpu-bound", &["threads", "instructions", "cpi", "working_set_bytes"], kv)?;
-    let mem = MemProfile {
-        cpi: p.num("cpi", 0.9)?,
-        refs_per_instr: 0.25,
-        working_set_bytes: p.num("working_set_bytes", 16384.0)? as u64,
-        pattern: Pattern::Sequential,
-        stride_bytes: 4,
-        order: Order::Cyclic,
-        dependent_loads: false,
-        write_fraction: 0.1,
-    };
+    let ws = p.num("working_set_bytes", 16384.0)? as u64;
+    if ws == 0 {
+        return Err("cpu-bound: working_set_bytes must be positive".into());
+    }
+    let mem = MemProfile::single(p.num("cpi", 0.9)?, 0.25, Access::new(ws, Pattern::Sequential, 4, Order::Cyclic), false, 0.1);
     check_mem("cpu-bound", &mem)?;
     let instructions = p.num("instructions", 2e9)?;
     if instructions <= 0.0 {
@@ -430,16 +492,16 @@ mod tests {
     fn ccbench_semantics() {
         let w = Workload::from_spec("ccbench:size=1048576,pattern=random,iterations=1000").unwrap();
         let ph = &w.tasks[0].phases[0];
-        assert_eq!(ph.mem.working_set_bytes, 4 * 1048576);
-        assert_eq!(ph.mem.stride_bytes, 256);
+        assert_eq!(ph.mem.working_set_bytes(), 4 * 1048576);
+        assert_eq!(ph.mem.accesses()[0].stride_bytes, 256);
         assert!(ph.mem.dependent_loads);
         assert_eq!(ph.kind, PhaseKind::Compute { instructions: 1000.0 });
         // size rounds up to a multiple of 2 x stride (stride 16 words -> 32)
         let w = Workload::from_spec("ccbench:size=1000,pattern=16").unwrap();
-        assert_eq!(w.tasks[0].phases[0].mem.working_set_bytes, 4 * 1024);
-        assert_eq!(w.tasks[0].phases[0].mem.stride_bytes, 64);
+        assert_eq!(w.tasks[0].phases[0].mem.working_set_bytes(), 4 * 1024);
+        assert_eq!(w.tasks[0].phases[0].mem.accesses()[0].stride_bytes, 64);
         let w = Workload::from_spec("ccbench:size=8192,pattern=1").unwrap();
-        assert_eq!(w.tasks[0].phases[0].mem.pattern, Pattern::Sequential);
+        assert_eq!(w.tasks[0].phases[0].mem.accesses()[0].pattern, Pattern::Sequential);
     }
 
     #[test]
@@ -460,6 +522,14 @@ mod tests {
         let bad = "name='x'\n[[tasks]]\nname='t'\n[[tasks.phases]]\ninstructions=10\nsleep_us=5\n";
         let e = Workload::from_toml("w.toml", bad).unwrap_err();
         assert!(e.contains("only one of"), "{e}");
+        let comp = "name='x'\n[[tasks]]\nname='t'\n[[tasks.phases]]\ninstructions=10\ncomponents=[{fraction=0.25, working_set_bytes=8388608}, {fraction=0.75, working_set_bytes=16384, pattern='sequential'}]\n";
+        let w = Workload::from_toml("c.toml", comp).unwrap();
+        let m = w.tasks[0].phases[0].mem;
+        assert_eq!(m.accesses().len(), 2);
+        assert_eq!((m.accesses()[0].working_set_bytes, m.accesses()[0].fraction), (16384, 0.75));
+        assert_eq!(m.working_set_bytes(), 16384 + 8388608);
+        let e = Workload::from_toml("c.toml", &comp.replace("0.25", "0.3")).unwrap_err();
+        assert!(e.contains("sum to 1"), "{e}");
         let bad = "name='x'\n[[tasks]]\nname='t'\nfrobnicate=1\n[[tasks.phases]]\ninstructions=10\n";
         let e = Workload::from_toml("w.toml", bad).unwrap_err();
         assert!(e.starts_with("w.toml:") && e.contains("frobnicate"), "{e}");

@@ -1,0 +1,157 @@
+"""`hetlab govern` and `hetlab characterize --backend linux` against a fake Exynos 5422 sysfs
+tree (the real-board side of issue 5, through the Python package). The daemon's signal, error and
+refusal paths are tested on the hetlabd binary in crates/hetlab-cli/tests/; these tests pin the
+Python CLI to the same behaviour once the bindings are in the build."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+LITTLE = [k * 100_000 for k in range(2, 15)]
+BIG = [k * 100_000 for k in range(2, 21)]
+START = {0: ("schedutil", 300_000, 1_300_000), 4: ("conservative", 400_000, 1_800_000)}
+COLUMNS = (
+    "backend,platform,platform_sha256,run_id,config_id,active_cluster,idle_cluster,big_khz,little_khz,pattern,"
+    "size_elements,iterations,rep,seed,run_time_s,period_index,t_end_s,period_s,cci_cycles,si_rrq_hs_any_little,"
+    "si_rrq_stall_tt_full_little,cci_congestion_little,si_rrq_hs_any_big,si_rrq_stall_tt_full_big,cci_congestion_big,"
+    "cpu_cycles,inst_retired,bus_access,l2d_cache_refill,memory_access"
+).split(",")
+
+
+def _has_binding(name: str) -> bool:
+    from hetlab import _core
+
+    return hasattr(_core, name)
+
+
+def make_board(root: Path) -> Path:
+    """sysfs laid out like an Odroid-XU3 on a mainline kernel: policy0 = cpus 0-3, policy4 = 4-7."""
+    for n, cpus, opps in ((0, "0 1 2 3", LITTLE), (4, "4 5 6 7", BIG)):
+        d = root / "sys/devices/system/cpu/cpufreq" / f"policy{n}"
+        d.mkdir(parents=True)
+        gov, lo, hi = START[n]
+        files = {
+            "scaling_available_frequencies": " ".join(map(str, opps)) + " ",
+            "scaling_available_governors": "conservative ondemand userspace powersave performance schedutil",
+            "scaling_governor": gov,
+            "scaling_min_freq": lo,
+            "scaling_max_freq": hi,
+            "scaling_setspeed": "<unsupported>",
+            "scaling_cur_freq": lo,
+            "cpuinfo_min_freq": opps[0],
+            "cpuinfo_max_freq": opps[-1],
+            "cpuinfo_transition_latency": 140000,
+            "related_cpus": cpus,
+            "affected_cpus": cpus,
+        }
+        for name, value in files.items():
+            (d / name).write_text(f"{value}\n")
+    (root / "proc").mkdir()
+    (root / "run").mkdir()
+    write_stat(root, busy=None)
+    return root
+
+
+def write_stat(root: Path, busy: int | None) -> None:
+    """/proc/stat at the start (busy=None), or after 100 more ticks per CPU, `busy` % of them busy.
+    Written by rename, so the daemon never reads half a file."""
+    lines = ["cpu  0 0 0 0 0 0 0 0 0 0"]
+    for cpu in range(8):
+        user = 1000 + (busy or 0)
+        idle = 5000 + (100 - busy if busy is not None else 0)
+        lines.append(f"cpu{cpu} {user} 0 0 {idle} 0 0 0 0 0 0")
+    tmp = root / "proc" / ".stat.tmp"
+    tmp.write_text("\n".join(lines) + "\nintr 0\nctxt 0\n")
+    os.replace(tmp, root / "proc" / "stat")
+
+
+def policy(root: Path, n: int, name: str) -> str:
+    return (root / "sys/devices/system/cpu/cpufreq" / f"policy{n}" / name).read_text().strip()
+
+
+def tree_files(root: Path) -> dict[str, str]:
+    return {str(p): p.read_text() for p in sorted((root / "sys").rglob("*")) if p.is_file()}
+
+
+@pytest.mark.skipif(not _has_binding("linux_govern"), reason="hetlab._core.linux_govern (issue 5 binding) is not in this build yet")
+def test_hetlab_govern_dry_run_decides_from_load_and_writes_nothing(tmp_path):
+    root = make_board(tmp_path)
+    before = tree_files(root)
+    cmd = [
+        sys.executable, "-m", "hetlab", "govern", "--governor", "ondemand", "--tunable", "sampling_rate=10000",
+        "--dry-run", "--duration", "1.5",
+        "--sysfs-root", str(root / "sys"), "--procfs-root", str(root / "proc"), "--run-dir", str(root / "run"),
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.4)
+    write_stat(root, busy=100)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    targets = {
+        (w["policy"], int(w["target_khz"]))
+        for line in out.splitlines() if "policy=" in line
+        for w in [dict(kv.split("=", 1) for kv in line.split())]
+    }
+    assert ("policy0", 1_300_000) in targets and ("policy4", 1_800_000) in targets, out
+    assert all(k in (LITTLE if p == "policy0" else BIG) for p, k in targets)
+    assert tree_files(root) == before
+    assert list((root / "run").iterdir()) == []
+
+
+@pytest.mark.skipif(not _has_binding("linux_govern"), reason="hetlab._core.linux_govern (issue 5 binding) is not in this build yet")
+def test_hetlab_govern_restores_on_sigterm(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("the daemon refuses to run without root")
+    import signal
+
+    root = make_board(tmp_path)
+    cmd = [
+        sys.executable, "-m", "hetlab", "govern", "--governor", "ondemand", "--tunable", "sampling_rate=10000",
+        "--sysfs-root", str(root / "sys"), "--procfs-root", str(root / "proc"), "--run-dir", str(root / "run"),
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 20
+    while time.time() < deadline and policy(root, 4, "scaling_governor") != "userspace":
+        time.sleep(0.01)
+    write_stat(root, busy=100)
+    while time.time() < deadline and policy(root, 4, "scaling_setspeed") != "1800000":
+        time.sleep(0.01)
+    assert policy(root, 4, "scaling_setspeed") == "1800000"
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    for n, (gov, lo, hi) in START.items():
+        assert (policy(root, n, "scaling_governor"), policy(root, n, "scaling_min_freq"), policy(root, n, "scaling_max_freq")) == (gov, str(lo), str(hi))
+
+
+@pytest.mark.skipif(not _has_binding("linux_characterize"), reason="hetlab._core.linux_characterize (issue 5 binding) is not in this build yet")
+def test_hetlab_characterize_linux_backend_writes_the_dataset_columns(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("characterize sets frequencies: root only")
+    import pandas as pd
+
+    root = make_board(tmp_path)
+    out = tmp_path / "sweep.parquet"
+    last = max(os.sched_getaffinity(0))
+    subprocess.run(
+        [
+            sys.executable, "-m", "hetlab", "characterize", "--backend", "linux", "--out", str(out),
+            "--reps", "2", "--patterns", "random", "--sizes", "4096", "--run-s", "0.02", "--period-us", "5000",
+            "--big-khz", "200000,2000000", "--little-khz", "1400000", "--chase-cpu", f"little=0,big={last}",
+            "--pmu", "software", "--sysfs-root", str(root / "sys"), "--run-dir", str(root / "run"),
+        ],
+        check=True,
+    )
+    df = pd.read_parquet(out)
+    assert list(df.columns) == COLUMNS
+    assert set(df["backend"]) == {"linux"}
+    assert sorted(df["run_id"].unique()) == list(range(8))
+    assert set(df["big_khz"]) == {200_000, 2_000_000}
+    for n, (gov, lo, hi) in START.items():
+        assert policy(root, n, "scaling_governor") == gov
