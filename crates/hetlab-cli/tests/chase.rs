@@ -94,3 +94,34 @@ fn characterize_writes_dataset_rows_and_restores_the_policies() {
     b.assert_restored();
     assert!(!b.run_dir().join("hetlabd.saved").exists());
 }
+
+#[test]
+fn characterize_stopped_by_sigint_restores_the_policies() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let b = Board::new("characterize-int");
+    let child = Command::new(hetlabd())
+        .args(["characterize", "--pmu", "software", "--reps", "5", "--sizes", "4096", "--patterns", "random", "--run-s", "0.05"])
+        .args(["--chase-cpu", "little=0,big=0"])
+        .arg("--sysfs-root")
+        .arg(b.sys())
+        .arg("--run-dir")
+        .arg(b.run_dir())
+        .arg("--out")
+        .arg(b.root.join("sweep.csv"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the sweep to take the policies", 10.0, || b.read(4, "scaling_governor") == "userspace");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    signal(&child, libc::SIGINT);
+    let f = finish(child);
+    assert_eq!(f.code, Some(1), "{}", f.stderr);
+    assert!(f.stderr.contains("stopped by SIGINT"), "{}", f.stderr);
+    b.assert_restored();
+    assert!(!b.root.join("sweep.csv").exists(), "an interrupted sweep is not passed off as complete");
+    assert!(b.root.join("sweep.csv.partial").exists());
+}

@@ -262,6 +262,8 @@ pub struct Engine<'a> {
     integrated_until_us: f64,
     events: u64,
     samples: u64,
+    /// CPU time spent by governors reading PMCs, µs.
+    governor_overhead_us: f64,
     series: Vec<SampleRow>,
     trace: Vec<TraceEvent>,
     /// Reference-work conversion for periodic phases: instructions per µs of reference work.
@@ -468,6 +470,7 @@ impl<'a> Engine<'a> {
             integrated_until_us: 0.0,
             events: 0,
             samples: 0,
+            governor_overhead_us: 0.0,
             series: Vec::new(),
             trace: Vec::new(),
             reference_ips,
@@ -933,11 +936,18 @@ impl<'a> Engine<'a> {
         let noise = &self.platform.noise;
         let busy_us = exp_sample(&mut self.rng, noise.kernel_wakeup_mean_busy_us as f64) + exit_us;
         let gap_us = exp_sample(&mut self.rng, noise.kernel_wakeup_mean_interval_us as f64);
+        self.cpus[cpu].next_kernel_wakeup_us = self.now_us + busy_us + gap_us;
+        self.charge_kernel_time(cpu, busy_us);
+    }
+
+    /// `busy_us` of kernel work on `cpu` starting now, charged at once as stolen time (see
+    /// `kernel_jitter`): the running thread needs that much longer; an idle CPU is busy for it
+    /// (load, PELT, cycles, energy).
+    fn charge_kernel_time(&mut self, cpu: usize, busy_us: f64) {
         let now = self.now_us;
         let c = self.cpus[cpu].cluster;
         let khz = self.clusters[c].cur_khz;
         let st = &mut self.cpus[cpu];
-        st.next_kernel_wakeup_us = now + busy_us + gap_us;
         st.pmu.cycles += busy_us * khz as f64 / 1000.0;
         match st.current {
             Some(t) => {
@@ -1210,6 +1220,18 @@ impl<'a> Engine<'a> {
         self.clusters[c].cci_cycles_at_sample = self.cci_cycles();
         self.clusters[c].last_sample_us = self.now_us;
         self.clusters[c].next_sample_us = self.now_us + decision.next_sample_us.max(1) as f64;
+        // A governor that reads PMCs pays for it on the CPU that runs the sample (a busy CPU
+        // of the policy, whose tick triggered it, else the first one, woken for it).
+        if self.clusters[c].governor.reads_pmcs() {
+            let cost = &self.platform.governor_cost;
+            let cost_us = cost.pmc_sample_base_us
+                + cost.pmc_per_thread_us * view.threads.len() as f64
+                + cost.cci_read_us * view.cci_ports.len() as f64;
+            let cpus = &self.platform.clusters[c].cpus;
+            let cpu = cpus.iter().copied().find(|&cpu| self.cpus[cpu].current.is_some()).unwrap_or(cpus[0]);
+            self.governor_overhead_us += cost_us;
+            self.charge_kernel_time(cpu, cost_us);
+        }
         self.views[c] = view;
         self.request_freq(c, decision.target_khz);
     }
@@ -1469,6 +1491,7 @@ impl<'a> Engine<'a> {
                 })
                 .collect(),
             governor_samples: self.samples,
+            governor_overhead_s: self.governor_overhead_us * 1e-6,
             events: self.events,
             series: self.series,
             trace: self.trace,

@@ -23,6 +23,16 @@ pub struct Platform {
     pub board: Board,
     pub thermal: Thermal,
     pub noise: Noise,
+    pub governor_cost: GovernorCost,
+}
+
+/// CPU time a PMC-reading governor sample costs on this board.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GovernorCost {
+    pub pmc_sample_base_us: f64,
+    pub pmc_per_thread_us: f64,
+    pub cci_read_us: f64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -293,6 +303,9 @@ impl Platform {
             }
         }
         non_negative("noise.dram_latency_sigma", self.noise.dram_latency_sigma)?;
+        non_negative("governor_cost.pmc_sample_base_us", self.governor_cost.pmc_sample_base_us)?;
+        non_negative("governor_cost.pmc_per_thread_us", self.governor_cost.pmc_per_thread_us)?;
+        non_negative("governor_cost.cci_read_us", self.governor_cost.cci_read_us)?;
         positive("noise.dram_noise_period_us", self.noise.dram_noise_period_us as f64)?;
         positive("noise.kernel_wakeup_mean_interval_us", self.noise.kernel_wakeup_mean_interval_us as f64)?;
         Ok(())

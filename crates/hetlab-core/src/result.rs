@@ -25,6 +25,8 @@ pub struct RunResult {
     pub dram_lines: f64,
     pub threads: Vec<ThreadReport>,
     pub governor_samples: u64,
+    /// CPU time governors spent reading PMCs (charged to the CPUs that ran them), s.
+    pub governor_overhead_s: f64,
     /// Engine events processed (for the speed benchmarks).
     pub events: u64,
     #[serde(skip)]

@@ -169,6 +169,10 @@ impl AntiSnoop {
 }
 
 impl Governor for AntiSnoop {
+    fn reads_pmcs(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "anti-snoop"
     }

@@ -144,6 +144,11 @@ pub trait Governor: Send {
     fn start(&mut self, view: &PolicyView) -> Decision;
     /// Called every sampling period.
     fn sample(&mut self, view: &PolicyView) -> Decision;
+    /// Whether each sample reads per-thread and interconnect PMCs (a simulator charges their
+    /// cost, `Platform::governor_cost`).
+    fn reads_pmcs(&self) -> bool {
+        false
+    }
 }
 
 // The governors and the cpufreq-core pieces they share.
