@@ -898,20 +898,17 @@ impl<'a> Engine<'a> {
             return None;
         }
         // New-idle balance: pull a waiting thread allowed here from the CPU with the most waiting.
-        let mut best: Option<(usize, usize)> = None;
+        let allowed_here = |engine: &Self, t: usize| engine.threads[t].allowed.contains(&cpu);
+        let mut best: Option<(usize, usize)> = None; // (cpu, position in its queue)
         for (other, o) in self.cpus.iter().enumerate() {
-            if other == cpu {
+            if other == cpu || best.is_some_and(|(b, _)| self.cpus[b].queue.len() >= o.queue.len()) {
                 continue;
             }
-            if let Some(pos) = o.queue.iter().position(|&t| self.threads[t].allowed.contains(&cpu)) {
-                if best.map_or(true, |(_, len)| o.queue.len() > len) {
-                    best = Some((other, o.queue.len()));
-                    let _ = pos;
-                }
+            if let Some(pos) = o.queue.iter().position(|&t| allowed_here(self, t)) {
+                best = Some((other, pos));
             }
         }
-        let (from, _) = best?;
-        let pos = self.cpus[from].queue.iter().position(|&t| self.threads[t].allowed.contains(&cpu))?;
+        let (from, pos) = best?;
         let t = self.cpus[from].queue.remove(pos)?;
         self.threads[t].migrations += 1;
         Some(t)
