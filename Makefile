@@ -32,6 +32,7 @@ bench: setup
 	cargo bench -p hetlab-core --bench engine_speed
 	$(PY) benches/bench_simulate.py
 	$(PY) benches/bench_training.py
+	$(PY) benches/bench_reproduce.py
 
 setup: $(VENV)/.installed
 

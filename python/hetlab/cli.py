@@ -342,6 +342,17 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("model", help="model.json or the directory hetlab train wrote")
     sm.set_defaults(func=cmd_show_model)
 
+    from hetlab import reproduce
+
+    reproduce.configure_parser(
+        sub.add_parser(
+            "reproduce",
+            help="reproduce a seed paper's evaluation: lctes2020 (Figures 5 and 6, tables, report.md)",
+            description=reproduce.__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+    )
+
     sub.add_parser("platforms", help="list built-in platforms").set_defaults(func=cmd_platforms)
     gov = sub.add_parser("governors", help="list governors with their tunables and defaults")
     gov.add_argument("--json", action="store_true")

@@ -255,6 +255,10 @@ pub struct Engine<'a> {
     dram_noise: f64,
     next_dram_noise_us: f64,
     next_thermal_us: f64,
+    /// Next reading of the on-board power sensors, µs.
+    next_sensor_us: f64,
+    /// The seed paper's energy: sensor power read every period, times the period, mJ.
+    sensor_readings_mj: f64,
     dram_lines: f64,
     dram_line_per_us: f64,
     dram_mj: f64,
@@ -464,6 +468,8 @@ impl<'a> Engine<'a> {
             dram_noise: 1.0,
             next_dram_noise_us: 0.0,
             next_thermal_us: platform.thermal.polling_interval_ms as f64 * 1000.0,
+            next_sensor_us: platform.sensors.period_us as f64,
+            sensor_readings_mj: 0.0,
             dram_lines: 0.0,
             dram_line_per_us: 0.0,
             dram_mj: 0.0,
@@ -569,7 +575,7 @@ impl<'a> Engine<'a> {
                 next = next.min(wake_us);
             }
         }
-        next = next.min(self.next_dram_noise_us).min(self.next_thermal_us);
+        next = next.min(self.next_dram_noise_us).min(self.next_thermal_us).min(self.next_sensor_us);
         next.max(self.now_us)
     }
 
@@ -654,6 +660,20 @@ impl<'a> Engine<'a> {
         self.integrated_until_us = self.now_us;
     }
 
+    /// Power the on-board sensors see now (CPU clusters and DRAM rails), mW.
+    fn sensor_power_mw(&self) -> f64 {
+        let dram = &self.platform.dram;
+        self.clusters.iter().map(|c| c.power_mw).sum::<f64>()
+            + dram.background_power_mw
+            + self.dram_line_per_us * 1e6 * dram.energy_per_line_nj * 1e-6
+    }
+
+    /// One reading of the seed paper's method (§5.2): the sensors' power times the reading
+    /// period is added to the energy accumulator.
+    fn read_sensors(&mut self) {
+        self.sensor_readings_mj += self.sensor_power_mw() * self.platform.sensors.period_us as f64 * 1e-6;
+    }
+
     /// CCI cycle counter at `now` (the CCI clock is fixed).
     fn cci_cycles(&self) -> u64 {
         count(self.now_us * self.platform.cci.clock_khz as f64 / 1000.0)
@@ -674,6 +694,10 @@ impl<'a> Engine<'a> {
             self.thermal_poll();
             self.dirty = true; // leakage follows the new temperature
             self.next_thermal_us = now + self.platform.thermal.polling_interval_ms as f64 * 1000.0;
+        }
+        if self.next_sensor_us <= now + eps {
+            self.read_sensors();
+            self.next_sensor_us += self.platform.sensors.period_us as f64;
         }
         if self.next_dram_noise_us <= now + eps {
             self.dram_noise = (self.platform.noise.dram_latency_sigma * normal_sample(&mut self.rng)).exp();
@@ -1400,6 +1424,10 @@ impl<'a> Engine<'a> {
 
     fn finish(mut self, completed: bool) -> RunResult {
         self.flush();
+        // "the first reading after the benchmark has finished is reported": the next reading
+        // sees the now idle system.
+        self.recompute();
+        self.read_sensors();
         let platform = self.platform;
         let time_us = if completed { self.threads.iter().map(|t| t.finish_us).fold(0.0, f64::max) } else { self.now_us };
         let clusters: Vec<ClusterReport> = self
@@ -1423,7 +1451,14 @@ impl<'a> Engine<'a> {
         let clusters_j: Vec<f64> = clusters.iter().map(|c| c.dynamic_j + c.static_j).collect();
         let dram_j = self.dram_mj * 1e-3;
         let board_j = self.platform.board.rest_power_mw * self.now_us * 1e-9;
-        let energy = Energy { total_j: clusters_j.iter().sum::<f64>() + dram_j + board_j, clusters_j, dram_j, board_j };
+        let energy = Energy {
+            total_j: clusters_j.iter().sum::<f64>() + dram_j + board_j,
+            sensors_j: clusters_j.iter().sum::<f64>() + dram_j,
+            sensor_readings_j: self.sensor_readings_mj * 1e-3,
+            clusters_j,
+            dram_j,
+            board_j,
+        };
         let trace_threads = TraceThreads {
             names: {
                 let mut names = vec![String::new(); 1000 + self.threads.len()];

@@ -24,6 +24,14 @@ pub struct Platform {
     pub thermal: Thermal,
     pub noise: Noise,
     pub governor_cost: GovernorCost,
+    pub sensors: Sensors,
+}
+
+/// On-board power sensors (the Odroid-XU3's INA231s) as an experiment reads them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sensors {
+    pub period_us: u64,
 }
 
 /// CPU time a PMC-reading governor sample costs on this board.
@@ -303,6 +311,7 @@ impl Platform {
             }
         }
         non_negative("noise.dram_latency_sigma", self.noise.dram_latency_sigma)?;
+        positive("sensors.period_us", self.sensors.period_us as f64)?;
         non_negative("governor_cost.pmc_sample_base_us", self.governor_cost.pmc_sample_base_us)?;
         non_negative("governor_cost.pmc_per_thread_us", self.governor_cost.pmc_per_thread_us)?;
         non_negative("governor_cost.cci_read_us", self.governor_cost.cci_read_us)?;

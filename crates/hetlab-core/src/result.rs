@@ -39,7 +39,13 @@ pub struct RunResult {
 
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct Energy {
+    /// Everything: clusters, DRAM and the rest of the board.
     pub total_j: f64,
+    /// What the board's power sensors cover (CPU clusters and DRAM), integrated exactly.
+    pub sensors_j: f64,
+    /// The seed paper's measurement of the same rails: a reading every `sensors.period_us`,
+    /// accumulated as power x period, up to the first reading after the run ends.
+    pub sensor_readings_j: f64,
     /// Per cluster, in cluster order (dynamic + static).
     pub clusters_j: Vec<f64>,
     pub dram_j: f64,
