@@ -233,7 +233,7 @@ def _summary(rows):
         r = {"benchmark": label.rsplit("-", 1)[0], "cluster": "little" if label.endswith("-L") else "big", "label": label,
              "group": "spec", "config": config, "reps": 5, "completed": True,
              "active_freq_mhz": 1400.0, "idle_freq_mhz": 200.0, "l2_mpki": 5.0, "governor_overhead_us_per_sample": 40.0,
-             "board_energy_share": 0.8}
+             "idle_cluster_energy_share": 0.4}
         for k in keys:
             r[f"{k}_mean"], r[f"{k}_std"] = 0.0, 0.0
         r.update(time_s_mean=t, time_s_std=sd, energy_j_mean=e, energy_j_std=sd)
