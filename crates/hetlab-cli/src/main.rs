@@ -270,18 +270,13 @@ fn cmd_govern(argv: &[String]) -> Result<i32, Fail> {
         let v: f64 = v.parse().map_err(|_| usage(format!("--tunable {k}: '{v}' is not a number")))?;
         tunables.push((k.to_string(), v));
     }
-    let counters = match a.get("--counters") {
-        Some(m) => CounterMode::parse(m).map_err(usage)?,
-        None if governor == "anti-snoop" => CounterMode::PerCpu,
-        None => CounterMode::Off,
-    };
+    let counters = a.get("--counters").map(CounterMode::parse).transpose().map_err(usage)?;
     let duration_us = match a.num::<f64>("--duration", "seconds")? {
         Some(s) if s.is_finite() && s > 0.0 => Some((s * 1e6) as u64),
         Some(s) => return Err(usage(format!("--duration must be a positive number of seconds, got {s}"))),
         None => None,
     };
     let mut backend = BackendConfig::new(roots(&a));
-    backend.counters = counters;
     backend.pmu = pmu(&a)?;
     backend.platform = Some(platform);
     backend.cluster_names = a.get("--cluster-names").map(|s| s.split(',').map(str::to_string).collect());
@@ -290,6 +285,7 @@ fn cmd_govern(argv: &[String]) -> Result<i32, Fail> {
         tunables,
         model,
         dry_run: a.flag("--dry-run"),
+        counters,
         backend,
         run_dir: PathBuf::from(a.get("--run-dir").unwrap_or("/run")),
         duration_us,
@@ -326,16 +322,7 @@ fn cmd_chase(argv: &[String]) -> Result<i32, Fail> {
     let pats = patterns(&a, "random")?;
     let points = chase::sweep(&sizes, &pats, &opts).map_err(fail)?;
     if a.flag("--json") {
-        let doc = serde_json::json!({
-            "benchmark": "chase",
-            "cpu": opts.cpu,
-            "min_time_s": opts.min_time_s,
-            "iterations_per_chunk": opts.iterations,
-            "freq_khz": opts.freq_khz,
-            "seed": opts.seed,
-            "points": points.iter().map(|p| p.to_json()).collect::<Vec<_>>(),
-        });
-        println!("{doc}");
+        println!("{}", chase::report(&opts, &points));
     } else {
         println!(
             "chase: cpu {}  min time {} s per point  {} loads per chunk{}",

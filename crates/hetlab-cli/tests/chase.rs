@@ -70,6 +70,8 @@ fn characterize_writes_dataset_rows_and_restores_the_policies() {
     let cols: Vec<&str> = COLUMNS.split(',').collect();
     let col = |name: &str| cols.iter().position(|c| *c == name).unwrap();
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let text = hetlab_core::platform::BUILTIN_PLATFORMS.iter().find(|(n, _)| *n == "exynos5422").unwrap().1;
+    let sha = hetlab_linux::sha256::hex(text.as_bytes());
     assert!(rows.iter().all(|r| r.len() == cols.len()));
     let run_ids: std::collections::BTreeSet<u64> = rows.iter().map(|r| r[col("run_id")].parse().unwrap()).collect();
     // 2 active clusters x 2 frequency pairs x 2 reps
@@ -79,7 +81,7 @@ fn characterize_writes_dataset_rows_and_restores_the_policies() {
         assert!(["200000", "2000000"].contains(&r[col("big_khz")]));
         assert_eq!(r[col("little_khz")], "1400000");
         assert_eq!(r[col("size_elements")], "4096");
-        assert_eq!(r[col("platform_sha256")].len(), 64);
+        assert_eq!(r[col("platform_sha256")], sha, "the SHA-256 of the platform text, as the simulated sweep writes it");
         let cfg = format!("{}-random-4096-{}-1400000", r[col("active_cluster")], r[col("big_khz")]);
         assert_eq!(r[col("config_id")], cfg);
     }

@@ -289,3 +289,24 @@ fn help_explains_each_command_and_mistakes_are_usage_errors() {
     assert_eq!(out.status.code(), Some(1));
     assert!(e.contains("unknown governor 'turbo'") && e.contains("anti-snoop"), "{e}");
 }
+
+#[test]
+fn anti_snoop_reads_stand_in_counters_and_consults_its_trees() {
+    // software events stand in for the PMUs; the counted threads are this test process's
+    let b = Board::new("pmcs");
+    let mut c = Command::new(hetlabd());
+    c.args(["govern", "--governor", "anti-snoop", "--dry-run", "--duration", "0.5", "--pmu", "software"])
+        .args(["--tunable", "sampling_rate=10000", "--counters", &format!("pid={}", std::process::id())])
+        .arg("--sysfs-root")
+        .arg(b.sys())
+        .args(["--procfs-root", "/proc"]);
+    let out = c.output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("PMCs: core on (per thread of pid") && stderr.contains("CCI S3=little S4=big"), "{stderr}");
+    assert!(stderr.contains("sampling on CPU"), "{stderr}");
+    assert!(!stderr.contains("load-only"), "{stderr}");
+    let consulted: Vec<&str> = stdout.lines().filter(|l| l.contains("cci_congestion=")).collect();
+    assert!(!consulted.is_empty(), "the tree saw CCI features: {stdout}");
+    assert!(consulted.iter().all(|l| l.contains("tree=increase") || l.contains("tree=decrease")));
+}

@@ -54,8 +54,18 @@ fn fake_tree(ncpu: usize) -> PathBuf {
     root
 }
 
-/// Threads that run a little and sleep, like a mostly-waiting multithreaded program; `spin`
-/// makes them run all the time instead (reading a running thread's counters needs an IPI).
+/// How the counted threads behave.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    /// Blocked (sleeping) all the time: their counters are inactive, a read needs no IPI.
+    Blocked,
+    /// Run 200 µs every 10 ms (2 % each): sometimes running on the other CPU at a read.
+    Duty,
+    /// Running all the time on `cpu`: every read of an active counter on another CPU is a
+    /// cross-CPU call (an IPI).
+    Running { cpu: usize },
+}
+
 struct Load {
     stop: Arc<AtomicBool>,
     handles: Vec<std::thread::JoinHandle<()>>,
@@ -63,21 +73,30 @@ struct Load {
 }
 
 impl Load {
-    fn start(n: usize, spin: bool) -> Load {
+    fn start(n: usize, kind: Kind) -> Load {
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();
         let handles = (0..n)
             .map(|_| {
                 let (s, tx) = (stop.clone(), tx.clone());
                 std::thread::spawn(move || {
+                    if let Kind::Running { cpu } = kind {
+                        hetlab_linux::cpus::pin_current_thread(cpu).unwrap();
+                    }
                     tx.send(gettid()).unwrap();
                     let mut x = 0u64;
                     while !s.load(Ordering::Relaxed) {
-                        let t = Instant::now();
-                        while t.elapsed() < Duration::from_micros(200) || spin && !s.load(Ordering::Relaxed) {
-                            x = std::hint::black_box(x.wrapping_add(1));
+                        match kind {
+                            Kind::Blocked => std::thread::sleep(Duration::from_millis(20)),
+                            Kind::Duty => {
+                                let t = Instant::now();
+                                while t.elapsed() < Duration::from_micros(200) {
+                                    x = std::hint::black_box(x.wrapping_add(1));
+                                }
+                                std::thread::sleep(Duration::from_millis(10));
+                            }
+                            Kind::Running { .. } => x = std::hint::black_box(x.wrapping_add(1)),
                         }
-                        std::thread::sleep(Duration::from_millis(10));
                     }
                 })
             })
@@ -150,52 +169,28 @@ fn cgroup_dir() -> Result<PathBuf, String> {
     Err("cannot create a cgroup under /sys/fs/cgroup".into())
 }
 
-/// SCHED_FIFO for the calling thread (root only), as a daemon that must sample on time would run.
-fn set_fifo(on: bool) -> bool {
-    // SAFETY: sched_setscheduler on the calling thread with a valid sched_param.
-    unsafe {
-        let p = libc::sched_param { sched_priority: if on { 50 } else { 0 } };
-        libc::sched_setscheduler(0, if on { libc::SCHED_FIFO } else { libc::SCHED_OTHER }, &p) == 0
-    }
-}
-
-fn run_modes(cfg: &BackendConfig, ncpu: usize, label: &str) {
-    let row = |name: &str, r: Result<(Stats, usize), String>, target: &str, paper: &str| match r {
-        Ok((s, g)) => println!("{:<50} {g:>6} {:>10.2} {:>9.2} {:>9.2} {target:>10} {paper:>9}", format!("{name}{label}"), s.median, s.mean, s.p99),
-        Err(e) => println!("{name:<50} unavailable here: {e}"),
-    };
-    {
-        let load = Load::start(1, true);
-        let mut c = cfg.clone();
-        c.counters = CounterMode::Tids(load.tids.clone());
-        row("per-thread, 1 thread (running)", time_samples(&c), "4", "41.82");
-    }
-    {
-        let load = Load::start(71, false);
-        let mut c = cfg.clone();
-        c.counters = CounterMode::Tids(load.tids.clone());
-        row("per-thread, 71 threads", time_samples(&c), "41", "415.18");
-        c.pmu = PmuSource::Software { pmus: 2 };
-        row("per-thread, 71 threads x 2 PMUs (big.LITTLE)", time_samples(&c), "", "");
-    }
-    {
-        let _load = Load::start(71, false);
-        let mut c = cfg.clone();
-        c.counters = CounterMode::PerCpu;
-        row(&format!("per-CPU, {ncpu} CPUs, 71 threads"), time_samples(&c), "", "");
-        match cgroup_dir() {
-            Ok(dir) => {
-                c.counters = CounterMode::Cgroup(dir.clone());
-                row(&format!("cgroup, {ncpu} CPUs, 71 threads outside it"), time_samples(&c), "", "");
-                let _ = fs::remove_dir(&dir);
-            }
-            Err(e) => row("cgroup", Err(e), "", ""),
-        }
-    }
+/// Median cost of one read(2) of a 4-event software group in a given state, µs.
+fn read_cost(target: hetlab_linux::perf::Target, per_thread: bool) -> f64 {
+    use hetlab_linux::perf::{software_core_events, Group};
+    let mut g = Group::open(&software_core_events(per_thread), target).unwrap();
+    let mut out = [0u64; 4];
+    let mut v: Vec<f64> = (0..2000)
+        .map(|_| {
+            std::thread::sleep(Duration::from_micros(100));
+            let t = Instant::now();
+            g.read(&mut out).unwrap();
+            t.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
 }
 
 fn main() {
     let ncpu = hetlab_linux::cpus::allowed_cpus().len();
+    // the sampling thread on CPU 0; "another CPU" is the last one
+    let other = *hetlab_linux::cpus::allowed_cpus().last().unwrap_or(&0);
+    hetlab_linux::cpus::pin_current_thread(0).unwrap();
     let root = fake_tree(ncpu);
     let mut cfg = BackendConfig::new(Roots::new(root.join("sys"), "/proc"));
     cfg.platform = Some(Platform::builtin("exynos5422").unwrap());
@@ -203,20 +198,59 @@ fn main() {
     cfg.pmu = PmuSource::Software { pmus: 1 };
 
     println!("governor_sample: one anti-snoop sample = read every perf group (PERF_FORMAT_GROUP, one read(2)");
-    println!("each) + fill the PolicyView + the decision; {SAMPLES} samples; software events stand in for the");
-    println!("ARM core PMU and the CCI-400 PMU (this machine has neither); {ncpu} CPUs.");
+    println!("each: the counted units plus the CCI group) + fill the PolicyView + the decision; {SAMPLES} samples;");
+    println!("software events stand in for the ARM core PMU and the CCI-400 PMU (this machine has neither);");
+    println!("{ncpu} CPUs; the sampling thread is pinned to CPU 0.");
     println!();
     println!("{:<50} {:>6} {:>10} {:>9} {:>9} {:>10} {:>9}", "mode", "groups", "median µs", "mean µs", "p99 µs", "target µs", "paper µs");
-    if set_fifo(true) {
-        run_modes(&cfg, ncpu, " [FIFO]");
-        set_fifo(false);
-        println!("[FIFO]: the sampling thread at SCHED_FIFO 50, so the load cannot preempt it mid-sample; below,");
-        println!("the same at normal priority, where the 71 load threads share {ncpu} CPUs with it:");
+    let row = |name: &str, r: Result<(Stats, usize), String>, target: &str, paper: &str| match r {
+        Ok((s, g)) => println!("{name:<50} {g:>6} {:>10.2} {:>9.2} {:>9.2} {target:>10} {paper:>9}", s.median, s.mean, s.p99),
+        Err(e) => println!("{name:<50} unavailable here: {e}"),
+    };
+    let threads = |n: usize, kind: Kind, pmus: usize| {
+        let load = Load::start(n, kind);
+        let mut c = cfg.clone();
+        c.counters = CounterMode::Tids(load.tids.clone());
+        c.pmu = PmuSource::Software { pmus };
+        time_samples(&c)
+    };
+    row("per-thread, 1 thread, blocked", threads(1, Kind::Blocked, 1), "4", "41.82");
+    row(&format!("per-thread, 1 thread, running on CPU {other}"), threads(1, Kind::Running { cpu: other }, 1), "4", "41.82");
+    row("per-thread, 71 threads, blocked", threads(71, Kind::Blocked, 1), "41", "415.18");
+    row("per-thread, 71 threads, each running 2 %", threads(71, Kind::Duty, 1), "41", "415.18");
+    row("per-thread, 71 threads x 2 PMUs, blocked", threads(71, Kind::Blocked, 2), "", "");
+    {
+        let mut c = cfg.clone();
+        c.counters = CounterMode::PerCpu;
+        row(&format!("per-CPU, {ncpu} CPUs"), time_samples(&c), "", "");
+        match cgroup_dir() {
+            Ok(dir) => {
+                c.counters = CounterMode::Cgroup(dir.clone());
+                row(&format!("cgroup, {ncpu} CPUs (none of its tasks running)"), time_samples(&c), "", "");
+                let _ = fs::remove_dir(&dir);
+            }
+            Err(e) => row("cgroup", Err(e), "", ""),
+        }
     }
-    run_modes(&cfg, ncpu, "");
+
+    // Where the time goes: one group read, by the state of what it counts.
+    use hetlab_linux::perf::Target;
+    println!();
+    println!("one read(2) of a 4-event group, median µs:");
+    println!("  this thread                                    {:>8.2}", read_cost(Target::Thread(gettid()), true));
+    {
+        let l = Load::start(1, Kind::Blocked);
+        println!("  a blocked thread                               {:>8.2}", read_cost(Target::Thread(l.tids[0]), true));
+    }
+    {
+        let l = Load::start(1, Kind::Running { cpu: other });
+        println!("  a thread running on CPU {other} (IPI to it)          {:>8.2}", read_cost(Target::Thread(l.tids[0]), true));
+    }
+    println!("  per-CPU, CPU 0 (local)                         {:>8.2}", read_cost(Target::Cpu(0), false));
+    println!("  per-CPU, CPU {other} (IPI to it)                     {:>8.2}", read_cost(Target::Cpu(other), false));
 
     // The rest of a daemon sample, outside the PMC budget: /proc/stat and two sysfs reads.
-    println!();
+    println!("the rest of a daemon sample (not PMC reads), median µs:");
     let mut ps = ProcStat::new(&Roots::default());
     let mut t = Vec::new();
     for _ in 0..SAMPLES {
@@ -225,7 +259,7 @@ fn main() {
         t.push(s.elapsed().as_secs_f64() * 1e6);
     }
     let s = stats(t);
-    println!("{:<50} {:>6} {:>10.2} {:>9.2} {:>9.2}", "also: read + parse /proc/stat", "", s.median, s.mean, s.p99);
+    println!("  read + parse /proc/stat                        {:>8.2}", s.median);
     let pols = sysfs::discover(&cfg.roots).unwrap();
     let mut t = Vec::new();
     for _ in 0..SAMPLES {
@@ -234,6 +268,6 @@ fn main() {
         t.push(s.elapsed().as_secs_f64() * 1e6);
     }
     let s = stats(t);
-    println!("{:<50} {:>6} {:>10.2} {:>9.2} {:>9.2}", "also: scaling_min/max_freq (tmpfs stand-in)", "", s.median, s.mean, s.p99);
+    println!("  scaling_min_freq + scaling_max_freq (tmpfs)    {:>8.2}", s.median);
     let _ = fs::remove_dir_all(&root);
 }

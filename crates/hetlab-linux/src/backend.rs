@@ -172,6 +172,8 @@ pub struct Backend {
     core: Vec<CoreUnit>,
     core_ok: bool,
     cci: Option<Group>,
+    /// The CPU the CCI group counts on (its PMU's cpumask).
+    cci_cpu: Option<usize>,
     /// (port, policy index) of each CCI port counted.
     cci_ports: Vec<(u8, usize)>,
     cgroup: Option<OwnedFd>,
@@ -248,6 +250,7 @@ impl Backend {
             core: Vec::new(),
             core_ok: false,
             cci: None,
+            cci_cpu: None,
             cci_ports: Vec::new(),
             cgroup: None,
             refresh_us: cfg.thread_refresh_us.max(1),
@@ -256,8 +259,7 @@ impl Backend {
             scratch: vec![0; 16],
             notes: Vec::new(),
         };
-        if cfg.platform.is_some() && b.policies.iter().any(|p| p.cci_port.is_none()) {
-            let pl = cfg.platform.as_ref().unwrap();
+        if let (Some(pl), true) = (&cfg.platform, b.policies.iter().any(|p| p.cci_port.is_none())) {
             b.notes.push(format!(
                 "policies {} do not match a cluster of platform {} by CPUs: they are named after the policy, have no CCI port, and anti-snoop has no tree for them (pass --cluster-names)",
                 b.policies.iter().filter(|p| p.cci_port.is_none()).map(|p| format!("{} (cpus {})", p.sysfs.name, format_cpu_list(&p.sysfs.related_cpus))).collect::<Vec<_>>().join(", "),
@@ -284,6 +286,10 @@ impl Backend {
     /// Whether the CCI ports are being read.
     pub fn has_cci(&self) -> bool {
         self.cci.is_some()
+    }
+    /// The CPU the CCI counters are bound to: reading them from that CPU needs no IPI.
+    pub fn cci_cpu(&self) -> Option<usize> {
+        self.cci.as_ref().and(self.cci_cpu)
     }
     /// (port, policy index) of the CCI ports counted.
     pub fn cci_ports(&self) -> &[(u8, usize)] {
@@ -468,6 +474,7 @@ impl Backend {
         match Group::open(&events, Target::Cpu(cpu)) {
             Ok(g) => {
                 self.cci = Some(g);
+                self.cci_cpu = Some(cpu);
                 self.cci_ports = ports;
             }
             Err(e) => self.notes.push(format!("CCI-400 counters unavailable: {e}")),

@@ -128,7 +128,7 @@ impl ChaseArray {
 
     /// Whether the address is page-aligned (it always is).
     pub fn page_aligned(&self) -> bool {
-        (self.ptr as usize) % PAGE_BYTES == 0
+        (self.ptr as usize).is_multiple_of(PAGE_BYTES)
     }
 }
 
@@ -155,7 +155,7 @@ impl Rng {
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
     fn below(&mut self, n: usize) -> usize {
-        ((self.next() >> 32) * n as u64 >> 32) as usize
+        (((self.next() >> 32) * n as u64) >> 32) as usize
     }
 }
 
@@ -221,7 +221,7 @@ pub fn verify(arr: &ChaseArray, pattern: Pattern) -> Result<(), String> {
     let mut seen = vec![false; lap];
     let mut i = 0usize;
     for k in 0..lap {
-        if i % s != 0 || i >= a.len() {
+        if !i.is_multiple_of(s) || i >= a.len() {
             return Err(format!("step {k}: index {i} is not a multiple of {s} within {}", a.len()));
         }
         if std::mem::replace(&mut seen[i / s], true) {
@@ -314,6 +314,19 @@ impl ChasePoint {
             "cpu": self.cpu,
         })
     }
+}
+
+/// The JSON document of a sweep (what `hetlabd chase --json` prints).
+pub fn report(opts: &ChaseOptions, points: &[ChasePoint]) -> serde_json::Value {
+    json!({
+        "benchmark": "chase",
+        "cpu": opts.cpu,
+        "min_time_s": opts.min_time_s,
+        "iterations_per_chunk": opts.iterations,
+        "freq_khz": opts.freq_khz,
+        "seed": opts.seed,
+        "points": points.iter().map(ChasePoint::to_json).collect::<Vec<_>>(),
+    })
 }
 
 /// Measures one point in the calling thread (no pinning).
@@ -422,11 +435,11 @@ pub fn parse_sizes(text: &str) -> Result<Vec<usize>, String> {
 
 /// "16 KB", "64 MB", "1536 B".
 pub fn human_bytes(b: usize) -> String {
-    if b >= 1 << 30 && b % (1 << 30) == 0 {
+    if b >= 1 << 30 && b.is_multiple_of(1 << 30) {
         format!("{} GB", b >> 30)
-    } else if b >= 1 << 20 && b % (1 << 20) == 0 {
+    } else if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
         format!("{} MB", b >> 20)
-    } else if b >= 1 << 10 && b % (1 << 10) == 0 {
+    } else if b >= 1 << 10 && b.is_multiple_of(1 << 10) {
         format!("{} KB", b >> 10)
     } else {
         format!("{b} B")

@@ -42,6 +42,9 @@ pub struct GovernConfig {
     /// anti-snoop's trees (default: the paper's Figure 4).
     pub model: Option<AntiSnoopModel>,
     pub dry_run: bool,
+    /// `backend.counters` is used when set here; `None` counts per CPU for governors that read
+    /// PMCs ([`Governor::reads_pmcs`], anti-snoop) and reads no counters for the others.
+    pub counters: Option<crate::backend::CounterMode>,
     pub backend: BackendConfig,
     /// Where hetlabd.lock and hetlabd.saved live (default /run).
     pub run_dir: PathBuf,
@@ -169,7 +172,23 @@ pub fn govern(cfg: &GovernConfig, stop: &mut dyn Stop, out: &mut dyn Write, log:
     check_policies(&policies)?;
     let _lock = if cfg.dry_run { None } else { Some(claim_frequencies(&cfg.run_dir, &cfg.backend.roots.procfs)?) };
 
-    let mut backend = Backend::new(&cfg.backend)?;
+    let mut bcfg = cfg.backend.clone();
+    bcfg.counters = match &cfg.counters {
+        Some(m) => m.clone(),
+        None => {
+            let probe = bcfg.platform.as_ref().and_then(|p| p.clusters.first()).map_or("little".to_string(), |c| c.name.clone());
+            let reads = build_governor(cfg, &probe).map(|g| match g {
+                Gov::AntiSnoop(_) => true,
+                Gov::Other(g) => g.reads_pmcs(),
+            });
+            if reads.unwrap_or(cfg.governor == "anti-snoop") {
+                crate::backend::CounterMode::PerCpu
+            } else {
+                crate::backend::CounterMode::Off
+            }
+        }
+    };
+    let mut backend = Backend::new(&bcfg)?;
     let mut govs = Vec::new();
     for p in &backend.policies {
         govs.push(build_governor(cfg, &p.cluster)?);
@@ -179,6 +198,12 @@ pub fn govern(cfg: &GovernConfig, stop: &mut dyn Stop, out: &mut dyn Write, log:
     }
     for n in &backend.notes {
         let _ = writeln!(log, "hetlabd: note: {n}");
+    }
+    if let Some(cpu) = backend.cci_cpu() {
+        // The CCI PMU counts on one CPU; reading it from elsewhere costs an IPI every sample.
+        if crate::cpus::allowed_cpus().contains(&cpu) && crate::cpus::pin_current_thread(cpu).is_ok() {
+            let _ = writeln!(log, "hetlabd: sampling on CPU {cpu}, where the CCI PMU counts (its counters are read without an IPI)");
+        }
     }
     if cfg.governor == "anti-snoop" && !(backend.has_cci() && backend.has_core_counters()) {
         let _ = writeln!(log, "hetlabd: note: anti-snoop runs load-only (as ondemand): it needs both the CCI and the core counters");
@@ -312,12 +337,7 @@ fn apply(
 }
 
 fn sample_line(p: &crate::backend::PolicyInfo, v: &PolicyView, st: &PolicyState, d: Decision, start_us: u64) -> String {
-    let load = v
-        .cpus
-        .iter()
-        .map(|c| if c.wall_us == 0 { 0 } else { 100 * (c.wall_us - c.idle_us) / c.wall_us })
-        .max()
-        .unwrap_or(0);
+    let load = v.cpus.iter().map(|c| (100 * (c.wall_us - c.idle_us)).checked_div(c.wall_us).unwrap_or(0)).max().unwrap_or(0);
     let mut line = format!(
         "t={:.6} policy={} cluster={} load={} cur_khz={} target_khz={}",
         (v.now_us.saturating_sub(start_us)) as f64 * 1e-6,
@@ -355,6 +375,7 @@ mod tests {
             tunables: vec![("sampling_rate".into(), 10_000.0)],
             model: None,
             dry_run: false,
+            counters: None,
             backend: b,
             run_dir: t.root.clone(),
             duration_us: Some(60_000),
