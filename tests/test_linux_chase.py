@@ -62,13 +62,7 @@ def test_hetlabd_chase_table_and_cycles_given_a_frequency():
         assert cycles == pytest.approx(ns * 1.4, rel=2e-3, abs=0.01)
 
 
-def _has_binding(name: str) -> bool:
-    from hetlab import _core
 
-    return hasattr(_core, name)
-
-
-@pytest.mark.skipif(not _has_binding("linux_chase"), reason="hetlab._core.linux_chase (issue 5 binding) is not in this build yet")
 def test_hetlab_chase_cli_random_64mb_is_at_least_5x_slower_per_access_than_16kb():
     out = subprocess.run(
         [sys.executable, "-m", "hetlab", "chase", "--cpu", "0", "--sizes", "16K,64M", "--pattern", "random", "--min-time", "0.1", "--json"],

@@ -24,11 +24,6 @@ COLUMNS = (
 ).split(",")
 
 
-def _has_binding(name: str) -> bool:
-    from hetlab import _core
-
-    return hasattr(_core, name)
-
 
 def make_board(root: Path) -> Path:
     """sysfs laid out like an Odroid-XU3 on a mainline kernel: policy0 = cpus 0-3, policy4 = 4-7."""
@@ -79,7 +74,6 @@ def tree_files(root: Path) -> dict[str, str]:
     return {str(p): p.read_text() for p in sorted((root / "sys").rglob("*")) if p.is_file()}
 
 
-@pytest.mark.skipif(not _has_binding("linux_govern"), reason="hetlab._core.linux_govern (issue 5 binding) is not in this build yet")
 def test_hetlab_govern_dry_run_decides_from_load_and_writes_nothing(tmp_path):
     root = make_board(tmp_path)
     before = tree_files(root)
@@ -104,7 +98,6 @@ def test_hetlab_govern_dry_run_decides_from_load_and_writes_nothing(tmp_path):
     assert list((root / "run").iterdir()) == []
 
 
-@pytest.mark.skipif(not _has_binding("linux_govern"), reason="hetlab._core.linux_govern (issue 5 binding) is not in this build yet")
 def test_hetlab_govern_restores_on_sigterm(tmp_path):
     if os.geteuid() != 0:
         pytest.skip("the daemon refuses to run without root")
@@ -130,7 +123,6 @@ def test_hetlab_govern_restores_on_sigterm(tmp_path):
         assert (policy(root, n, "scaling_governor"), policy(root, n, "scaling_min_freq"), policy(root, n, "scaling_max_freq")) == (gov, str(lo), str(hi))
 
 
-@pytest.mark.skipif(not _has_binding("linux_characterize"), reason="hetlab._core.linux_characterize (issue 5 binding) is not in this build yet")
 def test_hetlab_characterize_linux_backend_writes_the_dataset_columns(tmp_path):
     if os.geteuid() != 0:
         pytest.skip("characterize sets frequencies: root only")

@@ -222,8 +222,56 @@ def _bar(total: int, done: int):
     return tqdm(total=total, initial=done, unit="run", desc="characterize", disable=None, file=sys.stderr)
 
 
+def cmd_board(args: argparse.Namespace) -> int:
+    """`hetlab chase` / `hetlab govern`: hetlabd's own code, in this process."""
+    from hetlab import _core
+
+    return _core.hetlabd([args.command, *args.args])
+
+
+def _characterize_linux(args: argparse.Namespace) -> int:
+    """The sweep on this board through hetlabd's code (it writes CSV), stored as Parquet."""
+    import pandas as pd
+
+    from hetlab import _core
+
+    out = Path(args.out)
+    if not out.parent.is_dir():
+        raise CliError(f"cannot write '{args.out}': directory '{out.parent}' does not exist")
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
+        csv = Path(tmp) / "sweep.csv"
+        argv = ["characterize", "--out", str(csv), "--platform", args.platform, "--reps", str(args.reps), "--run-s", str(args.run_s), "--seed", str(args.seed)]
+        for flag, value in (("--patterns", args.patterns), ("--sizes", args.sizes), ("--period-us", args.period_us),
+                            ("--big-khz", args.big_khz), ("--little-khz", args.little_khz), ("--chase-cpu", args.chase_cpu),
+                            ("--pmu", args.pmu), ("--sysfs-root", args.sysfs_root), ("--procfs-root", args.procfs_root),
+                            ("--run-dir", args.run_dir)):
+            if value is not None:
+                argv += [flag, str(value)]
+        if args.allow_missing_counters:
+            argv.append("--allow-missing-counters")
+        code = _core.hetlabd(argv)
+        if code != 0:
+            return code
+        _write_parquet_atomically(pd.read_csv(csv), out)
+    print(f"wrote {out}")
+    return 0
+
+
+def _write_parquet_atomically(df, path: Path) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    df.to_parquet(tmp, index=False)
+    os.replace(tmp, path)
+
+
 def cmd_characterize(args: argparse.Namespace) -> int:
     from hetlab.characterize import PATTERNS, characterize
+
+    if args.backend == "linux":
+        return _characterize_linux(args)
+    board_only = [f for f in ("period_us", "big_khz", "little_khz", "chase_cpu", "pmu", "sysfs_root", "procfs_root", "run_dir")
+                  if getattr(args, f) is not None]
+    if board_only or args.allow_missing_counters:
+        raise CliError("--" + (board_only or ["allow_missing_counters"])[0].replace("_", "-") + " belongs to --backend linux")
 
     patterns = tuple(p for p in args.patterns.split(",") if p) if args.patterns else PATTERNS
     sizes = None
@@ -309,7 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(schema: docs/dataset.md). Interrupted sweeps resume from OUT.partial/.",
     )
     ch.add_argument("--platform", default="exynos5422", help="built-in platform name or platform .toml")
-    ch.add_argument("--backend", default="sim", choices=["sim"], help="where to run: the simulator")
+    ch.add_argument("--backend", default="sim", choices=["sim", "linux"], help="sim (default): the simulator; linux: this board (root; cpufreq sysfs and perf_event_open)")
     ch.add_argument("--out", required=True, help="output Parquet file")
     ch.add_argument("--reps", type=int, default=5, help="repetitions per configuration (default: 5)")
     ch.add_argument("--patterns", help="comma-separated subset of random,sequential,stride-16 (default: all)")
@@ -317,7 +365,23 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument("--run-s", type=float, default=0.08, help="run length at the top OPPs, simulated s (default: 0.08)")
     ch.add_argument("--seed", type=int, default=1, help="base seed; run i uses seed+i (default: 1)")
     ch.add_argument("--jobs", type=int, help="parallel runs (default: number of CPUs)")
+    board = ch.add_argument_group("--backend linux only")
+    board.add_argument("--period-us", type=int, help="counter sampling period, µs (default: ondemand's sampling rate)")
+    board.add_argument("--big-khz", help="comma-separated big-cluster frequencies to sweep (default: all)")
+    board.add_argument("--little-khz", help="comma-separated LITTLE-cluster frequencies to sweep (default: all)")
+    board.add_argument("--chase-cpu", help="CPU to pin the chase to per cluster, e.g. little=0,big=4")
+    board.add_argument("--pmu", choices=["hardware", "software"], help="hardware PMUs (default) or software stand-ins (testing only)")
+    board.add_argument("--sysfs-root", help="root of the sysfs tree (default /sys)")
+    board.add_argument("--procfs-root", help="root of the procfs tree (default /proc)")
+    board.add_argument("--run-dir", help="where the lock and saved-state files live (default /run)")
+    board.add_argument("--allow-missing-counters", action="store_true", help="record zeros for counters the board lacks (e.g. no CCI PMU in the DT)")
     ch.set_defaults(func=cmd_characterize)
+
+    for name, what in (("chase", "native pointer-chase microbenchmark on this machine (ns and cycles per access)"),
+                       ("govern", "run a governor as a daemon on this board (cpufreq sysfs + perf_event_open); restores on exit")):
+        p = sub.add_parser(name, add_help=False, help=what, description=f"{what}. Same options as `hetlabd {name}`; `hetlab {name} --help` lists them.")
+        p.add_argument("args", nargs=argparse.REMAINDER)
+        p.set_defaults(func=cmd_board)
 
     tr = sub.add_parser(
         "train",
@@ -361,7 +425,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+BOARD_COMMANDS = ("chase", "govern")
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in BOARD_COMMANDS:
+        # hetlabd parses these itself (argparse would take their options for hetlab's own)
+        return cmd_board(argparse.Namespace(command=argv[0], args=argv[1:]))
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

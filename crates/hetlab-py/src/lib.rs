@@ -219,10 +219,19 @@ fn tree_predict(model_json: &str, cluster: &str, counts: Vec<Vec<Vec<u64>>>) -> 
         .collect()
 }
 
+/// Runs a hetlabd command line in this process (`hetlab chase`, `hetlab govern`,
+/// `hetlab characterize --backend linux` use the board-side code of the static binary).
+/// Returns the exit code; output goes to this process's stdout/stderr.
+#[pyfunction]
+fn hetlabd(py: Python<'_>, argv: Vec<String>) -> i32 {
+    py.allow_threads(|| hetlab_cli::run("hetlab", &argv))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(tree_predict, m)?)?;
+    m.add_function(wrap_pyfunction!(hetlabd, m)?)?;
     m.add_function(wrap_pyfunction!(governors, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_platforms, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_workloads, m)?)?;
