@@ -108,15 +108,17 @@ impl DecisionTree {
     /// `floor(num · 2^S / den) <= floor(threshold · 2^S)` in integers; otherwise the ratio in
     /// floating point against the threshold.
     pub fn predict_counts(&self, counts: &[(u64, u64)]) -> &str {
-        let Some(shift) = self.fixed_point_shift else {
-            let x: Vec<f64> = counts.iter().map(|&(n, d)| if d == 0 { 0.0 } else { n as f64 / d as f64 }).collect();
-            return self.predict(&x);
-        };
         let mut i = 0;
         while let (Some(f), Some(l), Some(r)) = (self.nodes[i].feature, self.nodes[i].left, self.nodes[i].right) {
             let (num, den) = counts[f];
-            let q: u128 = if den == 0 { 0 } else { ((num as u128) << shift) / den as u128 };
-            i = if q <= fixed_threshold(self.nodes[i].threshold, shift) { l } else { r };
+            let left = match self.fixed_point_shift {
+                Some(shift) => {
+                    let q: u128 = if den == 0 { 0 } else { ((num as u128) << shift) / den as u128 };
+                    q <= fixed_threshold(self.nodes[i].threshold, shift)
+                }
+                None => (if den == 0 { 0.0 } else { num as f64 / den as f64 }) <= self.nodes[i].threshold,
+            };
+            i = if left { l } else { r };
         }
         self.class_of(i)
     }

@@ -34,6 +34,9 @@ pub struct SnoopFeatures {
 }
 
 /// One full sample of the governor, for logging.
+/// Most features one tree may read (the paper's two, each at most twice).
+const MAX_INPUTS: usize = 4;
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AntiSnoopRecord {
     pub now_us: u64,
@@ -93,6 +96,9 @@ impl AntiSnoop {
                 )),
             })
             .collect::<Result<Vec<_>, _>>()?;
+        if inputs.len() > MAX_INPUTS {
+            return Err(format!("anti-snoop: tree for cluster '{cluster_name}' lists {} features; at most {MAX_INPUTS}", inputs.len()));
+        }
         Ok(AntiSnoop {
             od: Ondemand::new(tunables),
             cluster_name: cluster_name.to_string(),
@@ -142,22 +148,20 @@ impl AntiSnoop {
     /// Ask the tree about every other cluster with a CCI port (one on big.LITTLE); any
     /// "increase" wins, since snoops from any of them are served at this cluster's clock.
     fn consult(&self, view: &PolicyView) -> Option<SnoopFeatures> {
-        let mut others: Vec<usize> = view.cci_ports.iter().map(|p| p.cluster).filter(|&c| c != view.policy).collect();
-        others.sort_unstable();
-        others.dedup();
+        // One CCI port per cluster, so each other cluster appears once. No allocation: this
+        // runs every sample, on a real board too.
         let mut first = None;
-        for other in others {
+        for other in view.cci_ports.iter().map(|p| p.cluster).filter(|&c| c != view.policy) {
             let (cci_congestion, memory_access) = Self::features_of(view, other);
             let [cci, mem] = Self::feature_counts(view, other);
-            let x: Vec<(u64, u64)> = self
-                .inputs
-                .iter()
-                .map(|f| match f {
+            let mut x = [(0u64, 0u64); MAX_INPUTS];
+            for (slot, f) in x.iter_mut().zip(&self.inputs) {
+                *slot = match f {
                     Feature::CciCongestion => cci,
                     Feature::MemoryAccess => mem,
-                })
-                .collect();
-            let increase = self.tree.predict_counts(&x) == INCREASE;
+                };
+            }
+            let increase = self.tree.predict_counts(&x[..self.inputs.len()]) == INCREASE;
             let f = SnoopFeatures { other_cluster: other, cci_congestion, memory_access, increase };
             if increase {
                 return Some(f);
