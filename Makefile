@@ -30,6 +30,7 @@ test: setup
 
 bench: setup
 	cargo bench -p hetlab-core --bench engine_speed
+	cargo bench -p hetlab-linux --bench governor_sample
 	$(PY) benches/bench_simulate.py
 	$(PY) benches/bench_training.py
 	$(PY) benches/bench_reproduce.py
