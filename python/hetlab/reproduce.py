@@ -39,7 +39,7 @@ from hetlab.api import HetlabError
 PLATFORM = "exynos5422"
 CLUSTERS = ("little", "big")
 CLUSTER_TAG = {"little": "L", "big": "b"}  # the paper's {name}-{input}-{b|L} labels
-TRAINED = "<trained>"  # placeholder for the model trained (or given) in this run
+TRAINED = "<trained>"  # stands for the model trained (or given) in this run
 FIG4 = "lctes2020-fig4"
 
 
