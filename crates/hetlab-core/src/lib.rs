@@ -7,6 +7,7 @@
 
 pub mod engine;
 pub mod governor;
+pub mod input;
 pub mod memory;
 pub mod platform;
 pub mod power;

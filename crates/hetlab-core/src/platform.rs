@@ -141,16 +141,7 @@ pub const LEAKAGE_TEMP_COEFF_PER_C: f64 = std::f64::consts::LN_2 / 35.0;
 impl Platform {
     /// Parses and validates a platform; `origin` (a file name) prefixes every error.
     pub fn from_toml(origin: &str, text: &str) -> Result<Platform, String> {
-        let platform: Platform = toml::from_str(text).map_err(|e| {
-            let msg = e.message().to_string();
-            match e.span() {
-                Some(span) => {
-                    let line = text[..span.start.min(text.len())].lines().count().max(1);
-                    format!("{origin}:{line}: {msg}")
-                }
-                None => format!("{origin}: {msg}"),
-            }
-        })?;
+        let platform: Platform = crate::input::parse_toml(origin, text)?;
         platform.validate().map_err(|e| format!("{origin}: {e}"))?;
         Ok(platform)
     }

@@ -288,13 +288,7 @@ fn check_mem(at: &str, m: &MemProfile) -> Result<(), String> {
 
 impl Workload {
     pub fn from_toml(origin: &str, text: &str) -> Result<Workload, String> {
-        let file: WorkloadFile = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|s| text[..s.start.min(text.len())].lines().count().max(1));
-            match line {
-                Some(l) => format!("{origin}:{l}: {}", e.message()),
-                None => format!("{origin}: {}", e.message()),
-            }
-        })?;
+        let file: WorkloadFile = crate::input::parse_toml(origin, text)?;
         if file.tasks.is_empty() {
             return Err(format!("{origin}: tasks: a workload needs at least one task"));
         }
