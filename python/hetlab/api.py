@@ -49,11 +49,11 @@ def _model_json(model: str | None) -> str | None:
 @dataclass
 class SimResult:
     """One simulated run: `summary` is the JSON summary as a dict; `series` the per-sample
-    time series (one row per governor sample of a cluster); `trace_text` the ftrace text when
-    a trace was asked for."""
+    time series as numpy columns (one row per governor sample of a cluster); `trace_text` the
+    ftrace text when a trace was asked for."""
 
     summary: dict[str, Any]
-    series: dict[str, list]
+    series: dict[str, Any]
     trace_text: str | None = None
     summary_json: str = field(default="", repr=False)
 
@@ -138,10 +138,21 @@ def simulate(
         "time_limit_s": float(time_limit_s),
     }
     try:
-        summary_json, series, trace_text = _core.simulate(p_name, p_origin, p_text, w_spec, w_origin, w_text, options)
+        summary_json, columns, trace_text = _core.simulate(p_name, p_origin, p_text, w_spec, w_origin, w_text, options)
     except ValueError as e:
         raise HetlabError(str(e)) from None
-    return SimResult(json.loads(summary_json), series, trace_text, summary_json)
+    summary = json.loads(summary_json)
+    return SimResult(summary, _series(summary, columns), trace_text, summary_json)
+
+
+def _series(summary: dict, columns: dict) -> dict:
+    """The engine's numpy columns, with the cluster index turned into cluster names."""
+    import numpy as np
+
+    names = np.asarray([c["name"] for c in summary["clusters"]], dtype=object)
+    series = {"time_s": columns.pop("time_s"), "cluster": names[columns.pop("cluster_index")]}
+    series.update(columns)
+    return series
 
 
 def simulate_reps(

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from hetlab import api
@@ -73,48 +74,56 @@ def _iterations(params: SweepParams, active: str, pattern: str, size: int, top: 
     return max(1000, int(params.run_s / (r.time_s / probe)))
 
 
-def _run_rows(params, sha, run_id, active, idle, pattern, size, iterations, rep, freq, clusters):
+def _run_columns(params, sha, run_id, active, idle, pattern, size, iterations, rep, freq, clusters) -> dict:
+    """One run, as dataset columns (numpy arrays): one row per sampling period of the active
+    cluster."""
     seed = params.seed + run_id
     r = api.simulate(params.platform, _chase(size, pattern, iterations), cluster=active, freq=freq, seed=seed)
     s = r.series
-    rows = []
-    t0 = 0.0
-    index = 0
-    for i, cluster in enumerate(s["cluster"]):
-        if cluster != active:
-            continue
-        row = {
-            "backend": params.backend,
-            "platform": params.platform,
-            "platform_sha256": sha,
-            "run_id": run_id,
-            "config_id": f"{active}-{pattern}-{size}-{freq['big']}-{freq['little']}",
-            "active_cluster": active,
-            "idle_cluster": idle,
-            "big_khz": freq["big"],
-            "little_khz": freq["little"],
-            "pattern": pattern,
-            "size_elements": size,
-            "iterations": iterations,
-            "rep": rep,
-            "seed": seed,
-            "run_time_s": r.time_s,
-            "period_index": index,
-            "t_end_s": s["time_s"][i] - t0,
-            "period_s": s["period_s"][i],
-            "cci_cycles": s["cci_cycles"][i],
-        }
-        for c in clusters:
-            reads, stalls = s[f"si_rrq_hs_any_{c}"][i], s[f"si_rrq_stall_tt_full_{c}"][i]
-            row[f"si_rrq_hs_any_{c}"] = reads
-            row[f"si_rrq_stall_tt_full_{c}"] = stalls
-            row[f"cci_congestion_{c}"] = stalls / reads if reads else 0.0
-        for k in PROCESS_COUNTERS:
-            row[k] = s[f"{k}_{active}"][i]
-        row["memory_access"] = row["bus_access"] / row["cpu_cycles"] if row["cpu_cycles"] else 0.0
-        rows.append(row)
-        index += 1
-    return rows
+    mine = s["cluster"] == active
+    n = int(mine.sum())
+
+    def same(value):
+        return np.full(n, value, dtype=object if isinstance(value, str) else None)
+
+    cols = {
+        "backend": same(params.backend),
+        "platform": same(params.platform),
+        "platform_sha256": same(sha),
+        "run_id": same(run_id),
+        "config_id": same(f"{active}-{pattern}-{size}-{freq['big']}-{freq['little']}"),
+        "active_cluster": same(active),
+        "idle_cluster": same(idle),
+        "big_khz": same(freq["big"]),
+        "little_khz": same(freq["little"]),
+        "pattern": same(pattern),
+        "size_elements": same(size),
+        "iterations": same(iterations),
+        "rep": same(rep),
+        "seed": same(seed),
+        "run_time_s": same(r.time_s),
+        "period_index": np.arange(n),
+        "t_end_s": s["time_s"][mine],
+        "period_s": s["period_s"][mine],
+        "cci_cycles": s["cci_cycles"][mine].astype(np.int64),
+    }
+    for c in clusters:
+        reads = s[f"si_rrq_hs_any_{c}"][mine].astype(np.int64)
+        stalls = s[f"si_rrq_stall_tt_full_{c}"][mine].astype(np.int64)
+        cols[f"si_rrq_hs_any_{c}"] = reads
+        cols[f"si_rrq_stall_tt_full_{c}"] = stalls
+        cols[f"cci_congestion_{c}"] = _ratio(stalls, reads)
+    for k in PROCESS_COUNTERS:
+        cols[k] = s[f"{k}_{active}"][mine].astype(np.int64)
+    cols["memory_access"] = _ratio(cols["bus_access"], cols["cpu_cycles"])
+    return cols
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den, 0 where den is 0 (as the governor reads its features)."""
+    out = np.zeros(len(num))
+    np.divide(num, den, out=out, where=den > 0)
+    return out
 
 
 def characterize(
@@ -176,13 +185,14 @@ def characterize(
                 for rep in range(reps):
                     run_id = first_run + k * reps + rep
                     freq = {"big": big_khz, "little": little_khz}
-                    jobs.append(pool.submit(_run_rows, params, sha, run_id, active, idle, pattern, size, iterations, rep, freq, clusters))
-            rows = []
+                    jobs.append(pool.submit(_run_columns, params, sha, run_id, active, idle, pattern, size, iterations, rep, freq, clusters))
+            runs = []
             for job in jobs:
-                rows.extend(job.result())
+                runs.append(job.result())
                 if bar:
                     bar.update(1)
-            _write_parquet(pd.DataFrame(rows), partial / _chunk_name(active, pattern, size))
+            chunk = pd.DataFrame({k: np.concatenate([run[k] for run in runs]) for k in runs[0]})
+            _write_parquet(chunk, partial / _chunk_name(active, pattern, size))
     if bar:
         bar.close()
     frames = [pd.read_parquet(partial / _chunk_name(*c)) for c in chunks]

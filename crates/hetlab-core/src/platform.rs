@@ -146,10 +146,14 @@ impl Platform {
         Ok(platform)
     }
 
-    /// A built-in platform by name.
+    /// A built-in platform by name (parsed once per process: simulations start often).
     pub fn builtin(name: &str) -> Result<Platform, String> {
-        match BUILTIN_PLATFORMS.iter().find(|(n, _)| *n == name) {
-            Some((n, text)) => Platform::from_toml(&format!("{n}.toml (built-in)"), text),
+        static PARSED: std::sync::OnceLock<Vec<Result<Platform, String>>> = std::sync::OnceLock::new();
+        let parsed = PARSED.get_or_init(|| {
+            BUILTIN_PLATFORMS.iter().map(|(n, text)| Platform::from_toml(&format!("{n}.toml (built-in)"), text)).collect()
+        });
+        match BUILTIN_PLATFORMS.iter().position(|(n, _)| *n == name) {
+            Some(i) => parsed[i].clone(),
             None => Err(format!(
                 "unknown platform '{name}'; built-in: {} (or give a path to a .toml file)",
                 BUILTIN_PLATFORMS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")

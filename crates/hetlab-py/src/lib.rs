@@ -9,6 +9,7 @@ use hetlab_core::trace::write_ftrace;
 use hetlab_core::tree::AntiSnoopModel;
 use hetlab_core::workload::{Workload, BUILTIN_WORKLOADS};
 use pyo3::exceptions::PyValueError;
+use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -161,20 +162,25 @@ fn simulate(
 
     let result = py.allow_threads(|| run_simulation(&platform, &workload, config)).map_err(err)?;
     let summary = serde_json::to_string(&result).map_err(|e| err(e.to_string()))?;
+    // The time series as numpy arrays, one per column (moved, not copied element by element):
+    // long runs have tens of thousands of samples.
     let series = PyDict::new_bound(py);
-    let names: Vec<&str> = platform.clusters.iter().map(|c| c.name.as_str()).collect();
-    series.set_item("time_s", result.series.iter().map(|r| r.time_s).collect::<Vec<_>>())?;
-    series.set_item("cluster", result.series.iter().map(|r| names[r.cluster]).collect::<Vec<_>>())?;
-    series.set_item("freq_khz", result.series.iter().map(|r| r.freq_khz).collect::<Vec<_>>())?;
-    series.set_item("target_khz", result.series.iter().map(|r| r.target_khz).collect::<Vec<_>>())?;
-    series.set_item("load_pct", result.series.iter().map(|r| r.load_pct).collect::<Vec<_>>())?;
-    series.set_item("power_mw", result.series.iter().map(|r| r.power_mw).collect::<Vec<_>>())?;
-    series.set_item("temp_c", result.series.iter().map(|r| r.temp_c).collect::<Vec<_>>())?;
-    series.set_item("cci_congestion", result.series.iter().map(|r| r.cci_congestion).collect::<Vec<_>>())?;
-    series.set_item("memory_access", result.series.iter().map(|r| r.memory_access).collect::<Vec<_>>())?;
-    series.set_item("snoop_latency_ns", result.series.iter().map(|r| r.snoop_latency_ns).collect::<Vec<_>>())?;
-    series.set_item("period_s", result.series.iter().map(|r| r.period_s).collect::<Vec<_>>())?;
-    series.set_item("cci_cycles", result.series.iter().map(|r| r.cci_cycles).collect::<Vec<_>>())?;
+    let rows = &result.series;
+    fn column<T: numpy::Element>(py: Python<'_>, v: Vec<T>) -> PyObject {
+        v.into_pyarray_bound(py).into_any().unbind()
+    }
+    series.set_item("time_s", column(py, rows.iter().map(|r| r.time_s).collect()))?;
+    series.set_item("cluster_index", column(py, rows.iter().map(|r| r.cluster as u32).collect()))?;
+    series.set_item("freq_khz", column(py, rows.iter().map(|r| r.freq_khz).collect()))?;
+    series.set_item("target_khz", column(py, rows.iter().map(|r| r.target_khz).collect()))?;
+    series.set_item("load_pct", column(py, rows.iter().map(|r| r.load_pct).collect()))?;
+    series.set_item("power_mw", column(py, rows.iter().map(|r| r.power_mw).collect()))?;
+    series.set_item("temp_c", column(py, rows.iter().map(|r| r.temp_c).collect()))?;
+    series.set_item("cci_congestion", column(py, rows.iter().map(|r| r.cci_congestion).collect()))?;
+    series.set_item("memory_access", column(py, rows.iter().map(|r| r.memory_access).collect()))?;
+    series.set_item("snoop_latency_ns", column(py, rows.iter().map(|r| r.snoop_latency_ns).collect()))?;
+    series.set_item("period_s", column(py, rows.iter().map(|r| r.period_s).collect()))?;
+    series.set_item("cci_cycles", column(py, rows.iter().map(|r| r.cci_cycles).collect()))?;
     // Raw counter deltas per cluster: `<counter>_<cluster>` columns.
     type Get = fn(&hetlab_core::result::ClusterCounters) -> u64;
     let raw: [(&str, Get); 6] = [
@@ -185,10 +191,9 @@ fn simulate(
         ("bus_access", |k| k.bus_access),
         ("l2d_cache_refill", |k| k.l2d_cache_refill),
     ];
-    for (c, cluster_name) in names.iter().enumerate() {
+    for (c, cluster_name) in platform.clusters.iter().map(|c| c.name.as_str()).enumerate() {
         for (counter, get) in raw {
-            let column: Vec<u64> = result.series.iter().map(|r| get(&r.counters[c])).collect();
-            series.set_item(format!("{counter}_{cluster_name}"), column)?;
+            series.set_item(format!("{counter}_{cluster_name}"), column(py, rows.iter().map(|r| get(&r.counters[c])).collect()))?;
         }
     }
     let trace_text = trace.then(|| {
