@@ -4,7 +4,6 @@ simulated runs, tables, figures, report) into a fresh directory. Target: under 3
 Prints figures; asserts nothing. Run with `make bench` (or directly with the venv's python).
 """
 
-import argparse
 import os
 import re
 import subprocess
@@ -15,12 +14,7 @@ from pathlib import Path
 
 
 def entry() -> list[str]:
-    """`hetlab reproduce` once cli.py wires it in, else the module's own entry point."""
-    from hetlab import cli
-
-    parser = cli.build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return ["-m", "hetlab", "reproduce"] if "reproduce" in sub.choices else ["-m", "hetlab.reproduce"]
+    return ["-m", "hetlab", "reproduce"]
 
 
 def main() -> None:

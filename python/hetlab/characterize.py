@@ -192,11 +192,11 @@ def characterize(
                 if bar:
                     bar.update(1)
             chunk = pd.DataFrame({k: np.concatenate([run[k] for run in runs]) for k in runs[0]})
-            _write_parquet(chunk, partial / _chunk_name(active, pattern, size))
+            write_parquet(chunk, partial / _chunk_name(active, pattern, size))
     if bar:
         bar.close()
     frames = [pd.read_parquet(partial / _chunk_name(*c)) for c in chunks]
-    _write_parquet(pd.concat(frames, ignore_index=True), out_path)
+    write_parquet(pd.concat(frames, ignore_index=True), out_path)
     shutil.rmtree(partial)
     return out_path
 
@@ -205,7 +205,8 @@ def _chunk_name(active: str, pattern: str, size: int) -> str:
     return f"chunk-{active}-{pattern}-{size}.parquet"
 
 
-def _write_parquet(df: pd.DataFrame, path: Path) -> None:
+def write_parquet(df: pd.DataFrame, path: Path) -> None:
+    """Writes through a temporary file, so an interrupted write leaves no partial file."""
     tmp = path.with_name(f".{path.name}.tmp")
     df.to_parquet(tmp, index=False)
     os.replace(tmp, path)

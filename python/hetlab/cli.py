@@ -234,6 +234,7 @@ def _characterize_linux(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from hetlab import _core
+    from hetlab.characterize import write_parquet
 
     out = Path(args.out)
     if not out.parent.is_dir():
@@ -252,15 +253,9 @@ def _characterize_linux(args: argparse.Namespace) -> int:
         code = _core.hetlabd(argv)
         if code != 0:
             return code
-        _write_parquet_atomically(pd.read_csv(csv), out)
+        write_parquet(pd.read_csv(csv), out)
     print(f"wrote {out}")
     return 0
-
-
-def _write_parquet_atomically(df, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    df.to_parquet(tmp, index=False)
-    os.replace(tmp, path)
 
 
 def cmd_characterize(args: argparse.Namespace) -> int:

@@ -14,7 +14,6 @@ import platform as _platform
 import shutil
 import tempfile
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -310,13 +309,9 @@ def claims_markdown(claims: list[Claim]) -> str:
 
 
 def _versions() -> dict[str, str]:
-    out = {"python": _platform.python_version()}
-    for dist in ("hetlab", "numpy", "pandas", "scipy", "scikit-learn", "matplotlib", "pyarrow"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = "not installed"
-    return out
+    from hetlab.train import library_versions
+
+    return {"python": _platform.python_version(), **library_versions(("hetlab", "numpy", "pandas", "scipy", "scikit-learn", "matplotlib", "pyarrow"))}
 
 
 def _shown_path(path: str, out: Path) -> str:

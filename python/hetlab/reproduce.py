@@ -558,22 +558,3 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         f"({t['runs']} runs), outputs {t['outputs_s']:.1f} s, total {t['total_s']:.1f} s"
     )
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m hetlab.reproduce EXPERIMENT ...` (the same as `hetlab reproduce`)."""
-    parser = configure_parser(argparse.ArgumentParser(prog="hetlab reproduce", description=__doc__,
-                                                      formatter_class=argparse.RawDescriptionHelpFormatter))
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except HetlabError as e:
-        print(f"hetlab: error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("hetlab: interrupted", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -512,9 +512,10 @@ def sweep_metadata(df: pd.DataFrame) -> dict:
     return meta
 
 
-def library_versions() -> dict[str, str]:
+def library_versions(dists=("numpy", "pandas", "scipy", "scikit-learn", "pyarrow", "hetlab")) -> dict[str, str]:
+    """Installed versions of `dists` (for provenance)."""
     out = {}
-    for dist in ("numpy", "pandas", "scipy", "scikit-learn", "pyarrow", "hetlab"):
+    for dist in dists:
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
