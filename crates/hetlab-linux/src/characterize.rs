@@ -537,16 +537,7 @@ pub fn characterize(
         }
         Ok(summary)
     })();
-    let restored = guard.restore();
-    match (result, restored) {
-        (Ok(mut s), Ok(r)) => {
-            s.restored = r;
-            Ok(s)
-        }
-        (Ok(_), Err(e)) => Err(e),
-        (Err(e), Ok(_)) => Err(format!("{e} (policy settings restored)")),
-        (Err(e), Err(r)) => Err(format!("{e}; then {r}")),
-    }
+    guard.restore_after(result, |outcome, restored| outcome.restored = restored)
 }
 
 /// Sets both clusters; returns a note if a policy does not run at the requested frequency.

@@ -211,16 +211,7 @@ pub fn govern(cfg: &GovernConfig, stop: &mut dyn Stop, out: &mut dyn Write, log:
 
     let mut guard = Guard::new(if cfg.dry_run { None } else { Some(cfg.run_dir.join(STATE_FILE)) });
     let result = run(cfg, &mut backend, govs, &mut guard, stop, out, log);
-    let restored = guard.restore();
-    match (result, restored) {
-        (Ok(mut o), Ok(r)) => {
-            o.restored = r;
-            Ok(o)
-        }
-        (Ok(_), Err(e)) => Err(e),
-        (Err(e), Ok(_)) => Err(format!("{e} (policy settings restored)")),
-        (Err(e), Err(r)) => Err(format!("{e}; then {r}")),
-    }
+    guard.restore_after(result, |outcome, restored| outcome.restored = restored)
 }
 
 fn run(

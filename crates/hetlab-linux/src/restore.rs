@@ -164,6 +164,21 @@ impl Guard {
             Err(format!("restoring the policies failed{keep}: {}", errors.join("; ")))
         }
     }
+
+    /// Restores after a run that ended with `result`, and merges both outcomes: the run's value
+    /// with the restored settings recorded by `record`, or one error that says whether the
+    /// settings were put back.
+    pub fn restore_after<T>(&mut self, result: Result<T, String>, record: impl FnOnce(&mut T, Vec<String>)) -> Result<T, String> {
+        match (result, self.restore()) {
+            (Ok(mut value), Ok(restored)) => {
+                record(&mut value, restored);
+                Ok(value)
+            }
+            (Ok(_), Err(e)) => Err(e),
+            (Err(e), Ok(_)) => Err(format!("{e} (policy settings restored)")),
+            (Err(e), Err(r)) => Err(format!("{e}; then {r}")),
+        }
+    }
 }
 
 impl Drop for Guard {

@@ -367,18 +367,21 @@ impl<'a> Engine<'a> {
             cl.port_reads += cl.port_read_per_us * dt;
             cl.port_stalls += cl.port_stall_per_us * dt;
         }
-        let dram = &self.platform.dram;
         self.dram_lines += self.dram_line_per_us * dt;
-        self.dram_mj += (dram.background_power_mw + self.dram_line_per_us * 1e6 * dram.energy_per_line_nj * 1e-6) * dt_s;
+        self.dram_mj += self.dram_power_mw() * dt_s;
         self.integrated_until_us = self.now_us;
+    }
+
+    /// DRAM power now: background plus the energy of the lines moved per second, mW.
+    fn dram_power_mw(&self) -> f64 {
+        let dram = &self.platform.dram;
+        // lines/µs x 1e6 = lines/s; x nJ x 1e-6 = mW
+        dram.background_power_mw + self.dram_line_per_us * 1e6 * dram.energy_per_line_nj * 1e-6
     }
 
     /// Power the on-board sensors see now (CPU clusters and DRAM rails), mW.
     fn sensor_power_mw(&self) -> f64 {
-        let dram = &self.platform.dram;
-        self.clusters.iter().map(|c| c.power_mw).sum::<f64>()
-            + dram.background_power_mw
-            + self.dram_line_per_us * 1e6 * dram.energy_per_line_nj * 1e-6
+        self.clusters.iter().map(|c| c.power_mw).sum::<f64>() + self.dram_power_mw()
     }
 
     /// One reading of the seed paper's method (§5.2): the sensors' power times the reading
