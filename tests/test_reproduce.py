@@ -112,7 +112,7 @@ def test_report_sets_claims_against_computed_numbers(small):
     out, r = small
     text = (out / "report.md").read_text()
     rows = _claims_table(text)
-    assert len(rows) == 11 and all(len(row) == 4 for row in rows)
+    assert len(rows) == 13 and all(len(row) == 4 for row in rows)
     assert all(row[3] in ("yes", "no", "partly", "not run") for row in rows)
     summary = pd.read_csv(out / "summary.csv").set_index(["label", "config"])
     gcc = summary.loc[("gcc-g23-L", "anti-snoop")]
@@ -246,7 +246,7 @@ def test_claims_are_judged_from_the_numbers():
             ("bbench-b", "ondemand", 8.0, 10.0, 0.01), ("bbench-b", "idle-min", 8.0, 10.0, 0.01),
             ("bbench-b", "all-max", 7.0, 9.0, 0.01), ("bbench-b", "anti-snoop", 10.0, 9.0, 0.01)]
     claims = report.evaluate_claims(reproduce.LCTES2020, _summary(rows), None)
-    assert len(claims) == 11
+    assert len(claims) == 13
     order = next(c for c in claims if "all-max fastest" in c.claim)
     assert order.holds == "partly" and order.hetlab == "1/2 benchmark-cluster pairs" and "bbench-b" in order.note
     energy = next(c for c in claims if "most energy" in c.claim)
@@ -255,3 +255,22 @@ def test_claims_are_judged_from_the_numbers():
     assert web.holds == "partly" and "bbench-b" in web.note and "all-max" in web.note
     gcc = next(c for c in claims if c.claim.startswith("gcc-g23 on LITTLE: anti-snoop speedup"))
     assert gcc.holds == "not run"
+
+
+def test_snoop_penalty_claims_compare_idle_min_with_all_max():
+    # gcc-g23-L: idle-min 18 s vs all-max 10 s = +80%; bbench-L +100% breaks the bound, bbench-b +10% keeps it
+    rows = [("gcc-g23-L", "ondemand", 18.0, 10.0, 0.0), ("gcc-g23-L", "idle-min", 18.0, 10.0, 0.0),
+            ("gcc-g23-L", "all-max", 10.0, 12.0, 0.0), ("gcc-g23-L", "anti-snoop", 12.0, 8.0, 0.0),
+            ("bbench-L", "ondemand", 20.0, 10.0, 0.0), ("bbench-L", "idle-min", 20.0, 10.0, 0.0),
+            ("bbench-L", "all-max", 10.0, 8.0, 0.0), ("bbench-L", "anti-snoop", 12.0, 8.0, 0.0),
+            ("bbench-b", "ondemand", 11.0, 10.0, 0.0), ("bbench-b", "idle-min", 11.0, 10.0, 0.0),
+            ("bbench-b", "all-max", 10.0, 12.0, 0.0), ("bbench-b", "anti-snoop", 10.5, 9.0, 0.0)]
+    claims = report.evaluate_claims(reproduce.LCTES2020, _summary(rows), None)
+    gcc = next(c for c in claims if c.claim.startswith("snoop penalty of gcc"))
+    assert gcc.holds == "yes" and gcc.hetlab == "gcc-g23-L +80%"
+    bound = next(c for c in claims if c.claim.startswith("snoop penalty of the realistic"))
+    assert bound.holds == "partly" and bound.hetlab.startswith("largest bbench-L +100%; 2/3")
+    assert "bbench-L +100%" in bound.note and "bbench-b" not in bound.note
+    # all-max saving energy is explained by its speedup against its power ratio
+    energy = next(c for c in claims if "most energy" in c.claim)
+    assert "bbench-L 2.00x faster at 1.60x the power" in energy.note
