@@ -141,3 +141,24 @@ def test_model_of_the_wrong_shape_is_refused(pipeline, tmp_path):
     r = subprocess.run([sys.executable, "-m", "hetlab", "simulate", "--workload", CHASE.format(1000), "--governor", "anti-snoop",
                         "--model", str(path)], capture_output=True, text=True)
     assert r.returncode != 0 and "not a hetlab model" in r.stderr
+
+
+def test_active_opp_top_sweeps_only_the_idle_cluster_and_trains(tmp_path):
+    # the paper's layout (docs/training.md): 19 + 13 idle OPPs per pattern/size instead of 19 x 13 pairs
+    sweep = tmp_path / "top.parquet"
+    hetlab_cli("characterize", "--out", str(sweep), "--active-opp", "top", "--patterns", "random",
+               "--sizes", "4096,1048576", "--reps", "3", "--run-s", "0.02")
+    df = pd.read_parquet(sweep)
+    little, big = df[df.active_cluster == "little"], df[df.active_cluster == "big"]
+    assert set(little.little_khz) == {1_400_000} and little.big_khz.nunique() == 19
+    assert set(big.big_khz) == {2_000_000} and big.little_khz.nunique() == 13
+    assert df.config_id.nunique() == (19 + 13) * 2
+    assert sorted(df.run_id.unique()) == list(range((19 + 13) * 2 * 3))
+    model = train.train_model(sweep, max_depth=2)
+    labels = model["provenance"]["training"]["label_counts"]
+    assert labels["big"]["increase_frequency"] > 0 and labels["little"]["increase_frequency"] > 0
+    # the same options give the same bytes
+    again = tmp_path / "again.parquet"
+    hetlab_cli("characterize", "--out", str(again), "--active-opp", "top", "--patterns", "random",
+               "--sizes", "4096,1048576", "--reps", "3", "--run-s", "0.02")
+    assert pd.read_parquet(again).equals(df)

@@ -37,6 +37,22 @@ class SweepParams:
     reps: int
     run_s: float
     seed: int
+    active_opp: str = "all"  # all | top: see ACTIVE_OPP
+
+
+# Which frequencies the active cluster runs at: "all" sweeps every pair of cluster OPPs; "top"
+# keeps the active cluster at its top OPP and sweeps only the idle cluster, the layout the seed
+# paper's Figure 4 sample counts imply (1,995 = 19 big OPPs x 105 and 1,365 = 13 LITTLE OPPs x
+# 105, i.e. one sample per idle OPP; docs/training.md), with 13-19x fewer runs.
+ACTIVE_OPP = ("all", "top")
+
+
+def frequency_pairs(opps: dict[str, list[int]], active: str, active_opp: str) -> list[tuple[int, int]]:
+    """The (big kHz, LITTLE kHz) pairs a chunk with `active` running sweeps, in sweep order."""
+    chosen = dict(opps)
+    if active_opp == "top":
+        chosen[active] = [max(opps[active])]
+    return [(b, l) for b in chosen["big"] for l in chosen["little"]]
 
 
 def default_sizes(platform: dict) -> tuple[int, ...]:
@@ -137,12 +153,15 @@ def characterize(
     seed: int = 1,
     workers: int | None = None,
     progress=None,
+    active_opp: str = "all",
 ) -> Path:
     """Runs the sweep and writes it to `out` (Parquet). Returns the path."""
     if backend != "sim":
         raise HetlabError(f"backend '{backend}' is not available in this build; use --backend sim")
     if reps < 2:
         raise HetlabError(f"--reps must be at least 2 (the t-test needs repetitions), got {reps}")
+    if active_opp not in ACTIVE_OPP:
+        raise HetlabError(f"unknown --active-opp '{active_opp}'; use one of {', '.join(ACTIVE_OPP)}")
     unknown = [p for p in patterns if p not in PATTERNS]
     if unknown:
         raise HetlabError(f"unknown pattern(s) {', '.join(unknown)}; known: {', '.join(PATTERNS)}")
@@ -150,7 +169,8 @@ def characterize(
     clusters = [c["name"] for c in summary["clusters"]]
     if len(clusters) != 2:
         raise HetlabError(f"the sweep needs a platform with two clusters; {summary['name']} has {len(clusters)}")
-    params = SweepParams(platform, backend, tuple(patterns), tuple(sizes or default_sizes(summary)), reps, run_s, seed)
+    params = SweepParams(platform, backend, tuple(patterns), tuple(sizes or default_sizes(summary)), reps, run_s, seed,
+                         active_opp)
     out_path = Path(out)
     if not out_path.parent.is_dir():
         raise HetlabError(f"cannot write '{out}': directory '{out_path.parent}' does not exist")
@@ -166,22 +186,22 @@ def characterize(
 
     opps = {c["name"]: c["opps_khz"] for c in summary["clusters"]}
     top = {c: opps[c][-1] for c in clusters}
-    pairs = [(b, l) for b in opps["big"] for l in opps["little"]]
+    pairs = {a: frequency_pairs(opps, a, params.active_opp) for a in clusters}
     chunks = [(a, p, s) for a in clusters for p in params.patterns for s in params.sizes]
-    runs_per_chunk = len(pairs) * reps
-    total = len(chunks) * runs_per_chunk
-    todo = [c for c in chunks if not (partial / _chunk_name(*c)).exists()]
-    bar = progress(total, total - len(todo) * runs_per_chunk) if progress else None
+    chunk_runs = [len(pairs[a]) * reps for a, _, _ in chunks]
+    first_runs = np.concatenate([[0], np.cumsum(chunk_runs)[:-1]]).astype(int)
+    done = [(partial / _chunk_name(*c)).exists() for c in chunks]
+    bar = progress(sum(chunk_runs), sum(n for n, d in zip(chunk_runs, done) if d)) if progress else None
     workers = workers or os.cpu_count() or 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for chunk_index, (active, pattern, size) in enumerate(chunks):
-            if (active, pattern, size) not in todo:
+            if done[chunk_index]:
                 continue
             idle = next(c for c in clusters if c != active)
             iterations = _iterations(params, active, pattern, size, top)
-            first_run = chunk_index * runs_per_chunk
+            first_run = int(first_runs[chunk_index])
             jobs = []
-            for k, (big_khz, little_khz) in enumerate(pairs):
+            for k, (big_khz, little_khz) in enumerate(pairs[active]):
                 for rep in range(reps):
                     run_id = first_run + k * reps + rep
                     freq = {"big": big_khz, "little": little_khz}

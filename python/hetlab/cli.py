@@ -241,7 +241,8 @@ def _characterize_linux(args: argparse.Namespace) -> int:
         raise CliError(f"cannot write '{args.out}': directory '{out.parent}' does not exist")
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
         csv = Path(tmp) / "sweep.csv"
-        argv = ["characterize", "--out", str(csv), "--platform", args.platform, "--reps", str(args.reps), "--run-s", str(args.run_s), "--seed", str(args.seed)]
+        argv = ["characterize", "--out", str(csv), "--platform", args.platform, "--reps", str(args.reps), "--run-s", str(args.run_s),
+                "--seed", str(args.seed), "--active-opp", args.active_opp]
         for flag, value in (("--patterns", args.patterns), ("--sizes", args.sizes), ("--period-us", args.period_us),
                             ("--big-khz", args.big_khz), ("--little-khz", args.little_khz), ("--chase-cpu", args.chase_cpu),
                             ("--pmu", args.pmu), ("--sysfs-root", args.sysfs_root), ("--procfs-root", args.procfs_root),
@@ -286,6 +287,7 @@ def cmd_characterize(args: argparse.Namespace) -> int:
         seed=args.seed,
         workers=args.jobs,
         progress=_bar,
+        active_opp=args.active_opp,
     )
     print(f"wrote {path}")
     return 0
@@ -347,9 +349,10 @@ def build_parser() -> argparse.ArgumentParser:
     ch = sub.add_parser(
         "characterize",
         help="run the snoop-latency characterization sweep (training data)",
-        description="ccbench pointer chase on one cluster, the other idle, over every pair of cluster OPPs, three "
-        "patterns and array sizes around every cache size, repeated; one row per governor sampling period "
-        "(schema: docs/dataset.md). Interrupted sweeps resume from OUT.partial/.",
+        description="ccbench pointer chase on one cluster, the other idle, over every pair of cluster OPPs (or, with "
+        "--active-opp top, every OPP of the idle cluster), three patterns and array sizes around every cache size, "
+        "repeated; one row per governor sampling period (schema: docs/dataset.md). Interrupted sweeps resume from "
+        "OUT.partial/.",
     )
     ch.add_argument("--platform", default="exynos5422", help="built-in platform name or platform .toml")
     ch.add_argument("--backend", default="sim", choices=["sim", "linux"], help="sim (default): the simulator; linux: this board (root; cpufreq sysfs and perf_event_open)")
@@ -359,6 +362,10 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument("--sizes", help="comma-separated array sizes in 4-byte elements (default: half and twice each cache size)")
     ch.add_argument("--run-s", type=float, default=0.08, help="run length at the top OPPs, simulated s (default: 0.08)")
     ch.add_argument("--seed", type=int, default=1, help="base seed; run i uses seed+i (default: 1)")
+    ch.add_argument("--active-opp", choices=["all", "top"], default="all",
+                    help="all (default): every pair of cluster OPPs; top: the active cluster at its top OPP and only the "
+                    "idle cluster swept, the layout the paper's Figure 4 sample counts imply (13-19x fewer runs: "
+                    "minutes, not hours, on a board)")
     ch.add_argument("--jobs", type=int, help="parallel runs (default: number of CPUs)")
     board = ch.add_argument_group("--backend linux only")
     board.add_argument("--period-us", type=int, help="counter sampling period, µs (default: ondemand's sampling rate)")

@@ -120,6 +120,7 @@ class SweepOptions:
     patterns: tuple[str, ...] | None = None
     sizes: tuple[int, ...] | None = None
     run_s: float = 0.08
+    active_opp: str = "all"
 
 
 @dataclass(frozen=True)
@@ -281,8 +282,11 @@ def write_text_atomically(path: Path, text: str | bytes) -> None:
 def _sweep_plan(sweep: SweepOptions) -> dict:
     from hetlab.characterize import PATTERNS
 
-    return {"platform": PLATFORM, "reps": sweep.reps, "patterns": list(sweep.patterns or PATTERNS),
+    plan = {"platform": PLATFORM, "reps": sweep.reps, "patterns": list(sweep.patterns or PATTERNS),
             "sizes": list(sweep.sizes) if sweep.sizes else "default", "run_s": sweep.run_s, "seed": 1}
+    if sweep.active_opp != "all":  # absent = all, so sweeps written before the option stay reusable
+        plan["active_opp"] = sweep.active_opp
+    return plan
 
 
 def _reusable(sweep_path: Path, meta_path: Path, plan: dict) -> bool:
@@ -295,9 +299,9 @@ def _reusable(sweep_path: Path, meta_path: Path, plan: dict) -> bool:
 
 
 def _plan_text(plan: dict) -> str:
-    return "reps {reps}, patterns {p}, sizes {s}, run_s {run_s}".format(
+    return "reps {reps}, patterns {p}, sizes {s}, run_s {run_s}, active OPP {a}".format(
         reps=plan["reps"], p=",".join(plan["patterns"]), s=plan["sizes"] if plan["sizes"] == "default" else ",".join(map(str, plan["sizes"])),
-        run_s=plan["run_s"])
+        run_s=plan["run_s"], a=plan.get("active_opp", "all"))
 
 
 def train_here(out: Path, sweep: SweepOptions, jobs: int | None, progress: bool, log) -> tuple[Path, dict[str, float]]:
@@ -325,7 +329,7 @@ def train_here(out: Path, sweep: SweepOptions, jobs: int | None, progress: bool,
             return tqdm(total=total, initial=done, unit="run", desc="characterize", disable=None if progress else True, file=sys.stderr)
 
         characterize(str(sweep_path), platform=PLATFORM, reps=sweep.reps, patterns=tuple(sweep.patterns or PATTERNS),
-                     sizes=sweep.sizes, run_s=sweep.run_s, seed=1, workers=jobs, progress=bar)
+                     sizes=sweep.sizes, run_s=sweep.run_s, seed=1, workers=jobs, progress=bar, active_opp=sweep.active_opp)
         write_text_atomically(meta_path, json.dumps({"plan": plan, "sha256": sha256_file(sweep_path)}, indent=2) + "\n")
         timings["sweep_s"] = time.perf_counter() - start
     model_dir = out / "model"
@@ -530,6 +534,8 @@ def configure_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--sweep-patterns", metavar="LIST", help="characterization: subset of random,sequential,stride-16 (default: all)")
     p.add_argument("--sweep-sizes", metavar="LIST", help="characterization: array sizes in 4-byte elements (default: around every cache size)")
     p.add_argument("--sweep-run-s", type=float, default=0.08, metavar="S", help="characterization: run length at the top OPPs, simulated s (default: 0.08)")
+    p.add_argument("--sweep-active-opp", choices=["all", "top"], default="all",
+                   help="characterization: every OPP pair (default) or the active cluster at its top OPP (the paper's layout)")
     p.set_defaults(func=cmd_reproduce)
     return p
 
@@ -545,7 +551,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     result = reproduce(
         args.experiment, args.out, model=args.model, reps=args.reps, seed=args.seed, benchmarks=args.benchmarks,
         workloads=args.workload, jobs=args.jobs,
-        sweep=SweepOptions(reps=args.sweep_reps, patterns=patterns, sizes=sizes, run_s=args.sweep_run_s),
+        sweep=SweepOptions(reps=args.sweep_reps, patterns=patterns, sizes=sizes, run_s=args.sweep_run_s,
+                           active_opp=args.sweep_active_opp),
     )
     from hetlab import report
 

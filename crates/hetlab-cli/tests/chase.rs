@@ -98,6 +98,46 @@ fn characterize_writes_dataset_rows_and_restores_the_policies() {
 }
 
 #[test]
+fn characterize_with_active_opp_top_sweeps_only_the_idle_cluster() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let b = Board::new("characterize-top");
+    let out_csv = b.root.join("sweep.csv");
+    let last_cpu = std::thread::available_parallelism().map(|n| n.get() - 1).unwrap_or(0);
+    let out = Command::new(hetlabd())
+        .args(["characterize", "--pmu", "software", "--reps", "2", "--sizes", "4096", "--patterns", "random"])
+        .args(["--big-khz", "200000,2000000", "--little-khz", "600000,1000000,1400000", "--run-s", "0.02"])
+        .args(["--period-us", "5000", "--active-opp", "top", "--chase-cpu", &format!("little=0,big={last_cpu}")])
+        .arg("--sysfs-root")
+        .arg(b.sys())
+        .arg("--run-dir")
+        .arg(b.run_dir())
+        .arg("--out")
+        .arg(&out_csv)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = fs::read_to_string(&out_csv).unwrap();
+    let cols: Vec<&str> = COLUMNS.split(',').collect();
+    let col = |name: &str| cols.iter().position(|c| *c == name).unwrap();
+    let rows: Vec<Vec<&str>> = text.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let mut pairs = std::collections::BTreeSet::new();
+    for r in &rows {
+        // the active cluster stays at its top listed frequency; the idle one takes every listed one
+        let (active, big, little) = (r[col("active_cluster")], r[col("big_khz")], r[col("little_khz")]);
+        let (active_khz, top_khz) = if active == "big" { (big, "2000000") } else { (little, "1400000") };
+        assert_eq!(active_khz, top_khz);
+        pairs.insert((active.to_string(), big.to_string(), little.to_string()));
+    }
+    assert_eq!(pairs.len(), 2 + 3, "LITTLE active: 2 big frequencies; big active: 3 LITTLE frequencies");
+    let run_ids: std::collections::BTreeSet<u64> = rows.iter().map(|r| r[col("run_id")].parse().unwrap()).collect();
+    assert_eq!(run_ids, (0..(2 + 3) * 2).collect(), "run ids are dense over the smaller plan");
+    b.assert_restored();
+}
+
+#[test]
 fn characterize_stopped_by_sigint_restores_the_policies() {
     // SAFETY: geteuid cannot fail.
     if unsafe { libc::geteuid() } != 0 {

@@ -52,6 +52,9 @@ pub struct SweepConfig {
     /// Restrict the frequency pairs (default: every OPP of each policy).
     pub big_khz: Option<Vec<u32>>,
     pub little_khz: Option<Vec<u32>>,
+    /// Keep the active cluster at its highest listed frequency and sweep only the idle one (the
+    /// layout the seed paper's Figure 4 sample counts imply; docs/training.md).
+    pub active_at_top: bool,
     /// Run only these chunks (active, pattern name, size); run ids still follow the full plan.
     pub only_chunks: Option<Vec<(String, String, usize)>>,
     pub allow_missing_counters: bool,
@@ -74,6 +77,7 @@ impl SweepConfig {
             chase_cpus: Vec::new(),
             big_khz: None,
             little_khz: None,
+            active_at_top: false,
             only_chunks: None,
             allow_missing_counters: false,
             cluster_names: None,
@@ -426,7 +430,13 @@ pub fn characterize(
     };
     let bigs = pick(&cfg.big_khz, pb)?;
     let littles = pick(&cfg.little_khz, pl)?;
-    let pairs: Vec<(u32, u32)> = bigs.iter().flat_map(|&b| littles.iter().map(move |&l| (b, l))).collect();
+    let (top_big, top_little) = (*bigs.iter().max().unwrap(), *littles.iter().max().unwrap());
+    // the (big, LITTLE) pairs a chunk sweeps while `active` runs the chase
+    let pairs_for = |active: &str| -> Vec<(u32, u32)> {
+        let b: Vec<u32> = if cfg.active_at_top && active == "big" { vec![top_big] } else { bigs.clone() };
+        let l: Vec<u32> = if cfg.active_at_top && active == "little" { vec![top_little] } else { littles.clone() };
+        b.iter().flat_map(|&b| l.iter().map(move |&l| (b, l))).collect()
+    };
     let mut chunks: Vec<(String, Pattern, usize)> = Vec::new();
     for a in &names {
         for &p in &cfg.patterns {
@@ -435,7 +445,13 @@ pub fn characterize(
             }
         }
     }
-    let runs_per_chunk = (pairs.len() as u64) * u64::from(cfg.reps);
+    // run ids follow the full plan: chunk ci starts after the runs of chunks 0..ci
+    let mut first_run = Vec::with_capacity(chunks.len());
+    let mut planned: u64 = 0;
+    for (a, _, _) in &chunks {
+        first_run.push(planned);
+        planned += pairs_for(a).len() as u64 * u64::from(cfg.reps);
+    }
 
     let mut guard = Guard::new(Some(cfg.run_dir.join(STATE_FILE)));
     let result = (|| -> Result<SweepSummary, String> {
@@ -485,26 +501,26 @@ pub fn characterize(
                     said_missing = true;
                 }
             }
-            let chain_seed = cfg.seed + ci as u64 * runs_per_chunk;
+            let chain_seed = cfg.seed + first_run[ci];
             let n = match worker.call(Job::Build(*size, *pattern, chain_seed))? {
                 Reply::Built(n) => n,
                 _ => unreachable!(),
             };
             // iterations: about run_s at both clusters' top OPPs
-            set_pair(&probe, pb, pl, *bigs.iter().max().unwrap(), *littles.iter().max().unwrap())?;
+            set_pair(&probe, pb, pl, top_big, top_little)?;
             let ns = match worker.call(Job::Probe((cfg.run_s / 2.0).min(0.05)))? {
                 Reply::Probed(ns) => ns,
                 _ => unreachable!(),
             };
             let iterations = ((cfg.run_s * 1e9 / ns.max(1e-3)) as u64).max(1000);
             let period_us = cfg.period_us.unwrap_or_else(|| default_sampling_rate_us(pol.transition_latency_ns));
-            for (k, &(big_khz, little_khz)) in pairs.iter().enumerate() {
+            for (k, &(big_khz, little_khz)) in pairs_for(active).iter().enumerate() {
                 for rep in 0..cfg.reps {
                     if let Some(sig) = stop.wait(Duration::ZERO) {
                         summary.stopped_by = Some(sig);
                         return Ok(summary);
                     }
-                    let run_id = ci as u64 * runs_per_chunk + k as u64 * u64::from(cfg.reps) + u64::from(rep);
+                    let run_id = first_run[ci] + k as u64 * u64::from(cfg.reps) + u64::from(rep);
                     let info = RunInfo {
                         platform: platform.name.clone(),
                         platform_sha256: sha.clone(),
