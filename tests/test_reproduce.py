@@ -171,6 +171,26 @@ def test_given_model_skips_the_sweep(small, tmp_path):
     assert hashlib.sha256((out / "model" / "model.json").read_bytes()).hexdigest() in (tmp_path / "p" / "report.md").read_text()
 
 
+def test_platform_option_runs_the_experiment_on_that_platform(tmp_path):
+    # a variant Exynos 5422 whose snoops are answered faster than DRAM: no snoop penalty left
+    from hetlab import _core
+
+    text = _core.builtin_platform_text("exynos5422")
+    assert "snoop_path_l2_lookups = 3.49" in text
+    variant = tmp_path / "fast-snoops.toml"
+    variant.write_text(text.replace("snoop_path_l2_lookups = 3.49", "snoop_path_l2_lookups = 0.5"))
+    speedups = {}
+    for name, platform in (("builtin", "exynos5422"), ("variant", str(variant))):
+        out = tmp_path / name
+        r = run("lctes2020", "--out", str(out), "--model", "lctes2020-fig4", "--benchmarks", "ccbench-1048576-random-L",
+                "--reps", "1", "--platform", platform)
+        assert r.returncode == 0, r.stderr
+        summary = pd.read_csv(out / "summary.csv").set_index("config")
+        speedups[name] = summary.loc["all-max", "speedup_mean"]
+        assert f"platform `{platform}`" in (out / "report.md").read_text()
+    assert speedups["builtin"] > 2.0 and abs(speedups["variant"] - 1.0) < 0.02, speedups
+
+
 def _bad_model(tmp_path: Path) -> str:
     p = tmp_path / "bad-model.json"
     p.write_text(json.dumps({"name": "x", "trees": [["big", {"features": ["cci_congestion"], "nodes": []}]]}))
@@ -186,6 +206,7 @@ BAD = [
     (lambda t: ["lctes2020", "--model", "lctes2020-fig4", "--reps", "0"], "--reps must be at least 1"),
     (lambda t: ["lctes2020", "--sweep-reps", "1"], "--sweep-reps must be at least 2"),
     (lambda t: ["lctes2020", "--sweep-patterns", "zigzag"], "zigzag"),
+    (lambda t: ["lctes2020", "--model", "lctes2020-fig4", "--platform", str(t / "nope.toml")], "nope.toml"),
 ]
 
 

@@ -65,6 +65,12 @@ def default_sizes(platform: dict) -> tuple[int, ...]:
     return tuple(sorted(sizes))
 
 
+def platform_sha256(platform: str) -> str:
+    """The SHA-256 of a platform's description (built-in name or .toml); a one-line
+    HetlabError if it does not load."""
+    return _platform_summary(platform)[1]
+
+
 def _platform_summary(platform: str) -> tuple[dict, str]:
     """The platform's summary and the SHA-256 of its description."""
     p_name, p_origin, p_text = api._platform_args(platform)

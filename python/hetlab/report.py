@@ -376,15 +376,14 @@ def _shown_path(path: str, out: Path) -> str:
         return str(path)
 
 
-def provenance(experiment, out: Path, model_path: str, reps: int, seed: int, specs: dict, sweep) -> dict:
-    from hetlab.characterize import _platform_summary
-    from hetlab.reproduce import CLUSTER_TAG, FIG4, PLATFORM, _sweep_plan, sha256_file
+def provenance(experiment, out: Path, model_path: str, reps: int, seed: int, specs: dict, sweep, platform: str) -> dict:
+    from hetlab.characterize import platform_sha256
+    from hetlab.reproduce import CLUSTER_TAG, FIG4, _sweep_plan, sha256_file
 
-    _, platform_sha = _platform_summary(PLATFORM)
     prov = {
         "experiment": experiment.name,
-        "platform": PLATFORM,
-        "platform_sha256": platform_sha,
+        "platform": platform,
+        "platform_sha256": platform_sha256(platform),
         "seeds": list(range(seed, seed + reps)),
         "configurations": {c.name: {"governor": c.governor, "model": c.model} for c in experiment.configs},
         "workloads": {f"{b}-{CLUSTER_TAG[c]}": spec for (b, c), spec in specs.items()},
@@ -400,7 +399,7 @@ def provenance(experiment, out: Path, model_path: str, reps: int, seed: int, spe
         prov["model_training"] = model.get("provenance", {}).get("training", {})
         prov["model_sweep"] = model.get("provenance", {}).get("sweep", {})
     if sweep is not None:
-        prov["sweep"] = _sweep_plan(sweep)
+        prov["sweep"] = _sweep_plan(sweep, platform)
     return prov
 
 

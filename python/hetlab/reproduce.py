@@ -212,9 +212,9 @@ def _check_workloads(jobs: list[Job]) -> None:
         raise HetlabError(bad[0])
 
 
-def check_model(path: str) -> str:
+def check_model(path: str, platform: str = PLATFORM) -> str:
     """The model.json to use for `path` (a file, or a directory `hetlab train` wrote); raises a
-    one-line HetlabError unless the anti-snoop governor can load it."""
+    one-line HetlabError unless the anti-snoop governor can load it on `platform`."""
     if path == FIG4:
         return path
     if Path(path).is_dir():
@@ -223,7 +223,7 @@ def check_model(path: str) -> str:
 
     model_export.read_model(path)
     try:
-        api.simulate(PLATFORM, "ccbench:size=4096,pattern=random,iterations=1000", cluster="little",
+        api.simulate(platform, "ccbench:size=4096,pattern=random,iterations=1000", cluster="little",
                      governor="anti-snoop", model=path, time_limit_s=0.001)
     except HetlabError as e:
         raise HetlabError(f"model '{path}': {e}") from None
@@ -279,13 +279,16 @@ def write_text_atomically(path: Path, text: str | bytes) -> None:
         raise
 
 
-def _sweep_plan(sweep: SweepOptions) -> dict:
-    from hetlab.characterize import PATTERNS
+def _sweep_plan(sweep: SweepOptions, platform: str) -> dict:
+    from hetlab.characterize import PATTERNS, platform_sha256
 
-    plan = {"platform": PLATFORM, "reps": sweep.reps, "patterns": list(sweep.patterns or PATTERNS),
+    plan = {"platform": platform, "reps": sweep.reps, "patterns": list(sweep.patterns or PATTERNS),
             "sizes": list(sweep.sizes) if sweep.sizes else "default", "run_s": sweep.run_s, "seed": 1}
-    if sweep.active_opp != "all":  # absent = all, so sweeps written before the option stay reusable
+    # absent = the defaults, so sweeps written before these options stay reusable
+    if sweep.active_opp != "all":
         plan["active_opp"] = sweep.active_opp
+    if platform != PLATFORM:  # a platform file may change under the same name
+        plan["platform_sha256"] = platform_sha256(platform)
     return plan
 
 
@@ -304,7 +307,7 @@ def _plan_text(plan: dict) -> str:
         run_s=plan["run_s"], a=plan.get("active_opp", "all"))
 
 
-def train_here(out: Path, sweep: SweepOptions, jobs: int | None, progress: bool, log) -> tuple[Path, dict[str, float]]:
+def train_here(out: Path, sweep: SweepOptions, platform: str, jobs: int | None, progress: bool, log) -> tuple[Path, dict[str, float]]:
     """The characterization sweep and training into OUT/sweep.parquet and OUT/model/, reusing
     what an earlier run of the same options left there. Returns the model.json path."""
     from hetlab import model_export, train
@@ -312,7 +315,7 @@ def train_here(out: Path, sweep: SweepOptions, jobs: int | None, progress: bool,
 
     timings = {"sweep_s": 0.0, "train_s": 0.0}
     sweep_path, meta_path = out / "sweep.parquet", out / "sweep.json"
-    plan = _sweep_plan(sweep)
+    plan = _sweep_plan(sweep, platform)
     if sweep_path.exists() and _reusable(sweep_path, meta_path, plan):
         log(f"reusing the characterization sweep {sweep_path}")
     else:
@@ -328,7 +331,7 @@ def train_here(out: Path, sweep: SweepOptions, jobs: int | None, progress: bool,
 
             return tqdm(total=total, initial=done, unit="run", desc="characterize", disable=None if progress else True, file=sys.stderr)
 
-        characterize(str(sweep_path), platform=PLATFORM, reps=sweep.reps, patterns=tuple(sweep.patterns or PATTERNS),
+        characterize(str(sweep_path), platform=platform, reps=sweep.reps, patterns=tuple(sweep.patterns or PATTERNS),
                      sizes=sweep.sizes, run_s=sweep.run_s, seed=1, workers=jobs, progress=bar, active_opp=sweep.active_opp)
         write_text_atomically(meta_path, json.dumps({"plan": plan, "sha256": sha256_file(sweep_path)}, indent=2) + "\n")
         timings["sweep_s"] = time.perf_counter() - start
@@ -369,7 +372,7 @@ def _round2(x: float) -> int:
     return int(round(x / e) * e)
 
 
-def calibrate(experiment: Experiment, jobs: list[Job]) -> dict[tuple[str, str], str]:
+def calibrate(experiment: Experiment, jobs: list[Job], platform: str = PLATFORM) -> dict[tuple[str, str], str]:
     """The resolved workload spec of each job: ccbench grid points get the iteration count
     that makes one run last about `run_s` under all-max (measured with a short probe)."""
     specs = {}
@@ -377,7 +380,7 @@ def calibrate(experiment: Experiment, jobs: list[Job]) -> dict[tuple[str, str], 
         spec = j.bench.workload
         if j.bench.calibrate:
             probe = 200_000
-            r = api.simulate(PLATFORM, f"{spec},iterations={probe}", cluster=j.cluster, governor="all-max", seed=1)
+            r = api.simulate(platform, f"{spec},iterations={probe}", cluster=j.cluster, governor="all-max", seed=1)
             spec = f"{spec},iterations={_round2(experiment.run_s * probe / r.time_s)}"
         specs[(j.bench.name, j.cluster)] = spec
     return specs
@@ -417,7 +420,7 @@ def _row(job: Job, spec: str, config: Config, seed: int, r: api.SimResult) -> di
 
 
 def run_all(experiment: Experiment, jobs: list[Job], specs: dict, model_path: str, reps: int, seed: int,
-            workers: int | None, progress: bool) -> list[dict]:
+            workers: int | None, progress: bool, platform: str = PLATFORM) -> list[dict]:
     from tqdm import tqdm
 
     plan = [(j, c, seed + i) for j in jobs for c in experiment.configs for i in range(reps)]
@@ -426,7 +429,7 @@ def run_all(experiment: Experiment, jobs: list[Job], specs: dict, model_path: st
         job, config, s = item
         model = model_path if config.model == TRAINED else config.model
         spec = specs[(job.bench.name, job.cluster)]
-        r = api.simulate(PLATFORM, spec, cluster=job.cluster, governor=config.governor, model=model, seed=s)
+        r = api.simulate(platform, spec, cluster=job.cluster, governor=config.governor, model=model, seed=s)
         return _row(job, spec, config, s, r)
 
     with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
@@ -459,6 +462,7 @@ def reproduce(
     benchmarks: str | None = None,
     workloads: Sequence[str] = (),
     sweep: SweepOptions = SweepOptions(),
+    platform: str = PLATFORM,
     jobs: int | None = None,
     progress: bool = True,
     log: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr),
@@ -486,22 +490,25 @@ def reproduce(
             raise HetlabError(f"--sweep-patterns: unknown pattern(s) {', '.join(unknown)}; known: {', '.join(PATTERNS)}")
     selected = select(exp, benchmarks, workloads)
     _check_workloads(selected)
+    from hetlab.characterize import platform_sha256
+
+    platform_sha256(platform)  # a bad platform fails here, before anything is written
     if model is not None:
-        model = check_model(model)
+        model = check_model(model, platform)
     out_dir = Path(out if out is not None else Path("results") / experiment)
     _prepare_out(out_dir)
 
     timings = {"sweep_s": 0.0, "train_s": 0.0}
     if model is None:
-        model_path, t = train_here(out_dir, sweep, jobs, progress, log)
+        model_path, t = train_here(out_dir, sweep, platform, jobs, progress, log)
         timings.update(t)
-        check_model(str(model_path))
+        check_model(str(model_path), platform)
         model_path = str(model_path)
     else:
         model_path = model
     t_runs = time.perf_counter()
-    specs = calibrate(exp, selected)
-    rows = run_all(exp, selected, specs, model_path, reps, seed, jobs, progress)
+    specs = calibrate(exp, selected, platform)
+    rows = run_all(exp, selected, specs, model_path, reps, seed, jobs, progress, platform)
     timings["experiments_s"] = time.perf_counter() - t_runs
 
     t_out = time.perf_counter()
@@ -510,7 +517,7 @@ def reproduce(
     runs_df = report.runs_frame(rows)
     summary_df = report.summarize(runs_df, exp)
     claims = report.evaluate_claims(exp, summary_df, runs_df)
-    provenance = report.provenance(exp, out_dir, model_path, reps, seed, specs, sweep if model is None else None)
+    provenance = report.provenance(exp, out_dir, model_path, reps, seed, specs, sweep if model is None else None, platform)
     files = report.write_outputs(out_dir, exp, runs_df, summary_df, claims, provenance, model_path)
     timings["outputs_s"] = time.perf_counter() - t_out
     timings["total_s"] = time.perf_counter() - t0
@@ -525,6 +532,8 @@ def configure_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--model", metavar="PATH", help="use this anti-snoop model.json (or lctes2020-fig4) instead of running the sweep and training")
     p.add_argument("--reps", type=int, default=5, metavar="N", help="repetitions per benchmark and configuration, seeds SEED.. (default: 5)")
     p.add_argument("--seed", type=int, default=1, metavar="S", help="first seed (default: 1)")
+    p.add_argument("--platform", default=PLATFORM, metavar="P",
+                   help=f"built-in platform name or platform .toml, e.g. one with your board's constants (default: {PLATFORM})")
     p.add_argument("--benchmarks", metavar="LIST", help="comma-separated subset: all (default), ccbench, realistic, spec, web, video, "
                    "a name (gcc-g23, ccbench-1048576-random) or a label with its cluster (gcc-g23-L)")
     p.add_argument("--workload", action="append", default=[], metavar="BENCHMARK=WORKLOAD",
@@ -550,7 +559,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     patterns = tuple(p.strip() for p in args.sweep_patterns.split(",") if p.strip()) if args.sweep_patterns else None
     result = reproduce(
         args.experiment, args.out, model=args.model, reps=args.reps, seed=args.seed, benchmarks=args.benchmarks,
-        workloads=args.workload, jobs=args.jobs,
+        workloads=args.workload, jobs=args.jobs, platform=args.platform,
         sweep=SweepOptions(reps=args.sweep_reps, patterns=patterns, sizes=sizes, run_s=args.sweep_run_s,
                            active_opp=args.sweep_active_opp),
     )
