@@ -241,8 +241,8 @@ def _characterize_linux(args: argparse.Namespace) -> int:
         raise CliError(f"cannot write '{args.out}': directory '{out.parent}' does not exist")
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
         csv = Path(tmp) / "sweep.csv"
-        argv = ["characterize", "--out", str(csv), "--platform", args.platform, "--reps", str(args.reps), "--run-s", str(args.run_s),
-                "--seed", str(args.seed), "--active-opp", args.active_opp]
+        argv = ["characterize", "--out", str(csv), "--platform", args.platform, "--reps", str(args.reps),
+                "--run-s", str(args.run_s), "--seed", str(args.seed), "--active-opp", args.active_opp]
         for flag, value in (("--patterns", args.patterns), ("--sizes", args.sizes), ("--period-us", args.period_us),
                             ("--big-khz", args.big_khz), ("--little-khz", args.little_khz), ("--chase-cpu", args.chase_cpu),
                             ("--pmu", args.pmu), ("--sysfs-root", args.sysfs_root), ("--procfs-root", args.procfs_root),

@@ -236,7 +236,8 @@ def snoop_slowdown(S: _Lookup, label: str) -> float | None:
 def _snoop_claims(S: _Lookup) -> list[Claim]:
     """The paper's two statements of how large the snoop penalty is (LCTES'20 §1), as
     validation of the memory model and workload profiles rather than of the governor."""
-    gcc_claim = "snoop penalty of gcc: idle cluster at its lowest vs its top OPP (active cluster at its top OPP) about 80% slower (60-100%)"
+    gcc_claim = ("snoop penalty of gcc: idle cluster at its lowest vs its top OPP (active cluster at its top OPP) "
+                 "about 80% slower (60-100%)")
     gcc_paper = "'gcc, for example, can suffer an 80% slowdown due to this mechanism' (§1)"
     max_claim = "snoop penalty of the realistic benchmarks: at most 80% slower, as above (≤ 85% allowed)"
     max_paper = "'a slowdown of up to 80% for the most memory-intensive applications' (§1)"

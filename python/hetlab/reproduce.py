@@ -307,7 +307,8 @@ def _plan_text(plan: dict) -> str:
         run_s=plan["run_s"], a=plan.get("active_opp", "all"))
 
 
-def train_here(out: Path, sweep: SweepOptions, platform: str, jobs: int | None, progress: bool, log) -> tuple[Path, dict[str, float]]:
+def train_here(out: Path, sweep: SweepOptions, platform: str, jobs: int | None, progress: bool,
+               log) -> tuple[Path, dict[str, float]]:
     """The characterization sweep and training into OUT/sweep.parquet and OUT/model/, reusing
     what an earlier run of the same options left there. Returns the model.json path."""
     from hetlab import model_export, train
@@ -533,7 +534,8 @@ def configure_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--reps", type=int, default=5, metavar="N", help="repetitions per benchmark and configuration, seeds SEED.. (default: 5)")
     p.add_argument("--seed", type=int, default=1, metavar="S", help="first seed (default: 1)")
     p.add_argument("--platform", default=PLATFORM, metavar="P",
-                   help=f"built-in platform name or platform .toml, e.g. one with your board's constants (default: {PLATFORM})")
+                   help=f"built-in platform name or platform .toml, e.g. one with your board's constants "
+                   f"(default: {PLATFORM})")
     p.add_argument("--benchmarks", metavar="LIST", help="comma-separated subset: all (default), ccbench, realistic, spec, web, video, "
                    "a name (gcc-g23, ccbench-1048576-random) or a label with its cluster (gcc-g23-L)")
     p.add_argument("--workload", action="append", default=[], metavar="BENCHMARK=WORKLOAD",
@@ -544,7 +546,8 @@ def configure_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--sweep-sizes", metavar="LIST", help="characterization: array sizes in 4-byte elements (default: around every cache size)")
     p.add_argument("--sweep-run-s", type=float, default=0.08, metavar="S", help="characterization: run length at the top OPPs, simulated s (default: 0.08)")
     p.add_argument("--sweep-active-opp", choices=["all", "top"], default="all",
-                   help="characterization: every OPP pair (default) or the active cluster at its top OPP (the paper's layout)")
+                   help="characterization: every OPP pair (default) or the active cluster at its top OPP "
+                   "(the paper's layout)")
     p.set_defaults(func=cmd_reproduce)
     return p
 

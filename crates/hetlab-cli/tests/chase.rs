@@ -39,6 +39,24 @@ fn chase_rejects_bad_input_with_one_line() {
 /// docs/dataset.md, in order.
 const COLUMNS: &str = "backend,platform,platform_sha256,run_id,config_id,active_cluster,idle_cluster,big_khz,little_khz,pattern,size_elements,iterations,rep,seed,run_time_s,period_index,t_end_s,period_s,cci_cycles,si_rrq_hs_any_little,si_rrq_stall_tt_full_little,cci_congestion_little,si_rrq_hs_any_big,si_rrq_stall_tt_full_big,cci_congestion_big,cpu_cycles,inst_retired,bus_access,l2d_cache_refill,memory_access";
 
+/// A small random-chase sweep (2 reps of 4096 elements, 20 ms runs) on the fake board: this VM has
+/// no cpufreq (fake tree) and no PMUs (software stand-ins); both "clusters" run on real CPUs.
+fn small_sweep(b: &Board, out_csv: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let last_cpu = std::thread::available_parallelism().map(|n| n.get() - 1).unwrap_or(0);
+    Command::new(hetlabd())
+        .args(["characterize", "--pmu", "software", "--reps", "2", "--sizes", "4096", "--patterns", "random"])
+        .args(["--run-s", "0.02", "--period-us", "5000", "--chase-cpu", &format!("little=0,big={last_cpu}")])
+        .args(extra)
+        .arg("--sysfs-root")
+        .arg(b.sys())
+        .arg("--run-dir")
+        .arg(b.run_dir())
+        .arg("--out")
+        .arg(out_csv)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn characterize_writes_dataset_rows_and_restores_the_policies() {
     // SAFETY: geteuid cannot fail.
@@ -47,21 +65,7 @@ fn characterize_writes_dataset_rows_and_restores_the_policies() {
     }
     let b = Board::new("characterize");
     let out_csv = b.root.join("sweep.csv");
-    // this VM: no cpufreq (fake tree), no PMUs (software stand-ins); both "clusters" on real CPUs
-    let last_cpu = std::thread::available_parallelism().map(|n| n.get() - 1).unwrap_or(0);
-    let chase_cpus = format!("little=0,big={last_cpu}");
-    let out = Command::new(hetlabd())
-        .args(["characterize", "--pmu", "software", "--reps", "2", "--sizes", "4096", "--patterns", "random"])
-        .args(["--big-khz", "200000,2000000", "--little-khz", "1400000", "--run-s", "0.02", "--period-us", "5000"])
-        .args(["--chase-cpu", &chase_cpus])
-        .arg("--sysfs-root")
-        .arg(b.sys())
-        .arg("--run-dir")
-        .arg(b.run_dir())
-        .arg("--out")
-        .arg(&out_csv)
-        .output()
-        .unwrap();
+    let out = small_sweep(&b, &out_csv, &["--big-khz", "200000,2000000", "--little-khz", "1400000"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     let text = fs::read_to_string(&out_csv).unwrap();
@@ -105,19 +109,8 @@ fn characterize_with_active_opp_top_sweeps_only_the_idle_cluster() {
     }
     let b = Board::new("characterize-top");
     let out_csv = b.root.join("sweep.csv");
-    let last_cpu = std::thread::available_parallelism().map(|n| n.get() - 1).unwrap_or(0);
-    let out = Command::new(hetlabd())
-        .args(["characterize", "--pmu", "software", "--reps", "2", "--sizes", "4096", "--patterns", "random"])
-        .args(["--big-khz", "200000,2000000", "--little-khz", "600000,1000000,1400000", "--run-s", "0.02"])
-        .args(["--period-us", "5000", "--active-opp", "top", "--chase-cpu", &format!("little=0,big={last_cpu}")])
-        .arg("--sysfs-root")
-        .arg(b.sys())
-        .arg("--run-dir")
-        .arg(b.run_dir())
-        .arg("--out")
-        .arg(&out_csv)
-        .output()
-        .unwrap();
+    let freqs = ["--big-khz", "200000,2000000", "--little-khz", "600000,1000000,1400000"];
+    let out = small_sweep(&b, &out_csv, &[&freqs[..], &["--active-opp", "top"]].concat());
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let text = fs::read_to_string(&out_csv).unwrap();
     let cols: Vec<&str> = COLUMNS.split(',').collect();
