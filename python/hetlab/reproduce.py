@@ -282,14 +282,11 @@ def write_text_atomically(path: Path, text: str | bytes) -> None:
 def _sweep_plan(sweep: SweepOptions, platform: str) -> dict:
     from hetlab.characterize import PATTERNS, platform_sha256
 
-    plan = {"platform": platform, "reps": sweep.reps, "patterns": list(sweep.patterns or PATTERNS),
-            "sizes": list(sweep.sizes) if sweep.sizes else "default", "run_s": sweep.run_s, "seed": 1}
-    # absent = the defaults, so sweeps written before these options stay reusable
-    if sweep.active_opp != "all":
-        plan["active_opp"] = sweep.active_opp
-    if platform != PLATFORM:  # a platform file may change under the same name
-        plan["platform_sha256"] = platform_sha256(platform)
-    return plan
+    # the platform's hash: a platform file, or a built-in one in another hetlab version, may change
+    # under the same name, and a sweep of the old one must not be reused
+    return {"platform": platform, "platform_sha256": platform_sha256(platform), "reps": sweep.reps,
+            "patterns": list(sweep.patterns or PATTERNS), "sizes": list(sweep.sizes) if sweep.sizes else "default",
+            "run_s": sweep.run_s, "active_opp": sweep.active_opp, "seed": 1}
 
 
 def _reusable(sweep_path: Path, meta_path: Path, plan: dict) -> bool:
@@ -302,9 +299,9 @@ def _reusable(sweep_path: Path, meta_path: Path, plan: dict) -> bool:
 
 
 def _plan_text(plan: dict) -> str:
-    return "reps {reps}, patterns {p}, sizes {s}, run_s {run_s}, active OPP {a}".format(
-        reps=plan["reps"], p=",".join(plan["patterns"]), s=plan["sizes"] if plan["sizes"] == "default" else ",".join(map(str, plan["sizes"])),
-        run_s=plan["run_s"], a=plan.get("active_opp", "all"))
+    sizes = plan["sizes"] if plan["sizes"] == "default" else ",".join(map(str, plan["sizes"]))
+    return (f"platform {plan['platform']} (sha256 {plan['platform_sha256'][:12]}…), reps {plan['reps']}, "
+            f"patterns {','.join(plan['patterns'])}, sizes {sizes}, run_s {plan['run_s']}, active OPP {plan['active_opp']}")
 
 
 def train_here(out: Path, sweep: SweepOptions, platform: str, jobs: int | None, progress: bool,
