@@ -364,8 +364,8 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument("--seed", type=int, default=1, help="base seed; run i uses seed+i (default: 1)")
     ch.add_argument("--active-opp", choices=["all", "top"], default="all",
                     help="all (default): every pair of cluster OPPs; top: the active cluster at its top OPP and only the "
-                    "idle cluster swept, the layout the paper's Figure 4 sample counts imply (13-19x fewer runs: "
-                    "minutes, not hours, on a board)")
+                    "idle cluster swept, the layout the paper's Figure 4 sample counts imply (2,400 runs instead of "
+                    "37,050 with the default sizes and repetitions)")
     ch.add_argument("--jobs", type=int, help="parallel runs (default: number of CPUs)")
     board = ch.add_argument_group("--backend linux only")
     board.add_argument("--period-us", type=int, help="counter sampling period, µs (default: ondemand's sampling rate)")
