@@ -15,6 +15,7 @@ import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
+from itertools import accumulate
 from pathlib import Path
 
 import numpy as np
@@ -195,7 +196,7 @@ def characterize(
     pairs = {a: frequency_pairs(opps, a, params.active_opp) for a in clusters}
     chunks = [(a, p, s) for a in clusters for p in params.patterns for s in params.sizes]
     chunk_runs = [len(pairs[a]) * reps for a, _, _ in chunks]
-    first_runs = np.concatenate([[0], np.cumsum(chunk_runs)[:-1]]).astype(int)
+    first_runs = list(accumulate(chunk_runs, initial=0))  # run ids follow the plan, chunk after chunk
     done = [(partial / _chunk_name(*c)).exists() for c in chunks]
     bar = progress(sum(chunk_runs), sum(n for n, d in zip(chunk_runs, done) if d)) if progress else None
     workers = workers or os.cpu_count() or 1
@@ -205,7 +206,7 @@ def characterize(
                 continue
             idle = next(c for c in clusters if c != active)
             iterations = _iterations(params, active, pattern, size, top)
-            first_run = int(first_runs[chunk_index])
+            first_run = first_runs[chunk_index]
             jobs = []
             for k, (big_khz, little_khz) in enumerate(pairs[active]):
                 for rep in range(reps):

@@ -224,7 +224,7 @@ def _race_facts(S: _Lookup, labels: list[str]) -> str:
     return ", ".join(facts) or "no such pair"
 
 
-def snoop_slowdown(S: _Lookup, label: str) -> float | None:
+def _snoop_slowdown(S: _Lookup, label: str) -> float | None:
     """How much slower `label` runs with the idle cluster at its lowest OPP than at its top OPP,
     the active cluster at its top OPP in both (idle-min vs all-max): the snoop penalty alone."""
     slow, fast = S(label, "idle-min"), S(label, "all-max")
@@ -242,7 +242,7 @@ def _snoop_claims(S: _Lookup) -> list[Claim]:
     max_claim = "snoop penalty of the realistic benchmarks: at most 80% slower, as above (≤ 85% allowed)"
     max_paper = "'a slowdown of up to 80% for the most memory-intensive applications' (§1)"
     realistic = list(dict.fromkeys(S.summary[S.summary.group != "ccbench"].label))
-    slow = {lab: snoop_slowdown(S, lab) for lab in realistic}
+    slow = {lab: _snoop_slowdown(S, lab) for lab in realistic}
     slow = {lab: x for lab, x in slow.items() if x is not None}
     gcc = {lab: x for lab, x in slow.items() if lab.startswith("gcc-")}
     claims = []
@@ -377,14 +377,14 @@ def _shown_path(path: str, out: Path) -> str:
         return str(path)
 
 
-def provenance(experiment, out: Path, model_path: str, reps: int, seed: int, specs: dict, sweep, platform: str) -> dict:
-    from hetlab.characterize import platform_sha256
-    from hetlab.reproduce import CLUSTER_TAG, FIG4, _sweep_plan, sha256_file
+def provenance(experiment, out: Path, model_path: str, reps: int, seed: int, specs: dict, sweep_plan: dict | None,
+               platform: str, platform_sha: str) -> dict:
+    from hetlab.reproduce import CLUSTER_TAG, FIG4, sha256_file
 
     prov = {
         "experiment": experiment.name,
         "platform": platform,
-        "platform_sha256": platform_sha256(platform),
+        "platform_sha256": platform_sha,
         "seeds": list(range(seed, seed + reps)),
         "configurations": {c.name: {"governor": c.governor, "model": c.model} for c in experiment.configs},
         "workloads": {f"{b}-{CLUSTER_TAG[c]}": spec for (b, c), spec in specs.items()},
@@ -399,8 +399,8 @@ def provenance(experiment, out: Path, model_path: str, reps: int, seed: int, spe
         prov["model_metrics"] = model.get("metrics", {})
         prov["model_training"] = model.get("provenance", {}).get("training", {})
         prov["model_sweep"] = model.get("provenance", {}).get("sweep", {})
-    if sweep is not None:
-        prov["sweep"] = _sweep_plan(sweep, platform)
+    if sweep_plan is not None:
+        prov["sweep"] = sweep_plan
     return prov
 
 

@@ -279,12 +279,12 @@ def write_text_atomically(path: Path, text: str | bytes) -> None:
         raise
 
 
-def _sweep_plan(sweep: SweepOptions, platform: str) -> dict:
-    from hetlab.characterize import PATTERNS, platform_sha256
+def _sweep_plan(sweep: SweepOptions, platform: str, platform_sha: str) -> dict:
+    from hetlab.characterize import PATTERNS
 
     # the platform's hash: a platform file, or a built-in one in another hetlab version, may change
     # under the same name, and a sweep of the old one must not be reused
-    return {"platform": platform, "platform_sha256": platform_sha256(platform), "reps": sweep.reps,
+    return {"platform": platform, "platform_sha256": platform_sha, "reps": sweep.reps,
             "patterns": list(sweep.patterns or PATTERNS), "sizes": list(sweep.sizes) if sweep.sizes else "default",
             "run_s": sweep.run_s, "active_opp": sweep.active_opp, "seed": 1}
 
@@ -304,16 +304,16 @@ def _plan_text(plan: dict) -> str:
             f"patterns {','.join(plan['patterns'])}, sizes {sizes}, run_s {plan['run_s']}, active OPP {plan['active_opp']}")
 
 
-def train_here(out: Path, sweep: SweepOptions, platform: str, jobs: int | None, progress: bool,
+def train_here(out: Path, sweep: SweepOptions, plan: dict, jobs: int | None, progress: bool,
                log) -> tuple[Path, dict[str, float]]:
-    """The characterization sweep and training into OUT/sweep.parquet and OUT/model/, reusing
-    what an earlier run of the same options left there. Returns the model.json path."""
+    """The characterization sweep (`plan` = its `_sweep_plan`) and training into
+    OUT/sweep.parquet and OUT/model/, reusing what an earlier run of the same plan left there.
+    Returns the model.json path."""
     from hetlab import model_export, train
     from hetlab.characterize import PATTERNS, characterize
 
     timings = {"sweep_s": 0.0, "train_s": 0.0}
     sweep_path, meta_path = out / "sweep.parquet", out / "sweep.json"
-    plan = _sweep_plan(sweep, platform)
     if sweep_path.exists() and _reusable(sweep_path, meta_path, plan):
         log(f"reusing the characterization sweep {sweep_path}")
     else:
@@ -329,7 +329,7 @@ def train_here(out: Path, sweep: SweepOptions, platform: str, jobs: int | None, 
 
             return tqdm(total=total, initial=done, unit="run", desc="characterize", disable=None if progress else True, file=sys.stderr)
 
-        characterize(str(sweep_path), platform=platform, reps=sweep.reps, patterns=tuple(sweep.patterns or PATTERNS),
+        characterize(str(sweep_path), platform=plan["platform"], reps=sweep.reps, patterns=tuple(sweep.patterns or PATTERNS),
                      sizes=sweep.sizes, run_s=sweep.run_s, seed=1, workers=jobs, progress=bar, active_opp=sweep.active_opp)
         write_text_atomically(meta_path, json.dumps({"plan": plan, "sha256": sha256_file(sweep_path)}, indent=2) + "\n")
         timings["sweep_s"] = time.perf_counter() - start
@@ -490,7 +490,8 @@ def reproduce(
     _check_workloads(selected)
     from hetlab.characterize import platform_sha256
 
-    platform_sha256(platform)  # a bad platform fails here, before anything is written
+    platform_sha = platform_sha256(platform)  # a bad platform fails here, before anything is written
+    plan = _sweep_plan(sweep, platform, platform_sha) if model is None else None
     if model is not None:
         model = check_model(model, platform)
     out_dir = Path(out if out is not None else Path("results") / experiment)
@@ -498,7 +499,7 @@ def reproduce(
 
     timings = {"sweep_s": 0.0, "train_s": 0.0}
     if model is None:
-        model_path, t = train_here(out_dir, sweep, platform, jobs, progress, log)
+        model_path, t = train_here(out_dir, sweep, plan, jobs, progress, log)
         timings.update(t)
         check_model(str(model_path), platform)
         model_path = str(model_path)
@@ -515,7 +516,7 @@ def reproduce(
     runs_df = report.runs_frame(rows)
     summary_df = report.summarize(runs_df, exp)
     claims = report.evaluate_claims(exp, summary_df, runs_df)
-    provenance = report.provenance(exp, out_dir, model_path, reps, seed, specs, sweep if model is None else None, platform)
+    provenance = report.provenance(exp, out_dir, model_path, reps, seed, specs, plan, platform, platform_sha)
     files = report.write_outputs(out_dir, exp, runs_df, summary_df, claims, provenance, model_path)
     timings["outputs_s"] = time.perf_counter() - t_out
     timings["total_s"] = time.perf_counter() - t0
