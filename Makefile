@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 
-.PHONY: run test bench setup clean
+.PHONY: run test lint bench setup clean
 
 # The main job on the simulated Exynos 5422: (1) the snoop effect — ccbench random 4 MB on the
 # LITTLE cluster under ondemand, then with the idle big cluster held at 200 MHz and at 2 GHz;
@@ -23,10 +23,18 @@ run: setup
 	$(VENV)/bin/hetlab simulate --workload $(CHASE) --cluster little --governor anti-snoop \
 		--model results/model/model.json --trace results/anti-snoop.trace --series results/anti-snoop.csv
 
-# Every test: Rust unit tests, then the Python suite (CLI, API, traces through LISA).
-test: setup
+# Every test: formatters and linters, Rust unit tests, then the Python suite (CLI, API, traces
+# through LISA).
+test: setup lint
 	cargo test --workspace --release
 	$(PY) -m pytest -q
+
+# rustfmt.toml and pyproject.toml [tool.ruff] hold the settings; nothing is rewritten here.
+lint: setup
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets --release -- -D warnings
+	$(VENV)/bin/ruff format --check python tests benches scripts
+	$(VENV)/bin/ruff check python tests benches scripts
 
 bench: setup
 	cargo bench -p hetlab-core --bench engine_speed
@@ -39,7 +47,7 @@ setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml constraints.txt Cargo.toml Cargo.lock $(shell find crates python data -type f 2>/dev/null)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -q -c constraints.txt maturin numpy pandas tqdm pyarrow scipy scikit-learn matplotlib pytest
+	$(PIP) install -q -c constraints.txt maturin numpy pandas tqdm pyarrow scipy scikit-learn matplotlib pytest ruff
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PIP) install -q -c constraints.txt --no-build-isolation .
 	touch $@
 

@@ -27,8 +27,11 @@ def main() -> None:
         if r.returncode != 0:
             print(f"hetlab reproduce lctes2020 failed ({r.returncode}): {r.stderr.strip()}")
             return
-        m = re.search(r"time: sweep ([\d.]+) s, train ([\d.]+) s, experiments ([\d.]+) s \((\d+) runs\), "
-                      r"outputs ([\d.]+) s", r.stdout)
+        m = re.search(
+            r"time: sweep ([\d.]+) s, train ([\d.]+) s, experiments ([\d.]+) s \((\d+) runs\), "
+            r"outputs ([\d.]+) s",
+            r.stdout,
+        )
         print(f"hetlab reproduce lctes2020: {wall:.1f} s wall on {os.cpu_count()} CPUs (target: under 180 s)")
         if m:
             sweep, train, runs_s, runs, outputs = float(m[1]), float(m[2]), float(m[3]), int(m[4]), float(m[5])
@@ -37,8 +40,10 @@ def main() -> None:
             print(f"  tables+figures: {outputs:6.1f} s")
             print(f"  start-up etc.:  {wall - sweep - train - runs_s - outputs:6.1f} s")
         claims = re.findall(r"^\| .* \| (yes|no|partly|not run) \|$", r.stdout, flags=re.M)
-        print(f"  claims: {claims.count('yes')} hold, {claims.count('partly')} partly, {claims.count('no')} do not, "
-              f"{claims.count('not run')} not run (report.md)")
+        print(
+            f"  claims: {claims.count('yes')} hold, {claims.count('partly')} partly, {claims.count('no')} do not, "
+            f"{claims.count('not run')} not run (report.md)"
+        )
 
 
 if __name__ == "__main__":

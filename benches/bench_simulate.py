@@ -9,7 +9,10 @@ import time
 import hetlab
 
 CASES = [
-    ("(a) ccbench random 4 MB on LITTLE, ondemand", dict(workload="ccbench:size=1048576,pattern=random,iterations=60000000", cluster="little", governor="ondemand")),
+    (
+        "(a) ccbench random 4 MB on LITTLE, ondemand",
+        dict(workload="ccbench:size=1048576,pattern=random,iterations=60000000", cluster="little", governor="ondemand"),
+    ),
     ("(b) mixed8 on 8 CPUs (smp), ondemand", dict(workload="mixed8", scheduler="smp", governor="ondemand")),
 ]
 

@@ -104,12 +104,10 @@ def summary(lines: list[Line]) -> dict:
     by_event = {e: [line for line in lines if line.event == e] for e in EVENTS}
     out = {"counts": {e: len(v) for e, v in by_event.items()}}
     out["sched_switch"] = [
-        [ln.time_us, ln.cpu, int(ln.fields["prev_pid"]), int(ln.fields["next_pid"])]
-        for ln in by_event["sched_switch"]
+        [ln.time_us, ln.cpu, int(ln.fields["prev_pid"]), int(ln.fields["next_pid"])] for ln in by_event["sched_switch"]
     ]
     out["sched_waking"] = [
-        [ln.time_us, ln.cpu, int(ln.fields["pid"]), int(ln.fields["target_cpu"])]
-        for ln in by_event["sched_waking"]
+        [ln.time_us, ln.cpu, int(ln.fields["pid"]), int(ln.fields["target_cpu"])] for ln in by_event["sched_waking"]
     ]
     for e in ("cpu_frequency", "cpu_idle"):
         out[e] = [[ln.time_us, int(ln.fields["cpu_id"]), int(ln.fields["state"])] for ln in by_event[e]]

@@ -1,12 +1,15 @@
 """The Python API mirrors the CLI and returns result objects that convert to pandas."""
 
-import hetlab
 import pytest
+
+import hetlab
 from hetlab.api import HetlabError
 
 
 def test_result_objects_and_dataframes():
-    r = hetlab.simulate(workload="ccbench:size=1048576,pattern=random,iterations=300000", cluster="little", governor="ondemand")
+    r = hetlab.simulate(
+        workload="ccbench:size=1048576,pattern=random,iterations=300000", cluster="little", governor="ondemand"
+    )
     df = r.series_df()
     assert len(df) == r.summary["governor_samples"]
     assert df.time_s.is_monotonic_increasing

@@ -1,7 +1,6 @@
 """The `hetlab` command line, run as a separate process like a user would."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -27,7 +26,17 @@ def test_help_explains_the_commands():
 def test_simulate_prints_time_energy_frequency_and_pmcs():
     r = hetlab("simulate", "--workload", SMALL, "--cluster", "little", "--governor", "ondemand")
     assert r.returncode == 0, r.stderr
-    for word in ("time", "energy", "avg MHz", "residency", "cpu_cycles", "l2d_refill", "si_rrq_hs_any", "S3 little", "S4 big"):
+    for word in (
+        "time",
+        "energy",
+        "avg MHz",
+        "residency",
+        "cpu_cycles",
+        "l2d_refill",
+        "si_rrq_hs_any",
+        "S3 little",
+        "S4 big",
+    ):
         assert word in r.stdout, word
 
 
@@ -52,7 +61,16 @@ def test_same_seed_gives_byte_identical_json():
 def test_listing_commands():
     r = hetlab("governors")
     assert r.returncode == 0
-    for name in ("ondemand", "conservative", "schedutil", "interactive", "anti-snoop", "up_threshold", "sampling_rate", "all-max"):
+    for name in (
+        "ondemand",
+        "conservative",
+        "schedutil",
+        "interactive",
+        "anti-snoop",
+        "up_threshold",
+        "sampling_rate",
+        "all-max",
+    ):
         assert name in r.stdout
     assert "exynos5422" in hetlab("platforms").stdout
     assert "ccbench" in hetlab("workloads").stdout
@@ -100,7 +118,7 @@ def test_workload_file_and_series_csv(tmp_path):
     wl.write_text(
         'name = "two-phase"\n[[tasks]]\nname = "t"\n'
         '[[tasks.phases]]\ninstructions = 20000000\nworking_set_bytes = 8388608\npattern = "random"\n'
-        '[[tasks.phases]]\nsleep_us = 20000\n'
+        "[[tasks.phases]]\nsleep_us = 20000\n"
     )
     series = tmp_path / "s.csv"
     r = hetlab("simulate", "--workload", str(wl), "--cluster", "big", "--series", str(series), "--json")

@@ -39,7 +39,9 @@ def _ratio(points: list[dict]) -> float:
 def test_hetlabd_chase_random_64mb_is_at_least_5x_slower_per_access_than_16kb():
     out = subprocess.run(
         [hetlabd(), "chase", "--cpu", "0", "--sizes", "16K,64M", "--pattern", "random", "--min-time", "0.1", "--json"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     doc = json.loads(out.stdout)
     assert doc["benchmark"] == "chase" and doc["min_time_s"] == 0.1
@@ -50,23 +52,51 @@ def test_hetlabd_chase_random_64mb_is_at_least_5x_slower_per_access_than_16kb():
 
 def test_hetlabd_chase_table_and_cycles_given_a_frequency():
     out = subprocess.run(
-        [hetlabd(), "chase", "--sizes", "16K", "--pattern", "random,sequential,stride-16", "--min-time", "0.02", "--freq-khz", "1400000"],
-        capture_output=True, text=True, check=True,
+        [
+            hetlabd(),
+            "chase",
+            "--sizes",
+            "16K",
+            "--pattern",
+            "random,sequential,stride-16",
+            "--min-time",
+            "0.02",
+            "--freq-khz",
+            "1400000",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     lines = out.splitlines()
     assert "ns/access" in lines[1] and "cycles/access" in lines[1]
-    rows = [l.split() for l in lines[2:]]
+    rows = [line.split() for line in lines[2:]]
     assert [r[0] for r in rows] == ["random", "sequential", "stride-16"]
     for r in rows:
         ns, cycles = float(r[-2]), float(r[-1])
         assert cycles == pytest.approx(ns * 1.4, rel=2e-3, abs=0.01)
 
 
-
 def test_hetlab_chase_cli_random_64mb_is_at_least_5x_slower_per_access_than_16kb():
     out = subprocess.run(
-        [sys.executable, "-m", "hetlab", "chase", "--cpu", "0", "--sizes", "16K,64M", "--pattern", "random", "--min-time", "0.1", "--json"],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-m",
+            "hetlab",
+            "chase",
+            "--cpu",
+            "0",
+            "--sizes",
+            "16K,64M",
+            "--pattern",
+            "random",
+            "--min-time",
+            "0.1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     ratio = _ratio(json.loads(out.stdout)["points"])
     print(f"hetlab chase: 64 MB / 16 KB random = {ratio:.1f}x")

@@ -24,7 +24,6 @@ COLUMNS = (
 ).split(",")
 
 
-
 def make_board(root: Path) -> Path:
     """sysfs laid out like an Odroid-XU3 on a mainline kernel: policy0 = cpus 0-3, policy4 = 4-7."""
     for n, cpus, opps in ((0, "0 1 2 3", LITTLE), (4, "4 5 6 7", BIG)):
@@ -78,9 +77,23 @@ def test_hetlab_govern_dry_run_decides_from_load_and_writes_nothing(tmp_path):
     root = make_board(tmp_path)
     before = tree_files(root)
     cmd = [
-        sys.executable, "-m", "hetlab", "govern", "--governor", "ondemand", "--tunable", "sampling_rate=10000",
-        "--dry-run", "--duration", "1.5",
-        "--sysfs-root", str(root / "sys"), "--procfs-root", str(root / "proc"), "--run-dir", str(root / "run"),
+        sys.executable,
+        "-m",
+        "hetlab",
+        "govern",
+        "--governor",
+        "ondemand",
+        "--tunable",
+        "sampling_rate=10000",
+        "--dry-run",
+        "--duration",
+        "1.5",
+        "--sysfs-root",
+        str(root / "sys"),
+        "--procfs-root",
+        str(root / "proc"),
+        "--run-dir",
+        str(root / "run"),
     ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(0.4)
@@ -89,7 +102,8 @@ def test_hetlab_govern_dry_run_decides_from_load_and_writes_nothing(tmp_path):
     assert proc.returncode == 0, err
     targets = {
         (w["policy"], int(w["target_khz"]))
-        for line in out.splitlines() if "policy=" in line
+        for line in out.splitlines()
+        if "policy=" in line
         for w in [dict(kv.split("=", 1) for kv in line.split())]
     }
     assert ("policy0", 1_300_000) in targets and ("policy4", 1_800_000) in targets, out
@@ -105,8 +119,20 @@ def test_hetlab_govern_restores_on_sigterm(tmp_path):
 
     root = make_board(tmp_path)
     cmd = [
-        sys.executable, "-m", "hetlab", "govern", "--governor", "ondemand", "--tunable", "sampling_rate=10000",
-        "--sysfs-root", str(root / "sys"), "--procfs-root", str(root / "proc"), "--run-dir", str(root / "run"),
+        sys.executable,
+        "-m",
+        "hetlab",
+        "govern",
+        "--governor",
+        "ondemand",
+        "--tunable",
+        "sampling_rate=10000",
+        "--sysfs-root",
+        str(root / "sys"),
+        "--procfs-root",
+        str(root / "proc"),
+        "--run-dir",
+        str(root / "run"),
     ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 20
@@ -120,7 +146,11 @@ def test_hetlab_govern_restores_on_sigterm(tmp_path):
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     for n, (gov, lo, hi) in START.items():
-        assert (policy(root, n, "scaling_governor"), policy(root, n, "scaling_min_freq"), policy(root, n, "scaling_max_freq")) == (gov, str(lo), str(hi))
+        assert (
+            policy(root, n, "scaling_governor"),
+            policy(root, n, "scaling_min_freq"),
+            policy(root, n, "scaling_max_freq"),
+        ) == (gov, str(lo), str(hi))
 
 
 def test_hetlab_characterize_linux_backend_writes_the_dataset_columns(tmp_path):
@@ -133,10 +163,36 @@ def test_hetlab_characterize_linux_backend_writes_the_dataset_columns(tmp_path):
     last = max(os.sched_getaffinity(0))
     subprocess.run(
         [
-            sys.executable, "-m", "hetlab", "characterize", "--backend", "linux", "--out", str(out),
-            "--reps", "2", "--patterns", "random", "--sizes", "4096", "--run-s", "0.02", "--period-us", "5000",
-            "--big-khz", "200000,2000000", "--little-khz", "1400000", "--chase-cpu", f"little=0,big={last}",
-            "--pmu", "software", "--sysfs-root", str(root / "sys"), "--run-dir", str(root / "run"),
+            sys.executable,
+            "-m",
+            "hetlab",
+            "characterize",
+            "--backend",
+            "linux",
+            "--out",
+            str(out),
+            "--reps",
+            "2",
+            "--patterns",
+            "random",
+            "--sizes",
+            "4096",
+            "--run-s",
+            "0.02",
+            "--period-us",
+            "5000",
+            "--big-khz",
+            "200000,2000000",
+            "--little-khz",
+            "1400000",
+            "--chase-cpu",
+            f"little=0,big={last}",
+            "--pmu",
+            "software",
+            "--sysfs-root",
+            str(root / "sys"),
+            "--run-dir",
+            str(root / "run"),
         ],
         check=True,
     )
@@ -145,5 +201,5 @@ def test_hetlab_characterize_linux_backend_writes_the_dataset_columns(tmp_path):
     assert set(df["backend"]) == {"linux"}
     assert sorted(df["run_id"].unique()) == list(range(8))
     assert set(df["big_khz"]) == {200_000, 2_000_000}
-    for n, (gov, lo, hi) in START.items():
+    for n, (gov, _lo, _hi) in START.items():
         assert policy(root, n, "scaling_governor") == gov

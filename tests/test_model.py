@@ -4,8 +4,9 @@ Each check runs the real engine through the Python API. Thresholds follow the is
 seed paper's statements (§3.1); nothing here is written into the model.
 """
 
-import hetlab
 import pytest
+
+import hetlab
 
 LITTLE_MAX, BIG_MAX = 1_400_000, 2_000_000
 
@@ -50,7 +51,7 @@ def lowest_freq_under_5pct(cluster_running, idle_cluster, size):
         if t / base < 1.05:
             ok.append(khz)
     # under-5% frequencies form one upper range
-    assert ok == sorted(ok) and ok == opps[opps.index(ok[0]):]
+    assert ok == sorted(ok) and ok == opps[opps.index(ok[0]) :]
     return ok[0]
 
 
@@ -61,8 +62,9 @@ def test_idle_frequency_thresholds_as_the_paper_reports():
 
 
 def ns_per_access(size, cluster, iterations=200_000):
-    r = hetlab.simulate(workload=chase(size, iterations=iterations), cluster=cluster,
-                        freq={"little": LITTLE_MAX, "big": BIG_MAX})
+    r = hetlab.simulate(
+        workload=chase(size, iterations=iterations), cluster=cluster, freq={"little": LITTLE_MAX, "big": BIG_MAX}
+    )
     return r.time_s / iterations * 1e9
 
 
@@ -77,7 +79,9 @@ def test_l2_step_sits_between_the_l2_sizes(cluster, below, above):
 
 
 def test_powered_down_idle_cluster_removes_the_snoop_penalty():
-    off = hetlab.simulate(workload=chase(1048576), cluster="little", freq={"little": LITTLE_MAX, "big": 200_000}, offline=["big"])
+    off = hetlab.simulate(
+        workload=chase(1048576), cluster="little", freq={"little": LITTLE_MAX, "big": 200_000}, offline=["big"]
+    )
     fast = run_time(1048576, "little", LITTLE_MAX, BIG_MAX)
     assert abs(off.time_s / fast - 1) < 0.03
     assert off.cluster("big")["static_j"] == 0.0 and not off.cluster("big")["online"]
@@ -100,8 +104,11 @@ def test_lower_opp_uses_less_dynamic_energy_for_the_same_work():
 def test_dynamic_energy_integrates_cv2f_over_busy_time():
     # One A15 fully busy at 1 GHz (1.0 V): 310 uW/MHz/V^2 * 1 V^2 * 1000 MHz = 310 mW at full
     # activity; a compute-bound phase with an L1-resident working set never stalls.
-    r = hetlab.simulate(workload="cpu-bound:threads=1,instructions=500000000,cpi=1.0,working_set_bytes=4096",
-                        cluster="big", freq={"big": 1_000_000, "little": 200_000})
+    r = hetlab.simulate(
+        workload="cpu-bound:threads=1,instructions=500000000,cpi=1.0,working_set_bytes=4096",
+        cluster="big",
+        freq={"big": 1_000_000, "little": 200_000},
+    )
     busy_s = r.summary["threads"][0]["cpu_time_s"]
     assert busy_s == pytest.approx(0.5, rel=1e-3)
     # idle CPUs are clock-gated; kernel jitter adds a little activity on the others

@@ -9,11 +9,11 @@ import random
 import subprocess
 import sys
 
-import hetlab
 import pandas as pd
 import pytest
-from hetlab import _core, train
 
+import hetlab
+from hetlab import _core, train
 from test_train import _run_c, _vectors
 
 CHASE = "ccbench:size=1048576,pattern=random,iterations={}"
@@ -37,7 +37,9 @@ def pipeline(tmp_path_factory):
 
 def test_sweep_covers_every_opp_pair_pattern_size_and_cluster(pipeline):
     sweep, _, _, _ = pipeline
-    df = pd.read_parquet(sweep, columns=["config_id", "run_id", "big_khz", "little_khz", "pattern", "size_elements", "active_cluster"])
+    df = pd.read_parquet(
+        sweep, columns=["config_id", "run_id", "big_khz", "little_khz", "pattern", "size_elements", "active_cluster"]
+    )
     assert df.big_khz.nunique() == 19 and df.little_khz.nunique() == 13
     assert set(df.pattern) == {"random", "sequential", "stride-16"}
     # half and twice each cache size: L1 32 KB, A7 L2 512 KB, A15 L2 2 MB
@@ -74,8 +76,12 @@ def characterized_threshold_khz(sweep, model_dir):
     the t-test labels not significantly slower."""
     df = train.load_sweep(sweep)
     labels = train.label_configurations(df)
-    sel = labels[(labels.active_cluster == "little") & (labels.pattern == "random")
-                 & (labels.size_elements == 1048576) & (labels.little_khz == 1_400_000)]
+    sel = labels[
+        (labels.active_cluster == "little")
+        & (labels.pattern == "random")
+        & (labels.size_elements == 1048576)
+        & (labels.little_khz == 1_400_000)
+    ]
     ok = sel[sel.label == "decrease_frequency"].big_khz
     return int(ok.min())
 
@@ -106,14 +112,21 @@ def test_show_model_prints_thresholds_in_units(pipeline):
     assert "stall cycles per read request" in text and "bus accesses per cycle" in text
 
 
-@pytest.mark.parametrize("content,message", [
-    (b"", "empty"),
-    (b"not parquet at all", "Parquet"),
-])
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        (b"", "empty"),
+        (b"not parquet at all", "Parquet"),
+    ],
+)
 def test_train_rejects_bad_files_with_one_line(tmp_path, content, message):
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(content)
-    r = subprocess.run([sys.executable, "-m", "hetlab", "train", str(bad), "--out", str(tmp_path / "m")], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "hetlab", "train", str(bad), "--out", str(tmp_path / "m")],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode != 0
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("hetlab: error:"), r.stderr
@@ -125,7 +138,11 @@ def test_train_rejects_missing_columns(pipeline, tmp_path):
     df = pd.read_parquet(sweep).drop(columns=["si_rrq_hs_any_little"]).head(1000)
     bad = tmp_path / "cut.parquet"
     df.to_parquet(bad)
-    r = subprocess.run([sys.executable, "-m", "hetlab", "train", str(bad), "--out", str(tmp_path / "m")], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "hetlab", "train", str(bad), "--out", str(tmp_path / "m")],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode != 0 and "si_rrq_hs_any_little" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
@@ -134,20 +151,61 @@ def test_model_of_the_wrong_shape_is_refused(pipeline, tmp_path):
     wrong = dict(model, trees=[["medium", model["trees"][0][1]], model["trees"][1]])
     path = tmp_path / "wrong.json"
     path.write_text(json.dumps(wrong))
-    r = subprocess.run([sys.executable, "-m", "hetlab", "simulate", "--workload", CHASE.format(1000), "--governor", "anti-snoop",
-                        "--model", str(path)], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hetlab",
+            "simulate",
+            "--workload",
+            CHASE.format(1000),
+            "--governor",
+            "anti-snoop",
+            "--model",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode != 0 and "medium" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     path.write_text("[1, 2, 3]")
-    r = subprocess.run([sys.executable, "-m", "hetlab", "simulate", "--workload", CHASE.format(1000), "--governor", "anti-snoop",
-                        "--model", str(path)], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hetlab",
+            "simulate",
+            "--workload",
+            CHASE.format(1000),
+            "--governor",
+            "anti-snoop",
+            "--model",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode != 0 and "not a hetlab model" in r.stderr
 
 
 def test_active_opp_top_sweeps_only_the_idle_cluster_and_trains(tmp_path):
     # the paper's layout (docs/training.md): 19 + 13 idle OPPs per pattern/size instead of 19 x 13 pairs
     sweep = tmp_path / "top.parquet"
-    hetlab_cli("characterize", "--out", str(sweep), "--active-opp", "top", "--patterns", "random",
-               "--sizes", "4096,1048576", "--reps", "3", "--run-s", "0.02")
+    hetlab_cli(
+        "characterize",
+        "--out",
+        str(sweep),
+        "--active-opp",
+        "top",
+        "--patterns",
+        "random",
+        "--sizes",
+        "4096,1048576",
+        "--reps",
+        "3",
+        "--run-s",
+        "0.02",
+    )
     df = pd.read_parquet(sweep)
     little, big = df[df.active_cluster == "little"], df[df.active_cluster == "big"]
     assert set(little.little_khz) == {1_400_000} and little.big_khz.nunique() == 19
@@ -159,6 +217,19 @@ def test_active_opp_top_sweeps_only_the_idle_cluster_and_trains(tmp_path):
     assert labels["big"]["increase_frequency"] > 0 and labels["little"]["increase_frequency"] > 0
     # the same options give the same bytes
     again = tmp_path / "again.parquet"
-    hetlab_cli("characterize", "--out", str(again), "--active-opp", "top", "--patterns", "random",
-               "--sizes", "4096,1048576", "--reps", "3", "--run-s", "0.02")
+    hetlab_cli(
+        "characterize",
+        "--out",
+        str(again),
+        "--active-opp",
+        "top",
+        "--patterns",
+        "random",
+        "--sizes",
+        "4096,1048576",
+        "--reps",
+        "3",
+        "--run-s",
+        "0.02",
+    )
     assert pd.read_parquet(again).equals(df)

@@ -17,15 +17,32 @@ import pytest
 from hetlab import report, reproduce
 
 SMALL = [
-    "--benchmarks", "ccbench-1048576-random,ccbench-16384-sequential,gcc-g23,povray-train",
-    "--workload", "gcc-g23=ccbench:size=1048576,pattern=random,iterations=3000000",
-    "--workload", "povray-train=cpu-bound:threads=1,instructions=400000000",
-    "--reps", "2",
-    "--sweep-reps", "2", "--sweep-patterns", "random", "--sweep-sizes", "16384,1048576",
+    "--benchmarks",
+    "ccbench-1048576-random,ccbench-16384-sequential,gcc-g23,povray-train",
+    "--workload",
+    "gcc-g23=ccbench:size=1048576,pattern=random,iterations=3000000",
+    "--workload",
+    "povray-train=cpu-bound:threads=1,instructions=400000000",
+    "--reps",
+    "2",
+    "--sweep-reps",
+    "2",
+    "--sweep-patterns",
+    "random",
+    "--sweep-sizes",
+    "16384,1048576",
 ]
 CONFIGS = ["ondemand", "idle-min", "all-max", "anti-snoop", "anti-snoop-fig4"]
-LABELS = ["ccbench-1048576-random-L", "ccbench-16384-sequential-L", "ccbench-1048576-random-b",
-          "ccbench-16384-sequential-b", "gcc-g23-L", "gcc-g23-b", "povray-train-L", "povray-train-b"]
+LABELS = [
+    "ccbench-1048576-random-L",
+    "ccbench-16384-sequential-L",
+    "ccbench-1048576-random-b",
+    "ccbench-16384-sequential-b",
+    "gcc-g23-L",
+    "gcc-g23-b",
+    "povray-train-L",
+    "povray-train-b",
+]
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
@@ -87,7 +104,9 @@ def test_summary_agrees_with_runs(small):
         assert row.time_s_mean == pytest.approx(g.time_s.mean(), rel=1e-12)
         assert row.energy_j_std == pytest.approx(g.energy_j.std(ddof=1), rel=1e-9, abs=1e-15)
         assert row.speedup_mean == pytest.approx((b.time_s.to_numpy() / g.time_s.to_numpy()).mean(), rel=1e-12)
-        assert row.energy_saving_mean == pytest.approx((b.energy_j.to_numpy() / g.energy_j.to_numpy()).mean(), rel=1e-12)
+        assert row.energy_saving_mean == pytest.approx(
+            (b.energy_j.to_numpy() / g.energy_j.to_numpy()).mean(), rel=1e-12
+        )
         assert row.edp_ratio_mean == pytest.approx((b.edp_js.to_numpy() / g.edp_js.to_numpy()).mean(), rel=1e-12)
     od = summary[summary.config == "ondemand"]
     assert (od.speedup_mean == 1.0).all() and (od.speedup_std == 0.0).all()
@@ -124,11 +143,17 @@ def test_report_sets_claims_against_computed_numbers(small):
     grid = summary.xs("anti-snoop", level="config")
     grid = grid[grid.group == "ccbench"]
     mean = next(row for row in rows if row[0].startswith("ccbench grid: mean"))
-    assert mean[2].startswith(f"{grid.speedup_mean.mean():.2f}x") and mean[3] == ("yes" if grid.speedup_mean.mean() >= 1.2 else "no")
+    assert mean[2].startswith(f"{grid.speedup_mean.mean():.2f}x") and mean[3] == (
+        "yes" if grid.speedup_mean.mean() >= 1.2 else "no"
+    )
     worst = next(row for row in rows if row[0].startswith("ccbench grid: anti-snoop never"))
     assert f"{grid.speedup_mean.min():.3f}x" in worst[2]
     povray = next(row for row in rows if row[0].startswith("povray-train"))
-    assert povray[3] == ("yes" if (summary.loc[(["povray-train-L", "povray-train-b"], "anti-snoop"), "speedup_mean"] < 1.05).all() else "no")
+    assert povray[3] == (
+        "yes"
+        if (summary.loc[(["povray-train-L", "povray-train-b"], "anti-snoop"), "speedup_mean"] < 1.05).all()
+        else "no"
+    )
     for name in ("h264ref-train", "bbench", "speedometer2", "mplayer-1080p"):
         assert next(row for row in rows if row[0].startswith(name))[3] == "not run"
     # the same table is printed; held-out accuracy and provenance are in the report
@@ -153,22 +178,48 @@ def test_same_inputs_give_the_same_bytes_and_reuse_sweep_and_model(small, tmp_pa
         if name == "report.md":  # names the model's path, which differs
             continue
         assert (out / name).read_bytes() == (fresh / name).read_bytes(), name
-    rep = lambda p: (p / "report.md").read_text().replace(str(p), "OUT")
+
+    def rep(p):
+        return (p / "report.md").read_text().replace(str(p), "OUT")
+
     assert rep(out) == rep(fresh)
 
 
 def test_given_model_skips_the_sweep(small, tmp_path):
     out, _ = small
-    r = run("lctes2020", "--out", str(tmp_path / "o"), "--model", "lctes2020-fig4", "--benchmarks", "ccbench-1048576-random-L", "--reps", "2")
+    r = run(
+        "lctes2020",
+        "--out",
+        str(tmp_path / "o"),
+        "--model",
+        "lctes2020-fig4",
+        "--benchmarks",
+        "ccbench-1048576-random-L",
+        "--reps",
+        "2",
+    )
     assert r.returncode == 0, r.stderr
     assert not (tmp_path / "o" / "sweep.parquet").exists() and not (tmp_path / "o" / "model").exists()
     assert not (tmp_path / "o" / "fig6a_time.png").exists()
     assert "paper's Figure 4 trees" in (tmp_path / "o" / "report.md").read_text()
     runs = pd.read_csv(tmp_path / "o" / "runs.csv")
     assert len(runs) == 5 * 2 and set(runs.label) == {"ccbench-1048576-random-L"}
-    r = run("lctes2020", "--out", str(tmp_path / "p"), "--model", str(out / "model"), "--benchmarks", "ccbench-1048576-random-L", "--reps", "1")
+    r = run(
+        "lctes2020",
+        "--out",
+        str(tmp_path / "p"),
+        "--model",
+        str(out / "model"),
+        "--benchmarks",
+        "ccbench-1048576-random-L",
+        "--reps",
+        "1",
+    )
     assert r.returncode == 0, r.stderr
-    assert hashlib.sha256((out / "model" / "model.json").read_bytes()).hexdigest() in (tmp_path / "p" / "report.md").read_text()
+    assert (
+        hashlib.sha256((out / "model" / "model.json").read_bytes()).hexdigest()
+        in (tmp_path / "p" / "report.md").read_text()
+    )
 
 
 def test_platform_option_runs_the_experiment_on_that_platform(tmp_path):
@@ -182,8 +233,19 @@ def test_platform_option_runs_the_experiment_on_that_platform(tmp_path):
     speedups = {}
     for name, platform in (("builtin", "exynos5422"), ("variant", str(variant))):
         out = tmp_path / name
-        r = run("lctes2020", "--out", str(out), "--model", "lctes2020-fig4", "--benchmarks", "ccbench-1048576-random-L",
-                "--reps", "1", "--platform", platform)
+        r = run(
+            "lctes2020",
+            "--out",
+            str(out),
+            "--model",
+            "lctes2020-fig4",
+            "--benchmarks",
+            "ccbench-1048576-random-L",
+            "--reps",
+            "1",
+            "--platform",
+            platform,
+        )
         assert r.returncode == 0, r.stderr
         summary = pd.read_csv(out / "summary.csv").set_index("config")
         speedups[name] = summary.loc["all-max", "speedup_mean"]
@@ -200,7 +262,18 @@ def _bad_model(tmp_path: Path) -> str:
 BAD = [
     (lambda t: ["lctes2021", "--model", "lctes2020-fig4"], "unknown experiment 'lctes2021'"),
     (lambda t: ["lctes2020", "--model", "lctes2020-fig4", "--benchmarks", "gcc-g99"], "unknown benchmark 'gcc-g99'"),
-    (lambda t: ["lctes2020", "--model", "lctes2020-fig4", "--benchmarks", "gcc-g23", "--workload", "gcc-g23=nosuch-workload"], "nosuch-workload"),
+    (
+        lambda t: [
+            "lctes2020",
+            "--model",
+            "lctes2020-fig4",
+            "--benchmarks",
+            "gcc-g23",
+            "--workload",
+            "gcc-g23=nosuch-workload",
+        ],
+        "nosuch-workload",
+    ),
     (lambda t: ["lctes2020", "--model", _bad_model(t), "--benchmarks", "ccbench"], "bad-model.json"),
     (lambda t: ["lctes2020", "--model", str(t / "missing.json")], "missing.json"),
     (lambda t: ["lctes2020", "--model", "lctes2020-fig4", "--reps", "0"], "--reps must be at least 1"),
@@ -245,10 +318,20 @@ def _summary(rows):
     keys = ["time_s", "energy_j", "edp_js", "speedup", "energy_saving", "edp_ratio"]
     out = []
     for label, config, t, e, sd in rows:
-        r = {"benchmark": label.rsplit("-", 1)[0], "cluster": "little" if label.endswith("-L") else "big", "label": label,
-             "group": "spec", "config": config, "reps": 5, "completed": True,
-             "active_freq_mhz": 1400.0, "idle_freq_mhz": 200.0, "l2_mpki": 5.0, "governor_overhead_us_per_sample": 40.0,
-             "idle_cluster_energy_share": 0.4}
+        r = {
+            "benchmark": label.rsplit("-", 1)[0],
+            "cluster": "little" if label.endswith("-L") else "big",
+            "label": label,
+            "group": "spec",
+            "config": config,
+            "reps": 5,
+            "completed": True,
+            "active_freq_mhz": 1400.0,
+            "idle_freq_mhz": 200.0,
+            "l2_mpki": 5.0,
+            "governor_overhead_us_per_sample": 40.0,
+            "idle_cluster_energy_share": 0.4,
+        }
         for k in keys:
             r[f"{k}_mean"], r[f"{k}_std"] = 0.0, 0.0
         r.update(time_s_mean=t, time_s_std=sd, energy_j_mean=e, energy_j_std=sd)
@@ -262,10 +345,16 @@ def _summary(rows):
 
 def test_claims_are_judged_from_the_numbers():
     # bbench-L in order; bbench-b: anti-snoop slower than ondemand beyond the spread; speedups 1.2 and 0.8
-    rows = [("bbench-L", "ondemand", 12.0, 10.0, 0.01), ("bbench-L", "idle-min", 12.1, 9.0, 0.01),
-            ("bbench-L", "all-max", 9.0, 12.0, 0.01), ("bbench-L", "anti-snoop", 10.0, 9.5, 0.01),
-            ("bbench-b", "ondemand", 8.0, 10.0, 0.01), ("bbench-b", "idle-min", 8.0, 10.0, 0.01),
-            ("bbench-b", "all-max", 7.0, 9.0, 0.01), ("bbench-b", "anti-snoop", 10.0, 9.0, 0.01)]
+    rows = [
+        ("bbench-L", "ondemand", 12.0, 10.0, 0.01),
+        ("bbench-L", "idle-min", 12.1, 9.0, 0.01),
+        ("bbench-L", "all-max", 9.0, 12.0, 0.01),
+        ("bbench-L", "anti-snoop", 10.0, 9.5, 0.01),
+        ("bbench-b", "ondemand", 8.0, 10.0, 0.01),
+        ("bbench-b", "idle-min", 8.0, 10.0, 0.01),
+        ("bbench-b", "all-max", 7.0, 9.0, 0.01),
+        ("bbench-b", "anti-snoop", 10.0, 9.0, 0.01),
+    ]
     claims = report.evaluate_claims(reproduce.LCTES2020, _summary(rows), None)
     assert len(claims) == 13
     order = next(c for c in claims if "all-max fastest" in c.claim)
@@ -280,12 +369,20 @@ def test_claims_are_judged_from_the_numbers():
 
 def test_snoop_penalty_claims_compare_idle_min_with_all_max():
     # gcc-g23-L: idle-min 18 s vs all-max 10 s = +80%; bbench-L +100% breaks the bound, bbench-b +10% keeps it
-    rows = [("gcc-g23-L", "ondemand", 18.0, 10.0, 0.0), ("gcc-g23-L", "idle-min", 18.0, 10.0, 0.0),
-            ("gcc-g23-L", "all-max", 10.0, 12.0, 0.0), ("gcc-g23-L", "anti-snoop", 12.0, 8.0, 0.0),
-            ("bbench-L", "ondemand", 20.0, 10.0, 0.0), ("bbench-L", "idle-min", 20.0, 10.0, 0.0),
-            ("bbench-L", "all-max", 10.0, 8.0, 0.0), ("bbench-L", "anti-snoop", 12.0, 8.0, 0.0),
-            ("bbench-b", "ondemand", 11.0, 10.0, 0.0), ("bbench-b", "idle-min", 11.0, 10.0, 0.0),
-            ("bbench-b", "all-max", 10.0, 12.0, 0.0), ("bbench-b", "anti-snoop", 10.5, 9.0, 0.0)]
+    rows = [
+        ("gcc-g23-L", "ondemand", 18.0, 10.0, 0.0),
+        ("gcc-g23-L", "idle-min", 18.0, 10.0, 0.0),
+        ("gcc-g23-L", "all-max", 10.0, 12.0, 0.0),
+        ("gcc-g23-L", "anti-snoop", 12.0, 8.0, 0.0),
+        ("bbench-L", "ondemand", 20.0, 10.0, 0.0),
+        ("bbench-L", "idle-min", 20.0, 10.0, 0.0),
+        ("bbench-L", "all-max", 10.0, 8.0, 0.0),
+        ("bbench-L", "anti-snoop", 12.0, 8.0, 0.0),
+        ("bbench-b", "ondemand", 11.0, 10.0, 0.0),
+        ("bbench-b", "idle-min", 11.0, 10.0, 0.0),
+        ("bbench-b", "all-max", 10.0, 12.0, 0.0),
+        ("bbench-b", "anti-snoop", 10.5, 9.0, 0.0),
+    ]
     claims = report.evaluate_claims(reproduce.LCTES2020, _summary(rows), None)
     gcc = next(c for c in claims if c.claim.startswith("snoop penalty of gcc"))
     assert gcc.holds == "yes" and gcc.hetlab == "gcc-g23-L +80%"

@@ -32,11 +32,16 @@ import ftrace_text  # noqa: E402
 
 SIM_ARGS = [
     "simulate",
-    "--platform", "exynos5422",
-    "--workload", "ccbench:size=1048576,pattern=random,iterations=2000000",
-    "--cluster", "little",
-    "--governor", "ondemand",
-    "--seed", "1",
+    "--platform",
+    "exynos5422",
+    "--workload",
+    "ccbench:size=1048576,pattern=random,iterations=2000000",
+    "--cluster",
+    "little",
+    "--governor",
+    "ondemand",
+    "--seed",
+    "1",
     "--json",
 ]
 

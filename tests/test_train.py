@@ -33,26 +33,51 @@ def _rows(active, pattern, size, big_khz, little_khz, run_times, counters, run_i
     rows = []
     for rep, t in enumerate(run_times):
         for k in range(periods):
-            rows.append({
-                "backend": "sim", "platform": "exynos5422", "platform_sha256": "ab" * 32,
-                "run_id": run_id0 + rep, "config_id": config_id, "active_cluster": active, "idle_cluster": idle,
-                "big_khz": big_khz, "little_khz": little_khz, "pattern": pattern, "size_elements": size,
-                "iterations": 100000, "rep": rep, "seed": 1000 + rep, "run_time_s": float(t),
-                "period_index": k, "t_end_s": (k + 1) * 0.05, "period_s": 0.05, "cci_cycles": 20_000_000,
-                **counters(rep, k),
-            })
+            rows.append(
+                {
+                    "backend": "sim",
+                    "platform": "exynos5422",
+                    "platform_sha256": "ab" * 32,
+                    "run_id": run_id0 + rep,
+                    "config_id": config_id,
+                    "active_cluster": active,
+                    "idle_cluster": idle,
+                    "big_khz": big_khz,
+                    "little_khz": little_khz,
+                    "pattern": pattern,
+                    "size_elements": size,
+                    "iterations": 100000,
+                    "rep": rep,
+                    "seed": 1000 + rep,
+                    "run_time_s": float(t),
+                    "period_index": k,
+                    "t_end_s": (k + 1) * 0.05,
+                    "period_s": 0.05,
+                    "cci_cycles": 20_000_000,
+                    **counters(rep, k),
+                }
+            )
     return rows
 
 
 def _quiet_counters(rep, period):
-    return {"si_rrq_hs_any_little": 1000, "si_rrq_stall_tt_full_little": 10, "si_rrq_hs_any_big": 1000,
-            "si_rrq_stall_tt_full_big": 10, "cpu_cycles": 10_000_000, "inst_retired": 5_000_000,
-            "bus_access": 10_000, "l2d_cache_refill": 1000}
+    return {
+        "si_rrq_hs_any_little": 1000,
+        "si_rrq_stall_tt_full_little": 10,
+        "si_rrq_hs_any_big": 1000,
+        "si_rrq_stall_tt_full_big": 10,
+        "cpu_cycles": 10_000_000,
+        "inst_retired": 5_000_000,
+        "bus_access": 10_000,
+        "l2d_cache_refill": 1000,
+    }
 
 
 def _frame(rows):
     df = pd.DataFrame(rows)
-    df["cci_congestion_little"] = df.si_rrq_stall_tt_full_little / df.si_rrq_hs_any_little.where(df.si_rrq_hs_any_little > 0)
+    df["cci_congestion_little"] = df.si_rrq_stall_tt_full_little / df.si_rrq_hs_any_little.where(
+        df.si_rrq_hs_any_little > 0
+    )
     df["cci_congestion_big"] = df.si_rrq_stall_tt_full_big / df.si_rrq_hs_any_big.where(df.si_rrq_hs_any_big > 0)
     df["memory_access"] = df.bus_access / df.cpu_cycles
     return df.fillna({"cci_congestion_little": 0.0, "cci_congestion_big": 0.0})
@@ -80,15 +105,24 @@ def synthetic_sweep(seed=7, reps=3, periods=4, slowdown=True):
 
                         def counters(rep, k, congested=congested, heavy=heavy, active=active):
                             reads = int(rng.integers(900_000, 1_100_000))
-                            stall = int(reads * rng.uniform(0.25, 0.35) if congested else reads * rng.uniform(0.005, 0.02))
+                            stall = int(
+                                reads * rng.uniform(0.25, 0.35) if congested else reads * rng.uniform(0.005, 0.02)
+                            )
                             cycles = int(rng.integers(90_000_000, 110_000_000))
-                            bus = int(cycles * rng.uniform(0.015, 0.025) if heavy else cycles * rng.uniform(0.0005, 0.002))
+                            bus = int(
+                                cycles * rng.uniform(0.015, 0.025) if heavy else cycles * rng.uniform(0.0005, 0.002)
+                            )
                             idle = "big" if active == "little" else "little"
-                            return {f"si_rrq_hs_any_{active}": reads, f"si_rrq_stall_tt_full_{active}": stall,
-                                    f"si_rrq_hs_any_{idle}": int(rng.integers(0, 50)),
-                                    f"si_rrq_stall_tt_full_{idle}": int(rng.integers(0, 5)),
-                                    "cpu_cycles": cycles, "inst_retired": cycles // 3, "bus_access": bus,
-                                    "l2d_cache_refill": bus // 2}
+                            return {
+                                f"si_rrq_hs_any_{active}": reads,
+                                f"si_rrq_stall_tt_full_{active}": stall,
+                                f"si_rrq_hs_any_{idle}": int(rng.integers(0, 50)),
+                                f"si_rrq_stall_tt_full_{idle}": int(rng.integers(0, 5)),
+                                "cpu_cycles": cycles,
+                                "inst_retired": cycles // 3,
+                                "bus_access": bus,
+                                "l2d_cache_refill": bus // 2,
+                            }
 
                         rows += _rows(active, pattern, size, big_khz, little_khz, times, counters, run_id, periods)
                         run_id += reps
@@ -121,11 +155,11 @@ def _hand_sweep():
     top = (2000000, 1400000)
     rows, run_id = [], 0
     cases = [
-        ("random", top, [1.0, 1.1, 0.9]),             # reference of the random group
+        ("random", top, [1.0, 1.1, 0.9]),  # reference of the random group
         ("random", (200000, 1400000), [2.0, 2.1, 1.9]),  # slower: t = 1 / (0.1 * sqrt(2/3)) = 12.25
         ("random", (800000, 1400000), [1.0, 1.05, 0.95]),  # same mean: t = 0, p = 1
-        ("random", (1400000, 1400000), [0.5, 0.6, 0.4]),   # significantly faster
-        ("sequential", top, [1.0, 1.0, 1.0]),         # reference without variance
+        ("random", (1400000, 1400000), [0.5, 0.6, 0.4]),  # significantly faster
+        ("sequential", top, [1.0, 1.0, 1.0]),  # reference without variance
         ("sequential", (200000, 1400000), [1.0, 1.0, 1.0]),  # identical samples: p = 1
         ("sequential", (800000, 1400000), [2.0, 2.0, 2.0]),  # constant but different: p = 0
     ]
@@ -147,17 +181,17 @@ def test_t_test_labels_by_hand_under_both_rules():
     assert sig.loc["little-sequential-4096-200000-1400000", "p_value"] == 1.0
     assert sig.loc["little-sequential-4096-800000-1400000", "p_value"] == 0.0
     expected = {  # config: (significant, paper-literal)
-        "little-random-4096-2000000-1400000": ("decrease", "decrease"),   # reference
-        "little-random-4096-200000-1400000": ("increase", "decrease"),    # p < 0.05, slower
-        "little-random-4096-800000-1400000": ("decrease", "increase"),    # p > 0.05
-        "little-random-4096-1400000-1400000": ("decrease", "decrease"),   # p < 0.05 but faster
+        "little-random-4096-2000000-1400000": ("decrease", "decrease"),  # reference
+        "little-random-4096-200000-1400000": ("increase", "decrease"),  # p < 0.05, slower
+        "little-random-4096-800000-1400000": ("decrease", "increase"),  # p > 0.05
+        "little-random-4096-1400000-1400000": ("decrease", "decrease"),  # p < 0.05 but faster
         "little-sequential-4096-2000000-1400000": ("decrease", "decrease"),
         "little-sequential-4096-200000-1400000": ("decrease", "increase"),
         "little-sequential-4096-800000-1400000": ("increase", "decrease"),
     }
-    for cid, (s, l) in expected.items():
-        assert sig.loc[cid, "label"] == f"{s}_frequency", cid
-        assert lit.loc[cid, "label"] == f"{l}_frequency", cid
+    for cid, (significant, literal) in expected.items():
+        assert sig.loc[cid, "label"] == f"{significant}_frequency", cid
+        assert lit.loc[cid, "label"] == f"{literal}_frequency", cid
     assert (sig.reference_config_id.str.endswith("-2000000-1400000")).all()
     assert sig.loc["little-random-4096-200000-1400000", "n_runs"] == 3  # runs, not period rows
 
@@ -167,8 +201,11 @@ def test_synthetic_labels_follow_the_slow_region(trained):
     labels = result.labels.set_index("config_id")
     assert len(labels) == 96
     for cid, row in labels.iterrows():
-        slow = row.pattern == "random" and row.size_elements == 1048576 and (
-            row.big_khz if row.active_cluster == "little" else row.little_khz) < SLOW_BELOW_KHZ
+        slow = (
+            row.pattern == "random"
+            and row.size_elements == 1048576
+            and (row.big_khz if row.active_cluster == "little" else row.little_khz) < SLOW_BELOW_KHZ
+        )
         assert row.label == (train.INCREASE if slow else train.DECREASE), cid
     literal = train.label_configurations(df, "paper-literal").set_index("config_id")
     is_ref = literal.index == literal.reference_config_id
@@ -243,8 +280,17 @@ def test_a_tree_that_only_saw_one_class_is_a_single_leaf_with_both_counts(tmp_pa
     model = train.model_json(result, train.sweep_metadata(df))
     for cluster, tree in model["trees"]:
         assert tree["classes"] == train.CLASSES
-        assert tree["nodes"] == [{"feature": None, "threshold": 0.0, "left": None, "right": None,
-                                  "value": [48 * 3 * 2, 0], "entropy": 0.0, "samples": 48 * 3 * 2}]
+        assert tree["nodes"] == [
+            {
+                "feature": None,
+                "threshold": 0.0,
+                "left": None,
+                "right": None,
+                "value": [48 * 3 * 2, 0],
+                "entropy": 0.0,
+                "samples": 48 * 3 * 2,
+            }
+        ]
         assert train.predict(model, cluster, [[(5, 1), (1, 1)]]) == [False]
     header = model_export.c_header(model)
     assert "return 0;" in header and "hetlab_fixed_ratio(cci" not in header
@@ -291,8 +337,19 @@ def test_model_files_round_trip_and_are_byte_identical(sweep_path, tmp_path):
 
 
 def test_model_h_refuses_float_models():
-    fig4 = {"name": "f", "trees": [["big", {"features": train.FEATURES, "classes": train.CLASSES,
-                                            "nodes": [{"feature": None, "value": [1, 0], "entropy": 0.0, "samples": 1}]}]]}
+    fig4 = {
+        "name": "f",
+        "trees": [
+            [
+                "big",
+                {
+                    "features": train.FEATURES,
+                    "classes": train.CLASSES,
+                    "nodes": [{"feature": None, "value": [1, 0], "entropy": 0.0, "samples": 1}],
+                },
+            ]
+        ],
+    }
     with pytest.raises(HetlabError, match="fixed_point_shift"):
         model_export.c_header(fig4)
 
@@ -309,34 +366,56 @@ def test_read_model_errors(tmp_path):
 
 
 def _node(feature, threshold, left, right, value):
-    return {"feature": feature, "threshold": threshold, "left": left, "right": right,
-            "value": value, "entropy": 0.5, "samples": sum(value)}
+    return {
+        "feature": feature,
+        "threshold": threshold,
+        "left": left,
+        "right": right,
+        "value": value,
+        "entropy": 0.5,
+        "samples": sum(value),
+    }
 
 
 def _leaf(value):
-    return {"feature": None, "threshold": 0.0, "left": None, "right": None, "value": value,
-            "entropy": 0.5, "samples": sum(value)}
+    return {
+        "feature": None,
+        "threshold": 0.0,
+        "left": None,
+        "right": None,
+        "value": value,
+        "entropy": 0.5,
+        "samples": sum(value),
+    }
 
 
 def _hand_tree(shift):
     """Figure 4a's thresholds (arbitrary decimals, not on the grid), one large threshold and a
     tie leaf (ties go to decrease)."""
-    return {"features": train.FEATURES, "classes": train.CLASSES, "fixed_point_shift": shift, "nodes": [
-        _node(0, 0.01074, 1, 4, [1365, 630]),
-        _node(1, 4e-05, 2, 3, [1249, 181]),
-        _leaf([174, 2]),
-        _node(0, 3.75, 5, 6, [1075, 179]),
-        _node(1, 0.00822, 7, 8, [116, 449]),
-        _leaf([5, 5]),
-        _leaf([1, 170]),
-        _leaf([100, 83]),
-        _leaf([16, 366]),
-    ]}
+    return {
+        "features": train.FEATURES,
+        "classes": train.CLASSES,
+        "fixed_point_shift": shift,
+        "nodes": [
+            _node(0, 0.01074, 1, 4, [1365, 630]),
+            _node(1, 4e-05, 2, 3, [1249, 181]),
+            _leaf([174, 2]),
+            _node(0, 3.75, 5, 6, [1075, 179]),
+            _node(1, 0.00822, 7, 8, [116, 449]),
+            _leaf([5, 5]),
+            _leaf([1, 170]),
+            _leaf([100, 83]),
+            _leaf([16, 366]),
+        ],
+    }
 
 
 def _thresholds(tree):
-    return [(n["feature"], train.fixed_threshold(n["threshold"], tree["fixed_point_shift"]))
-            for n in tree["nodes"] if n["feature"] is not None]
+    return [
+        (n["feature"], train.fixed_threshold(n["threshold"], tree["fixed_point_shift"]))
+        for n in tree["nodes"]
+        if n["feature"] is not None
+    ]
 
 
 def _pairs_near(q_thr, shift, rnd):
@@ -379,8 +458,23 @@ def _vectors(tree, rnd, n_random=4000):
 
 def _run_c(header_dir, function, vecs, tmp_path):
     exe = tmp_path / f"harness_{function}"
-    subprocess.run([_cc(), "-std=c99", "-Wall", "-Werror", "-O2", f"-I{header_dir}", f"-DHETLAB_TREE_FN={function}",
-                    str(HARNESS / "harness.c"), "-o", str(exe)], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            _cc(),
+            "-std=c99",
+            "-Wall",
+            "-Werror",
+            "-O2",
+            f"-I{header_dir}",
+            f"-DHETLAB_TREE_FN={function}",
+            str(HARNESS / "harness.c"),
+            "-o",
+            str(exe),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     stdin = "".join(f"{a} {b} {c} {d}\n" for (a, b), (c, d) in vecs)
     out = subprocess.run([str(exe)], input=stdin, check=True, capture_output=True, text=True).stdout.split()
     return [x == "1" for x in out]
@@ -444,8 +538,19 @@ def test_header_builds_freestanding_without_helper_calls(tmp_path):
     assert "/" not in code and "%" not in code  # no division: shift-and-subtract only
     assert "#include <stdint.h>" in header and "#ifndef HETLAB_MODEL_H" in header
     for cluster in ("big", "little"):
-        flags = ["-std=c99", "-pedantic", "-ffreestanding", "-Wall", "-Wextra", "-Werror", "-O2", "-c", f"-I{tmp_path}",
-                 f"-DHETLAB_TREE_FN=hetlab_{cluster}_increase", str(HARNESS / "freestanding.c")]
+        flags = [
+            "-std=c99",
+            "-pedantic",
+            "-ffreestanding",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-O2",
+            "-c",
+            f"-I{tmp_path}",
+            f"-DHETLAB_TREE_FN=hetlab_{cluster}_increase",
+            str(HARNESS / "freestanding.c"),
+        ]
         obj = tmp_path / f"{cluster}.o"
         # 32-bit where the compiler can: 64-bit division there would need a libgcc helper
         built = subprocess.run([_cc(), "-m32", *flags, "-o", str(obj)], capture_output=True, text=True)
@@ -472,8 +577,10 @@ def test_bad_sweeps_are_hetlab_errors(tmp_path):
     good = _hand_sweep()
     _one_line_error(tmp_path / "missing.parquet", "no such file")
     _one_line_error(write(good.iloc[:0], tmp_path, "empty.parquet"), "no rows")
-    msg = _one_line_error(write(good.drop(columns=["run_time_s", "bus_access"]), tmp_path, "cols.parquet"),
-                          "missing columns run_time_s, bus_access")
+    msg = _one_line_error(
+        write(good.drop(columns=["run_time_s", "bus_access"]), tmp_path, "cols.parquet"),
+        "missing columns run_time_s, bus_access",
+    )
     assert "hetlab characterize" in msg
     _one_line_error(write(good.drop(columns=["si_rrq_hs_any_big"]), tmp_path, "port.parquet"), "si_rrq_hs_any_big")
     (tmp_path / "text.parquet").write_text("backend,platform\nsim,exynos5422\n")

@@ -4,8 +4,9 @@ threading behaviour its file claims -- checks that come out of the model, not ou
 
 from pathlib import Path
 
-import hetlab
 import pytest
+
+import hetlab
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "workloads"
 PROFILES = [

@@ -53,7 +53,7 @@ def frequency_pairs(opps: dict[str, list[int]], active: str, active_opp: str) ->
     chosen = dict(opps)
     if active_opp == "top":
         chosen[active] = [max(opps[active])]
-    return [(b, l) for b in chosen["big"] for l in chosen["little"]]
+    return [(big, little) for big in chosen["big"] for little in chosen["little"]]
 
 
 def default_sizes(platform: dict) -> tuple[int, ...]:
@@ -176,8 +176,9 @@ def characterize(
     clusters = [c["name"] for c in summary["clusters"]]
     if len(clusters) != 2:
         raise HetlabError(f"the sweep needs a platform with two clusters; {summary['name']} has {len(clusters)}")
-    params = SweepParams(platform, backend, tuple(patterns), tuple(sizes or default_sizes(summary)), reps, run_s, seed,
-                         active_opp)
+    params = SweepParams(
+        platform, backend, tuple(patterns), tuple(sizes or default_sizes(summary)), reps, run_s, seed, active_opp
+    )
     out_path = Path(out)
     if not out_path.parent.is_dir():
         raise HetlabError(f"cannot write '{out}': directory '{out_path.parent}' does not exist")
@@ -186,7 +187,10 @@ def characterize(
     plan = {**asdict(params), "platform_sha256": sha}
     if partial.exists():
         if not plan_file.exists() or json.loads(plan_file.read_text()) != json.loads(json.dumps(plan)):
-            raise HetlabError(f"'{partial}' holds an interrupted sweep with other parameters; delete it or rerun with the same options")
+            raise HetlabError(
+                f"'{partial}' holds an interrupted sweep with other parameters; "
+                "delete it or rerun with the same options"
+            )
     else:
         partial.mkdir()
         plan_file.write_text(json.dumps(plan, indent=2))
@@ -212,7 +216,22 @@ def characterize(
                 for rep in range(reps):
                     run_id = first_run + k * reps + rep
                     freq = {"big": big_khz, "little": little_khz}
-                    jobs.append(pool.submit(_run_columns, params, sha, run_id, active, idle, pattern, size, iterations, rep, freq, clusters))
+                    jobs.append(
+                        pool.submit(
+                            _run_columns,
+                            params,
+                            sha,
+                            run_id,
+                            active,
+                            idle,
+                            pattern,
+                            size,
+                            iterations,
+                            rep,
+                            freq,
+                            clusters,
+                        )
+                    )
             runs = []
             for job in jobs:
                 runs.append(job.result())

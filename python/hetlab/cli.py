@@ -101,11 +101,14 @@ def _format_run(r: api.SimResult) -> str:
         + "  ".join(f"{c['name']} {j:.4f}" for c, j in zip(s["clusters"], e["clusters_j"]))
         + f"  dram {e['dram_j']:.4f}  board {e['board_j']:.4f}",
         "",
-        f"{'cluster':8} {'governor':12} {'avg MHz':>8} {'dyn J':>8} {'static J':>8} {'peak C':>7}  residency (MHz: % of time)",
+        f"{'cluster':8} {'governor':12} {'avg MHz':>8} {'dyn J':>8} {'static J':>8} {'peak C':>7}"
+        "  residency (MHz: % of time)",
     ]
     for c in s["clusters"]:
         total = sum(sec for _, sec in c["residency"]) or 1.0
-        res = "  ".join(f"{khz // 1000}:{100 * sec / total:.0f}%" for khz, sec in c["residency"] if sec / total >= 0.005)
+        res = "  ".join(
+            f"{khz // 1000}:{100 * sec / total:.0f}%" for khz, sec in c["residency"] if sec / total >= 0.005
+        )
         lines.append(
             f"{c['name']:8} {c['governor']:12} {c['avg_freq_khz'] / 1000:8.0f} {c['dynamic_j']:8.4f} "
             f"{c['static_j']:8.4f} {c['peak_temp_c']:7.1f}  {res}"
@@ -113,13 +116,19 @@ def _format_run(r: api.SimResult) -> str:
     lines += ["", f"{'PMC totals':10} {'cpu_cycles':>14} {'inst_retired':>14} {'l2d_refill':>12} {'bus_access':>12}"]
     for c in s["clusters"]:
         cpus = [p for p in s["cpus"] if p["cluster"] == c["name"]]
-        tot = {k: sum(p["pmu"][k] for p in cpus) for k in ("cpu_cycles", "inst_retired", "l2d_cache_refill", "bus_access")}
+        tot = {
+            k: sum(p["pmu"][k] for p in cpus) for k in ("cpu_cycles", "inst_retired", "l2d_cache_refill", "bus_access")
+        }
         lines.append(
-            f"{c['name']:10} {tot['cpu_cycles']:14d} {tot['inst_retired']:14d} {tot['l2d_cache_refill']:12d} {tot['bus_access']:12d}"
+            f"{c['name']:10} {tot['cpu_cycles']:14d} {tot['inst_retired']:14d}"
+            f" {tot['l2d_cache_refill']:12d} {tot['bus_access']:12d}"
         )
     lines += ["", f"{'CCI port':10} {'si_rrq_hs_any':>14} {'stall_tt_full':>14} {'congestion':>11}"]
     for p in s["cci_ports"]:
-        lines.append(f"S{p['port']} {p['cluster']:7} {p['si_rrq_hs_any']:14d} {p['si_rrq_stall_tt_full']:14d} {p['cci_congestion']:11.5f}")
+        lines.append(
+            f"S{p['port']} {p['cluster']:7} {p['si_rrq_hs_any']:14d} {p['si_rrq_stall_tt_full']:14d}"
+            f" {p['cci_congestion']:11.5f}"
+        )
     return "\n".join(lines)
 
 
@@ -241,12 +250,33 @@ def _characterize_linux(args: argparse.Namespace) -> int:
         raise CliError(f"cannot write '{args.out}': directory '{out.parent}' does not exist")
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
         csv = Path(tmp) / "sweep.csv"
-        argv = ["characterize", "--out", str(csv), "--platform", args.platform, "--reps", str(args.reps),
-                "--run-s", str(args.run_s), "--seed", str(args.seed), "--active-opp", args.active_opp]
-        for flag, value in (("--patterns", args.patterns), ("--sizes", args.sizes), ("--period-us", args.period_us),
-                            ("--big-khz", args.big_khz), ("--little-khz", args.little_khz), ("--chase-cpu", args.chase_cpu),
-                            ("--pmu", args.pmu), ("--sysfs-root", args.sysfs_root), ("--procfs-root", args.procfs_root),
-                            ("--run-dir", args.run_dir)):
+        argv = [
+            "characterize",
+            "--out",
+            str(csv),
+            "--platform",
+            args.platform,
+            "--reps",
+            str(args.reps),
+            "--run-s",
+            str(args.run_s),
+            "--seed",
+            str(args.seed),
+            "--active-opp",
+            args.active_opp,
+        ]
+        for flag, value in (
+            ("--patterns", args.patterns),
+            ("--sizes", args.sizes),
+            ("--period-us", args.period_us),
+            ("--big-khz", args.big_khz),
+            ("--little-khz", args.little_khz),
+            ("--chase-cpu", args.chase_cpu),
+            ("--pmu", args.pmu),
+            ("--sysfs-root", args.sysfs_root),
+            ("--procfs-root", args.procfs_root),
+            ("--run-dir", args.run_dir),
+        ):
             if value is not None:
                 argv += [flag, str(value)]
         if args.allow_missing_counters:
@@ -264,10 +294,15 @@ def cmd_characterize(args: argparse.Namespace) -> int:
 
     if args.backend == "linux":
         return _characterize_linux(args)
-    board_only = [f for f in ("period_us", "big_khz", "little_khz", "chase_cpu", "pmu", "sysfs_root", "procfs_root", "run_dir")
-                  if getattr(args, f) is not None]
+    board_only = [
+        f
+        for f in ("period_us", "big_khz", "little_khz", "chase_cpu", "pmu", "sysfs_root", "procfs_root", "run_dir")
+        if getattr(args, f) is not None
+    ]
     if board_only or args.allow_missing_counters:
-        raise CliError("--" + (board_only or ["allow_missing_counters"])[0].replace("_", "-") + " belongs to --backend linux")
+        raise CliError(
+            "--" + (board_only or ["allow_missing_counters"])[0].replace("_", "-") + " belongs to --backend linux"
+        )
 
     patterns = tuple(p for p in args.patterns.split(",") if p) if args.patterns else PATTERNS
     sizes = None
@@ -324,26 +359,72 @@ def cmd_show_model(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hetlab", description=MAIN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="hetlab", description=MAIN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    sim = sub.add_parser("simulate", help="simulate a workload", description=SIMULATE_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sim.add_argument("--platform", default="exynos5422", help="built-in platform name or platform .toml (default: exynos5422)")
-    sim.add_argument("--workload", default="ccbench:size=1048576,pattern=random", help="workload spec, name or .toml (see above)")
+    sim = sub.add_parser(
+        "simulate",
+        help="simulate a workload",
+        description=SIMULATE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sim.add_argument(
+        "--platform", default="exynos5422", help="built-in platform name or platform .toml (default: exynos5422)"
+    )
+    sim.add_argument(
+        "--workload", default="ccbench:size=1048576,pattern=random", help="workload spec, name or .toml (see above)"
+    )
     sim.add_argument("--cluster", help="run every task on this cluster only (little or big), like taskset")
-    sim.add_argument("--governor", default="ondemand", help="governor for every cluster, or all-max / idle-min (default: ondemand; list: hetlab governors)")
-    sim.add_argument("--tunable", action="append", metavar="NAME=VALUE", help="governor tunable with its sysfs name, e.g. up_threshold=80 (repeatable)")
-    sim.add_argument("--freq", metavar="CLUSTER=KHZ,...", help="fix clusters' frequencies in kHz (userspace governor), e.g. little=1400000,big=200000")
-    sim.add_argument("--offline", metavar="CLUSTER,...", help="hotplug these clusters' CPUs off: powered down, CCI port disabled, never snooped")
-    sim.add_argument("--scheduler", default="pinned", choices=["pinned", "smp"], help="task placement (default: pinned)")
-    sim.add_argument("--cpuidle", default="wfi", choices=["wfi", "cluster-off"], help="idle states: wfi (default: idle clusters stay powered and are snooped, as on the seed paper's board) or cluster-off (cpuidle powers idle clusters down)")
+    sim.add_argument(
+        "--governor",
+        default="ondemand",
+        help="governor for every cluster, or all-max / idle-min (default: ondemand; list: hetlab governors)",
+    )
+    sim.add_argument(
+        "--tunable",
+        action="append",
+        metavar="NAME=VALUE",
+        help="governor tunable with its sysfs name, e.g. up_threshold=80 (repeatable)",
+    )
+    sim.add_argument(
+        "--freq",
+        metavar="CLUSTER=KHZ,...",
+        help="fix clusters' frequencies in kHz (userspace governor), e.g. little=1400000,big=200000",
+    )
+    sim.add_argument(
+        "--offline",
+        metavar="CLUSTER,...",
+        help="hotplug these clusters' CPUs off: powered down, CCI port disabled, never snooped",
+    )
+    sim.add_argument(
+        "--scheduler", default="pinned", choices=["pinned", "smp"], help="task placement (default: pinned)"
+    )
+    sim.add_argument(
+        "--cpuidle",
+        default="wfi",
+        choices=["wfi", "cluster-off"],
+        help="idle states: wfi (default: idle clusters stay powered and are snooped, as on the seed paper's board)"
+        " or cluster-off (cpuidle powers idle clusters down)",
+    )
     sim.add_argument("--model", help="anti-snoop model: lctes2020-fig4 (default) or a trained model.json")
-    sim.add_argument("--seed", type=int, default=1, help="random seed; the same seed gives byte-identical results (default: 1)")
-    sim.add_argument("--reps", type=int, default=1, help="repetitions with seeds seed, seed+1, ... run in parallel (default: 1)")
-    sim.add_argument("--time-limit", type=float, default=3600.0, metavar="S", help="stop after S simulated seconds (default: 3600)")
+    sim.add_argument(
+        "--seed", type=int, default=1, help="random seed; the same seed gives byte-identical results (default: 1)"
+    )
+    sim.add_argument(
+        "--reps", type=int, default=1, help="repetitions with seeds seed, seed+1, ... run in parallel (default: 1)"
+    )
+    sim.add_argument(
+        "--time-limit", type=float, default=3600.0, metavar="S", help="stop after S simulated seconds (default: 3600)"
+    )
     sim.add_argument("--json", action="store_true", help="print the JSON summary (with --reps: all runs plus mean/std)")
-    sim.add_argument("--trace", metavar="FILE", help="write an ftrace text trace (opens in Perfetto UI and LISA) of the first run")
-    sim.add_argument("--series", metavar="FILE", help="write the per-sample time series of the first run as CSV (pandas.read_csv)")
+    sim.add_argument(
+        "--trace", metavar="FILE", help="write an ftrace text trace (opens in Perfetto UI and LISA) of the first run"
+    )
+    sim.add_argument(
+        "--series", metavar="FILE", help="write the per-sample time series of the first run as CSV (pandas.read_csv)"
+    )
     sim.set_defaults(func=cmd_simulate)
 
     ch = sub.add_parser(
@@ -355,33 +436,57 @@ def build_parser() -> argparse.ArgumentParser:
         "OUT.partial/.",
     )
     ch.add_argument("--platform", default="exynos5422", help="built-in platform name or platform .toml")
-    ch.add_argument("--backend", default="sim", choices=["sim", "linux"], help="sim (default): the simulator; linux: this board (root; cpufreq sysfs and perf_event_open)")
+    ch.add_argument(
+        "--backend",
+        default="sim",
+        choices=["sim", "linux"],
+        help="sim (default): the simulator; linux: this board (root; cpufreq sysfs and perf_event_open)",
+    )
     ch.add_argument("--out", required=True, help="output Parquet file")
     ch.add_argument("--reps", type=int, default=5, help="repetitions per configuration (default: 5)")
     ch.add_argument("--patterns", help="comma-separated subset of random,sequential,stride-16 (default: all)")
-    ch.add_argument("--sizes", help="comma-separated array sizes in 4-byte elements (default: half and twice each cache size)")
+    ch.add_argument(
+        "--sizes", help="comma-separated array sizes in 4-byte elements (default: half and twice each cache size)"
+    )
     ch.add_argument("--run-s", type=float, default=0.08, help="run length at the top OPPs, simulated s (default: 0.08)")
     ch.add_argument("--seed", type=int, default=1, help="base seed; run i uses seed+i (default: 1)")
-    ch.add_argument("--active-opp", choices=["all", "top"], default="all",
-                    help="all (default): every pair of cluster OPPs; top: the active cluster at its top OPP and only the "
-                    "idle cluster swept, the layout the paper's Figure 4 sample counts imply (2,400 runs instead of "
-                    "37,050 with the default sizes and repetitions)")
+    ch.add_argument(
+        "--active-opp",
+        choices=["all", "top"],
+        default="all",
+        help="all (default): every pair of cluster OPPs; top: the active cluster at its top OPP and only the "
+        "idle cluster swept, the layout the paper's Figure 4 sample counts imply (2,400 runs instead of "
+        "37,050 with the default sizes and repetitions)",
+    )
     ch.add_argument("--jobs", type=int, help="parallel runs (default: number of CPUs)")
     board = ch.add_argument_group("--backend linux only")
     board.add_argument("--period-us", type=int, help="counter sampling period, µs (default: ondemand's sampling rate)")
     board.add_argument("--big-khz", help="comma-separated big-cluster frequencies to sweep (default: all)")
     board.add_argument("--little-khz", help="comma-separated LITTLE-cluster frequencies to sweep (default: all)")
     board.add_argument("--chase-cpu", help="CPU to pin the chase to per cluster, e.g. little=0,big=4")
-    board.add_argument("--pmu", choices=["hardware", "software"], help="hardware PMUs (default) or software stand-ins (testing only)")
+    board.add_argument(
+        "--pmu", choices=["hardware", "software"], help="hardware PMUs (default) or software stand-ins (testing only)"
+    )
     board.add_argument("--sysfs-root", help="root of the sysfs tree (default /sys)")
     board.add_argument("--procfs-root", help="root of the procfs tree (default /proc)")
     board.add_argument("--run-dir", help="where the lock and saved-state files live (default /run)")
-    board.add_argument("--allow-missing-counters", action="store_true", help="record zeros for counters the board lacks (e.g. no CCI PMU in the DT)")
+    board.add_argument(
+        "--allow-missing-counters",
+        action="store_true",
+        help="record zeros for counters the board lacks (e.g. no CCI PMU in the DT)",
+    )
     ch.set_defaults(func=cmd_characterize)
 
-    for name, what in (("chase", "native pointer-chase microbenchmark on this machine (ns and cycles per access)"),
-                       ("govern", "run a governor as a daemon on this board (cpufreq sysfs + perf_event_open); restores on exit")):
-        p = sub.add_parser(name, add_help=False, help=what, description=f"{what}. Same options as `hetlabd {name}`; `hetlab {name} --help` lists them.")
+    for name, what in (
+        ("chase", "native pointer-chase microbenchmark on this machine (ns and cycles per access)"),
+        ("govern", "run a governor as a daemon on this board (cpufreq sysfs + perf_event_open); restores on exit"),
+    ):
+        p = sub.add_parser(
+            name,
+            add_help=False,
+            help=what,
+            description=f"{what}. Same options as `hetlabd {name}`; `hetlab {name} --help` lists them.",
+        )
         p.add_argument("args", nargs=argparse.REMAINDER)
         p.set_defaults(func=cmd_board)
 
@@ -395,12 +500,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tr.add_argument("sweep", help="Parquet file from hetlab characterize")
     tr.add_argument("--out", required=True, help="output directory")
-    tr.add_argument("--max-depth", type=int, default=3, help="tree depth (default: 3; the paper used 2, see docs/training.md)")
-    tr.add_argument("--label-rule", default="significant", choices=["significant", "paper-literal"],
-                    help="significant: increase iff p < 0.05 and slower (default); paper-literal: increase iff p > 0.05, the paper's text read literally")
-    tr.add_argument("--reference", default="idle-max", choices=["idle-max", "both-max"],
-                    help="t-test reference: same active frequency with the idle cluster at max (default), or both clusters at max")
-    tr.add_argument("--class-weight", default="none", choices=["none", "balanced"], help="class weighting (default: none)")
+    tr.add_argument(
+        "--max-depth", type=int, default=3, help="tree depth (default: 3; the paper used 2, see docs/training.md)"
+    )
+    tr.add_argument(
+        "--label-rule",
+        default="significant",
+        choices=["significant", "paper-literal"],
+        help="significant: increase iff p < 0.05 and slower (default);"
+        " paper-literal: increase iff p > 0.05, the paper's text read literally",
+    )
+    tr.add_argument(
+        "--reference",
+        default="idle-max",
+        choices=["idle-max", "both-max"],
+        help="t-test reference: same active frequency with the idle cluster at max (default), or both clusters at max",
+    )
+    tr.add_argument(
+        "--class-weight", default="none", choices=["none", "balanced"], help="class weighting (default: none)"
+    )
     tr.add_argument("--seed", type=int, default=0, help="seed of the tree fit and the held-out split")
     tr.set_defaults(func=cmd_train)
 

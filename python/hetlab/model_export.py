@@ -36,12 +36,16 @@ def read_model(path: str | os.PathLike) -> dict:
     try:
         model = json.loads(Path(path).read_text())
     except OSError as e:
-        raise HetlabError(f"cannot read model file '{path}': {e.strerror}; pass a model.json from `hetlab train`") from None
+        raise HetlabError(
+            f"cannot read model file '{path}': {e.strerror}; pass a model.json from `hetlab train`"
+        ) from None
     except ValueError as e:
         raise HetlabError(f"model file '{path}' is not JSON ({e}); pass a model.json from `hetlab train`") from None
     trees = model.get("trees") if isinstance(model, dict) else None
     if not isinstance(trees, list) or not all(isinstance(t, list) and len(t) == 2 for t in trees):
-        raise HetlabError(f"model file '{path}' has no [cluster, tree] list under \"trees\"; pass a model.json from `hetlab train`")
+        raise HetlabError(
+            f"model file '{path}' has no [cluster, tree] list under \"trees\"; pass a model.json from `hetlab train`"
+        )
     return model
 
 
@@ -52,14 +56,20 @@ def write_model(model: dict, out_dir: str | os.PathLike) -> dict[str, Path]:
     header = c_header(model)  # fails before anything is written when the model cannot be exported
     try:
         out.mkdir(parents=True, exist_ok=True)
-        files = {"model.json": model_json_text(model), "model.h": header,
-                 "model.dot": graphviz_dot(model), "model.txt": figure4_text(model)}
+        files = {
+            "model.json": model_json_text(model),
+            "model.h": header,
+            "model.dot": graphviz_dot(model),
+            "model.txt": figure4_text(model),
+        }
         paths = {}
         for name, text in files.items():
             (out / name).write_text(text)
             paths[name] = out / name
     except OSError as e:
-        raise HetlabError(f"cannot write the model into '{out}': {e.strerror}; pick a writable --out directory") from None
+        raise HetlabError(
+            f"cannot write the model into '{out}': {e.strerror}; pick a writable --out directory"
+        ) from None
     return paths
 
 
@@ -88,11 +98,19 @@ def _node_lines(tree: dict, node: dict, units: bool = False) -> list[str]:
         if units:
             unit = FEATURE_COUNTERS.get(name, (None, None, ""))[2]
             shift = tree.get("fixed_point_shift")
-            fixed = "" if shift is None else f" (fixed point: q <= {fixed_threshold(node['threshold'], shift)} at 2^-{shift})"
+            fixed = (
+                ""
+                if shift is None
+                else f" (fixed point: q <= {fixed_threshold(node['threshold'], shift)} at 2^-{shift})"
+            )
             cond = f"{cond} {unit}{fixed}".replace("  ", " ")
         lines.append(cond)
-    lines += [f"entropy = {_num(node['entropy'])}", f"samples = {node['samples']}",
-              f"value = {_value(node['value'])}", f"class = {_class(tree, node)}"]
+    lines += [
+        f"entropy = {_num(node['entropy'])}",
+        f"samples = {node['samples']}",
+        f"value = {_value(node['value'])}",
+        f"class = {_class(tree, node)}",
+    ]
     return lines
 
 
@@ -137,8 +155,11 @@ def render_text(model: dict, units: bool = True) -> str:
     if units:
         features = sorted({f for _, tree in model["trees"] for f in tree["features"]})
         parts += ["features (read while the managed cluster is idle):"]
-        parts += [f"  {f} = {FEATURE_COUNTERS[f][0]} / {FEATURE_COUNTERS[f][1]}, in {FEATURE_COUNTERS[f][2]}"
-                  for f in features if f in FEATURE_COUNTERS]
+        parts += [
+            f"  {f} = {FEATURE_COUNTERS[f][0]} / {FEATURE_COUNTERS[f][1]}, in {FEATURE_COUNTERS[f][2]}"
+            for f in features
+            if f in FEATURE_COUNTERS
+        ]
     for cluster, tree in model["trees"]:
         parts += ["", _tree_title(cluster, tree)] + ["  " + line for line in _tree_text(tree, units)]
     prov = model.get("provenance")
@@ -158,8 +179,10 @@ def render_text(model: dict, units: bool = True) -> str:
                 parts.append(f"  {cluster}: no held-out split (fewer than 2 configurations)")
                 continue
             cm = h["confusion_matrix"]["counts"]
-            parts.append(f"  {cluster}: accuracy {h['accuracy']:.3f} on {h['test_rows']} rows of "
-                         f"{h['test_configs']} configurations; confusion {cm}")
+            parts.append(
+                f"  {cluster}: accuracy {h['accuracy']:.3f} on {h['test_rows']} rows of "
+                f"{h['test_configs']} configurations; confusion {cm}"
+            )
     return "\n".join(parts) + "\n"
 
 
@@ -177,8 +200,12 @@ def graphviz_dot(model: dict) -> str:
         for i, node in enumerate(tree["nodes"]):
             if node.get("feature") is not None:
                 # sklearn labels the root's edges only; we label every edge, as Figure 4 does
-                lines.append(f'{ident}_{i} -> {ident}_{node["left"]} [labeldistance=2.5, labelangle=45, headlabel="True"] ;')
-                lines.append(f'{ident}_{i} -> {ident}_{node["right"]} [labeldistance=2.5, labelangle=-45, headlabel="False"] ;')
+                lines.append(
+                    f'{ident}_{i} -> {ident}_{node["left"]} [labeldistance=2.5, labelangle=45, headlabel="True"] ;'
+                )
+                lines.append(
+                    f'{ident}_{i} -> {ident}_{node["right"]} [labeldistance=2.5, labelangle=-45, headlabel="False"] ;'
+                )
         lines.append("}")
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -231,12 +258,16 @@ def _c_ident(name: str) -> str:
 def _c_tree(cluster: str, tree: dict) -> list[str]:
     shift = tree.get("fixed_point_shift")
     if shift is None:
-        raise HetlabError(f"the tree for {cluster} compares floating point (no fixed_point_shift): "
-                          "model.h needs a model trained by `hetlab train`")
+        raise HetlabError(
+            f"the tree for {cluster} compares floating point (no fixed_point_shift): "
+            "model.h needs a model trained by `hetlab train`"
+        )
     unknown = [f for f in tree["features"] if f not in FEATURE_COUNTERS]
     if unknown:
-        raise HetlabError(f"the tree for {cluster} uses features {', '.join(unknown)} that model.h cannot read; "
-                          f"use {', '.join(FEATURE_COUNTERS)}")
+        raise HetlabError(
+            f"the tree for {cluster} uses features {', '.join(unknown)} that model.h cannot read; "
+            f"use {', '.join(FEATURE_COUNTERS)}"
+        )
     fn = f"hetlab_{_c_ident(cluster)}_increase"
     nodes = tree["nodes"]
     depth = _depth(nodes)
@@ -261,8 +292,10 @@ def _c_tree(cluster: str, tree: dict) -> list[str]:
         num, den, unit = FEATURE_COUNTERS[name]
         thr_q = fixed_threshold(node["threshold"], shift)
         if thr_q >= UINT64_MAX:  # the saturating ratio would be ambiguous
-            raise HetlabError(f"the tree for {cluster}: threshold {node['threshold']} does not fit 64-bit fixed point "
-                              f"with shift {shift}; retrain with a smaller fixed_point_shift")
+            raise HetlabError(
+                f"the tree for {cluster}: threshold {node['threshold']} does not fit 64-bit fixed point "
+                f"with shift {shift}; retrain with a smaller fixed_point_shift"
+            )
         out.append(f"{pad}/* node {i}: {name} <= {node['threshold']!r} {unit} */")
         out.append(f"{pad}if (hetlab_fixed_ratio({num}, {den}, {shift}u) <= {thr_q}ULL) {{")
         walk(node["left"], level + 1)
@@ -288,7 +321,7 @@ def c_header(model: dict) -> str:
     name = model.get("name", "?")
     guard = "HETLAB_MODEL_H"
     head = [
-        f"/* model.h: the hetlab anti-snoop decision trees \"{name}\", generated by hetlab train.",
+        f'/* model.h: the hetlab anti-snoop decision trees "{name}", generated by hetlab train.',
         " *",
         " * hetlab_<cluster>_increase() returns 1 when the tree managing <cluster> says",
         " * increase_frequency (processes on the other cluster stall snooping <cluster>'s caches),",

@@ -32,10 +32,23 @@ def bar_chart(summary: pd.DataFrame, experiment, metric: str, ylabel: str, title
     for i, c in enumerate(configs):
         colour, hatch = STYLE.get(c.name, (None, ""))
         xs = [k + (i - (n - 1) / 2) * width for k in range(len(labels))]
-        ys = [rows.loc[(lab, c.name), f"{metric}_mean"] if (lab, c.name) in rows.index else float("nan") for lab in labels]
+        ys = [
+            rows.loc[(lab, c.name), f"{metric}_mean"] if (lab, c.name) in rows.index else float("nan") for lab in labels
+        ]
         es = [rows.loc[(lab, c.name), f"{metric}_std"] if (lab, c.name) in rows.index else 0.0 for lab in labels]
-        ax.bar(xs, ys, width, yerr=es, capsize=2, label=c.title, color=colour, hatch=hatch,
-               edgecolor="#333333", linewidth=0.4, error_kw={"elinewidth": 0.8, "ecolor": "black"})
+        ax.bar(
+            xs,
+            ys,
+            width,
+            yerr=es,
+            capsize=2,
+            label=c.title,
+            color=colour,
+            hatch=hatch,
+            edgecolor="#333333",
+            linewidth=0.4,
+            error_kw={"elinewidth": 0.8, "ecolor": "black"},
+        )
     ax.axhline(1.0, color="black", linestyle="--", linewidth=1.0, label="ondemand (baseline) = 1")
     # A dotted separator where the cluster changes (Figure 5 lists LITTLE, then big).
     clusters = [summary[summary.label == lab].cluster.iloc[0] for lab in labels]
@@ -55,8 +68,15 @@ def bar_chart(summary: pd.DataFrame, experiment, metric: str, ylabel: str, title
     ax.set_ylim(0, top)
     ax.grid(axis="y", linestyle=":", linewidth=0.6, alpha=0.7)
     ax.set_axisbelow(True)
-    ax.legend(fontsize=8, ncol=ncol, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False,
-              handlelength=1.6, columnspacing=1.2)
+    ax.legend(
+        fontsize=8,
+        ncol=ncol,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+        frameon=False,
+        handlelength=1.6,
+        columnspacing=1.2,
+    )
     fig.tight_layout()
     fig.savefig(path, format="png", metadata={"Software": None}, bbox_inches="tight", pad_inches=0.1)
     plt.close(fig)
@@ -68,13 +88,31 @@ def write_figures(directory: Path, experiment, summary: pd.DataFrame) -> list[st
     grid = summary[summary.group == "ccbench"]
     real = summary[summary.group != "ccbench"]
     if not grid.empty:
-        bar_chart(grid, experiment, "speedup", "speedup over ondemand (t_ondemand / t)",
-                  "Figure 5: time on ccbench 'caches' (size-pattern-cluster), ondemand = 1", directory / "fig5_ccbench_time.png")
+        bar_chart(
+            grid,
+            experiment,
+            "speedup",
+            "speedup over ondemand (t_ondemand / t)",
+            "Figure 5: time on ccbench 'caches' (size-pattern-cluster), ondemand = 1",
+            directory / "fig5_ccbench_time.png",
+        )
         written.append("fig5_ccbench_time.png")
     if not real.empty:
-        bar_chart(real, experiment, "speedup", "speedup over ondemand (t_ondemand / t)",
-                  "Figure 6a: time on realistic benchmarks, ondemand = 1", directory / "fig6a_time.png")
-        bar_chart(real, experiment, "energy_saving", "energy saving over ondemand (E_ondemand / E)",
-                  "Figure 6b: energy on realistic benchmarks, ondemand = 1", directory / "fig6b_energy.png")
+        bar_chart(
+            real,
+            experiment,
+            "speedup",
+            "speedup over ondemand (t_ondemand / t)",
+            "Figure 6a: time on realistic benchmarks, ondemand = 1",
+            directory / "fig6a_time.png",
+        )
+        bar_chart(
+            real,
+            experiment,
+            "energy_saving",
+            "energy saving over ondemand (E_ondemand / E)",
+            "Figure 6b: energy on realistic benchmarks, ondemand = 1",
+            directory / "fig6b_energy.png",
+        )
         written += ["fig6a_time.png", "fig6b_energy.png"]
     return written

@@ -46,8 +46,13 @@ def summarize(runs: pd.DataFrame, experiment) -> pd.DataFrame:
     for (label, config), g in runs.groupby(["label", "config"], sort=False):
         b = base.loc[[(label, s) for s in g.seed]]
         row = {
-            "benchmark": g.benchmark.iloc[0], "cluster": g.cluster.iloc[0], "label": label, "group": g.group.iloc[0],
-            "config": config, "reps": len(g), "completed": bool(g.completed.all()),
+            "benchmark": g.benchmark.iloc[0],
+            "cluster": g.cluster.iloc[0],
+            "label": label,
+            "group": g.group.iloc[0],
+            "config": config,
+            "reps": len(g),
+            "completed": bool(g.completed.all()),
         }
         for col in ("time_s", "energy_j", "edp_js"):
             row[f"{col}_mean"] = float(g[col].mean())
@@ -82,26 +87,44 @@ def summary_markdown(summary: pd.DataFrame, experiment) -> str:
         "",
         "Configurations: " + "; ".join(f"`{c.name}` = {c.title}" for c in experiment.configs) + ".",
     ]
-    sections = [("Figure 5: ccbench grid", summary.group == "ccbench"), ("Figure 6: realistic benchmarks", summary.group != "ccbench")]
+    sections = [
+        ("Figure 5: ccbench grid", summary.group == "ccbench"),
+        ("Figure 6: realistic benchmarks", summary.group != "ccbench"),
+    ]
     for title, mask in sections:
         part = summary[mask]
         if part.empty:
             continue
-        for metric, what, unit_col, unit in (("speedup", "time", "time_s_mean", "s"), ("energy_saving", "energy", "energy_j_mean", "J"),
-                                              ("edp_ratio", "energy-delay product", "edp_js_mean", "J·s")):
+        for metric, what, unit_col, unit in (
+            ("speedup", "time", "time_s_mean", "s"),
+            ("energy_saving", "energy", "energy_j_mean", "J"),
+            ("edp_ratio", "energy-delay product", "edp_js_mean", "J·s"),
+        ):
             lines += ["", f"## {title}: {what}", ""]
             lines.append(f"| benchmark | ondemand {what} ({unit}) | " + " | ".join(c.name for c in configs) + " |")
             lines.append("|---|---:|" + "---:|" * len(configs))
             for label, g in part.groupby("label", sort=False):
                 by = g.set_index("config")
                 base = by.loc[experiment.baseline]
-                cells = [_fmt_ratio(by.loc[c.name, f"{metric}_mean"], by.loc[c.name, f"{metric}_std"]) if c.name in by.index else "–"
-                         for c in configs]
-                lines.append(f"| {label} | {base[unit_col]:.4g} ± {base[unit_col.replace('_mean', '_std')]:.2g} | " + " | ".join(cells) + " |")
+                cells = [
+                    _fmt_ratio(by.loc[c.name, f"{metric}_mean"], by.loc[c.name, f"{metric}_std"])
+                    if c.name in by.index
+                    else "–"
+                    for c in configs
+                ]
+                lines.append(
+                    f"| {label} | {base[unit_col]:.4g} ± {base[unit_col.replace('_mean', '_std')]:.2g} | "
+                    + " | ".join(cells)
+                    + " |"
+                )
     incomplete = summary[~summary.completed]
     if not incomplete.empty:
-        lines += ["", "Runs that hit the time limit (their times are lower bounds): "
-                  + ", ".join(f"{r.label} {r.config}" for r in incomplete.itertuples()) + "."]
+        lines += [
+            "",
+            "Runs that hit the time limit (their times are lower bounds): "
+            + ", ".join(f"{r.label} {r.config}" for r in incomplete.itertuples())
+            + ".",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -149,7 +172,9 @@ def _at_least(S, label: str, metric: str, threshold: float, claim: str, paper: s
 
 def _ccbench_claims(S: _Lookup) -> list[Claim]:
     grid = S.summary[(S.summary.group == "ccbench") & (S.summary.config == "anti-snoop")]
-    worst_claim = "ccbench grid: anti-snoop never more than 2% slower than ondemand on any configuration (speedup ≥ 0.98x)"
+    worst_claim = (
+        "ccbench grid: anti-snoop never more than 2% slower than ondemand on any configuration (speedup ≥ 0.98x)"
+    )
     worst_paper = "always at least as good as ondemand (§5.2, Fig. 5)"
     mean_claim = "ccbench grid: mean anti-snoop speedup over ondemand ≥ 1.2x"
     mean_paper = "1.4x on average (§5.2, Fig. 5)"
@@ -158,19 +183,34 @@ def _ccbench_claims(S: _Lookup) -> list[Claim]:
     worst = grid.loc[grid.speedup_mean.idxmin()]
     slower = grid[grid.speedup_mean < 0.98]
     return [
-        Claim(worst_claim, worst_paper, f"worst {worst.speedup_mean:.3f}x ± {worst.speedup_std:.3f} ({worst.label}) over {len(grid)} configurations",
-              _yes(slower.empty), "" if slower.empty else "slower than 0.98x: " + ", ".join(slower.label)),
-        Claim(mean_claim, mean_paper,
-              f"{grid.speedup_mean.mean():.2f}x (range {grid.speedup_mean.min():.2f}-{grid.speedup_mean.max():.2f} over {len(grid)} configurations)",
-              _yes(grid.speedup_mean.mean() >= 1.2)),
+        Claim(
+            worst_claim,
+            worst_paper,
+            f"worst {worst.speedup_mean:.3f}x ± {worst.speedup_std:.3f} ({worst.label})"
+            f" over {len(grid)} configurations",
+            _yes(slower.empty),
+            "" if slower.empty else "slower than 0.98x: " + ", ".join(slower.label),
+        ),
+        Claim(
+            mean_claim,
+            mean_paper,
+            f"{grid.speedup_mean.mean():.2f}x (range {grid.speedup_mean.min():.2f}-{grid.speedup_mean.max():.2f}"
+            f" over {len(grid)} configurations)",
+            _yes(grid.speedup_mean.mean() >= 1.2),
+        ),
     ]
 
 
 def _order_claims(S: _Lookup, experiment) -> list[Claim]:
     realistic = [lab for lab in dict.fromkeys(S.summary[S.summary.group != "ccbench"].label)]
     paper_configs = [c.name for c in experiment.configs if c.paper]
-    order_claim = "Realistic benchmarks: all-max fastest, anti-snoop second, ondemand third (ties within spread, at least 0.5%, allowed)"
-    order_paper = "all-max fastest; anti-snoop 'consistently comes second, followed by the ondemand governor' (§5.2, Fig. 6a)"
+    order_claim = (
+        "Realistic benchmarks: all-max fastest, anti-snoop second, ondemand third"
+        " (ties within spread, at least 0.5%, allowed)"
+    )
+    order_paper = (
+        "all-max fastest; anti-snoop 'consistently comes second, followed by the ondemand governor' (§5.2, Fig. 6a)"
+    )
     energy_claim = "Realistic benchmarks: all-max spends the most energy of the four configurations (ties as above)"
     energy_paper = "all-max 'uses far more energy' (§5.2, Fig. 6b)"
     if not realistic:
@@ -203,13 +243,27 @@ def _order_claims(S: _Lookup, experiment) -> list[Claim]:
     if bad_energy:
         ods = [S(lab, "ondemand") for lab in realistic]
         share = sum(r["idle_cluster_energy_share"] for r in ods) / len(ods)
-        bad_energy.append(f"all-max spends less than ondemand wherever its speedup exceeds its power ratio to ondemand "
-                          f"({_race_facts(S, realistic)}); the idle cluster's leakage is {share:.0%} of ondemand's "
-                          "sensor energy on average, so racing with both clusters at their top OPP can pay for itself "
-                          "when snoops slow ondemand's run enough")
+        bad_energy.append(
+            f"all-max spends less than ondemand wherever its speedup exceeds its power ratio to ondemand "
+            f"({_race_facts(S, realistic)}); the idle cluster's leakage is {share:.0%} of ondemand's "
+            "sensor energy on average, so racing with both clusters at their top OPP can pay for itself "
+            "when snoops slow ondemand's run enough"
+        )
     return [
-        Claim(order_claim, order_paper, h1, y1, "" if not bad_order else "not in that order (fastest first): " + "; ".join(bad_order)),
-        Claim(energy_claim, energy_paper, h2, y2, "" if not bad_energy else "all-max not the most: " + "; ".join(bad_energy)),
+        Claim(
+            order_claim,
+            order_paper,
+            h1,
+            y1,
+            "" if not bad_order else "not in that order (fastest first): " + "; ".join(bad_order),
+        ),
+        Claim(
+            energy_claim,
+            energy_paper,
+            h2,
+            y2,
+            "" if not bad_energy else "all-max not the most: " + "; ".join(bad_energy),
+        ),
     ]
 
 
@@ -236,8 +290,10 @@ def _snoop_slowdown(S: _Lookup, label: str) -> float | None:
 def _snoop_claims(S: _Lookup) -> list[Claim]:
     """The paper's two statements of how large the snoop penalty is (LCTES'20 §1), as
     validation of the memory model and workload profiles rather than of the governor."""
-    gcc_claim = ("snoop penalty of gcc: idle cluster at its lowest vs its top OPP (active cluster at its top OPP) "
-                 "about 80% slower (60-100%)")
+    gcc_claim = (
+        "snoop penalty of gcc: idle cluster at its lowest vs its top OPP (active cluster at its top OPP) "
+        "about 80% slower (60-100%)"
+    )
     gcc_paper = "'gcc, for example, can suffer an 80% slowdown due to this mechanism' (§1)"
     max_claim = "snoop penalty of the realistic benchmarks: at most 80% slower, as above (≤ 85% allowed)"
     max_paper = "'a slowdown of up to 80% for the most memory-intensive applications' (§1)"
@@ -248,19 +304,40 @@ def _snoop_claims(S: _Lookup) -> list[Claim]:
     claims = []
     if gcc:
         worst = max(gcc, key=gcc.get)
-        claims.append(Claim(gcc_claim, gcc_paper, "; ".join(f"{lab} {x:+.0%}" for lab, x in gcc.items()),
-                            _yes(0.6 <= gcc[worst] <= 1.0)))
+        claims.append(
+            Claim(
+                gcc_claim,
+                gcc_paper,
+                "; ".join(f"{lab} {x:+.0%}" for lab, x in gcc.items()),
+                _yes(0.6 <= gcc[worst] <= 1.0),
+            )
+        )
     else:
         claims.append(Claim(gcc_claim, gcc_paper, "–", NOT_RUN))
     if slow:
         over = {lab: x for lab, x in slow.items() if x > 0.85}
         worst = max(slow, key=slow.get)
         holds = "yes" if not over else ("no" if len(over) == len(slow) else "partly")
-        note = ("above the paper's bound: " + ", ".join(f"{lab} {x:+.0%}" for lab, x in over.items())
+        note = (
+            (
+                "above the paper's bound: "
+                + ", ".join(f"{lab} {x:+.0%}" for lab, x in over.items())
                 + " — these workload profiles (ASSUMPTION, see their files) make more L2 misses on that cluster than "
-                "the paper's runs can have") if over else ""
-        claims.append(Claim(max_claim, max_paper, f"largest {worst} {slow[worst]:+.0%}; {len(slow) - len(over)}/{len(slow)} "
-                            "benchmark-cluster pairs within", holds, note))
+                "the paper's runs can have"
+            )
+            if over
+            else ""
+        )
+        claims.append(
+            Claim(
+                max_claim,
+                max_paper,
+                f"largest {worst} {slow[worst]:+.0%}; {len(slow) - len(over)}/{len(slow)} "
+                "benchmark-cluster pairs within",
+                holds,
+                note,
+            )
+        )
     else:
         claims.append(Claim(max_claim, max_paper, "–", NOT_RUN))
     return claims
@@ -271,16 +348,26 @@ def _per_cluster(S: _Lookup, benchmark: str) -> list[dict]:
 
 
 def _povray(S: _Lookup) -> Claim:
-    claim, paper = "povray-train: anti-snoop gains < 5% (speedup < 1.05x on each cluster)", "'a very minor speedup' (§5.2, Fig. 6a)"
+    claim, paper = (
+        "povray-train: anti-snoop gains < 5% (speedup < 1.05x on each cluster)",
+        "'a very minor speedup' (§5.2, Fig. 6a)",
+    )
     rows = _per_cluster(S, "povray-train")
     if not rows:
         return Claim(claim, paper, "–", NOT_RUN)
-    return Claim(claim, paper, "; ".join(f"{r['label']} {_x(r)}" for r in rows), _yes(all(r["speedup_mean"] < 1.05 for r in rows)))
+    return Claim(
+        claim,
+        paper,
+        "; ".join(f"{r['label']} {_x(r)}" for r in rows),
+        _yes(all(r["speedup_mean"] < 1.05 for r in rows)),
+    )
 
 
 def _h264(S: _Lookup) -> Claim:
-    claim = ("h264ref-train: anti-snoop gains much more on LITTLE than on big "
-             "(gain on LITTLE > 0, ≥ 2x the gain on big, and the difference beyond the spread)")
+    claim = (
+        "h264ref-train: anti-snoop gains much more on LITTLE than on big "
+        "(gain on LITTLE > 0, ≥ 2x the gain on big, and the difference beyond the spread)"
+    )
     paper = "LITTLE faces high snoop latency, big 'should not suffer much' (§5.1, Fig. 6a)"
     L, b = S("h264ref-train-L", "anti-snoop"), S("h264ref-train-b", "anti-snoop")
     if L is None or b is None:
@@ -296,23 +383,32 @@ def _range_note(S: _Lookup, r: dict, lo: float, hi: float) -> str:
     am, od = S(lab, "all-max"), S(lab, "ondemand")
     gap = am["speedup_mean"] - 1
     recovered = f"{(r['speedup_mean'] - 1) / gap:.0%}" if gap > 1e-9 else "none"
-    facts = (f"{lab}: anti-snoop {r['speedup_mean']:.2f}x, all-max {am['speedup_mean']:.2f}x; idle cluster at "
-             f"{od['idle_freq_mhz']:.0f} / {r['idle_freq_mhz']:.0f} / {am['idle_freq_mhz']:.0f} MHz and active cluster at "
-             f"{od['active_freq_mhz']:.0f} / {r['active_freq_mhz']:.0f} / {am['active_freq_mhz']:.0f} MHz "
-             f"(ondemand / anti-snoop / all-max); L2 MPKI {od['l2_mpki']:.1f}")
+    facts = (
+        f"{lab}: anti-snoop {r['speedup_mean']:.2f}x, all-max {am['speedup_mean']:.2f}x; idle cluster at "
+        f"{od['idle_freq_mhz']:.0f} / {r['idle_freq_mhz']:.0f} / {am['idle_freq_mhz']:.0f} MHz and active cluster at "
+        f"{od['active_freq_mhz']:.0f} / {r['active_freq_mhz']:.0f} / {am['active_freq_mhz']:.0f} MHz "
+        f"(ondemand / anti-snoop / all-max); L2 MPKI {od['l2_mpki']:.1f}"
+    )
     same_active = am["active_freq_mhz"] <= 1.05 * od["active_freq_mhz"]
     if r["speedup_mean"] < lo and am["speedup_mean"] < lo:
-        why = (f"even all-max, both clusters at their top OPP, gains only {am['speedup_mean']:.2f}x, so no frequency "
-               "setting reaches the paper's range on this workload: ondemand loses little to snoops here")
+        why = (
+            f"even all-max, both clusters at their top OPP, gains only {am['speedup_mean']:.2f}x, so no frequency "
+            "setting reaches the paper's range on this workload: ondemand loses little to snoops here"
+        )
     elif r["speedup_mean"] < lo:
         why = f"anti-snoop recovers {recovered} of the ondemand → all-max gap"
     elif same_active:
-        why = ("ondemand already runs the active cluster at (nearly) all-max's frequency, so all-max's gain comes from the "
-               "idle cluster's clock, i.e. from snoops answered by the slow idle cluster: this workload's memory traffic "
-               f"pays a larger snoop penalty than the paper's runs did; anti-snoop recovers {recovered} of it")
+        why = (
+            "ondemand already runs the active cluster at (nearly) all-max's frequency, "
+            "so all-max's gain comes from the "
+            "idle cluster's clock, i.e. from snoops answered by the slow idle cluster: this workload's memory traffic "
+            f"pays a larger snoop penalty than the paper's runs did; anti-snoop recovers {recovered} of it"
+        )
     else:
-        why = (f"part of the gain is the active cluster's clock (ondemand {od['active_freq_mhz']:.0f} MHz vs "
-               f"{am['active_freq_mhz']:.0f} MHz), the rest the idle cluster's; anti-snoop recovers {recovered} of the gap")
+        why = (
+            f"part of the gain is the active cluster's clock (ondemand {od['active_freq_mhz']:.0f} MHz vs "
+            f"{am['active_freq_mhz']:.0f} MHz), the rest the idle cluster's; anti-snoop recovers {recovered} of the gap"
+        )
     return f"{facts}: {why}"
 
 
@@ -332,10 +428,22 @@ def evaluate_claims(experiment, summary: pd.DataFrame, runs: pd.DataFrame) -> li
     each judged from the data."""
     S = _Lookup(summary)
     claims = [
-        _at_least(S, "gcc-g23-L", "speedup", 1.25, "gcc-g23 on LITTLE: anti-snoop speedup over ondemand ≥ 1.25x",
-                  "1.4x (§5.2, Fig. 6a)"),
-        _at_least(S, "gcc-g23-L", "energy_saving", 1.3, "gcc-g23 on LITTLE: anti-snoop energy saving over ondemand ≥ 1.3x",
-                  "1.7x (§5.2, Fig. 6b)"),
+        _at_least(
+            S,
+            "gcc-g23-L",
+            "speedup",
+            1.25,
+            "gcc-g23 on LITTLE: anti-snoop speedup over ondemand ≥ 1.25x",
+            "1.4x (§5.2, Fig. 6a)",
+        ),
+        _at_least(
+            S,
+            "gcc-g23-L",
+            "energy_saving",
+            1.3,
+            "gcc-g23 on LITTLE: anti-snoop energy saving over ondemand ≥ 1.3x",
+            "1.7x (§5.2, Fig. 6b)",
+        ),
     ]
     claims += _ccbench_claims(S)
     claims += _order_claims(S, experiment)
@@ -366,7 +474,10 @@ def claims_markdown(claims: list[Claim]) -> str:
 def _versions() -> dict[str, str]:
     from hetlab.train import library_versions
 
-    return {"python": _platform.python_version(), **library_versions(("hetlab", "numpy", "pandas", "scipy", "scikit-learn", "matplotlib", "pyarrow"))}
+    return {
+        "python": _platform.python_version(),
+        **library_versions(("hetlab", "numpy", "pandas", "scipy", "scikit-learn", "matplotlib", "pyarrow")),
+    }
 
 
 def _shown_path(path: str, out: Path) -> str:
@@ -377,8 +488,17 @@ def _shown_path(path: str, out: Path) -> str:
         return str(path)
 
 
-def provenance(experiment, out: Path, model_path: str, reps: int, seed: int, specs: dict, sweep_plan: dict | None,
-               platform: str, platform_sha: str) -> dict:
+def provenance(
+    experiment,
+    out: Path,
+    model_path: str,
+    reps: int,
+    seed: int,
+    specs: dict,
+    sweep_plan: dict | None,
+    platform: str,
+    platform_sha: str,
+) -> dict:
     from hetlab.reproduce import CLUSTER_TAG, FIG4, sha256_file
 
     prov = {
@@ -394,8 +514,11 @@ def provenance(experiment, out: Path, model_path: str, reps: int, seed: int, spe
         prov["model"] = {"path": FIG4}
     else:
         model = json.loads(Path(model_path).read_text())
-        prov["model"] = {"path": _shown_path(model_path, out), "sha256": sha256_file(Path(model_path)),
-                         "name": model.get("name", "")}
+        prov["model"] = {
+            "path": _shown_path(model_path, out),
+            "sha256": sha256_file(Path(model_path)),
+            "name": model.get("name", ""),
+        }
         prov["model_metrics"] = model.get("metrics", {})
         prov["model_training"] = model.get("provenance", {}).get("training", {})
         prov["model_sweep"] = model.get("provenance", {}).get("sweep", {})
@@ -408,7 +531,9 @@ def _accuracy_section(prov: dict) -> list[str]:
     lines = ["## The anti-snoop model", ""]
     m = prov["model"]
     if m["path"].startswith("lctes2020-fig4"):
-        return lines + ["The `anti-snoop` column uses the paper's Figure 4 trees (`--model lctes2020-fig4`); no held-out accuracy."]
+        return lines + [
+            "The `anti-snoop` column uses the paper's Figure 4 trees (`--model lctes2020-fig4`); no held-out accuracy."
+        ]
     lines.append(f"`{m['path']}` (`{m['name']}`, sha256 `{m['sha256'][:16]}…`).")
     sweep = prov.get("model_sweep", {})
     if sweep:
@@ -416,17 +541,28 @@ def _accuracy_section(prov: dict) -> list[str]:
             f"Trained on a characterization sweep of {sweep.get('configurations', '?')} configurations "
             f"({sweep.get('runs', '?')} runs; patterns {', '.join(sweep.get('patterns', []))}; sizes "
             f"{', '.join(str(s) for s in sweep.get('sizes_elements', []))} elements), "
-            f"depth {prov.get('model_training', {}).get('max_depth', '?')}, labels `{prov.get('model_training', {}).get('label_rule', '?')}`."
+            f"depth {prov.get('model_training', {}).get('max_depth', '?')},"
+            f" labels `{prov.get('model_training', {}).get('label_rule', '?')}`."
         )
     metrics = prov.get("model_metrics", {})
     if metrics:
-        lines += ["", "| tree (manages) | held-out accuracy | held-out rows | held-out configurations | confusion [[TN, FP], [FN, TP]] |",
-                  "|---|---:|---:|---:|---|"]
+        lines += [
+            "",
+            "| tree (manages) | held-out accuracy | held-out rows | held-out configurations"
+            " | confusion [[TN, FP], [FN, TP]] |",
+            "|---|---:|---:|---:|---|",
+        ]
         for cluster, m in sorted(metrics.items()):
             h = m.get("heldout", {})
-            lines.append(f"| {cluster} | {h.get('accuracy', float('nan')):.3f} | {h.get('test_rows', '?')} | "
-                         f"{h.get('test_configs', '?')} | {h.get('confusion_matrix', {}).get('counts', '?')} |")
-        lines += ["", "The paper reports no accuracy for its trees; `hetlab show-model` prints them in the layout of its Figure 4."]
+            lines.append(
+                f"| {cluster} | {h.get('accuracy', float('nan')):.3f} | {h.get('test_rows', '?')} | "
+                f"{h.get('test_configs', '?')} | {h.get('confusion_matrix', {}).get('counts', '?')} |"
+            )
+        lines += [
+            "",
+            "The paper reports no accuracy for its trees;"
+            " `hetlab show-model` prints them in the layout of its Figure 4.",
+        ]
     else:
         lines.append("The model file holds no held-out metrics.")
     return lines
@@ -436,14 +572,21 @@ def _overhead_section(summary: pd.DataFrame) -> list[str]:
     a = summary[summary.config == "anti-snoop"]
     if a.empty:
         return []
-    lines = ["## Governor overhead", "",
-             "The paper measured 41.82 µs per update of the per-thread PMCs for the single-threaded SPEC "
-             "benchmarks and 415.18 µs for Speedometer 2.0's 71 threads (§5.3). hetlab charges each anti-snoop "
-             "sample's PMC reads to the CPU that runs it; mean cost per sample:", "",
-             "| group | anti-snoop µs per sample (range over benchmark-cluster pairs) |", "|---|---|"]
+    lines = [
+        "## Governor overhead",
+        "",
+        "The paper measured 41.82 µs per update of the per-thread PMCs for the single-threaded SPEC "
+        "benchmarks and 415.18 µs for Speedometer 2.0's 71 threads (§5.3). hetlab charges each anti-snoop "
+        "sample's PMC reads to the CPU that runs it; mean cost per sample:",
+        "",
+        "| group | anti-snoop µs per sample (range over benchmark-cluster pairs) |",
+        "|---|---|",
+    ]
     for group, g in a.groupby("group", sort=False):
-        lines.append(f"| {group} | {g.governor_overhead_us_per_sample.mean():.1f} "
-                     f"({g.governor_overhead_us_per_sample.min():.1f}-{g.governor_overhead_us_per_sample.max():.1f}) |")
+        lines.append(
+            f"| {group} | {g.governor_overhead_us_per_sample.mean():.1f} "
+            f"({g.governor_overhead_us_per_sample.min():.1f}-{g.governor_overhead_us_per_sample.max():.1f}) |"
+        )
     return lines
 
 
@@ -458,7 +601,8 @@ def report_markdown(experiment, summary: pd.DataFrame, claims: list[Claim], prov
         "mean ± standard deviation.",
         "",
         f"Claims: {counts['yes']} hold, {counts['partly']} partly, {counts['no']} do not"
-        + (f", {counts[NOT_RUN]} not run (benchmarks not selected)" if counts[NOT_RUN] else "") + ".",
+        + (f", {counts[NOT_RUN]} not run (benchmarks not selected)" if counts[NOT_RUN] else "")
+        + ".",
         "",
         "## Claims",
         "",
@@ -470,20 +614,36 @@ def report_markdown(experiment, summary: pd.DataFrame, claims: list[Claim], prov
         lines += [f"- **{c.claim.split(':')[0]}** — {c.note}" for c in notes]
     if figures:
         lines += ["", "## Figures", ""] + [f"![{f}]({f})" for f in figures]
-        lines += ["", "Bars: ratio to ondemand (above 1: better); error bars: standard deviation of the per-seed ratio; "
-                  "the line at 1 is ondemand. Tables: summary.md, summary.csv; every run: runs.csv."]
+        lines += [
+            "",
+            "Bars: ratio to ondemand (above 1: better); error bars: standard deviation of the per-seed ratio; "
+            "the line at 1 is ondemand. Tables: summary.md, summary.csv; every run: runs.csv.",
+        ]
     lines += [""] + _accuracy_section(prov)
     overhead = _overhead_section(summary)
     if overhead:
         lines += [""] + overhead
-    lines += ["", "## Provenance", "",
-              f"- experiment `{prov['experiment']}`, platform `{prov['platform']}` (sha256 `{prov['platform_sha256'][:16]}…`)",
-              f"- seeds {', '.join(map(str, prov['seeds']))}",
-              "- configurations: " + "; ".join(f"`{k}` = governor `{v['governor']}`" + (f", model `{v['model']}`" if v["model"] else "")
-                                                for k, v in prov["configurations"].items()),
-              f"- model `{prov['model']['path']}`" + (f", sha256 `{prov['model']['sha256']}`" if "sha256" in prov["model"] else "")]
+    lines += [
+        "",
+        "## Provenance",
+        "",
+        f"- experiment `{prov['experiment']}`, platform `{prov['platform']}`"
+        f" (sha256 `{prov['platform_sha256'][:16]}…`)",
+        f"- seeds {', '.join(map(str, prov['seeds']))}",
+        "- configurations: "
+        + "; ".join(
+            f"`{k}` = governor `{v['governor']}`" + (f", model `{v['model']}`" if v["model"] else "")
+            for k, v in prov["configurations"].items()
+        ),
+        f"- model `{prov['model']['path']}`"
+        + (f", sha256 `{prov['model']['sha256']}`" if "sha256" in prov["model"] else ""),
+    ]
     if "sweep" in prov:
-        lines.append("- characterization sweep: " + ", ".join(f"{k} {v}" for k, v in prov["sweep"].items()) + " (sweep.parquet, sweep.json)")
+        lines.append(
+            "- characterization sweep: "
+            + ", ".join(f"{k} {v}" for k, v in prov["sweep"].items())
+            + " (sweep.parquet, sweep.json)"
+        )
     lines.append("- versions: " + ", ".join(f"{k} {v}" for k, v in prov["versions"].items()))
     lines += ["- workloads:", ""] + [f"  - `{lab}`: `{spec}`" for lab, spec in prov["workloads"].items()]
     return "\n".join(lines) + "\n"
@@ -492,8 +652,9 @@ def report_markdown(experiment, summary: pd.DataFrame, claims: list[Claim], prov
 # --- writing ------------------------------------------------------------------------------------
 
 
-def write_outputs(out: Path, experiment, runs: pd.DataFrame, summary: pd.DataFrame, claims: list[Claim], prov: dict,
-                  model_path: str) -> list[Path]:
+def write_outputs(
+    out: Path, experiment, runs: pd.DataFrame, summary: pd.DataFrame, claims: list[Claim], prov: dict, model_path: str
+) -> list[Path]:
     """Renders every output into a staging directory inside `out`, then moves each into place
     (os.replace); outputs of an earlier run that this run does not produce are removed."""
     from hetlab import plots

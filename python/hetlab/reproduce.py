@@ -28,10 +28,10 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Sequence
 
 from hetlab import api
 from hetlab.api import HetlabError
@@ -74,7 +74,13 @@ class Experiment:
     run_s: float = 0.75  # ccbench grid: simulated seconds per run under all-max
 
 
-CCBENCH_SIZES = (4096, 16384, 65536, 262144, 1048576)  # 4-byte elements: half/twice L1 (32 KB), A7 L2 (512 KB), A15 L2 (2 MB)
+CCBENCH_SIZES = (
+    4096,
+    16384,
+    65536,
+    262144,
+    1048576,
+)  # 4-byte elements: half/twice L1 (32 KB), A7 L2 (512 KB), A15 L2 (2 MB)
 CCBENCH_PATTERNS = ("random", "sequential", "stride-16")
 
 # The paper's Figure 6 benchmarks (§5.1) and their built-in hetlab workloads.
@@ -107,9 +113,23 @@ LCTES2020 = Experiment(
 )
 
 EXPERIMENTS = {e.name: e for e in (LCTES2020,)}
-GROUPS = {"ccbench": ("ccbench",), "realistic": ("spec", "web", "video"), "spec": ("spec",), "web": ("web",), "video": ("video",)}
+GROUPS = {
+    "ccbench": ("ccbench",),
+    "realistic": ("spec", "web", "video"),
+    "spec": ("spec",),
+    "web": ("web",),
+    "video": ("video",),
+}
 
-OUTPUTS = ("runs.csv", "summary.csv", "summary.md", "fig5_ccbench_time.png", "fig6a_time.png", "fig6b_energy.png", "report.md")
+OUTPUTS = (
+    "runs.csv",
+    "summary.csv",
+    "summary.md",
+    "fig5_ccbench_time.png",
+    "fig6a_time.png",
+    "fig6b_energy.png",
+    "report.md",
+)
 
 
 @dataclass(frozen=True)
@@ -139,8 +159,8 @@ class Job:
 class Outcome:
     out: Path
     files: list[Path]
-    runs: "object"  # pandas DataFrame
-    summary: "object"
+    runs: object  # pandas DataFrame
+    summary: object
     claims: list
     timings: dict[str, float] = field(default_factory=dict)
     model_path: str = ""
@@ -161,9 +181,14 @@ def select(experiment: Experiment, benchmarks: str | None, workloads: Sequence[s
         if not sep or not spec:
             raise HetlabError(f"--workload expects BENCHMARK=WORKLOAD, e.g. gcc-g23=my-gcc.toml; got '{item}'")
         if name not in by_name:
-            raise HetlabError(f"--workload: unknown benchmark '{name}'; known: {', '.join(b.name for b in experiment.benchmarks if not b.calibrate)}, ccbench-SIZE-PATTERN")
+            raise HetlabError(
+                f"--workload: unknown benchmark '{name}'; known: "
+                f"{', '.join(b.name for b in experiment.benchmarks if not b.calibrate)}, ccbench-SIZE-PATTERN"
+            )
         overrides[name] = spec
-    by_name = {n: (replace(b, workload=overrides[n], calibrate=False) if n in overrides else b) for n, b in by_name.items()}
+    by_name = {
+        n: (replace(b, workload=overrides[n], calibrate=False) if n in overrides else b) for n, b in by_name.items()
+    }
     wanted: list[tuple[str, tuple[str, ...]]] = []
     tokens = [t.strip() for t in (benchmarks or "all").split(",") if t.strip()]
     if not tokens:
@@ -180,13 +205,25 @@ def select(experiment: Experiment, benchmarks: str | None, workloads: Sequence[s
         else:
             raise HetlabError(
                 f"--benchmarks: unknown benchmark '{tok}'; known: all, {', '.join(GROUPS)}, "
-                f"{', '.join(b.name for b in experiment.benchmarks if not b.calibrate)}, ccbench-SIZE-PATTERN (optionally -L or -b)"
+                f"{', '.join(b.name for b in experiment.benchmarks if not b.calibrate)},"
+                " ccbench-SIZE-PATTERN (optionally -L or -b)"
             )
     chosen = {(n, c) for n, cs in wanted for c in cs}
     # Plan order (and the figures' order): the ccbench grid all-LITTLE then all-big as in
     # Figure 5; the other benchmarks in table order, each on LITTLE then big, as in Figure 6.
-    grid = [Job(by_name[b.name], c) for c in CLUSTERS for b in experiment.benchmarks if b.group == "ccbench" and (b.name, c) in chosen]
-    rest = [Job(by_name[b.name], c) for b in experiment.benchmarks if b.group != "ccbench" for c in CLUSTERS if (b.name, c) in chosen]
+    grid = [
+        Job(by_name[b.name], c)
+        for c in CLUSTERS
+        for b in experiment.benchmarks
+        if b.group == "ccbench" and (b.name, c) in chosen
+    ]
+    rest = [
+        Job(by_name[b.name], c)
+        for b in experiment.benchmarks
+        if b.group != "ccbench"
+        for c in CLUSTERS
+        if (b.name, c) in chosen
+    ]
     return grid + rest
 
 
@@ -223,8 +260,14 @@ def check_model(path: str, platform: str = PLATFORM) -> str:
 
     model_export.read_model(path)
     try:
-        api.simulate(platform, "ccbench:size=4096,pattern=random,iterations=1000", cluster="little",
-                     governor="anti-snoop", model=path, time_limit_s=0.001)
+        api.simulate(
+            platform,
+            "ccbench:size=4096,pattern=random,iterations=1000",
+            cluster="little",
+            governor="anti-snoop",
+            model=path,
+            time_limit_s=0.001,
+        )
     except HetlabError as e:
         raise HetlabError(f"model '{path}': {e}") from None
     return path
@@ -284,9 +327,16 @@ def _sweep_plan(sweep: SweepOptions, platform: str, platform_sha: str) -> dict:
 
     # the platform's hash: a platform file, or a built-in one in another hetlab version, may change
     # under the same name, and a sweep of the old one must not be reused
-    return {"platform": platform, "platform_sha256": platform_sha, "reps": sweep.reps,
-            "patterns": list(sweep.patterns or PATTERNS), "sizes": list(sweep.sizes) if sweep.sizes else "default",
-            "run_s": sweep.run_s, "active_opp": sweep.active_opp, "seed": 1}
+    return {
+        "platform": platform,
+        "platform_sha256": platform_sha,
+        "reps": sweep.reps,
+        "patterns": list(sweep.patterns or PATTERNS),
+        "sizes": list(sweep.sizes) if sweep.sizes else "default",
+        "run_s": sweep.run_s,
+        "active_opp": sweep.active_opp,
+        "seed": 1,
+    }
 
 
 def _reusable(sweep_path: Path, meta_path: Path, plan: dict) -> bool:
@@ -300,12 +350,15 @@ def _reusable(sweep_path: Path, meta_path: Path, plan: dict) -> bool:
 
 def _plan_text(plan: dict) -> str:
     sizes = plan["sizes"] if plan["sizes"] == "default" else ",".join(map(str, plan["sizes"]))
-    return (f"platform {plan['platform']} (sha256 {plan['platform_sha256'][:12]}…), reps {plan['reps']}, "
-            f"patterns {','.join(plan['patterns'])}, sizes {sizes}, run_s {plan['run_s']}, active OPP {plan['active_opp']}")
+    return (
+        f"platform {plan['platform']} (sha256 {plan['platform_sha256'][:12]}…), reps {plan['reps']}, "
+        f"patterns {','.join(plan['patterns'])}, sizes {sizes}, run_s {plan['run_s']}, active OPP {plan['active_opp']}"
+    )
 
 
-def train_here(out: Path, sweep: SweepOptions, plan: dict, jobs: int | None, progress: bool,
-               log) -> tuple[Path, dict[str, float]]:
+def train_here(
+    out: Path, sweep: SweepOptions, plan: dict, jobs: int | None, progress: bool, log
+) -> tuple[Path, dict[str, float]]:
     """The characterization sweep (`plan` = its `_sweep_plan`) and training into
     OUT/sweep.parquet and OUT/model/, reusing what an earlier run of the same plan left there.
     Returns the model.json path."""
@@ -327,10 +380,27 @@ def train_here(out: Path, sweep: SweepOptions, plan: dict, jobs: int | None, pro
         def bar(total: int, done: int):
             from tqdm import tqdm
 
-            return tqdm(total=total, initial=done, unit="run", desc="characterize", disable=None if progress else True, file=sys.stderr)
+            return tqdm(
+                total=total,
+                initial=done,
+                unit="run",
+                desc="characterize",
+                disable=None if progress else True,
+                file=sys.stderr,
+            )
 
-        characterize(str(sweep_path), platform=plan["platform"], reps=sweep.reps, patterns=tuple(sweep.patterns or PATTERNS),
-                     sizes=sweep.sizes, run_s=sweep.run_s, seed=1, workers=jobs, progress=bar, active_opp=sweep.active_opp)
+        characterize(
+            str(sweep_path),
+            platform=plan["platform"],
+            reps=sweep.reps,
+            patterns=tuple(sweep.patterns or PATTERNS),
+            sizes=sweep.sizes,
+            run_s=sweep.run_s,
+            seed=1,
+            workers=jobs,
+            progress=bar,
+            active_opp=sweep.active_opp,
+        )
         write_text_atomically(meta_path, json.dumps({"plan": plan, "sha256": sha256_file(sweep_path)}, indent=2) + "\n")
         timings["sweep_s"] = time.perf_counter() - start
     model_dir = out / "model"
@@ -339,7 +409,10 @@ def train_here(out: Path, sweep: SweepOptions, plan: dict, jobs: int | None, pro
     if model_path.exists():
         try:
             old = json.loads(model_path.read_text())
-            if old["provenance"]["sweep"]["dataset_sha256"] == sweep_sha and old["provenance"]["training"]["max_depth"] == train.DEFAULT_MAX_DEPTH:
+            if (
+                old["provenance"]["sweep"]["dataset_sha256"] == sweep_sha
+                and old["provenance"]["training"]["max_depth"] == train.DEFAULT_MAX_DEPTH
+            ):
                 log(f"reusing the trained model {model_path}")
                 return model_path, timings
         except (ValueError, KeyError, TypeError):
@@ -417,8 +490,17 @@ def _row(job: Job, spec: str, config: Config, seed: int, r: api.SimResult) -> di
     return row
 
 
-def run_all(experiment: Experiment, jobs: list[Job], specs: dict, model_path: str, reps: int, seed: int,
-            workers: int | None, progress: bool, platform: str = PLATFORM) -> list[dict]:
+def run_all(
+    experiment: Experiment,
+    jobs: list[Job],
+    specs: dict,
+    model_path: str,
+    reps: int,
+    seed: int,
+    workers: int | None,
+    progress: bool,
+    platform: str = PLATFORM,
+) -> list[dict]:
     from tqdm import tqdm
 
     plan = [(j, c, seed + i) for j in jobs for c in experiment.configs for i in range(reps)]
@@ -432,7 +514,9 @@ def run_all(experiment: Experiment, jobs: list[Job], specs: dict, model_path: st
 
     with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
         futures = [pool.submit(one, item) for item in plan]
-        bar = tqdm(total=len(plan), desc=experiment.name, unit="run", disable=None if progress else True, file=sys.stderr)
+        bar = tqdm(
+            total=len(plan), desc=experiment.name, unit="run", disable=None if progress else True, file=sys.stderr
+        )
         rows = []
         try:
             for f in futures:  # plan order: the same inputs give the same table
@@ -485,7 +569,9 @@ def reproduce(
 
         unknown = [p for p in sweep.patterns if p not in PATTERNS]
         if unknown:
-            raise HetlabError(f"--sweep-patterns: unknown pattern(s) {', '.join(unknown)}; known: {', '.join(PATTERNS)}")
+            raise HetlabError(
+                f"--sweep-patterns: unknown pattern(s) {', '.join(unknown)}; known: {', '.join(PATTERNS)}"
+            )
     selected = select(exp, benchmarks, workloads)
     _check_workloads(selected)
     from hetlab.characterize import platform_sha256
@@ -527,25 +613,74 @@ def reproduce(
 def configure_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The options of `hetlab reproduce` (used by hetlab.cli and by `python -m hetlab.reproduce`)."""
     p.add_argument("experiment", help=f"experiment to reproduce: {', '.join(EXPERIMENTS)}")
-    p.add_argument("--out", metavar="DIR", help="output directory (default: results/EXPERIMENT); a sweep and model already there are reused")
-    p.add_argument("--model", metavar="PATH", help="use this anti-snoop model.json (or lctes2020-fig4) instead of running the sweep and training")
-    p.add_argument("--reps", type=int, default=5, metavar="N", help="repetitions per benchmark and configuration, seeds SEED.. (default: 5)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="output directory (default: results/EXPERIMENT); a sweep and model already there are reused",
+    )
+    p.add_argument(
+        "--model",
+        metavar="PATH",
+        help="use this anti-snoop model.json (or lctes2020-fig4) instead of running the sweep and training",
+    )
+    p.add_argument(
+        "--reps",
+        type=int,
+        default=5,
+        metavar="N",
+        help="repetitions per benchmark and configuration, seeds SEED.. (default: 5)",
+    )
     p.add_argument("--seed", type=int, default=1, metavar="S", help="first seed (default: 1)")
-    p.add_argument("--platform", default=PLATFORM, metavar="P",
-                   help=f"built-in platform name or platform .toml, e.g. one with your board's constants "
-                   f"(default: {PLATFORM})")
-    p.add_argument("--benchmarks", metavar="LIST", help="comma-separated subset: all (default), ccbench, realistic, spec, web, video, "
-                   "a name (gcc-g23, ccbench-1048576-random) or a label with its cluster (gcc-g23-L)")
-    p.add_argument("--workload", action="append", default=[], metavar="BENCHMARK=WORKLOAD",
-                   help="run BENCHMARK with another workload (spec, built-in name or .toml file); repeatable")
+    p.add_argument(
+        "--platform",
+        default=PLATFORM,
+        metavar="P",
+        help=f"built-in platform name or platform .toml, e.g. one with your board's constants (default: {PLATFORM})",
+    )
+    p.add_argument(
+        "--benchmarks",
+        metavar="LIST",
+        help="comma-separated subset: all (default), ccbench, realistic, spec, web, video, "
+        "a name (gcc-g23, ccbench-1048576-random) or a label with its cluster (gcc-g23-L)",
+    )
+    p.add_argument(
+        "--workload",
+        action="append",
+        default=[],
+        metavar="BENCHMARK=WORKLOAD",
+        help="run BENCHMARK with another workload (spec, built-in name or .toml file); repeatable",
+    )
     p.add_argument("--jobs", type=int, metavar="N", help="parallel simulations (default: number of CPUs)")
-    p.add_argument("--sweep-reps", type=int, default=5, metavar="N", help="characterization: repetitions per configuration (default: 5)")
-    p.add_argument("--sweep-patterns", metavar="LIST", help="characterization: subset of random,sequential,stride-16 (default: all)")
-    p.add_argument("--sweep-sizes", metavar="LIST", help="characterization: array sizes in 4-byte elements (default: around every cache size)")
-    p.add_argument("--sweep-run-s", type=float, default=0.08, metavar="S", help="characterization: run length at the top OPPs, simulated s (default: 0.08)")
-    p.add_argument("--sweep-active-opp", choices=["all", "top"], default="all",
-                   help="characterization: every OPP pair (default) or the active cluster at its top OPP "
-                   "(the paper's layout)")
+    p.add_argument(
+        "--sweep-reps",
+        type=int,
+        default=5,
+        metavar="N",
+        help="characterization: repetitions per configuration (default: 5)",
+    )
+    p.add_argument(
+        "--sweep-patterns",
+        metavar="LIST",
+        help="characterization: subset of random,sequential,stride-16 (default: all)",
+    )
+    p.add_argument(
+        "--sweep-sizes",
+        metavar="LIST",
+        help="characterization: array sizes in 4-byte elements (default: around every cache size)",
+    )
+    p.add_argument(
+        "--sweep-run-s",
+        type=float,
+        default=0.08,
+        metavar="S",
+        help="characterization: run length at the top OPPs, simulated s (default: 0.08)",
+    )
+    p.add_argument(
+        "--sweep-active-opp",
+        choices=["all", "top"],
+        default="all",
+        help="characterization: every OPP pair (default) or the active cluster at its top OPP (the paper's layout)",
+    )
     p.set_defaults(func=cmd_reproduce)
     return p
 
@@ -556,13 +691,27 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         try:
             sizes = tuple(int(x) for x in args.sweep_sizes.split(",") if x.strip())
         except ValueError:
-            raise HetlabError(f"--sweep-sizes expects comma-separated element counts, got '{args.sweep_sizes}'") from None
+            raise HetlabError(
+                f"--sweep-sizes expects comma-separated element counts, got '{args.sweep_sizes}'"
+            ) from None
     patterns = tuple(p.strip() for p in args.sweep_patterns.split(",") if p.strip()) if args.sweep_patterns else None
     result = reproduce(
-        args.experiment, args.out, model=args.model, reps=args.reps, seed=args.seed, benchmarks=args.benchmarks,
-        workloads=args.workload, jobs=args.jobs, platform=args.platform,
-        sweep=SweepOptions(reps=args.sweep_reps, patterns=patterns, sizes=sizes, run_s=args.sweep_run_s,
-                           active_opp=args.sweep_active_opp),
+        args.experiment,
+        args.out,
+        model=args.model,
+        reps=args.reps,
+        seed=args.seed,
+        benchmarks=args.benchmarks,
+        workloads=args.workload,
+        jobs=args.jobs,
+        platform=args.platform,
+        sweep=SweepOptions(
+            reps=args.sweep_reps,
+            patterns=patterns,
+            sizes=sizes,
+            run_s=args.sweep_run_s,
+            active_opp=args.sweep_active_opp,
+        ),
     )
     from hetlab import report
 

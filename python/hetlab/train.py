@@ -26,10 +26,11 @@ import hashlib
 import math
 import os
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -56,8 +57,19 @@ TEST_FRACTION = 0.25  # share of configurations held out for the metrics
 
 # Columns read for every sweep; per-cluster columns are added once the cluster names are known.
 BASE_COLUMNS = [
-    "backend", "platform", "platform_sha256", "run_id", "config_id", "active_cluster",
-    "idle_cluster", "pattern", "size_elements", "rep", "run_time_s", "cpu_cycles", "bus_access",
+    "backend",
+    "platform",
+    "platform_sha256",
+    "run_id",
+    "config_id",
+    "active_cluster",
+    "idle_cluster",
+    "pattern",
+    "size_elements",
+    "rep",
+    "run_time_s",
+    "cpu_cycles",
+    "bus_access",
 ]
 COUNTER_COLUMNS = ["cpu_cycles", "bus_access"]
 _FIX = "write it with `hetlab characterize` (columns in docs/dataset.md)"
@@ -140,8 +152,9 @@ def validate_sweep(df: pd.DataFrame) -> None:
         raise _fail(df, f"columns {', '.join(gaps)} have missing values", _FIX)
     for col in ("platform", "platform_sha256"):
         if df[col].nunique() != 1:
-            raise _fail(df, f"it mixes {col} values {_first(sorted(df[col].unique()))}",
-                        "train on the sweep of one platform")
+            raise _fail(
+                df, f"it mixes {col} values {_first(sorted(df[col].unique()))}", "train on the sweep of one platform"
+            )
     if (df["active_cluster"] == df["idle_cluster"]).any():
         raise _fail(df, "some rows have the same active and idle cluster", _FIX)
     counters = COUNTER_COLUMNS + [c for k in clusters for c in _port_columns(k)]
@@ -162,8 +175,11 @@ def validate_sweep(df: pd.DataFrame) -> None:
     runs_per_config = df.groupby("config_id")["run_id"].nunique()
     few = runs_per_config[runs_per_config < 2]
     if len(few):
-        raise _fail(df, f"configuration {_first(few.index)} has fewer than 2 runs, the t-test needs 2 or more",
-                    "re-run `hetlab characterize` with --reps 3 or more")
+        raise _fail(
+            df,
+            f"configuration {_first(few.index)} has fewer than 2 runs, the t-test needs 2 or more",
+            "re-run `hetlab characterize` with --reps 3 or more",
+        )
     _references(df)  # raises when a group has no reference configuration
 
 
@@ -207,9 +223,16 @@ def _references(df: pd.DataFrame, reference: str = "idle-max") -> dict[tuple, st
             else:
                 missing.append(f"{active}/{pattern}/{size}/{int(khz)} kHz")
     if missing:
-        what = "every cluster at its highest frequency" if reference == "both-max" else "the idle cluster at its highest frequency"
-        raise _fail(df, f"no reference configuration ({what}) for active/pattern/size/frequency {_first(missing)}",
-                    "include the clusters' highest frequencies in the sweep")
+        what = (
+            "every cluster at its highest frequency"
+            if reference == "both-max"
+            else "the idle cluster at its highest frequency"
+        )
+        raise _fail(
+            df,
+            f"no reference configuration ({what}) for active/pattern/size/frequency {_first(missing)}",
+            "include the clusters' highest frequencies in the sweep",
+        )
     return refs
 
 
@@ -234,8 +257,9 @@ def _label(rule: str, p: float, slower: bool, alpha: float) -> str:
     return INCREASE if p > alpha else DECREASE  # paper-literal
 
 
-def label_configurations(df: pd.DataFrame, label_rule: str = "significant", alpha: float = ALPHA,
-                         reference: str = "idle-max") -> pd.DataFrame:
+def label_configurations(
+    df: pd.DataFrame, label_rule: str = "significant", alpha: float = ALPHA, reference: str = "idle-max"
+) -> pd.DataFrame:
     """One row per configuration: its runs' mean time, the reference's, the t-test p-value and
     the label. The t-test compares one run_time_s per run (not per period row) with the
     reference configuration's runs (see `_references`: by default the same active cluster,
@@ -265,9 +289,17 @@ def label_configurations(df: pd.DataFrame, label_rule: str = "significant", alph
         is_ref = c["config_id"] == ref
         p = 1.0 if is_ref else _p_value(mine, theirs)
         label = DECREASE if is_ref else _label(label_rule, p, mine.mean() > theirs.mean(), alpha)
-        rows.append({**c.to_dict(), "n_runs": len(mine), "mean_run_time_s": float(mine.mean()),
-                     "reference_config_id": ref, "reference_mean_run_time_s": float(theirs.mean()),
-                     "p_value": p, "label": label})
+        rows.append(
+            {
+                **c.to_dict(),
+                "n_runs": len(mine),
+                "mean_run_time_s": float(mine.mean()),
+                "reference_config_id": ref,
+                "reference_mean_run_time_s": float(theirs.mean()),
+                "p_value": p,
+                "label": label,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -348,8 +380,12 @@ class TrainResult:
     class_weight: str | None = None
 
     def tree_json(self, cluster: str) -> dict:
-        return {"features": list(FEATURES), "classes": list(CLASSES),
-                "nodes": self.trees[cluster].nodes, "fixed_point_shift": self.fixed_point_shift}
+        return {
+            "features": list(FEATURES),
+            "classes": list(CLASSES),
+            "nodes": self.trees[cluster].nodes,
+            "fixed_point_shift": self.fixed_point_shift,
+        }
 
 
 def _class_weights(y: np.ndarray, class_weight: str | None) -> np.ndarray:
@@ -362,8 +398,9 @@ def _class_weights(y: np.ndarray, class_weight: str | None) -> np.ndarray:
     return np.where(counts > 0, counts.sum() / (len(CLASSES) * np.maximum(counts, 1)), 0.0)
 
 
-def _fit_nodes(q_cols: list[np.ndarray], y: np.ndarray, max_depth: int, seed: int, shift: int,
-               class_weight: str | None = None) -> list[dict]:
+def _fit_nodes(
+    q_cols: list[np.ndarray], y: np.ndarray, max_depth: int, seed: int, shift: int, class_weight: str | None = None
+) -> list[dict]:
     """Fits sklearn's entropy tree on the quantised features and converts it to hetlab nodes.
 
     Class counts come from the rows reaching each node (sklearn >= 1.4 stores fractions in
@@ -375,8 +412,12 @@ def _fit_nodes(q_cols: list[np.ndarray], y: np.ndarray, max_depth: int, seed: in
 
     X = np.column_stack([np.asarray(q, dtype=float) / 2.0**shift for q in q_cols])
     weights = _class_weights(y, class_weight)
-    clf = DecisionTreeClassifier(criterion="entropy", max_depth=max_depth, random_state=seed,
-                                 class_weight=None if class_weight is None else dict(enumerate(weights))).fit(X, y)
+    clf = DecisionTreeClassifier(
+        criterion="entropy",
+        max_depth=max_depth,
+        random_state=seed,
+        class_weight=None if class_weight is None else dict(enumerate(weights)),
+    ).fit(X, y)
     t = clf.tree_
     reach = clf.decision_path(X).tocsc()
     members = [reach[:, i].nonzero()[0] for i in range(t.node_count)]
@@ -384,11 +425,17 @@ def _fit_nodes(q_cols: list[np.ndarray], y: np.ndarray, max_depth: int, seed: in
     for i in range(t.node_count):
         rows_here = members[i]
         assert len(rows_here) == t.n_node_samples[i]
-        node = {"feature": None, "threshold": 0.0, "left": None, "right": None,
-                # class counts, weighted when class weights are used, so that a leaf's
-                # majority (argmax) is the class sklearn predicts
-                "value": [_count(int((y[rows_here] == k).sum()) * weights[k]) for k in range(len(CLASSES))],
-                "entropy": float(t.impurity[i]), "samples": int(t.n_node_samples[i])}
+        node = {
+            "feature": None,
+            "threshold": 0.0,
+            "left": None,
+            "right": None,
+            # class counts, weighted when class weights are used, so that a leaf's
+            # majority (argmax) is the class sklearn predicts
+            "value": [_count(int((y[rows_here] == k).sum()) * weights[k]) for k in range(len(CLASSES))],
+            "entropy": float(t.impurity[i]),
+            "samples": int(t.n_node_samples[i]),
+        }
         left, right = int(t.children_left[i]), int(t.children_right[i])
         if left != -1:
             f = int(t.feature[i])
@@ -428,9 +475,15 @@ def _leaf_increases(node: dict) -> bool:
     return CLASSES[int(np.argmax(value))] == INCREASE  # argmax: ties go to the first class
 
 
-def train(df: pd.DataFrame, max_depth: int = DEFAULT_MAX_DEPTH, label_rule: str = "significant", seed: int = 0,
-          fixed_point_shift: int = DEFAULT_SHIFT, reference: str = "idle-max",
-          class_weight: str | None = None) -> TrainResult:
+def train(
+    df: pd.DataFrame,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    label_rule: str = "significant",
+    seed: int = 0,
+    fixed_point_shift: int = DEFAULT_SHIFT,
+    reference: str = "idle-max",
+    class_weight: str | None = None,
+) -> TrainResult:
     """Labels the configurations and trains one entropy tree per cluster (the tree managing
     cluster X learns from the rows where X is idle). Held-out accuracy and confusion matrix
     (labels [decrease, increase]; rows true, columns predicted, by the exact fixed-point
@@ -459,23 +512,39 @@ def train(df: pd.DataFrame, max_depth: int = DEFAULT_MAX_DEPTH, label_rule: str 
             train_ids, test_ids = sorted(set(groups[tr])), sorted(set(groups[te]))
             heldout = _metrics(y[te], pred, len(tr), len(te), len(train_ids), len(test_ids), seed)
         nodes = _fit_nodes(q_cols, y, max_depth, seed, shift, class_weight)
-        trees[cluster] = TreeResult(cluster, nodes, len(y), len(set(groups)), [int((y == 0).sum()), int((y == 1).sum())],
-                                    heldout, train_ids, test_ids)
-    return TrainResult(trees, labels, label_rule, int(max_depth), int(seed), shift, reference=reference,
-                       class_weight=class_weight)
+        trees[cluster] = TreeResult(
+            cluster,
+            nodes,
+            len(y),
+            len(set(groups)),
+            [int((y == 0).sum()), int((y == 1).sum())],
+            heldout,
+            train_ids,
+            test_ids,
+        )
+    return TrainResult(
+        trees, labels, label_rule, int(max_depth), int(seed), shift, reference=reference, class_weight=class_weight
+    )
 
 
-def _metrics(y_true: np.ndarray, y_pred: np.ndarray, n_train: int, n_test: int,
-             train_configs: int, test_configs: int, seed: int) -> dict:
+def _metrics(
+    y_true: np.ndarray, y_pred: np.ndarray, n_train: int, n_test: int, train_configs: int, test_configs: int, seed: int
+) -> dict:
     from sklearn.metrics import confusion_matrix
 
     return {
         "split": f"GroupShuffleSplit by config_id, test_size={TEST_FRACTION}, random_state={seed}",
-        "train_rows": n_train, "test_rows": n_test,
-        "train_configs": train_configs, "test_configs": test_configs,
+        "train_rows": n_train,
+        "test_rows": n_test,
+        "train_configs": train_configs,
+        "test_configs": test_configs,
         "accuracy": float((y_true == y_pred).mean()),
-        "confusion_matrix": {"labels": list(CLASSES), "rows": "true", "columns": "predicted",
-                             "counts": confusion_matrix(y_true, y_pred, labels=[0, 1]).tolist()},
+        "confusion_matrix": {
+            "labels": list(CLASSES),
+            "rows": "true",
+            "columns": "predicted",
+            "counts": confusion_matrix(y_true, y_pred, labels=[0, 1]).tolist(),
+        },
     }
 
 
@@ -533,29 +602,48 @@ def model_json(result: TrainResult, sweep_meta: dict) -> dict:
         "provenance": {
             "sweep": sweep_meta,
             "training": {
-                "label_rule": result.label_rule, "reference": result.reference, "alpha": result.alpha,
+                "label_rule": result.label_rule,
+                "reference": result.reference,
+                "alpha": result.alpha,
                 "class_weight": result.class_weight,
                 "max_depth": result.max_depth,
-                "seed": result.seed, "fixed_point_shift": result.fixed_point_shift,
-                "features": list(FEATURES), "classes": list(CLASSES),
+                "seed": result.seed,
+                "fixed_point_shift": result.fixed_point_shift,
+                "features": list(FEATURES),
+                "classes": list(CLASSES),
                 "label_counts": {c: dict(zip(CLASSES, t.class_counts)) for c, t in sorted(result.trees.items())},
                 "configurations_labelled_increase": int((result.labels["label"] == INCREASE).sum()),
                 "configurations": int(len(result.labels)),
             },
             "libraries": library_versions(),
         },
-        "metrics": {c: {"rows": t.rows, "configurations": t.configs, "heldout": t.heldout}
-                    for c, t in sorted(result.trees.items())},
+        "metrics": {
+            c: {"rows": t.rows, "configurations": t.configs, "heldout": t.heldout}
+            for c, t in sorted(result.trees.items())
+        },
     }
 
 
-def train_model(sweep_path: str | os.PathLike, max_depth: int = DEFAULT_MAX_DEPTH, label_rule: str = "significant",
-                seed: int = 0, fixed_point_shift: int = DEFAULT_SHIFT, reference: str = "idle-max",
-                class_weight: str | None = None) -> dict:
+def train_model(
+    sweep_path: str | os.PathLike,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    label_rule: str = "significant",
+    seed: int = 0,
+    fixed_point_shift: int = DEFAULT_SHIFT,
+    reference: str = "idle-max",
+    class_weight: str | None = None,
+) -> dict:
     """`hetlab train` in one call: load and validate the sweep, train, return the model dict."""
     df = load_sweep(sweep_path)
-    result = train(df, max_depth=max_depth, label_rule=label_rule, seed=seed, fixed_point_shift=fixed_point_shift,
-                   reference=reference, class_weight=class_weight)
+    result = train(
+        df,
+        max_depth=max_depth,
+        label_rule=label_rule,
+        seed=seed,
+        fixed_point_shift=fixed_point_shift,
+        reference=reference,
+        class_weight=class_weight,
+    )
     return model_json(result, sweep_metadata(df))
 
 

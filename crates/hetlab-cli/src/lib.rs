@@ -240,7 +240,12 @@ fn list<T: std::str::FromStr>(s: &str, opt: &str, what: &str) -> Result<Vec<T>, 
 }
 
 fn patterns(a: &Args, default: &str) -> Result<Vec<Pattern>, Fail> {
-    a.get("--pattern").unwrap_or(default).split(',').filter(|x| !x.is_empty()).map(|p| Pattern::parse(p).map_err(usage)).collect()
+    a.get("--pattern")
+        .unwrap_or(default)
+        .split(',')
+        .filter(|x| !x.is_empty())
+        .map(|p| Pattern::parse(p).map_err(usage))
+        .collect()
 }
 
 /// Sizes in elements from --elements or --sizes (bytes).
@@ -248,30 +253,42 @@ fn sizes(a: &Args, default: &str) -> Result<Vec<usize>, Fail> {
     if let Some(e) = a.get("--elements") {
         return list(e, "--elements", "element counts like 4096,16777216");
     }
-    Ok(chase::parse_sizes(a.get("--sizes").unwrap_or(default)).map_err(usage)?.into_iter().map(|b| b.div_ceil(4)).collect())
+    Ok(chase::parse_sizes(a.get("--sizes").unwrap_or(default))
+        .map_err(usage)?
+        .into_iter()
+        .map(|b| b.div_ceil(4))
+        .collect())
 }
 
-const COMMON_VALUED: &[&str] = &["--sysfs-root", "--procfs-root", "--run-dir", "--platform", "--cluster-names", "--pmu"];
+const COMMON_VALUED: &[&str] =
+    &["--sysfs-root", "--procfs-root", "--run-dir", "--platform", "--cluster-names", "--pmu"];
 
 fn cmd_govern(argv: &[String]) -> Result<i32, Fail> {
-    let valued: Vec<&str> =
-        ["--governor", "--model", "--tunable", "--duration", "--counters"].iter().chain(COMMON_VALUED).copied().collect();
+    let valued: Vec<&str> = ["--governor", "--model", "--tunable", "--duration", "--counters"]
+        .iter()
+        .chain(COMMON_VALUED)
+        .copied()
+        .collect();
     let a = Args::parse(argv, &["--dry-run", "-v", "--verbose"], &valued, GOVERN_HELP)?;
-    let governor = a.get("--governor").ok_or_else(|| usage("govern needs --governor NAME (see `hetlabd governors`)"))?.to_string();
+    let governor =
+        a.get("--governor").ok_or_else(|| usage("govern needs --governor NAME (see `hetlabd governors`)"))?.to_string();
     let platform = platform(&a)?;
     let model = match a.get("--model") {
         None | Some("lctes2020-fig4") => None,
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read --model {path}: {e}")))?;
-            let m: AntiSnoopModel = serde_json::from_str(&text)
-                .map_err(|e| fail(format!("--model {path} is not a hetlab model ({e}); train one with `hetlab train`")))?;
+            let m: AntiSnoopModel = serde_json::from_str(&text).map_err(|e| {
+                fail(format!("--model {path} is not a hetlab model ({e}); train one with `hetlab train`"))
+            })?;
             m.check_for(&platform).map_err(|e| fail(format!("--model {path}: {e}")))?;
             Some(m)
         }
     };
     let mut tunables = Vec::new();
     for t in a.all("--tunable") {
-        let (k, v) = t.split_once('=').ok_or_else(|| usage(format!("--tunable expects NAME=VALUE, e.g. up_threshold=80; got '{t}'")))?;
+        let (k, v) = t
+            .split_once('=')
+            .ok_or_else(|| usage(format!("--tunable expects NAME=VALUE, e.g. up_threshold=80; got '{t}'")))?;
         let v: f64 = v.parse().map_err(|_| usage(format!("--tunable {k}: '{v}' is not a number")))?;
         tunables.push((k.to_string(), v));
     }
@@ -302,7 +319,10 @@ fn cmd_govern(argv: &[String]) -> Result<i32, Fail> {
     let mut err = std::io::stderr();
     let o = daemon::govern(&cfg, &mut stop, &mut out, &mut err).map_err(fail)?;
     let restored = if o.restored.is_empty() { String::new() } else { format!("; restored {}", o.restored.join("; ")) };
-    eprintln!("hetlabd: stopped ({}) after {} samples, {} frequency writes{restored}", o.stop_reason, o.samples, o.writes);
+    eprintln!(
+        "hetlabd: stopped ({}) after {} samples, {} frequency writes{restored}",
+        o.stop_reason, o.samples, o.writes
+    );
     Ok(0)
 }
 
@@ -343,8 +363,17 @@ fn cmd_chase(argv: &[String]) -> Result<i32, Fail> {
 
 fn cmd_characterize(argv: &[String]) -> Result<i32, Fail> {
     let valued: Vec<&str> = [
-        "--out", "--patterns", "--sizes", "--reps", "--run-s", "--seed", "--period-us", "--big-khz", "--little-khz",
-        "--chase-cpu", "--active-opp",
+        "--out",
+        "--patterns",
+        "--sizes",
+        "--reps",
+        "--run-s",
+        "--seed",
+        "--period-us",
+        "--big-khz",
+        "--little-khz",
+        "--chase-cpu",
+        "--active-opp",
     ]
     .iter()
     .chain(COMMON_VALUED)
@@ -363,7 +392,11 @@ fn cmd_characterize(argv: &[String]) -> Result<i32, Fail> {
         .filter(|x| !x.is_empty())
         .map(|p| Pattern::parse(p).map_err(usage))
         .collect::<Result<_, _>>()?;
-    cfg.sizes = a.get("--sizes").map(|s| list(s, "--sizes", "element counts like 4096,262144")).transpose()?.unwrap_or_default();
+    cfg.sizes = a
+        .get("--sizes")
+        .map(|s| list(s, "--sizes", "element counts like 4096,262144"))
+        .transpose()?
+        .unwrap_or_default();
     cfg.reps = a.num("--reps", "a count")?.unwrap_or(5);
     cfg.run_s = a.num("--run-s", "seconds")?.unwrap_or(0.08);
     cfg.seed = a.num("--seed", "a number")?.unwrap_or(1);
@@ -379,12 +412,15 @@ fn cmd_characterize(argv: &[String]) -> Result<i32, Fail> {
     cfg.cluster_names = a.get("--cluster-names").map(|s| s.split(',').map(str::to_string).collect());
     if let Some(s) = a.get("--chase-cpu") {
         for item in s.split(',').filter(|x| !x.is_empty()) {
-            let (c, n) = item.split_once('=').ok_or_else(|| usage(format!("--chase-cpu expects CLUSTER=CPU, e.g. little=0,big=4; got '{item}'")))?;
+            let (c, n) = item
+                .split_once('=')
+                .ok_or_else(|| usage(format!("--chase-cpu expects CLUSTER=CPU, e.g. little=0,big=4; got '{item}'")))?;
             let n: usize = n.parse().map_err(|_| usage(format!("--chase-cpu {c}: '{n}' is not a CPU number")))?;
             cfg.chase_cpus.push((c.to_string(), n));
         }
     }
-    let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    let dir =
+        out.parent().filter(|p| !p.as_os_str().is_empty()).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
     if !dir.is_dir() {
         return Err(fail(format!("cannot write {}: directory {} does not exist", out.display(), dir.display())));
     }
@@ -393,11 +429,14 @@ fn cmd_characterize(argv: &[String]) -> Result<i32, Fail> {
     let names: Vec<String> = platform_for_cols.clusters.iter().map(|c| c.name.clone()).collect();
     let cols = characterize::columns(&names);
     let tmp = out.with_extension("csv.partial");
-    let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(|e| fail(format!("cannot write {}: {e}", tmp.display())))?);
+    let mut file = std::io::BufWriter::new(
+        std::fs::File::create(&tmp).map_err(|e| fail(format!("cannot write {}: {e}", tmp.display())))?,
+    );
     writeln!(file, "{}", cols.join(",")).map_err(|e| fail(e.to_string()))?;
     let mut on_rows = |rows: &[characterize::Row]| -> Result<(), String> {
         for r in rows {
-            writeln!(file, "{}", characterize::csv_line(r, &cols)).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
+            writeln!(file, "{}", characterize::csv_line(r, &cols))
+                .map_err(|e| format!("writing {}: {e}", tmp.display()))?;
         }
         file.flush().map_err(|e| format!("writing {}: {e}", tmp.display()))
     };
@@ -413,8 +452,15 @@ fn cmd_characterize(argv: &[String]) -> Result<i32, Fail> {
         );
         return Ok(1);
     }
-    std::fs::rename(&tmp, &out).map_err(|e| fail(format!("cannot move {} to {}: {e}", tmp.display(), out.display())))?;
-    eprintln!("hetlabd: {} runs, {} rows written to {}; restored {}", s.runs, s.rows, out.display(), s.restored.join("; "));
+    std::fs::rename(&tmp, &out)
+        .map_err(|e| fail(format!("cannot move {} to {}: {e}", tmp.display(), out.display())))?;
+    eprintln!(
+        "hetlabd: {} runs, {} rows written to {}; restored {}",
+        s.runs,
+        s.rows,
+        out.display(),
+        s.restored.join("; ")
+    );
     Ok(0)
 }
 
@@ -482,7 +528,9 @@ pub fn run(prog: &str, argv: &[String]) -> i32 {
             println!("hetlabd {}", env!("CARGO_PKG_VERSION"));
             Ok(0)
         }
-        other => Err(usage(format!("unknown command '{other}'; commands: govern, chase, characterize, restore, governors (see --help)"))),
+        other => Err(usage(format!(
+            "unknown command '{other}'; commands: govern, chase, characterize, restore, governors (see --help)"
+        ))),
     };
     let _ = std::io::stdout().flush();
     match r {

@@ -28,7 +28,11 @@ fn random_chase_at_64mb_takes_at_least_5x_longer_per_access_than_at_16kb() {
 
 #[test]
 fn chase_rejects_bad_input_with_one_line() {
-    for args in [&["chase", "--sizes", "lots"][..], &["chase", "--pattern", "zigzag"], &["chase", "--cpu", "100000", "--sizes", "4K"]] {
+    for args in [
+        &["chase", "--sizes", "lots"][..],
+        &["chase", "--pattern", "zigzag"],
+        &["chase", "--cpu", "100000", "--sizes", "4K"],
+    ] {
         let out = Command::new(hetlabd()).args(args).output().unwrap();
         let e = String::from_utf8_lossy(&out.stderr);
         assert_ne!(out.status.code(), Some(0), "{args:?}");
@@ -85,7 +89,11 @@ fn characterize_writes_dataset_rows_and_restores_the_policies() {
         assert!(["200000", "2000000"].contains(&r[col("big_khz")]));
         assert_eq!(r[col("little_khz")], "1400000");
         assert_eq!(r[col("size_elements")], "4096");
-        assert_eq!(r[col("platform_sha256")], sha, "the SHA-256 of the platform text, as the simulated sweep writes it");
+        assert_eq!(
+            r[col("platform_sha256")],
+            sha,
+            "the SHA-256 of the platform text, as the simulated sweep writes it"
+        );
         let cfg = format!("{}-random-4096-{}-1400000", r[col("active_cluster")], r[col("big_khz")]);
         assert_eq!(r[col("config_id")], cfg);
     }
@@ -138,7 +146,19 @@ fn characterize_stopped_by_sigint_restores_the_policies() {
     }
     let b = Board::new("characterize-int");
     let child = Command::new(hetlabd())
-        .args(["characterize", "--pmu", "software", "--reps", "5", "--sizes", "4096", "--patterns", "random", "--run-s", "0.05"])
+        .args([
+            "characterize",
+            "--pmu",
+            "software",
+            "--reps",
+            "5",
+            "--sizes",
+            "4096",
+            "--patterns",
+            "random",
+            "--run-s",
+            "0.05",
+        ])
         .args(["--chase-cpu", "little=0,big=0"])
         .arg("--sysfs-root")
         .arg(b.sys())

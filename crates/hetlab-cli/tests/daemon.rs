@@ -156,7 +156,9 @@ fn a_failing_sysfs_write_mid_run_restores_what_was_changed() {
     let err: Vec<&str> = f.stderr.lines().filter(|l| l.starts_with("hetlabd: error:")).collect();
     assert_eq!(err.len(), 1, "{}", f.stderr);
     assert!(
-        err[0].contains("policy4/scaling_setspeed") && err[0].contains("directory") && err[0].contains("policy settings restored"),
+        err[0].contains("policy4/scaling_setspeed")
+            && err[0].contains("directory")
+            && err[0].contains("policy settings restored"),
         "{}",
         err[0]
     );
@@ -168,7 +170,10 @@ fn a_failing_sysfs_write_mid_run_restores_what_was_changed() {
 fn dry_run_decides_but_writes_nothing() {
     let mut b = Board::new("dryrun");
     let before = b.snapshot();
-    let child = b.govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000", "--dry-run", "--duration", "1.5"]).spawn().unwrap();
+    let child = b
+        .govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000", "--dry-run", "--duration", "1.5"])
+        .spawn()
+        .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
     b.load(100);
     let f = finish(child);
@@ -213,7 +218,10 @@ fn refuses_without_cpufreq_or_userspace_governor() {
     let b = Board::new("nocpufreq");
     fs::write(b.policy(4).join("scaling_available_governors"), "ondemand performance\n").unwrap();
     let e = refused(&b, &mut b.govern(&["--governor", "ondemand"]));
-    assert!(e.contains("policy4 (cpus 4-7) offers no userspace governor") && e.contains("CONFIG_CPU_FREQ_GOV_USERSPACE"), "{e}");
+    assert!(
+        e.contains("policy4 (cpus 4-7) offers no userspace governor") && e.contains("CONFIG_CPU_FREQ_GOV_USERSPACE"),
+        "{e}"
+    );
     fs::remove_dir_all(b.root.join("sys/devices/system/cpu/cpufreq")).unwrap();
     let e = refused(&b, &mut b.govern(&["--governor", "ondemand"]));
     assert!(e.contains("no cpufreq policies under") && e.contains("cpufreq driver"), "{e}");

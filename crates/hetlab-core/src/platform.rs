@@ -150,7 +150,10 @@ impl Platform {
     pub fn builtin(name: &str) -> Result<Platform, String> {
         static PARSED: std::sync::OnceLock<Vec<Result<Platform, String>>> = std::sync::OnceLock::new();
         let parsed = PARSED.get_or_init(|| {
-            BUILTIN_PLATFORMS.iter().map(|(n, text)| Platform::from_toml(&format!("{n}.toml (built-in)"), text)).collect()
+            BUILTIN_PLATFORMS
+                .iter()
+                .map(|(n, text)| Platform::from_toml(&format!("{n}.toml (built-in)"), text))
+                .collect()
         });
         match BUILTIN_PLATFORMS.iter().position(|(n, _)| *n == name) {
             Some(i) => parsed[i].clone(),
@@ -224,7 +227,7 @@ impl Platform {
             }
             non_negative(&f("l1_hit_cycles"), t.l1_hit_cycles)?;
             non_negative(&f("l2_hit_cycles"), t.l2_hit_cycles)?;
-            if !(t.mlp >= 1.0) {
+            if t.mlp.is_nan() || t.mlp < 1.0 {
                 return Err(format!("{} must be at least 1, got {}", f("mlp"), t.mlp));
             }
             fraction(&f("prefetch_coverage"), t.prefetch_coverage)?;
@@ -262,7 +265,10 @@ impl Platform {
                         return Err(format!("{}[{i}]: duplicate OPP {khz} kHz", f("opps")));
                     }
                     if *khz < prev {
-                        return Err(format!("{}[{i}]: OPPs must be sorted by frequency, ascending ({khz} kHz after {prev} kHz)", f("opps")));
+                        return Err(format!(
+                            "{}[{i}]: OPPs must be sorted by frequency, ascending ({khz} kHz after {prev} kHz)",
+                            f("opps")
+                        ));
                     }
                 }
             }

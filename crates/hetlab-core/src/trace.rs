@@ -69,9 +69,7 @@ const DEFAULT_PRIO: i32 = 120;
 /// kernel does for an unknown comm.
 fn sanitize_comm(name: Option<&str>) -> String {
     match name {
-        Some(n) if !n.is_empty() => {
-            n.chars().map(|c| if c.is_ascii_graphic() { c } else { '_' }).collect()
-        }
+        Some(n) if !n.is_empty() => n.chars().map(|c| if c.is_ascii_graphic() { c } else { '_' }).collect(),
         _ => "<...>".to_string(),
     }
 }
@@ -269,10 +267,7 @@ mod tests {
     use super::*;
 
     fn threads() -> TraceThreads {
-        TraceThreads {
-            names: vec![String::new(), "task0".into(), "my worker".into()],
-            prios: vec![120, 120, 100],
-        }
+        TraceThreads { names: vec![String::new(), "task0".into(), "my worker".into()], prios: vec![120, 120, 100] }
     }
 
     fn render(events: &[TraceEvent], ncpus: usize) -> String {
@@ -331,13 +326,7 @@ mod tests {
             .map(|e| match e {
                 TraceEvent::SchedSwitch { time_us, cpu, prev_tid, prev_state, next_tid } => {
                     let f = |t: u32| if t == 1 { 1001 } else { t };
-                    TraceEvent::SchedSwitch {
-                        time_us,
-                        cpu,
-                        prev_tid: f(prev_tid),
-                        prev_state,
-                        next_tid: f(next_tid),
-                    }
+                    TraceEvent::SchedSwitch { time_us, cpu, prev_tid: f(prev_tid), prev_state, next_tid: f(next_tid) }
                 }
                 e => e,
             })
@@ -350,30 +339,19 @@ mod tests {
             lines[0],
             "          <idle>-0     [004]   100.000100: sched_switch:         prev_comm=swapper/4 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=task0 next_pid=1001 next_prio=120"
         );
-        assert_eq!(
-            lines[1],
-            "           task0-1001  [004]   100.000150: cpu_frequency:        state=1800000 cpu_id=4"
-        );
+        assert_eq!(lines[1], "           task0-1001  [004]   100.000150: cpu_frequency:        state=1800000 cpu_id=4");
         assert_eq!(
             lines[2],
             "           task0-1001  [004]   100.010100: sched_switch:         prev_comm=task0 prev_pid=1001 prev_prio=120 prev_state=S ==> next_comm=swapper/4 next_pid=0 next_prio=120"
         );
-        assert_eq!(
-            lines[3],
-            "          <idle>-0     [004]   100.010200: cpu_idle:             state=0 cpu_id=4"
-        );
+        assert_eq!(lines[3], "          <idle>-0     [004]   100.010200: cpu_idle:             state=0 cpu_id=4");
     }
 
     #[test]
     fn renders_exact_lines_sorted_with_tracked_current_task() {
         // Deliberately out of order; equal times keep their input order.
         let events = vec![
-            TraceEvent::Counter {
-                time_us: 2500.0,
-                cpu: 1,
-                name: "power big|mw".into(),
-                value: 1234.5678,
-            },
+            TraceEvent::Counter { time_us: 2500.0, cpu: 1, name: "power big|mw".into(), value: 1234.5678 },
             TraceEvent::SchedSwitch {
                 time_us: 1000.0,
                 cpu: 0,
@@ -414,18 +392,8 @@ mod tests {
                 prev_state: PrevState::Dead,
                 next_tid: 0,
             },
-            TraceEvent::Counter {
-                time_us: 4_000_000.0,
-                cpu: 0,
-                name: "temp".into(),
-                value: f64::NAN,
-            },
-            TraceEvent::Counter {
-                time_us: 4_000_000.0,
-                cpu: 0,
-                name: "energy".into(),
-                value: -0.0001,
-            },
+            TraceEvent::Counter { time_us: 4_000_000.0, cpu: 0, name: "temp".into(), value: f64::NAN },
+            TraceEvent::Counter { time_us: 4_000_000.0, cpu: 0, name: "energy".into(), value: -0.0001 },
         ];
         let text = render(&events, 2);
         let expected = "\
@@ -463,8 +431,7 @@ mod tests {
             },
             TraceEvent::CpuFrequency { time_us: -5.0, cpu: 3, freq_khz: 200_000 },
         ];
-        let lines: Vec<String> =
-            body_lines(&render(&events, 4)).into_iter().map(String::from).collect();
+        let lines: Vec<String> = body_lines(&render(&events, 4)).into_iter().map(String::from).collect();
         assert_eq!(
             lines,
             vec![
@@ -671,8 +638,7 @@ mod tests {
         for (p, want) in parsed.iter().zip(&expected) {
             // Prefix = task current on that CPU.
             assert_eq!(p.pid, current[p.cpu], "prefix of {p:?}");
-            let want_comm =
-                if p.pid == 0 { "<idle>".to_string() } else { format!("thread_{}", p.pid) };
+            let want_comm = if p.pid == 0 { "<idle>".to_string() } else { format!("thread_{}", p.pid) };
             assert_eq!(p.comm, want_comm);
             let got = to_event(p);
             assert_eq!(&got, want);
@@ -699,9 +665,6 @@ mod tests {
             }
         }
         // Header count matches.
-        assert!(text.contains(&format!(
-            "# entries-in-buffer/entries-written: {0}/{0}   #P:8\n",
-            expected.len()
-        )));
+        assert!(text.contains(&format!("# entries-in-buffer/entries-written: {0}/{0}   #P:8\n", expected.len())));
     }
 }

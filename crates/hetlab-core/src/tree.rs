@@ -173,12 +173,18 @@ impl AntiSnoopModel {
                 }
             }
             if tree.classes != [DECREASE, INCREASE] {
-                return Err(format!("model {}: tree for {cluster} must have classes [{DECREASE}, {INCREASE}]", self.name));
+                return Err(format!(
+                    "model {}: tree for {cluster} must have classes [{DECREASE}, {INCREASE}]",
+                    self.name
+                ));
             }
         }
         for c in &platform.clusters {
             if self.tree_for(&c.name).is_none() {
-                return Err(format!("model {} has no tree for cluster '{}' of platform {}", self.name, c.name, platform.name));
+                return Err(format!(
+                    "model {} has no tree for cluster '{}' of platform {}",
+                    self.name, c.name, platform.name
+                ));
             }
         }
         Ok(())

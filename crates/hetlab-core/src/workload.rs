@@ -8,7 +8,16 @@
 use serde::Deserialize;
 
 /// Named workloads shipped with hetlab, embedded at build time.
-pub const BUILTIN_WORKLOADS: &[(&str, &str)] = &[("mixed8", include_str!("../../../data/workloads/mixed8.toml")), ("spec-gcc-g23", include_str!("../../../data/workloads/spec-gcc-g23.toml")), ("spec-bwaves-test", include_str!("../../../data/workloads/spec-bwaves-test.toml")), ("spec-povray-train", include_str!("../../../data/workloads/spec-povray-train.toml")), ("spec-h264ref-train", include_str!("../../../data/workloads/spec-h264ref-train.toml")), ("bbench", include_str!("../../../data/workloads/bbench.toml")), ("speedometer2", include_str!("../../../data/workloads/speedometer2.toml")), ("mplayer-1080p", include_str!("../../../data/workloads/mplayer-1080p.toml"))];
+pub const BUILTIN_WORKLOADS: &[(&str, &str)] = &[
+    ("mixed8", include_str!("../../../data/workloads/mixed8.toml")),
+    ("spec-gcc-g23", include_str!("../../../data/workloads/spec-gcc-g23.toml")),
+    ("spec-bwaves-test", include_str!("../../../data/workloads/spec-bwaves-test.toml")),
+    ("spec-povray-train", include_str!("../../../data/workloads/spec-povray-train.toml")),
+    ("spec-h264ref-train", include_str!("../../../data/workloads/spec-h264ref-train.toml")),
+    ("bbench", include_str!("../../../data/workloads/bbench.toml")),
+    ("speedometer2", include_str!("../../../data/workloads/speedometer2.toml")),
+    ("mplayer-1080p", include_str!("../../../data/workloads/mplayer-1080p.toml")),
+];
 
 /// How a phase walks its working set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -86,11 +95,19 @@ impl Access {
 #[derive(Debug, Clone, PartialEq)]
 pub enum PhaseKind {
     /// A fixed number of instructions.
-    Compute { instructions: f64 },
-    Sleep { duration_us: u64 },
+    Compute {
+        instructions: f64,
+    },
+    Sleep {
+        duration_us: u64,
+    },
     /// `run_us` of reference work (the reference core at its top OPP) released every
     /// `period_us`, `count` times.
-    Periodic { run_us: f64, period_us: u64, count: u64 },
+    Periodic {
+        run_us: f64,
+        period_us: u64,
+        count: u64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -176,11 +193,19 @@ struct AccessFile {
     order: Option<Order>,
 }
 
-fn access_from(at: &str, ws: Option<u64>, pattern: Option<Pattern>, stride: Option<u64>, order: Option<Order>) -> Result<Access, String> {
+fn access_from(
+    at: &str,
+    ws: Option<u64>,
+    pattern: Option<Pattern>,
+    stride: Option<u64>,
+    order: Option<Order>,
+) -> Result<Access, String> {
     let pattern = pattern.unwrap_or(Pattern::Random);
     let stride_bytes = match (pattern, stride) {
         (Pattern::Strided, Some(s)) if s > 0 => s,
-        (Pattern::Strided, _) => return Err(format!("{at}.stride_bytes: a strided pattern needs a positive stride_bytes")),
+        (Pattern::Strided, _) => {
+            return Err(format!("{at}.stride_bytes: a strided pattern needs a positive stride_bytes"))
+        }
         (Pattern::Sequential, None) => 4,
         (Pattern::Random, None) => 64,
         (_, Some(s)) if s > 0 => s,
@@ -199,7 +224,10 @@ fn access_from(at: &str, ws: Option<u64>, pattern: Option<Pattern>, stride: Opti
 
 impl PhaseFile {
     fn into_phase(self, at: &str) -> Result<Phase, String> {
-        let single = self.working_set_bytes.is_some() || self.pattern.is_some() || self.stride_bytes.is_some() || self.order.is_some();
+        let single = self.working_set_bytes.is_some()
+            || self.pattern.is_some()
+            || self.stride_bytes.is_some()
+            || self.order.is_some();
         let mut mem = MemProfile::single(
             self.cpi.unwrap_or(1.0),
             self.refs_per_instr.unwrap_or(0.25),
@@ -209,7 +237,9 @@ impl PhaseFile {
         );
         if let Some(components) = self.components {
             if single {
-                return Err(format!("{at}: give either components or working_set_bytes/pattern/stride_bytes/order, not both"));
+                return Err(format!(
+                    "{at}: give either components or working_set_bytes/pattern/stride_bytes/order, not both"
+                ));
             }
             if components.is_empty() || components.len() > MAX_ACCESSES {
                 return Err(format!("{at}.components: give 1 to {MAX_ACCESSES} components, got {}", components.len()));
@@ -263,7 +293,9 @@ impl PhaseFile {
             (None, None, None) => return Err(format!("{at}: a phase needs one of instructions, sleep_us or run_us")),
             _ => return Err(format!("{at}: give only one of instructions, sleep_us or run_us")),
         };
-        if !matches!(kind, PhaseKind::Periodic { .. }) && (self.period_us.is_some() || self.count.is_some() || self.duration_us.is_some()) {
+        if !matches!(kind, PhaseKind::Periodic { .. })
+            && (self.period_us.is_some() || self.count.is_some() || self.duration_us.is_some())
+        {
             return Err(format!("{at}: period_us, count and duration_us belong to run_us phases"));
         }
         Ok(Phase { kind, mem })
@@ -308,7 +340,14 @@ impl Workload {
             for (pi, p) in t.phases.into_iter().enumerate() {
                 phases.push(p.into_phase(&format!("{at}.phases[{pi}]"))?);
             }
-            tasks.push(Task { name: t.name, threads: t.threads, nice: t.nice, affinity: t.affinity, repeat: t.repeat.max(1), phases });
+            tasks.push(Task {
+                name: t.name,
+                threads: t.threads,
+                nice: t.nice,
+                affinity: t.affinity,
+                repeat: t.repeat.max(1),
+                phases,
+            });
         }
         Ok(Workload { name: file.name, tasks })
     }
@@ -318,9 +357,8 @@ impl Workload {
         let (name, args) = spec.split_once(':').unwrap_or((spec, ""));
         let mut kv = Vec::new();
         for item in args.split(',').filter(|s| !s.is_empty()) {
-            let (k, v) = item
-                .split_once('=')
-                .ok_or_else(|| format!("workload '{name}': expected key=value, got '{item}'"))?;
+            let (k, v) =
+                item.split_once('=').ok_or_else(|| format!("workload '{name}': expected key=value, got '{item}'"))?;
             kv.push((k.trim().to_string(), v.trim().to_string()));
         }
         match name {
@@ -351,7 +389,11 @@ struct Params<'a> {
 }
 
 impl<'a> Params<'a> {
-    fn new(generator: &'static str, known: &'static [&'static str], kv: &'a [(String, String)]) -> Result<Self, String> {
+    fn new(
+        generator: &'static str,
+        known: &'static [&'static str],
+        kv: &'a [(String, String)],
+    ) -> Result<Self, String> {
         for (k, _) in kv {
             if !known.contains(&k.as_str()) {
                 return Err(format!("unknown workload key '{k}' for {generator}; known keys: {}", known.join(", ")));
@@ -397,11 +439,9 @@ pub fn ccbench(kv: &[(String, String)]) -> Result<Workload, String> {
         "1" | "sequential" => (Pattern::Sequential, 1, "sequential".to_string()),
         other => {
             let k = other.strip_prefix("stride-").unwrap_or(other);
-            let k: u64 = k
-                .parse()
-                .ok()
-                .filter(|k| *k > 0)
-                .ok_or_else(|| format!("ccbench: pattern must be random|0, sequential|1, stride-K or K>0, got '{other}'"))?;
+            let k: u64 = k.parse().ok().filter(|k| *k > 0).ok_or_else(|| {
+                format!("ccbench: pattern must be random|0, sequential|1, stride-K or K>0, got '{other}'")
+            })?;
             (if k == 1 { Pattern::Sequential } else { Pattern::Strided }, k, format!("stride-{k}"))
         }
     };
@@ -426,7 +466,8 @@ pub fn ccbench(kv: &[(String, String)]) -> Result<Workload, String> {
 
 /// A periodic run/sleep task (rt-app style): `run_us` of reference work every `period_us`.
 pub fn periodic(kv: &[(String, String)]) -> Result<Workload, String> {
-    let p = Params::new("periodic", &["run_us", "period_us", "duration_us", "threads", "working_set_bytes", "nice"], kv)?;
+    let p =
+        Params::new("periodic", &["run_us", "period_us", "duration_us", "threads", "working_set_bytes", "nice"], kv)?;
     let run_us = p.num("run_us", 2000.0)?;
     let period_us = p.num("period_us", 16000.0)? as u64;
     let duration_us = p.num("duration_us", 2_000_000.0)? as u64;
@@ -447,7 +488,10 @@ pub fn periodic(kv: &[(String, String)]) -> Result<Workload, String> {
             nice: p.num("nice", 0.0)? as i32,
             affinity: None,
             repeat: 1,
-            phases: vec![Phase { kind: PhaseKind::Periodic { run_us, period_us, count: (duration_us / period_us).max(1) }, mem }],
+            phases: vec![Phase {
+                kind: PhaseKind::Periodic { run_us, period_us, count: (duration_us / period_us).max(1) },
+                mem,
+            }],
         }],
     })
 }
@@ -459,7 +503,13 @@ pub fn cpu_bound(kv: &[(String, String)]) -> Result<Workload, String> {
     if ws == 0 {
         return Err("cpu-bound: working_set_bytes must be positive".into());
     }
-    let mem = MemProfile::single(p.num("cpi", 0.9)?, 0.25, Access::new(ws, Pattern::Sequential, 4, Order::Cyclic), false, 0.1);
+    let mem = MemProfile::single(
+        p.num("cpi", 0.9)?,
+        0.25,
+        Access::new(ws, Pattern::Sequential, 4, Order::Cyclic),
+        false,
+        0.1,
+    );
     check_mem("cpu-bound", &mem)?;
     let instructions = p.num("instructions", 2e9)?;
     if instructions <= 0.0 {

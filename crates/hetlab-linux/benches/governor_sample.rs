@@ -202,9 +202,14 @@ fn main() {
     println!("software events stand in for the ARM core PMU and the CCI-400 PMU (this machine has neither);");
     println!("{ncpu} CPUs; the sampling thread is pinned to CPU 0.");
     println!();
-    println!("{:<50} {:>6} {:>10} {:>9} {:>9} {:>10} {:>9}", "mode", "groups", "median µs", "mean µs", "p99 µs", "target µs", "paper µs");
+    println!(
+        "{:<50} {:>6} {:>10} {:>9} {:>9} {:>10} {:>9}",
+        "mode", "groups", "median µs", "mean µs", "p99 µs", "target µs", "paper µs"
+    );
     let row = |name: &str, r: Result<(Stats, usize), String>, target: &str, paper: &str| match r {
-        Ok((s, g)) => println!("{name:<50} {g:>6} {:>10.2} {:>9.2} {:>9.2} {target:>10} {paper:>9}", s.median, s.mean, s.p99),
+        Ok((s, g)) => {
+            println!("{name:<50} {g:>6} {:>10.2} {:>9.2} {:>9.2} {target:>10} {paper:>9}", s.median, s.mean, s.p99)
+        }
         Err(e) => println!("{name:<50} unavailable here: {e}"),
     };
     let threads = |n: usize, kind: Kind, pmus: usize| {
@@ -215,7 +220,12 @@ fn main() {
         time_samples(&c)
     };
     row("per-thread, 1 thread, blocked", threads(1, Kind::Blocked, 1), "4", "41.82");
-    row(&format!("per-thread, 1 thread, running on CPU {other}"), threads(1, Kind::Running { cpu: other }, 1), "4", "41.82");
+    row(
+        &format!("per-thread, 1 thread, running on CPU {other}"),
+        threads(1, Kind::Running { cpu: other }, 1),
+        "4",
+        "41.82",
+    );
     row("per-thread, 71 threads, blocked", threads(71, Kind::Blocked, 1), "41", "415.18");
     row("per-thread, 71 threads, each running 2 %", threads(71, Kind::Duty, 1), "41", "415.18");
     row("per-thread, 71 threads x 2 PMUs, blocked", threads(71, Kind::Blocked, 2), "", "");
@@ -240,11 +250,17 @@ fn main() {
     println!("  this thread                                    {:>8.2}", read_cost(Target::Thread(gettid()), true));
     {
         let l = Load::start(1, Kind::Blocked);
-        println!("  a blocked thread                               {:>8.2}", read_cost(Target::Thread(l.tids[0]), true));
+        println!(
+            "  a blocked thread                               {:>8.2}",
+            read_cost(Target::Thread(l.tids[0]), true)
+        );
     }
     {
         let l = Load::start(1, Kind::Running { cpu: other });
-        println!("  a thread running on CPU {other} (IPI to it)          {:>8.2}", read_cost(Target::Thread(l.tids[0]), true));
+        println!(
+            "  a thread running on CPU {other} (IPI to it)          {:>8.2}",
+            read_cost(Target::Thread(l.tids[0]), true)
+        );
     }
     println!("  per-CPU, CPU 0 (local)                         {:>8.2}", read_cost(Target::Cpu(0), false));
     println!("  per-CPU, CPU {other} (IPI to it)                     {:>8.2}", read_cost(Target::Cpu(other), false));

@@ -229,7 +229,9 @@ impl Backend {
                     capacity: sys_cap.unwrap_or_else(|| pl.cpu_capacity(k)),
                     sysfs: p,
                 },
-                None => PolicyInfo { cluster: p.name.clone(), cci_port: None, capacity: sys_cap.unwrap_or(1024), sysfs: p },
+                None => {
+                    PolicyInfo { cluster: p.name.clone(), cci_port: None, capacity: sys_cap.unwrap_or(1024), sysfs: p }
+                }
             };
             policies.push(info);
         }
@@ -307,7 +309,11 @@ impl Backend {
         match cfg.pmu {
             PmuSource::Software { pmus } => {
                 for _ in 0..pmus.max(1) {
-                    self.slots.push(Slot { events: perf::software_core_events(self.mode.per_thread()), cpus: None, cluster: None });
+                    self.slots.push(Slot {
+                        events: perf::software_core_events(self.mode.per_thread()),
+                        cpus: None,
+                        cluster: None,
+                    });
                 }
             }
             PmuSource::Hardware => {
@@ -334,18 +340,19 @@ impl Backend {
         let result = match self.mode.clone() {
             CounterMode::Off => return,
             CounterMode::PerCpu => self.open_per_cpu(None),
-            CounterMode::Cgroup(dir) => {
-                match fs::File::open(&dir) {
-                    Ok(f) if f.metadata().map(|m| m.is_dir()).unwrap_or(false) => {
-                        let fd: OwnedFd = f.into();
-                        let raw = fd.as_raw_fd();
-                        self.cgroup = Some(fd);
-                        self.open_per_cpu(Some(raw))
-                    }
-                    Ok(_) => Err(format!("--counters cgroup={}: not a directory; give a cgroup directory such as /sys/fs/cgroup/NAME", display(&dir))),
-                    Err(e) => Err(format!("--counters cgroup={}: {e}; give an existing cgroup directory", display(&dir))),
+            CounterMode::Cgroup(dir) => match fs::File::open(&dir) {
+                Ok(f) if f.metadata().map(|m| m.is_dir()).unwrap_or(false) => {
+                    let fd: OwnedFd = f.into();
+                    let raw = fd.as_raw_fd();
+                    self.cgroup = Some(fd);
+                    self.open_per_cpu(Some(raw))
                 }
-            }
+                Ok(_) => Err(format!(
+                    "--counters cgroup={}: not a directory; give a cgroup directory such as /sys/fs/cgroup/NAME",
+                    display(&dir)
+                )),
+                Err(e) => Err(format!("--counters cgroup={}: {e}; give an existing cgroup directory", display(&dir))),
+            },
             CounterMode::Pids(_) | CounterMode::Tids(_) => self.refresh_threads(monotonic_us()),
         };
         match result {
@@ -396,7 +403,12 @@ impl Backend {
                     match fs::read_dir(&dir) {
                         Ok(rd) => out.extend(rd.flatten().filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())),
                         Err(_) if !self.core.is_empty() || self.last_refresh_us > 0 => {} // exited since
-                        Err(e) => return Err(format!("cannot list the threads of process {pid} ({}): {e}; is the pid right?", display(&dir))),
+                        Err(e) => {
+                            return Err(format!(
+                                "cannot list the threads of process {pid} ({}): {e}; is the pid right?",
+                                display(&dir)
+                            ))
+                        }
                     }
                 }
                 out.sort_unstable();
@@ -495,7 +507,13 @@ impl Backend {
                 key: u.key,
                 unit: u.unit,
                 cluster: u.cluster,
-                pmu: CorePmu { cpu_cycles: s[0], inst_retired: s[1], bus_access: s[2], l2d_cache_refill: s[3], mem_access: 0 },
+                pmu: CorePmu {
+                    cpu_cycles: s[0],
+                    inst_retired: s[1],
+                    bus_access: s[2],
+                    l2d_cache_refill: s[3],
+                    mem_access: 0,
+                },
             });
         }
         out.cci.clear();
@@ -522,7 +540,16 @@ impl Backend {
     /// policy's current frequency and `[min_khz, max_khz]` its limits (scaling_min/max_freq,
     /// which include thermal capping through frequency QoS).
     #[allow(clippy::too_many_arguments)]
-    pub fn fill_view(&mut self, p: usize, prev: &Snapshot, cur: &Snapshot, cur_khz: u32, min_khz: u32, max_khz: u32, view: &mut PolicyView) {
+    pub fn fill_view(
+        &mut self,
+        p: usize,
+        prev: &Snapshot,
+        cur: &Snapshot,
+        cur_khz: u32,
+        min_khz: u32,
+        max_khz: u32,
+        view: &mut PolicyView,
+    ) {
         let info = &self.policies[p];
         let pol = &info.sysfs;
         let wall_us = cur.t_us.saturating_sub(prev.t_us);
@@ -565,7 +592,8 @@ impl Backend {
             while j < prev.core.len() && prev.core[j].key < e.key {
                 j += 1;
             }
-            let base = if j < prev.core.len() && prev.core[j].key == e.key { prev.core[j].pmu } else { CorePmu::default() };
+            let base =
+                if j < prev.core.len() && prev.core[j].key == e.key { prev.core[j].pmu } else { CorePmu::default() };
             let d = sub(&e.pmu, &base);
             if d.cpu_cycles > 0 {
                 view.threads.push(ThreadSample { tid: e.unit, cluster: e.cluster, pmu: d });
@@ -609,7 +637,9 @@ impl Backend {
             let unit = match &self.mode {
                 CounterMode::PerCpu => "per CPU".to_string(),
                 CounterMode::Cgroup(d) => format!("per CPU for cgroup {}", display(d)),
-                CounterMode::Pids(p) => format!("per thread of pid {}", p.iter().map(u32::to_string).collect::<Vec<_>>().join(",")),
+                CounterMode::Pids(p) => {
+                    format!("per thread of pid {}", p.iter().map(u32::to_string).collect::<Vec<_>>().join(","))
+                }
                 CounterMode::Tids(t) => format!("per thread ({} threads)", t.len()),
                 CounterMode::Off => unreachable!(),
             };
@@ -618,7 +648,11 @@ impl Backend {
                 if self.core_ok { "on" } else { "off" },
                 unit,
                 if self.cci.is_some() {
-                    self.cci_ports.iter().map(|(p, c)| format!("S{p}={}", self.policies[*c].cluster)).collect::<Vec<_>>().join(" ")
+                    self.cci_ports
+                        .iter()
+                        .map(|(p, c)| format!("S{p}={}", self.policies[*c].cluster))
+                        .collect::<Vec<_>>()
+                        .join(" ")
                 } else {
                     "off".into()
                 }
@@ -662,7 +696,8 @@ mod tests {
     fn policies_are_named_after_the_platform_clusters_with_their_cci_ports() {
         let t = fake::exynos5422("backend-names");
         let b = Backend::new(&cfg(&t)).unwrap();
-        let got: Vec<(&str, Option<u8>, u32)> = b.policies.iter().map(|p| (p.cluster.as_str(), p.cci_port, p.capacity)).collect();
+        let got: Vec<(&str, Option<u8>, u32)> =
+            b.policies.iter().map(|p| (p.cluster.as_str(), p.cci_port, p.capacity)).collect();
         assert_eq!(got, vec![("little", Some(3), 462), ("big", Some(4), 1024)]);
         assert_eq!(b.policy_of_cpu(5), Some(1));
         assert!(b.notes.is_empty(), "{:?}", b.notes);
@@ -715,7 +750,12 @@ mod tests {
         let mut cur = Snapshot::default();
         b.snapshot(&mut cur).unwrap();
         cur.t_us = prev.t_us + 20_000;
-        cur.core = vec![CoreEntry { key: 4, unit: 4, cluster: 1, pmu: CorePmu { cpu_cycles: 100, bus_access: 7, ..Default::default() } }];
+        cur.core = vec![CoreEntry {
+            key: 4,
+            unit: 4,
+            cluster: 1,
+            pmu: CorePmu { cpu_cycles: 100, bus_access: 7, ..Default::default() },
+        }];
         let mut v = PolicyView::default();
         b.fill_view(1, &prev, &cur, 1_000_000, 200_000, 2_000_000, &mut v);
         assert_eq!(v.policy, 1);
@@ -726,7 +766,10 @@ mod tests {
         assert_eq!(v.cpus[0].util_avg, 512, "busy × 1.0/2.0 GHz × 1024");
         assert_eq!(v.threads.len(), 1);
         assert_eq!((v.threads[0].tid, v.threads[0].cluster, v.threads[0].pmu.bus_access), (4, 1, 7));
-        assert_eq!((v.policy_min_khz, v.policy_max_khz, v.cur_khz, v.transition_latency_ns), (200_000, 2_000_000, 1_000_000, 140_000));
+        assert_eq!(
+            (v.policy_min_khz, v.policy_max_khz, v.cur_khz, v.transition_latency_ns),
+            (200_000, 2_000_000, 1_000_000, 140_000)
+        );
     }
 
     #[test]

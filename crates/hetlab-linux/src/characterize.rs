@@ -102,9 +102,25 @@ pub fn default_sizes(p: &Platform) -> Vec<usize> {
 /// The column order of docs/dataset.md for clusters `names`.
 pub fn columns(names: &[String]) -> Vec<String> {
     let mut c: Vec<String> = [
-        "backend", "platform", "platform_sha256", "run_id", "config_id", "active_cluster", "idle_cluster", "big_khz",
-        "little_khz", "pattern", "size_elements", "iterations", "rep", "seed", "run_time_s", "period_index", "t_end_s",
-        "period_s", "cci_cycles",
+        "backend",
+        "platform",
+        "platform_sha256",
+        "run_id",
+        "config_id",
+        "active_cluster",
+        "idle_cluster",
+        "big_khz",
+        "little_khz",
+        "pattern",
+        "size_elements",
+        "iterations",
+        "rep",
+        "seed",
+        "run_time_s",
+        "period_index",
+        "t_end_s",
+        "period_s",
+        "cci_cycles",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -161,7 +177,15 @@ impl RowBuilder {
 }
 
 /// One dataset row (docs/dataset.md).
-pub fn row(info: &RunInfo, names: &[String], run_time_s: f64, period_index: usize, t_end_s: f64, period_s: f64, c: &PeriodCounts) -> Row {
+pub fn row(
+    info: &RunInfo,
+    names: &[String],
+    run_time_s: f64,
+    period_index: usize,
+    t_end_s: f64,
+    period_s: f64,
+    c: &PeriodCounts,
+) -> Row {
     let mut m = RowBuilder(Vec::with_capacity(32));
     let ratio = |n: u64, d: u64| if d == 0 { 0.0 } else { n as f64 / d as f64 };
     m.insert("backend".into(), "linux".into());
@@ -217,7 +241,11 @@ pub fn csv_line(m: &Row, cols: &[String]) -> String {
 }
 
 fn period_counts(b: &Backend, prev: &Snapshot, cur: &Snapshot, nclusters: usize, tid: u32) -> PeriodCounts {
-    let mut c = PeriodCounts { cci_cycles: cur.cci_cycles.saturating_sub(prev.cci_cycles), ports: vec![(0, 0); nclusters], ..Default::default() };
+    let mut c = PeriodCounts {
+        cci_cycles: cur.cci_cycles.saturating_sub(prev.cci_cycles),
+        ports: vec![(0, 0); nclusters],
+        ..Default::default()
+    };
     for (i, &(_, cluster)) in b.cci_ports().iter().enumerate() {
         if let (Some(a), Some(z)) = (prev.cci.get(i), cur.cci.get(i)) {
             c.ports[cluster] = (z.0.saturating_sub(a.0), z.1.saturating_sub(a.1));
@@ -392,7 +420,11 @@ pub fn characterize(
     }
     let names: Vec<String> = platform.clusters.iter().map(|c| c.name.clone()).collect();
     if names.len() != 2 || platform.cluster_index("big").is_none() || platform.cluster_index("little").is_none() {
-        return Err(format!("the sweep needs a platform with clusters 'big' and 'little'; {} has {}", platform.name, names.join(", ")));
+        return Err(format!(
+            "the sweep needs a platform with clusters 'big' and 'little'; {} has {}",
+            platform.name,
+            names.join(", ")
+        ));
     }
     let policies = crate::sysfs::discover(&cfg.roots)?;
     crate::daemon::check_policies(&policies)?;
@@ -421,7 +453,10 @@ pub fn characterize(
             Some(l) => {
                 for f in l {
                     if !opps.contains(f) {
-                        return Err(format!("{f} kHz is not a frequency of {} ({})", probe.policies[p].sysfs.name, probe.policies[p].cluster));
+                        return Err(format!(
+                            "{f} kHz is not a frequency of {} ({})",
+                            probe.policies[p].sysfs.name, probe.policies[p].cluster
+                        ));
                     }
                 }
                 Ok(l.clone())
@@ -582,7 +617,14 @@ fn set_pair(b: &Backend, pb: usize, pl: usize, big_khz: u32, little_khz: u32) ->
 
 type RunRows = (Vec<Row>, Option<String>);
 
-fn one_run(backend: &mut Backend, worker: &Worker, info: &RunInfo, names: &[String], period_us: u64, stop: &mut dyn Stop) -> Result<RunRows, String> {
+fn one_run(
+    backend: &mut Backend,
+    worker: &Worker,
+    info: &RunInfo,
+    names: &[String],
+    period_us: u64,
+    stop: &mut dyn Stop,
+) -> Result<RunRows, String> {
     let mut s0 = Snapshot::default();
     backend.read_counters(&mut s0)?;
     let mut prev = s0.clone();
@@ -596,7 +638,11 @@ fn one_run(backend: &mut Backend, worker: &Worker, info: &RunInfo, names: &[Stri
         match worker.rx.recv_timeout(wait) {
             Ok(Reply::Ran { seconds }) => {
                 backend.read_counters(&mut cur)?;
-                periods.push(((cur.t_us - s0.t_us) as f64 * 1e-6, (cur.t_us - prev.t_us) as f64 * 1e-6, period_counts(backend, &prev, &cur, names.len(), worker.tid)));
+                periods.push((
+                    (cur.t_us - s0.t_us) as f64 * 1e-6,
+                    (cur.t_us - prev.t_us) as f64 * 1e-6,
+                    period_counts(backend, &prev, &cur, names.len(), worker.tid),
+                ));
                 break seconds;
             }
             Ok(Reply::Failed(e)) => return Err(e),
@@ -604,7 +650,11 @@ fn one_run(backend: &mut Backend, worker: &Worker, info: &RunInfo, names: &[Stri
             Err(RecvTimeoutError::Disconnected) => return Err("the chase thread stopped".into()),
             Err(RecvTimeoutError::Timeout) => {
                 backend.read_counters(&mut cur)?;
-                periods.push(((cur.t_us - s0.t_us) as f64 * 1e-6, (cur.t_us - prev.t_us) as f64 * 1e-6, period_counts(backend, &prev, &cur, names.len(), worker.tid)));
+                periods.push((
+                    (cur.t_us - s0.t_us) as f64 * 1e-6,
+                    (cur.t_us - prev.t_us) as f64 * 1e-6,
+                    period_counts(backend, &prev, &cur, names.len(), worker.tid),
+                ));
                 std::mem::swap(&mut prev, &mut cur);
                 next += period_us;
                 if stopped.is_none() {
@@ -644,7 +694,14 @@ mod tests {
             rep: 1,
             seed: 3,
         };
-        let c = PeriodCounts { cci_cycles: 9, ports: vec![(100, 5), (0, 0)], cpu_cycles: 1000, inst_retired: 10, bus_access: 50, l2d_cache_refill: 4 };
+        let c = PeriodCounts {
+            cci_cycles: 9,
+            ports: vec![(100, 5), (0, 0)],
+            cpu_cycles: 1000,
+            inst_retired: 10,
+            bus_access: 50,
+            l2d_cache_refill: 4,
+        };
         let r = row(&info, &names, 0.5, 2, 0.03, 0.01, &c);
         let cols = columns(&names);
         assert_eq!(r.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(), cols);

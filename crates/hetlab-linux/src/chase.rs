@@ -99,7 +99,8 @@ unsafe impl Send for ChaseArray {}
 impl ChaseArray {
     fn zeroed(len: usize) -> Result<ChaseArray, String> {
         let bytes = len.checked_mul(4).filter(|&b| b > 0).ok_or("array size overflows")?;
-        let layout = Layout::from_size_align(bytes.div_ceil(PAGE_BYTES) * PAGE_BYTES, PAGE_BYTES).map_err(|e| e.to_string())?;
+        let layout =
+            Layout::from_size_align(bytes.div_ceil(PAGE_BYTES) * PAGE_BYTES, PAGE_BYTES).map_err(|e| e.to_string())?;
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { alloc::alloc_zeroed(layout) } as *mut u32;
         if ptr.is_null() {
@@ -448,7 +449,10 @@ pub fn human_bytes(b: usize) -> String {
 
 /// The points as a table.
 pub fn table(points: &[ChasePoint]) -> String {
-    let mut s = format!("{:<11} {:>9} {:>11} {:>13} {:>11} {:>14}\n", "pattern", "size", "elements", "accesses", "ns/access", "cycles/access");
+    let mut s = format!(
+        "{:<11} {:>9} {:>11} {:>13} {:>11} {:>14}\n",
+        "pattern", "size", "elements", "accesses", "ns/access", "cycles/access"
+    );
     for p in points {
         s += &format!(
             "{:<11} {:>9} {:>11} {:>13} {:>11.3} {:>14}\n",
@@ -472,7 +476,7 @@ mod tests {
         for (n, p) in [
             (4096, Pattern::Random),
             (4096 + 100, Pattern::Random), // partial last page
-            (64, Pattern::Random),          // one block
+            (64, Pattern::Random),         // one block
             (1000, Pattern::Sequential),
             (1000, Pattern::Stride(16)),
             (100_000, Pattern::Random),
@@ -531,7 +535,8 @@ mod tests {
 
     #[test]
     fn measure_reports_time_per_access_and_cycles_given_a_frequency() {
-        let opts = ChaseOptions { min_time_s: 0.01, iterations: 1 << 14, freq_khz: Some(2_000_000), ..Default::default() };
+        let opts =
+            ChaseOptions { min_time_s: 0.01, iterations: 1 << 14, freq_khz: Some(2_000_000), ..Default::default() };
         let pts = sweep(&[4096], &[Pattern::Random, Pattern::Sequential], &opts).unwrap();
         assert_eq!(pts.len(), 2);
         for p in &pts {

@@ -163,7 +163,12 @@ fn build_governor(cfg: &GovernConfig, cluster: &str) -> Result<Gov, String> {
 
 /// Runs the daemon until `stop` says so, `duration_us` passes, or an error. `out` gets the
 /// per-sample lines, `log` the start-up notes (each said once).
-pub fn govern(cfg: &GovernConfig, stop: &mut dyn Stop, out: &mut dyn Write, log: &mut dyn Write) -> Result<Outcome, String> {
+pub fn govern(
+    cfg: &GovernConfig,
+    stop: &mut dyn Stop,
+    out: &mut dyn Write,
+    log: &mut dyn Write,
+) -> Result<Outcome, String> {
     let uid = euid();
     if !cfg.dry_run && uid != 0 {
         return Err(not_root_error(uid));
@@ -176,7 +181,11 @@ pub fn govern(cfg: &GovernConfig, stop: &mut dyn Stop, out: &mut dyn Write, log:
     bcfg.counters = match &cfg.counters {
         Some(m) => m.clone(),
         None => {
-            let probe = bcfg.platform.as_ref().and_then(|p| p.clusters.first()).map_or("little".to_string(), |c| c.name.clone());
+            let probe = bcfg
+                .platform
+                .as_ref()
+                .and_then(|p| p.clusters.first())
+                .map_or("little".to_string(), |c| c.name.clone());
             let reads = build_governor(cfg, &probe).map(|g| match g {
                 Gov::AntiSnoop(_) => true,
                 Gov::Other(g) => g.reads_pmcs(),
@@ -202,11 +211,17 @@ pub fn govern(cfg: &GovernConfig, stop: &mut dyn Stop, out: &mut dyn Write, log:
     if let Some(cpu) = backend.cci_cpu() {
         // The CCI PMU counts on one CPU; reading it from elsewhere costs an IPI every sample.
         if crate::cpus::allowed_cpus().contains(&cpu) && crate::cpus::pin_current_thread(cpu).is_ok() {
-            let _ = writeln!(log, "hetlabd: sampling on CPU {cpu}, where the CCI PMU counts (its counters are read without an IPI)");
+            let _ = writeln!(
+                log,
+                "hetlabd: sampling on CPU {cpu}, where the CCI PMU counts (its counters are read without an IPI)"
+            );
         }
     }
     if cfg.governor == "anti-snoop" && !(backend.has_cci() && backend.has_core_counters()) {
-        let _ = writeln!(log, "hetlabd: note: anti-snoop runs load-only (as ondemand): it needs both the CCI and the core counters");
+        let _ = writeln!(
+            log,
+            "hetlabd: note: anti-snoop runs load-only (as ondemand): it needs both the CCI and the core counters"
+        );
     }
 
     let mut guard = Guard::new(if cfg.dry_run { None } else { Some(cfg.run_dir.join(STATE_FILE)) });
@@ -242,7 +257,8 @@ fn run(
         let pol = &backend.policies[i].sysfs;
         let (min, max) = (pol.min_khz()?, pol.max_khz()?);
         let cur_khz = pol.cur_khz().unwrap_or(min);
-        let mut st = PolicyState { gov, baseline: cur.clone(), view: PolicyView::default(), due_us: 0, cur_khz, written: None };
+        let mut st =
+            PolicyState { gov, baseline: cur.clone(), view: PolicyView::default(), due_us: 0, cur_khz, written: None };
         backend.fill_view(i, &cur, &cur, cur_khz, min, max, &mut st.view);
         let d = st.gov.start(&st.view);
         apply(cfg, backend, i, &mut st, d, min, max, &mut outcome, log)?;
@@ -314,7 +330,11 @@ fn apply(
     let mut target = d.target_khz;
     if !pol.opps_khz.contains(&target) {
         let snapped = resolve(&pol.opps_khz, target, Relation::C, min, max);
-        let _ = writeln!(log, "hetlabd: note: {} asked for {target} kHz, not an OPP of {}; using {snapped}", cfg.governor, pol.name);
+        let _ = writeln!(
+            log,
+            "hetlabd: note: {} asked for {target} kHz, not an OPP of {}; using {snapped}",
+            cfg.governor, pol.name
+        );
         target = snapped;
     }
     if !cfg.dry_run && st.written != Some(target) {
@@ -328,7 +348,8 @@ fn apply(
 }
 
 fn sample_line(p: &crate::backend::PolicyInfo, v: &PolicyView, st: &PolicyState, d: Decision, start_us: u64) -> String {
-    let load = v.cpus.iter().map(|c| (100 * (c.wall_us - c.idle_us)).checked_div(c.wall_us).unwrap_or(0)).max().unwrap_or(0);
+    let load =
+        v.cpus.iter().map(|c| (100 * (c.wall_us - c.idle_us)).checked_div(c.wall_us).unwrap_or(0)).max().unwrap_or(0);
     let mut line = format!(
         "t={:.6} policy={} cluster={} load={} cur_khz={} target_khz={}",
         (v.now_us.saturating_sub(start_us)) as f64 * 1e-6,
@@ -340,12 +361,14 @@ fn sample_line(p: &crate::backend::PolicyInfo, v: &PolicyView, st: &PolicyState,
     );
     if let Gov::AntiSnoop(g) = &st.gov {
         match g.last().and_then(|r| r.features) {
-            Some(f) => line += &format!(
-                " cci_congestion={:.6} memory_access={:.6} tree={}",
-                f.cci_congestion,
-                f.memory_access,
-                if f.increase { "increase" } else { "decrease" }
-            ),
+            Some(f) => {
+                line += &format!(
+                    " cci_congestion={:.6} memory_access={:.6} tree={}",
+                    f.cci_congestion,
+                    f.memory_access,
+                    if f.increase { "increase" } else { "decrease" }
+                )
+            }
             None => line += " tree=-",
         }
     }
@@ -403,7 +426,10 @@ mod tests {
         let mut c = cfg(&t, "ondemand");
         c.dry_run = true;
         let e = govern(&c, &mut never, &mut Vec::new(), &mut Vec::new()).unwrap_err();
-        assert!(e.contains("policy4 (cpus 4-7) offers no userspace governor") && e.contains("cpufreq_userspace"), "{e}");
+        assert!(
+            e.contains("policy4 (cpus 4-7) offers no userspace governor") && e.contains("cpufreq_userspace"),
+            "{e}"
+        );
         assert!(not_root_error(65534).contains("sudo"));
     }
 

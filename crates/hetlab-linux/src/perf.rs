@@ -110,11 +110,24 @@ impl Target {
     }
 }
 
-fn perf_event_open(attr: &PerfEventAttr, pid: i32, cpu: i32, group_fd: i32, flags: libc::c_ulong) -> Result<OwnedFd, std::io::Error> {
+fn perf_event_open(
+    attr: &PerfEventAttr,
+    pid: i32,
+    cpu: i32,
+    group_fd: i32,
+    flags: libc::c_ulong,
+) -> Result<OwnedFd, std::io::Error> {
     // SAFETY: the attr struct is a valid, fully initialised perf_event_attr of `size` bytes; the
     // kernel only reads it. A returned fd is new and owned by us.
     let fd = unsafe {
-        libc::syscall(libc::SYS_perf_event_open, attr as *const PerfEventAttr, pid, cpu, group_fd, flags | PERF_FLAG_FD_CLOEXEC)
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            attr as *const PerfEventAttr,
+            pid,
+            cpu,
+            group_fd,
+            flags | PERF_FLAG_FD_CLOEXEC,
+        )
     };
     if fd < 0 {
         Err(std::io::Error::last_os_error())
@@ -128,7 +141,9 @@ fn perf_event_open(attr: &PerfEventAttr, pid: i32, cpu: i32, group_fd: i32, flag
 fn open_error(e: &std::io::Error, ev: &EventSpec, target: &Target) -> String {
     let why = match e.raw_os_error() {
         Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) => "the PMU does not support this event",
-        Some(libc::EACCES) | Some(libc::EPERM) => "not permitted (run as root, or lower /proc/sys/kernel/perf_event_paranoid)",
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            "not permitted (run as root, or lower /proc/sys/kernel/perf_event_paranoid)"
+        }
         Some(libc::ENODEV) => "no such PMU on that CPU",
         Some(libc::EINVAL) => "invalid for this PMU or target",
         Some(libc::ESRCH) => "the thread has exited",
@@ -291,7 +306,11 @@ pub fn cci_events(pmu: &PmuInfo, ports: &[u8]) -> Vec<EventSpec> {
     for &p in ports {
         for (ev, n) in [(CCI_SI_RRQ_HS_ANY, "si_rrq_hs_any"), (CCI_SI_RRQ_STALL_TT_FULL, "si_rrq_stall_tt_full")] {
             let config = cci_config(p, ev);
-            v.push(EventSpec { type_: pmu.type_, config, name: format!("{}/{n},source=0x{p:x}/ (config 0x{config:02x})", pmu.name) });
+            v.push(EventSpec {
+                type_: pmu.type_,
+                config,
+                name: format!("{}/{n},source=0x{p:x}/ (config 0x{config:02x})", pmu.name),
+            });
         }
     }
     v.push(EventSpec { type_: pmu.type_, config: CCI_CYCLES, name: format!("{}/cycles/", pmu.name) });
@@ -308,8 +327,16 @@ pub fn cci_config(source: u8, event: u64) -> u64 {
 pub fn software_cci_events(ports: &[u8]) -> Vec<EventSpec> {
     let mut v = Vec::new();
     for &p in ports {
-        v.push(EventSpec { type_: PERF_TYPE_SOFTWARE, config: PERF_COUNT_SW_CONTEXT_SWITCHES, name: format!("S{p} si_rrq_hs_any<-context-switches") });
-        v.push(EventSpec { type_: PERF_TYPE_SOFTWARE, config: PERF_COUNT_SW_PAGE_FAULTS, name: format!("S{p} si_rrq_stall_tt_full<-page-faults") });
+        v.push(EventSpec {
+            type_: PERF_TYPE_SOFTWARE,
+            config: PERF_COUNT_SW_CONTEXT_SWITCHES,
+            name: format!("S{p} si_rrq_hs_any<-context-switches"),
+        });
+        v.push(EventSpec {
+            type_: PERF_TYPE_SOFTWARE,
+            config: PERF_COUNT_SW_PAGE_FAULTS,
+            name: format!("S{p} si_rrq_stall_tt_full<-page-faults"),
+        });
     }
     v.push(EventSpec { type_: PERF_TYPE_SOFTWARE, config: PERF_COUNT_SW_CPU_CLOCK, name: "cycles<-cpu-clock".into() });
     v
@@ -337,7 +364,8 @@ mod tests {
     fn finds_pmus_by_their_sysfs_type() {
         let t = crate::sysfs::fake::exynos5422("pmus");
         let d = t.root.join("sys/bus/event_source/devices");
-        for (n, ty, cpus) in [("armv7_cortex_a7", "8", "0-3"), ("armv7_cortex_a15", "7", "4-7"), ("software", "1", "")] {
+        for (n, ty, cpus) in [("armv7_cortex_a7", "8", "0-3"), ("armv7_cortex_a15", "7", "4-7"), ("software", "1", "")]
+        {
             fs::create_dir_all(d.join(n)).unwrap();
             fs::write(d.join(n).join("type"), ty).unwrap();
             if !cpus.is_empty() {

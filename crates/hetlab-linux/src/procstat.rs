@@ -100,9 +100,9 @@ impl ProcStat {
 
     pub fn read(&mut self) -> Result<Vec<Option<CpuTimes>>, String> {
         self.buf.clear();
-        std::fs::File::open(&self.path)
-            .and_then(|mut f| f.read_to_string(&mut self.buf))
-            .map_err(|e| format!("cannot read {}: {e}; is procfs mounted (or --procfs-root right)?", display(&self.path)))?;
+        std::fs::File::open(&self.path).and_then(|mut f| f.read_to_string(&mut self.buf)).map_err(|e| {
+            format!("cannot read {}: {e}; is procfs mounted (or --procfs-root right)?", display(&self.path))
+        })?;
         parse(&self.buf).map_err(|e| format!("{}: {e}", display(&self.path)))
     }
 }

@@ -34,12 +34,27 @@ impl Saved {
     pub fn of(p: &Policy) -> Result<Saved, String> {
         let governor = p.governor()?;
         let setspeed_khz = if governor == "userspace" { p.setspeed_khz()? } else { None };
-        Ok(Saved { name: p.name.clone(), dir: p.dir.clone(), governor, min_khz: p.min_khz()?, max_khz: p.max_khz()?, setspeed_khz })
+        Ok(Saved {
+            name: p.name.clone(),
+            dir: p.dir.clone(),
+            governor,
+            min_khz: p.min_khz()?,
+            max_khz: p.max_khz()?,
+            setspeed_khz,
+        })
     }
 
     fn line(&self) -> String {
         let speed = self.setspeed_khz.map_or("-".to_string(), |s| s.to_string());
-        format!("policy\t{}\t{}\t{}\t{}\t{}\t{}", self.name, display(&self.dir), self.governor, self.min_khz, self.max_khz, speed)
+        format!(
+            "policy\t{}\t{}\t{}\t{}\t{}\t{}",
+            self.name,
+            display(&self.dir),
+            self.governor,
+            self.min_khz,
+            self.max_khz,
+            speed
+        )
     }
 
     fn parse(line: &str) -> Option<Saved> {
@@ -160,7 +175,8 @@ impl Guard {
             }
             Ok(self.saved.iter().map(Saved::describe).collect())
         } else {
-            let keep = self.state_file.as_ref().map_or(String::new(), |p| format!(" (saved settings kept in {})", display(p)));
+            let keep =
+                self.state_file.as_ref().map_or(String::new(), |p| format!(" (saved settings kept in {})", display(p)));
             Err(format!("restoring the policies failed{keep}: {}", errors.join("; ")))
         }
     }
@@ -168,7 +184,11 @@ impl Guard {
     /// Restores after a run that ended with `result`, and merges both outcomes: the run's value
     /// with the restored settings recorded by `record`, or one error that says whether the
     /// settings were put back.
-    pub fn restore_after<T>(&mut self, result: Result<T, String>, record: impl FnOnce(&mut T, Vec<String>)) -> Result<T, String> {
+    pub fn restore_after<T>(
+        &mut self,
+        result: Result<T, String>,
+        record: impl FnOnce(&mut T, Vec<String>),
+    ) -> Result<T, String> {
         match (result, self.restore()) {
             (Ok(mut value), Ok(restored)) => {
                 record(&mut value, restored);

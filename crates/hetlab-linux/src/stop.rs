@@ -55,7 +55,10 @@ impl SignalStop {
 
 impl Stop for SignalStop {
     fn wait(&mut self, timeout: Duration) -> Option<String> {
-        let ts = libc::timespec { tv_sec: timeout.as_secs() as libc::time_t, tv_nsec: timeout.subsec_nanos() as libc::c_long };
+        let ts = libc::timespec {
+            tv_sec: timeout.as_secs() as libc::time_t,
+            tv_nsec: timeout.subsec_nanos() as libc::c_long,
+        };
         let mut pfd = libc::pollfd { fd: self.fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
         // SAFETY: one valid pollfd; a null sigmask keeps the current (blocking) mask.
         let n = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };

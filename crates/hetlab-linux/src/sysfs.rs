@@ -53,7 +53,9 @@ pub fn write_str(path: &Path, value: &str) -> Result<(), String> {
             Some(libc::EACCES) | Some(libc::EPERM) => "; run as root",
             Some(libc::EISDIR) => "; the path is a directory, not a sysfs attribute",
             Some(libc::ENOENT) => "; the kernel does not provide it (check the cpufreq driver)",
-            Some(libc::EINVAL) => "; the kernel rejected the value (is it within the policy's limits, and is the governor right?)",
+            Some(libc::EINVAL) => {
+                "; the kernel rejected the value (is it within the policy's limits, and is the governor right?)"
+            }
             Some(libc::EBUSY) => "; the attribute is busy, try again",
             _ => "",
         };
@@ -113,7 +115,10 @@ impl Policy {
         write_str(&path, name)?;
         let now = read_str(&path)?;
         if now != name {
-            return Err(format!("wrote '{name}' to {} but it reads '{now}'; is the governor built into the kernel?", display(&path)));
+            return Err(format!(
+                "wrote '{name}' to {} but it reads '{now}'; is the governor built into the kernel?",
+                display(&path)
+            ));
         }
         Ok(())
     }
@@ -207,7 +212,8 @@ pub fn discover(roots: &Roots) -> Result<Vec<Policy>, String> {
 
 fn read_policy(name: String, dir: PathBuf) -> Result<Policy, String> {
     let f = |n: &str| dir.join(n);
-    let related_cpus = parse_cpu_list(&read_str(&f("related_cpus"))?).map_err(|e| format!("{}: {e}", display(&f("related_cpus"))))?;
+    let related_cpus =
+        parse_cpu_list(&read_str(&f("related_cpus"))?).map_err(|e| format!("{}: {e}", display(&f("related_cpus"))))?;
     let affected_cpus = match read_str(&f("affected_cpus")) {
         Ok(s) => parse_cpu_list(&s).map_err(|e| format!("{}: {e}", display(&f("affected_cpus"))))?,
         Err(_) => related_cpus.clone(),
@@ -274,9 +280,8 @@ pub(crate) mod fake {
     use std::fs;
     use std::path::{Path, PathBuf};
 
-    pub const LITTLE_KHZ: &[u32] = &[
-        200000, 300000, 400000, 500000, 600000, 700000, 800000, 900000, 1000000, 1100000, 1200000, 1300000, 1400000,
-    ];
+    pub const LITTLE_KHZ: &[u32] =
+        &[200000, 300000, 400000, 500000, 600000, 700000, 800000, 900000, 1000000, 1100000, 1200000, 1300000, 1400000];
     pub const BIG_KHZ: &[u32] = &[
         200000, 300000, 400000, 500000, 600000, 700000, 800000, 900000, 1000000, 1100000, 1200000, 1300000, 1400000,
         1500000, 1600000, 1700000, 1800000, 1900000, 2000000,
@@ -305,7 +310,10 @@ pub(crate) mod fake {
             let d = sys.join(format!("devices/system/cpu/cpufreq/policy{n}"));
             let list: Vec<String> = opps.iter().map(|k| k.to_string()).collect();
             w(&d.join("scaling_available_frequencies"), &(list.join(" ") + " "));
-            w(&d.join("scaling_available_governors"), "conservative ondemand userspace powersave performance schedutil");
+            w(
+                &d.join("scaling_available_governors"),
+                "conservative ondemand userspace powersave performance schedutil",
+            );
             w(&d.join("scaling_governor"), "ondemand");
             w(&d.join("scaling_min_freq"), &opps[0].to_string());
             w(&d.join("scaling_max_freq"), &opps[opps.len() - 1].to_string());

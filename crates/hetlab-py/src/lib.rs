@@ -1,6 +1,9 @@
 //! PyO3 bindings: the thin edge between the Rust model and the Python package `hetlab`.
 //! Files are read by Python; their text comes here with the file name, so parse errors name it.
 
+// pyo3 0.22's #[pyfunction] expansion converts PyErr into PyErr (a known false positive).
+#![allow(clippy::useless_conversion)]
+
 use hetlab_core::engine::{simulate as run_simulation, CpuIdle, SimConfig};
 use hetlab_core::governor::registry;
 use hetlab_core::platform::{Platform, BUILTIN_PLATFORMS};
@@ -8,8 +11,8 @@ use hetlab_core::sched::SchedPolicy;
 use hetlab_core::trace::write_ftrace;
 use hetlab_core::tree::AntiSnoopModel;
 use hetlab_core::workload::{Workload, BUILTIN_WORKLOADS};
-use pyo3::exceptions::PyValueError;
 use numpy::IntoPyArray;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -121,7 +124,9 @@ fn simulate(
     let workload = load_workload(workload_spec, workload_origin, workload_text)?;
     let get = |k: &str| options.get_item(k).ok().flatten();
     let seed: u64 = get("seed").map(|v| v.extract()).transpose()?.unwrap_or(1);
-    let scheduler = SchedPolicy::parse(&get("scheduler").map(|v| v.extract::<String>()).transpose()?.unwrap_or("pinned".into())).map_err(err)?;
+    let scheduler =
+        SchedPolicy::parse(&get("scheduler").map(|v| v.extract::<String>()).transpose()?.unwrap_or("pinned".into()))
+            .map_err(err)?;
     let governor: String = get("governor").map(|v| v.extract()).transpose()?.unwrap_or("ondemand".into());
     let tunables: Vec<(String, f64)> = get("tunables").map(|v| v.extract()).transpose()?.unwrap_or_default();
     let cluster_of = |name: &str| {
@@ -148,17 +153,28 @@ fn simulate(
     let model = match get("model").map(|v| v.extract::<Option<String>>()).transpose()?.flatten() {
         None => None,
         Some(json) => {
-            let m: AntiSnoopModel =
-                serde_json::from_str(&json).map_err(|e| err(format!("model file is not a hetlab model ({e}); train one with `hetlab train`")))?;
+            let m: AntiSnoopModel = serde_json::from_str(&json)
+                .map_err(|e| err(format!("model file is not a hetlab model ({e}); train one with `hetlab train`")))?;
             m.check_for(&platform).map_err(err)?;
             Some(m)
         }
     };
-    let cpuidle = CpuIdle::parse(&get("cpuidle").map(|v| v.extract::<String>()).transpose()?.unwrap_or("wfi".into())).map_err(err)?;
+    let cpuidle = CpuIdle::parse(&get("cpuidle").map(|v| v.extract::<String>()).transpose()?.unwrap_or("wfi".into()))
+        .map_err(err)?;
     let trace: bool = get("trace").map(|v| v.extract()).transpose()?.unwrap_or(false);
     let time_limit_s: f64 = get("time_limit_s").map(|v| v.extract()).transpose()?.unwrap_or(3600.0);
     let governors = SimConfig::governor_plan(&platform, &governor, &tunables, cluster, &fixed).map_err(err)?;
-    let config = SimConfig { seed, scheduler, governors, model, offline_clusters: offline, cluster, cpuidle, trace, time_limit_s };
+    let config = SimConfig {
+        seed,
+        scheduler,
+        governors,
+        model,
+        offline_clusters: offline,
+        cluster,
+        cpuidle,
+        trace,
+        time_limit_s,
+    };
 
     let result = py.allow_threads(|| run_simulation(&platform, &workload, config)).map_err(err)?;
     let summary = serde_json::to_string(&result).map_err(|e| err(e.to_string()))?;
@@ -193,7 +209,10 @@ fn simulate(
     ];
     for (c, cluster_name) in platform.clusters.iter().map(|c| c.name.as_str()).enumerate() {
         for (counter, get) in raw {
-            series.set_item(format!("{counter}_{cluster_name}"), column(py, rows.iter().map(|r| get(&r.counters[c])).collect()))?;
+            series.set_item(
+                format!("{counter}_{cluster_name}"),
+                column(py, rows.iter().map(|r| get(&r.counters[c])).collect()),
+            )?;
         }
     }
     let trace_text = trace.then(|| {
@@ -210,7 +229,9 @@ fn simulate(
 #[pyfunction]
 fn tree_predict(model_json: &str, cluster: &str, counts: Vec<Vec<Vec<u64>>>) -> PyResult<Vec<bool>> {
     let model: AntiSnoopModel = serde_json::from_str(model_json).map_err(|e| err(format!("model: {e}")))?;
-    let tree = model.tree_for(cluster).ok_or_else(|| err(format!("model {} has no tree for cluster '{cluster}'", model.name)))?;
+    let tree = model
+        .tree_for(cluster)
+        .ok_or_else(|| err(format!("model {} has no tree for cluster '{cluster}'", model.name)))?;
     tree.validate().map_err(|e| err(format!("model {}: tree for {cluster}: {e}", model.name)))?;
     counts
         .iter()

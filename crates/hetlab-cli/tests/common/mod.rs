@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 pub const LITTLE_KHZ: &[u32] =
     &[200000, 300000, 400000, 500000, 600000, 700000, 800000, 900000, 1000000, 1100000, 1200000, 1300000, 1400000];
 pub const BIG_KHZ: &[u32] = &[
-    200000, 300000, 400000, 500000, 600000, 700000, 800000, 900000, 1000000, 1100000, 1200000, 1300000, 1400000, 1500000,
-    1600000, 1700000, 1800000, 1900000, 2000000,
+    200000, 300000, 400000, 500000, 600000, 700000, 800000, 900000, 1000000, 1100000, 1200000, 1300000, 1400000,
+    1500000, 1600000, 1700000, 1800000, 1900000, 2000000,
 ];
 
 pub fn hetlabd() -> &'static str {
@@ -47,7 +47,10 @@ impl Board {
             let list: Vec<String> = opps.iter().map(|k| k.to_string()).collect();
             let (gov, min, max) = START[i];
             w(&d.join("scaling_available_frequencies"), &(list.join(" ") + " "));
-            w(&d.join("scaling_available_governors"), "conservative ondemand userspace powersave performance schedutil");
+            w(
+                &d.join("scaling_available_governors"),
+                "conservative ondemand userspace powersave performance schedutil",
+            );
             w(&d.join("scaling_governor"), gov);
             w(&d.join("scaling_min_freq"), &min.to_string());
             w(&d.join("scaling_max_freq"), &max.to_string());

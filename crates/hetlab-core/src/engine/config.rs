@@ -68,7 +68,8 @@ impl SimConfig {
         let mut plan: Vec<GovernorSetting> = match governor {
             "all-max" => (0..n).map(|_| GovernorSetting { name: "performance".into(), tunables: vec![] }).collect(),
             "idle-min" => {
-                let active = active_cluster.ok_or("governor idle-min needs --cluster to know which cluster is active")?;
+                let active =
+                    active_cluster.ok_or("governor idle-min needs --cluster to know which cluster is active")?;
                 (0..n)
                     .map(|c| GovernorSetting {
                         name: if c == active { "performance" } else { "powersave" }.into(),

@@ -329,7 +329,8 @@ impl<'a> Engine<'a> {
                     th.work_left -= instr;
                     th.cpu_time_us += run_us;
                     let cycles = run_us * cl.cur_khz as f64 / 1000.0;
-                    let (refills, bus, refs) = (instr * th.refills_per_instr, instr * th.bus_per_instr, instr * th.refs_per_instr);
+                    let (refills, bus, refs) =
+                        (instr * th.refills_per_instr, instr * th.bus_per_instr, instr * th.refs_per_instr);
                     th.pmu.cycles += cycles;
                     for p in [&mut th.pmu, &mut cpu.pmu] {
                         p.inst += instr;
@@ -448,7 +449,10 @@ impl<'a> Engine<'a> {
         }
         // Time-slice ends.
         for cpu in 0..self.cpus.len() {
-            if self.cpus[cpu].current.is_some() && !self.cpus[cpu].queue.is_empty() && self.cpus[cpu].slice_end_us <= now + eps {
+            if self.cpus[cpu].current.is_some()
+                && !self.cpus[cpu].queue.is_empty()
+                && self.cpus[cpu].slice_end_us <= now + eps
+            {
                 self.preempt(cpu);
             }
         }

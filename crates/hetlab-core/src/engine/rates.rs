@@ -51,7 +51,8 @@ impl<'a> Engine<'a> {
 
         // DRAM utilisation fixed point: demand falls as latency rises with utilisation.
         let line_bytes = 64.0;
-        let capacity_lines_per_ns = platform.dram.peak_bandwidth_mb_s * platform.dram.bandwidth_efficiency * 1e6 / line_bytes / 1e9;
+        let capacity_lines_per_ns =
+            platform.dram.peak_bandwidth_mb_s * platform.dram.bandwidth_efficiency * 1e6 / line_bytes / 1e9;
         let service_ns = 1.0 / capacity_lines_per_ns;
         let idle_ns = platform.dram.idle_latency_ns * self.dram_noise;
         let miss_ns_for = |c: usize, rho: f64| {
@@ -71,7 +72,8 @@ impl<'a> Engine<'a> {
                 .map(|&(cpu, t)| {
                     let m = engine.threads[t].cached_misses.expect("computed above").2;
                     let mem = engine.mem_of(t);
-                    mem.refs_per_instr * m.l2_refills * (1.0 + mem.write_fraction) / time_of(engine, cpu, t, rho).total_ns()
+                    mem.refs_per_instr * m.l2_refills * (1.0 + mem.write_fraction)
+                        / time_of(engine, cpu, t, rho).total_ns()
                 })
                 .sum::<f64>()
                 / capacity_lines_per_ns
@@ -129,13 +131,13 @@ impl<'a> Engine<'a> {
             line_per_us += th.instr_per_us * th.bus_per_instr;
         }
         let cci_mhz = platform.cci.clock_khz as f64 / 1000.0;
-        for c in 0..nclusters {
-            let full = if occupancy[c] > 0.0 {
-                memory::tracker_full_probability(platform.cci.read_tracker_entries, occupancy[c])
+        for (cl, &load) in self.clusters.iter_mut().zip(occupancy.iter()) {
+            let full = if load > 0.0 {
+                memory::tracker_full_probability(platform.cci.read_tracker_entries, load)
             } else {
                 0.0
             };
-            self.clusters[c].port_stall_per_us = full * cci_mhz;
+            cl.port_stall_per_us = full * cci_mhz;
         }
         self.dram_line_per_us = line_per_us;
 

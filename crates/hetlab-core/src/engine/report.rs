@@ -10,7 +10,8 @@ impl<'a> Engine<'a> {
         self.recompute();
         self.read_sensors();
         let platform = self.platform;
-        let time_us = if completed { self.threads.iter().map(|t| t.finish_us).fold(0.0, f64::max) } else { self.now_us };
+        let time_us =
+            if completed { self.threads.iter().map(|t| t.finish_us).fold(0.0, f64::max) } else { self.now_us };
         let clusters: Vec<ClusterReport> = self
             .clusters
             .iter()

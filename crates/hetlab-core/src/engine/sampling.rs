@@ -120,8 +120,18 @@ impl<'a> Engine<'a> {
             let cpu = self.platform.clusters[c].cpus[0];
             let name = &self.platform.clusters[c].name;
             let time_us = self.now_us;
-            self.trace.push(TraceEvent::Counter { time_us, cpu, name: format!("power_{name}_mw"), value: self.clusters[c].power_mw });
-            self.trace.push(TraceEvent::Counter { time_us, cpu, name: format!("snoop_latency_{name}_ns"), value: snoop_ns });
+            self.trace.push(TraceEvent::Counter {
+                time_us,
+                cpu,
+                name: format!("power_{name}_mw"),
+                value: self.clusters[c].power_mw,
+            });
+            self.trace.push(TraceEvent::Counter {
+                time_us,
+                cpu,
+                name: format!("snoop_latency_{name}_ns"),
+                value: snoop_ns,
+            });
         }
         // New snapshots.
         for &cpu in &self.platform.clusters[c].cpus {

@@ -43,7 +43,11 @@ impl<'a> Engine<'a> {
             let mut allowed: Vec<usize> = match &task.affinity {
                 Some(a) => {
                     if let Some(bad) = a.iter().find(|&&c| c >= ncpus) {
-                        return Err(format!("task '{}': affinity names cpu{bad}, the platform has cpu0-{}", task.name, ncpus - 1));
+                        return Err(format!(
+                            "task '{}': affinity names cpu{bad}, the platform has cpu0-{}",
+                            task.name,
+                            ncpus - 1
+                        ));
                     }
                     a.clone()
                 }
@@ -54,7 +58,10 @@ impl<'a> Engine<'a> {
             }
             allowed.retain(|&cpu| cpus[cpu].online);
             if allowed.is_empty() {
-                return Err(format!("task '{}' has no online CPU it may run on (check affinity, --cluster and --offline)", task.name));
+                return Err(format!(
+                    "task '{}' has no online CPU it may run on (check affinity, --cluster and --offline)",
+                    task.name
+                ));
             }
             for _ in 0..task.threads {
                 let tid = 1000 + threads.len() as u32;
@@ -189,7 +196,6 @@ impl<'a> Engine<'a> {
         let th = &self.threads[t];
         &self.workload.tasks[th.task].phases[th.phase].mem
     }
-
 
     pub(super) fn start(&mut self) -> Result<(), String> {
         if self.config.trace {

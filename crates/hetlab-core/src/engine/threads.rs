@@ -117,7 +117,12 @@ impl<'a> Engine<'a> {
         self.threads[t].state = ThreadState::Runnable;
         if self.config.trace {
             let tid = self.threads[t].tid;
-            self.trace.push(TraceEvent::SchedWaking { time_us: self.now_us, waker_cpu: waker_cpu.unwrap_or(target), tid, target_cpu: target });
+            self.trace.push(TraceEvent::SchedWaking {
+                time_us: self.now_us,
+                waker_cpu: waker_cpu.unwrap_or(target),
+                tid,
+                target_cpu: target,
+            });
         }
         if self.cpus[target].current.is_none() {
             self.switch_in(target, t, None);
@@ -144,7 +149,13 @@ impl<'a> Engine<'a> {
                 self.trace_idle(cpu, CPU_IDLE_EXIT);
             }
             let (prev_tid, prev_state) = prev.unwrap_or((0, PrevState::Runnable));
-            self.trace.push(TraceEvent::SchedSwitch { time_us: self.now_us, cpu, prev_tid, prev_state, next_tid: self.threads[t].tid });
+            self.trace.push(TraceEvent::SchedSwitch {
+                time_us: self.now_us,
+                cpu,
+                prev_tid,
+                prev_state,
+                next_tid: self.threads[t].tid,
+            });
         }
         self.dirty = true;
         self.cpus[cpu].current = Some(t);
@@ -162,7 +173,13 @@ impl<'a> Engine<'a> {
             self.switch_in(cpu, next, Some(prev));
         } else {
             if self.config.trace {
-                self.trace.push(TraceEvent::SchedSwitch { time_us: self.now_us, cpu, prev_tid: prev.0, prev_state: prev.1, next_tid: 0 });
+                self.trace.push(TraceEvent::SchedSwitch {
+                    time_us: self.now_us,
+                    cpu,
+                    prev_tid: prev.0,
+                    prev_state: prev.1,
+                    next_tid: 0,
+                });
                 self.trace_idle(cpu, 0);
             }
             self.maybe_power_down(self.cpus[cpu].cluster, self.now_us);
@@ -259,7 +276,8 @@ impl<'a> Engine<'a> {
         if cluster.cpus.iter().any(|&cpu| self.cpus[cpu].current.is_some()) {
             return;
         }
-        let mut next_wake = cluster.cpus.iter().map(|&cpu| self.cpus[cpu].next_kernel_wakeup_us).fold(f64::INFINITY, f64::min);
+        let mut next_wake =
+            cluster.cpus.iter().map(|&cpu| self.cpus[cpu].next_kernel_wakeup_us).fold(f64::INFINITY, f64::min);
         for th in &self.threads {
             if let ThreadState::Sleeping { wake_us } = th.state {
                 if cluster.cpus.contains(&th.cpu) {

@@ -97,7 +97,10 @@ impl AntiSnoop {
             })
             .collect::<Result<Vec<_>, _>>()?;
         if inputs.len() > MAX_INPUTS {
-            return Err(format!("anti-snoop: tree for cluster '{cluster_name}' lists {} features; at most {MAX_INPUTS}", inputs.len()));
+            return Err(format!(
+                "anti-snoop: tree for cluster '{cluster_name}' lists {} features; at most {MAX_INPUTS}",
+                inputs.len()
+            ));
         }
         Ok(AntiSnoop {
             od: Ondemand::new(tunables),

@@ -7,7 +7,6 @@
 //! [`Decision`]: the target frequency (kHz, one of the OPPs) and when to sample next.
 //! Governors never know which host they run on.
 
-
 /// Per-CPU accounting since the previous sample of this policy (what /proc/stat gives).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CpuSample {
