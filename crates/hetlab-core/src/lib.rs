@@ -5,6 +5,7 @@
 //! `memory` how fast each thread runs, `power` what it costs, `sched` where it runs and the
 //! `governor`s at what frequency; it returns a `result::RunResult` and `trace` events.
 
+pub mod counters;
 pub mod engine;
 pub mod governor;
 pub mod input;
@@ -16,3 +17,8 @@ pub mod sched;
 pub mod trace;
 pub mod tree;
 pub mod workload;
+
+/// The files of data/ embedded by build.rs.
+mod builtin {
+    include!(concat!(env!("OUT_DIR"), "/builtin.rs"));
+}

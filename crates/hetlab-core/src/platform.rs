@@ -5,9 +5,7 @@
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
-/// Platforms shipped with hetlab, embedded at build time (one copy of the data).
-pub const BUILTIN_PLATFORMS: &[(&str, &str)] =
-    &[("exynos5422", include_str!("../../../data/platforms/exynos5422.toml"))];
+pub use crate::builtin::BUILTIN_PLATFORMS;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -344,7 +342,7 @@ mod tests {
     use super::*;
 
     fn exynos_text() -> &'static str {
-        BUILTIN_PLATFORMS[0].1
+        BUILTIN_PLATFORMS.iter().find(|(n, _)| *n == "exynos5422").expect("built in").1
     }
 
     #[test]

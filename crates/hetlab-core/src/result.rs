@@ -1,7 +1,7 @@
 //! What a simulation run reports: a summary that serialises to JSON, the per-sample time
 //! series and, on request, the trace events.
 
-use crate::governor::CorePmu;
+use crate::counters::{ClusterCounters, CorePmu};
 use crate::trace::{TraceEvent, TraceThreads};
 use serde::Serialize;
 
@@ -121,14 +121,4 @@ pub struct SampleRow {
     /// Raw counter deltas over the period, per cluster (in cluster order): that cluster's CCI
     /// port and the threads that ran on it. This is what the training sweep records.
     pub counters: Vec<ClusterCounters>,
-}
-
-#[derive(Debug, Clone, Copy, Serialize, Default)]
-pub struct ClusterCounters {
-    pub si_rrq_hs_any: u64,
-    pub si_rrq_stall_tt_full: u64,
-    pub cpu_cycles: u64,
-    pub inst_retired: u64,
-    pub bus_access: u64,
-    pub l2d_cache_refill: u64,
 }

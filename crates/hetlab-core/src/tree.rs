@@ -5,13 +5,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::counters::{FEATURE_CCI_CONGESTION, FEATURE_MEMORY_ACCESS};
+
 /// The two classes of the seed paper's trees.
 pub const DECREASE: &str = "decrease_frequency";
 pub const INCREASE: &str = "increase_frequency";
-
-/// Feature names the governor can provide.
-pub const FEATURE_CCI_CONGESTION: &str = "cci_congestion";
-pub const FEATURE_MEMORY_ACCESS: &str = "memory_access";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -7,17 +7,7 @@
 
 use serde::Deserialize;
 
-/// Named workloads shipped with hetlab, embedded at build time.
-pub const BUILTIN_WORKLOADS: &[(&str, &str)] = &[
-    ("mixed8", include_str!("../../../data/workloads/mixed8.toml")),
-    ("spec-gcc-g23", include_str!("../../../data/workloads/spec-gcc-g23.toml")),
-    ("spec-bwaves-test", include_str!("../../../data/workloads/spec-bwaves-test.toml")),
-    ("spec-povray-train", include_str!("../../../data/workloads/spec-povray-train.toml")),
-    ("spec-h264ref-train", include_str!("../../../data/workloads/spec-h264ref-train.toml")),
-    ("bbench", include_str!("../../../data/workloads/bbench.toml")),
-    ("speedometer2", include_str!("../../../data/workloads/speedometer2.toml")),
-    ("mplayer-1080p", include_str!("../../../data/workloads/mplayer-1080p.toml")),
-];
+pub use crate::builtin::BUILTIN_WORKLOADS;
 
 /// How a phase walks its working set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -23,7 +23,8 @@ use std::fs;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 
-use hetlab_core::governor::{CciPortSample, CorePmu, CpuSample, PolicyView, ThreadSample};
+use hetlab_core::counters::{CciPortSample, CorePmu, ThreadSample};
+use hetlab_core::governor::{CpuSample, PolicyView};
 use hetlab_core::platform::Platform;
 
 use crate::cpus::format_cpu_list;

@@ -19,6 +19,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::Duration;
 
+use hetlab_core::counters::ratio;
 use hetlab_core::governor::dbs::default_sampling_rate_us;
 use hetlab_core::platform::{Platform, BUILTIN_PLATFORMS};
 use serde_json::{Map, Value};
@@ -187,7 +188,6 @@ pub fn row(
     c: &PeriodCounts,
 ) -> Row {
     let mut m = RowBuilder(Vec::with_capacity(32));
-    let ratio = |n: u64, d: u64| if d == 0 { 0.0 } else { n as f64 / d as f64 };
     m.insert("backend".into(), "linux".into());
     m.insert("platform".into(), info.platform.clone().into());
     m.insert("platform_sha256".into(), info.platform_sha256.clone().into());

@@ -198,7 +198,7 @@ fn simulate(
     series.set_item("period_s", column(py, rows.iter().map(|r| r.period_s).collect()))?;
     series.set_item("cci_cycles", column(py, rows.iter().map(|r| r.cci_cycles).collect()))?;
     // Raw counter deltas per cluster: `<counter>_<cluster>` columns.
-    type Get = fn(&hetlab_core::result::ClusterCounters) -> u64;
+    type Get = fn(&hetlab_core::counters::ClusterCounters) -> u64;
     let raw: [(&str, Get); 6] = [
         ("si_rrq_hs_any", |k| k.si_rrq_hs_any),
         ("si_rrq_stall_tt_full", |k| k.si_rrq_stall_tt_full),

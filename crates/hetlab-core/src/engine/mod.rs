@@ -18,7 +18,8 @@ mod threads;
 
 pub use config::{CpuIdle, GovernorSetting, SimConfig};
 
-use crate::governor::{registry, CciPortSample, CorePmu, CpuSample, Governor, PolicyView, ThreadSample};
+use crate::counters::{CciPortSample, ClusterCounters, CorePmu, ThreadSample};
+use crate::governor::{registry, CpuSample, Governor, PolicyView};
 use crate::memory::{self, InstrTime, MissRatios};
 use crate::platform::Platform;
 use crate::power;
@@ -70,15 +71,6 @@ impl Pmu {
             l2d_cache_refill: count(self.l2_refill),
             bus_access: count(self.bus_access),
             mem_access: count(self.mem_access),
-        }
-    }
-    fn delta(now: CorePmu, before: CorePmu) -> CorePmu {
-        CorePmu {
-            cpu_cycles: now.cpu_cycles - before.cpu_cycles,
-            inst_retired: now.inst_retired - before.inst_retired,
-            l2d_cache_refill: now.l2d_cache_refill - before.l2d_cache_refill,
-            bus_access: now.bus_access - before.bus_access,
-            mem_access: now.mem_access - before.mem_access,
         }
     }
 }

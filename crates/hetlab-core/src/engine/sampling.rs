@@ -24,12 +24,12 @@ impl<'a> Engine<'a> {
                 nice_us: 0,
                 util_avg: count(st.util_avg) as u32,
                 was_idle: st.was_idle,
-                pmu: Pmu::delta(st.pmu.to_counts(), st.pmu_at_sample),
+                pmu: st.pmu.to_counts().since(&st.pmu_at_sample),
             });
         }
         view.threads.clear();
         for (i, th) in self.threads.iter().enumerate() {
-            let d = Pmu::delta(th.pmu.to_counts(), cl.thread_pmu_at_sample[i]);
+            let d = th.pmu.to_counts().since(&cl.thread_pmu_at_sample[i]);
             if d.cpu_cycles > 0 {
                 view.threads.push(ThreadSample { tid: th.tid, cluster: self.cpus[th.cpu].cluster, pmu: d });
             }
@@ -81,20 +81,9 @@ impl<'a> Engine<'a> {
         self.samples += 1;
         // Raw counters per cluster, and this cluster's features as the other cluster's tree
         // would read them.
-        let mut counters = vec![ClusterCounters::default(); self.clusters.len()];
-        for p in &view.cci_ports {
-            counters[p.cluster].si_rrq_hs_any += p.si_rrq_hs_any;
-            counters[p.cluster].si_rrq_stall_tt_full += p.si_rrq_stall_tt_full;
-        }
-        for t in &view.threads {
-            let k = &mut counters[t.cluster];
-            k.cpu_cycles += t.pmu.cpu_cycles;
-            k.inst_retired += t.pmu.inst_retired;
-            k.bus_access += t.pmu.bus_access;
-            k.l2d_cache_refill += t.pmu.l2d_cache_refill;
-        }
+        let counters: Vec<ClusterCounters> =
+            (0..self.clusters.len()).map(|o| ClusterCounters::of(o, &view.cci_ports, &view.threads)).collect();
         let own = counters[c];
-        let ratio = |n: u64, d: u64| if d == 0 { 0.0 } else { n as f64 / d as f64 };
         let load_pct = view
             .cpus
             .iter()
@@ -109,8 +98,8 @@ impl<'a> Engine<'a> {
             load_pct,
             power_mw: self.clusters[c].power_mw,
             temp_c: self.clusters[c].temp_c,
-            cci_congestion: ratio(own.si_rrq_stall_tt_full, own.si_rrq_hs_any),
-            memory_access: ratio(own.bus_access, own.cpu_cycles),
+            cci_congestion: own.cci_congestion(),
+            memory_access: own.memory_access(),
             snoop_latency_ns: snoop_ns,
             period_s: (self.now_us - self.clusters[c].last_sample_us) * 1e-6,
             cci_cycles: view.cci_cycles,

@@ -18,7 +18,8 @@
 use super::freq_table::{resolve_in, step_opp, Relation};
 use super::ondemand::{OdPath, Ondemand, OndemandTunables};
 use super::{Decision, Governor, PolicyView};
-use crate::tree::{AntiSnoopModel, DecisionTree, FEATURE_CCI_CONGESTION, FEATURE_MEMORY_ACCESS, INCREASE};
+use crate::counters::{ClusterCounters, FEATURE_CCI_CONGESTION, FEATURE_MEMORY_ACCESS};
+use crate::tree::{AntiSnoopModel, DecisionTree, INCREASE};
 
 /// What the tree was given and said for one other cluster.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -125,29 +126,6 @@ impl AntiSnoop {
         self.last.as_ref()
     }
 
-    /// Features of cluster `other` from the view's counters.
-    pub fn features_of(view: &PolicyView, other: usize) -> (f64, f64) {
-        let [(stall, hs), (bus, cycles)] = Self::feature_counts(view, other);
-        let ratio = |n: u64, d: u64| if d == 0 { 0.0 } else { n as f64 / d as f64 };
-        (ratio(stall, hs), ratio(bus, cycles))
-    }
-
-    /// The features as counter ratios: [(stall cycles, read requests) of `other`'s CCI port,
-    /// (Σ bus_access, Σ cpu_cycles) of the threads that ran on `other`].
-    pub fn feature_counts(view: &PolicyView, other: usize) -> [(u64, u64); 2] {
-        let (mut stall, mut hs) = (0u64, 0u64);
-        for p in view.cci_ports.iter().filter(|p| p.cluster == other) {
-            stall += p.si_rrq_stall_tt_full;
-            hs += p.si_rrq_hs_any;
-        }
-        let (mut bus, mut cycles) = (0u64, 0u64);
-        for t in view.threads.iter().filter(|t| t.cluster == other) {
-            bus += t.pmu.bus_access;
-            cycles += t.pmu.cpu_cycles;
-        }
-        [(stall, hs), (bus, cycles)]
-    }
-
     /// Ask the tree about every other cluster with a CCI port (one on big.LITTLE); any
     /// "increase" wins, since snoops from any of them are served at this cluster's clock.
     fn consult(&self, view: &PolicyView) -> Option<SnoopFeatures> {
@@ -155,17 +133,21 @@ impl AntiSnoop {
         // runs every sample, on a real board too.
         let mut first = None;
         for other in view.cci_ports.iter().map(|p| p.cluster).filter(|&c| c != view.policy) {
-            let (cci_congestion, memory_access) = Self::features_of(view, other);
-            let [cci, mem] = Self::feature_counts(view, other);
+            let counters = ClusterCounters::of(other, &view.cci_ports, &view.threads);
             let mut x = [(0u64, 0u64); MAX_INPUTS];
             for (slot, f) in x.iter_mut().zip(&self.inputs) {
                 *slot = match f {
-                    Feature::CciCongestion => cci,
-                    Feature::MemoryAccess => mem,
+                    Feature::CciCongestion => counters.cci_congestion_counts(),
+                    Feature::MemoryAccess => counters.memory_access_counts(),
                 };
             }
             let increase = self.tree.predict_counts(&x[..self.inputs.len()]) == INCREASE;
-            let f = SnoopFeatures { other_cluster: other, cci_congestion, memory_access, increase };
+            let f = SnoopFeatures {
+                other_cluster: other,
+                cci_congestion: counters.cci_congestion(),
+                memory_access: counters.memory_access(),
+                increase,
+            };
             if increase {
                 return Some(f);
             }

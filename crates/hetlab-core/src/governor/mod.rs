@@ -7,6 +7,7 @@
 //! [`Decision`]: the target frequency (kHz, one of the OPPs) and when to sample next.
 //! Governors never know which host they run on.
 
+use crate::counters::{CciPortSample, CorePmu, ThreadSample};
 /// Per-CPU accounting since the previous sample of this policy (what /proc/stat gives).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CpuSample {
@@ -25,66 +26,6 @@ pub struct CpuSample {
     pub was_idle: bool,
     /// Core PMU deltas of this CPU since the previous sample.
     pub pmu: CorePmu,
-}
-
-/// ARMv7 core PMU counters (event numbers from the Cortex-A7/A15 TRMs, see
-/// shared/reference/platforms.md §4.4).
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
-pub struct CorePmu {
-    /// 0x11 CPU_CYCLES
-    pub cpu_cycles: u64,
-    /// 0x08 INST_RETIRED
-    pub inst_retired: u64,
-    /// 0x17 L2D_CACHE_REFILL
-    pub l2d_cache_refill: u64,
-    /// 0x19 BUS_ACCESS
-    pub bus_access: u64,
-    /// 0x13 MEM_ACCESS
-    pub mem_access: u64,
-}
-
-impl CorePmu {
-    pub fn add(&mut self, other: &CorePmu) {
-        self.cpu_cycles += other.cpu_cycles;
-        self.inst_retired += other.inst_retired;
-        self.l2d_cache_refill += other.l2d_cache_refill;
-        self.bus_access += other.bus_access;
-        self.mem_access += other.mem_access;
-    }
-}
-
-/// Per-thread counter deltas for threads that ran since the previous sample (the paper's
-/// per-task PMC reads).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ThreadSample {
-    pub tid: u32,
-    /// Cluster (policy index) the thread ran on last.
-    pub cluster: usize,
-    pub pmu: CorePmu,
-}
-
-/// CCI-400 slave-interface counter deltas for one port (events 0x00 and 0x09).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct CciPortSample {
-    /// Slave interface number (S3 = 3, S4 = 4 on the Exynos 5422).
-    pub port: u8,
-    /// The cluster (policy index) attached to this port.
-    pub cluster: usize,
-    /// si_rrq_hs_any: read request handshakes.
-    pub si_rrq_hs_any: u64,
-    /// si_rrq_stall_tt_full: cycles the read transaction tracker was full.
-    pub si_rrq_stall_tt_full: u64,
-}
-
-impl CciPortSample {
-    /// The paper's `cci_congestion`: stall cycles per read request on this port.
-    pub fn congestion(&self) -> f64 {
-        if self.si_rrq_hs_any == 0 {
-            0.0
-        } else {
-            self.si_rrq_stall_tt_full as f64 / self.si_rrq_hs_any as f64
-        }
-    }
 }
 
 /// Everything a governor may look at for one policy at one sample.

@@ -1,6 +1,7 @@
 //! Views for the governor tests: the Exynos 5422 OPP tables with hand-set loads.
 
-use super::{CciPortSample, CpuSample, PolicyView, ThreadSample};
+use super::{CpuSample, PolicyView};
+use crate::counters::{CciPortSample, ThreadSample};
 
 /// Exynos 5422 LITTLE (Cortex-A7) table: 200000..=1400000 kHz in 100000 kHz steps.
 pub fn little_opps() -> Vec<u32> {
