@@ -48,7 +48,9 @@ fn main() {
         offline_clusters: vec![],
         cluster: little,
         cpuidle: CpuIdle::Wfi,
+        kernel_threads: vec![],
         trace: false,
+        series: true,
         time_limit_s: 3600.0,
     };
     measure("(a) ccbench random 4 MB, LITTLE, ondemand", &platform, &ccbench, config.clone(), 20);

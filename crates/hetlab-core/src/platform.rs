@@ -132,10 +132,6 @@ pub struct Noise {
     pub dram_noise_period_us: u64,
 }
 
-/// Leakage doubles about every 35 °C (a common rule of thumb for 28 nm bulk CMOS; ASSUMPTION
-/// documented in the platform file's leakage comments): exp(ln 2 / 35 · ΔT).
-pub const LEAKAGE_TEMP_COEFF_PER_C: f64 = std::f64::consts::LN_2 / 35.0;
-
 impl Platform {
     /// Parses and validates a platform; `origin` (a file name) prefixes every error.
     pub fn from_toml(origin: &str, text: &str) -> Result<Platform, String> {
@@ -180,11 +176,6 @@ impl Platform {
         let raw = |c: usize| self.core_type_of(c).capacity_dmips_mhz as u64 * self.clusters[c].max_khz() as u64;
         let max = (0..self.clusters.len()).map(raw).max().unwrap_or(1).max(1);
         ((raw(cluster) << 10) / max) as u32
-    }
-
-    /// Snoop response latency of `cluster` when snooped, in that cluster's cycles.
-    pub fn snoop_response_cycles(&self, cluster: usize) -> f64 {
-        self.cci.snoop_path_l2_lookups * self.core_type_of(cluster).l2_hit_cycles
     }
 
     fn validate(&self) -> Result<(), String> {
@@ -234,6 +225,12 @@ impl Platform {
         }
         if self.clusters.is_empty() {
             return Err("clusters: at least one cluster is needed".into());
+        }
+        if self.clusters.len() > crate::result::MAX_CLUSTERS {
+            return Err(format!("clusters: at most {} clusters are supported", crate::result::MAX_CLUSTERS));
+        }
+        if self.ncpus() > crate::sched::CpuMask::MAX_CPUS {
+            return Err(format!("clusters.cpus: at most {} CPUs are supported", crate::sched::CpuMask::MAX_CPUS));
         }
         let mut seen_cpus = Vec::new();
         for c in &self.clusters {

@@ -120,5 +120,40 @@ pub struct SampleRow {
     pub cci_cycles: u64,
     /// Raw counter deltas over the period, per cluster (in cluster order): that cluster's CCI
     /// port and the threads that ran on it. This is what the training sweep records.
-    pub counters: Vec<ClusterCounters>,
+    pub counters: PerCluster,
+}
+
+/// Most clusters a platform may have (tri-cluster DynamIQ SoCs have three).
+pub const MAX_CLUSTERS: usize = 4;
+
+/// One value per cluster, stored inline (a sample row allocates nothing).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PerCluster {
+    values: [ClusterCounters; MAX_CLUSTERS],
+    len: usize,
+}
+
+impl std::ops::Deref for PerCluster {
+    type Target = [ClusterCounters];
+    fn deref(&self) -> &[ClusterCounters] {
+        &self.values[..self.len]
+    }
+}
+
+impl FromIterator<ClusterCounters> for PerCluster {
+    fn from_iter<I: IntoIterator<Item = ClusterCounters>>(items: I) -> Self {
+        let mut out = PerCluster::default();
+        for v in items {
+            assert!(out.len < MAX_CLUSTERS, "at most {MAX_CLUSTERS} clusters (checked with the platform)");
+            out.values[out.len] = v;
+            out.len += 1;
+        }
+        out
+    }
+}
+
+impl Serialize for PerCluster {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
 }

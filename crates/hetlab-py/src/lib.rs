@@ -44,7 +44,7 @@ fn platform_summary(name: Option<&str>, origin: &str, text: Option<&str>) -> PyR
                 "l2_bytes": c.l2_bytes, "opps_khz": c.freqs_khz(),
                 "opps_uv": c.opps.iter().map(|o| o[1]).collect::<Vec<_>>(),
                 "capacity": p.cpu_capacity(i),
-                "snoop_response_cycles": p.snoop_response_cycles(i),
+                "snoop_response_cycles": hetlab_core::model::cci::snoop_response_cycles(&p, i),
             })
         })
         .collect();
@@ -172,7 +172,9 @@ fn simulate(
         offline_clusters: offline,
         cluster,
         cpuidle,
+        kernel_threads: Vec::new(),
         trace,
+        series: true,
         time_limit_s,
     };
 

@@ -1,59 +1,62 @@
-//! What a simulation run is asked to do: governors per cluster, placement, idle states,
-//! hotplugged clusters, tracing and the seed.
+//! What a simulation run is asked to do: governors per cpufreq policy, placement, idle states,
+//! hotplugged clusters, kernel threads, outputs and the seed.
 
+use crate::model::idle::CpuIdle;
 use crate::platform::Platform;
 use crate::sched::SchedPolicy;
 use crate::tree::AntiSnoopModel;
+use crate::workload::Task;
 
-/// How a cluster's frequency is chosen.
+/// How a policy's frequency is chosen.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GovernorSetting {
     pub name: String,
     pub tunables: Vec<(String, f64)>,
 }
 
-/// Idle states the simulated cpuidle may enter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CpuIdle {
-    /// WFI only: idle CPUs are clock-gated, clusters stay powered and are snooped. The seed
-    /// paper's board behaves this way (its idle cluster is snooped), so this is the default.
-    Wfi,
-    /// WFI, plus cluster power-down (the big_little cpuidle driver's C1) when every CPU of a
-    /// cluster is idle and the next known wake-up is further away than the target residency.
-    /// A powered-down cluster leaks nothing and its CCI port is disabled: it is not snooped.
-    ClusterOff,
-}
-
-impl CpuIdle {
-    pub fn parse(name: &str) -> Result<Self, String> {
-        match name {
-            "wfi" => Ok(CpuIdle::Wfi),
-            "cluster-off" => Ok(CpuIdle::ClusterOff),
-            other => Err(format!("unknown cpuidle policy '{other}'; known: wfi, cluster-off")),
-        }
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct SimConfig {
     pub seed: u64,
     pub scheduler: SchedPolicy,
-    /// One per cluster, in platform order.
+    /// One per cpufreq policy, in policy order (one policy per cluster, in platform order).
     pub governors: Vec<GovernorSetting>,
     pub model: Option<AntiSnoopModel>,
     /// Clusters whose CPUs are hotplugged off (cluster powered down, CCI port disabled).
     pub offline_clusters: Vec<usize>,
-    /// Restrict every task to this cluster's CPUs (like `taskset`).
+    /// Restrict every task of the workload to this cluster's CPUs (like `taskset`).
     pub cluster: Option<usize>,
     /// Which idle states cpuidle may use.
     pub cpuidle: CpuIdle,
+    /// Kernel threads to run beside the workload (see `crate::kernel`).
+    pub kernel_threads: Vec<Task>,
+    /// Record trace events.
     pub trace: bool,
+    /// Keep the per-sample time series (off: memory stays constant on long runs).
+    pub series: bool,
     /// Stop after this much simulated time even if tasks remain.
     pub time_limit_s: f64,
 }
 
 impl SimConfig {
-    /// Resolves a governor name for every cluster. Besides the governors, two of the seed
+    /// A run of `governors` with every other option at its default: pinned placement, WFI
+    /// only, every cluster online, no restriction, series kept, no trace, a 1-hour limit.
+    pub fn new(governors: Vec<GovernorSetting>) -> SimConfig {
+        SimConfig {
+            seed: 1,
+            scheduler: SchedPolicy::Pinned,
+            governors,
+            model: None,
+            offline_clusters: Vec::new(),
+            cluster: None,
+            cpuidle: CpuIdle::Wfi,
+            kernel_threads: Vec::new(),
+            trace: false,
+            series: true,
+            time_limit_s: 3600.0,
+        }
+    }
+
+    /// Resolves a governor name for every policy. Besides the governors, two of the seed
     /// paper's comparison points are named configurations: `all-max` (performance everywhere)
     /// and `idle-min` (the active cluster at max, the others at min). `fixed_khz` pins a
     /// cluster's frequency as the userspace governor would (`--freq`).
@@ -65,19 +68,16 @@ impl SimConfig {
         fixed_khz: &[(usize, u32)],
     ) -> Result<Vec<GovernorSetting>, String> {
         let n = platform.clusters.len();
+        let setting =
+            |name: &str, tunables: &[(String, f64)]| GovernorSetting { name: name.into(), tunables: tunables.to_vec() };
         let mut plan: Vec<GovernorSetting> = match governor {
-            "all-max" => (0..n).map(|_| GovernorSetting { name: "performance".into(), tunables: vec![] }).collect(),
+            "all-max" => (0..n).map(|_| setting("performance", &[])).collect(),
             "idle-min" => {
                 let active =
                     active_cluster.ok_or("governor idle-min needs --cluster to know which cluster is active")?;
-                (0..n)
-                    .map(|c| GovernorSetting {
-                        name: if c == active { "performance" } else { "powersave" }.into(),
-                        tunables: vec![],
-                    })
-                    .collect()
+                (0..n).map(|c| setting(if c == active { "performance" } else { "powersave" }, &[])).collect()
             }
-            name => (0..n).map(|_| GovernorSetting { name: name.into(), tunables: tunables.to_vec() }).collect(),
+            name => (0..n).map(|_| setting(name, tunables)).collect(),
         };
         for &(c, khz) in fixed_khz {
             let cluster = &platform.clusters[c];
@@ -89,7 +89,7 @@ impl SimConfig {
                     cluster.freqs_khz().iter().map(|f| f.to_string()).collect::<Vec<_>>().join(", ")
                 ));
             }
-            plan[c] = GovernorSetting { name: "userspace".into(), tunables: vec![("setspeed_khz".into(), khz as f64)] };
+            plan[c] = setting("userspace", &[("setspeed_khz".into(), khz as f64)]);
         }
         Ok(plan)
     }

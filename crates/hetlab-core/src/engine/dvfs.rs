@@ -1,63 +1,67 @@
-//! DVFS requests and transitions, and step-wise thermal capping.
+//! DVFS: a policy's frequency requests, resolved by the cpufreq core to an OPP within its
+//! limits and applied to its cluster's clock after the transition latency; and the step-wise
+//! thermal governor's caps (`model::thermal`), applied at once when lowered.
 
 use super::*;
+use crate::model::thermal;
 
-impl<'a> Engine<'a> {
-    pub(super) fn upper_limit_khz(&self, c: usize) -> u32 {
-        self.clusters[c].thermal_cap_khz
+impl Engine<'_> {
+    /// The highest frequency policy `p` may run at now: its cluster's thermal cap.
+    pub(super) fn upper_limit_khz(&self, p: usize) -> u32 {
+        self.hw.clusters[self.policies[p].cluster].thermal_cap_khz
     }
 
-    pub(super) fn request_freq(&mut self, c: usize, khz: u32) {
-        let cap = self.upper_limit_khz(c);
-        let cl = &mut self.clusters[c];
+    pub(super) fn request_freq(&mut self, p: usize, khz: u32) {
+        let cap = self.upper_limit_khz(p);
+        let latency_us = self.platform.clusters[self.policies[p].cluster].transition_latency_ns as f64 / 1000.0;
+        let cur_khz = self.hw.clusters[self.policies[p].cluster].cur_khz;
+        let policy = &mut self.policies[p];
         // The cpufreq core resolves to an OPP within the limits (RELATION_H below the cap).
-        let khz = cl.opps_khz.iter().rev().copied().find(|&f| f <= khz.min(cap)).unwrap_or(cl.opps_khz[0]);
-        let latency_us = self.platform.clusters[c].transition_latency_ns as f64 / 1000.0;
-        match cl.pending {
-            Some((_, p)) if p == khz => {}
-            _ if cl.cur_khz == khz => cl.pending = None,
-            _ => cl.pending = Some((self.now_us + latency_us, khz)),
+        let khz = policy.opps_khz.iter().rev().copied().find(|&f| f <= khz.min(cap)).unwrap_or(policy.opps_khz[0]);
+        match policy.pending {
+            Some((_, pending)) if pending == khz => {}
+            _ if cur_khz == khz => policy.pending = None,
+            _ => policy.pending = Some((self.now_us + latency_us, khz)),
         }
     }
 
-    pub(super) fn set_freq(&mut self, c: usize, khz: u32) {
-        self.flush();
-        let cl = &mut self.clusters[c];
-        cl.pending = None;
-        if cl.cur_khz == khz {
+    /// The transition of policy `p` to `khz` completes: its cluster runs at the new clock.
+    pub(super) fn set_freq(&mut self, p: usize, khz: u32) {
+        self.integrate();
+        self.policies[p].pending = None;
+        let c = self.policies[p].cluster;
+        if self.hw.clusters[c].cur_khz == khz {
             return;
         }
-        cl.cur_khz = khz;
-        cl.cur_opp = cl.opps_khz.iter().position(|&f| f == khz).expect("resolved to an OPP");
-        cl.transitions += 1;
+        // PELT of what runs there counted at the old frequency up to now.
+        for i in 0..self.sched.cpus_of_cluster[c].len() {
+            self.update_util(self.sched.cpus_of_cluster[c][i]);
+        }
+        let cluster = &mut self.hw.clusters[c];
+        cluster.cur_khz = khz;
+        cluster.cur_opp = self.policies[p].opps_khz.iter().position(|&f| f == khz).expect("resolved to an OPP");
+        cluster.transitions += 1;
         self.dirty = true;
-        if self.config.trace {
-            for &cpu in &self.platform.clusters[c].cpus {
-                self.trace.push(TraceEvent::CpuFrequency { time_us: self.now_us, cpu, freq_khz: khz });
-            }
+        for i in 0..self.policies[p].cpus.len() {
+            let (time_us, cpu) = (self.now_us, self.policies[p].cpus[i]);
+            self.out.trace(TraceEvent::CpuFrequency { time_us, cpu, freq_khz: khz });
         }
     }
 
     /// Step-wise passive cooling: the highest trip the hottest cluster exceeds sets each
     /// cluster's cap; a lowered cap applies at once (cpufreq_update_policy).
     pub(super) fn thermal_poll(&mut self) {
-        self.flush();
-        let zone_c = self.clusters.iter().map(|c| c.temp_c).fold(f64::MIN, f64::max);
-        for c in 0..self.clusters.len() {
-            let cluster = &self.platform.clusters[c];
-            let mut cap = cluster.max_khz();
-            for trip in &self.platform.thermal.trips {
-                if zone_c >= trip.temp_c {
-                    if let Some(&k) = trip.caps_khz.get(&cluster.name) {
-                        cap = cap.min(k);
-                    }
-                }
-            }
-            self.clusters[c].thermal_cap_khz = cap;
-            self.clusters[c].min_cap_khz = self.clusters[c].min_cap_khz.min(cap);
-            let effective = self.clusters[c].pending.map_or(self.clusters[c].cur_khz, |p| p.1);
+        self.integrate();
+        let zone_c = self.hw.clusters.iter().map(|c| c.thermal.temp_c).fold(f64::MIN, f64::max);
+        for p in 0..self.policies.len() {
+            let c = self.policies[p].cluster;
+            let cap = thermal::trip_cap_khz(self.platform, c, zone_c);
+            let cluster = &mut self.hw.clusters[c];
+            cluster.thermal_cap_khz = cap;
+            cluster.min_thermal_cap_khz = cluster.min_thermal_cap_khz.min(cap);
+            let effective = self.policies[p].pending.map_or(cluster.cur_khz, |p| p.1);
             if effective > cap {
-                self.request_freq(c, cap);
+                self.request_freq(p, cap);
             }
         }
     }

@@ -1,68 +1,69 @@
-//! The run's result: energy, residency, counters and the per-thread report.
+//! The run's result: energy (`model::energy`), residency, counters and the per-thread report.
 
 use super::*;
+use crate::kernel::FIRST_USER_TID;
+use crate::model::cci;
+use crate::result::{CciPortReport, ClusterReport, CpuReport, ThreadReport};
+use crate::trace::TraceThreads;
 
-impl<'a> Engine<'a> {
+impl Engine<'_> {
+    /// The name a thread's comm shows: the workload's threads `task-N`, kernel threads their
+    /// task's name.
+    fn thread_name(&self, t: usize) -> String {
+        let th = &self.threads[t];
+        let task = &self.tasks[th.task].name;
+        if th.kernel {
+            task.clone()
+        } else {
+            format!("{task}-{}", th.tid - FIRST_USER_TID)
+        }
+    }
+
     pub(super) fn finish(mut self, completed: bool) -> RunResult {
-        self.flush();
+        self.integrate();
         // "the first reading after the benchmark has finished is reported": the next reading
         // sees the now idle system.
         self.recompute();
         self.read_sensors();
         let platform = self.platform;
-        let time_us =
-            if completed { self.threads.iter().map(|t| t.finish_us).fold(0.0, f64::max) } else { self.now_us };
+        let user_finish_us = self.threads.iter().filter(|t| !t.kernel).map(|t| t.finish_us).fold(0.0, f64::max);
+        let time_us = if completed { user_finish_us } else { self.now_us };
         let clusters: Vec<ClusterReport> = self
+            .hw
             .clusters
             .iter()
             .enumerate()
-            .map(|(c, cl)| ClusterReport {
-                name: platform.clusters[c].name.clone(),
-                governor: cl.governor_name.clone(),
-                avg_freq_khz: if self.now_us > 0.0 { cl.khz_us / self.now_us } else { cl.cur_khz as f64 },
-                residency: cl.opps_khz.iter().zip(&cl.residency_us).map(|(&f, &us)| (f, us * 1e-6)).collect(),
-                dynamic_j: cl.dynamic_mj * 1e-3,
-                static_j: cl.static_mj * 1e-3,
-                transitions: cl.transitions,
-                peak_temp_c: cl.peak_temp_c,
-                min_thermal_cap_khz: cl.min_cap_khz,
-                online: cl.online,
-                power_downs: cl.power_downs,
+            .map(|(c, cl)| {
+                let policy = self.policies.iter().find(|p| p.cluster == c).expect("one policy per cluster");
+                let energy = &self.hw.energy.clusters[c];
+                ClusterReport {
+                    name: platform.clusters[c].name.clone(),
+                    governor: policy.governor_name.clone(),
+                    avg_freq_khz: if self.now_us > 0.0 { cl.khz_us / self.now_us } else { cl.cur_khz as f64 },
+                    residency: policy.opps_khz.iter().zip(&cl.residency_us).map(|(&f, &us)| (f, us * 1e-6)).collect(),
+                    dynamic_j: energy.dynamic_j(),
+                    static_j: energy.static_j(),
+                    transitions: cl.transitions,
+                    peak_temp_c: cl.thermal.peak_temp_c,
+                    min_thermal_cap_khz: cl.min_thermal_cap_khz,
+                    online: cl.online,
+                    power_downs: cl.power_downs,
+                }
             })
             .collect();
-        let clusters_j: Vec<f64> = clusters.iter().map(|c| c.dynamic_j + c.static_j).collect();
-        let dram_j = self.dram_mj * 1e-3;
-        let board_j = self.platform.board.rest_power_mw * self.now_us * 1e-9;
-        let energy = Energy {
-            total_j: clusters_j.iter().sum::<f64>() + dram_j + board_j,
-            sensors_j: clusters_j.iter().sum::<f64>() + dram_j,
-            sensor_readings_j: self.sensor_readings_mj * 1e-3,
-            clusters_j,
-            dram_j,
-            board_j,
-        };
-        let trace_threads = TraceThreads {
-            names: {
-                let mut names = vec![String::new(); 1000 + self.threads.len()];
-                for th in &self.threads {
-                    names[th.tid as usize] = format!("{}-{}", self.workload.tasks[th.task].name, th.tid - 1000);
-                }
-                names
-            },
-            prios: {
-                let mut prios = vec![120; 1000 + self.threads.len()];
-                for th in &self.threads {
-                    prios[th.tid as usize] = 120 + self.workload.tasks[th.task].nice;
-                }
-                prios
-            },
-        };
+        let energy = self.hw.energy.report(platform.board.rest_power_mw, self.now_us, self.hw.sensors.readings_mj);
+        let max_tid = self.threads.iter().map(|t| t.tid as usize).max().unwrap_or(0);
+        let mut trace_threads = TraceThreads { names: vec![String::new(); max_tid + 1], prios: vec![120; max_tid + 1] };
+        for (t, th) in self.threads.iter().enumerate() {
+            trace_threads.names[th.tid as usize] = self.thread_name(t);
+            trace_threads.prios[th.tid as usize] = 120 + self.tasks[th.task].nice;
+        }
         RunResult {
             platform: platform.name.clone(),
-            workload: self.workload.name.clone(),
+            workload: self.workload_name.clone(),
             seed: self.config.seed,
             scheduler: self.config.scheduler.name().into(),
-            governors: self.clusters.iter().map(|c| c.governor_name.clone()).collect(),
+            governors: self.policies.iter().map(|p| p.governor_name.clone()).collect(),
             completed,
             time_s: time_us * 1e-6,
             energy,
@@ -73,42 +74,47 @@ impl<'a> Engine<'a> {
                 .enumerate()
                 .map(|(i, c)| CpuReport {
                     cpu: i,
-                    cluster: platform.clusters[c.cluster].name.clone(),
+                    cluster: platform.clusters[self.sched.cluster_of[i]].name.clone(),
                     busy_s: c.busy_us * 1e-6,
                     pmu: c.pmu.to_counts(),
                 })
                 .collect(),
             cci_ports: self
+                .hw
                 .clusters
                 .iter()
                 .enumerate()
-                .map(|(c, cl)| CciPortReport {
-                    port: platform.clusters[c].cci_port,
-                    cluster: platform.clusters[c].name.clone(),
-                    si_rrq_hs_any: cl.port_reads as u64,
-                    si_rrq_stall_tt_full: cl.port_stalls as u64,
-                    cci_congestion: if cl.port_reads > 0.0 { cl.port_stalls / cl.port_reads } else { 0.0 },
+                .map(|(c, cl)| {
+                    let (reads, stalls) = cl.port.counts();
+                    CciPortReport {
+                        port: cl.port.port,
+                        cluster: platform.clusters[c].name.clone(),
+                        si_rrq_hs_any: reads,
+                        si_rrq_stall_tt_full: stalls,
+                        cci_congestion: cl.port.congestion(),
+                    }
                 })
                 .collect(),
-            cci_cycles: self.cci_cycles(),
-            dram_lines: self.dram_lines,
-            threads: self
-                .threads
-                .iter()
-                .map(|th| ThreadReport {
-                    tid: th.tid,
-                    name: format!("{}-{}", self.workload.tasks[th.task].name, th.tid - 1000),
-                    cpu_time_s: th.cpu_time_us * 1e-6,
-                    finish_s: th.finish_us * 1e-6,
-                    migrations: th.migrations,
-                    pmu: th.pmu.to_counts(),
+            cci_cycles: cci::cycles_at(self.now_us, platform.cci.clock_khz),
+            dram_lines: self.hw.dram.lines,
+            threads: (0..self.threads.len())
+                .map(|t| {
+                    let th = &self.threads[t];
+                    ThreadReport {
+                        tid: th.tid,
+                        name: self.thread_name(t),
+                        cpu_time_s: th.cpu_time_us * 1e-6,
+                        finish_s: th.finish_us * 1e-6,
+                        migrations: th.migrations,
+                        pmu: th.pmu.to_counts(),
+                    }
                 })
                 .collect(),
-            governor_samples: self.samples,
-            governor_overhead_s: self.governor_overhead_us * 1e-6,
-            events: self.events,
-            series: self.series,
-            trace: self.trace,
+            governor_samples: self.out.samples,
+            governor_overhead_s: self.out.governor_overhead_us * 1e-6,
+            events: self.out.events,
+            series: self.out.series.take().unwrap_or_default(),
+            trace: self.out.trace.take().unwrap_or_default(),
             trace_threads,
         }
     }

@@ -1,157 +1,175 @@
-//! Governor sampling: the `PolicyView` the engine fills, the sample itself, its PMC-read
-//! cost, and the time-series row it records.
+//! Governor sampling: the `PolicyView` the engine fills from the model (what /proc/stat,
+//! sysfs and perf would give on a board), the sample itself, its PMC-read cost, and the
+//! time-series row it records.
 
+use super::state::count;
 use super::*;
+use crate::counters::{ClusterCounters, ThreadSample};
+use crate::governor::CpuSample;
+use crate::model::cci;
+use crate::result::PerCluster;
 
-impl<'a> Engine<'a> {
-    pub(super) fn port_counts(&self, c: usize) -> (u64, u64) {
-        (self.clusters[c].port_reads as u64, self.clusters[c].port_stalls as u64)
-    }
-
-    /// Fills `view` (reused between samples to avoid allocation) for cluster `c`.
-    pub(super) fn fill_view(&self, c: usize, view: &mut PolicyView) {
+impl Engine<'_> {
+    /// Fills `view` (reused between samples to avoid allocation) for policy `p`.
+    pub(super) fn fill_view(&mut self, p: usize, view: &mut PolicyView) {
+        let c = self.policies[p].cluster;
         let cluster = &self.platform.clusters[c];
-        let cl = &self.clusters[c];
-        let wall_us = count(self.now_us - cl.last_sample_us);
+        let wall_us = count(self.now_us - self.policies[p].last_sample_us);
         view.cpus.clear();
-        for &cpu in &cluster.cpus {
+        for &cpu in &self.policies[p].cpus {
             let st = &self.cpus[cpu];
-            let idle_us = if st.online { count(st.idle_since_sample_us.max(0.0)) } else { wall_us };
+            let idle_us = if self.sched.rqs[cpu].online { count(st.idle_since_sample_us.max(0.0)) } else { wall_us };
             view.cpus.push(CpuSample {
                 cpu,
                 wall_us,
                 idle_us: idle_us.min(wall_us),
                 nice_us: 0,
-                util_avg: count(st.util_avg) as u32,
+                util_avg: self.cpu_util(cpu),
                 was_idle: st.was_idle,
                 pmu: st.pmu.to_counts().since(&st.pmu_at_sample),
             });
         }
+        // The threads that ran since the previous sample, in thread order.
+        let ran = &mut self.policies[p].ran;
+        ran.threads.sort_unstable();
         view.threads.clear();
-        for (i, th) in self.threads.iter().enumerate() {
-            let d = th.pmu.to_counts().since(&cl.thread_pmu_at_sample[i]);
+        for &t in &ran.threads {
+            let th = &self.threads[t];
+            let d = th.pmu.to_counts().since(&ran.pmu_at_sample[t]);
             if d.cpu_cycles > 0 {
-                view.threads.push(ThreadSample { tid: th.tid, cluster: self.cpus[th.cpu].cluster, pmu: d });
+                let cluster = self.sched.cluster_of[self.sched.entities[t].cpu];
+                view.threads.push(ThreadSample { tid: th.tid, cluster, pmu: d });
             }
         }
         view.cci_ports.clear();
-        for o in (0..self.clusters.len()).filter(|&o| self.clusters[o].online) {
-            let (reads, stalls) = self.port_counts(o);
-            let (r0, s0) = cl.ports_at_sample[o];
-            view.cci_ports.push(CciPortSample {
-                port: self.platform.clusters[o].cci_port,
-                cluster: o,
-                si_rrq_hs_any: reads - r0,
-                si_rrq_stall_tt_full: stalls - s0,
-            });
+        for (o, hw) in self.hw.clusters.iter().enumerate().filter(|(_, hw)| hw.online) {
+            view.cci_ports.push(hw.port.sample_since(o, self.policies[p].ports_at_sample[o]));
         }
-        if view.opps_khz != cl.opps_khz {
-            view.opps_khz = cl.opps_khz.clone();
+        let policy = &self.policies[p];
+        if view.opps_khz != policy.opps_khz {
+            view.opps_khz = policy.opps_khz.clone();
         }
         view.now_us = self.now_us as u64;
-        view.policy = c;
+        view.policy = p;
         view.cpuinfo_min_khz = cluster.min_khz();
         view.cpuinfo_max_khz = cluster.max_khz();
         view.policy_min_khz = cluster.min_khz();
         view.policy_max_khz = cluster.max_khz();
-        view.thermal_cap_khz = cl.thermal_cap_khz;
-        view.cur_khz = cl.cur_khz;
+        view.thermal_cap_khz = self.upper_limit_khz(p);
+        view.cur_khz = self.hw.clusters[c].cur_khz;
         view.transition_latency_ns = cluster.transition_latency_ns;
-        view.cpu_capacity = self.capacity[c];
-        view.cci_cycles = self.cci_cycles() - cl.cci_cycles_at_sample;
+        view.cpu_capacity = self.platform.cpu_capacity(c);
+        view.cci_cycles = cci::cycles_at(self.now_us, self.platform.cci.clock_khz) - policy.cci_cycles_at_sample;
     }
 
-    /// Whether a CPU of cluster `c` is running something (its tick is on).
-    pub(super) fn policy_busy(&self, c: usize) -> bool {
-        self.platform.clusters[c].cpus.iter().any(|&cpu| self.cpus[cpu].current.is_some())
+    /// Whether a CPU of policy `p` is running something (its tick is on).
+    pub(super) fn policy_busy(&self, p: usize) -> bool {
+        self.policies[p].cpus.iter().any(|&cpu| self.sched.rqs[cpu].curr.is_some())
     }
 
-    /// A CPU of cluster `c` runs scheduler code: take a sample that fell due while idle.
-    pub(super) fn wake_policy(&mut self, c: usize) {
-        if self.clusters[c].next_sample_us <= self.now_us {
-            self.governor_sample(c);
+    /// A CPU of policy `p` runs scheduler code: take a sample that fell due while idle.
+    pub(super) fn wake_policy(&mut self, p: usize) {
+        if self.policies[p].next_sample_us <= self.now_us {
+            self.governor_sample(p);
         }
     }
 
-    pub(super) fn governor_sample(&mut self, c: usize) {
-        self.flush();
-        let mut view = std::mem::take(&mut self.views[c]);
-        self.fill_view(c, &mut view);
-        let decision = self.clusters[c].governor.sample(&view);
-        self.samples += 1;
-        // Raw counters per cluster, and this cluster's features as the other cluster's tree
-        // would read them.
-        let counters: Vec<ClusterCounters> =
-            (0..self.clusters.len()).map(|o| ClusterCounters::of(o, &view.cci_ports, &view.threads)).collect();
-        let own = counters[c];
-        let load_pct = view
-            .cpus
-            .iter()
-            .map(|s| if s.wall_us == 0 { 0.0 } else { 100.0 * (s.wall_us - s.idle_us) as f64 / s.wall_us as f64 })
-            .fold(0.0, f64::max);
+    pub(super) fn governor_sample(&mut self, p: usize) {
+        self.integrate();
+        let mut view = std::mem::take(&mut self.views[p]);
+        self.fill_view(p, &mut view);
+        let decision = self.policies[p].governor.sample(&view);
+        self.out.samples += 1;
+        let c = self.policies[p].cluster;
         let snoop_ns = self.snoop_served_ns(c);
-        self.series.push(SampleRow {
-            time_s: self.now_us * 1e-6,
-            cluster: c,
-            freq_khz: self.clusters[c].cur_khz,
-            target_khz: decision.target_khz,
-            load_pct,
-            power_mw: self.clusters[c].power_mw,
-            temp_c: self.clusters[c].temp_c,
-            cci_congestion: own.cci_congestion(),
-            memory_access: own.memory_access(),
-            snoop_latency_ns: snoop_ns,
-            period_s: (self.now_us - self.clusters[c].last_sample_us) * 1e-6,
-            cci_cycles: view.cci_cycles,
-            counters,
-        });
-        if self.config.trace {
-            let cpu = self.platform.clusters[c].cpus[0];
+        if self.out.series.is_some() {
+            // Every cluster's counters over the period, and this cluster's features as the
+            // other cluster's tree would read them.
+            let counters: PerCluster =
+                (0..self.hw.clusters.len()).map(|o| ClusterCounters::of(o, &view.cci_ports, &view.threads)).collect();
+            let own = counters[c];
+            let load_pct = view
+                .cpus
+                .iter()
+                .map(|s| if s.wall_us == 0 { 0.0 } else { 100.0 * (s.wall_us - s.idle_us) as f64 / s.wall_us as f64 })
+                .fold(0.0, f64::max);
+            let cluster = &self.hw.clusters[c];
+            let row = SampleRow {
+                time_s: self.now_us * 1e-6,
+                cluster: c,
+                freq_khz: cluster.cur_khz,
+                target_khz: decision.target_khz,
+                load_pct,
+                power_mw: cluster.power.total_mw,
+                temp_c: cluster.thermal.temp_c,
+                cci_congestion: own.cci_congestion(),
+                memory_access: own.memory_access(),
+                snoop_latency_ns: snoop_ns,
+                period_s: (self.now_us - self.policies[p].last_sample_us) * 1e-6,
+                cci_cycles: view.cci_cycles,
+                counters,
+            };
+            self.out.series.as_mut().expect("checked").push(row);
+        }
+        if self.out.trace.is_some() {
+            let (time_us, cpu) = (self.now_us, self.policies[p].cpus[0]);
             let name = &self.platform.clusters[c].name;
-            let time_us = self.now_us;
-            self.trace.push(TraceEvent::Counter {
-                time_us,
-                cpu,
-                name: format!("power_{name}_mw"),
-                value: self.clusters[c].power_mw,
-            });
-            self.trace.push(TraceEvent::Counter {
+            let power_mw = self.hw.clusters[c].power.total_mw;
+            self.out.trace(TraceEvent::Counter { time_us, cpu, name: format!("power_{name}_mw"), value: power_mw });
+            self.out.trace(TraceEvent::Counter {
                 time_us,
                 cpu,
                 name: format!("snoop_latency_{name}_ns"),
                 value: snoop_ns,
             });
         }
-        // New snapshots.
-        for &cpu in &self.platform.clusters[c].cpus {
+        self.snapshot_for_next_sample(p);
+        let policy = &mut self.policies[p];
+        policy.next_sample_us = self.now_us + decision.next_sample_us.max(1) as f64;
+        // A governor that reads PMCs pays for it on the CPU that runs the sample (a busy CPU
+        // of the policy, whose tick triggered it, else the first one, woken for it).
+        if policy.governor.reads_pmcs() {
+            let cost = &self.platform.governor_cost;
+            let cost_us = cost.pmc_sample_base_us
+                + cost.pmc_per_thread_us * view.threads.len() as f64
+                + cost.cci_read_us * view.cci_ports.len() as f64;
+            let cpus = &policy.cpus;
+            let cpu = cpus.iter().copied().find(|&cpu| self.sched.rqs[cpu].curr.is_some()).unwrap_or(cpus[0]);
+            self.out.governor_overhead_us += cost_us;
+            self.charge_kernel_time(cpu, cost_us);
+        }
+        self.views[p] = view;
+        self.request_freq(p, decision.target_khz);
+    }
+
+    /// The counters' values now become the base of policy `p`'s next period.
+    fn snapshot_for_next_sample(&mut self, p: usize) {
+        for &cpu in &self.policies[p].cpus {
             let st = &mut self.cpus[cpu];
             st.idle_since_sample_us = 0.0;
             st.was_idle = false;
             st.pmu_at_sample = st.pmu.to_counts();
         }
-        for i in 0..self.threads.len() {
-            self.clusters[c].thread_pmu_at_sample[i] = self.threads[i].pmu.to_counts();
+        // Threads running now stay in the set (they run on after the sample); the others
+        // leave it and rejoin, with their counters, when they next run.
+        let ran = &mut self.policies[p].ran;
+        let mut kept = 0;
+        for i in 0..ran.threads.len() {
+            let t = ran.threads[i];
+            if self.threads[t].state == ThreadState::Running {
+                ran.pmu_at_sample[t] = self.threads[t].pmu.to_counts();
+                ran.threads[kept] = t;
+                kept += 1;
+            } else {
+                ran.member[t] = false;
+            }
         }
-        for o in 0..self.clusters.len() {
-            let counts = self.port_counts(o);
-            self.clusters[c].ports_at_sample[o] = counts;
+        ran.threads.truncate(kept);
+        let policy = &mut self.policies[p];
+        for (o, hw) in self.hw.clusters.iter().enumerate() {
+            policy.ports_at_sample[o] = hw.port.counts();
         }
-        self.clusters[c].cci_cycles_at_sample = self.cci_cycles();
-        self.clusters[c].last_sample_us = self.now_us;
-        self.clusters[c].next_sample_us = self.now_us + decision.next_sample_us.max(1) as f64;
-        // A governor that reads PMCs pays for it on the CPU that runs the sample (a busy CPU
-        // of the policy, whose tick triggered it, else the first one, woken for it).
-        if self.clusters[c].governor.reads_pmcs() {
-            let cost = &self.platform.governor_cost;
-            let cost_us = cost.pmc_sample_base_us
-                + cost.pmc_per_thread_us * view.threads.len() as f64
-                + cost.cci_read_us * view.cci_ports.len() as f64;
-            let cpus = &self.platform.clusters[c].cpus;
-            let cpu = cpus.iter().copied().find(|&cpu| self.cpus[cpu].current.is_some()).unwrap_or(cpus[0]);
-            self.governor_overhead_us += cost_us;
-            self.charge_kernel_time(cpu, cost_us);
-        }
-        self.views[c] = view;
-        self.request_freq(c, decision.target_khz);
+        policy.cci_cycles_at_sample = cci::cycles_at(self.now_us, self.platform.cci.clock_khz);
+        policy.last_sample_us = self.now_us;
     }
 }

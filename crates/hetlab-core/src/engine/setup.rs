@@ -1,46 +1,59 @@
-//! Building a run: CPUs, threads with their allowed CPUs, clusters with their governors, the
+//! Building a run: the CPU map and run queues, the threads (the workload's, then kernel
+//! threads) with their allowed CPUs, the policies with their governors, the clusters, the
 //! reference work of periodic phases; then the governors' start and the threads' first phase.
 
+use super::state::{ClusterHw, Cpu, Pmu, Policy, Progress, RanSince, Speed, Thread, ThreadState};
 use super::*;
+use crate::counters::CorePmu;
+use crate::governor::registry;
+use crate::kernel::{FIRST_KERNEL_TID, FIRST_USER_TID};
+use crate::model::cache;
+use crate::model::cci::{self, CciPort};
+use crate::model::energy::ClusterPower;
+use crate::model::thermal::ThermalNode;
+use crate::random::SeedableRng;
+use crate::sched::pelt::Util;
+use crate::sched::{CpuMask, WakeKind};
 
 impl<'a> Engine<'a> {
-    pub fn new(platform: &'a Platform, workload: &'a Workload, config: SimConfig) -> Result<Self, String> {
-        if config.governors.len() != platform.clusters.len() {
-            return Err(format!("{} governors given for {} clusters", config.governors.len(), platform.clusters.len()));
+    /// A run of `workload` on `platform` with the placement policy `config.scheduler` names.
+    pub fn new(platform: &'a Platform, workload: &Workload, config: SimConfig) -> Result<Self, String> {
+        let placement = config.scheduler.build();
+        Self::with_placement(platform, workload, config, placement)
+    }
+
+    /// A run with a placement policy of the caller's (`config.scheduler` only names the
+    /// run in its result).
+    pub fn with_placement(
+        platform: &'a Platform,
+        workload: &Workload,
+        config: SimConfig,
+        placement: Box<dyn Placement>,
+    ) -> Result<Self, String> {
+        let nclusters = platform.clusters.len();
+        if config.governors.len() != nclusters {
+            return Err(format!("{} governors given for {} policies", config.governors.len(), nclusters));
         }
-        let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+        let mut rng = Rng::seed_from_u64(config.seed);
         let ncpus = platform.ncpus();
-        let mut cpus: Vec<Cpu> = (0..ncpus)
-            .map(|cpu| {
-                let cluster = platform.clusters.iter().position(|c| c.cpus.contains(&cpu)).expect("validated");
-                Cpu {
-                    cluster,
-                    online: !config.offline_clusters.contains(&cluster),
-                    current: None,
-                    queue: VecDeque::new(),
-                    slice_end_us: f64::INFINITY,
-                    next_kernel_wakeup_us: f64::INFINITY,
-                    idle_since_sample_us: 0.0,
-                    was_idle: false,
-                    util_avg: 0.0,
-                    busy_us: 0.0,
-                    pmu: Pmu::default(),
-                    pmu_at_sample: CorePmu::default(),
-                }
-            })
+        // Logical CPU i runs on core i at start (platform CPU numbers).
+        let cluster_of: Vec<usize> = (0..ncpus)
+            .map(|cpu| platform.clusters.iter().position(|c| c.cpus.contains(&cpu)).expect("validated"))
             .collect();
-        for cpu in cpus.iter_mut().filter(|c| c.online) {
-            cpu.next_kernel_wakeup_us = exp_sample(&mut rng, platform.noise.kernel_wakeup_mean_interval_us as f64);
-        }
-        let online: Vec<usize> = (0..ncpus).filter(|&c| cpus[c].online).collect();
-        if online.is_empty() {
+        let online: Vec<bool> = cluster_of.iter().map(|c| !config.offline_clusters.contains(c)).collect();
+        let jitter = Jitter::new(&platform.noise, &online, &mut rng);
+        if !online.iter().any(|&o| o) {
             return Err("every cluster is offline; keep at least one cluster online".into());
         }
 
-        // Threads, with their allowed CPUs.
+        // Tasks: the workload's, then kernel threads.
+        let user_tasks = workload.tasks.len();
+        let tasks: Vec<Task> = workload.tasks.iter().chain(&config.kernel_threads).cloned().collect();
         let mut threads = Vec::new();
-        for (ti, task) in workload.tasks.iter().enumerate() {
-            let mut allowed: Vec<usize> = match &task.affinity {
+        let mut entities = Vec::new();
+        for (ti, task) in tasks.iter().enumerate() {
+            let kernel = ti >= user_tasks;
+            let mut allowed = match &task.affinity {
                 Some(a) => {
                     if let Some(bad) = a.iter().find(|&&c| c >= ncpus) {
                         return Err(format!(
@@ -49,14 +62,14 @@ impl<'a> Engine<'a> {
                             ncpus - 1
                         ));
                     }
-                    a.clone()
+                    CpuMask::of(a.iter().copied())
                 }
-                None => (0..ncpus).collect(),
+                None => CpuMask::of(0..ncpus),
             };
-            if let Some(c) = config.cluster {
-                allowed.retain(|cpu| platform.clusters[c].cpus.contains(cpu));
+            if let (Some(c), false) = (config.cluster, kernel) {
+                allowed.retain(|cpu| cluster_of[cpu] == c);
             }
-            allowed.retain(|&cpu| cpus[cpu].online);
+            allowed.retain(|cpu| online[cpu]);
             if allowed.is_empty() {
                 return Err(format!(
                     "task '{}' has no online CPU it may run on (check affinity, --cluster and --offline)",
@@ -64,159 +77,208 @@ impl<'a> Engine<'a> {
                 ));
             }
             for _ in 0..task.threads {
-                let tid = 1000 + threads.len() as u32;
+                let index = threads.len();
+                let tid = if kernel {
+                    FIRST_KERNEL_TID + (index - user_thread_count(&tasks[..user_tasks])) as u32
+                } else {
+                    FIRST_USER_TID + index as u32
+                };
                 threads.push(Thread {
                     tid,
                     task: ti,
-                    home_cpu: allowed[threads.len() % allowed.len()],
-                    cpu: allowed[0],
-                    allowed: allowed.clone(),
+                    kernel,
                     state: ThreadState::Runnable,
-                    phase: 0,
-                    repeats_left: task.repeat,
-                    work_left: 0.0,
-                    stolen_us: 0.0,
-                    jobs_left: 0,
-                    next_release_us: 0.0,
-                    instr_per_us: 0.0,
-                    stall_share: 0.0,
-                    refills_per_instr: 0.0,
-                    bus_per_instr: 0.0,
-                    refs_per_instr: 0.0,
-                    miss_latency_ns: 0.0,
-                    cached_misses: None,
+                    placed: false,
+                    progress: Progress {
+                        phase: 0,
+                        repeats_left: task.repeat,
+                        work_left: 0.0,
+                        stolen_us: 0.0,
+                        jobs_left: 0,
+                        next_release_us: 0.0,
+                    },
+                    speed: Speed::default(),
                     pmu: Pmu::default(),
                     cpu_time_us: 0.0,
                     finish_us: 0.0,
                     migrations: 0,
-                    util_avg: 0.0,
+                    timer_seq: 0,
+                });
+                entities.push(SchedEntity {
+                    allowed,
+                    cpu: allowed.first().expect("not empty"),
+                    nice: task.nice,
+                    kernel,
+                    util: Util::default(),
                 });
             }
         }
-        if threads.is_empty() {
+        let live_user_threads = threads.iter().filter(|t| !t.kernel).count();
+        if live_user_threads == 0 {
             return Err("the workload has no threads".into());
         }
+        let kernel_threads = threads.len() - live_user_threads;
+        if kernel_threads > (FIRST_USER_TID - FIRST_KERNEL_TID) as usize {
+            return Err(format!("{kernel_threads} kernel threads; at most {}", FIRST_USER_TID - FIRST_KERNEL_TID));
+        }
 
+        // One cpufreq policy per cluster (cpufreq-dt on big.LITTLE), its CPUs `related_cpus`.
+        let mut policies = Vec::new();
         let mut clusters = Vec::new();
         for (c, cl) in platform.clusters.iter().enumerate() {
             let setting = &config.governors[c];
             let governor = registry::build(&setting.name, &cl.name, &setting.tunables, config.model.as_ref())?;
-            let is_online = !config.offline_clusters.contains(&c);
-            clusters.push(ClusterRt {
+            policies.push(Policy {
+                cluster: c,
+                cpus: cl.cpus.clone(),
                 governor,
                 governor_name: setting.name.clone(),
                 opps_khz: cl.freqs_khz(),
+                pending: None,
+                next_sample_us: 0.0,
+                last_sample_us: 0.0,
+                ran: RanSince::new(threads.len()),
+                ports_at_sample: vec![(0, 0); nclusters],
+                cci_cycles_at_sample: 0,
+            });
+            let is_online = !config.offline_clusters.contains(&c);
+            clusters.push(ClusterHw {
+                online: is_online,
+                powered: is_online,
                 // Boot at the top OPP, as the bootloader leaves it; the governor takes over at
                 // its start.
                 cur_khz: cl.max_khz(),
                 cur_opp: cl.opps.len() - 1,
-                pending: None,
-                next_sample_us: 0.0,
-                last_sample_us: 0.0,
+                power: ClusterPower::default(),
+                thermal: ThermalNode::at(platform.thermal.ambient_c),
                 thermal_cap_khz: cl.max_khz(),
-                min_cap_khz: cl.max_khz(),
-                temp_c: platform.thermal.ambient_c,
-                peak_temp_c: platform.thermal.ambient_c,
-                online: is_online,
-                powered: is_online,
-                power_mw: 0.0,
-                dynamic_mj: 0.0,
-                static_mj: 0.0,
-                static_mw: 0.0,
+                min_thermal_cap_khz: cl.max_khz(),
+                port: CciPort::new(cl.cci_port),
                 residency_us: vec![0.0; cl.opps.len()],
                 khz_us: 0.0,
                 transitions: 0,
                 power_downs: 0,
-                port_reads: 0.0,
-                port_stalls: 0.0,
-                port_read_per_us: 0.0,
-                port_stall_per_us: 0.0,
-                thread_pmu_at_sample: vec![CorePmu::default(); threads.len()],
-                ports_at_sample: vec![(0, 0); platform.clusters.len()],
-                cci_cycles_at_sample: 0,
             });
         }
 
         // Reference work for periodic phases: instructions per µs on the biggest core type at
         // its top OPP, idle memory, no snoop penalty.
-        let reference = (0..platform.clusters.len()).max_by_key(|&c| platform.cpu_capacity(c)).unwrap_or(0);
+        let reference = (0..nclusters).max_by_key(|&c| platform.cpu_capacity(c)).unwrap_or(0);
         let ref_core = platform.core_type_of(reference);
         let ref_ghz = platform.clusters[reference].max_khz() as f64 / 1e6;
         let ref_l2 = platform.clusters[reference].l2_bytes as f64;
-        let miss_ns = memory::miss_latency_ns(platform.cci.latency_ns, platform.dram.idle_latency_ns, 0.0);
-        let reference_ips = workload
-            .tasks
+        let miss_ns = cci::miss_latency_ns(platform.cci.latency_ns, platform.dram.idle_latency_ns, 0.0);
+        let reference_ips = tasks
             .iter()
             .map(|t| {
                 t.phases
                     .iter()
                     .map(|p| {
-                        let m = memory::miss_ratios(&p.mem, ref_core, ref_l2);
-                        1000.0 / memory::instr_time(&p.mem, ref_core, ref_ghz, &m, miss_ns).total_ns()
+                        let m = cache::miss_ratios(&p.mem, ref_core, ref_l2);
+                        1000.0 / cache::instr_time(&p.mem, ref_core, ref_ghz, &m, miss_ns).total_ns()
                     })
                     .collect()
             })
             .collect();
 
+        let tick_us = 1e6 / platform.hz as f64;
+        let sched = Sched {
+            next_tick_us: if placement.uses_tick() { tick_us } else { f64::INFINITY },
+            tick_us,
+            placement,
+            rqs: online.iter().map(|&on| RunQueue::new(on)).collect(),
+            entities,
+            core_of: (0..ncpus).collect(),
+            capacity: cluster_of.iter().map(|&c| platform.cpu_capacity(c)).collect(),
+            cpus_of_cluster: (0..nclusters).map(|c| (0..ncpus).filter(|&cpu| cluster_of[cpu] == c).collect()).collect(),
+            cluster_of,
+        };
+        let cpus = (0..ncpus)
+            .map(|_| Cpu {
+                idle_since_sample_us: 0.0,
+                was_idle: false,
+                busy_us: 0.0,
+                util: Util::default(),
+                pmu: Pmu::default(),
+                pmu_at_sample: CorePmu::default(),
+            })
+            .collect();
         let mut engine = Engine {
             platform,
-            workload,
+            workload_name: workload.name.clone(),
             rng,
             now_us: 0.0,
+            timers: Timers::new(ncpus),
+            live_user_threads,
             threads,
             cpus,
-            clusters,
-            dram_noise: 1.0,
-            next_dram_noise_us: 0.0,
-            next_thermal_us: platform.thermal.polling_interval_ms as f64 * 1000.0,
-            next_sensor_us: platform.sensors.period_us as f64,
-            sensor_readings_mj: 0.0,
-            dram_lines: 0.0,
-            dram_line_per_us: 0.0,
-            dram_mj: 0.0,
-            integrated_until_us: 0.0,
-            events: 0,
-            samples: 0,
-            governor_overhead_us: 0.0,
-            series: Vec::new(),
-            trace: Vec::new(),
+            sched,
+            jitter,
+            policy_of_cpu: (0..ncpus)
+                .map(|cpu| policies.iter().position(|p| p.cpus.contains(&cpu)).expect("every CPU has a policy"))
+                .collect(),
+            policies,
+            hw: Hardware {
+                clusters,
+                dram: DramState::default(),
+                energy: EnergyAccount::new(nclusters),
+                sensors: Sensors::new(platform.sensors.period_us),
+                next_thermal_us: platform.thermal.polling_interval_ms as f64 * 1000.0,
+                integrated_until_us: 0.0,
+            },
             reference_ips,
-            capacity: (0..platform.clusters.len()).map(|c| platform.cpu_capacity(c)).collect(),
-            views: vec![PolicyView::default(); platform.clusters.len()],
+            snoop_cycles: (0..nclusters).map(|c| cci::snoop_response_cycles(platform, c)).collect(),
             dirty: true,
-            dram_utilisation: 0.0,
+            views: vec![PolicyView::default(); nclusters],
             scratch: Scratch::default(),
+            out: Outputs {
+                events: 0,
+                samples: 0,
+                governor_overhead_us: 0.0,
+                series: config.series.then(Vec::new),
+                trace: config.trace.then(Vec::new),
+            },
+            tasks,
             config,
         };
-        engine.start()?;
+        engine.start();
         Ok(engine)
     }
 
-    pub(super) fn mem_of(&self, t: usize) -> &MemProfile {
-        let th = &self.threads[t];
-        &self.workload.tasks[th.task].phases[th.phase].mem
-    }
-
-    pub(super) fn start(&mut self) -> Result<(), String> {
-        if self.config.trace {
-            for c in 0..self.clusters.len() {
-                let khz = self.clusters[c].cur_khz;
-                for &cpu in &self.platform.clusters[c].cpus {
-                    self.trace.push(TraceEvent::CpuFrequency { time_us: 0.0, cpu, freq_khz: khz });
-                }
+    /// The governors' start, then every thread's first phase (new threads are placed as at
+    /// fork).
+    fn start(&mut self) {
+        for p in 0..self.policies.len() {
+            let khz = self.hw.clusters[self.policies[p].cluster].cur_khz;
+            for i in 0..self.policies[p].cpus.len() {
+                let cpu = self.policies[p].cpus[i];
+                self.out.trace(TraceEvent::CpuFrequency { time_us: 0.0, cpu, freq_khz: khz });
             }
         }
-        for c in 0..self.clusters.len() {
+        for p in 0..self.policies.len() {
             let mut view = PolicyView::default();
-            self.fill_view(c, &mut view);
-            let decision = self.clusters[c].governor.start(&view);
-            self.views[c] = view;
-            self.request_freq(c, decision.target_khz);
-            self.clusters[c].next_sample_us = decision.next_sample_us as f64;
+            self.fill_view(p, &mut view);
+            let decision = self.policies[p].governor.start(&view);
+            self.views[p] = view;
+            self.request_freq(p, decision.target_khz);
+            self.policies[p].next_sample_us = decision.next_sample_us as f64;
         }
         for t in 0..self.threads.len() {
             self.enter_phase(t);
         }
-        Ok(())
     }
+
+    /// How a thread being made runnable is placed: at fork the first time, else a wake-up.
+    pub(super) fn wake_kind(&mut self, t: usize) -> WakeKind {
+        if std::mem::replace(&mut self.threads[t].placed, true) {
+            WakeKind::Wakeup
+        } else {
+            WakeKind::Fork
+        }
+    }
+}
+
+/// Threads the tasks run.
+fn user_thread_count(tasks: &[Task]) -> usize {
+    tasks.iter().map(|t| t.threads as usize).sum()
 }

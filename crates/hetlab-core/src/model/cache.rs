@@ -1,7 +1,6 @@
-//! The mechanistic memory model: cache miss ratios from a phase's working set and access
-//! pattern against the cache sizes, the latency of a miss through the CCI-400 (DRAM with the
-//! speculative fetch overlapping the snoop of the other cluster), DRAM queueing, and the
-//! read-tracker congestion the CCI PMU reports.
+//! Caches: miss ratios of a phase's working set and access pattern against the L1 and L2 sizes
+//! (random replacement, a stack-distance step curve over access components), and the time per
+//! instruction those misses cost given the latency of a miss beyond the L2 (`model::cci`).
 
 use crate::platform::CoreType;
 use crate::workload::{MemProfile, Order, Pattern};
@@ -80,30 +79,6 @@ pub fn miss_ratios(mem: &MemProfile, core: &CoreType, l2_bytes: f64) -> MissRati
         l2_used += ws;
     }
     total
-}
-
-/// Latency of an L2 miss as the requesting core sees it beyond its L2 lookup, ns.
-/// The CCI-400 starts the DRAM read speculatively while it snoops the other cluster, so the
-/// slower of the two decides; `snoop_ns` is 0 when no other cluster is powered.
-pub fn miss_latency_ns(cci_latency_ns: f64, dram_ns: f64, snoop_ns: f64) -> f64 {
-    cci_latency_ns + dram_ns.max(snoop_ns)
-}
-
-/// DRAM latency with queueing: M/D/1 waiting time on the sustained bandwidth.
-/// `utilisation` is demand over sustained bandwidth, kept below 1 by the caller's fixed point.
-pub fn dram_latency_ns(idle_ns: f64, line_service_ns: f64, utilisation: f64) -> f64 {
-    let rho = utilisation.clamp(0.0, 0.995);
-    idle_ns + line_service_ns * rho / (2.0 * (1.0 - rho))
-}
-
-/// Erlang-B blocking probability for `entries` servers offered `load` Erlangs: the share of
-/// time a read tracker with that many entries is full when reads arrive at random.
-pub fn tracker_full_probability(entries: u32, load: f64) -> f64 {
-    let mut b = 1.0;
-    for k in 1..=entries {
-        b = load * b / (k as f64 + load * b);
-    }
-    b
 }
 
 /// Time per instruction of a phase, split in compute and memory-stall parts, ns.
@@ -185,25 +160,5 @@ mod tests {
         let hot = Workload::from_toml("t.toml", &text.replace("16384", "65536")).unwrap().tasks[0].phases[0].mem;
         let m = miss_ratios(&hot, a7, 524288.0);
         assert!((m.l1 - (0.9 * 0.5 + 0.1)).abs() < 1e-12, "{m:?}");
-    }
-
-    #[test]
-    fn snoop_overlaps_dram_and_queueing_grows_latency() {
-        assert_eq!(miss_latency_ns(10.0, 145.0, 0.0), 155.0);
-        assert_eq!(miss_latency_ns(10.0, 145.0, 100.0), 155.0);
-        assert_eq!(miss_latency_ns(10.0, 145.0, 300.0), 310.0);
-        assert_eq!(dram_latency_ns(145.0, 7.0, 0.0), 145.0);
-        // rho = 0.5: wait = 7 * 0.5 / 1 = 3.5 ns
-        assert!((dram_latency_ns(145.0, 7.0, 0.5) - 148.5).abs() < 1e-12);
-        assert!(dram_latency_ns(145.0, 7.0, 0.99) > 400.0);
-    }
-
-    #[test]
-    fn erlang_b_matches_hand_values() {
-        // B(1, a) = a / (1 + a)
-        assert!((tracker_full_probability(1, 1.0) - 0.5).abs() < 1e-12);
-        // B(2, 1) = (1/2) / (1 + 1 + 1/2) = 0.2
-        assert!((tracker_full_probability(2, 1.0) - 0.2).abs() < 1e-12);
-        assert!(tracker_full_probability(4, 0.9) < tracker_full_probability(4, 0.99));
     }
 }

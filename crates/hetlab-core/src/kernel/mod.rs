@@ -1,0 +1,23 @@
+//! The kernel's own work on the simulated CPUs.
+//!
+//! - [`jitter`]: housekeeping bursts (timers, softirqs, vmstat) charged to whichever CPU they
+//!   hit — short enough to be charged as stolen time rather than scheduled.
+//! - Kernel threads ([`kthread`]): long-lived kernel work that the scheduler places like any
+//!   task (per-CPU kworkers, RCU's callback-offload kthreads). They are ordinary [`Task`]s with
+//!   the kernel's naming and no workload behind them; the engine runs them beside the
+//!   workload's threads, with tids below the workload's.
+
+pub mod jitter;
+
+use crate::workload::{Phase, Task};
+
+/// First tid of kernel threads; the workload's threads start at `FIRST_USER_TID`.
+pub const FIRST_KERNEL_TID: u32 = 100;
+/// First tid of the workload's threads.
+pub const FIRST_USER_TID: u32 = 1000;
+
+/// A kernel thread named `name` (its comm, e.g. `rcuop/0`), allowed on `cpus` (`None`: every
+/// CPU), running `phases` once.
+pub fn kthread(name: &str, cpus: Option<Vec<usize>>, phases: Vec<Phase>) -> Task {
+    Task { name: name.to_string(), threads: 1, nice: 0, affinity: cpus, repeat: 1, phases }
+}

@@ -1,0 +1,19 @@
+//! The model's mechanisms, each one module of state and pure functions with a narrow interface
+//! (the engine composes them; none of them knows the event loop):
+//!
+//! - [`cache`]: miss ratios of a working set against L1/L2, time per instruction;
+//! - [`cci`]: snoops served at the snooped cluster's clock, speculative DRAM fetch, read
+//!   trackers and their PMU counters;
+//! - [`dram`]: latency under load, the bandwidth fixed point, DRAM power, latency noise;
+//! - [`power`]: dynamic power C·V²·f·activity and leakage;
+//! - [`energy`]: the one energy account, by rail, and the on-board sensors read from it;
+//! - [`thermal`]: RC nodes and trip-point caps;
+//! - [`idle`]: idle states (WFI, cluster power-down) and when they pay.
+
+pub mod cache;
+pub mod cci;
+pub mod dram;
+pub mod energy;
+pub mod idle;
+pub mod power;
+pub mod thermal;

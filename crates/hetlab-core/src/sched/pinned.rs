@@ -1,0 +1,30 @@
+//! `pinned`: each thread stays on one CPU of its affinity mask, thread i of the run on the
+//! (i mod n)-th allowed CPU (round-robin), as `taskset` on one CPU per thread would place them.
+
+use super::{Placement, SchedView, WakeKind};
+
+pub struct Pinned;
+
+impl Placement for Pinned {
+    fn name(&self) -> &'static str {
+        "pinned"
+    }
+
+    fn select_cpu(&mut self, view: &SchedView, thread: usize, _kind: WakeKind) -> usize {
+        let allowed = view.tasks[thread].allowed;
+        allowed.nth(thread % allowed.count()).expect("a thread has an allowed CPU")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched::testutil::Fixture;
+
+    #[test]
+    fn threads_go_round_robin_over_their_allowed_cpus() {
+        let f = Fixture::new(8, &[&[4, 5, 6, 7], &[4, 5, 6, 7], &[0, 1], &[0, 1], &[0, 1]]);
+        let cpus: Vec<usize> = (0..5).map(|t| Pinned.select_cpu(&f.view(), t, WakeKind::Wakeup)).collect();
+        assert_eq!(cpus, [4, 5, 0, 1, 0]);
+    }
+}
