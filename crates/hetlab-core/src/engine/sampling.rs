@@ -83,33 +83,10 @@ impl Engine<'_> {
         let c = self.policies[p].cluster;
         let snoop_ns = self.snoop_served_ns(c);
         if self.out.series.is_some() {
-            // Every cluster's counters over the period, and this cluster's features as the
-            // other cluster's tree would read them.
-            let counters: PerCluster =
-                (0..self.hw.clusters.len()).map(|o| ClusterCounters::of(o, &view.cci_ports, &view.threads)).collect();
-            let own = counters[c];
-            let load_pct = view
-                .cpus
-                .iter()
-                .map(|s| if s.wall_us == 0 { 0.0 } else { 100.0 * (s.wall_us - s.idle_us) as f64 / s.wall_us as f64 })
-                .fold(0.0, f64::max);
-            let cluster = &self.hw.clusters[c];
-            let row = SampleRow {
-                time_s: self.now_us * 1e-6,
-                cluster: c,
-                freq_khz: cluster.cur_khz,
-                target_khz: decision.target_khz,
-                load_pct,
-                power_mw: cluster.power.total_mw,
-                temp_c: cluster.thermal.temp_c,
-                cci_congestion: own.cci_congestion(),
-                memory_access: own.memory_access(),
-                snoop_latency_ns: snoop_ns,
-                period_s: (self.now_us - self.policies[p].last_sample_us) * 1e-6,
-                cci_cycles: view.cci_cycles,
-                counters,
-            };
-            self.out.series.as_mut().expect("checked").push(row);
+            let row = self.sample_row(p, &view, decision.target_khz, snoop_ns);
+            if let Some(series) = &mut self.out.series {
+                series.push(row);
+            }
         }
         if self.out.trace.is_some() {
             let (time_us, cpu) = (self.now_us, self.policies[p].cpus[0]);
@@ -140,6 +117,36 @@ impl Engine<'_> {
         }
         self.views[p] = view;
         self.request_freq(p, decision.target_khz);
+    }
+
+    /// The time-series row of policy `p`'s sample `view`: every cluster's counters over the
+    /// period, and this cluster's features as the other cluster's tree would read them.
+    fn sample_row(&self, p: usize, view: &PolicyView, target_khz: u32, snoop_ns: f64) -> SampleRow {
+        let c = self.policies[p].cluster;
+        let counters: PerCluster =
+            (0..self.hw.clusters.len()).map(|o| ClusterCounters::of(o, &view.cci_ports, &view.threads)).collect();
+        let own = counters[c];
+        let load_pct = view
+            .cpus
+            .iter()
+            .map(|s| if s.wall_us == 0 { 0.0 } else { 100.0 * (s.wall_us - s.idle_us) as f64 / s.wall_us as f64 })
+            .fold(0.0, f64::max);
+        let cluster = &self.hw.clusters[c];
+        SampleRow {
+            time_s: self.now_us * 1e-6,
+            cluster: c,
+            freq_khz: cluster.cur_khz,
+            target_khz,
+            load_pct,
+            power_mw: cluster.power.total_mw,
+            temp_c: cluster.thermal.temp_c,
+            cci_congestion: own.cci_congestion(),
+            memory_access: own.memory_access(),
+            snoop_latency_ns: snoop_ns,
+            period_s: (self.now_us - self.policies[p].last_sample_us) * 1e-6,
+            cci_cycles: view.cci_cycles,
+            counters,
+        }
     }
 
     /// The counters' values now become the base of policy `p`'s next period.

@@ -52,7 +52,7 @@ mod tests {
         assert_eq!(pick(&f), 0);
         for (cpu, n) in [(0, 2), (1, 3), (2, 2)] {
             f.rqs[cpu].curr = Some(9);
-            f.rqs[cpu].queue.extend(std::iter::repeat(9).take(n - 1));
+            f.rqs[cpu].queue.extend(std::iter::repeat_n(9, n - 1));
         }
         assert_eq!(pick(&f), 0);
     }
