@@ -357,3 +357,6 @@ impl Engine<'_> {
         self.scratch.migrations = moves;
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,245 @@
+//! The engine's mechanisms, end to end in Rust: the snoop effect and the L2 step of the seed
+//! paper, the energy account, determinism, kernel threads, the scheduler seam (a policy of the
+//! test's own, the tick, migrating a running thread), the CPU map and the cost of threads.
+
+use super::*;
+use crate::sched::{SchedPolicy, WakeKind};
+use crate::workload::{Access, MemProfile, Order, Pattern, Phase, PhaseKind};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+fn exynos() -> Platform {
+    Platform::builtin("exynos5422").unwrap()
+}
+
+fn cluster(p: &Platform, name: &str) -> usize {
+    p.cluster_index(name).unwrap()
+}
+
+/// `governor` on every policy, with `freq` pins, tasks restricted to `on` (a cluster name).
+fn config(p: &Platform, governor: &str, on: Option<&str>, freq: &[(&str, u32)]) -> SimConfig {
+    let active = on.map(|n| cluster(p, n));
+    let fixed: Vec<(usize, u32)> = freq.iter().map(|&(n, khz)| (cluster(p, n), khz)).collect();
+    let mut c = SimConfig::new(SimConfig::governor_plan(p, governor, &[], active, &fixed).unwrap());
+    c.cluster = active;
+    c
+}
+
+fn run(p: &Platform, workload: &str, config: SimConfig) -> RunResult {
+    simulate(p, &Workload::from_spec(workload).unwrap(), config).unwrap()
+}
+
+/// ns per load of a ccbench chase of `size` elements on LITTLE at 1.4 GHz with the idle big
+/// cluster at `big_khz`.
+fn chase_ns(p: &Platform, size: u64, big_khz: u32) -> f64 {
+    let loads = 2_000_000;
+    let c = config(p, "userspace", Some("little"), &[("little", 1_400_000), ("big", big_khz)]);
+    run(p, &format!("ccbench:size={size},pattern=random,iterations={loads}"), c).time_s * 1e9 / loads as f64
+}
+
+#[test]
+fn snoops_served_by_a_slow_idle_cluster_slow_down_the_other() {
+    let p = exynos();
+    // 4 MB misses the A7's L2: every miss snoops the idle big cluster
+    let slow = chase_ns(&p, 1_048_576, 200_000);
+    let fast = chase_ns(&p, 1_048_576, 2_000_000);
+    assert!(slow / fast > 2.5, "slow {slow} ns vs fast {fast} ns per load");
+    // 32 KB fits L1: no miss, no snoop, no effect
+    let ratio = chase_ns(&p, 8192, 200_000) / chase_ns(&p, 8192, 2_000_000);
+    assert!((ratio - 1.0).abs() < 1e-3, "{ratio}");
+}
+
+#[test]
+fn the_a7_l2_step_sits_at_its_512_kb() {
+    let p = exynos();
+    let fits = chase_ns(&p, 131_072, 2_000_000);
+    let misses = chase_ns(&p, 262_144, 2_000_000);
+    assert!(misses / fits > 5.0, "{fits} -> {misses} ns per load");
+}
+
+#[test]
+fn every_joule_is_in_the_account() {
+    let p = exynos();
+    let r = run(&p, "cpu-bound:threads=4,instructions=1e9", config(&p, "ondemand", None, &[]));
+    let e = &r.energy;
+    let clusters: f64 = e.clusters_j.iter().sum();
+    assert!((e.sensors_j - (clusters + e.dram_j)).abs() < 1e-12);
+    assert!((e.total_j - (e.sensors_j + e.board_j)).abs() < 1e-12);
+    for (c, j) in r.clusters.iter().zip(&e.clusters_j) {
+        assert!((c.dynamic_j + c.static_j - j).abs() < 1e-12);
+    }
+    // the board draws its rest power for the whole run (and the first reading after it)
+    assert!(e.board_j >= p.board.rest_power_mw * 1e-3 * r.time_s);
+    // the paper's sampled readings agree with the exact integral within a reading's worth
+    let reading_j = (clusters + e.dram_j) / r.time_s * p.sensors.period_us as f64 * 1e-6;
+    assert!((e.sensor_readings_j - e.sensors_j).abs() < 2.0 * reading_j, "{e:?}");
+    // kernel bursts on the idle LITTLE CPUs switch: their dynamic energy is charged
+    let idle = run(&p, "ccbench:size=4096,iterations=20000000", config(&p, "performance", Some("big"), &[]));
+    assert!(idle.clusters[cluster(&p, "little")].dynamic_j > 0.0);
+}
+
+#[test]
+fn the_same_seed_gives_the_same_run() {
+    let p = exynos();
+    let json = |seed| {
+        let mut c = config(&p, "ondemand", None, &[]);
+        c.seed = seed;
+        c.scheduler = SchedPolicy::Smp;
+        serde_json::to_string(&run(&p, "mixed8", c)).unwrap()
+    };
+    assert_eq!(json(3), json(3));
+    assert_ne!(json(3), json(4));
+}
+
+#[test]
+fn series_off_changes_nothing_but_the_series() {
+    let p = exynos();
+    let with = run(&p, "mixed8", config(&p, "ondemand", None, &[]));
+    let mut c = config(&p, "ondemand", None, &[]);
+    c.series = false;
+    let without = run(&p, "mixed8", c);
+    assert!(!with.series.is_empty() && without.series.is_empty());
+    assert_eq!(serde_json::to_string(&with).unwrap(), serde_json::to_string(&without).unwrap());
+}
+
+fn compute_phase(instructions: f64) -> Phase {
+    let access = Access::new(16384, Pattern::Sequential, 4, Order::Cyclic);
+    Phase { kind: PhaseKind::Compute { instructions }, mem: MemProfile::single(1.0, 0.25, access, false, 0.0) }
+}
+
+#[test]
+fn kernel_threads_are_placed_like_tasks_and_do_not_keep_a_run_alive() {
+    let p = exynos();
+    let mut c = config(&p, "performance", Some("big"), &[]);
+    // a kthread on CPU 1 with far more work than the workload
+    c.kernel_threads = vec![crate::kernel::kthread("kworker/1:1", Some(vec![1]), vec![compute_phase(1e12)])];
+    let r = run(&p, "cpu-bound:threads=1,instructions=1e9", c);
+    assert!(r.completed);
+    let k = r.threads.iter().find(|t| t.name == "kworker/1:1").unwrap();
+    assert!(k.tid < crate::kernel::FIRST_USER_TID && k.cpu_time_s > 0.0);
+    // it ran on CPU 1 (a LITTLE CPU, although the workload is restricted to big) for the
+    // whole run
+    assert!((r.cpus[1].busy_s - r.time_s).abs() < 0.01, "{} vs {}", r.cpus[1].busy_s, r.time_s);
+}
+
+/// A placement of the test's own: `smp`'s choices, plus at the first tick after `at_us` it
+/// moves thread 0, running, to `to_cpu`; it counts the ticks it sees per CPU.
+struct MoveAt {
+    at_us: f64,
+    to_cpu: usize,
+    moved: bool,
+    ticks: Arc<Vec<AtomicU32>>,
+}
+
+impl MoveAt {
+    fn new(at_us: f64, to_cpu: usize) -> MoveAt {
+        MoveAt { at_us, to_cpu, moved: false, ticks: Arc::new((0..8).map(|_| AtomicU32::new(0)).collect()) }
+    }
+}
+
+impl Placement for MoveAt {
+    fn name(&self) -> &'static str {
+        "move-at"
+    }
+    fn select_cpu(&mut self, view: &SchedView, thread: usize, kind: WakeKind) -> usize {
+        crate::sched::smp::Smp.select_cpu(view, thread, kind)
+    }
+    fn tick(&mut self, view: &SchedView, cpu: usize, out: &mut Vec<Migration>) {
+        self.ticks[cpu].fetch_add(1, Ordering::Relaxed);
+        if !self.moved && view.now_us >= self.at_us && view.rqs[cpu].curr == Some(0) {
+            self.moved = true;
+            out.push(Migration { thread: 0, to_cpu: self.to_cpu });
+        }
+    }
+    fn uses_tick(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn a_tick_hook_migrates_a_running_thread() {
+    let p = exynos();
+    let workload = Workload::from_spec("cpu-bound:threads=1,instructions=4e9").unwrap();
+    let mut c = config(&p, "performance", None, &[]);
+    let mut on_little = c.clone();
+    on_little.cluster = Some(cluster(&p, "little"));
+    let little_only = simulate(&p, &workload, on_little).unwrap();
+
+    // start it on CPU 0 (LITTLE): smp puts a new thread on its first allowed CPU
+    c.scheduler = SchedPolicy::Smp;
+    let mut engine = Engine::with_placement(&p, &workload, c.clone(), Box::new(MoveAt::new(500_000.0, 4))).unwrap();
+    assert!(!engine.run_until(400_000.0));
+    assert_eq!(engine.sched.entities[0].cpu, 0);
+    let r = engine.run().unwrap();
+    assert_eq!(r.threads[0].migrations, 1);
+    // half a second on an A7, then the rest on an A15 at 2 GHz: much sooner than all on LITTLE
+    assert!(r.cpus[0].busy_s > 0.49 && r.cpus[0].busy_s < 0.52, "{:?}", r.cpus[0]);
+    assert!(r.cpus[4].busy_s > 0.0);
+    assert!(r.time_s < 0.7 * little_only.time_s, "{} vs {}", r.time_s, little_only.time_s);
+
+    // ticks come at HZ (200 on the Exynos 5422) on busy CPUs only, jiffies-aligned
+    let counter = MoveAt::new(f64::INFINITY, 0);
+    let ticks = Arc::clone(&counter.ticks);
+    let mut engine = Engine::with_placement(&p, &workload, c, Box::new(counter)).unwrap();
+    engine.run_until(1e6);
+    let per_cpu: Vec<u32> = ticks.iter().map(|t| t.load(Ordering::Relaxed)).collect();
+    assert_eq!(per_cpu[0], 200, "{per_cpu:?}");
+    assert!(per_cpu[1..].iter().all(|&n| n == 0), "idle CPUs have stopped their tick: {per_cpu:?}");
+}
+
+#[test]
+fn a_logical_cpu_moved_to_a_big_core_runs_at_big_speed() {
+    let p = exynos();
+    let workload = Workload::from_spec("cpu-bound:threads=1,instructions=4e9").unwrap();
+    let mut c = config(&p, "performance", None, &[]);
+    c.kernel_threads = vec![];
+    let little_only = {
+        let mut l = c.clone();
+        l.cluster = Some(cluster(&p, "little"));
+        simulate(&p, &workload, l).unwrap()
+    };
+    let mut l = c.clone();
+    l.cluster = Some(cluster(&p, "little"));
+    let mut engine = Engine::new(&p, &workload, l).unwrap();
+    engine.run_until(500_000.0);
+    // the in-kernel switcher's move: logical CPU 0 onto core 4 (an A15)
+    engine.move_cpu_to_core(0, 4).unwrap();
+    assert_eq!((engine.core_of(0), engine.core_of(4)), (4, 0));
+    assert!(engine.move_cpu_to_core(0, 99).is_err());
+    let r = engine.run().unwrap();
+    assert_eq!(r.cpus[0].cluster, "big");
+    assert!(r.time_s < 0.7 * little_only.time_s, "{} vs {}", r.time_s, little_only.time_s);
+}
+
+#[test]
+fn sleep_timers_wake_each_thread_on_time() {
+    // 200 threads on one CPU, thread i sleeps i ms then runs a short job: each wakes at its
+    // time (the timer queues of every CPU), and with one CPU they finish in order
+    let p = exynos();
+    let phases = |i: usize| {
+        vec![
+            Phase { kind: PhaseKind::Sleep { duration_us: 1000 * i as u64 }, ..compute_phase(0.0) },
+            compute_phase(1e5),
+        ]
+    };
+    let w = Workload {
+        name: "sleepers".into(),
+        tasks: (1..=200)
+            .map(|i| crate::workload::Task {
+                name: format!("s{i}"),
+                threads: 1,
+                nice: 0,
+                affinity: Some(vec![4]),
+                repeat: 1,
+                phases: phases(i),
+            })
+            .collect(),
+    };
+    let r = simulate(&p, &w, config(&p, "performance", None, &[])).unwrap();
+    for (i, th) in r.threads.iter().enumerate() {
+        let woke_s = (i + 1) as f64 * 1e-3;
+        // 1e5 instructions at 2 GHz take ~60 µs; a kernel burst may add tens of µs
+        assert!(th.finish_s > woke_s && th.finish_s < woke_s + 5e-4, "{}: {}", th.name, th.finish_s);
+    }
+    assert!(r.threads.windows(2).all(|w| w[0].finish_s < w[1].finish_s));
+}
