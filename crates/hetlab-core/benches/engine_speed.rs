@@ -1,9 +1,16 @@
-//! Engine speed benchmark: simulated seconds per wall second. Prints figures; asserts nothing.
+//! Engine speed benchmark: simulated seconds per wall second, and µs per event. Prints figures;
+//! asserts nothing.
 //!
-//! (a) ccbench random 4 MB on the LITTLE cluster under ondemand;
-//! (b) 8 mixed periodic and CPU-bound tasks on 8 CPUs under ondemand (smp placement).
+//! - ccbench random 4 MB on the LITTLE cluster under ondemand (the seed paper's case);
+//! - mixed8: 4 periodic + 4 CPU-bound tasks on 8 CPUs (smp placement);
+//! - the same total work on 1, 8, 64 and 512 threads (smp placement, ondemand), so that the
+//!   cost per event can be compared across thread counts:
+//!   * CPU-bound: 16e9 instructions split evenly;
+//!   * periodic: 4000 jobs per second of 125 µs reference work each (half a CPU), 10 s, the
+//!     jobs spread over the threads (each thread's period grows with the thread count);
+//! - a 1-hour ccbench run with the time series off: wall time and the process's peak memory.
 
-use hetlab_core::engine::{simulate, CpuIdle, SimConfig};
+use hetlab_core::engine::{simulate, SimConfig};
 use hetlab_core::platform::Platform;
 use hetlab_core::sched::SchedPolicy;
 use hetlab_core::workload::Workload;
@@ -11,7 +18,7 @@ use std::time::Instant;
 
 /// Runs the case `reps` times (seeds 1..) and reports the best and the median wall time per
 /// run: this machine is shared, so the best is the engine's speed and the median its spread.
-fn measure(label: &str, platform: &Platform, workload: &Workload, config: SimConfig, reps: u32) {
+fn measure(label: &str, platform: &Platform, workload: &Workload, config: &SimConfig, reps: u32) {
     let mut walls = Vec::new();
     let (mut sim_s, mut events) = (0.0, 0);
     for i in 0..reps {
@@ -25,36 +32,71 @@ fn measure(label: &str, platform: &Platform, workload: &Workload, config: SimCon
     }
     walls.sort_by(f64::total_cmp);
     let per_run_sim_s = sim_s / reps as f64;
+    let per_run_events = events as f64 / reps as f64;
     let (best, median) = (walls[0], walls[walls.len() / 2]);
     println!(
-        "{label}: {:.0}x real time best, {:.0}x median ({:.1} simulated s per run, {:.2} µs per event best)",
+        "{label:<44} {:>8.0}x best {:>8.0}x median  {:>6.1} sim s  {:>9.0} events  {:.3} µs/event",
         per_run_sim_s / best,
         per_run_sim_s / median,
         per_run_sim_s,
-        best * 1e6 / (events as f64 / reps as f64),
+        per_run_events,
+        best * 1e6 / per_run_events,
     );
+}
+
+/// `threads` CPU-bound threads sharing 16e9 instructions.
+fn cpu_bound(threads: u32) -> Workload {
+    Workload::from_spec(&format!("cpu-bound:threads={threads},instructions={}", 16e9 / threads as f64)).unwrap()
+}
+
+/// 4000 jobs/s of 125 µs over `threads` threads for 10 s.
+fn periodic(threads: u32) -> Workload {
+    let period_us = 250 * threads as u64;
+    let spec = format!("periodic:threads={threads},run_us=125,period_us={period_us},duration_us=10000000");
+    Workload::from_spec(&spec).unwrap()
+}
+
+/// Peak resident memory of this process so far, MB (Linux /proc/self/status VmHWM).
+fn peak_rss_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse::<f64>().ok().map(|kb| kb / 1024.0)
 }
 
 fn main() {
     let platform = Platform::builtin("exynos5422").unwrap();
     let little = platform.cluster_index("little");
-    let plan = |governor: &str| SimConfig::governor_plan(&platform, governor, &[], little, &[]).unwrap();
+    let plan = |governor: &str, cluster| SimConfig::governor_plan(&platform, governor, &[], cluster, &[]).unwrap();
+
+    // First, while the process is small: memory of a long run with the series off.
+    let hour = Workload::from_spec("ccbench:size=1048576,pattern=random,iterations=100000000000").unwrap();
+    let mut config = SimConfig::new(plan("ondemand", little));
+    config.cluster = little;
+    config.series = false;
+    config.time_limit_s = 3600.0;
+    let before = peak_rss_mb();
+    let start = Instant::now();
+    let r = simulate(&platform, &hour, config).unwrap();
+    println!(
+        "1 simulated hour of ccbench (series off): {:.2} s wall, {} events, peak memory {:.1} MB (before the run {:.1} MB)",
+        start.elapsed().as_secs_f64(),
+        r.events,
+        peak_rss_mb().unwrap_or(f64::NAN),
+        before.unwrap_or(f64::NAN),
+    );
+
     let ccbench = Workload::from_spec("ccbench:size=1048576,pattern=random,iterations=60000000").unwrap();
-    let config = SimConfig {
-        seed: 1,
-        scheduler: SchedPolicy::Pinned,
-        governors: plan("ondemand"),
-        model: None,
-        offline_clusters: vec![],
-        cluster: little,
-        cpuidle: CpuIdle::Wfi,
-        kernel_threads: vec![],
-        trace: false,
-        series: true,
-        time_limit_s: 3600.0,
-    };
-    measure("(a) ccbench random 4 MB, LITTLE, ondemand", &platform, &ccbench, config.clone(), 20);
-    let mixed = Workload::from_spec("mixed8").unwrap();
-    let config = SimConfig { scheduler: SchedPolicy::Smp, cluster: None, ..config };
-    measure("(b) mixed8: 4 periodic + 4 CPU-bound on 8 CPUs, ondemand", &platform, &mixed, config, 20);
+    let mut config = SimConfig::new(plan("ondemand", little));
+    config.cluster = little;
+    measure("ccbench random 4 MB, LITTLE, ondemand", &platform, &ccbench, &config, 20);
+
+    let mut smp = SimConfig::new(plan("ondemand", None));
+    smp.scheduler = SchedPolicy::Smp;
+    measure("mixed8: 4 periodic + 4 CPU-bound, 8 CPUs", &platform, &Workload::from_spec("mixed8").unwrap(), &smp, 20);
+    for threads in [1, 8, 64, 512] {
+        measure(&format!("CPU-bound, 16e9 instructions on {threads} threads"), &platform, &cpu_bound(threads), &smp, 5);
+    }
+    for threads in [1, 8, 64, 512] {
+        measure(&format!("periodic, 4000 jobs/s on {threads} threads"), &platform, &periodic(threads), &smp, 5);
+    }
 }

@@ -23,6 +23,15 @@ pub struct Platform {
     pub noise: Noise,
     pub governor_cost: GovernorCost,
     pub sensors: Sensors,
+    /// Derived once at load: each cluster's index into `core_types`, and its CPU capacity.
+    #[serde(skip)]
+    derived: Derived,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Derived {
+    core_type: Vec<usize>,
+    capacity: Vec<u32>,
 }
 
 /// On-board power sensors (the Odroid-XU3's INA231s) as an experiment reads them.
@@ -135,8 +144,9 @@ pub struct Noise {
 impl Platform {
     /// Parses and validates a platform; `origin` (a file name) prefixes every error.
     pub fn from_toml(origin: &str, text: &str) -> Result<Platform, String> {
-        let platform: Platform = crate::input::parse_toml(origin, text)?;
+        let mut platform: Platform = crate::input::parse_toml(origin, text)?;
         platform.validate().map_err(|e| format!("{origin}: {e}"))?;
+        platform.derive();
         Ok(platform)
     }
 
@@ -163,8 +173,7 @@ impl Platform {
     }
 
     pub fn core_type_of(&self, cluster: usize) -> &CoreType {
-        let name = &self.clusters[cluster].core_type;
-        self.core_types.iter().find(|t| &t.name == name).expect("validated")
+        &self.core_types[self.derived.core_type[cluster]]
     }
 
     pub fn cluster_index(&self, name: &str) -> Option<usize> {
@@ -173,9 +182,21 @@ impl Platform {
 
     /// CPU capacity at max frequency, 0..=1024 (arch_topology's normalisation, gov §5).
     pub fn cpu_capacity(&self, cluster: usize) -> u32 {
-        let raw = |c: usize| self.core_type_of(c).capacity_dmips_mhz as u64 * self.clusters[c].max_khz() as u64;
-        let max = (0..self.clusters.len()).map(raw).max().unwrap_or(1).max(1);
-        ((raw(cluster) << 10) / max) as u32
+        self.derived.capacity[cluster]
+    }
+
+    /// Fills `derived` (after validation: every core type exists).
+    fn derive(&mut self) {
+        let core_type: Vec<usize> = self
+            .clusters
+            .iter()
+            .map(|c| self.core_types.iter().position(|t| t.name == c.core_type).expect("validated"))
+            .collect();
+        let raw: Vec<u64> = (0..self.clusters.len())
+            .map(|c| self.core_types[core_type[c]].capacity_dmips_mhz as u64 * self.clusters[c].max_khz() as u64)
+            .collect();
+        let max = raw.iter().copied().max().unwrap_or(1).max(1);
+        self.derived = Derived { capacity: raw.iter().map(|r| ((r << 10) / max) as u32).collect(), core_type };
     }
 
     fn validate(&self) -> Result<(), String> {

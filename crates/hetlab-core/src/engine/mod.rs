@@ -149,6 +149,9 @@ struct Scratch {
     /// (cpu, thread) of every running thread.
     running: Vec<(usize, usize)>,
     ws_per_cluster: Vec<f64>,
+    /// Per running thread: its cluster, its cost per instruction but for misses, its DRAM
+    /// lines per instruction.
+    costs: Vec<(usize, crate::model::cache::InstrCost, f64)>,
     due: Vec<(usize, u32)>,
     migrations: Vec<Migration>,
 }

@@ -6,6 +6,7 @@
 use super::*;
 use crate::model::cache::{self, InstrTime};
 use crate::model::{cci, dram, power};
+use crate::result::MAX_CLUSTERS;
 
 impl Engine<'_> {
     /// Latency of a snoop served by cluster `c` now, ns; 0 when it is powered down (its CCI
@@ -31,9 +32,15 @@ impl Engine<'_> {
         let nclusters = self.hw.clusters.len();
         // Scratch buffers kept between calls: recompute runs at most once per event.
         let mut scratch = std::mem::take(&mut self.scratch);
-        let Scratch { snoop_ns, running, ws_per_cluster, .. } = &mut scratch;
+        let Scratch { snoop_ns, running, ws_per_cluster, costs, .. } = &mut scratch;
+
+        // The slowest snoop a miss of each cluster waits for: the other clusters' (0 if off).
         snoop_ns.clear();
         snoop_ns.extend((0..nclusters).map(|c| self.snoop_served_ns(c)));
+        let mut snoop_for = [0.0; MAX_CLUSTERS];
+        for (c, slot) in snoop_for.iter_mut().enumerate().take(nclusters) {
+            *slot = (0..nclusters).filter(|&o| o != c).map(|o| snoop_ns[o]).fold(0.0, f64::max);
+        }
 
         // Running threads and their cluster's L2 share.
         running.clear();
@@ -47,66 +54,62 @@ impl Engine<'_> {
         for &(cpu, t) in running.iter() {
             ws_per_cluster[self.sched.cluster_of[cpu]] += self.mem_of(t).working_set_bytes() as f64;
         }
+        // Each thread's cost per instruction but for the miss latency, and its DRAM demand
+        // per instruction (lines incl. write-backs).
+        costs.clear();
         for &(cpu, t) in running.iter() {
             let c = self.sched.cluster_of[cpu];
             let ws = self.mem_of(t).working_set_bytes() as f64;
             let l2_share = platform.clusters[c].l2_bytes as f64 * ws / ws_per_cluster[c];
             let key = (self.threads[t].progress.phase, l2_share);
-            let cached = self.threads[t].speed.cached_misses.filter(|(p, s, _)| (*p, *s) == key);
-            if cached.is_none() {
-                let m = cache::miss_ratios(self.mem_of(t), platform.core_type_of(c), l2_share);
-                self.threads[t].speed.cached_misses = Some((key.0, key.1, m));
-            }
+            let m = match self.threads[t].speed.cached_misses.filter(|(p, s, _)| (*p, *s) == key) {
+                Some((_, _, m)) => m,
+                None => {
+                    let m = cache::miss_ratios(self.mem_of(t), platform.core_type_of(c), l2_share);
+                    self.threads[t].speed.cached_misses = Some((key.0, key.1, m));
+                    m
+                }
+            };
+            let mem = self.mem_of(t);
+            let ghz = self.hw.clusters[c].cur_khz as f64 / 1e6;
+            let cost = cache::InstrCost::new(mem, platform.core_type_of(c), ghz, &m);
+            costs.push((c, cost, mem.refs_per_instr * m.l2_refills * (1.0 + mem.write_fraction)));
         }
 
         // DRAM utilisation fixed point: demand falls as latency rises with utilisation.
         let capacity_lines_per_ns = dram::capacity_lines_per_ns(&platform.dram);
         let service_ns = 1.0 / capacity_lines_per_ns;
         let idle_ns = platform.dram.idle_latency_ns * self.hw.dram.noise;
-        let miss_ns_for = |c: usize, rho: f64| {
+        // Per cluster: the latency of an L2 miss at DRAM utilisation `rho`, ns.
+        let miss_ns_at = |rho: f64| {
             let dram_ns = dram::latency_ns(idle_ns, service_ns, rho);
-            let snoop = (0..nclusters).filter(|&o| o != c).map(|o| snoop_ns[o]).fold(0.0, f64::max);
-            cci::miss_latency_ns(platform.cci.latency_ns, dram_ns, snoop)
-        };
-        let time_of = |engine: &Self, cpu: usize, t: usize, rho: f64| -> InstrTime {
-            let c = engine.sched.cluster_of[cpu];
-            let m = engine.threads[t].speed.cached_misses.expect("computed above").2;
-            let ghz = engine.hw.clusters[c].cur_khz as f64 / 1e6;
-            cache::instr_time(engine.mem_of(t), platform.core_type_of(c), ghz, &m, miss_ns_for(c, rho))
+            snoop_for.map(|snoop| cci::miss_latency_ns(platform.cci.latency_ns, dram_ns, snoop))
         };
         let demand = |rho: f64| -> f64 {
-            running
-                .iter()
-                .map(|&(cpu, t)| {
-                    let m = self.threads[t].speed.cached_misses.expect("computed above").2;
-                    let mem = self.mem_of(t);
-                    mem.refs_per_instr * m.l2_refills * (1.0 + mem.write_fraction)
-                        / time_of(self, cpu, t, rho).total_ns()
-                })
-                .sum::<f64>()
+            let miss_ns = miss_ns_at(rho);
+            costs.iter().map(|&(c, cost, lines)| lines / cost.at(miss_ns[c]).total_ns()).sum::<f64>()
                 / capacity_lines_per_ns
         };
         let rho = dram::solve_utilisation(self.hw.dram.utilisation, demand);
         self.hw.dram.utilisation = rho;
+        let miss_ns = miss_ns_at(rho);
 
         // Each running thread's rates, and what they put on the CCI ports and the DRAM.
         for cl in self.hw.clusters.iter_mut() {
             cl.port.clear_rates();
         }
         let mut lines_per_us = 0.0;
-        for &(cpu, t) in running.iter() {
-            let c = self.sched.cluster_of[cpu];
-            let it = time_of(self, cpu, t, rho);
+        for (&(_, t), &(c, cost, _)) in running.iter().zip(costs.iter()) {
+            let it: InstrTime = cost.at(miss_ns[c]);
             let m = self.threads[t].speed.cached_misses.expect("computed above").2;
             let mem = *self.mem_of(t);
-            let miss_ns = miss_ns_for(c, rho);
             let speed = &mut self.threads[t].speed;
             speed.instr_per_us = 1000.0 / it.total_ns();
             speed.stall_share = it.stall_ns / it.total_ns();
             speed.refs_per_instr = mem.refs_per_instr;
             speed.refills_per_instr = mem.refs_per_instr * m.l2_refills;
             speed.bus_per_instr = speed.refills_per_instr * (1.0 + mem.write_fraction);
-            self.hw.clusters[c].port.add_reader(speed.instr_per_us * speed.refills_per_instr, miss_ns);
+            self.hw.clusters[c].port.add_reader(speed.instr_per_us * speed.refills_per_instr, miss_ns[c]);
             lines_per_us += speed.instr_per_us * speed.bus_per_instr;
         }
         for cl in self.hw.clusters.iter_mut() {

@@ -15,6 +15,8 @@ impl Engine<'_> {
         let c = self.policies[p].cluster;
         let cluster = &self.platform.clusters[c];
         let wall_us = count(self.now_us - self.policies[p].last_sample_us);
+        let governor = &self.policies[p].governor;
+        let (reads_util, reads_counters) = (governor.reads_util(), governor.reads_pmcs() || self.out.series.is_some());
         view.cpus.clear();
         for &cpu in &self.policies[p].cpus {
             let st = &self.cpus[cpu];
@@ -24,16 +26,18 @@ impl Engine<'_> {
                 wall_us,
                 idle_us: idle_us.min(wall_us),
                 nice_us: 0,
-                util_avg: self.cpu_util(cpu),
+                util_avg: if reads_util { self.cpu_util(cpu) } else { 0 },
                 was_idle: st.was_idle,
                 pmu: st.pmu.to_counts().since(&st.pmu_at_sample),
             });
         }
-        // The threads that ran since the previous sample, in thread order.
+        // The threads that ran since the previous sample, in thread order, and the CCI ports
+        // (read only by PMC governors and for the time series).
         let ran = &mut self.policies[p].ran;
         ran.threads.sort_unstable();
         view.threads.clear();
-        for &t in &ran.threads {
+        view.cci_ports.clear();
+        for &t in ran.threads.iter().filter(|_| reads_counters) {
             let th = &self.threads[t];
             let d = th.pmu.to_counts().since(&ran.pmu_at_sample[t]);
             if d.cpu_cycles > 0 {
@@ -41,8 +45,7 @@ impl Engine<'_> {
                 view.threads.push(ThreadSample { tid: th.tid, cluster, pmu: d });
             }
         }
-        view.cci_ports.clear();
-        for (o, hw) in self.hw.clusters.iter().enumerate().filter(|(_, hw)| hw.online) {
+        for (o, hw) in self.hw.clusters.iter().enumerate().filter(|(_, hw)| hw.online && reads_counters) {
             view.cci_ports.push(hw.port.sample_since(o, self.policies[p].ports_at_sample[o]));
         }
         let policy = &self.policies[p];

@@ -2,8 +2,6 @@
 //! `dbs_update()` of Linux 4.x and later (drivers/cpufreq/cpufreq_governor.c), plus the cpufreq
 //! core's default sampling intervals.
 
-use std::collections::BTreeMap;
-
 use super::CpuSample;
 
 /// Length of a scheduler tick, µs: CONFIG_HZ=200 as in the Odroid-XU3 defconfig.
@@ -44,7 +42,8 @@ struct CpuDbs {
 /// Per-policy state of `dbs_update`.
 #[derive(Debug, Clone)]
 pub struct DbsLoad {
-    cpus: BTreeMap<usize, CpuDbs>,
+    /// Indexed by CPU number (grown on first sight; no allocation per sample).
+    cpus: Vec<CpuDbs>,
     /// Fewest whole sampling periods any CPU of the policy slept through in the last window
     /// when that exceeded two periods; `u32::MAX` (the kernel's UINT_MAX) when none did.
     /// Conservative lowers its request one step per such period.
@@ -53,7 +52,7 @@ pub struct DbsLoad {
 
 impl Default for DbsLoad {
     fn default() -> Self {
-        DbsLoad { cpus: BTreeMap::new(), idle_periods: u32::MAX }
+        DbsLoad { cpus: Vec::new(), idle_periods: u32::MAX }
     }
 }
 
@@ -61,6 +60,13 @@ impl DbsLoad {
     /// Governor start: forget the previous loads (`prev_load = 0`).
     pub fn start(&mut self) {
         *self = DbsLoad::default();
+    }
+
+    fn cpu(&mut self, cpu: usize) -> &mut CpuDbs {
+        if cpu >= self.cpus.len() {
+            self.cpus.resize(cpu + 1, CpuDbs::default());
+        }
+        &mut self.cpus[cpu]
     }
 
     /// Idle time of one CPU sample, with nice time counted as idle for `ignore_nice_load`.
@@ -77,7 +83,7 @@ impl DbsLoad {
     /// time belongs to the next full window.
     pub fn defer(&mut self, cpus: &[CpuSample], ignore_nice: bool) {
         for c in cpus {
-            let s = self.cpus.entry(c.cpu).or_default();
+            let s = self.cpu(c.cpu);
             s.pending_wall_us += c.wall_us;
             s.pending_idle_us += Self::idle_us(c, ignore_nice);
         }
@@ -91,7 +97,7 @@ impl DbsLoad {
         let mut max_load = 0;
         let mut idle_periods = u32::MAX;
         for c in cpus {
-            let s = self.cpus.entry(c.cpu).or_default();
+            let s = self.cpu(c.cpu);
             let elapsed_us = c.wall_us + std::mem::take(&mut s.pending_wall_us);
             let idle_us = Self::idle_us(c, ignore_nice) + std::mem::take(&mut s.pending_idle_us);
             // An unusually long idle time means the CPU slept through whole periods and a task

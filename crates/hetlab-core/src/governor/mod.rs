@@ -89,6 +89,11 @@ pub trait Governor: Send {
     fn reads_pmcs(&self) -> bool {
         false
     }
+    /// Whether it reads the CPUs' PELT utilisation (`CpuSample::util_avg`); hosts may leave
+    /// it 0 otherwise.
+    fn reads_util(&self) -> bool {
+        false
+    }
 }
 
 // The governors and the cpufreq-core pieces they share.

@@ -49,6 +49,10 @@ impl Governor for Schedutil {
         "schedutil"
     }
 
+    fn reads_util(&self) -> bool {
+        true
+    }
+
     fn start(&mut self, view: &PolicyView) -> Decision {
         self.rate_limit_us =
             self.tunables.rate_limit_us.unwrap_or_else(|| transition_delay_us(view.transition_latency_ns));

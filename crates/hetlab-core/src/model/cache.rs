@@ -97,11 +97,40 @@ impl InstrTime {
 /// t_instr = CPI/f + refs · (L1-hit latency if loads are dependent + m_L1 · t_L2hit +
 /// m_L2 · t_miss) / MLP, with MLP = 1 for a dependent chain (design.md).
 pub fn instr_time(mem: &MemProfile, core: &CoreType, freq_ghz: f64, misses: &MissRatios, miss_ns: f64) -> InstrTime {
-    let cycle_ns = 1.0 / freq_ghz;
-    let compute_ns = mem.cpi * core.cpi_factor * cycle_ns;
-    let (l1_ns, mlp) = if mem.dependent_loads { (core.l1_hit_cycles * cycle_ns, 1.0) } else { (0.0, core.mlp) };
-    let per_ref_ns = l1_ns + (misses.l1 * core.l2_hit_cycles * cycle_ns + misses.l2 * miss_ns) / mlp;
-    InstrTime { compute_ns, stall_ns: mem.refs_per_instr * per_ref_ns }
+    InstrCost::new(mem, core, freq_ghz, misses).at(miss_ns)
+}
+
+/// [`instr_time`] with everything but the miss latency worked out, for solvers that try
+/// many miss latencies.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InstrCost {
+    compute_ns: f64,
+    refs_per_instr: f64,
+    l1_ns: f64,
+    l2_hit_ns: f64,
+    l2_misses: f64,
+    mlp: f64,
+}
+
+impl InstrCost {
+    pub fn new(mem: &MemProfile, core: &CoreType, freq_ghz: f64, misses: &MissRatios) -> InstrCost {
+        let cycle_ns = 1.0 / freq_ghz;
+        let (l1_ns, mlp) = if mem.dependent_loads { (core.l1_hit_cycles * cycle_ns, 1.0) } else { (0.0, core.mlp) };
+        InstrCost {
+            compute_ns: mem.cpi * core.cpi_factor * cycle_ns,
+            refs_per_instr: mem.refs_per_instr,
+            l1_ns,
+            l2_hit_ns: misses.l1 * core.l2_hit_cycles * cycle_ns,
+            l2_misses: misses.l2,
+            mlp,
+        }
+    }
+
+    /// The time per instruction when an L2 miss takes `miss_ns`.
+    pub fn at(&self, miss_ns: f64) -> InstrTime {
+        let per_ref_ns = self.l1_ns + (self.l2_hit_ns + self.l2_misses * miss_ns) / self.mlp;
+        InstrTime { compute_ns: self.compute_ns, stall_ns: self.refs_per_instr * per_ref_ns }
+    }
 }
 
 #[cfg(test)]
