@@ -57,6 +57,7 @@ impl<'a> Engine<'a> {
         view.thermal_cap_khz = cl.thermal_cap_khz;
         view.cur_khz = cl.cur_khz;
         view.transition_latency_ns = cluster.transition_latency_ns;
+        view.tick_us = self.platform.tick_us();
         view.cpu_capacity = self.capacity[c];
         view.cci_cycles = self.cci_cycles() - cl.cci_cycles_at_sample;
     }

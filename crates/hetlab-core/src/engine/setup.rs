@@ -100,7 +100,12 @@ impl<'a> Engine<'a> {
         let mut clusters = Vec::new();
         for (c, cl) in platform.clusters.iter().enumerate() {
             let setting = &config.governors[c];
-            let governor = registry::build(&setting.name, &cl.name, &setting.tunables, config.model.as_ref())?;
+            let ctx = crate::governor::GovernorContext {
+                cluster_name: &cl.name,
+                tick_us: platform.tick_us(),
+                model: config.model.as_ref(),
+            };
+            let governor = registry::build(&setting.name, &setting.tunables, &ctx)?;
             let is_online = !config.offline_clusters.contains(&c);
             clusters.push(ClusterRt {
                 governor,
