@@ -7,6 +7,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use hetlab_core::governor::tunables::TunableDefault;
 use hetlab_core::platform::Platform;
 use hetlab_core::tree::AntiSnoopModel;
 use hetlab_linux::backend::{BackendConfig, CounterMode, PmuSource};
@@ -298,9 +299,8 @@ fn cmd_govern(argv: &[String]) -> Result<i32, Fail> {
         Some(s) => return Err(usage(format!("--duration must be a positive number of seconds, got {s}"))),
         None => None,
     };
-    let mut backend = BackendConfig::new(roots(&a));
+    let mut backend = BackendConfig::new(roots(&a), platform);
     backend.pmu = pmu(&a)?;
-    backend.platform = Some(platform);
     backend.cluster_names = a.get("--cluster-names").map(|s| s.split(',').map(str::to_string).collect());
     let cfg = GovernConfig {
         governor,
@@ -487,8 +487,13 @@ fn cmd_restore(argv: &[String]) -> Result<i32, Fail> {
 }
 
 fn cmd_governors(argv: &[String]) -> Result<i32, Fail> {
-    let a = Args::parse(argv, &["--json"], &[], "usage: hetlabd governors [--json]\n")?;
-    let govs = hetlab_core::governor::registry::list();
+    let a = Args::parse(
+        argv,
+        &["--json"],
+        &["--platform"],
+        "usage: hetlabd governors [--platform NAME] [--json]\n  --platform NAME  the platform whose scheduler tick (CONFIG_HZ) bounds sampling_rate (exynos5422)\n",
+    )?;
+    let govs = hetlab_core::governor::registry::list(platform(&a)?.tick_us());
     if a.flag("--json") {
         println!("{}", serde_json::to_string_pretty(&govs).map_err(|e| fail(e.to_string()))?);
         return Ok(0);
@@ -497,8 +502,8 @@ fn cmd_governors(argv: &[String]) -> Result<i32, Fail> {
         println!("{}: {}", g.name, g.summary);
         for t in g.tunables {
             let d = match t.default {
-                hetlab_core::governor::registry::TunableDefault::Value(v) => format!("{v}"),
-                hetlab_core::governor::registry::TunableDefault::Policy(p) => p.to_string(),
+                TunableDefault::Value(v) => format!("{v}"),
+                TunableDefault::Policy(p) => p.to_string(),
             };
             println!("    {:22} default {} {}  {}", t.name, d, t.unit, t.help);
         }

@@ -150,6 +150,11 @@ impl Platform {
         Ok(platform)
     }
 
+    /// The scheduler tick, µs: one jiffy at CONFIG_HZ (`jiffies_to_usecs(1)`, truncated).
+    pub fn tick_us(&self) -> u64 {
+        1_000_000 / u64::from(self.hz)
+    }
+
     /// A built-in platform by name (parsed once per process: simulations start often).
     pub fn builtin(name: &str) -> Result<Platform, String> {
         static PARSED: std::sync::OnceLock<Vec<Result<Platform, String>>> = std::sync::OnceLock::new();
@@ -223,6 +228,9 @@ impl Platform {
         }
         if self.hz == 0 {
             return Err("hz must be positive".into());
+        }
+        if self.hz > 1_000_000 {
+            return Err(format!("hz must be at most 1000000 (a tick of at least 1 µs), got {}", self.hz));
         }
         if self.core_types.is_empty() {
             return Err("core_types: at least one core type is needed".into());
@@ -408,6 +416,18 @@ mod tests {
         assert!(e.contains("leakage_mw must not be negative"), "{e}");
         let e = broken("l2_bytes = 524288", "l2_bytes = -1");
         assert!(e.contains("broken.toml:"), "{e}");
+    }
+
+    #[test]
+    fn the_tick_follows_hz() {
+        // the Odroid-XU3 kernels: CONFIG_HZ=200
+        assert_eq!(Platform::builtin("exynos5422").unwrap().tick_us(), 5_000);
+        let hz = |v: &str| Platform::from_toml("x.toml", &exynos_text().replacen("hz = 200", v, 1));
+        assert_eq!(hz("hz = 1000").unwrap().tick_us(), 1_000);
+        // jiffies_to_usecs(1) at HZ=300: 3333 µs
+        assert_eq!(hz("hz = 300").unwrap().tick_us(), 3_333);
+        assert!(hz("hz = 0").unwrap_err().contains("hz must be positive"));
+        assert!(hz("hz = 2000000").unwrap_err().contains("hz must be at most 1000000"));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use hetlab_core::governor::{registry, PolicyView};
+use hetlab_core::governor::{registry, GovernorContext, PolicyView};
 use hetlab_core::platform::Platform;
 use hetlab_linux::backend::{Backend, BackendConfig, CounterMode, PmuSource, Snapshot};
 use hetlab_linux::cpus::gettid;
@@ -134,7 +134,8 @@ fn time_samples(cfg: &BackendConfig) -> Result<(Stats, usize), String> {
     if !(b.has_core_counters() && b.has_cci()) {
         return Err(b.notes.join("; "));
     }
-    let mut gov = registry::build("anti-snoop", "little", &[], None)?;
+    let ctx = GovernorContext { cluster_name: "little", tick_us: cfg.platform.tick_us(), model: None };
+    let mut gov = registry::build("anti-snoop", &[], &ctx)?;
     let mut prev = Snapshot::default();
     let mut cur = Snapshot::default();
     let mut view = PolicyView::default();
@@ -192,8 +193,7 @@ fn main() {
     let other = *hetlab_linux::cpus::allowed_cpus().last().unwrap_or(&0);
     hetlab_linux::cpus::pin_current_thread(0).unwrap();
     let root = fake_tree(ncpu);
-    let mut cfg = BackendConfig::new(Roots::new(root.join("sys"), "/proc"));
-    cfg.platform = Some(Platform::builtin("exynos5422").unwrap());
+    let mut cfg = BackendConfig::new(Roots::new(root.join("sys"), "/proc"), Platform::builtin("exynos5422").unwrap());
     cfg.cluster_names = Some(vec!["little".into(), "big".into()]);
     cfg.pmu = PmuSource::Software { pmus: 1 };
 

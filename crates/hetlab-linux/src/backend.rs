@@ -86,8 +86,9 @@ pub struct BackendConfig {
     pub roots: Roots,
     pub counters: CounterMode,
     pub pmu: PmuSource,
-    /// Cluster names and CCI ports come from this platform's clusters whose CPUs match a policy.
-    pub platform: Option<Platform>,
+    /// The board's description: cluster names, CCI ports and capacities come from its clusters
+    /// whose CPUs match a policy, the scheduler tick from its `hz`.
+    pub platform: Platform,
     /// Names the policies (in order of their first CPU) after these platform clusters instead of
     /// matching CPU lists: for boards numbered differently from the platform description.
     pub cluster_names: Option<Vec<String>>,
@@ -99,12 +100,12 @@ pub struct BackendConfig {
 }
 
 impl BackendConfig {
-    pub fn new(roots: Roots) -> Self {
+    pub fn new(roots: Roots, platform: Platform) -> Self {
         BackendConfig {
             roots,
             counters: CounterMode::Off,
             pmu: PmuSource::Hardware,
-            platform: None,
+            platform,
             cluster_names: None,
             thread_refresh_us: 1_000_000,
             all_or_nothing: true,
@@ -184,6 +185,8 @@ pub struct Backend {
     scratch: Vec<u64>,
     /// What is unsupported or assumed; said once, by the caller.
     pub notes: Vec<String>,
+    /// The platform's scheduler tick, µs.
+    tick_us: u64,
 }
 
 fn find_cluster(platform: &Platform, name: &str) -> Option<usize> {
@@ -207,24 +210,21 @@ impl Backend {
         }
         let mut policies = Vec::new();
         for (i, p) in sys_policies.into_iter().enumerate() {
-            let matched = cfg.platform.as_ref().and_then(|pl| {
-                let idx = match &cfg.cluster_names {
-                    Some(names) => find_cluster(pl, &names[i]),
-                    None => pl.clusters.iter().position(|c| {
-                        let mut cpus = c.cpus.clone();
-                        cpus.sort_unstable();
-                        cpus == p.related_cpus
-                    }),
-                };
-                idx.map(|k| (pl, k))
-            });
-            if let (Some(names), None) = (&cfg.cluster_names, &matched) {
-                let pl = cfg.platform.as_ref().map_or("(none)".to_string(), |p| p.name.clone());
-                return Err(format!("--cluster-names: platform {pl} has no cluster '{}'", names[i]));
+            let pl = &cfg.platform;
+            let matched = match &cfg.cluster_names {
+                Some(names) => find_cluster(pl, &names[i]),
+                None => pl.clusters.iter().position(|c| {
+                    let mut cpus = c.cpus.clone();
+                    cpus.sort_unstable();
+                    cpus == p.related_cpus
+                }),
+            };
+            if let (Some(names), None) = (&cfg.cluster_names, matched) {
+                return Err(format!("--cluster-names: platform {} has no cluster '{}'", pl.name, names[i]));
             }
             let sys_cap = p.related_cpus.first().and_then(|&c| sysfs::cpu_capacity(&cfg.roots, c));
             let info = match matched {
-                Some((pl, k)) => PolicyInfo {
+                Some(k) => PolicyInfo {
                     cluster: pl.clusters[k].name.clone(),
                     cci_port: Some(pl.clusters[k].cci_port),
                     capacity: sys_cap.unwrap_or_else(|| pl.cpu_capacity(k)),
@@ -261,12 +261,13 @@ impl Backend {
             carry: vec![Fractions::default(); ncpu],
             scratch: vec![0; 16],
             notes: Vec::new(),
+            tick_us: cfg.platform.tick_us(),
         };
-        if let (Some(pl), true) = (&cfg.platform, b.policies.iter().any(|p| p.cci_port.is_none())) {
+        if b.policies.iter().any(|p| p.cci_port.is_none()) {
             b.notes.push(format!(
                 "policies {} do not match a cluster of platform {} by CPUs: they are named after the policy, have no CCI port, and anti-snoop has no tree for them (pass --cluster-names)",
                 b.policies.iter().filter(|p| p.cci_port.is_none()).map(|p| format!("{} (cpus {})", p.sysfs.name, format_cpu_list(&p.sysfs.related_cpus))).collect::<Vec<_>>().join(", "),
-                pl.name
+                cfg.platform.name
             ));
         }
         if cfg.counters != CounterMode::Off {
@@ -566,6 +567,7 @@ impl Backend {
         view.thermal_cap_khz = pol.cpuinfo_max_khz; // folded into scaling_max_freq by the kernel
         view.cur_khz = cur_khz;
         view.transition_latency_ns = pol.transition_latency_ns;
+        view.tick_us = self.tick_us;
         view.cpu_capacity = info.capacity;
         view.cpus.clear();
         let freq_scale = f64::from(cur_khz) / f64::from(pol.cpuinfo_max_khz.max(1));
@@ -688,9 +690,7 @@ mod tests {
     use crate::sysfs::fake;
 
     fn cfg(t: &fake::Tree) -> BackendConfig {
-        let mut c = BackendConfig::new(t.roots());
-        c.platform = Some(Platform::builtin("exynos5422").unwrap());
-        c
+        BackendConfig::new(t.roots(), Platform::builtin("exynos5422").unwrap())
     }
 
     #[test]
@@ -771,6 +771,7 @@ mod tests {
             (v.policy_min_khz, v.policy_max_khz, v.cur_khz, v.transition_latency_ns),
             (200_000, 2_000_000, 1_000_000, 140_000)
         );
+        assert_eq!(v.tick_us, 5_000, "CONFIG_HZ=200 of the platform");
     }
 
     #[test]
@@ -782,8 +783,8 @@ mod tests {
         fs::write(t.policy(0).join("affected_cpus"), "0\n").unwrap();
         fs::write(t.policy(4).join("related_cpus"), "1\n").unwrap();
         fs::write(t.policy(4).join("affected_cpus"), "1\n").unwrap();
-        let mut c = BackendConfig::new(Roots::new(t.root.join("sys"), "/proc"));
-        c.platform = Some(Platform::builtin("exynos5422").unwrap());
+        let mut c =
+            BackendConfig::new(Roots::new(t.root.join("sys"), "/proc"), Platform::builtin("exynos5422").unwrap());
         c.cluster_names = Some(vec!["little".into(), "big".into()]);
         c.pmu = PmuSource::Software { pmus: 1 };
         let tid = crate::cpus::gettid();

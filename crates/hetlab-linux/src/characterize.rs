@@ -432,8 +432,7 @@ pub fn characterize(
 
     let sizes = if cfg.sizes.is_empty() { default_sizes(&platform) } else { cfg.sizes.clone() };
     // One backend to find the policies; per active cluster another one counting the chase thread.
-    let mut bcfg = BackendConfig::new(cfg.roots.clone());
-    bcfg.platform = Some(platform.clone());
+    let mut bcfg = BackendConfig::new(cfg.roots.clone(), platform.clone());
     bcfg.cluster_names = cfg.cluster_names.clone();
     bcfg.pmu = cfg.pmu;
     bcfg.all_or_nothing = false;
@@ -548,7 +547,9 @@ pub fn characterize(
                 _ => unreachable!(),
             };
             let iterations = ((cfg.run_s * 1e9 / ns.max(1e-3)) as u64).max(1000);
-            let period_us = cfg.period_us.unwrap_or_else(|| default_sampling_rate_us(pol.transition_latency_ns));
+            let period_us = cfg
+                .period_us
+                .unwrap_or_else(|| default_sampling_rate_us(platform.tick_us(), pol.transition_latency_ns));
             for (k, &(big_khz, little_khz)) in pairs_for(active).iter().enumerate() {
                 for rep in 0..cfg.reps {
                     if let Some(sig) = stop.wait(Duration::ZERO) {

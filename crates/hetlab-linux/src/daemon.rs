@@ -19,9 +19,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use hetlab_core::governor::anti_snoop::AntiSnoop;
 use hetlab_core::governor::freq_table::{resolve, Relation};
-use hetlab_core::governor::{registry, Decision, Governor, PolicyView};
+use hetlab_core::governor::{registry, Decision, Governor, GovernorContext, PolicyView};
 use hetlab_core::tree::AntiSnoopModel;
 
 use crate::backend::{Backend, BackendConfig, Snapshot};
@@ -65,28 +64,8 @@ pub struct Outcome {
     pub restored: Vec<String>,
 }
 
-enum Gov {
-    AntiSnoop(Box<AntiSnoop>),
-    Other(Box<dyn Governor>),
-}
-
-impl Gov {
-    fn start(&mut self, v: &PolicyView) -> Decision {
-        match self {
-            Gov::AntiSnoop(g) => g.start(v),
-            Gov::Other(g) => g.start(v),
-        }
-    }
-    fn sample(&mut self, v: &PolicyView) -> Decision {
-        match self {
-            Gov::AntiSnoop(g) => g.sample(v),
-            Gov::Other(g) => g.sample(v),
-        }
-    }
-}
-
 struct PolicyState {
-    gov: Gov,
+    gov: Box<dyn Governor>,
     baseline: Snapshot,
     view: PolicyView,
     due_us: u64,
@@ -153,12 +132,10 @@ pub fn claim_frequencies(cfg_run_dir: &std::path::Path, procfs: &std::path::Path
     Ok(lock)
 }
 
-fn build_governor(cfg: &GovernConfig, cluster: &str) -> Result<Gov, String> {
-    if cfg.governor == "anti-snoop" {
-        Ok(Gov::AntiSnoop(Box::new(registry::build_anti_snoop(cluster, &cfg.tunables, cfg.model.as_ref())?)))
-    } else {
-        Ok(Gov::Other(registry::build(&cfg.governor, cluster, &cfg.tunables, cfg.model.as_ref())?))
-    }
+fn build_governor(cfg: &GovernConfig, cluster: &str) -> Result<Box<dyn Governor>, String> {
+    let ctx =
+        GovernorContext { cluster_name: cluster, tick_us: cfg.backend.platform.tick_us(), model: cfg.model.as_ref() };
+    registry::build(&cfg.governor, &cfg.tunables, &ctx)
 }
 
 /// Runs the daemon until `stop` says so, `duration_us` passes, or an error. `out` gets the
@@ -181,16 +158,11 @@ pub fn govern(
     bcfg.counters = match &cfg.counters {
         Some(m) => m.clone(),
         None => {
-            let probe = bcfg
-                .platform
-                .as_ref()
-                .and_then(|p| p.clusters.first())
-                .map_or("little".to_string(), |c| c.name.clone());
-            let reads = build_governor(cfg, &probe).map(|g| match g {
-                Gov::AntiSnoop(_) => true,
-                Gov::Other(g) => g.reads_pmcs(),
-            });
-            if reads.unwrap_or(cfg.governor == "anti-snoop") {
+            // Counters are opened with the backend, before the policies are known: ask the governor
+            // built for any cluster of the platform (if none builds, the policies' builds below
+            // fail and say why).
+            let reads = bcfg.platform.clusters.iter().find_map(|c| build_governor(cfg, &c.name).ok());
+            if reads.is_some_and(|g| g.reads_pmcs()) {
                 crate::backend::CounterMode::PerCpu
             } else {
                 crate::backend::CounterMode::Off
@@ -232,7 +204,7 @@ pub fn govern(
 fn run(
     cfg: &GovernConfig,
     backend: &mut Backend,
-    govs: Vec<Gov>,
+    govs: Vec<Box<dyn Governor>>,
     guard: &mut Guard,
     stop: &mut dyn Stop,
     out: &mut dyn Write,
@@ -359,19 +331,8 @@ fn sample_line(p: &crate::backend::PolicyInfo, v: &PolicyView, st: &PolicyState,
         v.cur_khz,
         d.target_khz
     );
-    if let Gov::AntiSnoop(g) = &st.gov {
-        match g.last().and_then(|r| r.features) {
-            Some(f) => {
-                line += &format!(
-                    " cci_congestion={:.6} memory_access={:.6} tree={}",
-                    f.cci_congestion,
-                    f.memory_access,
-                    if f.increase { "increase" } else { "decrease" }
-                )
-            }
-            None => line += " tree=-",
-        }
-    }
+    // Writing to a String cannot fail.
+    let _ = st.gov.explain(&mut line);
     line
 }
 
@@ -382,8 +343,7 @@ mod tests {
     use crate::sysfs::fake;
 
     fn cfg(t: &fake::Tree, governor: &str) -> GovernConfig {
-        let mut b = BackendConfig::new(t.roots());
-        b.platform = Some(hetlab_core::platform::Platform::builtin("exynos5422").unwrap());
+        let b = BackendConfig::new(t.roots(), hetlab_core::platform::Platform::builtin("exynos5422").unwrap());
         GovernConfig {
             governor: governor.into(),
             tunables: vec![("sampling_rate".into(), 10_000.0)],

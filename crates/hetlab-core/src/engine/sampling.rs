@@ -61,6 +61,7 @@ impl Engine<'_> {
         view.thermal_cap_khz = self.upper_limit_khz(p);
         view.cur_khz = self.hw.clusters[c].cur_khz;
         view.transition_latency_ns = cluster.transition_latency_ns;
+        view.tick_us = self.platform.tick_us();
         view.cpu_capacity = self.platform.cpu_capacity(c);
         view.cci_cycles = cci::cycles_at(self.now_us, self.platform.cci.clock_khz) - policy.cci_cycles_at_sample;
     }

@@ -127,7 +127,12 @@ impl<'a> Engine<'a> {
         let mut clusters = Vec::new();
         for (c, cl) in platform.clusters.iter().enumerate() {
             let setting = &config.governors[c];
-            let governor = registry::build(&setting.name, &cl.name, &setting.tunables, config.model.as_ref())?;
+            let ctx = crate::governor::GovernorContext {
+                cluster_name: &cl.name,
+                tick_us: platform.tick_us(),
+                model: config.model.as_ref(),
+            };
+            let governor = registry::build(&setting.name, &setting.tunables, &ctx)?;
             policies.push(Policy {
                 cluster: c,
                 cpus: cl.cpus.clone(),
@@ -181,7 +186,7 @@ impl<'a> Engine<'a> {
             })
             .collect();
 
-        let tick_us = 1e6 / platform.hz as f64;
+        let tick_us = platform.tick_us() as f64;
         let sched = Sched {
             next_tick_us: if placement.uses_tick() { tick_us } else { f64::INFINITY },
             tick_us,

@@ -15,9 +15,12 @@
 //! Without CCI counters (empty `cci_ports`) or without a port of another cluster it is
 //! ondemand.
 
+use std::fmt;
+
 use super::freq_table::{resolve_in, step_opp, Relation};
-use super::ondemand::{OdPath, Ondemand, OndemandTunables};
-use super::{Decision, Governor, PolicyView};
+use super::ondemand::{self, OdPath, Ondemand, OndemandTunables};
+use super::tunables::Values;
+use super::{Decision, Governor, GovernorContext, GovernorDescriptor, PolicyView};
 use crate::counters::{ClusterCounters, FEATURE_CCI_CONGESTION, FEATURE_MEMORY_ACCESS};
 use crate::tree::{AntiSnoopModel, DecisionTree, INCREASE};
 
@@ -34,10 +37,10 @@ pub struct SnoopFeatures {
     pub increase: bool,
 }
 
-/// One full sample of the governor, for logging.
 /// Most features one tree may read (the paper's two, each at most twice).
 const MAX_INPUTS: usize = 4;
 
+/// One full sample of the governor, for logging.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AntiSnoopRecord {
     pub now_us: u64,
@@ -52,6 +55,24 @@ pub struct AntiSnoopRecord {
     pub stall_khz: Option<u32>,
     /// The frequency chosen, kHz.
     pub target_khz: u32,
+}
+
+/// anti-snoop as registered: ondemand's tunables, and the decision tree of the policy's cluster
+/// from the context's model (default: the paper's Figure 4).
+pub const DESCRIPTOR: GovernorDescriptor = GovernorDescriptor {
+    name: "anti-snoop",
+    summary: "LCTES'20 ondemand-anti-snoop: ondemand, plus one OPP up per sample while the decision tree sees the other cluster stalled on snoops (one down otherwise), never below the load-based choice.",
+    tunables: ondemand::tunables,
+    build,
+};
+
+fn build(v: &Values, ctx: &GovernorContext) -> Result<Box<dyn Governor>, String> {
+    let tunables = OndemandTunables::from_values(v);
+    let g = match ctx.model {
+        Some(m) => AntiSnoop::new(ctx.cluster_name, tunables, m)?,
+        None => AntiSnoop::new(ctx.cluster_name, tunables, &AntiSnoopModel::lctes2020_fig4())?,
+    };
+    Ok(Box::new(g))
 }
 
 /// Which input each of the tree's features is.
@@ -163,7 +184,7 @@ impl Governor for AntiSnoop {
     }
 
     fn name(&self) -> &'static str {
-        "anti-snoop"
+        DESCRIPTOR.name
     }
 
     fn start(&mut self, view: &PolicyView) -> Decision {
@@ -201,6 +222,21 @@ impl Governor for AntiSnoop {
             target_khz: d.target_khz,
         });
         d
+    }
+
+    /// The features the tree was given at the last full sample and what it said, or `tree=-`
+    /// when it was not consulted.
+    fn explain(&self, out: &mut dyn fmt::Write) -> fmt::Result {
+        match self.last.and_then(|r| r.features) {
+            Some(f) => write!(
+                out,
+                " cci_congestion={:.6} memory_access={:.6} tree={}",
+                f.cci_congestion,
+                f.memory_access,
+                if f.increase { "increase" } else { "decrease" }
+            ),
+            None => write!(out, " tree=-"),
+        }
     }
 }
 
@@ -308,6 +344,25 @@ mod tests {
         let f = g.last().unwrap().features.unwrap();
         assert_eq!(f.other_cluster, 0);
         assert!((f.memory_access - 0.005).abs() < 1e-12);
+    }
+
+    #[test]
+    fn every_other_cluster_is_asked_and_any_increase_wins() {
+        // A three-cluster SoC: the middle policy (1) sees clusters 0 and 2 through their CCI
+        // ports, whatever they are called. Only cluster 2 is congested: increase, found there.
+        let mut g = governor("big");
+        let mut v = with_load(big_view(600_000), 0);
+        v.cci_ports = vec![port(0, 1_000, 0), port(1, 1_000, 999), port(2, 1_000, 20)];
+        v.threads = vec![thread(0, 1_000_000, 10_000), thread(2, 1_000_000, 10_000)];
+        g.start(&v);
+        assert_eq!(g.sample(&v).target_khz, 700_000);
+        let f = g.last().unwrap().features.unwrap();
+        assert_eq!((f.other_cluster, f.increase), (2, true));
+        // none congested: the first other cluster's features, decrease
+        v.cci_ports[2] = port(2, 1_000, 0);
+        assert_eq!(g.sample(&v).target_khz, 500_000);
+        let f = g.last().unwrap().features.unwrap();
+        assert_eq!((f.other_cluster, f.increase), (0, false));
     }
 
     #[test]

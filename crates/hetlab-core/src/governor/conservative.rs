@@ -3,9 +3,10 @@
 //! Walks a requested frequency up or down by `freq_step` percent of the policy max per sample,
 //! so the clock moves gradually instead of jumping to max.
 
-use super::dbs::{default_sampling_rate_us, DbsLoad};
+use super::dbs::{self, default_sampling_rate_us, DbsLoad};
 use super::freq_table::{hold, resolve_in, Relation};
-use super::{Decision, Governor, PolicyView};
+use super::tunables::{TunableDefault, TunableInfo, Values};
+use super::{Decision, Governor, GovernorContext, GovernorDescriptor, PolicyView};
 
 pub const DEFAULT_UP_THRESHOLD: u32 = 80;
 pub const DEFAULT_DOWN_THRESHOLD: u32 = 20;
@@ -39,6 +40,83 @@ impl Default for ConservativeTunables {
             ignore_nice_load: false,
         }
     }
+}
+
+/// conservative's sysfs attributes (`cs_attrs[]`) with the ranges their `*_store` functions
+/// accept.
+pub fn tunables(tick_us: u64) -> Vec<TunableInfo> {
+    vec![
+        dbs::sampling_rate_tunable(tick_us),
+        TunableInfo {
+            name: "up_threshold",
+            default: TunableDefault::Value(f64::from(DEFAULT_UP_THRESHOLD)),
+            unit: "%",
+            help: "Load above which the frequency steps up; must exceed down_threshold.",
+            min: 1.0,
+            max: 100.0,
+        },
+        TunableInfo {
+            name: "down_threshold",
+            default: TunableDefault::Value(f64::from(DEFAULT_DOWN_THRESHOLD)),
+            unit: "%",
+            help: "Load below which the frequency steps down; must be below up_threshold.",
+            min: 1.0,
+            max: 99.0,
+        },
+        TunableInfo {
+            name: "freq_step",
+            default: TunableDefault::Value(f64::from(DEFAULT_FREQ_STEP)),
+            unit: "%",
+            help: "Step size in percent of the policy max; 0 freezes the frequency.",
+            min: 0.0,
+            max: 100.0,
+        },
+        TunableInfo {
+            name: "sampling_down_factor",
+            default: TunableDefault::Value(1.0),
+            unit: "",
+            help: "Low-load samples needed for each step down.",
+            min: 1.0,
+            max: f64::from(MAX_SAMPLING_DOWN_FACTOR),
+        },
+        dbs::IGNORE_NICE_LOAD,
+    ]
+}
+
+impl ConservativeTunables {
+    /// The tunables given (checked against [`tunables`]) over the defaults. As
+    /// `up_threshold_store` and `down_threshold_store` do, refuses down_threshold at or above
+    /// up_threshold.
+    pub fn from_values(v: &Values) -> Result<Self, String> {
+        let d = ConservativeTunables::default();
+        let c = ConservativeTunables {
+            sampling_rate_us: dbs::sampling_rate_of(v),
+            up_threshold: v.u32_or("up_threshold", d.up_threshold),
+            down_threshold: v.u32_or("down_threshold", d.down_threshold),
+            freq_step: v.u32_or("freq_step", d.freq_step),
+            sampling_down_factor: v.u32_or("sampling_down_factor", d.sampling_down_factor),
+            ignore_nice_load: dbs::ignore_nice_load_of(v),
+        };
+        if c.down_threshold >= c.up_threshold {
+            return Err(format!(
+                "{}: down_threshold ({}) must be below up_threshold ({})",
+                v.governor, c.down_threshold, c.up_threshold
+            ));
+        }
+        Ok(c)
+    }
+}
+
+/// conservative as registered (`cs_governor`).
+pub const DESCRIPTOR: GovernorDescriptor = GovernorDescriptor {
+    name: "conservative",
+    summary: "Linux conservative: moves freq_step % of max up on high load, down on low load.",
+    tunables,
+    build,
+};
+
+fn build(v: &Values, _: &GovernorContext) -> Result<Box<dyn Governor>, String> {
+    Ok(Box::new(Conservative::new(ConservativeTunables::from_values(v)?)))
 }
 
 pub struct Conservative {
@@ -128,12 +206,14 @@ impl Conservative {
 
 impl Governor for Conservative {
     fn name(&self) -> &'static str {
-        "conservative"
+        DESCRIPTOR.name
     }
 
     fn start(&mut self, view: &PolicyView) -> Decision {
-        self.sampling_rate_us =
-            self.tunables.sampling_rate_us.unwrap_or_else(|| default_sampling_rate_us(view.transition_latency_ns));
+        self.sampling_rate_us = self
+            .tunables
+            .sampling_rate_us
+            .unwrap_or_else(|| default_sampling_rate_us(view.tick_us, view.transition_latency_ns));
         self.dbs.start();
         self.down_skip = 0;
         self.requested_khz = view.cur_khz;

@@ -1,14 +1,16 @@
-//! The "demand-based switching" load shared by ondemand, conservative and anti-snoop: the
-//! `dbs_update()` of Linux 4.x and later (drivers/cpufreq/cpufreq_governor.c), plus the cpufreq
-//! core's default sampling intervals.
+//! The "demand-based switching" core shared by ondemand, conservative and anti-snoop
+//! (drivers/cpufreq/cpufreq_governor.c, Linux 4.14 and later): the load of `dbs_update()`, the
+//! default and minimum sampling intervals, and the tunables every dbs governor has
+//! (`sampling_rate`, `ignore_nice_load`).
 
+use super::tunables::{TunableDefault, TunableInfo, Values, U32_MAX};
 use super::CpuSample;
 
-/// Length of a scheduler tick, µs: CONFIG_HZ=200 as in the Odroid-XU3 defconfig.
-pub const TICK_US: u64 = 5_000;
-
-/// `CPUFREQ_DBS_MIN_SAMPLING_INTERVAL` (4.14+): two ticks. Shorter sampling rates are refused.
-pub const DBS_MIN_SAMPLING_INTERVAL_US: u64 = 2 * TICK_US;
+/// `CPUFREQ_DBS_MIN_SAMPLING_INTERVAL` (4.14+): two scheduler ticks of the platform
+/// (`2 * TICK_NSEC / NSEC_PER_USEC`). Shorter sampling rates are refused.
+pub fn min_sampling_interval_us(tick_us: u64) -> u64 {
+    2 * tick_us
+}
 
 /// `LATENCY_MULTIPLIER`: transition delay per µs of transition latency.
 const LATENCY_MULTIPLIER: u64 = 1_000;
@@ -25,9 +27,46 @@ pub fn transition_delay_us(transition_latency_ns: u32) -> u64 {
     }
 }
 
-/// Default `sampling_rate` of the dbs governors (4.14+): never below two ticks.
-pub fn default_sampling_rate_us(transition_latency_ns: u32) -> u64 {
-    DBS_MIN_SAMPLING_INTERVAL_US.max(transition_delay_us(transition_latency_ns))
+/// Default `sampling_rate` of the dbs governors (`cpufreq_dbs_governor_init`, 4.14+): the
+/// transition delay, never below two ticks.
+pub fn default_sampling_rate_us(tick_us: u64, transition_latency_ns: u32) -> u64 {
+    min_sampling_interval_us(tick_us).max(transition_delay_us(transition_latency_ns))
+}
+
+const SAMPLING_RATE: &str = "sampling_rate";
+
+/// `sampling_rate` (`sampling_rate_store`): at least two ticks of the platform.
+pub fn sampling_rate_tunable(tick_us: u64) -> TunableInfo {
+    TunableInfo {
+        name: SAMPLING_RATE,
+        default: TunableDefault::Policy(
+            "max(2 ticks at the platform's HZ, transition delay = min(1000 × latency µs, 10000))",
+        ),
+        unit: "µs",
+        help: "Period between load samples; at least two scheduler ticks of the platform (its CONFIG_HZ).",
+        min: min_sampling_interval_us(tick_us) as f64,
+        max: U32_MAX,
+    }
+}
+
+/// `ignore_nice_load` (`od_ignore_nice_load_store`, `cs_ignore_nice_load_store`).
+pub const IGNORE_NICE_LOAD: TunableInfo = TunableInfo {
+    name: "ignore_nice_load",
+    default: TunableDefault::Value(0.0),
+    unit: "",
+    help: "1: time spent in nice > 0 tasks counts as idle.",
+    min: 0.0,
+    max: 1.0,
+};
+
+/// The given `sampling_rate`, µs; `None`: the default, resolved from the policy at start.
+pub fn sampling_rate_of(v: &Values) -> Option<u64> {
+    v.get(SAMPLING_RATE)
+}
+
+/// Whether `ignore_nice_load` was set to 1.
+pub fn ignore_nice_load_of(v: &Values) -> bool {
+    v.flag(IGNORE_NICE_LOAD.name)
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -134,12 +173,17 @@ mod tests {
 
     #[test]
     fn default_intervals_follow_the_transition_latency() {
-        // Exynos 5422: 140000 ns -> 140 µs × 1000 = 140000, capped at 10000 µs
+        // Exynos 5422 (HZ=200, 5000 µs ticks): 140000 ns -> 140 µs × 1000 = 140000, capped at
+        // 10000 µs
         assert_eq!(transition_delay_us(140_000), 10_000);
-        assert_eq!(default_sampling_rate_us(140_000), 10_000);
+        assert_eq!(default_sampling_rate_us(5_000, 140_000), 10_000);
         // 5 µs -> 5000 µs delay, but sampling never below 2 ticks = 10000 µs
         assert_eq!(transition_delay_us(5_000), 5_000);
-        assert_eq!(default_sampling_rate_us(5_000), 10_000);
+        assert_eq!(default_sampling_rate_us(5_000, 5_000), 10_000);
+        // HZ=1000 (1000 µs ticks): the delay wins; HZ=100 (10000 µs ticks): 2 ticks = 20000 µs
+        assert_eq!(default_sampling_rate_us(1_000, 5_000), 5_000);
+        assert_eq!(default_sampling_rate_us(10_000, 140_000), 20_000);
+        assert_eq!(sampling_rate_tunable(10_000).min, 20_000.0);
         // 999 ns truncates to 0 µs -> LATENCY_MULTIPLIER = 1000 µs
         assert_eq!(transition_delay_us(999), 1_000);
         assert_eq!(transition_delay_us(u32::MAX), 10_000);

@@ -1,14 +1,60 @@
-//! The static governors: `performance` (policy max), `powersave` (policy min) and `userspace`
-//! (a fixed `scaling_setspeed`). Linux only re-applies them when the limits change; here the
-//! host samples them every default dbs sampling period so a new thermal cap takes effect
-//! within one period.
+//! The static governors: `performance` (policy max, cpufreq_performance.c), `powersave`
+//! (policy min, cpufreq_powersave.c) and `userspace` (a fixed `scaling_setspeed`,
+//! cpufreq_userspace.c). Linux only re-applies them when the limits change; here the host
+//! samples them every default dbs sampling period so a new thermal cap takes effect within one
+//! period.
 
 use super::dbs::default_sampling_rate_us;
 use super::freq_table::{resolve_in, Relation};
-use super::{Decision, Governor, PolicyView};
+use super::tunables::{TunableDefault, TunableInfo, Values, U32_MAX};
+use super::{Decision, Governor, GovernorContext, GovernorDescriptor, PolicyView};
 
 fn recheck_us(view: &PolicyView) -> u64 {
-    default_sampling_rate_us(view.transition_latency_ns)
+    default_sampling_rate_us(view.tick_us, view.transition_latency_ns)
+}
+
+fn no_tunables(_tick_us: u64) -> Vec<TunableInfo> {
+    vec![]
+}
+
+/// performance as registered (`cpufreq_gov_performance`).
+pub const PERFORMANCE: GovernorDescriptor = GovernorDescriptor {
+    name: "performance",
+    summary: "Runs at the policy max (within the thermal cap).",
+    tunables: no_tunables,
+    build: |_, _| Ok(Box::new(Performance)),
+};
+
+/// powersave as registered (`cpufreq_gov_powersave`).
+pub const POWERSAVE: GovernorDescriptor = GovernorDescriptor {
+    name: "powersave",
+    summary: "Runs at the policy min.",
+    tunables: no_tunables,
+    build: |_, _| Ok(Box::new(Powersave)),
+};
+
+/// userspace as registered (`cpufreq_gov_userspace`). Its one attribute is the cpufreq core's
+/// `scaling_setspeed`, named with its unit here.
+pub const USERSPACE: GovernorDescriptor = GovernorDescriptor {
+    name: "userspace",
+    summary: "Holds the frequency given in setspeed_khz (scaling_setspeed), rounded up to an OPP.",
+    tunables: userspace_tunables,
+    build: build_userspace,
+};
+
+fn userspace_tunables(_tick_us: u64) -> Vec<TunableInfo> {
+    vec![TunableInfo {
+        name: "setspeed_khz",
+        default: TunableDefault::Policy("the current frequency at start"),
+        unit: "kHz",
+        help: "Frequency to hold (sysfs scaling_setspeed); clamped to the policy limits.",
+        min: 1.0,
+        max: U32_MAX,
+    }]
+}
+
+fn build_userspace(v: &Values, _: &GovernorContext) -> Result<Box<dyn Governor>, String> {
+    Ok(Box::new(Userspace::new(v.get("setspeed_khz").map(|x| x as u32))))
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -16,7 +62,7 @@ pub struct Performance;
 
 impl Governor for Performance {
     fn name(&self) -> &'static str {
-        "performance"
+        PERFORMANCE.name
     }
 
     fn start(&mut self, view: &PolicyView) -> Decision {
@@ -33,7 +79,7 @@ pub struct Powersave;
 
 impl Governor for Powersave {
     fn name(&self) -> &'static str {
-        "powersave"
+        POWERSAVE.name
     }
 
     fn start(&mut self, view: &PolicyView) -> Decision {
@@ -59,7 +105,7 @@ impl Userspace {
 
 impl Governor for Userspace {
     fn name(&self) -> &'static str {
-        "userspace"
+        USERSPACE.name
     }
 
     fn start(&mut self, view: &PolicyView) -> Decision {

@@ -11,7 +11,8 @@
 use std::collections::BTreeMap;
 
 use super::freq_table::{hold, resolve_in, Relation};
-use super::{Decision, Governor, PolicyView};
+use super::tunables::{TunableDefault, TunableInfo, Values, U32_MAX};
+use super::{Decision, Governor, GovernorContext, GovernorDescriptor, PolicyView};
 
 pub const DEFAULT_GO_HISPEED_LOAD: u32 = 99;
 pub const DEFAULT_TARGET_LOAD: u32 = 90;
@@ -47,7 +48,87 @@ impl Default for InteractiveTunables {
     }
 }
 
+/// interactive's sysfs attributes (`interactive_attributes[]`); `target_loads` takes one load
+/// for all frequencies here.
+pub fn tunables(_tick_us: u64) -> Vec<TunableInfo> {
+    vec![
+        TunableInfo {
+            name: "go_hispeed_load",
+            default: TunableDefault::Value(f64::from(DEFAULT_GO_HISPEED_LOAD)),
+            unit: "%",
+            help: "Load at or above which the CPU goes to at least hispeed_freq.",
+            min: 1.0,
+            max: 100.0,
+        },
+        TunableInfo {
+            name: "hispeed_freq",
+            default: TunableDefault::Policy("0 = the policy max at start"),
+            unit: "kHz",
+            help: "Frequency a load burst jumps to.",
+            min: 0.0,
+            max: U32_MAX,
+        },
+        TunableInfo {
+            name: "target_loads",
+            default: TunableDefault::Value(f64::from(DEFAULT_TARGET_LOAD)),
+            unit: "%",
+            help: "Load the chosen frequency should run at (one value for all frequencies).",
+            min: 1.0,
+            max: 100.0,
+        },
+        TunableInfo {
+            name: "min_sample_time",
+            default: TunableDefault::Value(DEFAULT_MIN_SAMPLE_TIME_US as f64),
+            unit: "µs",
+            help: "Time a frequency is held before going below it.",
+            min: 0.0,
+            max: U32_MAX,
+        },
+        TunableInfo {
+            name: "timer_rate",
+            default: TunableDefault::Value(DEFAULT_TIMER_RATE_US as f64),
+            unit: "µs",
+            help: "Sampling period.",
+            min: 1.0,
+            max: U32_MAX,
+        },
+        TunableInfo {
+            name: "above_hispeed_delay",
+            default: TunableDefault::Value(DEFAULT_ABOVE_HISPEED_DELAY_US as f64),
+            unit: "µs",
+            help: "Time at or above hispeed_freq before going higher.",
+            min: 0.0,
+            max: U32_MAX,
+        },
+    ]
+}
+
+/// interactive as registered (`cpufreq_gov_interactive`).
+pub const DESCRIPTOR: GovernorDescriptor = GovernorDescriptor {
+    name: "interactive",
+    summary: "Android interactive (3.4): hispeed_freq on a load burst, then the lowest OPP meeting target_loads; min_sample_time before going down.",
+    tunables,
+    build,
+};
+
+fn build(v: &Values, _: &GovernorContext) -> Result<Box<dyn Governor>, String> {
+    Ok(Box::new(Interactive::new(InteractiveTunables::from_values(v))))
+}
+
 impl InteractiveTunables {
+    /// The tunables given (checked against [`tunables`]) over the defaults.
+    pub fn from_values(v: &Values) -> Self {
+        let d = InteractiveTunables::default();
+        InteractiveTunables {
+            go_hispeed_load: v.u32_or("go_hispeed_load", d.go_hispeed_load),
+            hispeed_freq_khz: v.u32_or("hispeed_freq", d.hispeed_freq_khz),
+            target_loads: vec![v.u32_or("target_loads", d.target_loads[0])],
+            min_sample_time_us: v.get("min_sample_time").unwrap_or(d.min_sample_time_us),
+            timer_rate_us: v.get("timer_rate").unwrap_or(d.timer_rate_us),
+            above_hispeed_delay_us: v.get("above_hispeed_delay").unwrap_or(d.above_hispeed_delay_us),
+        }
+    }
+
     /// `freq_to_targetload`.
     pub fn target_load(&self, freq_khz: u32) -> u32 {
         let tl = &self.target_loads;
@@ -182,7 +263,7 @@ impl Interactive {
 
 impl Governor for Interactive {
     fn name(&self) -> &'static str {
-        "interactive"
+        DESCRIPTOR.name
     }
 
     fn start(&mut self, view: &PolicyView) -> Decision {

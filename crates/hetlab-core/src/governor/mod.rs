@@ -7,7 +7,12 @@
 //! [`Decision`]: the target frequency (kHz, one of the OPPs) and when to sample next.
 //! Governors never know which host they run on.
 
+use std::fmt;
+
 use crate::counters::{CciPortSample, CorePmu, ThreadSample};
+use crate::tree::AntiSnoopModel;
+use tunables::{TunableInfo, Values};
+
 /// Per-CPU accounting since the previous sample of this policy (what /proc/stat gives).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CpuSample {
@@ -48,6 +53,9 @@ pub struct PolicyView {
     pub cur_khz: u32,
     /// DVFS transition latency (cpuinfo_transition_latency), ns.
     pub transition_latency_ns: u32,
+    /// Scheduler tick (one jiffy at the platform's CONFIG_HZ), µs: the dbs governors never
+    /// sample faster than two ticks.
+    pub tick_us: u64,
     /// Capacity of this policy's CPUs at their max frequency, 0..=1024.
     pub cpu_capacity: u32,
     /// One entry per CPU of the policy.
@@ -94,7 +102,40 @@ pub trait Governor: Send {
     fn reads_util(&self) -> bool {
         false
     }
+    /// Writes what the last full sample saw beyond load and frequency, as ` name=value` pairs,
+    /// for a host's per-sample log (`hetlabd govern -v`). Most governors have nothing to add.
+    fn explain(&self, _out: &mut dyn fmt::Write) -> fmt::Result {
+        Ok(())
+    }
 }
+
+/// What a host knows when it builds a governor for one policy.
+#[derive(Debug, Clone, Copy)]
+pub struct GovernorContext<'a> {
+    /// The platform's name of the policy's cluster (anti-snoop picks its decision tree by it).
+    pub cluster_name: &'a str,
+    /// Scheduler tick of the platform (one jiffy at its CONFIG_HZ), µs.
+    pub tick_us: u64,
+    /// anti-snoop's trees; `None`: the paper's Figure 4.
+    pub model: Option<&'a AntiSnoopModel>,
+}
+
+/// How a governor registers itself, as `struct cpufreq_governor` (and `dbs_governor` with its
+/// `kobj_type.default_attrs`) do in the kernel: each governor's file defines one, and
+/// [`registry`] lists them.
+pub struct GovernorDescriptor {
+    /// The name users type (`ondemand`, `anti-snoop`, ...); also [`Governor::name`].
+    pub name: &'static str,
+    /// One line for listings.
+    pub summary: &'static str,
+    /// Its tunables (sysfs attributes) on a platform whose tick is `tick_us`.
+    pub tunables: fn(tick_us: u64) -> Vec<TunableInfo>,
+    pub build: BuildFn,
+}
+
+/// A governor's constructor: an instance with the given tunables (already checked against its
+/// declared ones) over the defaults; cross-checks between tunables fail here.
+pub type BuildFn = fn(&Values, &GovernorContext) -> Result<Box<dyn Governor>, String>;
 
 // The governors and the cpufreq-core pieces they share.
 pub mod anti_snoop;
@@ -108,3 +149,4 @@ pub mod registry;
 pub mod schedutil;
 #[cfg(test)]
 mod testutil;
+pub mod tunables;

@@ -4,9 +4,10 @@
 //! `sampling_down_factor` periods; otherwise the frequency is proportional to the load over the
 //! whole cpuinfo range, rounded to the closest OPP.
 
-use super::dbs::{default_sampling_rate_us, DbsLoad};
+use super::dbs::{self, default_sampling_rate_us, DbsLoad};
 use super::freq_table::{hold, resolve_in, Relation};
-use super::{Decision, Governor, PolicyView};
+use super::tunables::{TunableDefault, TunableInfo, Values};
+use super::{Decision, Governor, GovernorContext, GovernorDescriptor, PolicyView};
 
 /// `MICRO_FREQUENCY_UP_THRESHOLD`: used whenever NO_HZ idle micro-accounting works.
 pub const DEFAULT_UP_THRESHOLD: u32 = 95;
@@ -38,6 +39,72 @@ impl Default for OndemandTunables {
             ignore_nice_load: false,
         }
     }
+}
+
+/// ondemand's sysfs attributes (`od_attrs[]`) with the ranges their `*_store` functions accept.
+pub fn tunables(tick_us: u64) -> Vec<TunableInfo> {
+    vec![
+        dbs::sampling_rate_tunable(tick_us),
+        TunableInfo {
+            name: "up_threshold",
+            default: TunableDefault::Value(f64::from(DEFAULT_UP_THRESHOLD)),
+            unit: "%",
+            help: "Load above which the policy goes to its max (95 = MICRO_FREQUENCY_UP_THRESHOLD).",
+            min: 1.0,
+            max: 100.0,
+        },
+        TunableInfo {
+            name: "sampling_down_factor",
+            default: TunableDefault::Value(1.0),
+            unit: "",
+            help: "Once at max, sample this many times less often before lowering.",
+            min: 1.0,
+            max: f64::from(MAX_SAMPLING_DOWN_FACTOR),
+        },
+        TunableInfo {
+            name: "powersave_bias",
+            default: TunableDefault::Value(0.0),
+            unit: "‰",
+            help: "Lower the target by this many per mille, averaging two OPPs within a period.",
+            min: 0.0,
+            max: f64::from(MAX_POWERSAVE_BIAS),
+        },
+        dbs::IGNORE_NICE_LOAD,
+        TunableInfo {
+            name: "io_is_busy",
+            default: TunableDefault::Value(0.0),
+            unit: "",
+            help: "Fixed at 0 (the ARM default): iowait counts as idle; the view carries no separate iowait time.",
+            min: 0.0,
+            max: 0.0,
+        },
+    ]
+}
+
+impl OndemandTunables {
+    /// The tunables given (checked against [`tunables`]) over the defaults.
+    pub fn from_values(v: &Values) -> Self {
+        let d = OndemandTunables::default();
+        OndemandTunables {
+            sampling_rate_us: dbs::sampling_rate_of(v),
+            up_threshold: v.u32_or("up_threshold", d.up_threshold),
+            sampling_down_factor: v.u32_or("sampling_down_factor", d.sampling_down_factor),
+            powersave_bias: v.u32_or("powersave_bias", d.powersave_bias),
+            ignore_nice_load: dbs::ignore_nice_load_of(v),
+        }
+    }
+}
+
+/// ondemand as registered (`od_dbs_gov`).
+pub const DESCRIPTOR: GovernorDescriptor = GovernorDescriptor {
+    name: "ondemand",
+    summary: "Linux ondemand (>= 3.17): max above up_threshold, else cpuinfo min + load × range, closest OPP.",
+    tunables,
+    build,
+};
+
+fn build(v: &Values, _: &GovernorContext) -> Result<Box<dyn Governor>, String> {
+    Ok(Box::new(Ondemand::new(OndemandTunables::from_values(v))))
 }
 
 /// What one ondemand sample did (anti-snoop builds on it).
@@ -180,12 +247,14 @@ impl Ondemand {
 
 impl Governor for Ondemand {
     fn name(&self) -> &'static str {
-        "ondemand"
+        DESCRIPTOR.name
     }
 
     fn start(&mut self, view: &PolicyView) -> Decision {
-        self.sampling_rate_us =
-            self.tunables.sampling_rate_us.unwrap_or_else(|| default_sampling_rate_us(view.transition_latency_ns));
+        self.sampling_rate_us = self
+            .tunables
+            .sampling_rate_us
+            .unwrap_or_else(|| default_sampling_rate_us(view.tick_us, view.transition_latency_ns));
         self.dbs.start();
         self.rate_mult = 1;
         self.sub_sample = None;

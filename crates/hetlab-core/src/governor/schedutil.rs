@@ -7,7 +7,8 @@
 
 use super::dbs::transition_delay_us;
 use super::freq_table::{hold, resolve_in, Relation};
-use super::{Decision, Governor, PolicyView};
+use super::tunables::{TunableDefault, TunableInfo, Values, U32_MAX};
+use super::{Decision, Governor, GovernorContext, GovernorDescriptor, PolicyView};
 
 /// SCHED_CAPACITY_SCALE: used when the host leaves `cpu_capacity` at 0.
 pub const SCHED_CAPACITY_SCALE: u32 = 1024;
@@ -16,6 +17,37 @@ pub const SCHED_CAPACITY_SCALE: u32 = 1024;
 pub struct SchedutilTunables {
     /// µs; `None`: the policy's transition delay (4.14+), taken at start.
     pub rate_limit_us: Option<u64>,
+}
+
+/// schedutil's sysfs attributes (`sugov_attrs[]`).
+pub fn tunables(_tick_us: u64) -> Vec<TunableInfo> {
+    vec![TunableInfo {
+        name: "rate_limit_us",
+        default: TunableDefault::Policy("transition delay = min(1000 × latency µs, 10000)"),
+        unit: "µs",
+        help: "Minimum interval between frequency updates; the host samples at this period.",
+        min: 1.0,
+        max: U32_MAX,
+    }]
+}
+
+impl SchedutilTunables {
+    /// The tunables given (checked against [`tunables`]) over the defaults.
+    pub fn from_values(v: &Values) -> Self {
+        SchedutilTunables { rate_limit_us: v.get("rate_limit_us") }
+    }
+}
+
+/// schedutil as registered (`schedutil_gov`).
+pub const DESCRIPTOR: GovernorDescriptor = GovernorDescriptor {
+    name: "schedutil",
+    summary: "Linux schedutil (5.x): 1.25 × cpuinfo max × PELT util / capacity, lowest OPP at or above.",
+    tunables,
+    build,
+};
+
+fn build(v: &Values, _: &GovernorContext) -> Result<Box<dyn Governor>, String> {
+    Ok(Box::new(Schedutil::new(SchedutilTunables::from_values(v))))
 }
 
 /// `get_next_freq` before rounding: `(max + max/4) * util / capacity` with frequency-invariant
@@ -46,7 +78,7 @@ impl Schedutil {
 
 impl Governor for Schedutil {
     fn name(&self) -> &'static str {
-        "schedutil"
+        DESCRIPTOR.name
     }
 
     fn reads_util(&self) -> bool {

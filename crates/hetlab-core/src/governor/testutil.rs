@@ -3,6 +3,9 @@
 use super::{CpuSample, PolicyView};
 use crate::counters::{CciPortSample, ThreadSample};
 
+/// Scheduler tick of the Exynos 5422 kernels (CONFIG_HZ=200), µs.
+pub const EXYNOS5422_TICK_US: u64 = 5_000;
+
 /// Exynos 5422 LITTLE (Cortex-A7) table: 200000..=1400000 kHz in 100000 kHz steps.
 pub fn little_opps() -> Vec<u32> {
     (2..=14).map(|m| m * 100_000).collect()
@@ -13,7 +16,8 @@ pub fn big_opps() -> Vec<u32> {
     (2..=20).map(|m| m * 100_000).collect()
 }
 
-/// A LITTLE policy (policy 0) at `cur_khz`, 140 µs transition latency (Exynos 5422 DT), no caps.
+/// A LITTLE policy (policy 0) at `cur_khz`, 140 µs transition latency (Exynos 5422 DT), HZ=200,
+/// no caps.
 pub fn little_view(cur_khz: u32) -> PolicyView {
     view_with(little_opps(), cur_khz, 0)
 }
@@ -34,6 +38,7 @@ fn view_with(opps_khz: Vec<u32>, cur_khz: u32, policy: usize) -> PolicyView {
         thermal_cap_khz: max,
         cur_khz,
         transition_latency_ns: 140_000,
+        tick_us: EXYNOS5422_TICK_US,
         cpu_capacity: 1024,
         opps_khz,
         ..Default::default()
