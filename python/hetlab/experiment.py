@@ -8,16 +8,16 @@ tables, figures and report. A benchmark and a configuration are each a set of `h
 options, so an experiment may vary anything the simulator takes: governors, tunables, fixed
 frequencies, schedulers, idle states, hotplug, models.
 
-The steps an experiment may add, in the order the runner calls them:
+The steps an experiment may add (fields of `Experiment`), in the order the runner calls them:
 
-    check(settings, run) -> plan               its own settings checked; nothing written yet
-    prepare(plan, out, run) -> Prepared        work its runs need, into OUT (lctes2020: sweep + training)
-    calibrate(benchmarks, run) -> {label: workload spec}    workloads sized at run time
-    simulate_options(benchmark, config, prepared) -> options of one run
-    measures(runs of one label and configuration, summary row) -> more summary.csv columns
-    claims(summary, runs) -> [Claim]
-    report_sections(summary, prepared) -> [[line, ...], ...]    sections of report.md
-    provenance(prepared) -> [line, ...]                          items of report.md's provenance
+    check(settings, ctx) -> plan         its own settings checked; nothing written yet
+    prepare(plan, out, ctx) -> Prepared  what its runs need, made in OUT (lctes2020: sweep, training)
+    calibrate(benchmarks, ctx)           label -> workload spec, for workloads sized at run time
+    simulate_options(bench, config, prepared)   the simulate options of one run
+    measures(runs, summary row)          more summary.csv columns for one label and configuration
+    claims(summary, runs) -> [Claim]     the source's claims, judged from the numbers
+    report_sections(summary, prepared)   report.md sections of its own, each a list of lines
+    provenance(prepared)                 report.md provenance items of its own
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ class Prepared:
 
 
 @dataclass(frozen=True)
-class Run:
+class Context:
     """What every step of one `hetlab reproduce` may use."""
 
     platform: str  # built-in name or platform .toml
@@ -150,10 +150,10 @@ class Experiment:
     figures: tuple[Figure, ...]
     claims: Callable[[pd.DataFrame, pd.DataFrame], list[Claim]]
     measures: Callable[[pd.DataFrame, dict], dict] | None = None
-    settings: type[Settings] | None = None
-    check: Callable[[Any, Run], Any] | None = None
-    prepare: Callable[[Any, Path, Run], Prepared] | None = None
-    calibrate: Callable[[list[Benchmark], Run], dict[str, str]] | None = None
+    settings: type[Settings] | None = None  # its own command-line options
+    check: Callable[[Any, Context], Any] | None = None
+    prepare: Callable[[Any, Path, Context], Prepared] | None = None
+    calibrate: Callable[[list[Benchmark], Context], dict[str, str]] | None = None
     simulate_options: Callable[[Benchmark, Config, Prepared], dict[str, Any]] = merged_options
     report_sections: Callable[[pd.DataFrame, Prepared], list[list[str]]] | None = None
     provenance: Callable[[Prepared], list[str]] | None = None

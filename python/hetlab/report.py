@@ -49,7 +49,7 @@ def _std(x: np.ndarray) -> float:
 def summarize(runs: pd.DataFrame, experiment: Experiment) -> pd.DataFrame:
     """One row per (label, config), in the order of runs.csv: means, standard deviations and
     ratios to the baseline, then the experiment's own measures."""
-    options = list(dict.fromkeys(k for b in experiment.benchmarks for k in b.options))
+    options = [k for k in dict.fromkeys(k for b in experiment.benchmarks for k in b.options) if k in runs.columns]
     base = runs[runs.config == experiment.baseline].set_index(["label", "seed"])
     out = []
     for (label, config), g in runs.groupby(["label", "config"], sort=False):

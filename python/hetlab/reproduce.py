@@ -29,7 +29,7 @@ from pathlib import Path
 
 from hetlab import api, experiments
 from hetlab.api import HetlabError
-from hetlab.experiment import Benchmark, Config, Experiment, Prepared, Run
+from hetlab.experiment import Benchmark, Config, Context, Experiment, Prepared
 
 REPS = 5
 SEED = 1
@@ -183,7 +183,7 @@ def run_all(
     prepared: Prepared,
     reps: int,
     seed: int,
-    run: Run,
+    ctx: Context,
 ) -> list[dict]:
     """Every benchmark under every configuration with seeds seed..seed+reps-1, in parallel
     threads (the engine releases the GIL); the rows come back in plan order."""
@@ -195,12 +195,12 @@ def run_all(
         bench, config, s = item
         spec = specs[bench.label]
         options = experiment.simulate_options(bench, config, prepared)
-        return _row(bench, spec, config, s, api.simulate(run.platform, spec, seed=s, **options))
+        return _row(bench, spec, config, s, api.simulate(ctx.platform, spec, seed=s, **options))
 
-    with ThreadPoolExecutor(max_workers=run.jobs or os.cpu_count() or 1) as pool:
+    with ThreadPoolExecutor(max_workers=ctx.jobs or os.cpu_count() or 1) as pool:
         futures = [pool.submit(one, item) for item in plan]
         bar = tqdm(
-            total=len(plan), desc=experiment.name, unit="run", disable=None if run.progress else True, file=sys.stderr
+            total=len(plan), desc=experiment.name, unit="run", disable=None if ctx.progress else True, file=sys.stderr
         )
         rows = []
         try:
@@ -249,21 +249,21 @@ def reproduce(
 
     platform = platform if platform is not None else exp.platform
     # a bad platform fails here, before anything is written
-    run = Run(platform, platform_sha256(platform), jobs, progress, log)
-    plan = exp.check(settings, run) if exp.check else settings
+    ctx = Context(platform, platform_sha256(platform), jobs, progress, log)
+    plan = exp.check(settings, ctx) if exp.check else settings
     out_dir = Path(out if out is not None else Path("results") / exp.name)
     _prepare_out(out_dir)
 
-    prepared = exp.prepare(plan, out_dir, run) if exp.prepare else Prepared()
+    prepared = exp.prepare(plan, out_dir, ctx) if exp.prepare else Prepared()
     t_runs = time.perf_counter()
-    specs = exp.calibrate(selected, run) if exp.calibrate else {b.label: b.workload for b in selected}
-    rows = run_all(exp, selected, specs, prepared, reps, seed, run)
+    specs = exp.calibrate(selected, ctx) if exp.calibrate else {b.label: b.workload for b in selected}
+    rows = run_all(exp, selected, specs, prepared, reps, seed, ctx)
     t_out = time.perf_counter()
 
     runs_df = report.runs_frame(rows)
     summary_df = report.summarize(runs_df, exp)
     claims = exp.claims(summary_df, runs_df)
-    prov = report.Provenance(platform, run.platform_sha256, list(range(seed, seed + reps)), specs, prepared)
+    prov = report.Provenance(platform, ctx.platform_sha256, list(range(seed, seed + reps)), specs, prepared)
     files = report.write_outputs(out_dir, exp, runs_df, summary_df, claims, prov)
     t_end = time.perf_counter()
     timings = {**prepared.timings_s, "experiments": t_out - t_runs, "outputs": t_end - t_out, "total": t_end - t0}

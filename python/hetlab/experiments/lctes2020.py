@@ -26,10 +26,10 @@ from hetlab.experiment import (
     Benchmark,
     Claim,
     Config,
+    Context,
     Experiment,
     Figure,
     Prepared,
-    Run,
     Table,
     merged_options,
 )
@@ -282,10 +282,10 @@ def check_model(path: str, platform: str) -> str:
     return path
 
 
-def check(settings: Settings, run: Run) -> Plan:
+def check(settings: Settings, ctx: Context) -> Plan:
     """A given model must load; otherwise the sweep options must be valid. Writes nothing."""
     if settings.model is not None:
-        return Plan(check_model(settings.model, run.platform), settings.sweep, None)
+        return Plan(check_model(settings.model, ctx.platform), settings.sweep, None)
     # characterize loads pandas: imported here, where it is needed, so that `hetlab` starts fast
     from hetlab.characterize import PATTERNS
 
@@ -300,8 +300,8 @@ def check(settings: Settings, run: Run) -> Plan:
     # the platform's hash: a platform file, or a built-in one in another hetlab version, may change
     # under the same name, and a sweep of the old one must not be reused
     plan = {
-        "platform": run.platform,
-        "platform_sha256": run.platform_sha256,
+        "platform": ctx.platform,
+        "platform_sha256": ctx.platform_sha256,
         "reps": sweep.reps,
         "patterns": list(sweep.patterns or PATTERNS),
         "sizes": list(sweep.sizes) if sweep.sizes else "default",
@@ -329,7 +329,7 @@ def _plan_text(plan: dict) -> str:
     )
 
 
-def train_here(out: Path, sweep: SweepOptions, plan: dict, run: Run) -> tuple[Path, dict[str, float]]:
+def train_here(out: Path, sweep: SweepOptions, plan: dict, ctx: Context) -> tuple[Path, dict[str, float]]:
     """The characterization sweep (`plan`, from `check`) and training into OUT/sweep.parquet and
     OUT/model/, reusing what an earlier run of the same plan left there. Returns the model.json
     path and the wall time of each step."""
@@ -339,7 +339,7 @@ def train_here(out: Path, sweep: SweepOptions, plan: dict, run: Run) -> tuple[Pa
     timings = {"sweep": 0.0, "train": 0.0}
     sweep_path, meta_path = out / "sweep.parquet", out / "sweep.json"
     if sweep_path.exists() and _reusable(sweep_path, meta_path, plan):
-        run.log(f"reusing the characterization sweep {sweep_path}")
+        ctx.log(f"reusing the characterization sweep {sweep_path}")
     else:
         if sweep_path.exists():
             raise HetlabError(
@@ -356,7 +356,7 @@ def train_here(out: Path, sweep: SweepOptions, plan: dict, run: Run) -> tuple[Pa
                 initial=done,
                 unit="run",
                 desc="characterize",
-                disable=None if run.progress else True,
+                disable=None if ctx.progress else True,
                 file=sys.stderr,
             )
 
@@ -368,7 +368,7 @@ def train_here(out: Path, sweep: SweepOptions, plan: dict, run: Run) -> tuple[Pa
             sizes=sweep.sizes,
             run_s=sweep.run_s,
             seed=1,
-            workers=run.jobs,
+            workers=ctx.jobs,
             progress=bar,
             active_opp=sweep.active_opp,
         )
@@ -384,12 +384,12 @@ def train_here(out: Path, sweep: SweepOptions, plan: dict, run: Run) -> tuple[Pa
                 old["provenance"]["sweep"]["dataset_sha256"] == sweep_sha
                 and old["provenance"]["training"]["max_depth"] == train.DEFAULT_MAX_DEPTH
             ):
-                run.log(f"reusing the trained model {model_path}")
+                ctx.log(f"reusing the trained model {model_path}")
                 return model_path, timings
         except (ValueError, KeyError, TypeError):
             pass
     start = time.perf_counter()
-    run.log("training the anti-snoop model ...")
+    ctx.log("training the anti-snoop model ...")
     model = train.train_model(sweep_path)
     staging = Path(tempfile.mkdtemp(dir=out, prefix=".model."))
     try:
@@ -410,13 +410,13 @@ def _shown_path(path: str, out: Path) -> str:
         return str(path)
 
 
-def prepare(plan: Plan, out: Path, run: Run) -> Trained:
+def prepare(plan: Plan, out: Path, ctx: Context) -> Trained:
     """The model of the anti-snoop column: the one given, or one trained here."""
     if plan.model is not None:
         model_path, timings = plan.model, {"sweep": 0.0, "train": 0.0}
     else:
-        trained, timings = train_here(out, plan.sweep, plan.sweep_plan, run)
-        model_path = check_model(str(trained), run.platform)
+        trained, timings = train_here(out, plan.sweep, plan.sweep_plan, ctx)
+        model_path = check_model(str(trained), ctx.platform)
     if model_path == FIG4:
         return Trained(timings, model_path, FIG4)
     doc = json.loads(Path(model_path).read_text())
@@ -441,7 +441,7 @@ def _round2(x: float) -> int:
     return int(round(x / e) * e)
 
 
-def calibrate(benchmarks: list[Benchmark], run: Run) -> dict[str, str]:
+def calibrate(benchmarks: list[Benchmark], ctx: Context) -> dict[str, str]:
     """The workload spec of each label: ccbench grid points get the iteration count that makes
     one run last about RUN_S under all-max (measured with a short probe)."""
     specs = {}
@@ -450,7 +450,7 @@ def calibrate(benchmarks: list[Benchmark], run: Run) -> dict[str, str]:
         if b.calibrate:
             probe = 200_000
             r = api.simulate(
-                run.platform, f"{spec},iterations={probe}", cluster=b.options["cluster"], governor="all-max", seed=1
+                ctx.platform, f"{spec},iterations={probe}", cluster=b.options["cluster"], governor="all-max", seed=1
             )
             spec = f"{spec},iterations={_round2(RUN_S * probe / r.time_s)}"
         specs[b.label] = spec
