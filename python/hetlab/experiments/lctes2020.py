@@ -97,8 +97,9 @@ def _pinned(name: str, workload: str, group: str, cluster: str, calibrate: bool 
 # Plan order (and the figures' order): the ccbench grid all-LITTLE then all-big as in Figure 5;
 # the other benchmarks in table order, each on LITTLE then big, as in Figure 6. The grid's
 # iteration counts are calibrated at run time (`calibrate`).
-BENCHMARKS = tuple(_pinned(name, spec, "ccbench", c, calibrate=True) for c in CLUSTERS for name, spec in GRID) + tuple(
-    _pinned(name, spec, group, c) for name, spec, group in REALISTIC for c in CLUSTERS
+BENCHMARKS = (
+    *(_pinned(name, spec, "ccbench", c, calibrate=True) for c in CLUSTERS for name, spec in GRID),
+    *(_pinned(name, spec, group, c) for name, spec, group in REALISTIC for c in CLUSTERS),
 )
 
 CONFIGS = (
