@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hetlab import report, reproduce
+from hetlab import report
+from hetlab.experiments import lctes2020
 
 SMALL = [
     "--benchmarks",
@@ -64,7 +65,7 @@ def small(tmp_path_factory):
 
 def test_outputs_exist(small):
     out, r = small
-    for name in reproduce.OUTPUTS:
+    for name in report.outputs(lctes2020.EXPERIMENT):
         assert (out / name).is_file(), name
         assert (out / name).stat().st_size > 0
     for name in ("fig5_ccbench_time.png", "fig6a_time.png", "fig6b_energy.png"):
@@ -355,7 +356,7 @@ def test_claims_are_judged_from_the_numbers():
         ("bbench-b", "all-max", 7.0, 9.0, 0.01),
         ("bbench-b", "anti-snoop", 10.0, 9.0, 0.01),
     ]
-    claims = report.evaluate_claims(reproduce.LCTES2020, _summary(rows), None)
+    claims = lctes2020.claims(_summary(rows), None)
     assert len(claims) == 13
     order = next(c for c in claims if "all-max fastest" in c.claim)
     assert order.holds == "partly" and order.hetlab == "1/2 benchmark-cluster pairs" and "bbench-b" in order.note
@@ -383,7 +384,7 @@ def test_snoop_penalty_claims_compare_idle_min_with_all_max():
         ("bbench-b", "all-max", 10.0, 12.0, 0.0),
         ("bbench-b", "anti-snoop", 10.5, 9.0, 0.0),
     ]
-    claims = report.evaluate_claims(reproduce.LCTES2020, _summary(rows), None)
+    claims = lctes2020.claims(_summary(rows), None)
     gcc = next(c for c in claims if c.claim.startswith("snoop penalty of gcc"))
     assert gcc.holds == "yes" and gcc.hetlab == "gcc-g23-L +80%"
     bound = next(c for c in claims if c.claim.startswith("snoop penalty of the realistic"))

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-from hetlab import api
+from hetlab import api, reproduce
+from hetlab._files import write_atomically
 
 MAIN_HELP = """\
 hetlab: energy and performance management for big.LITTLE SoCs.
@@ -69,20 +69,12 @@ def _parse_tunables(items: list[str]) -> dict[str, float]:
     return out
 
 
-def _write_atomically(path: str, text: str) -> None:
-    """Writes `text` to `path` through a temporary file, so a failure leaves no partial file."""
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
+def _write(path: str, text: str) -> None:
+    """Writes an output file whole (through a temporary file), once its directory is known to exist."""
+    directory = Path(path).parent
     if not directory.is_dir():
         raise CliError(f"cannot write '{path}': directory '{directory}' does not exist")
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, text)
 
 
 def _progress(total: int, desc: str):
@@ -166,9 +158,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     )
     # All runs succeeded: now write the outputs.
     if args.trace:
-        _write_atomically(args.trace, runs[0].trace_text or "")
+        _write(args.trace, runs[0].trace_text or "")
     if args.series:
-        _write_atomically(args.series, runs[0].series_df().to_csv(index=False))
+        _write(args.series, runs[0].series_df().to_csv(index=False))
     if args.json:
         if len(runs) == 1:
             print(runs[0].to_json())
@@ -526,14 +518,10 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("model", help="model.json or the directory hetlab train wrote")
     sm.set_defaults(func=cmd_show_model)
 
-    from hetlab import reproduce
-
     reproduce.configure_parser(
         sub.add_parser(
             "reproduce",
-            help="reproduce a seed paper's evaluation: lctes2020 (Figures 5 and 6, tables, report.md)",
-            description=reproduce.__doc__,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            help="reproduce a seed document's experiment (tables, figures, report.md); --list names them",
         )
     )
 

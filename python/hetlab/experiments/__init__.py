@@ -1,0 +1,21 @@
+"""The reproductions `hetlab reproduce` knows, one module each, listed once here.
+
+A new reproduction is a module in this package that builds an `hetlab.experiment.Experiment`
+named EXPERIMENT, plus one line in MODULES.
+"""
+
+from __future__ import annotations
+
+from hetlab.api import HetlabError
+from hetlab.experiment import Experiment
+from hetlab.experiments import lctes2020
+
+MODULES = (lctes2020,)
+EXPERIMENTS: dict[str, Experiment] = {m.EXPERIMENT.name: m.EXPERIMENT for m in MODULES}
+
+
+def get(name: str) -> Experiment:
+    """The experiment called `name`; a one-line HetlabError naming the known ones otherwise."""
+    if name not in EXPERIMENTS:
+        raise HetlabError(f"unknown experiment '{name}'; known: {', '.join(EXPERIMENTS)}")
+    return EXPERIMENTS[name]

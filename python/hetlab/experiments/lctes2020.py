@@ -1,0 +1,910 @@
+"""The `lctes2020` reproduction: the seed paper's §5 (Wolff & Porter, LCTES'20, Figures 5 and 6).
+
+This module owns everything specific to the paper: its benchmarks and configurations, the ccbench
+iteration calibration, the characterization sweep and training its anti-snoop column needs, its
+claims, figures and report sections. DESCRIPTION says what it runs (`hetlab reproduce --help`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hetlab import api
+from hetlab._files import sha256_file, write_atomically
+from hetlab.api import HetlabError
+from hetlab.experiment import (
+    NOT_RUN,
+    Benchmark,
+    Claim,
+    Config,
+    Context,
+    Experiment,
+    Figure,
+    Prepared,
+    Table,
+    merged_options,
+)
+
+if TYPE_CHECKING:
+    import argparse
+
+    import pandas as pd
+
+CLUSTERS = ("little", "big")
+CLUSTER_TAG = {"little": "L", "big": "b"}  # the paper's {name}-{input}-{b|L} labels
+TRAINED = "<trained>"  # stands for the model trained (or given) in this run
+FIG4 = "lctes2020-fig4"
+RUN_S = 0.75  # ccbench grid: simulated seconds per run under all-max
+
+DESCRIPTION = """\
+Every benchmark runs on one cluster (the other idle) under five configurations and is compared
+with Linux ondemand:
+
+    ondemand         the baseline
+    idle-min         active cluster at its top OPP, idle cluster at its lowest
+    all-max          both clusters at their top OPP
+    anti-snoop       ondemand-anti-snoop with the model trained on this platform
+    anti-snoop-fig4  the same governor with the paper's own trees (extra column)
+
+The trained model comes from the characterization sweep and training run into OUT (resumable:
+an existing sweep and model in OUT are reused when made with the same options), or from
+--model. Figures: fig5_ccbench_time.png, fig6a_time.png, fig6b_energy.png; report.md adds the
+model's held-out accuracy and the governor's PMC overhead next to the paper's §5.3."""
+
+# --- benchmarks and configurations --------------------------------------------------------------
+
+CCBENCH_SIZES = (
+    4096,
+    16384,
+    65536,
+    262144,
+    1048576,
+)  # 4-byte elements: half/twice L1 (32 KB), A7 L2 (512 KB), A15 L2 (2 MB)
+CCBENCH_PATTERNS = ("random", "sequential", "stride-16")
+GRID = tuple(
+    (f"ccbench-{size}-{pattern}", f"ccbench:size={size},pattern={pattern}")
+    for pattern in CCBENCH_PATTERNS
+    for size in CCBENCH_SIZES
+)
+
+# The paper's Figure 6 benchmarks (§5.1) and their built-in hetlab workloads.
+REALISTIC = (
+    ("gcc-g23", "spec-gcc-g23", "spec"),
+    ("bwaves-test", "spec-bwaves-test", "spec"),
+    ("povray-train", "spec-povray-train", "spec"),
+    ("h264ref-train", "spec-h264ref-train", "spec"),
+    ("bbench", "bbench", "web"),
+    ("speedometer2", "speedometer2", "web"),
+    ("mplayer-1080p", "mplayer-1080p", "video"),
+)
+REALISTIC_GROUPS = ("spec", "web", "video")
+
+
+def _pinned(name: str, workload: str, group: str, cluster: str, calibrate: bool = False) -> Benchmark:
+    """A benchmark on one cluster, the other idle (taskset)."""
+    return Benchmark(name, f"{name}-{CLUSTER_TAG[cluster]}", workload, group, {"cluster": cluster}, calibrate)
+
+
+# Plan order (and the figures' order): the ccbench grid all-LITTLE then all-big as in Figure 5;
+# the other benchmarks in table order, each on LITTLE then big, as in Figure 6. The grid's
+# iteration counts are calibrated at run time (`calibrate`).
+BENCHMARKS = (
+    *(_pinned(name, spec, "ccbench", c, calibrate=True) for c in CLUSTERS for name, spec in GRID),
+    *(_pinned(name, spec, group, c) for name, spec, group in REALISTIC for c in CLUSTERS),
+)
+
+CONFIGS = (
+    Config("ondemand", "ondemand (baseline)", {"governor": "ondemand"}),
+    Config("idle-min", "idle-min (active max, idle min)", {"governor": "idle-min"}, colour="#9e9e9e"),
+    Config("all-max", "all-max (both clusters max)", {"governor": "all-max"}, colour="#e6550d"),
+    Config(
+        "anti-snoop", "anti-snoop (model trained here)", {"governor": "anti-snoop", "model": TRAINED}, colour="#3182bd"
+    ),
+    Config(
+        "anti-snoop-fig4",
+        "anti-snoop (paper's Fig. 4 trees)",
+        {"governor": "anti-snoop", "model": FIG4},
+        paper=False,
+        colour="#9ecae1",
+        hatch="//",
+    ),
+)
+
+GROUPS = {
+    "ccbench": ("ccbench",),
+    "realistic": REALISTIC_GROUPS,
+    "spec": ("spec",),
+    "web": ("web",),
+    "video": ("video",),
+}
+
+TABLES = (
+    Table("Figure 5: ccbench grid", ("ccbench",)),
+    Table("Figure 6: realistic benchmarks", REALISTIC_GROUPS),
+)
+
+_SPEEDUP = "speedup over ondemand (t_ondemand / t)"
+FIGURES = (
+    Figure(
+        "fig5_ccbench_time.png",
+        "Figure 5: time on ccbench 'caches' (size-pattern-cluster), ondemand = 1",
+        ("ccbench",),
+        "speedup",
+        _SPEEDUP,
+        separate_by="cluster",  # Figure 5 lists LITTLE, then big
+    ),
+    Figure(
+        "fig6a_time.png",
+        "Figure 6a: time on realistic benchmarks, ondemand = 1",
+        REALISTIC_GROUPS,
+        "speedup",
+        _SPEEDUP,
+    ),
+    Figure(
+        "fig6b_energy.png",
+        "Figure 6b: energy on realistic benchmarks, ondemand = 1",
+        REALISTIC_GROUPS,
+        "energy_saving",
+        "energy saving over ondemand (E_ondemand / E)",
+    ),
+)
+
+
+# --- its own options ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    """Passed through to `hetlab characterize` (None: its defaults)."""
+
+    reps: int = 5
+    patterns: tuple[str, ...] | None = None
+    sizes: tuple[int, ...] | None = None
+    run_s: float = 0.08
+    active_opp: str = "all"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The model to use (None: train one from a sweep made with `sweep`)."""
+
+    model: str | None = None
+    sweep: SweepOptions = SweepOptions()
+
+    @classmethod
+    def add_arguments(cls, group: argparse._ArgumentGroup) -> None:
+        d = SweepOptions()
+        group.add_argument(
+            "--model",
+            metavar="PATH",
+            help="use this anti-snoop model.json (or lctes2020-fig4) instead of running the sweep and training",
+        )
+        group.add_argument(
+            "--sweep-reps",
+            type=int,
+            default=d.reps,
+            metavar="N",
+            help=f"characterization: repetitions per configuration (default: {d.reps})",
+        )
+        group.add_argument(
+            "--sweep-patterns",
+            metavar="LIST",
+            help="characterization: subset of random,sequential,stride-16 (default: all)",
+        )
+        group.add_argument(
+            "--sweep-sizes",
+            metavar="LIST",
+            help="characterization: array sizes in 4-byte elements (default: around every cache size)",
+        )
+        group.add_argument(
+            "--sweep-run-s",
+            type=float,
+            default=d.run_s,
+            metavar="S",
+            help=f"characterization: run length at the top OPPs, simulated s (default: {d.run_s})",
+        )
+        group.add_argument(
+            "--sweep-active-opp",
+            choices=["all", "top"],
+            default=d.active_opp,
+            help="characterization: every OPP pair (default) or the active cluster at its top OPP (the paper's layout)",
+        )
+
+    @classmethod
+    def from_arguments(cls, args: argparse.Namespace) -> Settings:
+        sizes = None
+        if args.sweep_sizes:
+            try:
+                sizes = tuple(int(x) for x in args.sweep_sizes.split(",") if x.strip())
+            except ValueError:
+                raise HetlabError(
+                    f"--sweep-sizes expects comma-separated element counts, got '{args.sweep_sizes}'"
+                ) from None
+        patterns = None
+        if args.sweep_patterns:
+            patterns = tuple(p.strip() for p in args.sweep_patterns.split(",") if p.strip())
+        sweep = SweepOptions(args.sweep_reps, patterns, sizes, args.sweep_run_s, args.sweep_active_opp)
+        return cls(args.model, sweep)
+
+
+# --- the sweep and training (the preparation) ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What `prepare` will do: use `model` (checked) or make the sweep `sweep_plan` and train."""
+
+    model: str | None
+    sweep: SweepOptions
+    sweep_plan: dict | None
+
+
+@dataclass
+class Trained(Prepared):
+    """The model the anti-snoop column runs with, and where it came from."""
+
+    model_path: str = ""  # the file the governor loads, or FIG4
+    model_shown: str = ""  # as report.md names it (relative to OUT when inside it)
+    model_sha256: str | None = None  # None: FIG4
+    model_doc: dict | None = None  # model.json's content (None: FIG4)
+    sweep_plan: dict | None = None  # the sweep it was trained on, when made in this run
+
+
+def check_model(path: str, platform: str) -> str:
+    """The model.json to use for `path` (a file, or a directory `hetlab train` wrote); raises a
+    one-line HetlabError unless the anti-snoop governor can load it on `platform`."""
+    if path == FIG4:
+        return path
+    if Path(path).is_dir():
+        path = str(Path(path) / "model.json")
+    from hetlab import model_export
+
+    model_export.read_model(path)
+    try:
+        api.simulate(
+            platform,
+            "ccbench:size=4096,pattern=random,iterations=1000",
+            cluster="little",
+            governor="anti-snoop",
+            model=path,
+            time_limit_s=0.001,
+        )
+    except HetlabError as e:
+        raise HetlabError(f"model '{path}': {e}") from None
+    return path
+
+
+def check(settings: Settings, ctx: Context) -> Plan:
+    """A given model must load; otherwise the sweep options must be valid. Writes nothing."""
+    if settings.model is not None:
+        return Plan(check_model(settings.model, ctx.platform), settings.sweep, None)
+    # characterize loads pandas: imported here, where it is needed, so that `hetlab` starts fast
+    from hetlab.characterize import PATTERNS
+
+    sweep = settings.sweep
+    if sweep.reps < 2:
+        raise HetlabError(f"--sweep-reps must be at least 2 (the t-test needs repetitions), got {sweep.reps}")
+    if sweep.run_s <= 0:
+        raise HetlabError(f"--sweep-run-s must be positive, got {sweep.run_s}")
+    unknown = [p for p in sweep.patterns or () if p not in PATTERNS]
+    if unknown:
+        raise HetlabError(f"--sweep-patterns: unknown pattern(s) {', '.join(unknown)}; known: {', '.join(PATTERNS)}")
+    # the platform's hash: a platform file, or a built-in one in another hetlab version, may change
+    # under the same name, and a sweep of the old one must not be reused
+    plan = {
+        "platform": ctx.platform,
+        "platform_sha256": ctx.platform_sha256,
+        "reps": sweep.reps,
+        "patterns": list(sweep.patterns or PATTERNS),
+        "sizes": list(sweep.sizes) if sweep.sizes else "default",
+        "run_s": sweep.run_s,
+        "active_opp": sweep.active_opp,
+        "seed": 1,
+    }
+    return Plan(None, sweep, plan)
+
+
+def _reusable(sweep_path: Path, meta_path: Path, plan: dict) -> bool:
+    """Whether OUT/sweep.parquet was written by this command with `plan` and not changed since."""
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(meta, dict) and meta.get("plan") == plan and meta.get("sha256") == sha256_file(sweep_path)
+
+
+def _plan_text(plan: dict) -> str:
+    sizes = plan["sizes"] if plan["sizes"] == "default" else ",".join(map(str, plan["sizes"]))
+    return (
+        f"platform {plan['platform']} (sha256 {plan['platform_sha256'][:12]}…), reps {plan['reps']}, "
+        f"patterns {','.join(plan['patterns'])}, sizes {sizes}, run_s {plan['run_s']}, active OPP {plan['active_opp']}"
+    )
+
+
+def train_here(out: Path, sweep: SweepOptions, plan: dict, ctx: Context) -> tuple[Path, dict[str, float]]:
+    """The characterization sweep (`plan`, from `check`) and training into OUT/sweep.parquet and
+    OUT/model/, reusing what an earlier run of the same plan left there. Returns the model.json
+    path and the wall time of each step."""
+    from hetlab import model_export, train
+    from hetlab.characterize import PATTERNS, characterize
+
+    timings = {"sweep": 0.0, "train": 0.0}
+    sweep_path, meta_path = out / "sweep.parquet", out / "sweep.json"
+    if sweep_path.exists() and _reusable(sweep_path, meta_path, plan):
+        ctx.log(f"reusing the characterization sweep {sweep_path}")
+    else:
+        if sweep_path.exists():
+            raise HetlabError(
+                f"'{sweep_path}' holds a sweep made with other options than {_plan_text(plan)} (see sweep.json); "
+                "delete it and sweep.json, or choose another --out"
+            )
+        start = time.perf_counter()
+
+        def bar(total: int, done: int):
+            from tqdm import tqdm
+
+            return tqdm(
+                total=total,
+                initial=done,
+                unit="run",
+                desc="characterize",
+                disable=None if ctx.progress else True,
+                file=sys.stderr,
+            )
+
+        characterize(
+            str(sweep_path),
+            platform=plan["platform"],
+            reps=sweep.reps,
+            patterns=tuple(sweep.patterns or PATTERNS),
+            sizes=sweep.sizes,
+            run_s=sweep.run_s,
+            seed=1,
+            workers=ctx.jobs,
+            progress=bar,
+            active_opp=sweep.active_opp,
+        )
+        write_atomically(meta_path, json.dumps({"plan": plan, "sha256": sha256_file(sweep_path)}, indent=2) + "\n")
+        timings["sweep"] = time.perf_counter() - start
+    model_dir = out / "model"
+    model_path = model_dir / "model.json"
+    sweep_sha = sha256_file(sweep_path)
+    if model_path.exists():
+        try:
+            old = json.loads(model_path.read_text())
+            if (
+                old["provenance"]["sweep"]["dataset_sha256"] == sweep_sha
+                and old["provenance"]["training"]["max_depth"] == train.DEFAULT_MAX_DEPTH
+            ):
+                ctx.log(f"reusing the trained model {model_path}")
+                return model_path, timings
+        except (ValueError, KeyError, TypeError):
+            pass
+    start = time.perf_counter()
+    ctx.log("training the anti-snoop model ...")
+    model = train.train_model(sweep_path)
+    staging = Path(tempfile.mkdtemp(dir=out, prefix=".model."))
+    try:
+        files = model_export.write_model(model, staging)
+        model_dir.mkdir(exist_ok=True)
+        for name, path in files.items():
+            os.replace(path, model_dir / name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    timings["train"] = time.perf_counter() - start
+    return model_path, timings
+
+
+def _shown_path(path: str, out: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(out.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def prepare(plan: Plan, out: Path, ctx: Context) -> Trained:
+    """The model of the anti-snoop column: the one given, or one trained here."""
+    if plan.model is not None:
+        model_path, timings = plan.model, {"sweep": 0.0, "train": 0.0}
+    else:
+        trained, timings = train_here(out, plan.sweep, plan.sweep_plan, ctx)
+        model_path = check_model(str(trained), ctx.platform)
+    if model_path == FIG4:
+        return Trained(timings, model_path, FIG4)
+    doc = json.loads(Path(model_path).read_text())
+    return Trained(timings, model_path, _shown_path(model_path, out), sha256_file(model_path), doc, plan.sweep_plan)
+
+
+def simulate_options(bench: Benchmark, config: Config, prepared: Trained) -> dict:
+    options = merged_options(bench, config, prepared)
+    if options.get("model") == TRAINED:
+        options["model"] = prepared.model_path
+    return options
+
+
+# --- calibration --------------------------------------------------------------------------------
+
+
+def _round2(x: float) -> int:
+    """Two significant digits, so workload specs read well (ccbench iterations)."""
+    if x < 100:
+        return max(1, int(round(x)))
+    e = 10 ** (int(math.floor(math.log10(x))) - 1)
+    return int(round(x / e) * e)
+
+
+def calibrate(benchmarks: list[Benchmark], ctx: Context) -> dict[str, str]:
+    """The workload spec of each label: ccbench grid points get the iteration count that makes
+    one run last about RUN_S under all-max (measured with a short probe)."""
+    specs = {}
+    for b in benchmarks:
+        spec = b.workload
+        if b.calibrate:
+            probe = 200_000
+            r = api.simulate(
+                ctx.platform, f"{spec},iterations={probe}", cluster=b.options["cluster"], governor="all-max", seed=1
+            )
+            spec = f"{spec},iterations={_round2(RUN_S * probe / r.time_s)}"
+        specs[b.label] = spec
+    return specs
+
+
+# --- summary columns ----------------------------------------------------------------------------
+
+
+def measures(g: pd.DataFrame, row: dict) -> dict:
+    """Per label and configuration: the two clusters' average clocks, the L2 misses, the idle
+    cluster's share of the energy and the governor's cost per sample."""
+    idle = "big" if row["cluster"] == "little" else "little"
+    samples = g.governor_samples.sum()
+    return {
+        "active_freq_mhz": float(g[f"avg_freq_{row['cluster']}_khz"].mean()) / 1000,
+        "idle_freq_mhz": float(g[f"avg_freq_{idle}_khz"].mean()) / 1000,
+        "l2_mpki": float(g.l2_mpki.mean()),
+        "idle_cluster_energy_share": float((g[f"energy_{idle}_j"] / g.energy_j).mean()),
+        "governor_overhead_us_per_sample": float(1e6 * g.governor_overhead_s.sum() / samples) if samples else 0.0,
+    }
+
+
+# --- claims -------------------------------------------------------------------------------------
+
+# Orderings treat two configurations as tied when their means differ by less than the sum of
+# their standard deviations, or by less than TIE (relative) when the runs hardly vary.
+TIE = 0.005
+
+
+class _Lookup:
+    def __init__(self, summary: pd.DataFrame):
+        self.rows = {(r["label"], r["config"]): r for r in summary.to_dict("records")}
+        self.summary = summary
+
+    def __call__(self, label: str, config: str) -> dict | None:
+        return self.rows.get((label, config))
+
+    def labels(self, benchmark: str) -> list[str]:
+        return [lab for lab in dict.fromkeys(self.summary.label) if lab.rsplit("-", 1)[0] == benchmark]
+
+
+def _x(row: dict, metric: str = "speedup") -> str:
+    return f"{row[f'{metric}_mean']:.2f}x ± {row[f'{metric}_std']:.2f}"
+
+
+def _yes(ok: bool) -> str:
+    return "yes" if ok else "no"
+
+
+def _at_least(S, label: str, metric: str, threshold: float, claim: str, paper: str) -> Claim:
+    r = S(label, "anti-snoop")
+    if r is None:
+        return Claim(claim, paper, "–", NOT_RUN)
+    return Claim(claim, paper, _x(r, metric), _yes(r[f"{metric}_mean"] >= threshold))
+
+
+def _ccbench_claims(S: _Lookup) -> list[Claim]:
+    grid = S.summary[(S.summary.group == "ccbench") & (S.summary.config == "anti-snoop")]
+    worst_claim = (
+        "ccbench grid: anti-snoop never more than 2% slower than ondemand on any configuration (speedup ≥ 0.98x)"
+    )
+    worst_paper = "always at least as good as ondemand (§5.2, Fig. 5)"
+    mean_claim = "ccbench grid: mean anti-snoop speedup over ondemand ≥ 1.2x"
+    mean_paper = "1.4x on average (§5.2, Fig. 5)"
+    if grid.empty:
+        return [Claim(worst_claim, worst_paper, "–", NOT_RUN), Claim(mean_claim, mean_paper, "–", NOT_RUN)]
+    worst = grid.loc[grid.speedup_mean.idxmin()]
+    slower = grid[grid.speedup_mean < 0.98]
+    return [
+        Claim(
+            worst_claim,
+            worst_paper,
+            f"worst {worst.speedup_mean:.3f}x ± {worst.speedup_std:.3f} ({worst.label})"
+            f" over {len(grid)} configurations",
+            _yes(slower.empty),
+            "" if slower.empty else "slower than 0.98x: " + ", ".join(slower.label),
+        ),
+        Claim(
+            mean_claim,
+            mean_paper,
+            f"{grid.speedup_mean.mean():.2f}x (range {grid.speedup_mean.min():.2f}-{grid.speedup_mean.max():.2f}"
+            f" over {len(grid)} configurations)",
+            _yes(grid.speedup_mean.mean() >= 1.2),
+        ),
+    ]
+
+
+def _order_claims(S: _Lookup) -> list[Claim]:
+    realistic = [lab for lab in dict.fromkeys(S.summary[S.summary.group != "ccbench"].label)]
+    paper_configs = [c.name for c in CONFIGS if c.paper]
+    order_claim = (
+        "Realistic benchmarks: all-max fastest, anti-snoop second, ondemand third"
+        " (ties within spread, at least 0.5%, allowed)"
+    )
+    order_paper = (
+        "all-max fastest; anti-snoop 'consistently comes second, followed by the ondemand governor' (§5.2, Fig. 6a)"
+    )
+    energy_claim = "Realistic benchmarks: all-max spends the most energy of the four configurations (ties as above)"
+    energy_paper = "all-max 'uses far more energy' (§5.2, Fig. 6b)"
+    if not realistic:
+        return [Claim(order_claim, order_paper, "–", NOT_RUN), Claim(energy_claim, energy_paper, "–", NOT_RUN)]
+
+    def tol(a: dict, b: dict, col: str) -> float:  # the two spreads, and never below TIE of the larger mean
+        return max(a[f"{col}_std"] + b[f"{col}_std"], TIE * max(a[f"{col}_mean"], b[f"{col}_mean"]))
+
+    def not_slower(a: dict, b: dict) -> bool:  # a's time <= b's, ties allowed
+        return a["time_s_mean"] <= b["time_s_mean"] + tol(a, b, "time_s")
+
+    bad_order, bad_energy = [], []
+    for lab in realistic:
+        am, an, od = S(lab, "all-max"), S(lab, "anti-snoop"), S(lab, "ondemand")
+        if not (not_slower(am, an) and not_slower(an, od)):
+            ranks = sorted(paper_configs, key=lambda c: S(lab, c)["time_s_mean"])
+            bad_order.append(f"{lab} ({' < '.join(ranks)})")
+        most = max(paper_configs, key=lambda c: S(lab, c)["energy_j_mean"])
+        top = S(lab, most)
+        if top["energy_j_mean"] > am["energy_j_mean"] + tol(am, top, "energy_j"):
+            bad_energy.append(f"{lab} (most: {most}; all-max {1 / am['energy_saving_mean']:.2f}x ondemand's energy)")
+    n = len(realistic)
+
+    def result(bad: list[str]) -> tuple[str, str]:
+        holds = "yes" if not bad else ("no" if len(bad) == n else "partly")
+        return f"{n - len(bad)}/{n} benchmark-cluster pairs", holds
+
+    h1, y1 = result(bad_order)
+    h2, y2 = result(bad_energy)
+    if bad_energy:
+        ods = [S(lab, "ondemand") for lab in realistic]
+        share = sum(r["idle_cluster_energy_share"] for r in ods) / len(ods)
+        bad_energy.append(
+            f"all-max spends less than ondemand wherever its speedup exceeds its power ratio to ondemand "
+            f"({_race_facts(S, realistic)}); the idle cluster's leakage is {share:.0%} of ondemand's "
+            "sensor energy on average, so racing with both clusters at their top OPP can pay for itself "
+            "when snoops slow ondemand's run enough"
+        )
+    return [
+        Claim(
+            order_claim,
+            order_paper,
+            h1,
+            y1,
+            "" if not bad_order else "not in that order (fastest first): " + "; ".join(bad_order),
+        ),
+        Claim(
+            energy_claim,
+            energy_paper,
+            h2,
+            y2,
+            "" if not bad_energy else "all-max not the most: " + "; ".join(bad_energy),
+        ),
+    ]
+
+
+def _race_facts(S: _Lookup, labels: list[str]) -> str:
+    """all-max speedup vs its power ratio to ondemand, for the pairs where all-max saves energy."""
+    facts = []
+    for lab in labels:
+        am, od = S(lab, "all-max"), S(lab, "ondemand")
+        power_ratio = (am["energy_j_mean"] / am["time_s_mean"]) / (od["energy_j_mean"] / od["time_s_mean"])
+        if am["speedup_mean"] > power_ratio:
+            facts.append(f"{lab} {am['speedup_mean']:.2f}x faster at {power_ratio:.2f}x the power")
+    return ", ".join(facts) or "no such pair"
+
+
+def _snoop_slowdown(S: _Lookup, label: str) -> float | None:
+    """How much slower `label` runs with the idle cluster at its lowest OPP than at its top OPP,
+    the active cluster at its top OPP in both (idle-min vs all-max): the snoop penalty alone."""
+    slow, fast = S(label, "idle-min"), S(label, "all-max")
+    if slow is None or fast is None:
+        return None
+    return slow["time_s_mean"] / fast["time_s_mean"] - 1
+
+
+def _snoop_claims(S: _Lookup) -> list[Claim]:
+    """The paper's two statements of how large the snoop penalty is (LCTES'20 §1), as
+    validation of the memory model and workload profiles rather than of the governor."""
+    gcc_claim = (
+        "snoop penalty of gcc: idle cluster at its lowest vs its top OPP (active cluster at its top OPP) "
+        "about 80% slower (60-100%)"
+    )
+    gcc_paper = "'gcc, for example, can suffer an 80% slowdown due to this mechanism' (§1)"
+    max_claim = "snoop penalty of the realistic benchmarks: at most 80% slower, as above (≤ 85% allowed)"
+    max_paper = "'a slowdown of up to 80% for the most memory-intensive applications' (§1)"
+    realistic = list(dict.fromkeys(S.summary[S.summary.group != "ccbench"].label))
+    slow = {lab: _snoop_slowdown(S, lab) for lab in realistic}
+    slow = {lab: x for lab, x in slow.items() if x is not None}
+    gcc = {lab: x for lab, x in slow.items() if lab.startswith("gcc-")}
+    claims = []
+    if gcc:
+        worst = max(gcc, key=gcc.get)
+        claims.append(
+            Claim(
+                gcc_claim,
+                gcc_paper,
+                "; ".join(f"{lab} {x:+.0%}" for lab, x in gcc.items()),
+                _yes(0.6 <= gcc[worst] <= 1.0),
+            )
+        )
+    else:
+        claims.append(Claim(gcc_claim, gcc_paper, "–", NOT_RUN))
+    if slow:
+        over = {lab: x for lab, x in slow.items() if x > 0.85}
+        worst = max(slow, key=slow.get)
+        holds = "yes" if not over else ("no" if len(over) == len(slow) else "partly")
+        note = (
+            (
+                "above the paper's bound: "
+                + ", ".join(f"{lab} {x:+.0%}" for lab, x in over.items())
+                + " — these workload profiles (ASSUMPTION, see their files) make more L2 misses on that cluster than "
+                "the paper's runs can have"
+            )
+            if over
+            else ""
+        )
+        claims.append(
+            Claim(
+                max_claim,
+                max_paper,
+                f"largest {worst} {slow[worst]:+.0%}; {len(slow) - len(over)}/{len(slow)} "
+                "benchmark-cluster pairs within",
+                holds,
+                note,
+            )
+        )
+    else:
+        claims.append(Claim(max_claim, max_paper, "–", NOT_RUN))
+    return claims
+
+
+def _per_cluster(S: _Lookup, benchmark: str) -> list[dict]:
+    return [r for r in (S(lab, "anti-snoop") for lab in S.labels(benchmark)) if r is not None]
+
+
+def _povray(S: _Lookup) -> Claim:
+    claim, paper = (
+        "povray-train: anti-snoop gains < 5% (speedup < 1.05x on each cluster)",
+        "'a very minor speedup' (§5.2, Fig. 6a)",
+    )
+    rows = _per_cluster(S, "povray-train")
+    if not rows:
+        return Claim(claim, paper, "–", NOT_RUN)
+    return Claim(
+        claim,
+        paper,
+        "; ".join(f"{r['label']} {_x(r)}" for r in rows),
+        _yes(all(r["speedup_mean"] < 1.05 for r in rows)),
+    )
+
+
+def _h264(S: _Lookup) -> Claim:
+    claim = (
+        "h264ref-train: anti-snoop gains much more on LITTLE than on big "
+        "(gain on LITTLE > 0, ≥ 2x the gain on big, and the difference beyond the spread)"
+    )
+    paper = "LITTLE faces high snoop latency, big 'should not suffer much' (§5.1, Fig. 6a)"
+    L, b = S("h264ref-train-L", "anti-snoop"), S("h264ref-train-b", "anti-snoop")
+    if L is None or b is None:
+        return Claim(claim, paper, "–", NOT_RUN)
+    gl, gb = L["speedup_mean"] - 1, b["speedup_mean"] - 1
+    ok = gl > 0 and gl >= 2 * max(gb, 0.0) and gl - gb > L["speedup_std"] + b["speedup_std"]
+    return Claim(claim, paper, f"LITTLE {gl:+.1%} ({_x(L)}); big {gb:+.1%} ({_x(b)})", _yes(ok))
+
+
+def _range_note(S: _Lookup, r: dict, lo: float, hi: float) -> str:
+    """Why an anti-snoop speedup falls outside [lo, hi], from the runs' own data."""
+    lab = r["label"]
+    am, od = S(lab, "all-max"), S(lab, "ondemand")
+    gap = am["speedup_mean"] - 1
+    recovered = f"{(r['speedup_mean'] - 1) / gap:.0%}" if gap > 1e-9 else "none"
+    facts = (
+        f"{lab}: anti-snoop {r['speedup_mean']:.2f}x, all-max {am['speedup_mean']:.2f}x; idle cluster at "
+        f"{od['idle_freq_mhz']:.0f} / {r['idle_freq_mhz']:.0f} / {am['idle_freq_mhz']:.0f} MHz and active cluster at "
+        f"{od['active_freq_mhz']:.0f} / {r['active_freq_mhz']:.0f} / {am['active_freq_mhz']:.0f} MHz "
+        f"(ondemand / anti-snoop / all-max); L2 MPKI {od['l2_mpki']:.1f}"
+    )
+    same_active = am["active_freq_mhz"] <= 1.05 * od["active_freq_mhz"]
+    if r["speedup_mean"] < lo and am["speedup_mean"] < lo:
+        why = (
+            f"even all-max, both clusters at their top OPP, gains only {am['speedup_mean']:.2f}x, so no frequency "
+            "setting reaches the paper's range on this workload: ondemand loses little to snoops here"
+        )
+    elif r["speedup_mean"] < lo:
+        why = f"anti-snoop recovers {recovered} of the ondemand → all-max gap"
+    elif same_active:
+        why = (
+            "ondemand already runs the active cluster at (nearly) all-max's frequency, "
+            "so all-max's gain comes from the "
+            "idle cluster's clock, i.e. from snoops answered by the slow idle cluster: this workload's memory traffic "
+            f"pays a larger snoop penalty than the paper's runs did; anti-snoop recovers {recovered} of it"
+        )
+    else:
+        why = (
+            f"part of the gain is the active cluster's clock (ondemand {od['active_freq_mhz']:.0f} MHz vs "
+            f"{am['active_freq_mhz']:.0f} MHz), the rest the idle cluster's; anti-snoop recovers {recovered} of the gap"
+        )
+    return f"{facts}: {why}"
+
+
+def _range(S: _Lookup, benchmark: str, paper: str, lo: float = 1.1, hi: float = 1.3) -> Claim:
+    claim = f"{benchmark}: anti-snoop speedup over ondemand in the paper's range {lo}-{hi}x"
+    rows = _per_cluster(S, benchmark)
+    if not rows:
+        return Claim(claim, paper, "–", NOT_RUN)
+    inside = [lo <= r["speedup_mean"] <= hi for r in rows]
+    holds = "yes" if all(inside) else ("no" if not any(inside) else "partly")
+    note = "; ".join(_range_note(S, r, lo, hi) for r, ok in zip(rows, inside) if not ok)
+    return Claim(claim, paper, "; ".join(f"{r['label']} {_x(r)}" for r in rows), holds, note)
+
+
+def claims(summary: pd.DataFrame, runs: pd.DataFrame | None) -> list[Claim]:
+    """The paper's claims (§1 and §5.2, with the reproduction's acceptance thresholds), each
+    judged from the summary."""
+    S = _Lookup(summary)
+    out = [
+        _at_least(
+            S,
+            "gcc-g23-L",
+            "speedup",
+            1.25,
+            "gcc-g23 on LITTLE: anti-snoop speedup over ondemand ≥ 1.25x",
+            "1.4x (§5.2, Fig. 6a)",
+        ),
+        _at_least(
+            S,
+            "gcc-g23-L",
+            "energy_saving",
+            1.3,
+            "gcc-g23 on LITTLE: anti-snoop energy saving over ondemand ≥ 1.3x",
+            "1.7x (§5.2, Fig. 6b)",
+        ),
+    ]
+    out += _ccbench_claims(S)
+    out += _order_claims(S)
+    out += _snoop_claims(S)
+    out += [
+        _povray(S),
+        _h264(S),
+        _range(S, "bbench", "1.1-1.25x for page loading (§5.2)"),
+        _range(S, "speedometer2", "up to 1.3x (§5.2)"),
+        _range(S, "mplayer-1080p", "in Fig. 6a only; the web range 1.1-1.3x (§5.2)"),
+    ]
+    return out
+
+
+# --- report.md: its sections and provenance -----------------------------------------------------
+
+
+def _accuracy_section(prepared: Trained) -> list[str]:
+    lines = ["## The anti-snoop model", ""]
+    if prepared.model_path == FIG4:
+        return lines + [
+            "The `anti-snoop` column uses the paper's Figure 4 trees (`--model lctes2020-fig4`); no held-out accuracy."
+        ]
+    doc = prepared.model_doc
+    lines.append(f"`{prepared.model_shown}` (`{doc.get('name', '')}`, sha256 `{prepared.model_sha256[:16]}…`).")
+    sweep = doc.get("provenance", {}).get("sweep", {})
+    training = doc.get("provenance", {}).get("training", {})
+    if sweep:
+        lines.append(
+            f"Trained on a characterization sweep of {sweep.get('configurations', '?')} configurations "
+            f"({sweep.get('runs', '?')} runs; patterns {', '.join(sweep.get('patterns', []))}; sizes "
+            f"{', '.join(str(s) for s in sweep.get('sizes_elements', []))} elements), "
+            f"depth {training.get('max_depth', '?')},"
+            f" labels `{training.get('label_rule', '?')}`."
+        )
+    metrics = doc.get("metrics", {})
+    if metrics:
+        lines += [
+            "",
+            "| tree (manages) | held-out accuracy | held-out rows | held-out configurations"
+            " | confusion [[TN, FP], [FN, TP]] |",
+            "|---|---:|---:|---:|---|",
+        ]
+        for cluster, m in sorted(metrics.items()):
+            h = m.get("heldout", {})
+            lines.append(
+                f"| {cluster} | {h.get('accuracy', float('nan')):.3f} | {h.get('test_rows', '?')} | "
+                f"{h.get('test_configs', '?')} | {h.get('confusion_matrix', {}).get('counts', '?')} |"
+            )
+        lines += [
+            "",
+            "The paper reports no accuracy for its trees;"
+            " `hetlab show-model` prints them in the layout of its Figure 4.",
+        ]
+    else:
+        lines.append("The model file holds no held-out metrics.")
+    return lines
+
+
+def _overhead_section(summary: pd.DataFrame) -> list[str]:
+    a = summary[summary.config == "anti-snoop"]
+    if a.empty:
+        return []
+    lines = [
+        "## Governor overhead",
+        "",
+        "The paper measured 41.82 µs per update of the per-thread PMCs for the single-threaded SPEC "
+        "benchmarks and 415.18 µs for Speedometer 2.0's 71 threads (§5.3). hetlab charges each anti-snoop "
+        "sample's PMC reads to the CPU that runs it; mean cost per sample:",
+        "",
+        "| group | anti-snoop µs per sample (range over benchmark-cluster pairs) |",
+        "|---|---|",
+    ]
+    for group, g in a.groupby("group", sort=False):
+        lines.append(
+            f"| {group} | {g.governor_overhead_us_per_sample.mean():.1f} "
+            f"({g.governor_overhead_us_per_sample.min():.1f}-{g.governor_overhead_us_per_sample.max():.1f}) |"
+        )
+    return lines
+
+
+def report_sections(summary: pd.DataFrame, prepared: Trained) -> list[list[str]]:
+    return [_accuracy_section(prepared), _overhead_section(summary)]
+
+
+def provenance(prepared: Trained) -> list[str]:
+    lines = [
+        f"- model `{prepared.model_shown}`"
+        + (f", sha256 `{prepared.model_sha256}`" if prepared.model_sha256 is not None else "")
+    ]
+    if prepared.sweep_plan is not None:
+        lines.append(
+            "- characterization sweep: "
+            + ", ".join(f"{k} {v}" for k, v in prepared.sweep_plan.items())
+            + " (sweep.parquet, sweep.json)"
+        )
+    return lines
+
+
+EXPERIMENT = Experiment(
+    name="lctes2020",
+    title="LCTES'20 §5: ondemand-anti-snoop vs ondemand, idle-min and all-max (Figures 5 and 6)",
+    source="seed 000: Wolff & Porter, 'Performance Optimization on big.LITTLE Architectures: "
+    "A Memory-latency Aware Approach', LCTES'20, §5",
+    description=DESCRIPTION,
+    method="Each benchmark ran on one cluster with the other idle",
+    platform="exynos5422",
+    benchmarks=BENCHMARKS,
+    configs=CONFIGS,
+    baseline="ondemand",
+    groups=GROUPS,
+    names_help=", ".join(name for name, _, _ in REALISTIC) + ", ccbench-SIZE-PATTERN",
+    labels_help="optionally -L or -b",
+    tables=TABLES,
+    figures=FIGURES,
+    claims=claims,
+    measures=measures,
+    settings=Settings,
+    check=check,
+    prepare=prepare,
+    calibrate=calibrate,
+    simulate_options=simulate_options,
+    report_sections=report_sections,
+    provenance=provenance,
+)
