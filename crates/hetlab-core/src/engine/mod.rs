@@ -56,6 +56,8 @@ struct Sched {
     placement: Box<dyn Placement>,
     rqs: Vec<RunQueue>,
     entities: Vec<SchedEntity>,
+    /// PELT signals are kept (the placement or a governor reads them).
+    track_util: bool,
     /// Per logical CPU: the physical core it runs on (a platform CPU number), that core's
     /// cluster and its capacity. Switching modes change this map at run time.
     core_of: Vec<usize>,
@@ -146,12 +148,9 @@ pub struct Engine<'a> {
 #[derive(Default)]
 struct Scratch {
     snoop_ns: Vec<f64>,
-    /// (cpu, thread) of every running thread.
-    running: Vec<(usize, usize)>,
+    /// Every running thread, while the model is re-solved.
+    running: Vec<rates::Running>,
     ws_per_cluster: Vec<f64>,
-    /// Per running thread: its cluster, its cost per instruction but for misses, its DRAM
-    /// lines per instruction.
-    costs: Vec<(usize, crate::model::cache::InstrCost, f64)>,
     due: Vec<(usize, u32)>,
     migrations: Vec<Migration>,
 }

@@ -8,6 +8,21 @@ use crate::model::cache::{self, InstrTime};
 use crate::model::{cci, dram, power};
 use crate::result::MAX_CLUSTERS;
 
+/// A running thread while the model is re-solved.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Running {
+    thread: usize,
+    cluster: usize,
+    ws_bytes: f64,
+    /// Its cost per instruction but for the latency of its L2 misses.
+    cost: cache::InstrCost,
+    refs_per_instr: f64,
+    refills_per_instr: f64,
+    /// 1 + the share of refills that cost a write-back.
+    write_factor: f64,
+    dram_lines_per_instr: f64,
+}
+
 impl Engine<'_> {
     /// Latency of a snoop served by cluster `c` now, ns; 0 when it is powered down (its CCI
     /// port is disabled and nothing is snooped).
@@ -32,7 +47,7 @@ impl Engine<'_> {
         let nclusters = self.hw.clusters.len();
         // Scratch buffers kept between calls: recompute runs at most once per event.
         let mut scratch = std::mem::take(&mut self.scratch);
-        let Scratch { snoop_ns, running, ws_per_cluster, costs, .. } = &mut scratch;
+        let Scratch { snoop_ns, running, ws_per_cluster, .. } = &mut scratch;
 
         // The slowest snoop a miss of each cluster waits for: the other clusters' (0 if off).
         snoop_ns.clear();
@@ -44,36 +59,38 @@ impl Engine<'_> {
 
         // Running threads and their cluster's L2 share.
         running.clear();
-        for (cpu, rq) in self.sched.rqs.iter().enumerate() {
-            if let Some(t) = rq.curr {
-                running.push((cpu, t));
-            }
-        }
         ws_per_cluster.clear();
         ws_per_cluster.resize(nclusters, 0.0);
-        for &(cpu, t) in running.iter() {
-            ws_per_cluster[self.sched.cluster_of[cpu]] += self.mem_of(t).working_set_bytes() as f64;
+        for (cpu, rq) in self.sched.rqs.iter().enumerate() {
+            if let Some(t) = rq.curr {
+                let cluster = self.sched.cluster_of[cpu];
+                let ws_bytes = self.mem_of(t).working_set_bytes() as f64;
+                ws_per_cluster[cluster] += ws_bytes;
+                running.push(Running { thread: t, cluster, ws_bytes, ..Default::default() });
+            }
         }
-        // Each thread's cost per instruction but for the miss latency, and its DRAM demand
-        // per instruction (lines incl. write-backs).
-        costs.clear();
-        for &(cpu, t) in running.iter() {
-            let c = self.sched.cluster_of[cpu];
-            let ws = self.mem_of(t).working_set_bytes() as f64;
-            let l2_share = platform.clusters[c].l2_bytes as f64 * ws / ws_per_cluster[c];
-            let key = (self.threads[t].progress.phase, l2_share);
-            let m = match self.threads[t].speed.cached_misses.filter(|(p, s, _)| (*p, *s) == key) {
+        // Each thread's cost per instruction but for the miss latency, and what it asks of
+        // the memory system per instruction.
+        for r in running.iter_mut() {
+            let c = r.cluster;
+            let l2_share = platform.clusters[c].l2_bytes as f64 * r.ws_bytes / ws_per_cluster[c];
+            let th = &self.threads[r.thread];
+            let key = (th.progress.phase, l2_share);
+            let mem = &self.tasks[th.task].phases[th.progress.phase].mem;
+            let m = match th.speed.cached_misses.filter(|(p, s, _)| (*p, *s) == key) {
                 Some((_, _, m)) => m,
                 None => {
-                    let m = cache::miss_ratios(self.mem_of(t), platform.core_type_of(c), l2_share);
-                    self.threads[t].speed.cached_misses = Some((key.0, key.1, m));
+                    let m = cache::miss_ratios(mem, platform.core_type_of(c), l2_share);
+                    self.threads[r.thread].speed.cached_misses = Some((key.0, key.1, m));
                     m
                 }
             };
-            let mem = self.mem_of(t);
             let ghz = self.hw.clusters[c].cur_khz as f64 / 1e6;
-            let cost = cache::InstrCost::new(mem, platform.core_type_of(c), ghz, &m);
-            costs.push((c, cost, mem.refs_per_instr * m.l2_refills * (1.0 + mem.write_fraction)));
+            r.cost = cache::InstrCost::new(mem, platform.core_type_of(c), ghz, &m);
+            r.refs_per_instr = mem.refs_per_instr;
+            r.refills_per_instr = mem.refs_per_instr * m.l2_refills;
+            r.write_factor = 1.0 + mem.write_fraction;
+            r.dram_lines_per_instr = mem.refs_per_instr * m.l2_refills * (1.0 + mem.write_fraction);
         }
 
         // DRAM utilisation fixed point: demand falls as latency rises with utilisation.
@@ -87,7 +104,7 @@ impl Engine<'_> {
         };
         let demand = |rho: f64| -> f64 {
             let miss_ns = miss_ns_at(rho);
-            costs.iter().map(|&(c, cost, lines)| lines / cost.at(miss_ns[c]).total_ns()).sum::<f64>()
+            running.iter().map(|r| r.dram_lines_per_instr / r.cost.at(miss_ns[r.cluster]).total_ns()).sum::<f64>()
                 / capacity_lines_per_ns
         };
         let rho = dram::solve_utilisation(self.hw.dram.utilisation, demand);
@@ -99,17 +116,17 @@ impl Engine<'_> {
             cl.port.clear_rates();
         }
         let mut lines_per_us = 0.0;
-        for (&(_, t), &(c, cost, _)) in running.iter().zip(costs.iter()) {
-            let it: InstrTime = cost.at(miss_ns[c]);
-            let m = self.threads[t].speed.cached_misses.expect("computed above").2;
-            let mem = *self.mem_of(t);
-            let speed = &mut self.threads[t].speed;
+        for r in running.iter() {
+            let it: InstrTime = r.cost.at(miss_ns[r.cluster]);
+            let speed = &mut self.threads[r.thread].speed;
             speed.instr_per_us = 1000.0 / it.total_ns();
             speed.stall_share = it.stall_ns / it.total_ns();
-            speed.refs_per_instr = mem.refs_per_instr;
-            speed.refills_per_instr = mem.refs_per_instr * m.l2_refills;
-            speed.bus_per_instr = speed.refills_per_instr * (1.0 + mem.write_fraction);
-            self.hw.clusters[c].port.add_reader(speed.instr_per_us * speed.refills_per_instr, miss_ns[c]);
+            speed.refs_per_instr = r.refs_per_instr;
+            speed.refills_per_instr = r.refills_per_instr;
+            speed.bus_per_instr = speed.refills_per_instr * r.write_factor;
+            self.hw.clusters[r.cluster]
+                .port
+                .add_reader(speed.instr_per_us * speed.refills_per_instr, miss_ns[r.cluster]);
             lines_per_us += speed.instr_per_us * speed.bus_per_instr;
         }
         for cl in self.hw.clusters.iter_mut() {
@@ -123,7 +140,8 @@ impl Engine<'_> {
             let cluster = &platform.clusters[c];
             let core = platform.core_type_of(c);
             let khz = self.hw.clusters[c].cur_khz;
-            let volts = cluster.voltage_v(khz);
+            // the OPP's voltage (what `Cluster::voltage_v` finds for an OPP's frequency)
+            let volts = cluster.opps[self.hw.clusters[c].cur_opp][1] as f64 * 1e-6;
             let mut dynamic = 0.0;
             for &cpu in &self.sched.cpus_of_cluster[c] {
                 let rq = &self.sched.rqs[cpu];

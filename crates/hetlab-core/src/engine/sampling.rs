@@ -16,7 +16,9 @@ impl Engine<'_> {
         let cluster = &self.platform.clusters[c];
         let wall_us = count(self.now_us - self.policies[p].last_sample_us);
         let governor = &self.policies[p].governor;
-        let (reads_util, reads_counters) = (governor.reads_util(), governor.reads_pmcs() || self.out.series.is_some());
+        let (reads_util, reads_pmcs) = (governor.reads_util(), governor.reads_pmcs());
+        // The time series records every cluster's counters whatever the governor reads.
+        let reads_counters = reads_pmcs || self.out.series.is_some();
         view.cpus.clear();
         for &cpu in &self.policies[p].cpus {
             let st = &self.cpus[cpu];
@@ -28,7 +30,7 @@ impl Engine<'_> {
                 nice_us: 0,
                 util_avg: if reads_util { self.cpu_util(cpu) } else { 0 },
                 was_idle: st.was_idle,
-                pmu: st.pmu.to_counts().since(&st.pmu_at_sample),
+                pmu: if reads_pmcs { st.pmu.to_counts().since(&st.pmu_at_sample) } else { Default::default() },
             });
         }
         // The threads that ran since the previous sample, in thread order, and the CCI ports
@@ -68,7 +70,7 @@ impl Engine<'_> {
 
     /// Whether a CPU of policy `p` is running something (its tick is on).
     pub(super) fn policy_busy(&self, p: usize) -> bool {
-        self.policies[p].cpus.iter().any(|&cpu| self.sched.rqs[cpu].curr.is_some())
+        self.policies[p].busy_cpus > 0
     }
 
     /// A CPU of policy `p` runs scheduler code: take a sample that fell due while idle.
@@ -155,11 +157,14 @@ impl Engine<'_> {
 
     /// The counters' values now become the base of policy `p`'s next period.
     fn snapshot_for_next_sample(&mut self, p: usize) {
+        let reads_pmcs = self.policies[p].governor.reads_pmcs();
         for &cpu in &self.policies[p].cpus {
             let st = &mut self.cpus[cpu];
             st.idle_since_sample_us = 0.0;
             st.was_idle = false;
-            st.pmu_at_sample = st.pmu.to_counts();
+            if reads_pmcs {
+                st.pmu_at_sample = st.pmu.to_counts();
+            }
         }
         // Threads running now stay in the set (they run on after the sample); the others
         // leave it and rejoin, with their counters, when they next run.

@@ -136,6 +136,7 @@ impl<'a> Engine<'a> {
             policies.push(Policy {
                 cluster: c,
                 cpus: cl.cpus.clone(),
+                busy_cpus: 0,
                 governor,
                 governor_name: setting.name.clone(),
                 opps_khz: cl.freqs_khz(),
@@ -187,7 +188,9 @@ impl<'a> Engine<'a> {
             .collect();
 
         let tick_us = platform.tick_us() as f64;
+        let track_util = placement.uses_util() || policies.iter().any(|p| p.governor.reads_util());
         let sched = Sched {
+            track_util,
             next_tick_us: if placement.uses_tick() { tick_us } else { f64::INFINITY },
             tick_us,
             placement,

@@ -29,10 +29,11 @@ pub(super) struct Pmu {
     pub mem_access: f64,
 }
 
-/// Nearest integer of a non-negative counter value (inlined; `f64::round` is a libm call).
+/// Nearest integer of a non-negative counter value (inlined; `f64::round` is a libm call;
+/// through i64 because counts stay below 2^63 and the signed conversion is one instruction).
 #[inline]
 pub(super) fn count(x: f64) -> u64 {
-    (x + 0.5) as u64
+    (x + 0.5) as i64 as u64
 }
 
 impl Pmu {
@@ -137,6 +138,8 @@ pub(super) struct Policy {
     pub cluster: usize,
     /// Its logical CPUs (`related_cpus`).
     pub cpus: Vec<usize>,
+    /// How many of them run something now.
+    pub busy_cpus: u32,
     pub governor: Box<dyn Governor>,
     pub governor_name: String,
     pub opps_khz: Vec<u32>,

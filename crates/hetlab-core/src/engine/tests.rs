@@ -243,3 +243,15 @@ fn sleep_timers_wake_each_thread_on_time() {
     }
     assert!(r.threads.windows(2).all(|w| w[0].finish_s < w[1].finish_s));
 }
+
+#[test]
+fn schedutil_follows_pelt() {
+    // a CPU-bound thread on big: PELT util climbs to the capacity, schedutil goes to the top
+    // OPP; the idle LITTLE cluster's util stays near 0 and so does its frequency
+    let p = exynos();
+    let r = run(&p, "cpu-bound:threads=1,instructions=4e9", config(&p, "schedutil", Some("big"), &[]));
+    let (big, little) = (&r.clusters[cluster(&p, "big")], &r.clusters[cluster(&p, "little")]);
+    let top = big.residency.last().unwrap();
+    assert!(top.1 > 0.8 * r.time_s, "{:?}", big.residency);
+    assert!(little.avg_freq_khz < 400_000.0, "{}", little.avg_freq_khz);
+}

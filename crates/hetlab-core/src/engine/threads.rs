@@ -21,6 +21,9 @@ impl Engine<'_> {
     /// Brings the PELT signals of `cpu` and of the thread running on it up to now (before what
     /// they contribute changes).
     pub(super) fn update_util(&mut self, cpu: usize) {
+        if !self.sched.track_util {
+            return;
+        }
         let (now, busy) = (self.now_us, self.running_contribution(cpu));
         match self.sched.rqs[cpu].curr {
             Some(t) => {
@@ -162,21 +165,29 @@ impl Engine<'_> {
     /// Puts `t` on `cpu`, which must have nothing running; `prev` says who left (`None`: the
     /// CPU was idle).
     fn switch_in(&mut self, cpu: usize, t: usize, prev: Option<(u32, PrevState)>) {
+        let p = self.policy_of(cpu);
         if prev.is_none() {
             let exit_us = self.power_up(self.sched.cluster_of[cpu]);
             self.threads[t].progress.stolen_us += exit_us;
-            self.wake_policy(self.policy_of(cpu));
-            self.cpus[cpu].util.update(self.now_us, 0.0);
+            self.wake_policy(p);
+            if self.sched.track_util {
+                self.cpus[cpu].util.update(self.now_us, 0.0);
+            }
             self.trace_idle(cpu, CPU_IDLE_EXIT);
         }
         let (prev_tid, prev_state) = prev.unwrap_or((0, PrevState::Runnable));
         let (time_us, next_tid) = (self.now_us, self.threads[t].tid);
         self.out.trace(TraceEvent::SchedSwitch { time_us, cpu, prev_tid, prev_state, next_tid });
         self.dirty = true;
-        self.sched.entities[t].util.update(self.now_us, 0.0);
+        if self.sched.track_util {
+            self.sched.entities[t].util.update(self.now_us, 0.0);
+        }
         let pmu = self.threads[t].pmu.to_counts();
         for policy in &mut self.policies {
             policy.ran.note(t, pmu);
+        }
+        if prev.is_none() {
+            self.policies[p].busy_cpus += 1;
         }
         let ncpus = self.cpus.len();
         let rq = &mut self.sched.rqs[cpu];
@@ -199,6 +210,8 @@ impl Engine<'_> {
         if let Some(next) = self.next_for(cpu) {
             self.switch_in(cpu, next, Some(prev));
         } else {
+            let p = self.policy_of(cpu);
+            self.policies[p].busy_cpus -= 1;
             let time_us = self.now_us;
             self.out.trace(TraceEvent::SchedSwitch { time_us, cpu, prev_tid: prev.0, prev_state: prev.1, next_tid: 0 });
             self.trace_idle(cpu, STATE_WFI);
@@ -273,7 +286,9 @@ impl Engine<'_> {
                 let st = &mut self.cpus[cpu];
                 st.busy_us += busy_us;
                 st.idle_since_sample_us -= busy_us;
-                st.util.add_burst(now, busy_us, contribution);
+                if self.sched.track_util {
+                    st.util.add_burst(now, busy_us, contribution);
+                }
                 let cluster = &self.platform.clusters[c];
                 let mw = crate::model::power::core_dynamic_mw(
                     self.platform.core_type_of(c),

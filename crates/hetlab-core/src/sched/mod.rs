@@ -130,6 +130,12 @@ pub trait Placement: Send {
     fn uses_tick(&self) -> bool {
         false
     }
+
+    /// Whether it reads PELT utilisation (`SchedEntity::util`); the engine keeps the signals
+    /// up to date only when someone reads them.
+    fn uses_util(&self) -> bool {
+        false
+    }
 }
 
 /// The placement policies, by the names users type.
