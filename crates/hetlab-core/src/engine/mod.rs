@@ -153,6 +153,11 @@ struct Scratch {
     ws_per_cluster: Vec<f64>,
     due: Vec<(usize, u32)>,
     migrations: Vec<Migration>,
+    /// The model's inputs at the last solution (`rates::model_inputs`), a buffer for the
+    /// current ones, and the speed it gave the thread on each CPU.
+    solved_inputs: Vec<u64>,
+    inputs: Vec<u64>,
+    speed_on_cpu: Vec<state::Speed>,
 }
 
 impl Engine<'_> {

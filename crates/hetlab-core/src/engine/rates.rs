@@ -39,10 +39,50 @@ impl Engine<'_> {
         &self.tasks[th.task].phases[th.progress.phase].mem
     }
 
+    /// What the model's answer depends on besides temperature: on each CPU the cluster, task
+    /// and phase running, each cluster's clock and power state, and the DRAM noise.
+    fn model_inputs(&self, key: &mut Vec<u64>) {
+        key.clear();
+        for (cpu, rq) in self.sched.rqs.iter().enumerate() {
+            match rq.curr {
+                Some(t) => {
+                    let th = &self.threads[t];
+                    key.extend([self.sched.cluster_of[cpu] as u64, th.task as u64, th.progress.phase as u64]);
+                }
+                None => key.extend([u64::MAX; 3]),
+            }
+        }
+        for cl in &self.hw.clusters {
+            key.extend([cl.cur_khz as u64, cl.powered as u64]);
+        }
+        key.push(self.hw.dram.noise.to_bits());
+    }
+
     /// Refreshes every running thread's rate, the CCI and DRAM rates, and the power draw.
     pub(super) fn recompute(&mut self) {
-        self.integrate();
         self.dirty = false;
+        self.integrate();
+        let mut key = std::mem::take(&mut self.scratch.inputs);
+        self.model_inputs(&mut key);
+        if key == self.scratch.solved_inputs {
+            // Threads took the places of identical ones (same task and phase on the same CPU)
+            // and nothing else the rates depend on changed: the model's answer is the one it
+            // gave. The newcomers get their predecessors' speeds; only power is refreshed.
+            for (cpu, rq) in self.sched.rqs.iter().enumerate() {
+                if let Some(t) = rq.curr {
+                    self.threads[t].speed = self.scratch.speed_on_cpu[cpu];
+                }
+            }
+            self.scratch.inputs = key;
+        } else {
+            self.scratch.inputs = std::mem::replace(&mut self.scratch.solved_inputs, key);
+            self.solve_rates();
+        }
+        self.solve_power();
+    }
+
+    /// Each running thread's speed, the DRAM utilisation, the CCI port rates.
+    fn solve_rates(&mut self) {
         let platform = self.platform;
         let nclusters = self.hw.clusters.len();
         // Scratch buffers kept between calls: recompute runs at most once per event.
@@ -133,9 +173,20 @@ impl Engine<'_> {
             cl.port.finish_rates(platform.cci.read_tracker_entries, platform.cci.clock_khz);
         }
         self.hw.dram.lines_per_us = lines_per_us;
+        scratch.speed_on_cpu.resize(self.cpus.len(), Default::default());
+        for (cpu, rq) in self.sched.rqs.iter().enumerate() {
+            if let Some(t) = rq.curr {
+                scratch.speed_on_cpu[cpu] = self.threads[t].speed;
+            }
+        }
         self.scratch = scratch;
+    }
 
-        // Power: every core of each cluster by its activity, and the cluster's leakage.
+    /// Each cluster's power: every core by its activity, and the cluster's leakage at its
+    /// temperature now.
+    fn solve_power(&mut self) {
+        let platform = self.platform;
+        let nclusters = self.hw.clusters.len();
         for c in 0..nclusters {
             let cluster = &platform.clusters[c];
             let core = platform.core_type_of(c);

@@ -122,12 +122,13 @@ impl RanSince {
         }
     }
 
-    /// `thread` starts running with counters `pmu` (unchanged since the sample if it had not run).
-    pub fn note(&mut self, thread: usize, pmu: CorePmu) {
+    /// `thread` starts running with counters `pmu` (unchanged since the sample if it had not
+    /// run; read only when it joins the set).
+    pub fn note(&mut self, thread: usize, pmu: impl FnOnce() -> CorePmu) {
         if !self.member[thread] {
             self.member[thread] = true;
             self.threads.push(thread);
-            self.pmu_at_sample[thread] = pmu;
+            self.pmu_at_sample[thread] = pmu();
         }
     }
 }

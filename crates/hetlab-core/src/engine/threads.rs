@@ -182,9 +182,9 @@ impl Engine<'_> {
         if self.sched.track_util {
             self.sched.entities[t].util.update(self.now_us, 0.0);
         }
-        let pmu = self.threads[t].pmu.to_counts();
+        let pmu = self.threads[t].pmu;
         for policy in &mut self.policies {
-            policy.ran.note(t, pmu);
+            policy.ran.note(t, || pmu.to_counts());
         }
         if prev.is_none() {
             self.policies[p].busy_cpus += 1;
