@@ -95,17 +95,30 @@ struct Hardware {
     integrated_until_us: f64,
 }
 
+/// Where the per-sample time series goes.
+enum Series<'a> {
+    Off,
+    /// Kept in the result.
+    Keep(Vec<SampleRow>),
+    /// Handed to a sink as each sample is taken (memory stays constant on long runs).
+    Stream(Box<dyn FnMut(&SampleRow) + 'a>),
+}
+
 /// What the run records besides its state.
-struct Outputs {
+struct Outputs<'a> {
     events: u64,
     samples: u64,
     /// CPU time spent by governors reading PMCs, µs.
     governor_overhead_us: f64,
-    series: Option<Vec<SampleRow>>,
+    series: Series<'a>,
     trace: Option<Vec<TraceEvent>>,
 }
 
-impl Outputs {
+impl Outputs<'_> {
+    fn records_series(&self) -> bool {
+        !matches!(self.series, Series::Off)
+    }
+
     fn trace(&mut self, event: TraceEvent) {
         if let Some(t) = &mut self.trace {
             t.push(event);
@@ -141,7 +154,7 @@ pub struct Engine<'a> {
     /// Governor views, reused between samples.
     views: Vec<PolicyView>,
     scratch: Scratch,
-    out: Outputs,
+    out: Outputs<'a>,
 }
 
 /// Buffers reused instead of allocated at every event.
@@ -160,7 +173,13 @@ struct Scratch {
     speed_on_cpu: Vec<state::Speed>,
 }
 
-impl Engine<'_> {
+impl<'a> Engine<'a> {
+    /// Hands each time-series row to `sink` as the sample is taken instead of keeping it
+    /// in the result (for long runs: memory stays constant).
+    pub fn stream_series(&mut self, sink: impl FnMut(&SampleRow) + 'a) {
+        self.out.series = Series::Stream(Box::new(sink));
+    }
+
     /// Runs to the end of the workload (or the time limit) and reports.
     pub fn run(mut self) -> Result<RunResult, String> {
         let limit_us = self.config.time_limit_s * 1e6;

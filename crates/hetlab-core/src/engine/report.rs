@@ -113,7 +113,10 @@ impl Engine<'_> {
             governor_samples: self.out.samples,
             governor_overhead_s: self.out.governor_overhead_us * 1e-6,
             events: self.out.events,
-            series: self.out.series.take().unwrap_or_default(),
+            series: match std::mem::replace(&mut self.out.series, Series::Off) {
+                Series::Keep(rows) => rows,
+                _ => Vec::new(),
+            },
             trace: self.out.trace.take().unwrap_or_default(),
             trace_threads,
         }

@@ -18,7 +18,7 @@ impl Engine<'_> {
         let governor = &self.policies[p].governor;
         let (reads_util, reads_pmcs) = (governor.reads_util(), governor.reads_pmcs());
         // The time series records every cluster's counters whatever the governor reads.
-        let reads_counters = reads_pmcs || self.out.series.is_some();
+        let reads_counters = reads_pmcs || self.out.records_series();
         view.cpus.clear();
         for &cpu in &self.policies[p].cpus {
             let st = &self.cpus[cpu];
@@ -88,10 +88,12 @@ impl Engine<'_> {
         self.out.samples += 1;
         let c = self.policies[p].cluster;
         let snoop_ns = self.snoop_served_ns(c);
-        if self.out.series.is_some() {
+        if self.out.records_series() {
             let row = self.sample_row(p, &view, decision.target_khz, snoop_ns);
-            if let Some(series) = &mut self.out.series {
-                series.push(row);
+            match &mut self.out.series {
+                Series::Keep(rows) => rows.push(row),
+                Series::Stream(sink) => sink(&row),
+                Series::Off => {}
             }
         }
         if self.out.trace.is_some() {

@@ -243,7 +243,7 @@ impl<'a> Engine<'a> {
                 events: 0,
                 samples: 0,
                 governor_overhead_us: 0.0,
-                series: config.series.then(Vec::new),
+                series: if config.series { Series::Keep(Vec::new()) } else { Series::Off },
                 trace: config.trace.then(Vec::new),
             },
             tasks,

@@ -255,3 +255,16 @@ fn schedutil_follows_pelt() {
     assert!(top.1 > 0.8 * r.time_s, "{:?}", big.residency);
     assert!(little.avg_freq_khz < 400_000.0, "{}", little.avg_freq_khz);
 }
+
+#[test]
+fn a_streamed_series_is_the_kept_one() {
+    let p = exynos();
+    let w = Workload::from_spec("mixed8").unwrap();
+    let kept = simulate(&p, &w, config(&p, "ondemand", None, &[])).unwrap().series;
+    let mut streamed = Vec::new();
+    let mut engine = Engine::new(&p, &w, config(&p, "ondemand", None, &[])).unwrap();
+    engine.stream_series(|row| streamed.push(row.time_s));
+    let r = engine.run().unwrap();
+    assert!(r.series.is_empty());
+    assert_eq!(streamed, kept.iter().map(|row| row.time_s).collect::<Vec<_>>());
+}
