@@ -7,6 +7,12 @@ use std::collections::BTreeMap;
 
 pub use crate::builtin::BUILTIN_PLATFORMS;
 
+/// Most clusters a platform may have (tri-cluster DynamIQ SoCs have three); per-cluster
+/// results are stored inline up to this many.
+pub const MAX_CLUSTERS: usize = 4;
+/// Most CPUs a platform may have (a CPU mask is one 64-bit word).
+pub const MAX_CPUS: usize = 64;
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Platform {
@@ -255,11 +261,11 @@ impl Platform {
         if self.clusters.is_empty() {
             return Err("clusters: at least one cluster is needed".into());
         }
-        if self.clusters.len() > crate::result::MAX_CLUSTERS {
-            return Err(format!("clusters: at most {} clusters are supported", crate::result::MAX_CLUSTERS));
+        if self.clusters.len() > MAX_CLUSTERS {
+            return Err(format!("clusters: at most {MAX_CLUSTERS} clusters are supported"));
         }
-        if self.ncpus() > crate::sched::CpuMask::MAX_CPUS {
-            return Err(format!("clusters.cpus: at most {} CPUs are supported", crate::sched::CpuMask::MAX_CPUS));
+        if self.ncpus() > MAX_CPUS {
+            return Err(format!("clusters.cpus: at most {MAX_CPUS} CPUs are supported"));
         }
         let mut seen_cpus = Vec::new();
         for c in &self.clusters {

@@ -123,8 +123,7 @@ pub struct SampleRow {
     pub counters: PerCluster,
 }
 
-/// Most clusters a platform may have (tri-cluster DynamIQ SoCs have three).
-pub const MAX_CLUSTERS: usize = 4;
+pub use crate::platform::MAX_CLUSTERS;
 
 /// One value per cluster, stored inline (a sample row allocates nothing).
 #[derive(Debug, Clone, Copy, Default)]

@@ -27,7 +27,7 @@ pub struct CpuMask(u64);
 
 impl CpuMask {
     /// Most CPUs a platform may have.
-    pub const MAX_CPUS: usize = 64;
+    pub const MAX_CPUS: usize = crate::platform::MAX_CPUS;
 
     pub fn of(cpus: impl IntoIterator<Item = usize>) -> CpuMask {
         CpuMask(cpus.into_iter().fold(0, |m, c| m | 1u64 << c))
