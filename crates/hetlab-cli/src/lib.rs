@@ -8,6 +8,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use hetlab_core::platform::Platform;
+use hetlab_core::sweep::dataset::{schema, Dataset};
+use hetlab_core::sweep::ActiveOpp;
 use hetlab_core::tree::AntiSnoopModel;
 use hetlab_linux::backend::{BackendConfig, CounterMode, PmuSource};
 use hetlab_linux::characterize::{self, SweepConfig};
@@ -381,33 +383,36 @@ fn cmd_characterize(argv: &[String]) -> Result<i32, Fail> {
     .collect();
     let a = Args::parse(argv, &["--allow-missing-counters"], &valued, CHARACTERIZE_HELP)?;
     let out = PathBuf::from(a.get("--out").ok_or_else(|| usage("characterize needs --out FILE.csv"))?);
-    let mut cfg = SweepConfig::new(roots(&a));
-    cfg.platform = platform(&a)?.name;
+    let mut cfg = SweepConfig::builtin(a.get("--platform").unwrap_or("exynos5422")).map_err(usage)?;
+    cfg.roots = roots(&a);
     cfg.pmu = pmu(&a)?;
     cfg.run_dir = PathBuf::from(a.get("--run-dir").unwrap_or("/run"));
-    cfg.patterns = a
-        .get("--patterns")
-        .unwrap_or("random,sequential,stride-16")
-        .split(',')
-        .filter(|x| !x.is_empty())
-        .map(|p| Pattern::parse(p).map_err(usage))
-        .collect::<Result<_, _>>()?;
-    cfg.sizes = a
+    if let Some(p) = a.get("--patterns") {
+        cfg.sweep.patterns = p.split(',').filter(|x| !x.is_empty()).map(str::to_string).collect();
+    }
+    cfg.sweep.sizes = a
         .get("--sizes")
         .map(|s| list(s, "--sizes", "element counts like 4096,262144"))
         .transpose()?
         .unwrap_or_default();
-    cfg.reps = a.num("--reps", "a count")?.unwrap_or(5);
-    cfg.run_s = a.num("--run-s", "seconds")?.unwrap_or(0.08);
-    cfg.seed = a.num("--seed", "a number")?.unwrap_or(1);
+    if let Some(r) = a.num("--reps", "a count")? {
+        cfg.sweep.reps = r;
+    }
+    if let Some(r) = a.num("--run-s", "seconds")? {
+        cfg.sweep.run_s = r;
+    }
+    if let Some(s) = a.num("--seed", "a number")? {
+        cfg.sweep.seed = s;
+    }
     cfg.period_us = a.num("--period-us", "µs")?;
-    cfg.big_khz = a.get("--big-khz").map(|s| list(s, "--big-khz", "kHz values")).transpose()?;
-    cfg.little_khz = a.get("--little-khz").map(|s| list(s, "--little-khz", "kHz values")).transpose()?;
-    cfg.active_at_top = match a.get("--active-opp").unwrap_or("all") {
-        "all" => false,
-        "top" => true,
-        other => return Err(usage(format!("--active-opp expects all or top, got '{other}'"))),
-    };
+    for (flag, cluster) in [("--big-khz", "big"), ("--little-khz", "little")] {
+        if let Some(l) = a.get(flag) {
+            cfg.only_khz.push((cluster.to_string(), list(l, flag, "kHz values")?));
+        }
+    }
+    if let Some(o) = a.get("--active-opp") {
+        cfg.sweep.active_opp = ActiveOpp::parse(o).map_err(usage)?;
+    }
     cfg.allow_missing_counters = a.flag("--allow-missing-counters");
     cfg.cluster_names = a.get("--cluster-names").map(|s| s.split(',').map(str::to_string).collect());
     if let Some(s) = a.get("--chase-cpu") {
@@ -425,19 +430,15 @@ fn cmd_characterize(argv: &[String]) -> Result<i32, Fail> {
         return Err(fail(format!("cannot write {}: directory {} does not exist", out.display(), dir.display())));
     }
     let mut stop = SignalStop::new().map_err(fail)?;
-    let platform_for_cols = Platform::builtin(&cfg.platform).map_err(usage)?;
-    let names: Vec<String> = platform_for_cols.clusters.iter().map(|c| c.name.clone()).collect();
-    let cols = characterize::columns(&names);
+    let names: Vec<String> = cfg.platform.clusters.iter().map(|c| c.name.clone()).collect();
+    let header = schema(&names).into_iter().map(|(name, _)| name).collect::<Vec<_>>().join(",");
     let tmp = out.with_extension("csv.partial");
     let mut file = std::io::BufWriter::new(
         std::fs::File::create(&tmp).map_err(|e| fail(format!("cannot write {}: {e}", tmp.display())))?,
     );
-    writeln!(file, "{}", cols.join(",")).map_err(|e| fail(e.to_string()))?;
-    let mut on_rows = |rows: &[characterize::Row]| -> Result<(), String> {
-        for r in rows {
-            writeln!(file, "{}", characterize::csv_line(r, &cols))
-                .map_err(|e| format!("writing {}: {e}", tmp.display()))?;
-        }
+    writeln!(file, "{header}").map_err(|e| fail(e.to_string()))?;
+    let mut on_rows = |rows: &Dataset| -> Result<(), String> {
+        rows.write_csv_rows(&mut file).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
         file.flush().map_err(|e| format!("writing {}: {e}", tmp.display()))
     };
     let mut err = std::io::stderr();

@@ -14,6 +14,7 @@ pub mod platform;
 pub mod power;
 pub mod result;
 pub mod sched;
+pub mod sweep;
 pub mod trace;
 pub mod tree;
 pub mod workload;

@@ -27,6 +27,9 @@ pub mod sysfs;
 
 use std::path::{Path, PathBuf};
 
+/// Where hetlabd.lock and hetlabd.saved live unless `--run-dir` says otherwise.
+pub const DEFAULT_RUN_DIR: &str = "/run";
+
 /// Where the kernel's pseudo file systems are: `/sys` and `/proc` on a board, a directory laid
 /// out the same way in tests.
 #[derive(Debug, Clone, PartialEq, Eq)]
