@@ -13,6 +13,8 @@ from typing import Any
 
 from hetlab import _core
 
+DEFAULT_PLATFORM: str = _core.DEFAULT_PLATFORM
+
 
 class HetlabError(ValueError):
     """Bad input: the message names the thing and the fix."""

@@ -7,6 +7,9 @@ use std::collections::BTreeMap;
 
 pub use crate::builtin::BUILTIN_PLATFORMS;
 
+/// The platform every command runs on unless told otherwise: the seed paper's Odroid-XU3.
+pub const DEFAULT_PLATFORM: &str = "exynos5422";
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Platform {

@@ -16,12 +16,14 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-fn err(msg: String) -> PyErr {
+mod sweep;
+
+pub(crate) fn err(msg: String) -> PyErr {
     PyValueError::new_err(msg)
 }
 
 /// Parses a platform: a built-in name, or (origin, TOML text).
-fn load_platform(name: Option<&str>, origin: &str, text: Option<&str>) -> PyResult<Platform> {
+pub(crate) fn load_platform(name: Option<&str>, origin: &str, text: Option<&str>) -> PyResult<Platform> {
     match (name, text) {
         (_, Some(text)) => Platform::from_toml(origin, text).map_err(err),
         (Some(name), None) => Platform::builtin(name).map_err(err),
@@ -264,5 +266,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtin_platform_text, m)?)?;
     m.add_function(wrap_pyfunction!(platform_summary, m)?)?;
     m.add_function(wrap_pyfunction!(workload_summary, m)?)?;
+    m.add_class::<sweep::SweepPlan>()?;
+    m.add("SWEEP_DEFAULTS", sweep::defaults(m.py())?)?;
+    m.add("DEFAULT_PLATFORM", hetlab_core::platform::DEFAULT_PLATFORM)?;
     Ok(())
 }
