@@ -14,6 +14,7 @@ from typing import Any
 from hetlab import _core
 
 DEFAULT_PLATFORM: str = _core.DEFAULT_PLATFORM
+DEFAULT_SEED = 1
 
 
 class HetlabError(ValueError):
@@ -96,8 +97,8 @@ class SimResult:
 
 
 def simulate(
-    platform: str = "exynos5422",
-    workload: str = "ccbench",
+    platform: str = DEFAULT_PLATFORM,
+    workload: str = "ccbench:size=1048576,pattern=random",
     *,
     cluster: str | None = None,
     governor: str = "ondemand",
@@ -107,7 +108,7 @@ def simulate(
     scheduler: str = "pinned",
     cpuidle: str = "wfi",
     model: str | None = None,
-    seed: int = 1,
+    seed: int = DEFAULT_SEED,
     trace: bool = False,
     time_limit_s: float = 3600.0,
 ) -> SimResult:
@@ -124,24 +125,28 @@ def simulate(
     cpuidle: `wfi` (default; idle clusters stay powered and snooped, as on the seed paper's
         board) or `cluster-off` (cpuidle may power an idle cluster down).
     model: anti-snoop model: `lctes2020-fig4` (default) or a path to a trained model.json.
+    seed: the same seed gives byte-identical results.
+    time_limit_s: stop after this much simulated time.
+
+    An unknown keyword (say `cpu_idle=`) is a TypeError.
     """
-    p_name, p_origin, p_text = _platform_args(platform)
-    w_spec, w_origin, w_text = _workload_args(workload)
-    options = {
-        "seed": int(seed),
-        "scheduler": scheduler,
-        "cpuidle": cpuidle,
-        "governor": governor,
-        "tunables": [(k, float(v)) for k, v in (tunables or {}).items()],
-        "cluster": cluster,
-        "freq": [(k, int(v)) for k, v in (freq or {}).items()],
-        "offline": list(offline),
-        "model": _model_json(model),
-        "trace": bool(trace),
-        "time_limit_s": float(time_limit_s),
-    }
+    p_args, w_args, model_json = _platform_args(platform), _workload_args(workload), _model_json(model)
     try:
-        summary_json, columns, trace_text = _core.simulate(p_name, p_origin, p_text, w_spec, w_origin, w_text, options)
+        summary_json, columns, trace_text = _core.simulate(
+            *p_args,
+            *w_args,
+            seed=int(seed),
+            scheduler=scheduler,
+            governor=governor,
+            tunables=[(k, float(v)) for k, v in (tunables or {}).items()],
+            cluster=cluster,
+            freq=[(k, int(v)) for k, v in (freq or {}).items()],
+            offline=list(offline),
+            model=model_json,
+            cpuidle=cpuidle,
+            trace=bool(trace),
+            time_limit_s=float(time_limit_s),
+        )
     except ValueError as e:
         raise HetlabError(str(e)) from None
     summary = json.loads(summary_json)
@@ -161,7 +166,7 @@ def _series(summary: dict, columns: dict) -> dict:
 def simulate_reps(
     reps: int,
     *,
-    seed: int = 1,
+    seed: int = DEFAULT_SEED,
     workers: int | None = None,
     progress: Callable[[Iterable], Iterable] | None = None,
     **kwargs: Any,

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import functools
+import inspect
 import json
 import os
 import statistics
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from hetlab import api
 
@@ -141,25 +145,35 @@ def _stats(values: list[float]) -> dict[str, float]:
     }
 
 
+def _given(**options: Any) -> dict[str, Any]:
+    """The options the command line set; the others (None) take the API's defaults."""
+    return {name: value for name, value in options.items() if value is not None}
+
+
+def _default(func: Callable, name: str) -> Any:
+    """The default of `func`'s parameter `name`: help texts quote the API's defaults."""
+    return inspect.signature(func).parameters[name].default
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
-    kwargs = dict(
+    kwargs = _given(
         platform=args.platform,
         workload=args.workload,
         cluster=args.cluster,
         governor=args.governor,
-        freq=_parse_freq(args.freq or ""),
-        tunables=_parse_tunables(args.tunable or []),
-        offline=[c for c in (args.offline or "").split(",") if c],
+        freq=_parse_freq(args.freq) if args.freq else None,
+        tunables=_parse_tunables(args.tunable) if args.tunable else None,
+        offline=[c for c in args.offline.split(",") if c] if args.offline else None,
         scheduler=args.scheduler,
         cpuidle=args.cpuidle,
         model=args.model,
         time_limit_s=args.time_limit,
+        seed=args.seed,
     )
     if args.reps < 1:
         raise CliError(f"--reps must be at least 1, got {args.reps}")
     runs = api.simulate_reps(
         args.reps,
-        seed=args.seed,
         trace=bool(args.trace),
         progress=_progress(args.reps, "simulate") if args.reps > 1 else None,
         **kwargs,
@@ -183,7 +197,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         print(_format_run(runs[0]))
         if len(runs) > 1:
             t, e = _stats([r.time_s for r in runs]), _stats([r.energy_j for r in runs])
-            print(f"\n{len(runs)} runs (seeds {args.seed}..{args.seed + len(runs) - 1}):")
+            seed = runs[0].summary["seed"]
+            print(f"\n{len(runs)} runs (seeds {seed}..{seed + len(runs) - 1}):")
             print(f"time    mean {t['mean']:.6f} s  std {t['std']:.6f}  min {t['min']:.6f}  max {t['max']:.6f}")
             print(f"energy  mean {e['mean']:.4f} J  std {e['std']:.4f}  min {e['min']:.4f}  max {e['max']:.4f}")
     return 0
@@ -370,17 +385,16 @@ def build_parser() -> argparse.ArgumentParser:
         description=SIMULATE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    sim_default = functools.partial(_default, api.simulate)
     sim.add_argument(
-        "--platform", default="exynos5422", help="built-in platform name or platform .toml (default: exynos5422)"
+        "--platform", help=f"built-in platform name or platform .toml (default: {sim_default('platform')})"
     )
-    sim.add_argument(
-        "--workload", default="ccbench:size=1048576,pattern=random", help="workload spec, name or .toml (see above)"
-    )
+    sim.add_argument("--workload", help=f"workload spec, name or .toml (see above; default: {sim_default('workload')})")
     sim.add_argument("--cluster", help="run every task on this cluster only (little or big), like taskset")
     sim.add_argument(
         "--governor",
-        default="ondemand",
-        help="governor for every cluster, or all-max / idle-min (default: ondemand; list: hetlab governors)",
+        help="governor for every cluster, or all-max / idle-min "
+        f"(default: {sim_default('governor')}; list: hetlab governors)",
     )
     sim.add_argument(
         "--tunable",
@@ -399,24 +413,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="hotplug these clusters' CPUs off: powered down, CCI port disabled, never snooped",
     )
     sim.add_argument(
-        "--scheduler", default="pinned", choices=["pinned", "smp"], help="task placement (default: pinned)"
+        "--scheduler", choices=["pinned", "smp"], help=f"task placement (default: {sim_default('scheduler')})"
     )
     sim.add_argument(
         "--cpuidle",
-        default="wfi",
         choices=["wfi", "cluster-off"],
-        help="idle states: wfi (default: idle clusters stay powered and are snooped, as on the seed paper's board)"
-        " or cluster-off (cpuidle powers idle clusters down)",
+        help=f"idle states (default: {sim_default('cpuidle')}): wfi, idle clusters stay powered and are snooped, as on "
+        "the seed paper's board; cluster-off, cpuidle powers idle clusters down",
     )
     sim.add_argument("--model", help="anti-snoop model: lctes2020-fig4 (default) or a trained model.json")
     sim.add_argument(
-        "--seed", type=int, default=1, help="random seed; the same seed gives byte-identical results (default: 1)"
+        "--seed",
+        type=int,
+        help=f"random seed; the same seed gives byte-identical results (default: {sim_default('seed')})",
     )
     sim.add_argument(
         "--reps", type=int, default=1, help="repetitions with seeds seed, seed+1, ... run in parallel (default: 1)"
     )
     sim.add_argument(
-        "--time-limit", type=float, default=3600.0, metavar="S", help="stop after S simulated seconds (default: 3600)"
+        "--time-limit",
+        type=float,
+        metavar="S",
+        help=f"stop after S simulated seconds (default: {sim_default('time_limit_s'):g})",
     )
     sim.add_argument("--json", action="store_true", help="print the JSON summary (with --reps: all runs plus mean/std)")
     sim.add_argument(

@@ -4,18 +4,14 @@
 // pyo3 0.22's #[pyfunction] expansion converts PyErr into PyErr (a known false positive).
 #![allow(clippy::useless_conversion)]
 
-use hetlab_core::engine::{simulate as run_simulation, CpuIdle, SimConfig};
 use hetlab_core::governor::registry;
 use hetlab_core::platform::{Platform, BUILTIN_PLATFORMS};
-use hetlab_core::sched::SchedPolicy;
-use hetlab_core::trace::write_ftrace;
 use hetlab_core::tree::AntiSnoopModel;
 use hetlab_core::workload::{Workload, BUILTIN_WORKLOADS};
-use numpy::IntoPyArray;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 
+mod simulate;
 mod sweep;
 
 pub(crate) fn err(msg: String) -> PyErr {
@@ -98,131 +94,11 @@ fn workload_summary(spec: &str, origin: &str, text: Option<&str>) -> PyResult<(S
     Ok((w.name.clone(), w.nthreads()))
 }
 
-fn load_workload(spec: &str, origin: &str, text: Option<&str>) -> PyResult<Workload> {
+pub(crate) fn load_workload(spec: &str, origin: &str, text: Option<&str>) -> PyResult<Workload> {
     match text {
         Some(text) => Workload::from_toml(origin, text).map_err(err),
         None => Workload::from_spec(spec).map_err(err),
     }
-}
-
-/// Runs one simulation. Returns (summary JSON, time series as a dict of columns, trace text
-/// or None). `options` keys: seed, scheduler, governor, tunables [(name, value)], cluster,
-/// freq [(cluster, kHz)], offline [cluster], model (JSON text or None), trace (bool),
-/// time_limit_s.
-#[pyfunction]
-#[pyo3(signature = (platform_name, platform_origin, platform_text, workload_spec, workload_origin, workload_text, options))]
-#[allow(clippy::too_many_arguments)]
-fn simulate(
-    py: Python<'_>,
-    platform_name: Option<&str>,
-    platform_origin: &str,
-    platform_text: Option<&str>,
-    workload_spec: &str,
-    workload_origin: &str,
-    workload_text: Option<&str>,
-    options: &Bound<'_, PyDict>,
-) -> PyResult<(String, PyObject, Option<String>)> {
-    let platform = load_platform(platform_name, platform_origin, platform_text)?;
-    let workload = load_workload(workload_spec, workload_origin, workload_text)?;
-    let get = |k: &str| options.get_item(k).ok().flatten();
-    let seed: u64 = get("seed").map(|v| v.extract()).transpose()?.unwrap_or(1);
-    let scheduler =
-        SchedPolicy::parse(&get("scheduler").map(|v| v.extract::<String>()).transpose()?.unwrap_or("pinned".into()))
-            .map_err(err)?;
-    let governor: String = get("governor").map(|v| v.extract()).transpose()?.unwrap_or("ondemand".into());
-    let tunables: Vec<(String, f64)> = get("tunables").map(|v| v.extract()).transpose()?.unwrap_or_default();
-    let cluster_of = |name: &str| {
-        platform.cluster_index(name).ok_or_else(|| {
-            err(format!(
-                "unknown cluster '{name}'; {} has: {}",
-                platform.name,
-                platform.clusters.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
-            ))
-        })
-    };
-    let cluster = match get("cluster").map(|v| v.extract::<Option<String>>()).transpose()?.flatten() {
-        Some(name) => Some(cluster_of(&name)?),
-        None => None,
-    };
-    let mut fixed = Vec::new();
-    for (name, khz) in get("freq").map(|v| v.extract::<Vec<(String, u32)>>()).transpose()?.unwrap_or_default() {
-        fixed.push((cluster_of(&name)?, khz));
-    }
-    let mut offline = Vec::new();
-    for name in get("offline").map(|v| v.extract::<Vec<String>>()).transpose()?.unwrap_or_default() {
-        offline.push(cluster_of(&name)?);
-    }
-    let model = match get("model").map(|v| v.extract::<Option<String>>()).transpose()?.flatten() {
-        None => None,
-        Some(json) => {
-            let m: AntiSnoopModel = serde_json::from_str(&json)
-                .map_err(|e| err(format!("model file is not a hetlab model ({e}); train one with `hetlab train`")))?;
-            m.check_for(&platform).map_err(err)?;
-            Some(m)
-        }
-    };
-    let cpuidle = CpuIdle::parse(&get("cpuidle").map(|v| v.extract::<String>()).transpose()?.unwrap_or("wfi".into()))
-        .map_err(err)?;
-    let trace: bool = get("trace").map(|v| v.extract()).transpose()?.unwrap_or(false);
-    let time_limit_s: f64 = get("time_limit_s").map(|v| v.extract()).transpose()?.unwrap_or(3600.0);
-    let governors = SimConfig::governor_plan(&platform, &governor, &tunables, cluster, &fixed).map_err(err)?;
-    let config = SimConfig {
-        seed,
-        scheduler,
-        governors,
-        model,
-        offline_clusters: offline,
-        cluster,
-        cpuidle,
-        trace,
-        time_limit_s,
-    };
-
-    let result = py.allow_threads(|| run_simulation(&platform, &workload, config)).map_err(err)?;
-    let summary = serde_json::to_string(&result).map_err(|e| err(e.to_string()))?;
-    // The time series as numpy arrays, one per column (moved, not copied element by element):
-    // long runs have tens of thousands of samples.
-    let series = PyDict::new_bound(py);
-    let rows = &result.series;
-    fn column<T: numpy::Element>(py: Python<'_>, v: Vec<T>) -> PyObject {
-        v.into_pyarray_bound(py).into_any().unbind()
-    }
-    series.set_item("time_s", column(py, rows.iter().map(|r| r.time_s).collect()))?;
-    series.set_item("cluster_index", column(py, rows.iter().map(|r| r.cluster as u32).collect()))?;
-    series.set_item("freq_khz", column(py, rows.iter().map(|r| r.freq_khz).collect()))?;
-    series.set_item("target_khz", column(py, rows.iter().map(|r| r.target_khz).collect()))?;
-    series.set_item("load_pct", column(py, rows.iter().map(|r| r.load_pct).collect()))?;
-    series.set_item("power_mw", column(py, rows.iter().map(|r| r.power_mw).collect()))?;
-    series.set_item("temp_c", column(py, rows.iter().map(|r| r.temp_c).collect()))?;
-    series.set_item("cci_congestion", column(py, rows.iter().map(|r| r.cci_congestion).collect()))?;
-    series.set_item("memory_access", column(py, rows.iter().map(|r| r.memory_access).collect()))?;
-    series.set_item("snoop_latency_ns", column(py, rows.iter().map(|r| r.snoop_latency_ns).collect()))?;
-    series.set_item("period_s", column(py, rows.iter().map(|r| r.period_s).collect()))?;
-    series.set_item("cci_cycles", column(py, rows.iter().map(|r| r.cci_cycles).collect()))?;
-    // Raw counter deltas per cluster: `<counter>_<cluster>` columns.
-    type Get = fn(&hetlab_core::counters::ClusterCounters) -> u64;
-    let raw: [(&str, Get); 6] = [
-        ("si_rrq_hs_any", |k| k.si_rrq_hs_any),
-        ("si_rrq_stall_tt_full", |k| k.si_rrq_stall_tt_full),
-        ("cpu_cycles", |k| k.cpu_cycles),
-        ("inst_retired", |k| k.inst_retired),
-        ("bus_access", |k| k.bus_access),
-        ("l2d_cache_refill", |k| k.l2d_cache_refill),
-    ];
-    for (c, cluster_name) in platform.clusters.iter().map(|c| c.name.as_str()).enumerate() {
-        for (counter, get) in raw {
-            series.set_item(
-                format!("{counter}_{cluster_name}"),
-                column(py, rows.iter().map(|r| get(&r.counters[c])).collect()),
-            )?;
-        }
-    }
-    let trace_text = trace.then(|| {
-        let mut out = String::new();
-        write_ftrace(&result.trace, &result.trace_threads, platform.ncpus(), &mut out);
-        out
-    });
-    Ok((summary, series.into_any().unbind(), trace_text))
 }
 
 /// Evaluates one tree of a model on counter ratios with the Rust evaluator the governor uses.
@@ -257,7 +133,7 @@ fn hetlabd(py: Python<'_>, argv: Vec<String>) -> i32 {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(tree_predict, m)?)?;
     m.add_function(wrap_pyfunction!(hetlabd, m)?)?;
     m.add_function(wrap_pyfunction!(governors, m)?)?;
