@@ -14,10 +14,8 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-
-import pandas as pd
 
 from hetlab import _core, api
 from hetlab.api import HetlabError
@@ -52,10 +50,20 @@ def characterize(
     active_opp: str = _DEFAULTS["active_opp"],
     workers: int | None = None,
     progress: Callable[[int, int], object] | None = None,
+    period_us: int | None = None,
+    freqs_khz: Mapping[str, Sequence[int]] | None = None,
+    chase_cpus: Mapping[str, int] | None = None,
+    pmu: str | None = None,
+    sysfs_root: str | None = None,
+    procfs_root: str | None = None,
+    run_dir: str | None = None,
+    allow_missing_counters: bool = False,
+    cluster_names: Sequence[str] | None = None,
 ) -> Path:
     """Runs the sweep and writes it to `out` (Parquet). Returns the path.
 
-    backend: `sim` (the simulator).
+    backend: `sim` (the simulator) or `linux` (this board: root; cpufreq sysfs and
+        perf_event_open; the options below; `hetlabd characterize` is the same sweep).
     reps: repetitions per configuration (at least 2: the labels come from a t-test).
     patterns: some of PATTERNS. sizes: array sizes in 4-byte elements (default: half and twice
         every L1 and L2 of the platform).
@@ -64,15 +72,51 @@ def characterize(
     workers: simulated runs in parallel (default: one per CPU).
     progress: `progress(total_runs, runs_done)` returns a bar with `update(n)` and `close()`
         (e.g. tqdm), for the simulated sweep.
+
+    Board only (None: hetlabd's defaults, see `hetlab characterize --help`): period_us, the
+    counter sampling period; freqs_khz, the frequencies to sweep per cluster name (default every
+    OPP of its policy); chase_cpus, the CPU running the chase per cluster; pmu, `hardware` or
+    `software` stand-ins; sysfs_root, procfs_root, trees laid out like /sys and /proc; run_dir,
+    where the lock and saved-state files live; allow_missing_counters, write 0 for counters the
+    board lacks; cluster_names, name the policies after these platform clusters. SIGINT,
+    SIGTERM, SIGHUP and SIGQUIT are blocked in the calling thread while the board sweep runs
+    (see `hetlab.govern`): a signal stops it, restores the policies and writes nothing.
     """
-    if backend != "sim":
-        raise HetlabError(f"backend '{backend}' is not available in this build; use --backend sim")
+    board = dict(
+        period_us=period_us,
+        freqs_khz=None if freqs_khz is None else [(c, list(f)) for c, f in freqs_khz.items()],
+        chase_cpus=None if chase_cpus is None else list(chase_cpus.items()),
+        pmu=pmu,
+        sysfs_root=sysfs_root,
+        procfs_root=procfs_root,
+        run_dir=run_dir,
+        allow_missing_counters=bool(allow_missing_counters),
+        cluster_names=None if cluster_names is None else list(cluster_names),
+    )
+    if backend not in ("sim", "linux"):
+        raise HetlabError(f"unknown backend '{backend}'; use sim or linux")
+    given = [name for name, value in board.items() if value not in (None, False)]
+    if backend == "sim" and given:
+        raise HetlabError(f"{', '.join(given)}: board options, for backend 'linux' only")
     out_path = Path(out)
     if not out_path.parent.is_dir():
         raise HetlabError(f"cannot write '{out}': directory '{out_path.parent}' does not exist")
     sweep = dict(
         patterns=list(patterns), sizes=list(sizes or []), reps=reps, run_s=run_s, seed=seed, active_opp=active_opp
     )
+    if backend == "linux":
+        try:
+            columns, runs, restored, stopped_by = _core.characterize_board(
+                *api._platform_args(platform), **sweep, **board
+            )
+        except ValueError as e:
+            raise HetlabError(str(e)) from None
+        if stopped_by:
+            raise HetlabError(
+                f"stopped by {stopped_by} after {runs} runs; nothing written (restored {'; '.join(restored)})"
+            )
+        write_parquet(_frame(columns), out_path)
+        return out_path
     sha = platform_sha256(platform)
     try:
         plan = _core.SweepPlan(*api._platform_args(platform), sha, **sweep)
@@ -112,15 +156,23 @@ def characterize(
             columns = plan.run_chunk(index, workers=workers, progress=bar.update if bar else None)
         except ValueError as e:
             raise HetlabError(str(e)) from None
-        write_parquet(pd.DataFrame(columns), file)
+        write_parquet(_frame(columns), file)
     if bar:
         bar.close()
+    import pandas as pd
+
     write_parquet(pd.concat([pd.read_parquet(f) for f in files], ignore_index=True), out_path)
     shutil.rmtree(partial)
     return out_path
 
 
-def write_parquet(df: pd.DataFrame, path: Path) -> None:
+def _frame(columns: dict):
+    import pandas as pd
+
+    return pd.DataFrame(columns)
+
+
+def write_parquet(df, path: Path) -> None:
     """Writes through a temporary file, so an interrupted write leaves no partial file."""
     tmp = path.with_name(f".{path.name}.tmp")
     df.to_parquet(tmp, index=False)

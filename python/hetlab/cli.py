@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hetlab import api
+from hetlab import _core, api
 
 MAIN_HELP = """\
 hetlab: energy and performance management for big.LITTLE SoCs.
@@ -246,98 +246,134 @@ def _bar(total: int, done: int):
     return tqdm(total=total, initial=done, unit="run", desc="characterize", disable=None, file=sys.stderr)
 
 
-def cmd_board(args: argparse.Namespace) -> int:
-    """`hetlab chase` / `hetlab govern`: hetlabd's own code, in this process."""
-    from hetlab import _core
+def _ints(text: str | None, flag: str) -> list[int] | None:
+    """A comma-separated list of integers, or None when the option was not given."""
+    if text is None:
+        return None
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise CliError(f"{flag} expects comma-separated integers, got '{text}'") from None
 
-    return _core.hetlabd([args.command, *args.args])
+
+def _number(text: str | None, flag: str, kind: type, what: str):
+    if text is None:
+        return None
+    try:
+        return kind(text)
+    except ValueError:
+        raise CliError(f"{flag} expects {what}, got '{text}'") from None
 
 
-def _characterize_linux(args: argparse.Namespace) -> int:
-    """The sweep on this board through hetlabd's code (it writes CSV), stored as Parquet."""
-    import pandas as pd
+def _words(text: str | None) -> list[str] | None:
+    return None if text is None else [w for w in text.split(",") if w]
 
-    from hetlab import _core
-    from hetlab.characterize import write_parquet
 
-    out = Path(args.out)
-    if not out.parent.is_dir():
-        raise CliError(f"cannot write '{args.out}': directory '{out.parent}' does not exist")
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
-        csv = Path(tmp) / "sweep.csv"
-        argv = [
-            "characterize",
-            "--out",
-            str(csv),
-            "--platform",
-            args.platform,
-            "--reps",
-            str(args.reps),
-            "--run-s",
-            str(args.run_s),
-            "--seed",
-            str(args.seed),
-            "--active-opp",
-            args.active_opp,
-        ]
-        for flag, value in (
-            ("--patterns", args.patterns),
-            ("--sizes", args.sizes),
-            ("--period-us", args.period_us),
-            ("--big-khz", args.big_khz),
-            ("--little-khz", args.little_khz),
-            ("--chase-cpu", args.chase_cpu),
-            ("--pmu", args.pmu),
-            ("--sysfs-root", args.sysfs_root),
-            ("--procfs-root", args.procfs_root),
-            ("--run-dir", args.run_dir),
-        ):
-            if value is not None:
-                argv += [flag, str(value)]
-        if args.allow_missing_counters:
-            argv.append("--allow-missing-counters")
-        code = _core.hetlabd(argv)
-        if code != 0:
-            return code
-        write_parquet(pd.read_csv(csv), out)
-    print(f"wrote {out}")
+def _cpu_per_cluster(text: str | None) -> dict[str, int] | None:
+    if text is None:
+        return None
+    out = {}
+    for item in filter(None, text.split(",")):
+        cluster, sep, cpu = item.partition("=")
+        if not sep or not cpu.strip().isdigit():
+            raise CliError(f"--chase-cpu expects CLUSTER=CPU, e.g. little=0,big=4; got '{item}'")
+        out[cluster.strip()] = int(cpu)
+    return out
+
+
+def _board_options(name: str, target, groups: tuple[str, ...], skip: tuple[str, ...] = ()) -> list[str]:
+    """Adds the options of hetlabd's command `name` in `groups` to `target` (a parser or an
+    argument group), as hetlab_linux::flags declares them: the same names, values, help and
+    defaults as hetlabd's. Returns their dests."""
+    dests = []
+    for f in _core.board_command(name)["flags"]:
+        if f["group"] not in groups or f["long"] in skip:
+            continue
+        names = [f["long"], *([f["short"]] if f["short"] else [])]
+        help = f["help"] + (f" (default {f['default']})" if f["default"] is not None else "")
+        if f["value"] is None:
+            action = target.add_argument(*names, action="store_true", help=help)
+        else:
+            action = target.add_argument(
+                *names, metavar=f["value"], action="append" if f["repeatable"] else "store", help=help
+            )
+        dests.append(action.dest)
+    return dests
+
+
+def cmd_chase(args: argparse.Namespace) -> int:
+    result = api.chase(
+        args.sizes,
+        elements=_ints(args.elements, "--elements"),
+        patterns=_words(args.pattern),
+        cpu=_number(args.cpu, "--cpu", int, "a CPU number"),
+        min_time_s=_number(args.min_time, "--min-time", float, "seconds"),
+        iterations=_number(args.iterations, "--iterations", int, "a number of loads"),
+        freq_khz=_number(args.freq_khz, "--freq-khz", int, "a frequency in kHz"),
+        seed=_number(args.seed, "--seed", int, "a number"),
+    )
+    print(result.report_json if args.json else result.text, end="\n" if args.json else "")
+    return 0
+
+
+def cmd_govern(args: argparse.Namespace) -> int:
+    if args.governor is None:
+        raise CliError("govern needs --governor NAME (see `hetlab governors`)")
+    r = api.govern(
+        args.governor,
+        **_given(
+            model=args.model,
+            tunables=_parse_tunables(args.tunable) if args.tunable else None,
+            duration_s=_number(args.duration, "--duration", float, "seconds"),
+            counters=args.counters,
+            pmu=args.pmu,
+            platform=args.platform,
+            cluster_names=_words(args.cluster_names),
+            sysfs_root=args.sysfs_root,
+            procfs_root=args.procfs_root,
+            run_dir=args.run_dir,
+        ),
+        dry_run=args.dry_run,
+        verbose=args.verbose,
+    )
+    restored = f"; restored {'; '.join(r.restored)}" if r.restored else ""
+    print(f"hetlab: stopped ({r.stop_reason}) after {r.samples} samples, {r.writes} frequency writes{restored}",
+          file=sys.stderr)  # fmt: skip
     return 0
 
 
 def cmd_characterize(args: argparse.Namespace) -> int:
-    from hetlab.characterize import PATTERNS, characterize
+    from hetlab.characterize import characterize
 
-    if args.backend == "linux":
-        return _characterize_linux(args)
-    board_only = [
-        f
-        for f in ("period_us", "big_khz", "little_khz", "chase_cpu", "pmu", "sysfs_root", "procfs_root", "run_dir")
-        if getattr(args, f) is not None
-    ]
-    if board_only or args.allow_missing_counters:
-        raise CliError(
-            "--" + (board_only or ["allow_missing_counters"])[0].replace("_", "-") + " belongs to --backend linux"
-        )
-
-    patterns = tuple(p for p in args.patterns.split(",") if p) if args.patterns else PATTERNS
-    sizes = None
-    if args.sizes:
-        try:
-            sizes = tuple(int(x) for x in args.sizes.split(",") if x)
-        except ValueError:
-            raise CliError(f"--sizes expects comma-separated element counts, got '{args.sizes}'") from None
+    freq_clusters = _core.SWEEP_DEFAULTS["freq_clusters"]
+    if args.backend != "linux":
+        given = [d for d in args.board_dests if getattr(args, d) not in (None, False)]
+        if given:
+            raise CliError(f"--{given[0].replace('_', '-')} belongs to --backend linux")
+    freqs = {c: _ints(getattr(args, f"{c}_khz"), f"--{c}-khz") for c in freq_clusters}
     path = characterize(
         args.out,
-        platform=args.platform,
-        backend=args.backend,
-        reps=args.reps,
-        patterns=patterns,
-        sizes=sizes,
-        run_s=args.run_s,
-        seed=args.seed,
-        workers=args.jobs,
+        **_given(
+            platform=args.platform,
+            backend=args.backend,
+            reps=_number(args.reps, "--reps", int, "a count"),
+            patterns=_words(args.patterns),
+            sizes=_ints(args.sizes, "--sizes"),
+            run_s=_number(args.run_s, "--run-s", float, "seconds"),
+            seed=_number(args.seed, "--seed", int, "a number"),
+            active_opp=args.active_opp,
+            workers=args.jobs,
+            period_us=_number(args.period_us, "--period-us", int, "µs"),
+            freqs_khz={c: f for c, f in freqs.items() if f is not None} or None,
+            chase_cpus=_cpu_per_cluster(args.chase_cpu),
+            pmu=args.pmu,
+            sysfs_root=args.sysfs_root,
+            procfs_root=args.procfs_root,
+            run_dir=args.run_dir,
+            cluster_names=_words(args.cluster_names),
+        ),
+        allow_missing_counters=args.allow_missing_counters,
         progress=_bar,
-        active_opp=args.active_opp,
     )
     print(f"wrote {path}")
     return 0
@@ -445,68 +481,50 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sim.set_defaults(func=cmd_simulate)
 
+    from hetlab.characterize import characterize
+
     ch = sub.add_parser(
         "characterize",
         help="run the snoop-latency characterization sweep (training data)",
-        description="ccbench pointer chase on one cluster, the other idle, over every pair of cluster OPPs (or, with "
-        "--active-opp top, every OPP of the idle cluster), three patterns and array sizes around every cache size, "
-        "repeated; one row per governor sampling period (schema: docs/dataset.md). Interrupted sweeps resume from "
-        "OUT.partial/.",
+        description="ccbench pointer chase on one cluster, the other idle, over every pair of cluster OPPs (or, with\n"
+        "--active-opp top, every OPP of the idle cluster), three patterns and array sizes around every cache\n"
+        "size, repeated; one row per governor sampling period (schema: docs/dataset.md). Interrupted\n"
+        "simulated sweeps resume from OUT.partial/.",
+        formatter_class=argparse.RawTextHelpFormatter,
     )
-    ch.add_argument("--platform", default="exynos5422", help="built-in platform name or platform .toml")
+    ch.add_argument(
+        "--platform",
+        help=f"built-in platform name or platform .toml (default {_default(characterize, 'platform')})",
+    )
     ch.add_argument(
         "--backend",
-        default="sim",
         choices=["sim", "linux"],
         help="sim (default): the simulator; linux: this board (root; cpufreq sysfs and perf_event_open)",
     )
     ch.add_argument("--out", required=True, help="output Parquet file")
-    ch.add_argument("--reps", type=int, default=5, help="repetitions per configuration (default: 5)")
-    ch.add_argument("--patterns", help="comma-separated subset of random,sequential,stride-16 (default: all)")
-    ch.add_argument(
-        "--sizes", help="comma-separated array sizes in 4-byte elements (default: half and twice each cache size)"
+    _board_options("characterize", ch, ("plan",))
+    ch.add_argument("--jobs", type=int, help="parallel simulated runs (default: number of CPUs)")
+    board = ch.add_argument_group("--backend linux only (the options of hetlabd characterize)")
+    ch.set_defaults(
+        func=cmd_characterize, board_dests=_board_options("characterize", board, ("board",), ("--platform",))
     )
-    ch.add_argument("--run-s", type=float, default=0.08, help="run length at the top OPPs, simulated s (default: 0.08)")
-    ch.add_argument("--seed", type=int, default=1, help="base seed; run i uses seed+i (default: 1)")
-    ch.add_argument(
-        "--active-opp",
-        choices=["all", "top"],
-        default="all",
-        help="all (default): every pair of cluster OPPs; top: the active cluster at its top OPP and only the "
-        "idle cluster swept, the layout the paper's Figure 4 sample counts imply (2,400 runs instead of "
-        "37,050 with the default sizes and repetitions)",
-    )
-    ch.add_argument("--jobs", type=int, help="parallel runs (default: number of CPUs)")
-    board = ch.add_argument_group("--backend linux only")
-    board.add_argument("--period-us", type=int, help="counter sampling period, µs (default: ondemand's sampling rate)")
-    board.add_argument("--big-khz", help="comma-separated big-cluster frequencies to sweep (default: all)")
-    board.add_argument("--little-khz", help="comma-separated LITTLE-cluster frequencies to sweep (default: all)")
-    board.add_argument("--chase-cpu", help="CPU to pin the chase to per cluster, e.g. little=0,big=4")
-    board.add_argument(
-        "--pmu", choices=["hardware", "software"], help="hardware PMUs (default) or software stand-ins (testing only)"
-    )
-    board.add_argument("--sysfs-root", help="root of the sysfs tree (default /sys)")
-    board.add_argument("--procfs-root", help="root of the procfs tree (default /proc)")
-    board.add_argument("--run-dir", help="where the lock and saved-state files live (default /run)")
-    board.add_argument(
-        "--allow-missing-counters",
-        action="store_true",
-        help="record zeros for counters the board lacks (e.g. no CCI PMU in the DT)",
-    )
-    ch.set_defaults(func=cmd_characterize)
 
-    for name, what in (
-        ("chase", "native pointer-chase microbenchmark on this machine (ns and cycles per access)"),
-        ("govern", "run a governor as a daemon on this board (cpufreq sysfs + perf_event_open); restores on exit"),
+    for name, what, func in (
+        ("chase", "native pointer-chase microbenchmark on this machine (ns and cycles per access)", cmd_chase),
+        (
+            "govern",
+            "run a governor as a daemon on this board (cpufreq sysfs + perf_event_open); restores on exit",
+            cmd_govern,
+        ),
     ):
         p = sub.add_parser(
             name,
-            add_help=False,
             help=what,
-            description=f"{what}. Same options as `hetlabd {name}`; `hetlab {name} --help` lists them.",
+            description=_core.board_command(name)["about"],
+            formatter_class=argparse.RawTextHelpFormatter,
         )
-        p.add_argument("args", nargs=argparse.REMAINDER)
-        p.set_defaults(func=cmd_board)
+        _board_options(name, p, ("output", "plan", "board"))
+        p.set_defaults(func=func)
 
     tr = sub.add_parser(
         "train",
@@ -563,14 +581,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-BOARD_COMMANDS = ("chase", "govern")
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in BOARD_COMMANDS:
-        # hetlabd parses these itself (argparse would take their options for hetlab's own)
-        return cmd_board(argparse.Namespace(command=argv[0], args=argv[1:]))
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

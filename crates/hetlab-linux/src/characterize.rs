@@ -401,7 +401,7 @@ pub fn characterize(
                         return Ok(summary);
                     }
                 };
-                let mut rows = Dataset::new(&plan, "linux");
+                let mut rows = Dataset::new(&plan.clusters, "linux");
                 rows.push_run(&plan, &RunRecord { chunk, run: &run, iterations, run_time_s, periods: &periods });
                 summary.runs += 1;
                 summary.rows += rows.len() as u64;

@@ -11,6 +11,7 @@ use hetlab_core::workload::{Workload, BUILTIN_WORKLOADS};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+mod board;
 mod simulate;
 mod sweep;
 
@@ -123,19 +124,14 @@ fn tree_predict(model_json: &str, cluster: &str, counts: Vec<Vec<Vec<u64>>>) -> 
         .collect()
 }
 
-/// Runs a hetlabd command line in this process (`hetlab chase`, `hetlab govern`,
-/// `hetlab characterize --backend linux` use the board-side code of the static binary).
-/// Returns the exit code; output goes to this process's stdout/stderr.
-#[pyfunction]
-fn hetlabd(py: Python<'_>, argv: Vec<String>) -> i32 {
-    py.allow_threads(|| hetlab_cli::run("hetlab", &argv))
-}
-
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(tree_predict, m)?)?;
-    m.add_function(wrap_pyfunction!(hetlabd, m)?)?;
+    m.add_function(wrap_pyfunction!(board::board_command, m)?)?;
+    m.add_function(wrap_pyfunction!(board::chase, m)?)?;
+    m.add_function(wrap_pyfunction!(board::govern, m)?)?;
+    m.add_function(wrap_pyfunction!(board::characterize_board, m)?)?;
     m.add_function(wrap_pyfunction!(governors, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_platforms, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_workloads, m)?)?;

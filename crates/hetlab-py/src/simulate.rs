@@ -58,8 +58,7 @@ pub fn simulate(
     let model = match model {
         None => None,
         Some(json) => {
-            let m: AntiSnoopModel = serde_json::from_str(json)
-                .map_err(|e| err(format!("model file is not a hetlab model ({e}); train one with `hetlab train`")))?;
+            let m = AntiSnoopModel::from_json(json).map_err(|e| err(format!("model file is {e}")))?;
             m.check_for(&platform).map_err(err)?;
             Some(m)
         }

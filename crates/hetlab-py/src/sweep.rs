@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use hetlab_core::platform::Platform;
 use hetlab_core::sweep::dataset::{Dataset, Values};
-use hetlab_core::sweep::{simulated, ActiveOpp, Plan, SweepOptions, PATTERNS};
+use hetlab_core::sweep::{simulated, ActiveOpp, Plan, SweepOptions, FREQ_CLUSTERS, PATTERNS};
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -23,6 +23,7 @@ pub fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("active_opp", d.active_opp.name())?;
     out.set_item("known_patterns", PATTERNS.to_vec())?;
     out.set_item("active_opps", ActiveOpp::NAMES.to_vec())?;
+    out.set_item("freq_clusters", FREQ_CLUSTERS.to_vec())?;
     Ok(out)
 }
 

@@ -162,10 +162,11 @@ fn columns(clusters: &[String]) -> Vec<(String, Kind, Source)> {
 }
 
 impl Dataset {
-    /// An empty dataset of `plan`'s columns, rows tagged with `backend` (`sim`, `linux`).
-    pub fn new(plan: &Plan, backend: &str) -> Dataset {
+    /// An empty dataset for clusters `clusters` (platform order), rows tagged with `backend`
+    /// (`sim`, `linux`).
+    pub fn new(clusters: &[String], backend: &str) -> Dataset {
         let (mut names, mut sources, mut values) = (Vec::new(), Vec::new(), Vec::new());
-        for (name, kind, source) in columns(&plan.clusters) {
+        for (name, kind, source) in columns(clusters) {
             names.push(name);
             sources.push(source);
             values.push(match kind {
@@ -278,7 +279,7 @@ mod tests {
         let periods = [period.clone(), period];
         let record =
             RunRecord { chunk: &plan.chunks[0], run: &run, iterations: 1000, run_time_s: 0.5, periods: &periods };
-        let mut d = Dataset::new(&plan, "linux");
+        let mut d = Dataset::new(&plan.clusters, "linux");
         d.push_run(&plan, &record);
         assert_eq!(d.csv_header(), COLUMNS);
         assert_eq!(schema(&plan.clusters).len(), COLUMNS.split(',').count());

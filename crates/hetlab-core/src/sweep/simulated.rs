@@ -143,7 +143,7 @@ pub fn run_chunk(
     if stopped {
         return Ok(None);
     }
-    let mut rows = Dataset::new(plan, "sim");
+    let mut rows = Dataset::new(&plan.clusters, "sim");
     for (run, m) in runs.iter().zip(measured) {
         let (run_time_s, periods) = m.expect("every run finished");
         rows.push_run(plan, &RunRecord { chunk, run, iterations, run_time_s, periods: &periods });
