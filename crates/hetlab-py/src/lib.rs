@@ -6,7 +6,6 @@
 
 use hetlab_core::governor::registry;
 use hetlab_core::platform::{Platform, BUILTIN_PLATFORMS};
-use hetlab_core::tree::AntiSnoopModel;
 use hetlab_core::workload::{Workload, BUILTIN_WORKLOADS};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -14,6 +13,7 @@ use pyo3::prelude::*;
 mod board;
 mod simulate;
 mod sweep;
+mod tree;
 
 pub(crate) fn err(msg: String) -> PyErr {
     PyValueError::new_err(msg)
@@ -102,32 +102,10 @@ pub(crate) fn load_workload(spec: &str, origin: &str, text: Option<&str>) -> PyR
     }
 }
 
-/// Evaluates one tree of a model on counter ratios with the Rust evaluator the governor uses.
-/// `counts[i]` holds one (numerator, denominator) pair per tree feature. Returns True where
-/// the tree says "increase_frequency".
-#[pyfunction]
-fn tree_predict(model_json: &str, cluster: &str, counts: Vec<Vec<Vec<u64>>>) -> PyResult<Vec<bool>> {
-    let model: AntiSnoopModel = serde_json::from_str(model_json).map_err(|e| err(format!("model: {e}")))?;
-    let tree = model
-        .tree_for(cluster)
-        .ok_or_else(|| err(format!("model {} has no tree for cluster '{cluster}'", model.name)))?;
-    tree.validate().map_err(|e| err(format!("model {}: tree for {cluster}: {e}", model.name)))?;
-    counts
-        .iter()
-        .map(|c| {
-            if c.len() != tree.features.len() || c.iter().any(|pair| pair.len() != 2) {
-                return Err(err(format!("expected {} [numerator, denominator] pairs per vector", tree.features.len())));
-            }
-            let pairs: Vec<(u64, u64)> = c.iter().map(|p| (p[0], p[1])).collect();
-            Ok(tree.predict_counts(&pairs) == hetlab_core::tree::INCREASE)
-        })
-        .collect()
-}
-
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
-    m.add_function(wrap_pyfunction!(tree_predict, m)?)?;
+    m.add_function(wrap_pyfunction!(tree::tree_predict, m)?)?;
     m.add_function(wrap_pyfunction!(board::board_command, m)?)?;
     m.add_function(wrap_pyfunction!(board::chase, m)?)?;
     m.add_function(wrap_pyfunction!(board::govern, m)?)?;
