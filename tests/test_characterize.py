@@ -21,8 +21,10 @@ def test_rows_follow_the_plan_and_each_run_has_its_own_seed(tmp_path):
     assert list(runs.rep[:4]) == [0, 1, 0, 1]
     little = runs[runs.active_cluster == "little"]
     assert set(little.little_khz) == {1_400_000} and list(little.big_khz[:4]) == [200_000, 200_000, 300_000, 300_000]
-    assert (df.config_id == df.active_cluster + "-random-" + df.size_elements.astype(str) + "-"
-            + df.big_khz.astype(str) + "-" + df.little_khz.astype(str)).all()  # fmt: skip
+    parts = [df.active_cluster, "random", df.size_elements.astype(str), df.big_khz.astype(str), df.little_khz]
+    assert (
+        df.config_id == parts[0] + "-" + parts[1] + "-" + parts[2] + "-" + parts[3] + "-" + parts[4].astype(str)
+    ).all()
     assert (df.memory_access == df.bus_access / df.cpu_cycles).all()
 
 

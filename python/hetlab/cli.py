@@ -50,14 +50,19 @@ class CliError(Exception):
     pass
 
 
-def _parse_freq(text: str) -> dict[str, int]:
+def _per_cluster(text: str, flag: str, example: str) -> dict[str, int]:
+    """`CLUSTER=N,CLUSTER=N` as {cluster: N}."""
     out = {}
     for item in filter(None, text.split(",")):
-        name, sep, khz = item.partition("=")
-        if not sep or not khz.strip().isdigit():
-            raise CliError(f"--freq expects CLUSTER=KHZ[,CLUSTER=KHZ], e.g. little=1400000,big=200000; got '{item}'")
-        out[name.strip()] = int(khz)
+        name, sep, value = item.partition("=")
+        if not sep or not value.strip().isdigit():
+            raise CliError(f"{flag} expects {example}; got '{item}'")
+        out[name.strip()] = int(value)
     return out
+
+
+def _parse_freq(text: str) -> dict[str, int]:
+    return _per_cluster(text, "--freq", "CLUSTER=KHZ[,CLUSTER=KHZ], e.g. little=1400000,big=200000")
 
 
 def _parse_tunables(items: list[str]) -> dict[str, float]:
@@ -269,18 +274,6 @@ def _words(text: str | None) -> list[str] | None:
     return None if text is None else [w for w in text.split(",") if w]
 
 
-def _cpu_per_cluster(text: str | None) -> dict[str, int] | None:
-    if text is None:
-        return None
-    out = {}
-    for item in filter(None, text.split(",")):
-        cluster, sep, cpu = item.partition("=")
-        if not sep or not cpu.strip().isdigit():
-            raise CliError(f"--chase-cpu expects CLUSTER=CPU, e.g. little=0,big=4; got '{item}'")
-        out[cluster.strip()] = int(cpu)
-    return out
-
-
 def _board_options(name: str, target, groups: tuple[str, ...], skip: tuple[str, ...] = ()) -> list[str]:
     """Adds the options of hetlabd's command `name` in `groups` to `target` (a parser or an
     argument group), as hetlab_linux::flags declares them: the same names, values, help and
@@ -290,12 +283,11 @@ def _board_options(name: str, target, groups: tuple[str, ...], skip: tuple[str, 
         if f["group"] not in groups or f["long"] in skip:
             continue
         names = [f["long"], *([f["short"]] if f["short"] else [])]
-        help = f["help"] + (f" (default {f['default']})" if f["default"] is not None else "")
         if f["value"] is None:
-            action = target.add_argument(*names, action="store_true", help=help)
+            action = target.add_argument(*names, action="store_true", help=f["help"])
         else:
             action = target.add_argument(
-                *names, metavar=f["value"], action="append" if f["repeatable"] else "store", help=help
+                *names, metavar=f["value"], action="append" if f["repeatable"] else "store", help=f["help"]
             )
         dests.append(action.dest)
     return dests
@@ -337,8 +329,8 @@ def cmd_govern(args: argparse.Namespace) -> int:
         verbose=args.verbose,
     )
     restored = f"; restored {'; '.join(r.restored)}" if r.restored else ""
-    print(f"hetlab: stopped ({r.stop_reason}) after {r.samples} samples, {r.writes} frequency writes{restored}",
-          file=sys.stderr)  # fmt: skip
+    what = f"{r.samples} samples, {r.writes} frequency writes{restored}"
+    print(f"hetlab: stopped ({r.stop_reason}) after {what}", file=sys.stderr)
     return 0
 
 
@@ -365,7 +357,9 @@ def cmd_characterize(args: argparse.Namespace) -> int:
             workers=args.jobs,
             period_us=_number(args.period_us, "--period-us", int, "µs"),
             freqs_khz={c: f for c, f in freqs.items() if f is not None} or None,
-            chase_cpus=_cpu_per_cluster(args.chase_cpu),
+            chase_cpus=_per_cluster(args.chase_cpu, "--chase-cpu", "CLUSTER=CPU, e.g. little=0,big=4")
+            if args.chase_cpu
+            else None,
             pmu=args.pmu,
             sysfs_root=args.sysfs_root,
             procfs_root=args.procfs_root,

@@ -105,21 +105,53 @@ impl Command {
                 Some(v) => format!("  {names} {v}"),
                 None => format!("  {names}"),
             };
-            let mut lines: Vec<String> = f.help.lines().map(str::to_string).collect();
-            if let Some(d) = &f.default {
-                let last = lines.last_mut().expect("every flag has help");
-                *last += &format!(" (default {d})");
-            }
-            if head.len() < 24 {
-                out += &format!("{head:<24}{}\n", lines[0]);
+            let text = f.help_text();
+            let mut lines = text.lines();
+            let first = lines.next().unwrap_or_default();
+            if head.len() < HELP_COLUMN {
+                out += &format!("{head:<HELP_COLUMN$}{first}\n");
             } else {
-                out += &format!("{head}\n{:24}{}\n", "", lines[0]);
+                out += &format!("{head}\n{:HELP_COLUMN$}{first}\n", "");
             }
-            for l in &lines[1..] {
-                out += &format!("{:24}{l}\n", "");
+            for l in lines {
+                out += &format!("{:HELP_COLUMN$}{l}\n", "");
             }
         }
         out
+    }
+}
+
+/// Where option help starts in `--help`, and how wide it may run.
+const HELP_COLUMN: usize = 24;
+const HELP_WIDTH: usize = 100 - HELP_COLUMN;
+
+impl Flag {
+    /// The help with its default, lines wrapped to fit `--help` (lines that start with a space
+    /// are laid out by hand and kept).
+    pub fn help_text(&self) -> String {
+        let mut text = self.help.clone();
+        if let Some(d) = &self.default {
+            text += &format!(" (default {d})");
+        }
+        let mut out = Vec::new();
+        for line in text.lines() {
+            if line.starts_with(' ') {
+                out.push(line.to_string());
+                continue;
+            }
+            let mut cur = String::new();
+            for word in line.split(' ') {
+                if !cur.is_empty() && cur.len() + 1 + word.len() > HELP_WIDTH {
+                    out.push(std::mem::take(&mut cur));
+                }
+                if !cur.is_empty() {
+                    cur.push(' ');
+                }
+                cur += word;
+            }
+            out.push(cur);
+        }
+        out.join("\n")
     }
 }
 

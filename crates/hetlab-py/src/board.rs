@@ -25,7 +25,8 @@ use pyo3::types::{PyDict, PyList};
 use crate::err;
 
 /// A command's declaration: {"name", "usage", "about", "flags": [{"long", "short", "value",
-/// "repeatable", "help", "default", "group"}]}.
+/// "repeatable", "help", "default", "group"}]}; "help" is laid out as in `hetlabd --help`,
+/// default included.
 #[pyfunction]
 pub fn board_command(py: Python<'_>, name: &str) -> PyResult<PyObject> {
     let cmd = flags::command(name).ok_or_else(|| err(format!("hetlabd has no command '{name}'")))?;
@@ -36,7 +37,7 @@ pub fn board_command(py: Python<'_>, name: &str) -> PyResult<PyObject> {
         d.set_item("short", f.short)?;
         d.set_item("value", f.value)?;
         d.set_item("repeatable", f.repeatable)?;
-        d.set_item("help", &f.help)?;
+        d.set_item("help", f.help_text())?;
         d.set_item("default", &f.default)?;
         d.set_item("group", f.group.name())?;
         list.append(d)?;

@@ -1,5 +1,11 @@
-//! PyO3 bindings: the thin edge between the Rust model and the Python package `hetlab`.
-//! Files are read by Python; their text comes here with the file name, so parse errors name it.
+//! PyO3 bindings: the thin edge between the Rust crates (hetlab-core, hetlab-linux) and the
+//! Python package `hetlab`. Typed arguments cross it, never argv strings or option dicts: an
+//! unknown keyword is a TypeError. Files are read by Python; their text comes here with the
+//! file name, so parse errors name it.
+//!
+//! By topic: [`simulate`] (one run), [`sweep`] (the characterization plan and its simulated
+//! chunks), [`board`] (chase, govern and the board sweep), [`tree`] (the governor's tree
+//! evaluator); the catalogue (platforms, workloads, governors) is here.
 
 // pyo3 0.22's #[pyfunction] expansion converts PyErr into PyErr (a known false positive).
 #![allow(clippy::useless_conversion)]
