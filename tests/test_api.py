@@ -40,3 +40,44 @@ def test_smp_spreads_threads_and_slices_time():
     # 12 threads on 8 CPUs: some threads share a CPU and take turns
     assert sum(t["migrations"] for t in r.summary["threads"]) >= 0
     assert all(t["finish_s"] > 0 for t in r.summary["threads"])
+
+
+def test_an_unknown_option_is_an_error_not_ignored():
+    # a misspelled option must not run the default silently (cpuidle, not cpu_idle)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'cpu_idle'"):
+        hetlab.simulate(cpu_idle="cluster-off")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'cpu_idle'"):
+        hetlab.simulate_reps(2, cpu_idle="cluster-off")
+    from hetlab import _core
+
+    typed = dict(
+        seed=1,
+        scheduler="pinned",
+        governor="ondemand",
+        tunables=[],
+        cluster=None,
+        freq=[],
+        offline=[],
+        model=None,
+        cpuidle="wfi",
+        trace=False,
+        time_limit_s=1.0,
+    )
+    with pytest.raises(TypeError, match="unexpected keyword argument 'cpu_idle'"):
+        _core.simulate("exynos5422", "", None, "ccbench", "", None, cpu_idle="wfi", **typed)
+    with pytest.raises(TypeError, match="time_limit_s"):
+        _core.simulate("exynos5422", "", None, "ccbench", "", None, **{**typed, "time_limit_s": "long"})
+
+
+def test_the_cli_and_the_api_share_their_defaults():
+    # `hetlab simulate` with no option is `hetlab.simulate()` with none
+    import json
+    import subprocess
+    import sys
+
+    spec = "ccbench:size=4096,iterations=100000"
+    cli = subprocess.run(
+        [sys.executable, "-m", "hetlab", "simulate", "--workload", spec, "--json"], capture_output=True, text=True
+    )
+    assert cli.returncode == 0, cli.stderr
+    assert json.loads(cli.stdout) == hetlab.simulate(workload=spec).summary

@@ -13,8 +13,9 @@ import pandas as pd
 import pytest
 
 import hetlab
-from hetlab import _core, train
+from hetlab import train
 from test_train import _run_c, _vectors
+from tree_oracle import predict, rust_predict
 
 CHASE = "ccbench:size=1048576,pattern=random,iterations={}"
 
@@ -64,9 +65,9 @@ def test_exported_c_agrees_with_python_and_rust_on_the_trained_model(pipeline, t
     total = 0
     for cluster, tree in model["trees"]:
         vecs = _vectors(tree, rnd, n_random=6000)
-        py = train.predict(model, cluster, vecs)
+        py = predict(model, cluster, vecs)
         assert _run_c(out, f"hetlab_{cluster}_increase", vecs, tmp_path) == py
-        assert _core.tree_predict(text, cluster, vecs) == py
+        assert rust_predict(text, cluster, vecs) == py
         total += len(vecs)
     assert total >= 10_000
 

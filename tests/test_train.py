@@ -13,8 +13,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from hetlab import _core, model_export, train
+from hetlab import model_export, train
 from hetlab.api import HetlabError
+from tree_oracle import predict, rust_predict
 
 BIG_KHZ = [200000, 800000, 1400000, 2000000]
 LITTLE_KHZ = [200000, 800000, 1400000]
@@ -256,8 +257,9 @@ def test_trees_have_the_governor_shape_and_reproduce_the_training_partition(trai
             leaf_counts.setdefault(_leaf_of(tree, vec), [0, 0])[int(labels[cid])] += 1
         for leaf, value in leaf_counts.items():
             assert nodes[leaf]["value"] == value
-        # the clean synthetic data is learned perfectly
-        assert train.predict(model, cluster, vecs) == [labels[c] for c in rows.config_id]
+        # the clean synthetic data is learned perfectly (the governor's evaluator and the oracle)
+        assert predict(model, cluster, vecs) == [labels[c] for c in rows.config_id]
+        assert rust_predict(json.dumps(model), cluster, vecs) == [labels[c] for c in rows.config_id]
         assert nodes[0]["samples"] == len(rows) == 48 * 3 * 4
 
 
@@ -291,7 +293,8 @@ def test_a_tree_that_only_saw_one_class_is_a_single_leaf_with_both_counts(tmp_pa
                 "samples": 48 * 3 * 2,
             }
         ]
-        assert train.predict(model, cluster, [[(5, 1), (1, 1)]]) == [False]
+        assert predict(model, cluster, [[(5, 1), (1, 1)]]) == [False]
+        assert rust_predict(json.dumps(model), cluster, [[(5, 1), (1, 1)]]) == [False]
     header = model_export.c_header(model)
     assert "return 0;" in header and "hetlab_fixed_ratio(cci" not in header
 
@@ -323,7 +326,7 @@ def test_model_files_round_trip_and_are_byte_identical(sweep_path, tmp_path):
     assert prov["training"]["label_rule"] == "significant" and prov["training"]["max_depth"] == train.DEFAULT_MAX_DEPTH
     assert set(prov["libraries"]) == {"numpy", "pandas", "scipy", "scikit-learn", "pyarrow", "hetlab"}
     # the Rust governor's loader accepts it (extra top-level keys included)
-    assert _core.tree_predict(text, "big", [[(0, 0), (0, 0)]]) == [False]
+    assert rust_predict(text, "big", [[(0, 0), (0, 0)]]) == [False]
 
     dot = a["model.dot"].read_text()
     assert dot.startswith("digraph Tree {") and 'headlabel="True"' in dot
@@ -502,9 +505,9 @@ def test_c_rust_and_python_evaluators_agree_on_every_vector(trained, tmp_path):
         text = (out / "model.json").read_text()
         for cluster, tree in model["trees"]:
             vecs = _vectors(tree, rnd)
-            py = train.predict(model, cluster, vecs)
+            py = predict(model, cluster, vecs)
             c = _run_c(out, f"hetlab_{cluster}_increase", vecs, tmp_path)
-            rust = _core.tree_predict(text, cluster, vecs)
+            rust = rust_predict(text, cluster, vecs)
             assert len(c) == len(py) == len(rust) == len(vecs)
             bad_c = [v for v, a, b in zip(vecs, py, c) if a != b]
             bad_rust = [v for v, a, b in zip(vecs, py, rust) if a != b]
@@ -523,8 +526,10 @@ def test_threshold_edges_by_hand():
     q = train.fixed_threshold(0.01074, 24)
     assert q == 180187
     big_mem = (1, 1)  # memory_access = 1: right of node 4 -> increase
-    assert train.predict(model, "big", [[(q, den), big_mem], [(q + 1, den), big_mem]]) == [False, True]
-    assert train.predict(model, "big", [[(5, 0), big_mem], [(2**64 - 1, 2**64 - 1), big_mem]]) == [False, True]
+    text = json.dumps(model)
+    for evaluate in (predict, lambda m, c, v: rust_predict(text, c, v)):
+        assert evaluate(model, "big", [[(q, den), big_mem], [(q + 1, den), big_mem]]) == [False, True]
+        assert evaluate(model, "big", [[(5, 0), big_mem], [(2**64 - 1, 2**64 - 1), big_mem]]) == [False, True]
     # 2^64 - 1 stall cycles over 2^63 reads: q = 2^25 - 1 (just under 2.0), exact, not saturated
     assert (((2**64 - 1) << 24) // 2**63) == 2**25 - 1
 

@@ -1,10 +1,35 @@
 """hetlab: energy and performance management for big.LITTLE SoCs.
 
 The model lives in Rust (`hetlab._core`); this package is the thin layer users touch:
-`simulate()` and its result objects, and the `hetlab` command line.
+`simulate()` and its result objects, the characterization sweep, the real board (`chase()`,
+`govern()`, `characterize(backend="linux")`) and the `hetlab` command line.
 """
 
-from hetlab.api import SimResult, governors, platforms, simulate, simulate_reps, workloads
+from hetlab.api import (
+    ChaseResult,
+    GovernResult,
+    SimResult,
+    chase,
+    govern,
+    governors,
+    platforms,
+    simulate,
+    simulate_reps,
+    workloads,
+)
+from hetlab.characterize import characterize
 
-__all__ = ["SimResult", "governors", "platforms", "simulate", "simulate_reps", "workloads"]
+__all__ = [
+    "ChaseResult",
+    "GovernResult",
+    "SimResult",
+    "characterize",
+    "chase",
+    "governors",
+    "govern",
+    "platforms",
+    "simulate",
+    "simulate_reps",
+    "workloads",
+]
 __version__ = "0.1.0"

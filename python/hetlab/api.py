@@ -13,6 +13,9 @@ from typing import Any
 
 from hetlab import _core
 
+DEFAULT_PLATFORM: str = _core.DEFAULT_PLATFORM
+DEFAULT_SEED = 1
+
 
 class HetlabError(ValueError):
     """Bad input: the message names the thing and the fix."""
@@ -94,8 +97,8 @@ class SimResult:
 
 
 def simulate(
-    platform: str = "exynos5422",
-    workload: str = "ccbench",
+    platform: str = DEFAULT_PLATFORM,
+    workload: str = "ccbench:size=1048576,pattern=random",
     *,
     cluster: str | None = None,
     governor: str = "ondemand",
@@ -105,7 +108,7 @@ def simulate(
     scheduler: str = "pinned",
     cpuidle: str = "wfi",
     model: str | None = None,
-    seed: int = 1,
+    seed: int = DEFAULT_SEED,
     trace: bool = False,
     time_limit_s: float = 3600.0,
 ) -> SimResult:
@@ -122,24 +125,28 @@ def simulate(
     cpuidle: `wfi` (default; idle clusters stay powered and snooped, as on the seed paper's
         board) or `cluster-off` (cpuidle may power an idle cluster down).
     model: anti-snoop model: `lctes2020-fig4` (default) or a path to a trained model.json.
+    seed: the same seed gives byte-identical results.
+    time_limit_s: stop after this much simulated time.
+
+    An unknown keyword (say `cpu_idle=`) is a TypeError.
     """
-    p_name, p_origin, p_text = _platform_args(platform)
-    w_spec, w_origin, w_text = _workload_args(workload)
-    options = {
-        "seed": int(seed),
-        "scheduler": scheduler,
-        "cpuidle": cpuidle,
-        "governor": governor,
-        "tunables": [(k, float(v)) for k, v in (tunables or {}).items()],
-        "cluster": cluster,
-        "freq": [(k, int(v)) for k, v in (freq or {}).items()],
-        "offline": list(offline),
-        "model": _model_json(model),
-        "trace": bool(trace),
-        "time_limit_s": float(time_limit_s),
-    }
+    p_args, w_args, model_json = _platform_args(platform), _workload_args(workload), _model_json(model)
     try:
-        summary_json, columns, trace_text = _core.simulate(p_name, p_origin, p_text, w_spec, w_origin, w_text, options)
+        summary_json, columns, trace_text = _core.simulate(
+            *p_args,
+            *w_args,
+            seed=int(seed),
+            scheduler=scheduler,
+            governor=governor,
+            tunables=[(k, float(v)) for k, v in (tunables or {}).items()],
+            cluster=cluster,
+            freq=[(k, int(v)) for k, v in (freq or {}).items()],
+            offline=list(offline),
+            model=model_json,
+            cpuidle=cpuidle,
+            trace=bool(trace),
+            time_limit_s=float(time_limit_s),
+        )
     except ValueError as e:
         raise HetlabError(str(e)) from None
     summary = json.loads(summary_json)
@@ -159,7 +166,7 @@ def _series(summary: dict, columns: dict) -> dict:
 def simulate_reps(
     reps: int,
     *,
-    seed: int = 1,
+    seed: int = DEFAULT_SEED,
     workers: int | None = None,
     progress: Callable[[Iterable], Iterable] | None = None,
     **kwargs: Any,
@@ -188,3 +195,123 @@ def platforms() -> list[dict[str, Any]]:
 def workloads() -> list[str]:
     """Built-in named workloads (generators are listed in `hetlab workloads`)."""
     return list(_core.builtin_workloads())
+
+
+# --- the real board ----------------------------------------------------------------------------
+# The options of chase, govern and the board sweep take their defaults from hetlab-linux (None
+# here means "the default"); `hetlab chase --help` and friends quote them.
+
+
+@dataclass
+class ChaseResult:
+    """`hetlab chase`: `report` is the JSON document of `hetlabd chase --json` (as a dict),
+    `report_json` its text, `text` the table `hetlabd chase` prints."""
+
+    report: dict[str, Any]
+    report_json: str
+    text: str
+
+    @property
+    def points(self) -> list[dict[str, Any]]:
+        return self.report["points"]
+
+
+def chase(
+    sizes: str | Sequence[int] | None = None,
+    *,
+    elements: Sequence[int] | None = None,
+    patterns: Sequence[str] | None = None,
+    cpu: int | None = None,
+    min_time_s: float | None = None,
+    iterations: int | None = None,
+    freq_khz: int | None = None,
+    seed: int | None = None,
+) -> ChaseResult:
+    """The native pointer chase on this machine (ccbench 'caches' semantics): ns per dependent
+    load for every (pattern, size).
+
+    sizes: array sizes in bytes, as text (`"16K,64M"`, a doubling range `"4K..64M"`) or counts;
+        or `elements`: sizes in 4-byte elements. patterns: `random`, `sequential`, `stride-K`.
+    cpu: pin the chase to this CPU. min_time_s: measured time per point. iterations: loads per
+    timed chunk. freq_khz: the CPU's frequency, for cycles per access. seed: of the random order.
+    """
+    try:
+        report_json, text = _core.chase(
+            sizes=sizes,
+            elements=None if elements is None else list(elements),
+            patterns=None if patterns is None else list(patterns),
+            cpu=cpu,
+            min_time_s=min_time_s,
+            iterations=iterations,
+            freq_khz=freq_khz,
+            seed=seed,
+        )
+    except ValueError as e:
+        raise HetlabError(str(e)) from None
+    return ChaseResult(json.loads(report_json), report_json, text)
+
+
+@dataclass
+class GovernResult:
+    """How `govern` ended: why (`SIGTERM`, `SIGINT`, `duration`, ...), governor samples taken,
+    frequency writes, and each policy's restored settings (none in a dry run)."""
+
+    stop_reason: str
+    samples: int
+    writes: int
+    restored: list[str]
+
+
+def govern(
+    governor: str,
+    *,
+    model: str | None = None,
+    tunables: Mapping[str, float] | None = None,
+    dry_run: bool = False,
+    duration_s: float | None = None,
+    verbose: bool = False,
+    counters: str | None = None,
+    pmu: str | None = None,
+    platform: str = DEFAULT_PLATFORM,
+    cluster_names: Sequence[str] | None = None,
+    sysfs_root: str | None = None,
+    procfs_root: str | None = None,
+    run_dir: str | None = None,
+) -> GovernResult:
+    """Runs `governor` (the simulator's code) on every cpufreq policy of this board until
+    SIGINT/SIGTERM/SIGHUP/SIGQUIT or `duration_s`: `hetlabd govern`. Each policy's governor, min
+    and max are saved first and restored at the end, on a signal and on any error. Needs root
+    unless `dry_run`.
+
+    The four signals are blocked in the calling thread and read from a signalfd while it runs:
+    call it from the main thread, before other threads start (as `hetlab govern` does), or a
+    signal may reach a thread that does not block it.
+
+    model: anti-snoop's trees (a model.json; default the paper's Figure 4). tunables: by sysfs
+    name. counters: which PMCs are read (`per-cpu`, `cgroup=DIR`, `pid=P,..`, `tid=T,..`, `off`).
+    pmu: `hardware` or `software` stand-ins. cluster_names: name the policies after these
+    platform clusters. sysfs_root, procfs_root: a tree laid out like /sys and /proc. run_dir:
+    where hetlabd.lock and hetlabd.saved live. Sample lines go to stdout, notes to stderr.
+    """
+    p_args, model_json = _platform_args(platform), _model_json(model)
+    try:
+        stop_reason, samples, writes, restored = _core.govern(
+            governor,
+            model=model_json,
+            tunables=[(k, float(v)) for k, v in (tunables or {}).items()],
+            dry_run=bool(dry_run),
+            duration_s=duration_s,
+            verbose=bool(verbose),
+            counters=counters,
+            pmu=pmu,
+            platform_name=p_args[0],
+            platform_origin=p_args[1],
+            platform_text=p_args[2],
+            cluster_names=None if cluster_names is None else list(cluster_names),
+            sysfs_root=sysfs_root,
+            procfs_root=procfs_root,
+            run_dir=run_dir,
+        )
+    except ValueError as e:
+        raise HetlabError(str(e)) from None
+    return GovernResult(stop_reason, samples, writes, restored)

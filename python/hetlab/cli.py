@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import functools
+import inspect
 import json
 import statistics
 import sys
-import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from hetlab import api, reproduce
+from hetlab import _core, api, reproduce
 from hetlab._files import write_atomically
 
 MAIN_HELP = """\
@@ -46,14 +49,19 @@ class CliError(Exception):
     pass
 
 
-def _parse_freq(text: str) -> dict[str, int]:
+def _per_cluster(text: str, flag: str, example: str) -> dict[str, int]:
+    """`CLUSTER=N,CLUSTER=N` as {cluster: N}."""
     out = {}
     for item in filter(None, text.split(",")):
-        name, sep, khz = item.partition("=")
-        if not sep or not khz.strip().isdigit():
-            raise CliError(f"--freq expects CLUSTER=KHZ[,CLUSTER=KHZ], e.g. little=1400000,big=200000; got '{item}'")
-        out[name.strip()] = int(khz)
+        name, sep, value = item.partition("=")
+        if not sep or not value.strip().isdigit():
+            raise CliError(f"{flag} expects {example}; got '{item}'")
+        out[name.strip()] = int(value)
     return out
+
+
+def _parse_freq(text: str) -> dict[str, int]:
+    return _per_cluster(text, "--freq", "CLUSTER=KHZ[,CLUSTER=KHZ], e.g. little=1400000,big=200000")
 
 
 def _parse_tunables(items: list[str]) -> dict[str, float]:
@@ -133,25 +141,35 @@ def _stats(values: list[float]) -> dict[str, float]:
     }
 
 
+def _given(**options: Any) -> dict[str, Any]:
+    """The options the command line set; the others (None) take the API's defaults."""
+    return {name: value for name, value in options.items() if value is not None}
+
+
+def _default(func: Callable, name: str) -> Any:
+    """The default of `func`'s parameter `name`: help texts quote the API's defaults."""
+    return inspect.signature(func).parameters[name].default
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
-    kwargs = dict(
+    kwargs = _given(
         platform=args.platform,
         workload=args.workload,
         cluster=args.cluster,
         governor=args.governor,
-        freq=_parse_freq(args.freq or ""),
-        tunables=_parse_tunables(args.tunable or []),
-        offline=[c for c in (args.offline or "").split(",") if c],
+        freq=_parse_freq(args.freq) if args.freq else None,
+        tunables=_parse_tunables(args.tunable) if args.tunable else None,
+        offline=[c for c in args.offline.split(",") if c] if args.offline else None,
         scheduler=args.scheduler,
         cpuidle=args.cpuidle,
         model=args.model,
         time_limit_s=args.time_limit,
+        seed=args.seed,
     )
     if args.reps < 1:
         raise CliError(f"--reps must be at least 1, got {args.reps}")
     runs = api.simulate_reps(
         args.reps,
-        seed=args.seed,
         trace=bool(args.trace),
         progress=_progress(args.reps, "simulate") if args.reps > 1 else None,
         **kwargs,
@@ -175,7 +193,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         print(_format_run(runs[0]))
         if len(runs) > 1:
             t, e = _stats([r.time_s for r in runs]), _stats([r.energy_j for r in runs])
-            print(f"\n{len(runs)} runs (seeds {args.seed}..{args.seed + len(runs) - 1}):")
+            seed = runs[0].summary["seed"]
+            print(f"\n{len(runs)} runs (seeds {seed}..{seed + len(runs) - 1}):")
             print(f"time    mean {t['mean']:.6f} s  std {t['std']:.6f}  min {t['min']:.6f}  max {t['max']:.6f}")
             print(f"energy  mean {e['mean']:.4f} J  std {e['std']:.4f}  min {e['min']:.4f}  max {e['max']:.4f}")
     return 0
@@ -223,98 +242,123 @@ def _bar(total: int, done: int):
     return tqdm(total=total, initial=done, unit="run", desc="characterize", disable=None, file=sys.stderr)
 
 
-def cmd_board(args: argparse.Namespace) -> int:
-    """`hetlab chase` / `hetlab govern`: hetlabd's own code, in this process."""
-    from hetlab import _core
+def _ints(text: str | None, flag: str) -> list[int] | None:
+    """A comma-separated list of integers, or None when the option was not given."""
+    if text is None:
+        return None
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise CliError(f"{flag} expects comma-separated integers, got '{text}'") from None
 
-    return _core.hetlabd([args.command, *args.args])
+
+def _number(text: str | None, flag: str, kind: type, what: str):
+    if text is None:
+        return None
+    try:
+        return kind(text)
+    except ValueError:
+        raise CliError(f"{flag} expects {what}, got '{text}'") from None
 
 
-def _characterize_linux(args: argparse.Namespace) -> int:
-    """The sweep on this board through hetlabd's code (it writes CSV), stored as Parquet."""
-    import pandas as pd
+def _words(text: str | None) -> list[str] | None:
+    return None if text is None else [w for w in text.split(",") if w]
 
-    from hetlab import _core
-    from hetlab.characterize import write_parquet
 
-    out = Path(args.out)
-    if not out.parent.is_dir():
-        raise CliError(f"cannot write '{args.out}': directory '{out.parent}' does not exist")
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
-        csv = Path(tmp) / "sweep.csv"
-        argv = [
-            "characterize",
-            "--out",
-            str(csv),
-            "--platform",
-            args.platform,
-            "--reps",
-            str(args.reps),
-            "--run-s",
-            str(args.run_s),
-            "--seed",
-            str(args.seed),
-            "--active-opp",
-            args.active_opp,
-        ]
-        for flag, value in (
-            ("--patterns", args.patterns),
-            ("--sizes", args.sizes),
-            ("--period-us", args.period_us),
-            ("--big-khz", args.big_khz),
-            ("--little-khz", args.little_khz),
-            ("--chase-cpu", args.chase_cpu),
-            ("--pmu", args.pmu),
-            ("--sysfs-root", args.sysfs_root),
-            ("--procfs-root", args.procfs_root),
-            ("--run-dir", args.run_dir),
-        ):
-            if value is not None:
-                argv += [flag, str(value)]
-        if args.allow_missing_counters:
-            argv.append("--allow-missing-counters")
-        code = _core.hetlabd(argv)
-        if code != 0:
-            return code
-        write_parquet(pd.read_csv(csv), out)
-    print(f"wrote {out}")
+def _board_options(name: str, target, groups: tuple[str, ...], skip: tuple[str, ...] = ()) -> list[str]:
+    """Adds the options of hetlabd's command `name` in `groups` to `target` (a parser or an
+    argument group), as hetlab_linux::flags declares them: the same names, values, help and
+    defaults as hetlabd's. Returns their dests."""
+    dests = []
+    for f in _core.board_command(name)["flags"]:
+        if f["group"] not in groups or f["long"] in skip:
+            continue
+        names = [f["long"], *([f["short"]] if f["short"] else [])]
+        if f["value"] is None:
+            action = target.add_argument(*names, action="store_true", help=f["help"])
+        else:
+            action = target.add_argument(
+                *names, metavar=f["value"], action="append" if f["repeatable"] else "store", help=f["help"]
+            )
+        dests.append(action.dest)
+    return dests
+
+
+def cmd_chase(args: argparse.Namespace) -> int:
+    result = api.chase(
+        args.sizes,
+        elements=_ints(args.elements, "--elements"),
+        patterns=_words(args.pattern),
+        cpu=_number(args.cpu, "--cpu", int, "a CPU number"),
+        min_time_s=_number(args.min_time, "--min-time", float, "seconds"),
+        iterations=_number(args.iterations, "--iterations", int, "a number of loads"),
+        freq_khz=_number(args.freq_khz, "--freq-khz", int, "a frequency in kHz"),
+        seed=_number(args.seed, "--seed", int, "a number"),
+    )
+    print(result.report_json if args.json else result.text, end="\n" if args.json else "")
+    return 0
+
+
+def cmd_govern(args: argparse.Namespace) -> int:
+    if args.governor is None:
+        raise CliError("govern needs --governor NAME (see `hetlab governors`)")
+    r = api.govern(
+        args.governor,
+        **_given(
+            model=args.model,
+            tunables=_parse_tunables(args.tunable) if args.tunable else None,
+            duration_s=_number(args.duration, "--duration", float, "seconds"),
+            counters=args.counters,
+            pmu=args.pmu,
+            platform=args.platform,
+            cluster_names=_words(args.cluster_names),
+            sysfs_root=args.sysfs_root,
+            procfs_root=args.procfs_root,
+            run_dir=args.run_dir,
+        ),
+        dry_run=args.dry_run,
+        verbose=args.verbose,
+    )
+    restored = f"; restored {'; '.join(r.restored)}" if r.restored else ""
+    what = f"{r.samples} samples, {r.writes} frequency writes{restored}"
+    print(f"hetlab: stopped ({r.stop_reason}) after {what}", file=sys.stderr)
     return 0
 
 
 def cmd_characterize(args: argparse.Namespace) -> int:
-    from hetlab.characterize import PATTERNS, characterize
+    from hetlab.characterize import characterize
 
-    if args.backend == "linux":
-        return _characterize_linux(args)
-    board_only = [
-        f
-        for f in ("period_us", "big_khz", "little_khz", "chase_cpu", "pmu", "sysfs_root", "procfs_root", "run_dir")
-        if getattr(args, f) is not None
-    ]
-    if board_only or args.allow_missing_counters:
-        raise CliError(
-            "--" + (board_only or ["allow_missing_counters"])[0].replace("_", "-") + " belongs to --backend linux"
-        )
-
-    patterns = tuple(p for p in args.patterns.split(",") if p) if args.patterns else PATTERNS
-    sizes = None
-    if args.sizes:
-        try:
-            sizes = tuple(int(x) for x in args.sizes.split(",") if x)
-        except ValueError:
-            raise CliError(f"--sizes expects comma-separated element counts, got '{args.sizes}'") from None
+    freq_clusters = _core.SWEEP_DEFAULTS["freq_clusters"]
+    if args.backend != "linux":
+        given = [d for d in args.board_dests if getattr(args, d) not in (None, False)]
+        if given:
+            raise CliError(f"--{given[0].replace('_', '-')} belongs to --backend linux")
+    freqs = {c: _ints(getattr(args, f"{c}_khz"), f"--{c}-khz") for c in freq_clusters}
     path = characterize(
         args.out,
-        platform=args.platform,
-        backend=args.backend,
-        reps=args.reps,
-        patterns=patterns,
-        sizes=sizes,
-        run_s=args.run_s,
-        seed=args.seed,
-        workers=args.jobs,
+        **_given(
+            platform=args.platform,
+            backend=args.backend,
+            reps=_number(args.reps, "--reps", int, "a count"),
+            patterns=_words(args.patterns),
+            sizes=_ints(args.sizes, "--sizes"),
+            run_s=_number(args.run_s, "--run-s", float, "seconds"),
+            seed=_number(args.seed, "--seed", int, "a number"),
+            active_opp=args.active_opp,
+            workers=args.jobs,
+            period_us=_number(args.period_us, "--period-us", int, "µs"),
+            freqs_khz={c: f for c, f in freqs.items() if f is not None} or None,
+            chase_cpus=_per_cluster(args.chase_cpu, "--chase-cpu", "CLUSTER=CPU, e.g. little=0,big=4")
+            if args.chase_cpu
+            else None,
+            pmu=args.pmu,
+            sysfs_root=args.sysfs_root,
+            procfs_root=args.procfs_root,
+            run_dir=args.run_dir,
+            cluster_names=_words(args.cluster_names),
+        ),
+        allow_missing_counters=args.allow_missing_counters,
         progress=_bar,
-        active_opp=args.active_opp,
     )
     print(f"wrote {path}")
     return 0
@@ -362,17 +406,16 @@ def build_parser() -> argparse.ArgumentParser:
         description=SIMULATE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    sim_default = functools.partial(_default, api.simulate)
     sim.add_argument(
-        "--platform", default="exynos5422", help="built-in platform name or platform .toml (default: exynos5422)"
+        "--platform", help=f"built-in platform name or platform .toml (default: {sim_default('platform')})"
     )
-    sim.add_argument(
-        "--workload", default="ccbench:size=1048576,pattern=random", help="workload spec, name or .toml (see above)"
-    )
+    sim.add_argument("--workload", help=f"workload spec, name or .toml (see above; default: {sim_default('workload')})")
     sim.add_argument("--cluster", help="run every task on this cluster only (little or big), like taskset")
     sim.add_argument(
         "--governor",
-        default="ondemand",
-        help="governor for every cluster, or all-max / idle-min (default: ondemand; list: hetlab governors)",
+        help="governor for every cluster, or all-max / idle-min "
+        f"(default: {sim_default('governor')}; list: hetlab governors)",
     )
     sim.add_argument(
         "--tunable",
@@ -391,24 +434,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="hotplug these clusters' CPUs off: powered down, CCI port disabled, never snooped",
     )
     sim.add_argument(
-        "--scheduler", default="pinned", choices=["pinned", "smp"], help="task placement (default: pinned)"
+        "--scheduler", choices=["pinned", "smp"], help=f"task placement (default: {sim_default('scheduler')})"
     )
     sim.add_argument(
         "--cpuidle",
-        default="wfi",
         choices=["wfi", "cluster-off"],
-        help="idle states: wfi (default: idle clusters stay powered and are snooped, as on the seed paper's board)"
-        " or cluster-off (cpuidle powers idle clusters down)",
+        help=f"idle states (default: {sim_default('cpuidle')}): wfi, idle clusters stay powered and are snooped, as on "
+        "the seed paper's board; cluster-off, cpuidle powers idle clusters down",
     )
     sim.add_argument("--model", help="anti-snoop model: lctes2020-fig4 (default) or a trained model.json")
     sim.add_argument(
-        "--seed", type=int, default=1, help="random seed; the same seed gives byte-identical results (default: 1)"
+        "--seed",
+        type=int,
+        help=f"random seed; the same seed gives byte-identical results (default: {sim_default('seed')})",
     )
     sim.add_argument(
         "--reps", type=int, default=1, help="repetitions with seeds seed, seed+1, ... run in parallel (default: 1)"
     )
     sim.add_argument(
-        "--time-limit", type=float, default=3600.0, metavar="S", help="stop after S simulated seconds (default: 3600)"
+        "--time-limit",
+        type=float,
+        metavar="S",
+        help=f"stop after S simulated seconds (default: {sim_default('time_limit_s'):g})",
     )
     sim.add_argument("--json", action="store_true", help="print the JSON summary (with --reps: all runs plus mean/std)")
     sim.add_argument(
@@ -419,68 +466,50 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sim.set_defaults(func=cmd_simulate)
 
+    from hetlab.characterize import characterize
+
     ch = sub.add_parser(
         "characterize",
         help="run the snoop-latency characterization sweep (training data)",
-        description="ccbench pointer chase on one cluster, the other idle, over every pair of cluster OPPs (or, with "
-        "--active-opp top, every OPP of the idle cluster), three patterns and array sizes around every cache size, "
-        "repeated; one row per governor sampling period (schema: docs/dataset.md). Interrupted sweeps resume from "
-        "OUT.partial/.",
+        description="ccbench pointer chase on one cluster, the other idle, over every pair of cluster OPPs (or, with\n"
+        "--active-opp top, every OPP of the idle cluster), three patterns and array sizes around every cache\n"
+        "size, repeated; one row per governor sampling period (schema: docs/dataset.md). Interrupted\n"
+        "simulated sweeps resume from OUT.partial/.",
+        formatter_class=argparse.RawTextHelpFormatter,
     )
-    ch.add_argument("--platform", default="exynos5422", help="built-in platform name or platform .toml")
+    ch.add_argument(
+        "--platform",
+        help=f"built-in platform name or platform .toml (default {_default(characterize, 'platform')})",
+    )
     ch.add_argument(
         "--backend",
-        default="sim",
         choices=["sim", "linux"],
         help="sim (default): the simulator; linux: this board (root; cpufreq sysfs and perf_event_open)",
     )
     ch.add_argument("--out", required=True, help="output Parquet file")
-    ch.add_argument("--reps", type=int, default=5, help="repetitions per configuration (default: 5)")
-    ch.add_argument("--patterns", help="comma-separated subset of random,sequential,stride-16 (default: all)")
-    ch.add_argument(
-        "--sizes", help="comma-separated array sizes in 4-byte elements (default: half and twice each cache size)"
+    _board_options("characterize", ch, ("plan",))
+    ch.add_argument("--jobs", type=int, help="parallel simulated runs (default: number of CPUs)")
+    board = ch.add_argument_group("--backend linux only (the options of hetlabd characterize)")
+    ch.set_defaults(
+        func=cmd_characterize, board_dests=_board_options("characterize", board, ("board",), ("--platform",))
     )
-    ch.add_argument("--run-s", type=float, default=0.08, help="run length at the top OPPs, simulated s (default: 0.08)")
-    ch.add_argument("--seed", type=int, default=1, help="base seed; run i uses seed+i (default: 1)")
-    ch.add_argument(
-        "--active-opp",
-        choices=["all", "top"],
-        default="all",
-        help="all (default): every pair of cluster OPPs; top: the active cluster at its top OPP and only the "
-        "idle cluster swept, the layout the paper's Figure 4 sample counts imply (2,400 runs instead of "
-        "37,050 with the default sizes and repetitions)",
-    )
-    ch.add_argument("--jobs", type=int, help="parallel runs (default: number of CPUs)")
-    board = ch.add_argument_group("--backend linux only")
-    board.add_argument("--period-us", type=int, help="counter sampling period, µs (default: ondemand's sampling rate)")
-    board.add_argument("--big-khz", help="comma-separated big-cluster frequencies to sweep (default: all)")
-    board.add_argument("--little-khz", help="comma-separated LITTLE-cluster frequencies to sweep (default: all)")
-    board.add_argument("--chase-cpu", help="CPU to pin the chase to per cluster, e.g. little=0,big=4")
-    board.add_argument(
-        "--pmu", choices=["hardware", "software"], help="hardware PMUs (default) or software stand-ins (testing only)"
-    )
-    board.add_argument("--sysfs-root", help="root of the sysfs tree (default /sys)")
-    board.add_argument("--procfs-root", help="root of the procfs tree (default /proc)")
-    board.add_argument("--run-dir", help="where the lock and saved-state files live (default /run)")
-    board.add_argument(
-        "--allow-missing-counters",
-        action="store_true",
-        help="record zeros for counters the board lacks (e.g. no CCI PMU in the DT)",
-    )
-    ch.set_defaults(func=cmd_characterize)
 
-    for name, what in (
-        ("chase", "native pointer-chase microbenchmark on this machine (ns and cycles per access)"),
-        ("govern", "run a governor as a daemon on this board (cpufreq sysfs + perf_event_open); restores on exit"),
+    for name, what, func in (
+        ("chase", "native pointer-chase microbenchmark on this machine (ns and cycles per access)", cmd_chase),
+        (
+            "govern",
+            "run a governor as a daemon on this board (cpufreq sysfs + perf_event_open); restores on exit",
+            cmd_govern,
+        ),
     ):
         p = sub.add_parser(
             name,
-            add_help=False,
             help=what,
-            description=f"{what}. Same options as `hetlabd {name}`; `hetlab {name} --help` lists them.",
+            description=_core.board_command(name)["about"],
+            formatter_class=argparse.RawTextHelpFormatter,
         )
-        p.add_argument("args", nargs=argparse.REMAINDER)
-        p.set_defaults(func=cmd_board)
+        _board_options(name, p, ("output", "plan", "board"))
+        p.set_defaults(func=func)
 
     tr = sub.add_parser(
         "train",
@@ -533,14 +562,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-BOARD_COMMANDS = ("chase", "govern")
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in BOARD_COMMANDS:
-        # hetlabd parses these itself (argparse would take their options for hetlab's own)
-        return cmd_board(argparse.Namespace(command=argv[0], args=argv[1:]))
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

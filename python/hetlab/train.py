@@ -17,12 +17,14 @@ Features are compared in fixed point (shift S): a ratio num/den becomes
 q = floor(num * 2^S / den) (0 when den == 0) and a node goes left when
 q <= floor(threshold * 2^S). The training features are these quantised values, and every
 threshold is moved to the middle of a gap of the quantised grid, so scikit-learn, the exported
-C, Rust and Python (`predict`) all send every training row the same way.
+C and the Rust evaluator the governor runs all send every training row the same way. Held-out
+accuracy is measured with that Rust evaluator (`hetlab._core.tree_predict`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 import warnings
@@ -35,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hetlab import _core
 from hetlab.api import HetlabError
 
 DECREASE = "decrease_frequency"
@@ -380,12 +383,7 @@ class TrainResult:
     class_weight: str | None = None
 
     def tree_json(self, cluster: str) -> dict:
-        return {
-            "features": list(FEATURES),
-            "classes": list(CLASSES),
-            "nodes": self.trees[cluster].nodes,
-            "fixed_point_shift": self.fixed_point_shift,
-        }
+        return _tree_json(self.trees[cluster].nodes, self.fixed_point_shift)
 
 
 def _class_weights(y: np.ndarray, class_weight: str | None) -> np.ndarray:
@@ -453,26 +451,17 @@ def _count(x: float):
     return int(x) if float(x).is_integer() else round(float(x), 6)
 
 
-def _predict_q(nodes: list[dict], q_cols: list[np.ndarray], shift: int) -> np.ndarray:
-    """Exact fixed-point predictions (True = increase) for many rows at once."""
-    out = np.zeros(len(q_cols[0]), bool)
-
-    def walk(i: int, idx: np.ndarray) -> None:
-        node = nodes[i]
-        if node["feature"] is None:
-            out[idx] = _leaf_increases(node)
-            return
-        go_left = np.asarray(q_cols[node["feature"]][idx] <= fixed_threshold(node["threshold"], shift), bool)
-        walk(node["left"], idx[go_left])
-        walk(node["right"], idx[~go_left])
-
-    walk(0, np.arange(len(out)))
-    return out
+def _tree_json(nodes: list[dict], shift: int) -> dict:
+    """A tree as the Rust governor loads it (`hetlab_core::tree::DecisionTree`)."""
+    return {"features": list(FEATURES), "classes": list(CLASSES), "nodes": nodes, "fixed_point_shift": shift}
 
 
-def _leaf_increases(node: dict) -> bool:
-    value = node["value"]
-    return CLASSES[int(np.argmax(value))] == INCREASE  # argmax: ties go to the first class
+def _predict(nodes: list[dict], shift: int, counts: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """True (increase) per sample, by the governor's own evaluator: `counts` holds one
+    (numerators, denominators) pair of uint64 arrays per feature, in FEATURES order."""
+    cluster = "heldout"
+    model = json.dumps({"name": "heldout", "trees": [[cluster, _tree_json(nodes, shift)]]})
+    return _core.tree_predict(model, cluster, [num for num, _ in counts], [den for _, den in counts])
 
 
 def train(
@@ -508,7 +497,7 @@ def train(
             split = GroupShuffleSplit(n_splits=1, test_size=TEST_FRACTION, random_state=seed)
             tr, te = next(split.split(np.zeros(len(y)), y, groups))
             part_nodes = _fit_nodes([q[tr] for q in q_cols], y[tr], max_depth, seed, shift, class_weight)
-            pred = _predict_q(part_nodes, [q[te] for q in q_cols], shift).astype(int)
+            pred = _predict(part_nodes, shift, [(num[te], den[te]) for num, den in counts]).astype(int)
             train_ids, test_ids = sorted(set(groups[tr])), sorted(set(groups[te]))
             heldout = _metrics(y[te], pred, len(tr), len(te), len(train_ids), len(test_ids), seed)
         nodes = _fit_nodes(q_cols, y, max_depth, seed, shift, class_weight)
@@ -645,40 +634,3 @@ def train_model(
         class_weight=class_weight,
     )
     return model_json(result, sweep_metadata(df))
-
-
-# --- the Python evaluator --------------------------------------------------------------------
-
-
-def tree_for(model: dict, cluster: str) -> dict:
-    for name, tree in model.get("trees", []):
-        if name == cluster:
-            return tree
-    names = ", ".join(name for name, _ in model.get("trees", []))
-    raise HetlabError(f"model {model.get('name', '?')} has no tree for cluster '{cluster}' (it has: {names})")
-
-
-def predict(model: dict, cluster: str, counts: Sequence[Sequence[Sequence[int]]]) -> list[bool]:
-    """Evaluates the tree managing `cluster` on counter vectors, True = increase_frequency.
-
-    `counts` holds one vector per sample; a vector holds one (numerator, denominator) pair per
-    tree feature (FEATURES order: (stall cycles, read requests), (bus_access, cpu_cycles)).
-    Same semantics as hetlab_core::tree::DecisionTree::predict_counts, in exact Python ints."""
-    tree = tree_for(model, cluster)
-    nodes, shift = tree["nodes"], tree.get("fixed_point_shift")
-    out = []
-    for vec in counts:
-        if len(vec) != len(tree["features"]):
-            raise HetlabError(f"expected {len(tree['features'])} (numerator, denominator) pairs, got {len(vec)}")
-        i = 0
-        while nodes[i].get("feature") is not None:
-            node = nodes[i]
-            num, den = (int(v) for v in vec[node["feature"]])
-            if shift is None:  # float model (e.g. the paper's Figure 4): ratio of the f64 counts
-                left = (float(num) / float(den) if den else 0.0) <= node["threshold"]
-            else:
-                q = (num << shift) // den if den else 0
-                left = q <= fixed_threshold(node["threshold"], shift)
-            i = node["left"] if left else node["right"]
-        out.append(tree["classes"][int(np.argmax(nodes[i]["value"]))] == INCREASE)
-    return out

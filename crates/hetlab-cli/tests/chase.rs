@@ -96,6 +96,8 @@ fn characterize_writes_dataset_rows_and_restores_the_policies() {
         );
         let cfg = format!("{}-random-4096-{}-1400000", r[col("active_cluster")], r[col("big_khz")]);
         assert_eq!(r[col("config_id")], cfg);
+        let (seed, run_id): (u64, u64) = (r[col("seed")].parse().unwrap(), r[col("run_id")].parse().unwrap());
+        assert_eq!(seed, 1 + run_id, "run i's chain uses seed + i, as the simulated sweep's runs do");
     }
     for id in &run_ids {
         let run: Vec<&Vec<&str>> = rows.iter().filter(|r| r[col("run_id")] == id.to_string()).collect();

@@ -23,6 +23,7 @@ pub mod platform;
 pub mod random;
 pub mod result;
 pub mod sched;
+pub mod sweep;
 pub mod trace;
 pub mod tree;
 pub mod workload;

@@ -12,6 +12,8 @@ pub use crate::builtin::BUILTIN_PLATFORMS;
 pub const MAX_CLUSTERS: usize = 4;
 /// Most CPUs a platform may have (a CPU mask is one 64-bit word).
 pub const MAX_CPUS: usize = 64;
+/// The platform every command runs on unless told otherwise: the seed paper's Odroid-XU3.
+pub const DEFAULT_PLATFORM: &str = "exynos5422";
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

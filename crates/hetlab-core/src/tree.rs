@@ -188,6 +188,12 @@ impl AntiSnoopModel {
         Ok(())
     }
 
+    /// A model from its JSON text (a `model.json` of `hetlab train`); the error reads after
+    /// "FILE is ".
+    pub fn from_json(json: &str) -> Result<Self, String> {
+        serde_json::from_str(json).map_err(|e| format!("not a hetlab model ({e}); train one with `hetlab train`"))
+    }
+
     pub fn tree_for(&self, cluster: &str) -> Option<&DecisionTree> {
         self.trees.iter().find(|(c, _)| c == cluster).map(|(_, t)| t)
     }

@@ -81,6 +81,26 @@ pub enum PmuSource {
     Software { pmus: usize },
 }
 
+impl PmuSource {
+    pub const NAMES: [&'static str; 2] = ["hardware", "software"];
+
+    /// `hardware` or `software` (one stand-in PMU).
+    pub fn parse(name: &str) -> Result<PmuSource, String> {
+        match name {
+            "hardware" => Ok(PmuSource::Hardware),
+            "software" => Ok(PmuSource::Software { pmus: 1 }),
+            other => Err(format!("--pmu expects hardware or software, got '{other}'")),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            PmuSource::Hardware => "hardware",
+            PmuSource::Software { .. } => "software",
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct BackendConfig {
     pub roots: Roots,

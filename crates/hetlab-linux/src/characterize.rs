@@ -1,14 +1,15 @@
-//! The characterization sweep on a real board (`--backend linux`): the same configurations and
-//! the same rows as the simulated sweep (docs/dataset.md), measured.
+//! The characterization sweep on a real board (`--backend linux`): the plan and the rows of the
+//! simulated sweep ([`hetlab_core::sweep`], docs/dataset.md), measured.
 //!
-//! For each chunk (active cluster, pattern, size) the chase array is built once by a worker
-//! thread pinned to a CPU of the active cluster; then for every (big kHz, LITTLE kHz) pair and
-//! repetition both policies are set with `scaling_setspeed` (userspace governor, limits opened
-//! to the cpuinfo range), the chase runs `iterations` dependent loads, and every sampling period
-//! the sampling thread — pinned to another CPU of the *active* cluster so the idle cluster stays
-//! idle — reads the CCI ports and the chase thread's core counters and emits one row. The
-//! iteration count is chosen per chunk so a run lasts about `run_s` at both clusters' top OPPs
-//! (slower configurations run longer and get more periods), as in the simulated sweep.
+//! For each chunk (active cluster, pattern, size) a worker thread pinned to a CPU of the active
+//! cluster holds the chase array; for every run of the plan it builds the run's own random chain
+//! (seed `seed + run_id`), both policies are set with `scaling_setspeed` (userspace governor,
+//! limits opened to the cpuinfo range), the chase runs `iterations` dependent loads, and every
+//! sampling period the sampling thread — pinned to another CPU of the *active* cluster so the
+//! idle cluster stays idle — reads the CCI ports and the chase thread's core counters and emits
+//! one row. The iteration count is chosen per chunk so a run lasts about `run_s` at both
+//! clusters' top OPPs (slower configurations run longer and get more periods), as in the
+//! simulated sweep.
 //!
 //! Governor, min and max of every policy are saved first and restored at the end, on a signal
 //! and on any error (the daemon's [`Guard`]). Missing counters (no CCI PMU, no core PMU) refuse
@@ -19,10 +20,11 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::Duration;
 
-use hetlab_core::counters::ratio;
+use hetlab_core::counters::ClusterCounters;
 use hetlab_core::governor::dbs::default_sampling_rate_us;
 use hetlab_core::platform::{Platform, BUILTIN_PLATFORMS};
-use serde_json::{Map, Value};
+use hetlab_core::sweep::dataset::{Dataset, Period, RunRecord};
+use hetlab_core::sweep::{self, Plan, SweepOptions};
 
 use crate::backend::{Backend, BackendConfig, CounterMode, PmuSource, Snapshot};
 use crate::chase::{self, ChaseArray, ChaseOptions, Pattern};
@@ -34,231 +36,87 @@ use crate::{euid, sha256, Roots};
 
 #[derive(Debug, Clone)]
 pub struct SweepConfig {
-    /// A built-in platform name (its text's SHA-256 goes into every row).
-    pub platform: String,
+    /// The platform naming the clusters (its description's SHA-256 goes into every row).
+    pub platform: Platform,
+    pub platform_sha256: String,
+    /// Patterns, sizes, repetitions, run length, seed and active OPPs: the plan's options.
+    pub sweep: SweepOptions,
     pub roots: Roots,
     pub pmu: PmuSource,
+    /// Where hetlabd.lock and hetlabd.saved live.
     pub run_dir: std::path::PathBuf,
-    pub patterns: Vec<Pattern>,
-    /// Array sizes, 4-byte elements; empty = half and twice every L1 and L2 size.
-    pub sizes: Vec<usize>,
-    pub reps: u32,
-    /// Target run length at the top OPPs, s.
-    pub run_s: f64,
-    pub seed: u64,
     /// Sampling period, µs (default: ondemand's default for the policy's transition latency).
     pub period_us: Option<u64>,
     /// CPU to run the chase on, per cluster name (default: the cluster's first online CPU).
     pub chase_cpus: Vec<(String, usize)>,
-    /// Restrict the frequency pairs (default: every OPP of each policy).
-    pub big_khz: Option<Vec<u32>>,
-    pub little_khz: Option<Vec<u32>>,
-    /// Keep the active cluster at its highest listed frequency and sweep only the idle one (the
-    /// layout the seed paper's Figure 4 sample counts imply; docs/training.md).
-    pub active_at_top: bool,
-    /// Run only these chunks (active, pattern name, size); run ids still follow the full plan.
-    pub only_chunks: Option<Vec<(String, String, usize)>>,
+    /// Frequencies to sweep per cluster name, kHz (default: every frequency of its policy).
+    pub only_khz: Vec<(String, Vec<u32>)>,
     pub allow_missing_counters: bool,
+    /// Name the policies after these platform clusters (see [`BackendConfig::cluster_names`]).
     pub cluster_names: Option<Vec<String>>,
 }
 
 impl SweepConfig {
-    pub fn new(roots: Roots) -> SweepConfig {
+    /// The defaults, on `platform` whose description hashes to `platform_sha256`.
+    pub fn new(platform: Platform, platform_sha256: String) -> SweepConfig {
         SweepConfig {
-            platform: "exynos5422".into(),
-            roots,
+            platform,
+            platform_sha256,
+            sweep: SweepOptions::default(),
+            roots: Roots::default(),
             pmu: PmuSource::Hardware,
-            run_dir: "/run".into(),
-            patterns: vec![Pattern::Random, Pattern::Sequential, Pattern::Stride(16)],
-            sizes: Vec::new(),
-            reps: 5,
-            run_s: 0.08,
-            seed: 1,
+            run_dir: crate::DEFAULT_RUN_DIR.into(),
             period_us: None,
             chase_cpus: Vec::new(),
-            big_khz: None,
-            little_khz: None,
-            active_at_top: false,
-            only_chunks: None,
+            only_khz: Vec::new(),
             allow_missing_counters: false,
             cluster_names: None,
         }
     }
+
+    /// The defaults on a built-in platform.
+    pub fn builtin(name: &str) -> Result<SweepConfig, String> {
+        let platform = Platform::builtin(name)?;
+        let text = BUILTIN_PLATFORMS.iter().find(|(n, _)| *n == name).map_or("", |(_, t)| *t);
+        Ok(SweepConfig::new(platform, sha256::hex(text.as_bytes())))
+    }
 }
 
-/// Half and twice every cache size (L1D per core type, L2 per cluster), in elements — the same
-/// rule as the simulated sweep's `default_sizes`.
-pub fn default_sizes(p: &Platform) -> Vec<usize> {
-    let mut s = std::collections::BTreeSet::new();
-    for (i, c) in p.clusters.iter().enumerate() {
-        for bytes in [p.core_type_of(i).l1d_bytes, c.l2_bytes] {
-            let elems = (bytes / 4) as usize;
-            s.insert(elems / 2);
-            s.insert(elems * 2);
+/// What a run's sampling needs to know about the clusters.
+struct Sampling<'a> {
+    period_us: u64,
+    /// Cluster index (platform order) of the active cluster.
+    active: usize,
+    nclusters: usize,
+    /// The platform cluster of each policy (the backend numbers CCI ports by policy).
+    cluster_of_policy: &'a [Option<usize>],
+}
+
+/// Counter deltas from `prev` to `cur`: CCI ports per cluster, the chase thread's core counters
+/// on the active cluster. `t_end_s` is left to the caller.
+fn period_counts(b: &Backend, prev: &Snapshot, cur: &Snapshot, s: &Sampling, tid: u32) -> Period {
+    let mut clusters = vec![ClusterCounters::default(); s.nclusters];
+    for (i, &(_, policy)) in b.cci_ports().iter().enumerate() {
+        let cluster = s.cluster_of_policy.get(policy).copied().flatten();
+        if let (Some(a), Some(z), Some(k)) = (prev.cci.get(i), cur.cci.get(i), cluster.map(|c| &mut clusters[c])) {
+            k.si_rrq_hs_any = z.0.saturating_sub(a.0);
+            k.si_rrq_stall_tt_full = z.1.saturating_sub(a.1);
         }
     }
-    s.into_iter().collect()
-}
-
-/// The column order of docs/dataset.md for clusters `names`.
-pub fn columns(names: &[String]) -> Vec<String> {
-    let mut c: Vec<String> = [
-        "backend",
-        "platform",
-        "platform_sha256",
-        "run_id",
-        "config_id",
-        "active_cluster",
-        "idle_cluster",
-        "big_khz",
-        "little_khz",
-        "pattern",
-        "size_elements",
-        "iterations",
-        "rep",
-        "seed",
-        "run_time_s",
-        "period_index",
-        "t_end_s",
-        "period_s",
-        "cci_cycles",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    for n in names {
-        c.push(format!("si_rrq_hs_any_{n}"));
-        c.push(format!("si_rrq_stall_tt_full_{n}"));
-        c.push(format!("cci_congestion_{n}"));
-    }
-    for k in ["cpu_cycles", "inst_retired", "bus_access", "l2d_cache_refill", "memory_access"] {
-        c.push(k.to_string());
-    }
-    c
-}
-
-/// Identity of one run.
-#[derive(Debug, Clone)]
-pub struct RunInfo {
-    pub platform: String,
-    pub platform_sha256: String,
-    pub run_id: u64,
-    pub active: String,
-    pub idle: String,
-    pub big_khz: u32,
-    pub little_khz: u32,
-    pub pattern: String,
-    pub size_elements: usize,
-    pub iterations: u64,
-    pub rep: u32,
-    pub seed: u64,
-}
-
-/// Counter deltas over one sampling period.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PeriodCounts {
-    pub cci_cycles: u64,
-    /// (si_rrq_hs_any, si_rrq_stall_tt_full) per cluster, in `names` order.
-    pub ports: Vec<(u64, u64)>,
-    pub cpu_cycles: u64,
-    pub inst_retired: u64,
-    pub bus_access: u64,
-    pub l2d_cache_refill: u64,
-}
-
-/// One dataset row: (column, value) in [`columns`] order.
-pub type Row = Vec<(String, Value)>;
-
-struct RowBuilder(Row);
-
-impl RowBuilder {
-    fn insert(&mut self, k: String, v: Value) {
-        self.0.push((k, v));
-    }
-}
-
-/// One dataset row (docs/dataset.md).
-pub fn row(
-    info: &RunInfo,
-    names: &[String],
-    run_time_s: f64,
-    period_index: usize,
-    t_end_s: f64,
-    period_s: f64,
-    c: &PeriodCounts,
-) -> Row {
-    let mut m = RowBuilder(Vec::with_capacity(32));
-    m.insert("backend".into(), "linux".into());
-    m.insert("platform".into(), info.platform.clone().into());
-    m.insert("platform_sha256".into(), info.platform_sha256.clone().into());
-    m.insert("run_id".into(), info.run_id.into());
-    m.insert(
-        "config_id".into(),
-        format!("{}-{}-{}-{}-{}", info.active, info.pattern, info.size_elements, info.big_khz, info.little_khz).into(),
-    );
-    m.insert("active_cluster".into(), info.active.clone().into());
-    m.insert("idle_cluster".into(), info.idle.clone().into());
-    m.insert("big_khz".into(), info.big_khz.into());
-    m.insert("little_khz".into(), info.little_khz.into());
-    m.insert("pattern".into(), info.pattern.clone().into());
-    m.insert("size_elements".into(), info.size_elements.into());
-    m.insert("iterations".into(), info.iterations.into());
-    m.insert("rep".into(), info.rep.into());
-    m.insert("seed".into(), info.seed.into());
-    m.insert("run_time_s".into(), run_time_s.into());
-    m.insert("period_index".into(), period_index.into());
-    m.insert("t_end_s".into(), t_end_s.into());
-    m.insert("period_s".into(), period_s.into());
-    m.insert("cci_cycles".into(), c.cci_cycles.into());
-    for (n, &(hs, stall)) in names.iter().zip(&c.ports) {
-        m.insert(format!("si_rrq_hs_any_{n}"), hs.into());
-        m.insert(format!("si_rrq_stall_tt_full_{n}"), stall.into());
-        m.insert(format!("cci_congestion_{n}"), ratio(stall, hs).into());
-    }
-    m.insert("cpu_cycles".into(), c.cpu_cycles.into());
-    m.insert("inst_retired".into(), c.inst_retired.into());
-    m.insert("bus_access".into(), c.bus_access.into());
-    m.insert("l2d_cache_refill".into(), c.l2d_cache_refill.into());
-    m.insert("memory_access".into(), ratio(c.bus_access, c.cpu_cycles).into());
-    m.0
-}
-
-/// A row as a JSON object (keys sorted: the column order is [`columns`]).
-pub fn row_json(r: &Row) -> Value {
-    Value::Object(r.iter().cloned().collect::<Map<String, Value>>())
-}
-
-/// CSV text of one row (values in [`columns`] order).
-pub fn csv_line(m: &Row, cols: &[String]) -> String {
-    cols.iter()
-        .map(|k| match m.iter().find(|(c, _)| c == k).map(|(_, v)| v) {
-            Some(Value::String(s)) => s.clone(),
-            Some(v) => v.to_string(),
-            None => String::new(),
-        })
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-fn period_counts(b: &Backend, prev: &Snapshot, cur: &Snapshot, nclusters: usize, tid: u32) -> PeriodCounts {
-    let mut c = PeriodCounts {
-        cci_cycles: cur.cci_cycles.saturating_sub(prev.cci_cycles),
-        ports: vec![(0, 0); nclusters],
-        ..Default::default()
-    };
-    for (i, &(_, cluster)) in b.cci_ports().iter().enumerate() {
-        if let (Some(a), Some(z)) = (prev.cci.get(i), cur.cci.get(i)) {
-            c.ports[cluster] = (z.0.saturating_sub(a.0), z.1.saturating_sub(a.1));
-        }
-    }
+    let k = &mut clusters[s.active];
     for e in cur.core.iter().filter(|e| e.unit == tid) {
         let base = prev.core.iter().find(|p| p.key == e.key).map(|p| p.pmu).unwrap_or_default();
-        c.cpu_cycles += e.pmu.cpu_cycles.saturating_sub(base.cpu_cycles);
-        c.inst_retired += e.pmu.inst_retired.saturating_sub(base.inst_retired);
-        c.bus_access += e.pmu.bus_access.saturating_sub(base.bus_access);
-        c.l2d_cache_refill += e.pmu.l2d_cache_refill.saturating_sub(base.l2d_cache_refill);
+        k.cpu_cycles += e.pmu.cpu_cycles.saturating_sub(base.cpu_cycles);
+        k.inst_retired += e.pmu.inst_retired.saturating_sub(base.inst_retired);
+        k.bus_access += e.pmu.bus_access.saturating_sub(base.bus_access);
+        k.l2d_cache_refill += e.pmu.l2d_cache_refill.saturating_sub(base.l2d_cache_refill);
     }
-    c
+    Period {
+        t_end_s: 0.0,
+        period_s: (cur.t_us - prev.t_us) as f64 * 1e-6,
+        cci_cycles: cur.cci_cycles.saturating_sub(prev.cci_cycles),
+        clusters,
+    }
 }
 
 enum Job {
@@ -269,7 +127,7 @@ enum Job {
 
 enum Reply {
     Ready(u32),
-    Built(usize),
+    Built,
     Probed(f64),
     Ran { seconds: f64 },
     Failed(String),
@@ -299,15 +157,20 @@ impl Worker {
                 }
                 let _ = replies.send(Reply::Ready(gettid()));
                 let mut arr: Option<(ChaseArray, Pattern)> = None;
+                let mut built = None; // (n, pattern, seed) of `arr`
                 let mut idx = 0u32;
                 for job in jobs {
                     let reply = match job {
+                        Job::Build(n, p, seed) if built == Some((n, p, seed)) => {
+                            idx = 0;
+                            Reply::Built
+                        }
                         Job::Build(n, p, seed) => match chase::build(n, p, seed) {
                             Ok(a) => {
-                                let len = a.len();
                                 idx = 0;
                                 arr = Some((a, p));
-                                Reply::Built(len)
+                                built = Some((n, p, seed));
+                                Reply::Built
                             }
                             Err(e) => Reply::Failed(e),
                         },
@@ -402,90 +265,61 @@ pub struct SweepSummary {
 pub fn characterize(
     cfg: &SweepConfig,
     stop: &mut dyn Stop,
-    on_rows: &mut dyn FnMut(&[Row]) -> Result<(), String>,
+    on_rows: &mut dyn FnMut(&Dataset) -> Result<(), String>,
     log: &mut dyn std::io::Write,
 ) -> Result<SweepSummary, String> {
     let uid = euid();
     if uid != 0 {
         return Err(format!("characterize must run as root (effective uid {uid}): it sets every cluster's frequency through scaling_setspeed; run it with sudo"));
     }
-    let platform = Platform::builtin(&cfg.platform)?;
-    let text = BUILTIN_PLATFORMS.iter().find(|(n, _)| *n == cfg.platform).map(|(_, t)| *t).unwrap_or("");
-    let sha = sha256::hex(text.as_bytes());
-    if cfg.reps < 2 {
-        return Err(format!("--reps must be at least 2 (the t-test needs repetitions), got {}", cfg.reps));
-    }
-    if !(cfg.run_s.is_finite() && cfg.run_s > 0.0) {
-        return Err(format!("--run-s must be a positive number of seconds, got {}", cfg.run_s));
-    }
-    let names: Vec<String> = platform.clusters.iter().map(|c| c.name.clone()).collect();
-    if names.len() != 2 || platform.cluster_index("big").is_none() || platform.cluster_index("little").is_none() {
-        return Err(format!(
-            "the sweep needs a platform with clusters 'big' and 'little'; {} has {}",
-            platform.name,
-            names.join(", ")
-        ));
-    }
+    cfg.sweep.validate()?;
+    let platform = &cfg.platform;
     let policies = crate::sysfs::discover(&cfg.roots)?;
     crate::daemon::check_policies(&policies)?;
     let _lock = claim_frequencies(&cfg.run_dir, &cfg.roots.procfs)?;
 
-    let sizes = if cfg.sizes.is_empty() { default_sizes(&platform) } else { cfg.sizes.clone() };
     // One backend to find the policies; per active cluster another one counting the chase thread.
     let mut bcfg = BackendConfig::new(cfg.roots.clone(), platform.clone());
     bcfg.cluster_names = cfg.cluster_names.clone();
     bcfg.pmu = cfg.pmu;
     bcfg.all_or_nothing = false;
     let probe = Backend::new(&bcfg)?;
-    let policy_of = |cluster: &str| probe.policies.iter().position(|p| p.cluster == cluster);
-    let (Some(pb), Some(pl)) = (policy_of("big"), policy_of("little")) else {
-        return Err(format!(
-            "no cpufreq policy matches the big and LITTLE clusters of {} ({}); pass --cluster-names",
-            platform.name,
-            probe.policies.iter().map(|p| format!("{} = {}", p.sysfs.name, p.cluster)).collect::<Vec<_>>().join(", ")
-        ));
-    };
-    let pick = |list: &Option<Vec<u32>>, p: usize| -> Result<Vec<u32>, String> {
+    // the policy of each platform cluster
+    let mut policy_of = Vec::new();
+    for c in &platform.clusters {
+        let Some(p) = probe.policies.iter().position(|p| p.cluster == c.name) else {
+            return Err(format!(
+                "no cpufreq policy matches cluster {} of {} ({}); pass --cluster-names",
+                c.name,
+                platform.name,
+                probe
+                    .policies
+                    .iter()
+                    .map(|p| format!("{} = {}", p.sysfs.name, p.cluster))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        };
+        policy_of.push(p);
+    }
+    let mut freqs_khz = Vec::new();
+    for (c, &p) in platform.clusters.iter().zip(&policy_of) {
         let opps = &probe.policies[p].sysfs.opps_khz;
-        match list {
-            None => Ok(opps.clone()),
-            Some(l) => {
-                for f in l {
-                    if !opps.contains(f) {
-                        return Err(format!(
-                            "{f} kHz is not a frequency of {} ({})",
-                            probe.policies[p].sysfs.name, probe.policies[p].cluster
-                        ));
-                    }
+        let freqs = match cfg.only_khz.iter().find(|(name, _)| *name == c.name) {
+            None => opps.clone(),
+            Some((_, only)) => {
+                if let Some(f) = only.iter().find(|f| !opps.contains(f)) {
+                    return Err(format!("{f} kHz is not a frequency of {} ({})", probe.policies[p].sysfs.name, c.name));
                 }
-                Ok(l.clone())
+                only.clone()
             }
-        }
-    };
-    let bigs = pick(&cfg.big_khz, pb)?;
-    let littles = pick(&cfg.little_khz, pl)?;
-    let (top_big, top_little) = (*bigs.iter().max().unwrap(), *littles.iter().max().unwrap());
-    // the (big, LITTLE) pairs a chunk sweeps while `active` runs the chase
-    let pairs_for = |active: &str| -> Vec<(u32, u32)> {
-        let b: Vec<u32> = if cfg.active_at_top && active == "big" { vec![top_big] } else { bigs.clone() };
-        let l: Vec<u32> = if cfg.active_at_top && active == "little" { vec![top_little] } else { littles.clone() };
-        b.iter().flat_map(|&b| l.iter().map(move |&l| (b, l))).collect()
-    };
-    let mut chunks: Vec<(String, Pattern, usize)> = Vec::new();
-    for a in &names {
-        for &p in &cfg.patterns {
-            for &s in &sizes {
-                chunks.push((a.clone(), p, s));
-            }
-        }
+        };
+        freqs_khz.push(freqs);
     }
-    // run ids follow the full plan: chunk ci starts after the runs of chunks 0..ci
-    let mut first_run = Vec::with_capacity(chunks.len());
-    let mut planned: u64 = 0;
-    for (a, _, _) in &chunks {
-        first_run.push(planned);
-        planned += pairs_for(a).len() as u64 * u64::from(cfg.reps);
-    }
+    let plan = Plan::new(platform, &cfg.platform_sha256, cfg.sweep.clone(), freqs_khz)?;
+    // the platform cluster each policy counts for (CCI ports are numbered by policy)
+    let cluster_of_policy: Vec<Option<usize>> =
+        probe.policies.iter().map(|p| plan.clusters.iter().position(|c| *c == p.cluster)).collect();
 
     let mut guard = Guard::new(Some(cfg.run_dir.join(STATE_FILE)));
     let result = (|| -> Result<SweepSummary, String> {
@@ -500,15 +334,10 @@ pub fn characterize(
         let mut said_missing = false;
         let mut said_freq = false;
         let _affinity = AffinityRestore(allowed_cpus());
-        for (ci, (active, pattern, size)) in chunks.iter().enumerate() {
-            if let Some(only) = &cfg.only_chunks {
-                if !only.iter().any(|(a, p, s)| a == active && *p == pattern.name() && s == size) {
-                    continue;
-                }
-            }
-            let ap = policy_of(active).unwrap();
-            let idle = names.iter().find(|n| *n != active).unwrap().clone();
-            let pol = &probe.policies[ap].sysfs;
+        for (ci, chunk) in plan.chunks.iter().enumerate() {
+            let active = &plan.clusters[chunk.active];
+            let pattern = Pattern::parse(&chunk.pattern)?;
+            let pol = &probe.policies[policy_of[chunk.active]].sysfs;
             let chase_cpu = match cfg.chase_cpus.iter().find(|(c, _)| c == active) {
                 Some(&(_, cpu)) => cpu,
                 None => *pol.affected_cpus.first().ok_or_else(|| format!("{} has no online CPU", pol.name))?,
@@ -535,56 +364,49 @@ pub fn characterize(
                     said_missing = true;
                 }
             }
-            let chain_seed = cfg.seed + first_run[ci];
-            let n = match worker.call(Job::Build(*size, *pattern, chain_seed))? {
-                Reply::Built(n) => n,
-                _ => unreachable!(),
-            };
-            // iterations: about run_s at both clusters' top OPPs
-            set_pair(&probe, pb, pl, top_big, top_little)?;
-            let ns = match worker.call(Job::Probe((cfg.run_s / 2.0).min(0.05)))? {
+            let set_freqs = |fixed: [(usize, u32); 2]| set_freqs(&probe, &policy_of, fixed);
+            // iterations: about run_s at both clusters' top OPPs, on the chain of the chunk's first run
+            let first_seed = plan.runs(ci).next().map_or(plan.options.seed, |r| r.seed);
+            worker.call(Job::Build(chunk.size_elements, pattern, first_seed))?;
+            set_freqs(plan.top_khz())?;
+            let ns = match worker.call(Job::Probe((plan.options.run_s / 2.0).min(0.05)))? {
                 Reply::Probed(ns) => ns,
                 _ => unreachable!(),
             };
-            let iterations = ((cfg.run_s * 1e9 / ns.max(1e-3)) as u64).max(1000);
+            let iterations = sweep::iterations(plan.options.run_s, ns * 1e-9);
             let period_us = cfg
                 .period_us
                 .unwrap_or_else(|| default_sampling_rate_us(platform.tick_us(), pol.transition_latency_ns));
-            for (k, &(big_khz, little_khz)) in pairs_for(active).iter().enumerate() {
-                for rep in 0..cfg.reps {
-                    if let Some(sig) = stop.wait(Duration::ZERO) {
-                        summary.stopped_by = Some(sig);
-                        return Ok(summary);
-                    }
-                    let run_id = first_run[ci] + k as u64 * u64::from(cfg.reps) + u64::from(rep);
-                    let info = RunInfo {
-                        platform: platform.name.clone(),
-                        platform_sha256: sha.clone(),
-                        run_id,
-                        active: active.clone(),
-                        idle: idle.clone(),
-                        big_khz,
-                        little_khz,
-                        pattern: pattern.name(),
-                        size_elements: n,
-                        iterations,
-                        rep,
-                        seed: chain_seed,
-                    };
-                    let off = set_pair(&probe, pb, pl, big_khz, little_khz)?;
-                    if let (Some(msg), false) = (off, said_freq) {
-                        let _ = writeln!(log, "hetlabd: note: {msg}");
-                        said_freq = true;
-                    }
-                    let (rows, stopped) = one_run(&mut backend, &worker, &info, &names, period_us, stop)?;
-                    summary.runs += 1;
-                    summary.rows += rows.len() as u64;
-                    on_rows(&rows)?;
-                    if let Some(sig) = stopped {
-                        summary.stopped_by = Some(sig);
-                        return Ok(summary);
-                    }
+            for run in plan.runs(ci) {
+                if let Some(sig) = stop.wait(Duration::ZERO) {
+                    summary.stopped_by = Some(sig);
+                    return Ok(summary);
                 }
+                worker.call(Job::Build(chunk.size_elements, pattern, run.seed))?; // the run's own chain
+                let off = set_freqs(plan.fixed_khz(&run))?;
+                if let (Some(msg), false) = (off, said_freq) {
+                    let _ = writeln!(log, "hetlabd: note: {msg}");
+                    said_freq = true;
+                }
+                let sampling = Sampling {
+                    period_us,
+                    active: chunk.active,
+                    nclusters: plan.clusters.len(),
+                    cluster_of_policy: &cluster_of_policy,
+                };
+                let measured = one_run(&mut backend, &worker, iterations, &sampling, stop)?;
+                let (run_time_s, periods) = match measured {
+                    Measured::Done { run_time_s, periods } => (run_time_s, periods),
+                    Measured::Stopped(sig) => {
+                        summary.stopped_by = Some(sig); // a cut run is not a measurement
+                        return Ok(summary);
+                    }
+                };
+                let mut rows = Dataset::new(&plan.clusters, "linux");
+                rows.push_run(&plan, &RunRecord { chunk, run: &run, iterations, run_time_s, periods: &periods });
+                summary.runs += 1;
+                summary.rows += rows.len() as u64;
+                on_rows(&rows)?;
             }
         }
         Ok(summary)
@@ -592,18 +414,18 @@ pub fn characterize(
     guard.restore_after(result, |outcome, restored| outcome.restored = restored)
 }
 
-/// Sets both clusters; returns a note if a policy does not run at the requested frequency.
-fn set_pair(b: &Backend, pb: usize, pl: usize, big_khz: u32, little_khz: u32) -> Result<Option<String>, String> {
+/// Sets every cluster's frequency; returns a note if a policy does not run at the requested one.
+fn set_freqs(b: &Backend, policy_of: &[usize], fixed: [(usize, u32); 2]) -> Result<Option<String>, String> {
     let mut note = None;
     let mut wait_ns = 0;
-    for (p, f) in [(pb, big_khz), (pl, little_khz)] {
-        let pol = &b.policies[p].sysfs;
+    for (c, f) in fixed {
+        let pol = &b.policies[policy_of[c]].sysfs;
         pol.set_speed(f)?;
         wait_ns = wait_ns.max(pol.transition_latency_ns);
     }
     std::thread::sleep(Duration::from_nanos(u64::from(wait_ns) * 2).max(Duration::from_millis(1)));
-    for (p, f) in [(pb, big_khz), (pl, little_khz)] {
-        let pol = &b.policies[p].sysfs;
+    for (c, f) in fixed {
+        let pol = &b.policies[policy_of[c]].sysfs;
         if let Ok(cur) = pol.cur_khz() {
             if cur != f {
                 note = Some(format!(
@@ -616,46 +438,47 @@ fn set_pair(b: &Backend, pb: usize, pl: usize, big_khz: u32, little_khz: u32) ->
     Ok(note)
 }
 
-type RunRows = (Vec<Row>, Option<String>);
+enum Measured {
+    Done { run_time_s: f64, periods: Vec<Period> },
+    Stopped(String),
+}
 
+/// One run of the chase, sampled every `period_us`.
 fn one_run(
     backend: &mut Backend,
     worker: &Worker,
-    info: &RunInfo,
-    names: &[String],
-    period_us: u64,
+    iterations: u64,
+    sampling: &Sampling,
     stop: &mut dyn Stop,
-) -> Result<RunRows, String> {
+) -> Result<Measured, String> {
+    let period_us = sampling.period_us;
     let mut s0 = Snapshot::default();
     backend.read_counters(&mut s0)?;
     let mut prev = s0.clone();
     let mut cur = Snapshot::default();
-    worker.tx.as_ref().unwrap().send(Job::Run(info.iterations)).map_err(|_| "the chase thread stopped".to_string())?;
-    let mut periods: Vec<(f64, f64, PeriodCounts)> = Vec::new();
+    worker.tx.as_ref().unwrap().send(Job::Run(iterations)).map_err(|_| "the chase thread stopped".to_string())?;
+    let mut periods: Vec<Period> = Vec::new();
     let mut stopped = None;
     let mut next = s0.t_us + period_us;
+    let mut sample = |backend: &mut Backend, prev: &Snapshot, cur: &mut Snapshot| -> Result<(), String> {
+        backend.read_counters(cur)?;
+        let mut p = period_counts(backend, prev, cur, sampling, worker.tid);
+        p.t_end_s = (cur.t_us - s0.t_us) as f64 * 1e-6;
+        periods.push(p);
+        Ok(())
+    };
     let run_time_s = loop {
         let wait = Duration::from_micros(next.saturating_sub(crate::monotonic_us()));
         match worker.rx.recv_timeout(wait) {
             Ok(Reply::Ran { seconds }) => {
-                backend.read_counters(&mut cur)?;
-                periods.push((
-                    (cur.t_us - s0.t_us) as f64 * 1e-6,
-                    (cur.t_us - prev.t_us) as f64 * 1e-6,
-                    period_counts(backend, &prev, &cur, names.len(), worker.tid),
-                ));
+                sample(backend, &prev, &mut cur)?;
                 break seconds;
             }
             Ok(Reply::Failed(e)) => return Err(e),
             Ok(_) => return Err("unexpected reply from the chase thread".into()),
             Err(RecvTimeoutError::Disconnected) => return Err("the chase thread stopped".into()),
             Err(RecvTimeoutError::Timeout) => {
-                backend.read_counters(&mut cur)?;
-                periods.push((
-                    (cur.t_us - s0.t_us) as f64 * 1e-6,
-                    (cur.t_us - prev.t_us) as f64 * 1e-6,
-                    period_counts(backend, &prev, &cur, names.len(), worker.tid),
-                ));
+                sample(backend, &prev, &mut cur)?;
                 std::mem::swap(&mut prev, &mut cur);
                 next += period_us;
                 if stopped.is_none() {
@@ -667,11 +490,10 @@ fn one_run(
             }
         }
     };
-    if stopped.is_some() {
-        return Ok((Vec::new(), stopped)); // a cut run is not a measurement
-    }
-    let rows = periods.iter().enumerate().map(|(i, (t, p, c))| row(info, names, run_time_s, i, *t, *p, c)).collect();
-    Ok((rows, None))
+    Ok(match stopped {
+        Some(sig) => Measured::Stopped(sig),
+        None => Measured::Done { run_time_s, periods },
+    })
 }
 
 #[cfg(test)]
@@ -679,54 +501,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rows_have_exactly_the_dataset_columns_in_order() {
-        let names = vec!["little".to_string(), "big".to_string()];
-        let info = RunInfo {
-            platform: "exynos5422".into(),
-            platform_sha256: "ab".into(),
-            run_id: 7,
-            active: "little".into(),
-            idle: "big".into(),
-            big_khz: 200000,
-            little_khz: 1400000,
-            pattern: "random".into(),
-            size_elements: 262144,
-            iterations: 1000,
-            rep: 1,
-            seed: 3,
-        };
-        let c = PeriodCounts {
-            cci_cycles: 9,
-            ports: vec![(100, 5), (0, 0)],
-            cpu_cycles: 1000,
-            inst_retired: 10,
-            bus_access: 50,
-            l2d_cache_refill: 4,
-        };
-        let r = row(&info, &names, 0.5, 2, 0.03, 0.01, &c);
-        let cols = columns(&names);
-        assert_eq!(r.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(), cols);
-        let j = row_json(&r);
-        assert_eq!(j["config_id"], "little-random-262144-200000-1400000");
-        assert_eq!(j["cci_congestion_little"], 0.05);
-        assert_eq!(j["cci_congestion_big"], 0.0, "no reads: 0, as in the simulated sweep");
-        assert_eq!(j["memory_access"], 0.05);
-        assert_eq!(j["backend"], "linux");
-        let line = csv_line(&r, &cols);
-        assert!(line.starts_with("linux,exynos5422,ab,7,little-random-262144-200000-1400000,little,big,200000,1400000,random,262144,1000,1,3,0.5,2,0.03,0.01,9,100,5,0.05,0,0,0.0,1000,10,50,4,0.05"), "{line}");
-    }
-
-    #[test]
-    fn default_sizes_straddle_every_cache() {
-        let p = Platform::builtin("exynos5422").unwrap();
-        // L1D 32 KB both core types; L2 512 KB (A7) and 2 MB (A15): half and twice each
-        assert_eq!(default_sizes(&p), vec![4096, 16384, 65536, 262144, 1048576]);
-    }
-
-    #[test]
     fn the_sweep_refuses_without_root_or_with_one_rep() {
-        let mut c = SweepConfig::new(Roots::default());
-        c.reps = 1;
+        let mut c = SweepConfig::builtin("exynos5422").unwrap();
+        c.sweep.reps = 1;
         let mut never = crate::stop::PollStop { f: || None };
         let e = characterize(&c, &mut never, &mut |_| Ok(()), &mut Vec::new()).unwrap_err();
         if euid() == 0 {
@@ -734,5 +511,13 @@ mod tests {
         } else {
             assert!(e.contains("root"), "{e}");
         }
+    }
+
+    #[test]
+    fn rows_record_the_platforms_sha256() {
+        let c = SweepConfig::builtin("exynos5422").unwrap();
+        let text = BUILTIN_PLATFORMS.iter().find(|(n, _)| *n == "exynos5422").unwrap().1;
+        assert_eq!(c.platform_sha256, sha256::hex(text.as_bytes()));
+        assert!(SweepConfig::builtin("nosuch").is_err());
     }
 }

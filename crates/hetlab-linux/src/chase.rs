@@ -265,6 +265,11 @@ pub fn walk(a: &[u32], start: u32, n: u64) -> u32 {
     i as u32
 }
 
+/// The sizes `hetlabd chase` measures unless told otherwise (bytes, [`parse_sizes`] syntax).
+pub const DEFAULT_SIZES: &str = "4K..64M";
+/// The patterns it measures unless told otherwise.
+pub const DEFAULT_PATTERNS: &str = "random";
+
 #[derive(Debug, Clone)]
 pub struct ChaseOptions {
     /// CPU to pin to; `None` leaves the affinity alone.
@@ -369,6 +374,9 @@ pub fn sweep(sizes: &[usize], patterns: &[Pattern], opts: &ChaseOptions) -> Resu
     if !(opts.min_time_s.is_finite() && opts.min_time_s >= 0.0) {
         return Err(format!("--min-time must be a non-negative number of seconds, got {}", opts.min_time_s));
     }
+    if opts.iterations == 0 {
+        return Err("--iterations must be at least 1".into());
+    }
     let sizes = sizes.to_vec();
     let patterns = patterns.to_vec();
     let opts = opts.clone();
@@ -432,6 +440,23 @@ pub fn parse_sizes(text: &str) -> Result<Vec<usize>, String> {
         return Err("no sizes given; e.g. --sizes 16K,64M or --sizes 4K..64M".into());
     }
     Ok(out)
+}
+
+/// Sizes in bytes as element counts (4-byte elements, rounded up).
+pub fn elements_of(sizes_bytes: &[usize]) -> Vec<usize> {
+    sizes_bytes.iter().map(|b| b.div_ceil(4)).collect()
+}
+
+/// What `hetlabd chase` prints: a line with the options, then [`table`].
+pub fn text_report(opts: &ChaseOptions, points: &[ChasePoint]) -> String {
+    format!(
+        "chase: cpu {}  min time {} s per point  {} loads per chunk{}\n{}",
+        opts.cpu.map_or("any".to_string(), |c| c.to_string()),
+        opts.min_time_s,
+        opts.iterations,
+        opts.freq_khz.map_or(String::new(), |f| format!("  at {f} kHz")),
+        table(points)
+    )
 }
 
 /// "16 KB", "64 MB", "1536 B".

@@ -18,6 +18,7 @@ pub mod characterize;
 pub mod chase;
 pub mod cpus;
 pub mod daemon;
+pub mod flags;
 pub mod perf;
 pub mod procstat;
 pub mod restore;
@@ -26,6 +27,9 @@ pub mod stop;
 pub mod sysfs;
 
 use std::path::{Path, PathBuf};
+
+/// Where hetlabd.lock and hetlabd.saved live unless `--run-dir` says otherwise.
+pub const DEFAULT_RUN_DIR: &str = "/run";
 
 /// Where the kernel's pseudo file systems are: `/sys` and `/proc` on a board, a directory laid
 /// out the same way in tests.
@@ -61,6 +65,15 @@ pub fn monotonic_us() -> u64 {
     // SAFETY: clock_gettime writes into the timespec we own.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1_000
+}
+
+/// `seconds` of option `flag` as µs; it must be a positive number.
+pub fn positive_seconds_us(flag: &str, seconds: f64) -> Result<u64, String> {
+    if seconds.is_finite() && seconds > 0.0 {
+        Ok((seconds * 1e6) as u64)
+    } else {
+        Err(format!("{flag} must be a positive number of seconds, got {seconds}"))
+    }
 }
 
 /// The effective user id (0 = root).

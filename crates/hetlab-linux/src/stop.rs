@@ -3,7 +3,9 @@
 //! [`SignalStop`] blocks SIGINT, SIGTERM, SIGHUP and SIGQUIT and receives them through a
 //! signalfd: the daemon's sleep (ppoll on that fd) ends the moment one arrives, nothing runs in
 //! signal-handler context, and the loop then restores the policies and exits normally. Create
-//! it before starting any thread, so every thread inherits the blocked mask.
+//! it before starting any thread, so every thread inherits the blocked mask. Dropping it gives
+//! the thread its previous mask back (a host process such as Python gets its signals again);
+//! it cannot leave the thread that made it.
 //!
 //! [`PollStop`] asks a closure every 50 ms instead: for hosts that own signal handling (the
 //! Python binding checks `PyErr_CheckSignals` there).
@@ -20,6 +22,10 @@ const SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, li
 
 pub struct SignalStop {
     fd: OwnedFd,
+    /// The thread's signal mask before, restored when dropped.
+    old_mask: libc::sigset_t,
+    /// Not Send: the mask belongs to this thread.
+    _thread: std::marker::PhantomData<*const ()>,
 }
 
 fn signal_name(sig: u32) -> String {
@@ -41,14 +47,17 @@ impl SignalStop {
             for s in SIGNALS {
                 libc::sigaddset(&mut set, s);
             }
-            if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            let mut old_mask: libc::sigset_t = std::mem::zeroed();
+            if libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old_mask) != 0 {
                 return Err(format!("cannot block signals: {}", std::io::Error::last_os_error()));
             }
             let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
             if fd < 0 {
-                return Err(format!("signalfd: {}", std::io::Error::last_os_error()));
+                let e = std::io::Error::last_os_error();
+                libc::pthread_sigmask(libc::SIG_SETMASK, &old_mask, std::ptr::null_mut());
+                return Err(format!("signalfd: {e}"));
             }
-            Ok(SignalStop { fd: OwnedFd::from_raw_fd(fd) })
+            Ok(SignalStop { fd: OwnedFd::from_raw_fd(fd), old_mask, _thread: std::marker::PhantomData })
         }
     }
 }
@@ -74,6 +83,13 @@ impl Stop for SignalStop {
         } else {
             None
         }
+    }
+}
+
+impl Drop for SignalStop {
+    fn drop(&mut self) {
+        // SAFETY: the mask saved in `new`, restored on the same thread (SignalStop is not Send).
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.old_mask, std::ptr::null_mut()) };
     }
 }
 

@@ -1,0 +1,181 @@
+//! The simulated backend of the sweep: a run is the engine on ccbench's pointer chase, every
+//! thread on the active cluster, both clusters at fixed frequencies (the userspace governor),
+//! idle CPUs in WFI (the idle cluster stays powered and is snooped, as on the seed paper's board).
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
+
+use super::dataset::{Dataset, Period, RunRecord};
+use super::{iterations, Chunk, Plan, Run, PROBE_LOADS};
+use crate::engine::{simulate, SimConfig};
+use crate::platform::Platform;
+use crate::result::RunResult;
+use crate::workload::Workload;
+
+/// Simulated-time limit of a run: far beyond any run of the sweep.
+const TIME_LIMIT_S: f64 = 3600.0;
+
+/// How often the caller of [`run_chunk`] hears from it while no run finishes.
+pub const TICK: Duration = Duration::from_millis(50);
+
+/// ccbench's chase as a workload spec.
+pub fn chase_spec(size_elements: usize, pattern: &str, iterations: u64) -> String {
+    format!("ccbench:size={size_elements},pattern={pattern},iterations={iterations}")
+}
+
+fn simulate_chase(
+    platform: &Platform,
+    chunk: &Chunk,
+    fixed_khz: &[(usize, u32)],
+    iterations: u64,
+    seed: u64,
+) -> Result<RunResult, String> {
+    let workload = Workload::from_spec(&chase_spec(chunk.size_elements, &chunk.pattern, iterations))?;
+    let governors = SimConfig::governor_plan(platform, "userspace", &[], Some(chunk.active), fixed_khz)?;
+    let config =
+        SimConfig { seed, cluster: Some(chunk.active), time_limit_s: TIME_LIMIT_S, ..SimConfig::new(governors) };
+    simulate(platform, &workload, config)
+}
+
+/// The active cluster's sampling periods of a run.
+fn periods(result: &RunResult, active: usize) -> Vec<Period> {
+    result
+        .series
+        .iter()
+        .filter(|s| s.cluster == active)
+        .map(|s| Period {
+            t_end_s: s.time_s,
+            period_s: s.period_s,
+            cci_cycles: s.cci_cycles,
+            clusters: s.counters.to_vec(),
+        })
+        .collect()
+}
+
+/// Loads per run of chunk `c`: the time per load of a [`PROBE_LOADS`] chase at the top OPPs,
+/// with the sweep's seed.
+pub fn chunk_iterations(platform: &Platform, plan: &Plan, c: usize) -> Result<u64, String> {
+    let probe = simulate_chase(platform, &plan.chunks[c], &plan.top_khz(), PROBE_LOADS, plan.options.seed)?;
+    Ok(iterations(plan.options.run_s, probe.time_s / PROBE_LOADS as f64))
+}
+
+/// Runs chunk `c` of `plan` on `workers` threads and returns its rows in run-id order.
+///
+/// `tick(n)` is called on the calling thread with the number of runs finished since its last
+/// call, at least every [`TICK`]; when it returns false the chunk stops (runs under way finish,
+/// no new one starts) and `Ok(None)` is returned.
+pub fn run_chunk(
+    platform: &Platform,
+    plan: &Plan,
+    c: usize,
+    workers: usize,
+    tick: &mut dyn FnMut(usize) -> bool,
+) -> Result<Option<Dataset>, String> {
+    let chunk = &plan.chunks[c];
+    let iterations = chunk_iterations(platform, plan, c)?;
+    let runs: Vec<Run> = plan.runs(c).collect();
+    let mut measured: Vec<Option<(f64, Vec<Period>)>> = vec![None; runs.len()];
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let mut failed = None;
+    let mut stopped = false;
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::channel();
+        for _ in 0..workers.clamp(1, runs.len().max(1)) {
+            let (tx, runs, next, stop) = (tx.clone(), &runs, &next, &stop);
+            scope.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(run) = runs.get(i) else { break };
+                    let result = simulate_chase(platform, chunk, &plan.fixed_khz(run), iterations, run.seed)
+                        .map(|r| (r.time_s, periods(&r, chunk.active)));
+                    if tx.send((i, result)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        loop {
+            let mut finished = 0;
+            let mut take = |msg: (usize, Result<(f64, Vec<Period>), String>)| match msg {
+                (i, Ok(m)) => {
+                    measured[i] = Some(m);
+                    finished += 1;
+                }
+                (_, Err(e)) => {
+                    failed.get_or_insert(e);
+                    stop.store(true, Ordering::Relaxed);
+                }
+            };
+            let done = match rx.recv_timeout(TICK) {
+                Ok(msg) => {
+                    take(msg);
+                    rx.try_iter().for_each(&mut take);
+                    false
+                }
+                Err(RecvTimeoutError::Timeout) => false,
+                Err(RecvTimeoutError::Disconnected) => true,
+            };
+            if !stopped && !tick(finished) {
+                stopped = true;
+                stop.store(true, Ordering::Relaxed);
+            }
+            if done {
+                break;
+            }
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if stopped {
+        return Ok(None);
+    }
+    let mut rows = Dataset::new(&plan.clusters, "sim");
+    for (run, m) in runs.iter().zip(measured) {
+        let (run_time_s, periods) = m.expect("every run finished");
+        rows.push_run(plan, &RunRecord { chunk, run, iterations, run_time_s, periods: &periods });
+    }
+    Ok(Some(rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::dataset::Values;
+    use crate::sweep::SweepOptions;
+
+    #[test]
+    fn a_chunk_is_the_same_on_any_number_of_threads_and_can_stop() {
+        let p = Platform::builtin("exynos5422").unwrap();
+        let opts = SweepOptions {
+            patterns: vec!["random".into()],
+            sizes: vec![1048576],
+            reps: 2,
+            run_s: 0.03,
+            ..Default::default()
+        };
+        let plan = Plan::new(&p, "ab", opts, vec![vec![1_400_000], vec![200_000, 2_000_000]]).unwrap();
+        let mut seen = 0;
+        let one = run_chunk(&p, &plan, 0, 1, &mut |n| {
+            seen += n;
+            true
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!(seen, 4);
+        let three = run_chunk(&p, &plan, 0, 3, &mut |_| true).unwrap().unwrap();
+        let (one, three) = (one.into_columns(), three.into_columns());
+        assert!(one == three, "same rows whatever the thread count");
+        let col = |name: &str| &one.iter().find(|(n, _)| n == name).unwrap().1;
+        let Values::Int(runs) = col("run_id") else { panic!() };
+        let Values::Int(seeds) = col("seed") else { panic!() };
+        assert!(runs.windows(2).all(|w| w[0] <= w[1]) && runs[0] == 0 && *runs.last().unwrap() == 3);
+        assert!(runs.iter().zip(seeds).all(|(r, s)| *s == 1 + r), "seed + run_id, per run");
+        let Values::Float(congestion) = col("cci_congestion_little") else { panic!() };
+        assert!(congestion.iter().any(|&c| c > 0.0), "a random 4 MB chase on little reads through its port");
+        assert!(run_chunk(&p, &plan, 0, 2, &mut |_| false).unwrap().is_none());
+    }
+}

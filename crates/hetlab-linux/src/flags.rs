@@ -1,0 +1,420 @@
+//! The options of the board commands (`govern`, `chase`, `characterize`, `restore`,
+//! `governors`), each declared once with its help text and its default. hetlabd parses and
+//! documents its command lines from these declarations; the Python CLI (`hetlab chase`, `hetlab
+//! govern`, `hetlab characterize`) builds its argparse parsers from the same ones, so both
+//! programs take the same options with the same meaning.
+//!
+//! Defaults are not written here: they are read from the options' own homes (`Default` of
+//! [`ChaseOptions`] and [`SweepOptions`], [`Roots`], [`DEFAULT_RUN_DIR`], ...).
+
+use hetlab_core::governor::registry;
+use hetlab_core::platform::DEFAULT_PLATFORM;
+use hetlab_core::sweep::{SweepOptions, PATTERNS};
+
+use crate::backend::PmuSource;
+use crate::chase::{ChaseOptions, DEFAULT_PATTERNS, DEFAULT_SIZES};
+use crate::{Roots, DEFAULT_RUN_DIR};
+
+/// Which part of a command an option belongs to (the Python CLI groups them so).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    /// Where the output goes.
+    Output,
+    /// The characterization plan: the same for the simulated sweep and the board's.
+    Plan,
+    /// The board: its files, counters and frequencies.
+    Board,
+}
+
+impl Group {
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Output => "output",
+            Group::Plan => "plan",
+            Group::Board => "board",
+        }
+    }
+}
+
+/// One option.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flag {
+    /// `--name`.
+    pub long: &'static str,
+    /// `-x`, if it has one.
+    pub short: Option<&'static str>,
+    /// Name of its value (`FILE`, `LIST`); `None` for a switch.
+    pub value: Option<&'static str>,
+    /// Given several times, every value counts (otherwise the last one).
+    pub repeatable: bool,
+    /// What it does; may span lines.
+    pub help: String,
+    /// The default, as it is shown; `None` when there is none.
+    pub default: Option<String>,
+    pub group: Group,
+}
+
+impl Flag {
+    fn valued(long: &'static str, value: &'static str, help: impl Into<String>) -> Flag {
+        Flag {
+            long,
+            short: None,
+            value: Some(value),
+            repeatable: false,
+            help: help.into(),
+            default: None,
+            group: Group::Board,
+        }
+    }
+    fn switch(long: &'static str, help: impl Into<String>) -> Flag {
+        Flag { value: None, ..Flag::valued(long, "", help) }
+    }
+    fn default(mut self, value: impl ToString) -> Flag {
+        self.default = Some(value.to_string());
+        self
+    }
+    fn group(mut self, group: Group) -> Flag {
+        self.group = group;
+        self
+    }
+}
+
+/// One command: its usage line, what it does, its options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Command {
+    pub name: &'static str,
+    pub usage: &'static str,
+    pub about: &'static str,
+    pub flags: Vec<Flag>,
+}
+
+impl Command {
+    pub fn flag(&self, long: &str) -> Option<&Flag> {
+        self.flags.iter().find(|f| f.long == long || f.short == Some(long))
+    }
+
+    /// `usage`, `about` and the options, as `--help` prints them.
+    pub fn help(&self) -> String {
+        let mut out = format!("usage: {}\n\n{}\noptions:\n", self.usage, self.about);
+        for f in &self.flags {
+            let names = match f.short {
+                Some(s) => format!("{s}, {}", f.long),
+                None => f.long.to_string(),
+            };
+            let head = match f.value {
+                Some(v) => format!("  {names} {v}"),
+                None => format!("  {names}"),
+            };
+            let text = f.help_text();
+            let mut lines = text.lines();
+            let first = lines.next().unwrap_or_default();
+            if head.len() < HELP_COLUMN {
+                out += &format!("{head:<HELP_COLUMN$}{first}\n");
+            } else {
+                out += &format!("{head}\n{:HELP_COLUMN$}{first}\n", "");
+            }
+            for l in lines {
+                out += &format!("{:HELP_COLUMN$}{l}\n", "");
+            }
+        }
+        out
+    }
+}
+
+/// Where option help starts in `--help`, and how wide it may run.
+const HELP_COLUMN: usize = 24;
+const HELP_WIDTH: usize = 100 - HELP_COLUMN;
+
+impl Flag {
+    /// The help with its default, lines wrapped to fit `--help` (lines that start with a space
+    /// are laid out by hand and kept).
+    pub fn help_text(&self) -> String {
+        let mut text = self.help.clone();
+        if let Some(d) = &self.default {
+            text += &format!(" (default {d})");
+        }
+        let mut out = Vec::new();
+        for line in text.lines() {
+            if line.starts_with(' ') {
+                out.push(line.to_string());
+                continue;
+            }
+            let mut cur = String::new();
+            for word in line.split(' ') {
+                if !cur.is_empty() && cur.len() + 1 + word.len() > HELP_WIDTH {
+                    out.push(std::mem::take(&mut cur));
+                }
+                if !cur.is_empty() {
+                    cur.push(' ');
+                }
+                cur += word;
+            }
+            out.push(cur);
+        }
+        out.join("\n")
+    }
+}
+
+/// Options every command that touches the board's cpufreq policies takes.
+fn board_flags() -> Vec<Flag> {
+    let roots = Roots::default();
+    vec![
+        Flag::valued(
+            "--pmu",
+            "hardware|software",
+            "hardware: the ARM core PMUs and the CCI-400 PMU found under\n\
+             /sys/bus/event_source/devices. software: software events stand in for\n\
+             them (testing on machines without the hardware; values are not snoops)",
+        )
+        .default(PmuSource::Hardware.name()),
+        Flag::valued("--platform", "NAME", "platform description naming the clusters and CCI ports")
+            .default(DEFAULT_PLATFORM),
+        Flag::valued(
+            "--cluster-names",
+            "A,B",
+            "name the policies (in CPU order) after these platform clusters instead\nof matching CPU lists",
+        ),
+        Flag::valued("--sysfs-root", "DIR", "read/write DIR/devices/system/cpu/cpufreq/... instead of /sys/...")
+            .default(roots.sysfs.display()),
+        Flag::valued("--procfs-root", "DIR", "read DIR/stat, DIR/<pid>/comm instead of /proc/...")
+            .default(roots.procfs.display()),
+        Flag::valued("--run-dir", "DIR", "where hetlabd.lock and hetlabd.saved live").default(DEFAULT_RUN_DIR),
+    ]
+}
+
+fn govern() -> Command {
+    let names: Vec<&str> = registry::GOVERNORS.iter().map(|g| g.name).collect();
+    let mut flags = vec![
+        Flag::valued("--governor", "NAME", format!("{} (see `hetlabd governors`)", names.join(", "))),
+        Flag::valued(
+            "--model",
+            "FILE",
+            "anti-snoop's trees (a model.json from `hetlab train`); default: the\n\
+             paper's Figure 4 trees (lctes2020-fig4)",
+        ),
+        Flag {
+            repeatable: true,
+            ..Flag::valued(
+                "--tunable",
+                "NAME=VALUE",
+                "a governor tunable by its sysfs name, e.g. sampling_rate=20000 (µs),\nup_threshold=80; repeatable",
+            )
+        },
+        Flag::switch(
+            "--dry-run",
+            "decide but write nothing (no governor switch, no setspeed); prints every\ndecision; root not needed",
+        ),
+        Flag::valued("--duration", "SECONDS", "stop after this long (a normal exit; settings restored)"),
+        Flag {
+            short: Some("-v"),
+            ..Flag::switch(
+                "--verbose",
+                "print every sample (time, load, current and target kHz, anti-snoop's\nfeatures) on stdout",
+            )
+        },
+        Flag::valued(
+            "--counters",
+            "MODE",
+            "which PMCs anti-snoop reads (other governors read none unless given):\n  \
+             per-cpu          one group per CPU, all tasks (default; cost grows\n                   \
+             with CPUs, not threads)\n  \
+             cgroup=DIR       one group per CPU for the tasks of a cgroup\n  \
+             pid=P[,P]        per-thread counters for every thread of processes\n  \
+             tid=T[,T]        per-thread counters for these threads\n  \
+             off              none: anti-snoop then decides on load only\n\
+             If a hardware event is missing, the governor runs load-only.",
+        ),
+    ];
+    flags.extend(board_flags());
+    Command {
+        name: "govern",
+        usage: "hetlabd govern --governor NAME [options]",
+        about: "\
+Runs NAME on every cpufreq policy until SIGINT/SIGTERM (or --duration): switches the policies to
+the userspace governor, and every sampling period builds the governor's view from /proc/stat,
+sysfs and the PMCs and writes scaling_setspeed (only frequencies from the policy's list, only
+when they change). Each policy's scaling_governor, scaling_min_freq and scaling_max_freq are
+saved first (also to <run-dir>/hetlabd.saved) and restored on normal exit, on SIGINT, SIGTERM,
+SIGHUP and SIGQUIT, and on any error.
+
+It refuses to start when: not root (unless --dry-run); there are no cpufreq policies; a policy
+has no userspace governor; another hetlabd holds <run-dir>/hetlabd.lock; auto-cpufreq,
+power-profiles-daemon, tuned, thermald or cpufreqd is running; or a killed hetlabd left
+<run-dir>/hetlabd.saved (run `hetlabd restore`).
+",
+        flags,
+    }
+}
+
+fn chase() -> Command {
+    let d = ChaseOptions::default();
+    Command {
+        name: "chase",
+        usage: "hetlabd chase [options]",
+        about: "\
+ccbench 'caches' semantics (reimplemented): 4-byte elements; random = one element per 256-byte
+block in random order within each 4 KB page, pages in ascending order; sequential; stride-K (K
+words). One warm-up lap, then chunks of --iterations dependent loads until --min-time has
+passed (CLOCK_MONOTONIC). Prints ns per access, and cycles per access given --freq-khz.
+",
+        flags: vec![
+            Flag::valued("--cpu", "N", "pin the benchmark thread to CPU N (sched_setaffinity)"),
+            Flag::valued("--sizes", "LIST", "array sizes in bytes: 16K,64M,4096 or a doubling range 4K..64M")
+                .default(DEFAULT_SIZES),
+            Flag::valued(
+                "--elements",
+                "LIST",
+                "array sizes in 4-byte elements instead (ccbench's N), e.g. 4096,16777216",
+            ),
+            Flag::valued("--pattern", "LIST", "random, sequential, stride-K (comma-separated)")
+                .default(DEFAULT_PATTERNS),
+            Flag::valued("--min-time", "SECONDS", "minimum measured time per point (ccbench uses 1.0)")
+                .default(d.min_time_s),
+            Flag::valued("--iterations", "N", "dependent loads per timed chunk").default(d.iterations),
+            Flag::valued("--freq-khz", "KHZ", "the CPU's frequency, for cycles per access"),
+            Flag::valued("--seed", "N", "seed of the random order").default(d.seed),
+            Flag::switch("--json", "JSON instead of a table"),
+        ],
+    }
+}
+
+/// The sweep plan's options (also the simulated sweep's, in `hetlab characterize`).
+fn plan_flags() -> Vec<Flag> {
+    let d = SweepOptions::default();
+    vec![
+        Flag::valued("--patterns", "LIST", format!("comma-separated, some of {}", PATTERNS.join(", ")))
+            .default("all three"),
+        Flag::valued(
+            "--sizes",
+            "LIST",
+            "comma-separated array sizes in 4-byte elements (default: half and\ntwice every L1 and L2 of the platform)",
+        ),
+        Flag::valued("--reps", "N", "repetitions per configuration, at least 2 (the labels come from a t-test)")
+            .default(d.reps),
+        Flag::valued("--run-s", "SECONDS", "run length with both clusters at their top OPP").default(d.run_s),
+        Flag::valued("--seed", "N", "base seed: run i uses seed + i (the simulation's, or the chase's chain)")
+            .default(d.seed),
+        Flag::valued(
+            "--active-opp",
+            "all|top",
+            "all: every pair of frequencies; top: the active cluster at its highest\n\
+             frequency, only the idle cluster swept (the layout the paper's Figure 4\n\
+             sample counts imply; 13-19x fewer runs)",
+        )
+        .default(d.active_opp.name()),
+    ]
+    .into_iter()
+    .map(|f| f.group(Group::Plan))
+    .collect()
+}
+
+fn characterize() -> Command {
+    let mut flags =
+        vec![Flag::valued("--out", "FILE.csv", "CSV output (one header line, then the rows as each run ends)")
+            .group(Group::Output)];
+    flags.extend(plan_flags());
+    flags.extend([
+        Flag::valued(
+            "--period-us",
+            "US",
+            "counter sampling period, µs (default: ondemand's sampling rate for the policy)",
+        ),
+        Flag::valued("--big-khz", "LIST", "only these big-cluster frequencies, kHz (default: all)"),
+        Flag::valued("--little-khz", "LIST", "only these LITTLE-cluster frequencies, kHz (default: all)"),
+        Flag::valued(
+            "--chase-cpu",
+            "C=N[,..]",
+            "CPU running the chase per cluster, e.g. little=0,big=4 (default: the\ncluster's first online CPU)",
+        ),
+        Flag::switch("--allow-missing-counters", "sweep even if the CCI or core PMU is missing (those columns are 0)"),
+    ]);
+    flags.extend(board_flags());
+    Command {
+        name: "characterize",
+        usage: "hetlabd characterize --out FILE.csv [options]",
+        about: "\
+The training sweep on this board: for each active cluster, pattern and size, and every pair of
+(big, LITTLE) frequencies, repeated: both policies fixed with the userspace governor, the chase
+pinned to a CPU of the active cluster, and every sampling period one row with the CCI-400 port
+counters and the chase thread's core counters. Rows have exactly the columns of the simulated
+sweep (docs/dataset.md); `hetlab characterize --backend linux` writes them as Parquet.
+Governor, min and max are saved first and restored at the end, on a signal and on any error.
+Needs root.
+",
+        flags,
+    }
+}
+
+fn restore() -> Command {
+    Command {
+        name: "restore",
+        usage: "hetlabd restore [--run-dir DIR]",
+        about: "\
+Writes back the governor, min and max saved in DIR/hetlabd.saved by a hetlabd that was killed
+(SIGKILL, power loss) before it could restore them, then deletes the file.
+",
+        flags: vec![Flag::valued("--run-dir", "DIR", "where hetlabd.saved lives").default(DEFAULT_RUN_DIR)],
+    }
+}
+
+fn governors() -> Command {
+    Command {
+        name: "governors",
+        usage: "hetlabd governors [--platform NAME] [--json]",
+        about: "Lists the governors and their tunables (kernel sysfs names and units).\n",
+        flags: vec![
+            Flag::valued("--platform", "NAME", "the platform whose scheduler tick (CONFIG_HZ) bounds sampling_rate")
+                .default(DEFAULT_PLATFORM),
+            Flag::switch("--json", "JSON instead of a list"),
+        ],
+    }
+}
+
+/// Every board command, in the order `hetlabd --help` lists them.
+pub fn commands() -> Vec<Command> {
+    vec![govern(), chase(), characterize(), restore(), governors()]
+}
+
+pub fn command(name: &str) -> Option<Command> {
+    commands().into_iter().find(|c| c.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_option_is_declared_once_with_help() {
+        for c in commands() {
+            let mut seen = std::collections::BTreeSet::new();
+            for f in &c.flags {
+                assert!(f.long.starts_with("--") && !f.help.is_empty(), "{} {}", c.name, f.long);
+                assert!(seen.insert(f.long), "{} declares {} twice", c.name, f.long);
+                assert!(f.value.is_some() || f.default.is_none(), "a switch has no default");
+            }
+            let help = c.help();
+            assert!(c.flags.iter().all(|f| help.contains(f.long)), "{help}");
+        }
+    }
+
+    #[test]
+    fn help_quotes_the_defaults_of_the_options_themselves() {
+        let chase = command("chase").unwrap().help();
+        assert!(
+            chase.contains("  --min-time SECONDS    minimum measured time per point (ccbench uses 1.0) (default 0.2)"),
+            "{chase}"
+        );
+        assert!(chase.contains(&format!("(default {})", 1 << 20)), "{chase}");
+        let c = command("characterize").unwrap();
+        assert_eq!(c.flag("--reps").unwrap().default.as_deref(), Some("5"));
+        assert_eq!(c.flag("--run-dir").unwrap().default.as_deref(), Some("/run"));
+        assert_eq!(c.flag("--pmu").unwrap().group, Group::Board);
+        assert_eq!(c.flag("--active-opp").unwrap().group, Group::Plan);
+        assert!(command("govern").unwrap().flag("--governor").unwrap().help.contains("anti-snoop"));
+        assert_eq!(command("govern").unwrap().flag("-v").unwrap().long, "--verbose");
+        // one option per frequency column of the dataset, named after it
+        for cluster in hetlab_core::sweep::FREQ_CLUSTERS {
+            assert!(c.flag(&format!("--{cluster}-khz")).is_some(), "{cluster}");
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! One simulation: typed keyword arguments in, the JSON summary, the time series as numpy
+//! columns and the trace text out. The defaults live in the Python API's signature
+//! (`hetlab.simulate`), which always passes every argument.
+
+use hetlab_core::engine::{simulate as run_simulation, CpuIdle, SimConfig};
+use hetlab_core::sched::SchedPolicy;
+use hetlab_core::trace::write_ftrace;
+use hetlab_core::tree::AntiSnoopModel;
+use numpy::IntoPyArray;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::{err, load_platform, load_workload};
+
+/// Runs one simulation. Returns (summary JSON, time series as a dict of numpy columns, trace
+/// text or None). `model` is a model's JSON text (None: the paper's Figure 4 trees); `freq`
+/// pins clusters' frequencies, kHz; an unknown keyword is a TypeError.
+#[pyfunction]
+#[pyo3(signature = (
+    platform_name, platform_origin, platform_text, workload_spec, workload_origin, workload_text, *,
+    seed, scheduler, governor, tunables, cluster, freq, offline, model, cpuidle, trace, time_limit_s
+))]
+#[allow(clippy::too_many_arguments)]
+pub fn simulate(
+    py: Python<'_>,
+    platform_name: Option<&str>,
+    platform_origin: &str,
+    platform_text: Option<&str>,
+    workload_spec: &str,
+    workload_origin: &str,
+    workload_text: Option<&str>,
+    seed: u64,
+    scheduler: &str,
+    governor: &str,
+    tunables: Vec<(String, f64)>,
+    cluster: Option<&str>,
+    freq: Vec<(String, u32)>,
+    offline: Vec<String>,
+    model: Option<&str>,
+    cpuidle: &str,
+    trace: bool,
+    time_limit_s: f64,
+) -> PyResult<(String, PyObject, Option<String>)> {
+    let platform = load_platform(platform_name, platform_origin, platform_text)?;
+    let workload = load_workload(workload_spec, workload_origin, workload_text)?;
+    let cluster_of = |name: &str| {
+        platform.cluster_index(name).ok_or_else(|| {
+            err(format!(
+                "unknown cluster '{name}'; {} has: {}",
+                platform.name,
+                platform.clusters.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+            ))
+        })
+    };
+    let cluster = cluster.map(cluster_of).transpose()?;
+    let fixed = freq.iter().map(|(name, khz)| Ok((cluster_of(name)?, *khz))).collect::<PyResult<Vec<_>>>()?;
+    let offline = offline.iter().map(|name| cluster_of(name)).collect::<PyResult<Vec<_>>>()?;
+    let model = match model {
+        None => None,
+        Some(json) => {
+            let m = AntiSnoopModel::from_json(json).map_err(|e| err(format!("model file is {e}")))?;
+            m.check_for(&platform).map_err(err)?;
+            Some(m)
+        }
+    };
+    let config = SimConfig {
+        seed,
+        scheduler: SchedPolicy::parse(scheduler).map_err(err)?,
+        governors: SimConfig::governor_plan(&platform, governor, &tunables, cluster, &fixed).map_err(err)?,
+        model,
+        offline_clusters: offline,
+        cluster,
+        cpuidle: CpuIdle::parse(cpuidle).map_err(err)?,
+        kernel_threads: Vec::new(),
+        trace,
+        series: true,
+        time_limit_s,
+    };
+
+    let result = py.allow_threads(|| run_simulation(&platform, &workload, config)).map_err(err)?;
+    let summary = serde_json::to_string(&result).map_err(|e| err(e.to_string()))?;
+    // The time series as numpy arrays, one per column (moved, not copied element by element):
+    // long runs have tens of thousands of samples.
+    let series = PyDict::new_bound(py);
+    let rows = &result.series;
+    fn column<T: numpy::Element>(py: Python<'_>, v: Vec<T>) -> PyObject {
+        v.into_pyarray_bound(py).into_any().unbind()
+    }
+    series.set_item("time_s", column(py, rows.iter().map(|r| r.time_s).collect()))?;
+    series.set_item("cluster_index", column(py, rows.iter().map(|r| r.cluster as u32).collect()))?;
+    series.set_item("freq_khz", column(py, rows.iter().map(|r| r.freq_khz).collect()))?;
+    series.set_item("target_khz", column(py, rows.iter().map(|r| r.target_khz).collect()))?;
+    series.set_item("load_pct", column(py, rows.iter().map(|r| r.load_pct).collect()))?;
+    series.set_item("power_mw", column(py, rows.iter().map(|r| r.power_mw).collect()))?;
+    series.set_item("temp_c", column(py, rows.iter().map(|r| r.temp_c).collect()))?;
+    series.set_item("cci_congestion", column(py, rows.iter().map(|r| r.cci_congestion).collect()))?;
+    series.set_item("memory_access", column(py, rows.iter().map(|r| r.memory_access).collect()))?;
+    series.set_item("snoop_latency_ns", column(py, rows.iter().map(|r| r.snoop_latency_ns).collect()))?;
+    series.set_item("period_s", column(py, rows.iter().map(|r| r.period_s).collect()))?;
+    series.set_item("cci_cycles", column(py, rows.iter().map(|r| r.cci_cycles).collect()))?;
+    // Raw counter deltas per cluster: `<counter>_<cluster>` columns.
+    type Get = fn(&hetlab_core::counters::ClusterCounters) -> u64;
+    let raw: [(&str, Get); 6] = [
+        ("si_rrq_hs_any", |k| k.si_rrq_hs_any),
+        ("si_rrq_stall_tt_full", |k| k.si_rrq_stall_tt_full),
+        ("cpu_cycles", |k| k.cpu_cycles),
+        ("inst_retired", |k| k.inst_retired),
+        ("bus_access", |k| k.bus_access),
+        ("l2d_cache_refill", |k| k.l2d_cache_refill),
+    ];
+    for (c, cluster_name) in platform.clusters.iter().map(|c| c.name.as_str()).enumerate() {
+        for (counter, get) in raw {
+            series.set_item(
+                format!("{counter}_{cluster_name}"),
+                column(py, rows.iter().map(|r| get(&r.counters[c])).collect()),
+            )?;
+        }
+    }
+    let trace_text = trace.then(|| {
+        let mut out = String::new();
+        write_ftrace(&result.trace, &result.trace_threads, platform.ncpus(), &mut out);
+        out
+    });
+    Ok((summary, series.into_any().unbind(), trace_text))
+}
