@@ -11,6 +11,11 @@ impl Engine<'_> {
         self.hw.clusters[self.policies[p].cluster].thermal_cap_khz
     }
 
+    /// The voltage of cluster `c`'s current OPP, V (what `Cluster::voltage_v` finds for it).
+    pub(super) fn volts(&self, c: usize) -> f64 {
+        self.platform.clusters[c].opps[self.hw.clusters[c].cur_opp][1] as f64 * 1e-6
+    }
+
     pub(super) fn request_freq(&mut self, p: usize, khz: u32) {
         let cap = self.upper_limit_khz(p);
         let latency_us = self.platform.clusters[self.policies[p].cluster].transition_latency_ns as f64 / 1000.0;

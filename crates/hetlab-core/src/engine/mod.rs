@@ -220,21 +220,27 @@ impl<'a> Engine<'a> {
 
     /// The earliest pending event other than the scheduler tick.
     fn next_event_us(&self) -> f64 {
-        let mut next = f64::INFINITY;
-        for (p, pol) in self.policies.iter().enumerate() {
+        let hw = &self.hw;
+        let mut next = self
+            .timers
+            .next_any_us()
+            .min(hw.dram.next_noise_us)
+            .min(hw.next_thermal_us)
+            .min(hw.sensors.next_reading_us);
+        for policy in &self.policies {
             // An idle policy samples at its next wake-up instead (see `handle_events`).
-            if self.policy_busy(p) {
-                next = next.min(pol.next_sample_us);
+            if policy.busy_cpus > 0 {
+                next = next.min(policy.next_sample_us);
             }
-            if let Some((t, _)) = pol.pending {
+            if let Some((t, _)) = policy.pending {
                 next = next.min(t);
             }
         }
-        for (cpu, rq) in self.sched.rqs.iter().enumerate() {
+        for (rq, &burst_us) in self.sched.rqs.iter().zip(self.jitter.next_bursts_us()) {
             if !rq.online {
                 continue;
             }
-            next = next.min(self.jitter.next_burst_us(cpu));
+            next = next.min(burst_us);
             if let Some(t) = rq.curr {
                 let th = &self.threads[t];
                 if th.speed.instr_per_us > 0.0 {
@@ -246,8 +252,6 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        next = next.min(self.timers.next_any_us());
-        next = next.min(self.hw.dram.next_noise_us).min(self.hw.next_thermal_us).min(self.hw.sensors.next_reading_us);
         next.max(self.now_us)
     }
 

@@ -191,8 +191,7 @@ impl Engine<'_> {
             let cluster = &platform.clusters[c];
             let core = platform.core_type_of(c);
             let khz = self.hw.clusters[c].cur_khz;
-            // the OPP's voltage (what `Cluster::voltage_v` finds for an OPP's frequency)
-            let volts = cluster.opps[self.hw.clusters[c].cur_opp][1] as f64 * 1e-6;
+            let volts = self.volts(c);
             let mut dynamic = 0.0;
             for &cpu in &self.sched.cpus_of_cluster[c] {
                 let rq = &self.sched.rqs[cpu];

@@ -289,13 +289,7 @@ impl Engine<'_> {
                 if self.sched.track_util {
                     st.util.add_burst(now, busy_us, contribution);
                 }
-                let cluster = &self.platform.clusters[c];
-                let mw = crate::model::power::core_dynamic_mw(
-                    self.platform.core_type_of(c),
-                    cluster.voltage_v(khz),
-                    khz,
-                    1.0,
-                );
+                let mw = crate::model::power::core_dynamic_mw(self.platform.core_type_of(c), self.volts(c), khz, 1.0);
                 self.hw.energy.add_dynamic_mj(c, mw * busy_us * 1e-6);
                 self.out.trace(TraceEvent::CpuIdle { time_us: now, cpu, state: CPU_IDLE_EXIT });
                 self.out.trace(TraceEvent::CpuIdle { time_us: now + busy_us, cpu, state: STATE_WFI });

@@ -15,16 +15,19 @@ type Queue = BinaryHeap<Reverse<(u64, usize, u32)>>;
 
 pub(super) struct Timers {
     queues: Vec<Queue>,
+    /// The earliest armed wake-up on any CPU, µs (asked at every event).
+    earliest_us: f64,
 }
 
 impl Timers {
     pub fn new(ncpus: usize) -> Timers {
-        Timers { queues: (0..ncpus).map(|_| Queue::new()).collect() }
+        Timers { queues: (0..ncpus).map(|_| Queue::new()).collect(), earliest_us: f64::INFINITY }
     }
 
     /// Arms `thread`'s timer (sequence `seq`) on `cpu` for `wake_us`.
     pub fn arm(&mut self, cpu: usize, wake_us: f64, thread: usize, seq: u32) {
         self.queues[cpu].push(Reverse((key(wake_us), thread, seq)));
+        self.earliest_us = self.earliest_us.min(wake_us);
     }
 
     /// The earliest armed wake-up on `cpu`, µs.
@@ -34,11 +37,14 @@ impl Timers {
 
     /// The earliest armed wake-up on any CPU, µs.
     pub fn next_any_us(&self) -> f64 {
-        (0..self.queues.len()).map(|c| self.next_us(c)).fold(f64::INFINITY, f64::min)
+        self.earliest_us
     }
 
     /// Removes every timer due by `until_us` and appends `(thread, seq)` to `due`.
     pub fn pop_due(&mut self, until_us: f64, due: &mut Vec<(usize, u32)>) {
+        if self.earliest_us > until_us {
+            return;
+        }
         for q in &mut self.queues {
             while let Some(&Reverse((k, thread, seq))) = q.peek() {
                 if f64::from_bits(k) > until_us {
@@ -48,6 +54,7 @@ impl Timers {
                 due.push((thread, seq));
             }
         }
+        self.earliest_us = (0..self.queues.len()).map(|c| self.next_us(c)).fold(f64::INFINITY, f64::min);
     }
 }
 

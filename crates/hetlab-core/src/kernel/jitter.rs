@@ -27,6 +27,11 @@ impl Jitter {
         self.next_burst_us[cpu]
     }
 
+    /// Every CPU's next burst, µs, in CPU order.
+    pub fn next_bursts_us(&self) -> &[f64] {
+        &self.next_burst_us
+    }
+
     /// The burst due on `cpu` at `now_us`: its length (plus `exit_us`, the idle-state exit
     /// latency the CPU pays first), and the next burst scheduled after it.
     pub fn burst(&mut self, cpu: usize, now_us: f64, exit_us: f64, noise: &Noise, rng: &mut Rng) -> f64 {

@@ -34,9 +34,10 @@ pub fn tracker_full_probability(entries: u32, load: f64) -> f64 {
     b
 }
 
-/// CCI cycle counter at `now_us` (the CCI clock is fixed).
+/// CCI cycle counter at `now_us` (the CCI clock is fixed). Counts stay below 2^63, so the
+/// conversion goes through i64 (one instruction; `as u64` from f64 is a branchy sequence).
 pub fn cycles_at(now_us: f64, clock_khz: u32) -> u64 {
-    (now_us * clock_khz as f64 / 1000.0 + 0.5) as u64
+    (now_us * clock_khz as f64 / 1000.0 + 0.5) as i64 as u64
 }
 
 /// One slave port: its counters and their current rates.
@@ -84,9 +85,10 @@ impl CciPort {
         self.stalls += self.stall_per_us * dt_us;
     }
 
-    /// (si_rrq_hs_any, si_rrq_stall_tt_full) so far.
+    /// (si_rrq_hs_any, si_rrq_stall_tt_full) so far (truncated; through i64 as in
+    /// [`cycles_at`]).
     pub fn counts(&self) -> (u64, u64) {
-        (self.reads as u64, self.stalls as u64)
+        (self.reads as i64 as u64, self.stalls as i64 as u64)
     }
 
     /// The counters since `before` (a previous [`counts`](Self::counts)), as a sample.
