@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use hetlab_core::platform::{Platform, BUILTIN_PLATFORMS, DEFAULT_PLATFORM};
 use hetlab_core::sweep::dataset::Dataset;
 use hetlab_core::sweep::{ActiveOpp, SweepOptions};
-use hetlab_core::tree::AntiSnoopModel;
+
 use hetlab_linux::backend::{BackendConfig, CounterMode, PmuSource};
 use hetlab_linux::characterize::{characterize, SweepConfig};
 use hetlab_linux::chase::{self as native, ChaseOptions, Pattern, DEFAULT_PATTERNS, DEFAULT_SIZES};
@@ -22,7 +22,7 @@ use hetlab_linux::{flags, positive_seconds_us, sha256, Roots};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::err;
+use crate::{err, load_model};
 
 /// A command's declaration: {"name", "usage", "about", "flags": [{"long", "short", "value",
 /// "repeatable", "help", "default", "group"}]}; "help" is laid out as in `hetlabd --help`,
@@ -144,14 +144,7 @@ pub fn govern(
     run_dir: Option<PathBuf>,
 ) -> PyResult<(String, u64, u64, Vec<String>)> {
     let (platform, _) = platform_and_sha(platform_name, platform_origin, platform_text)?;
-    let model = match model {
-        None => None,
-        Some(json) => {
-            let m = AntiSnoopModel::from_json(json).map_err(|e| err(format!("model file is {e}")))?;
-            m.check_for(&platform).map_err(err)?;
-            Some(m)
-        }
-    };
+    let model = model.map(|json| load_model(json, &platform)).transpose()?;
     let mut backend = BackendConfig::new(roots(sysfs_root, procfs_root), platform);
     backend.pmu = self::pmu(pmu)?;
     backend.cluster_names = cluster_names;

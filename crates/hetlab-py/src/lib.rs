@@ -12,6 +12,7 @@
 
 use hetlab_core::governor::registry;
 use hetlab_core::platform::{Platform, BUILTIN_PLATFORMS};
+use hetlab_core::tree::AntiSnoopModel;
 use hetlab_core::workload::{Workload, BUILTIN_WORKLOADS};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -32,6 +33,13 @@ pub(crate) fn load_platform(name: Option<&str>, origin: &str, text: Option<&str>
         (Some(name), None) => Platform::builtin(name).map_err(err),
         (None, None) => Err(err("no platform given".into())),
     }
+}
+
+/// An anti-snoop model from its JSON text, checked against `platform`.
+pub(crate) fn load_model(json: &str, platform: &Platform) -> PyResult<AntiSnoopModel> {
+    let m = AntiSnoopModel::from_json(json).map_err(|e| err(format!("model file is {e}")))?;
+    m.check_for(platform).map_err(err)?;
+    Ok(m)
 }
 
 #[pyfunction]

@@ -5,12 +5,12 @@
 use hetlab_core::engine::{simulate as run_simulation, CpuIdle, SimConfig};
 use hetlab_core::sched::SchedPolicy;
 use hetlab_core::trace::write_ftrace;
-use hetlab_core::tree::AntiSnoopModel;
+
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::{err, load_platform, load_workload};
+use crate::{err, load_model, load_platform, load_workload};
 
 /// Runs one simulation. Returns (summary JSON, time series as a dict of numpy columns, trace
 /// text or None). `model` is a model's JSON text (None: the paper's Figure 4 trees); `freq`
@@ -55,14 +55,7 @@ pub fn simulate(
     let cluster = cluster.map(cluster_of).transpose()?;
     let fixed = freq.iter().map(|(name, khz)| Ok((cluster_of(name)?, *khz))).collect::<PyResult<Vec<_>>>()?;
     let offline = offline.iter().map(|name| cluster_of(name)).collect::<PyResult<Vec<_>>>()?;
-    let model = match model {
-        None => None,
-        Some(json) => {
-            let m = AntiSnoopModel::from_json(json).map_err(|e| err(format!("model file is {e}")))?;
-            m.check_for(&platform).map_err(err)?;
-            Some(m)
-        }
-    };
+    let model = model.map(|json| load_model(json, &platform)).transpose()?;
     let config = SimConfig {
         seed,
         scheduler: SchedPolicy::parse(scheduler).map_err(err)?,
