@@ -6,7 +6,7 @@
 //! frequency onto another core type (the switcher's virtual OPP table) is the switching
 //! modes' business.
 
-use super::*;
+use super::Engine;
 
 impl Engine<'_> {
     /// Moves logical `cpu` onto physical `core`; the logical CPU that ran there takes `cpu`'s

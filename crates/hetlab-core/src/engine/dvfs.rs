@@ -2,8 +2,9 @@
 //! limits and applied to its cluster's clock after the transition latency; and the step-wise
 //! thermal governor's caps (`model::thermal`), applied at once when lowered.
 
-use super::*;
+use super::Engine;
 use crate::model::thermal;
+use crate::trace::TraceEvent;
 
 impl Engine<'_> {
     /// The highest frequency policy `p` may run at now: its cluster's thermal cap.

@@ -2,8 +2,9 @@
 //! residency, a cluster may power down (`CpuIdle::ClusterOff`; `model::idle`), and the first
 //! CPU to wake powers it up again, paying the exit latency.
 
-use super::*;
+use super::{CpuIdle, Engine};
 use crate::model::idle::{cluster_off_pays, STATE_CLUSTER_OFF};
+use crate::trace::TraceEvent;
 
 impl Engine<'_> {
     /// The policy of logical `cpu`.

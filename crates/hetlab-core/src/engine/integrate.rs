@@ -3,7 +3,7 @@
 //! is set, so they are integrated lazily, right before a change or a read, instead of at every
 //! event. Every joule goes through `model::energy`.
 
-use super::*;
+use super::Engine;
 use crate::model::dram;
 
 impl Engine<'_> {

@@ -3,7 +3,7 @@
 //! they settle on, the CCI port rates, and each cluster's power (`model::power`) — re-solved
 //! whenever something they depend on changes.
 
-use super::*;
+use super::{Engine, Scratch};
 use crate::model::cache::{self, InstrTime};
 use crate::model::{cci, dram, power};
 use crate::result::MAX_CLUSTERS;

@@ -1,8 +1,9 @@
 //! The run's result: energy (`model::energy`), residency, counters and the per-thread report.
 
-use super::*;
+use super::{Engine, Series};
 use crate::kernel::FIRST_USER_TID;
 use crate::model::cci;
+use crate::result::RunResult;
 use crate::result::{CciPortReport, ClusterReport, CpuReport, ThreadReport};
 use crate::trace::TraceThreads;
 

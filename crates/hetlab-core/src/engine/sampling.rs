@@ -3,11 +3,15 @@
 //! time-series row it records.
 
 use super::state::count;
-use super::*;
+use super::state::ThreadState;
+use super::{Engine, Series};
 use crate::counters::{ClusterCounters, ThreadSample};
 use crate::governor::CpuSample;
+use crate::governor::PolicyView;
 use crate::model::cci;
 use crate::result::PerCluster;
+use crate::result::SampleRow;
+use crate::trace::TraceEvent;
 
 impl Engine<'_> {
     /// Fills `view` (reused between samples to avoid allocation) for policy `p`.

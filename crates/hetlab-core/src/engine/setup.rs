@@ -3,17 +3,28 @@
 //! reference work of periodic phases; then the governors' start and the threads' first phase.
 
 use super::state::{ClusterHw, Cpu, Pmu, Policy, Progress, RanSince, Speed, Thread, ThreadState};
-use super::*;
+use super::timers::Timers;
+use super::{Engine, Hardware, Outputs, Sched, Scratch, Series, SimConfig};
 use crate::counters::CorePmu;
 use crate::governor::registry;
+use crate::governor::PolicyView;
+use crate::kernel::jitter::Jitter;
 use crate::kernel::{FIRST_KERNEL_TID, FIRST_USER_TID};
 use crate::model::cache;
 use crate::model::cci::{self, CciPort};
+use crate::model::dram::DramState;
 use crate::model::energy::ClusterPower;
+use crate::model::energy::{EnergyAccount, Sensors};
 use crate::model::thermal::ThermalNode;
+use crate::platform::Platform;
+use crate::random::Rng;
 use crate::random::SeedableRng;
+use crate::sched::cfs::RunQueue;
 use crate::sched::pelt::Util;
 use crate::sched::{CpuMask, WakeKind};
+use crate::sched::{Placement, SchedEntity};
+use crate::trace::TraceEvent;
+use crate::workload::{Task, Workload};
 
 impl<'a> Engine<'a> {
     /// A run of `workload` on `platform` with the placement policy `config.scheduler` names.

@@ -3,9 +3,10 @@
 //! of waiting or running threads.
 
 use super::state::{count, ThreadState};
-use super::*;
+use super::Engine;
 use crate::model::idle::STATE_WFI;
 use crate::random::uniform;
+use crate::trace::TraceEvent;
 use crate::trace::{PrevState, CPU_IDLE_EXIT};
 use crate::workload::PhaseKind;
 
