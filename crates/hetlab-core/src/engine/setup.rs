@@ -301,9 +301,12 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// How a thread being made runnable is placed: at fork the first time, else a wake-up.
+    /// How a thread being made runnable is placed: as at fork when it is created runnable,
+    /// else as a wake-up (a thread whose first phase sleeps was forked at the start, ran
+    /// for a negligible time and went to sleep).
     pub(super) fn wake_kind(&mut self, t: usize) -> WakeKind {
-        if std::mem::replace(&mut self.threads[t].placed, true) {
+        let placed_before = std::mem::replace(&mut self.threads[t].placed, true);
+        if placed_before || self.now_us > 0.0 {
             WakeKind::Wakeup
         } else {
             WakeKind::Fork
