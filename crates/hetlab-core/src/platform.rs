@@ -14,6 +14,9 @@ pub const MAX_CLUSTERS: usize = 4;
 pub const MAX_CPUS: usize = 64;
 /// The platform every command runs on unless told otherwise: the seed paper's Odroid-XU3.
 pub const DEFAULT_PLATFORM: &str = "exynos5422";
+/// Largest power of an energy-model state, mW: the kernel's `EM_MAX_POWER` (0xFFFF, Linux 5.10:
+/// "expected to be positive, in milli-watts and to fit into 16 bits").
+pub const EM_MAX_POWER_MW: u32 = 0xFFFF;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -31,6 +34,11 @@ pub struct Platform {
     pub noise: Noise,
     pub governor_cost: GovernorCost,
     pub sensors: Sensors,
+    /// An explicit energy model for some or all clusters, in the shape of
+    /// `/sys/kernel/debug/energy_model` (optional; clusters left out get the one the kernel
+    /// derives from the OPPs and `dynamic_power_coefficient`, see `model::energy_model`).
+    #[serde(default)]
+    pub energy_model: Vec<EmDomainSpec>,
     /// Derived once at load: each cluster's index into `core_types`, and its CPU capacity.
     #[serde(skip)]
     derived: Derived,
@@ -40,6 +48,24 @@ pub struct Platform {
 struct Derived {
     core_type: Vec<usize>,
     capacity: Vec<u32>,
+}
+
+/// One performance domain of an explicit energy model, as `/sys/kernel/debug/energy_model/cpuN`
+/// shows it (Linux 5.10): the domain's CPUs (`cpus`) and one `ps:<kHz>` entry per performance
+/// state with its `frequency` (kHz) and `power` (mW). The cost is not given: the kernel computes
+/// it from these (`em_create_perf_table`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmDomainSpec {
+    pub cpus: Vec<usize>,
+    pub ps: Vec<EmStateSpec>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmStateSpec {
+    pub frequency_khz: u32,
+    pub power_mw: u32,
 }
 
 /// On-board power sensors (the Odroid-XU3's INA231s) as an experiment reads them.
@@ -187,6 +213,12 @@ impl Platform {
 
     pub fn core_type_of(&self, cluster: usize) -> &CoreType {
         &self.core_types[self.derived.core_type[cluster]]
+    }
+
+    /// The explicit energy-model table of `cluster`, if the platform file gives one.
+    pub fn energy_model_table(&self, cluster: usize) -> Option<&EmDomainSpec> {
+        let cpus = &self.clusters[cluster].cpus;
+        self.energy_model.iter().find(|d| d.cpus.iter().all(|c| cpus.contains(c)))
     }
 
     pub fn cluster_index(&self, name: &str) -> Option<usize> {
@@ -348,8 +380,56 @@ impl Platform {
         non_negative("governor_cost.pmc_sample_base_us", self.governor_cost.pmc_sample_base_us)?;
         non_negative("governor_cost.pmc_per_thread_us", self.governor_cost.pmc_per_thread_us)?;
         non_negative("governor_cost.cci_read_us", self.governor_cost.cci_read_us)?;
+        self.validate_energy_model()?;
         positive("noise.dram_noise_period_us", self.noise.dram_noise_period_us as f64)?;
         positive("noise.kernel_wakeup_mean_interval_us", self.noise.kernel_wakeup_mean_interval_us as f64)?;
+        Ok(())
+    }
+
+    /// An explicit energy model must describe whole cpufreq policies (a performance domain is
+    /// one policy: one cluster's CPUs), each once, with one state per OPP of the cluster at the
+    /// OPP's frequency, and powers the kernel accepts (`em_create_perf_table`: positive, at most
+    /// `EM_MAX_POWER`).
+    fn validate_energy_model(&self) -> Result<(), String> {
+        let mut covered = Vec::new();
+        for (i, d) in self.energy_model.iter().enumerate() {
+            let f = |x: &str| format!("energy_model[{i}].{x}");
+            let mut cpus = d.cpus.clone();
+            cpus.sort_unstable();
+            let Some(c) = self.clusters.iter().position(|cl| {
+                let mut own = cl.cpus.clone();
+                own.sort_unstable();
+                own == cpus
+            }) else {
+                return Err(format!(
+                    "{}: {:?} is not the CPU list of one cluster (a performance domain is one cpufreq policy)",
+                    f("cpus"),
+                    d.cpus
+                ));
+            };
+            if covered.contains(&c) {
+                return Err(format!("{}: cluster '{}' has two energy models", f("cpus"), self.clusters[c].name));
+            }
+            covered.push(c);
+            let opps = self.clusters[c].freqs_khz();
+            let given: Vec<u32> = d.ps.iter().map(|s| s.frequency_khz).collect();
+            if given != opps {
+                return Err(format!(
+                    "{}: the frequencies must be cluster '{}''s OPPs, ascending: {opps:?} kHz, got {given:?}",
+                    f("ps"),
+                    self.clusters[c].name
+                ));
+            }
+            if let Some((j, s)) = d.ps.iter().enumerate().find(|(_, s)| s.power_mw == 0 || s.power_mw > EM_MAX_POWER_MW)
+            {
+                return Err(format!(
+                    "{}: power_mw must be within 1..={EM_MAX_POWER_MW} (the kernel's EM_MAX_POWER), got {} at {} kHz",
+                    f(&format!("ps[{j}]")),
+                    s.power_mw,
+                    s.frequency_khz
+                ));
+            }
+        }
         Ok(())
     }
 }

@@ -31,7 +31,7 @@ use crate::workload::{Task, Workload};
 impl<'a> Engine<'a> {
     /// A run of `workload` on `platform` with the placement policy `config.scheduler` names.
     pub fn new(platform: &'a Platform, workload: &Workload, config: SimConfig) -> Result<Self, String> {
-        let placement = config.scheduler.build();
+        let placement = config.scheduler.build(platform)?;
         Self::with_placement(platform, workload, config, placement)
     }
 
@@ -46,6 +46,18 @@ impl<'a> Engine<'a> {
         let nclusters = platform.clusters.len();
         if config.governors.len() != nclusters {
             return Err(format!("{} governors given for {} policies", config.governors.len(), nclusters));
+        }
+        if let Some(needed) = placement.required_governor() {
+            let online = |c: &usize| !config.offline_clusters.contains(c);
+            if let Some(c) = (0..nclusters).filter(online).find(|&c| config.governors[c].name != needed) {
+                return Err(format!(
+                    "scheduler '{}' needs the {needed} governor on every cpufreq policy (the kernel runs it only \
+                     then); cluster '{}' has '{}': choose governor {needed}",
+                    placement.name(),
+                    platform.clusters[c].name,
+                    config.governors[c].name
+                ));
+            }
         }
         let mut rng = Rng::seed_from_u64(config.seed);
         let ncpus = platform.ncpus();

@@ -7,6 +7,8 @@
 //! - [`dram`]: latency under load, the bandwidth fixed point, DRAM power, latency noise;
 //! - [`power`]: dynamic power C·V²·f·activity and leakage;
 //! - [`energy`]: the one energy account, by rail, and the on-board sensors read from it;
+//! - [`energy_model`]: the kernel's Energy Model (performance domains, states, cost), what EAS
+//!   reads;
 //! - [`thermal`]: RC nodes and trip-point caps;
 //! - [`idle`]: idle states (WFI, cluster power-down) and when they pay.
 
@@ -14,6 +16,7 @@ pub mod cache;
 pub mod cci;
 pub mod dram;
 pub mod energy;
+pub mod energy_model;
 pub mod idle;
 pub mod power;
 pub mod thermal;

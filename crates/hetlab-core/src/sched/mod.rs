@@ -9,15 +9,18 @@
 //! (`newidle_balance`), what the periodic balance moves, and what it does at each scheduler
 //! tick of a busy CPU (forced migration of a *running* thread, as big.LITTLE MP does).
 //!
-//! Policies: [`pinned`] (each thread stays on one CPU of its affinity mask) and [`smp`]
-//! (vanilla CFS, capacity-blind: one MC domain over all CPUs). HMP and EAS come next, each in
-//! a file of its own.
+//! Policies: [`pinned`] (each thread stays on one CPU of its affinity mask), [`smp`]
+//! (vanilla CFS, capacity-blind: one MC domain over all CPUs) and [`eas`] (mainline
+//! energy-aware scheduling over the platform's energy model). HMP comes next, in a file of its
+//! own.
 
 pub mod cfs;
+pub mod eas;
 pub mod pelt;
 pub mod pinned;
 pub mod smp;
 
+use crate::platform::Platform;
 use cfs::RunQueue;
 use pelt::SchedAvg;
 
@@ -140,6 +143,18 @@ pub trait Placement: Send {
     fn uses_util(&self) -> bool {
         false
     }
+
+    /// The cpufreq governor it needs on every policy, if any (EAS: schedutil; the kernel builds
+    /// no performance domains otherwise). The host refuses other governors.
+    fn required_governor(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The root domain's over-utilised flag (`rd->overutilized`), for policies that have one
+    /// (EAS); a host may trace its changes (`sched_overutilized`).
+    fn overutilized(&self) -> Option<bool> {
+        None
+    }
 }
 
 /// The placement policies, by the names users type.
@@ -147,10 +162,11 @@ pub trait Placement: Send {
 pub enum SchedPolicy {
     Pinned,
     Smp,
+    Eas,
 }
 
 impl SchedPolicy {
-    pub const ALL: [SchedPolicy; 2] = [SchedPolicy::Pinned, SchedPolicy::Smp];
+    pub const ALL: [SchedPolicy; 3] = [SchedPolicy::Pinned, SchedPolicy::Smp, SchedPolicy::Eas];
 
     pub fn parse(name: &str) -> Result<Self, String> {
         Self::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| {
@@ -163,14 +179,17 @@ impl SchedPolicy {
         match self {
             SchedPolicy::Pinned => "pinned",
             SchedPolicy::Smp => "smp",
+            SchedPolicy::Eas => "eas",
         }
     }
 
-    pub fn build(self) -> Box<dyn Placement> {
-        match self {
+    /// The policy for a run on `platform`, or why it cannot run there.
+    pub fn build(self, platform: &Platform) -> Result<Box<dyn Placement>, String> {
+        Ok(match self {
             SchedPolicy::Pinned => Box::new(pinned::Pinned),
             SchedPolicy::Smp => Box::new(smp::Smp),
-        }
+            SchedPolicy::Eas => Box::new(eas::Eas::new(platform)?),
+        })
     }
 }
 
@@ -178,8 +197,9 @@ impl SchedPolicy {
 pub(crate) mod testutil {
     use super::*;
 
-    /// A view of `rqs` with every CPU on cluster 0 at capacity 1024.
+    /// A view of `rqs` with every CPU on cluster 0 at capacity 1024, at time 0.
     pub struct Fixture {
+        pub now_us: f64,
         pub rqs: Vec<RunQueue>,
         pub cluster_of: Vec<usize>,
         pub capacity: Vec<u32>,
@@ -201,6 +221,7 @@ pub(crate) mod testutil {
                 })
                 .collect();
             Fixture {
+                now_us: 0.0,
                 rqs: (0..ncpus).map(|_| RunQueue::new(true)).collect(),
                 cluster_of: vec![0; ncpus],
                 capacity: vec![1024; ncpus],
@@ -209,7 +230,7 @@ pub(crate) mod testutil {
         }
         pub fn view(&self) -> SchedView<'_> {
             SchedView {
-                now_us: 0.0,
+                now_us: self.now_us,
                 rqs: &self.rqs,
                 cluster_of: &self.cluster_of,
                 capacity: &self.capacity,
@@ -231,7 +252,9 @@ mod tests {
         let mut n = m;
         n.retain(|c| c != 4);
         assert_eq!(n.iter().collect::<Vec<_>>(), [1, 5]);
-        assert!(SchedPolicy::parse("eas").unwrap_err().contains("pinned, smp"));
-        assert_eq!(SchedPolicy::parse("smp").unwrap().build().name(), "smp");
+        assert!(SchedPolicy::parse("eas-v2").unwrap_err().contains("pinned, smp, eas"));
+        let exynos = Platform::builtin("exynos5422").unwrap();
+        assert_eq!(SchedPolicy::parse("smp").unwrap().build(&exynos).unwrap().name(), "smp");
+        assert_eq!(SchedPolicy::parse("eas").unwrap().build(&exynos).unwrap().name(), "eas");
     }
 }

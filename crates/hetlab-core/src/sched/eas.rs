@@ -1,0 +1,563 @@
+//! `eas`: mainline energy-aware scheduling as Linux 5.10 has it (kernel/sched/fair.c;
+//! shared/reference/linux-governors.md §6.2, sched-rcu-platforms.md §3).
+//!
+//! - **Wake-up** (`select_task_rq_fair` → `find_energy_efficient_cpu`, 5.10): unless the root
+//!   domain is over-utilised, for each performance domain ([`EnergyModel`]) the allowed CPU
+//!   with the most spare capacity that still fits the task (`fits_capacity`: util · 1280 <
+//!   capacity · 1024) is a candidate, and so is the previous CPU; each candidate is priced by
+//!   `compute_energy` (the domain's `em_cpu_energy` with the task's utilisation added there,
+//!   minus the domain's energy without it). The cheapest wins, but the previous CPU is kept
+//!   unless the winner saves more than 6.25 % of the energy (`>> 4`; the margin was removed in
+//!   ≈v6.0). A task with no utilisation stays where it was. One later fix is taken: a negative
+//!   delta (a costlier OPP can have a lower `cost` when voltages are flat, as on the 5422's
+//!   A15 at 1.6-1.8 GHz) keeps the previous CPU ("sched/fair: Fix negative energy delta in
+//!   find_energy_efficient_cpu()", Pierre Gondois, 2021) instead of 5.10's unsigned wrap.
+//! - **Over-utilisation** (the tipping point, commit 2802bf3cd936, Morten Rasmussen, 2018): a
+//!   CPU is over-utilised when its utilisation does not fit 80 % of its capacity. Any such CPU
+//!   sets the root domain's flag at enqueue (not a new task's first) and at the tick
+//!   (`update_overutilized_status`); the load balance at the root domain rewrites it from all
+//!   CPUs (`update_sd_lb_stats`), so it clears at the next such balance after the load drops.
+//!   While set, wake-ups take CFS's path ([`Smp`]) and the balancer works: new-idle pulls
+//!   ([`Smp::balance_newidle`]) and the misfit migration (4.20+, the load balance of
+//!   asymmetric systems): a running task that does not fit its CPU is moved by active balance
+//!   to an idle CPU whose capacity is more than 1.25x (`group_smaller_max_cpu_capacity`). While
+//!   clear, `find_busiest_group` reports balanced and nothing moves but by wake-up.
+//! - **When the balancer runs**: at the root domain (all CPUs, weight n) the interval is n ms
+//!   (`sd->min_interval`) in jiffies; a busy CPU balances at 16x that (`busy_factor`, 5.10),
+//!   idle CPUs through the nohz idle balance, kicked from a busy CPU's tick when it runs two
+//!   tasks or a misfit one (`nohz_balancer_kick`); a CPU going idle balances if the root
+//!   domain is overloaded (a CPU with two tasks or a misfit task, `rd->overload`).
+//!
+//! Utilisations are PELT's `util_avg` ([`SchedEntity::avg`], [`RunQueue::avg`]): a waking
+//! task's decayed to now (`sync_entity_load_avg`), an idle CPU's blocked utilisation decayed to
+//! now (what the kernel's blocked-load updates approximate), a busy CPU's as of its last update
+//! (at most a tick old, as in the kernel). Not modelled: `util_est`, uclamp, RT/DL/IRQ
+//! utilisation and thermal pressure (capacity_of = capacity_orig), `select_idle_capacity` on
+//! the CFS path, the doubling of the balance interval while balanced. The kernel runs EAS only
+//! with schedutil on every policy ([`Placement::required_governor`]) and on CPUs of more than
+//! one capacity; [`Eas::new`] refuses other platforms instead of silently being `smp`.
+//!
+//! Cost per wake-up: one pass over the CPUs and a few energy evaluations per domain, whatever
+//! the number of threads.
+
+use super::cfs::RunQueue;
+use super::pelt::State;
+use super::smp::Smp;
+use super::{Migration, Placement, SchedEntity, SchedView, WakeKind};
+use crate::model::energy_model::{EnergyModel, PerfDomain};
+use crate::platform::Platform;
+
+/// `capacity_margin` / `fits_capacity` (5.10): `cap · 1280 < max · 1024`, i.e. under 80 %.
+pub fn fits_capacity(util: u64, capacity: u64) -> bool {
+    util * 1280 < capacity * 1024
+}
+
+/// The kernel's `busy_factor` (5.10: 16, "sched/fair: Reduce busy load balance interval",
+/// 6e7499135db7): a busy CPU balances this many times less often.
+const BUSY_FACTOR: f64 = 16.0;
+
+/// `EM_MAX_COMPLEXITY`: the kernel builds no performance domains (no EAS) when
+/// domains · (CPUs + states) exceeds this (kernel/sched/topology.c).
+const EM_MAX_COMPLEXITY: usize = 2048;
+
+pub struct Eas {
+    em: EnergyModel,
+    /// `rd->overutilized`.
+    overutilized: bool,
+    /// Per CPU: the running thread flagged as misfit at its last tick (`rq->misfit_task_load`).
+    misfit: Vec<Option<usize>>,
+    /// Per CPU: its next periodic balance while busy, µs.
+    next_busy_balance_us: Vec<f64>,
+    /// The next nohz idle balance (`nohz.next_balance`), µs.
+    next_idle_balance_us: f64,
+    /// The root domain's balance interval for an idle CPU, µs (n ms in jiffies).
+    balance_interval_us: f64,
+    /// Per CPU: utilisation now, refreshed by the hooks that read every CPU.
+    util: Vec<u64>,
+}
+
+/// The waking task as `cpu_util_next` sees it.
+#[derive(Clone, Copy)]
+struct Wakee {
+    prev: usize,
+    util: u64,
+}
+
+impl Eas {
+    /// EAS on `platform`, or why the kernel would not run it there.
+    pub fn new(platform: &Platform) -> Result<Eas, String> {
+        let ncpus = platform.ncpus();
+        let caps: Vec<u32> = (0..platform.clusters.len()).map(|c| platform.cpu_capacity(c)).collect();
+        if caps.iter().all(|&c| c == caps[0]) {
+            return Err(format!(
+                "scheduler 'eas' needs CPUs of different capacities (the kernel enables EAS only with \
+                 SD_ASYM_CPUCAPACITY); every CPU of platform '{}' has capacity {}",
+                platform.name, caps[0]
+            ));
+        }
+        let em = EnergyModel::of(platform).map_err(|e| format!("scheduler 'eas': {e}"))?;
+        let states: usize = em.domains.iter().map(|d| d.states.len()).sum();
+        let complexity = em.domains.len() * (ncpus + states);
+        if complexity > EM_MAX_COMPLEXITY {
+            return Err(format!(
+                "scheduler 'eas': {} domains x ({ncpus} CPUs + {states} states) = {complexity} exceeds the kernel's \
+                 EM_MAX_COMPLEXITY {EM_MAX_COMPLEXITY}, above which it disables EAS",
+                em.domains.len()
+            ));
+        }
+        // sd->min_interval = sd_weight ms, msecs_to_jiffies rounds up
+        let tick_us = platform.tick_us() as f64;
+        let balance_interval_us = (ncpus as f64 * 1000.0 / tick_us).ceil().max(1.0) * tick_us;
+        Ok(Eas {
+            em,
+            overutilized: false,
+            misfit: vec![None; ncpus],
+            next_busy_balance_us: vec![0.0; ncpus],
+            next_idle_balance_us: 0.0,
+            balance_interval_us,
+            util: vec![0; ncpus],
+        })
+    }
+
+    pub fn energy_model(&self) -> &EnergyModel {
+        &self.em
+    }
+
+    /// `cpu_util` of every CPU now, into `self.util`.
+    fn refresh_utils(&mut self, view: &SchedView) {
+        let now_ns = now_ns(view);
+        self.util.clear();
+        self.util.extend(view.rqs.iter().map(|rq| rq_util_now(rq, now_ns)));
+    }
+
+    /// `cpu_overutilized` on the utilisations in `self.util`.
+    fn cpu_overutilized(&self, view: &SchedView, cpu: usize) -> bool {
+        !fits_capacity(self.util[cpu], u64::from(view.capacity[cpu]))
+    }
+
+    /// The root-domain statistics' verdict (`update_sd_lb_stats` with no parent domain): some
+    /// online CPU is over-utilised. Sets the flag.
+    fn update_root_status(&mut self, view: &SchedView) -> bool {
+        self.refresh_utils(view);
+        self.overutilized = (0..view.ncpus()).any(|c| view.rqs[c].online && self.cpu_overutilized(view, c));
+        self.overutilized
+    }
+
+    /// `cpu_util_next`: `cpu`'s utilisation if the wakee ends up on `dst` (`None`: nowhere in
+    /// particular, i.e. off its previous CPU), capped at the CPU's capacity.
+    fn cpu_util_next(&self, view: &SchedView, cpu: usize, w: Wakee, dst: Option<usize>) -> u64 {
+        let mut util = self.util[cpu];
+        if w.prev == cpu && dst != Some(cpu) {
+            util = util.saturating_sub(w.util);
+        } else if w.prev != cpu && dst == Some(cpu) {
+            util += w.util;
+        }
+        util.min(u64::from(view.capacity[cpu]))
+    }
+
+    /// `compute_energy` (5.10) with no RT, DL or IRQ utilisation: over the domain's online
+    /// CPUs, Σ and max of `schedutil_cpu_util` (= the CFS utilisation capped at the domain's
+    /// capacity), priced by the EM.
+    fn compute_energy(&self, view: &SchedView, pd: &PerfDomain, w: Wakee, dst: Option<usize>) -> u64 {
+        let (mut max_util, mut sum_util) = (0, 0);
+        for cpu in (0..view.ncpus()).filter(|&c| view.cluster_of[c] == pd.cluster && view.rqs[c].online) {
+            let util = self.cpu_util_next(view, cpu, w, dst).min(pd.capacity);
+            sum_util += util;
+            max_util = max_util.max(util);
+        }
+        pd.energy(max_util, sum_util)
+    }
+
+    /// `find_energy_efficient_cpu` (5.10, with the negative-delta fix) for a waking `thread`
+    /// while the root domain is not over-utilised.
+    pub fn find_energy_efficient_cpu(&mut self, view: &SchedView, thread: usize) -> usize {
+        let task = &view.tasks[thread];
+        let prev = task.cpu;
+        let now_ns = now_ns(view);
+        let w = Wakee { prev, util: task_util_now(task, now_ns) };
+        if w.util == 0 {
+            return prev;
+        }
+        self.refresh_utils(view);
+        let (mut prev_delta, mut best_delta) = (u64::MAX, u64::MAX);
+        let mut best_energy_cpu = prev;
+        let mut base_energy = 0;
+        for pd in &self.em.domains {
+            let base_energy_pd = self.compute_energy(view, pd, w, None);
+            base_energy += base_energy_pd;
+            let (mut max_spare_cap, mut max_spare_cap_cpu) = (0, None);
+            for cpu in task.allowed.iter().filter(|&c| view.cluster_of[c] == pd.cluster && view.rqs[c].online) {
+                let util = self.cpu_util_next(view, cpu, w, Some(cpu));
+                let cpu_cap = u64::from(view.capacity[cpu]);
+                let spare_cap = cpu_cap.saturating_sub(util);
+                if !fits_capacity(util, cpu_cap) {
+                    continue;
+                }
+                if cpu == prev {
+                    let Some(delta) = self.compute_energy(view, pd, w, Some(prev)).checked_sub(base_energy_pd) else {
+                        return prev;
+                    };
+                    prev_delta = delta;
+                    best_delta = best_delta.min(prev_delta);
+                }
+                if spare_cap > max_spare_cap {
+                    max_spare_cap = spare_cap;
+                    max_spare_cap_cpu = Some(cpu);
+                }
+            }
+            if let Some(cpu) = max_spare_cap_cpu.filter(|&c| c != prev) {
+                let Some(cur_delta) = self.compute_energy(view, pd, w, Some(cpu)).checked_sub(base_energy_pd) else {
+                    return prev;
+                };
+                if cur_delta < best_delta {
+                    best_delta = cur_delta;
+                    best_energy_cpu = cpu;
+                }
+            }
+        }
+        // the previous CPU unless it cannot take the task or the best saves more than 1/16
+        if prev_delta == u64::MAX || prev_delta - best_delta > (prev_delta + base_energy) >> 4 {
+            best_energy_cpu
+        } else {
+            prev
+        }
+    }
+
+    /// `update_misfit_status` for `cpu`'s running thread.
+    fn update_misfit(&mut self, view: &SchedView, cpu: usize) {
+        self.misfit[cpu] = view.rqs[cpu].curr.filter(|&t| {
+            let task = &view.tasks[t];
+            task.allowed.count() > 1 && !fits_capacity(task.avg.util_avg, u64::from(view.capacity[cpu]))
+        });
+    }
+
+    /// The misfit thread still running on `cpu`, if any.
+    fn misfit_on(&self, view: &SchedView, cpu: usize) -> Option<usize> {
+        self.misfit[cpu].filter(|&t| view.rqs[cpu].curr == Some(t))
+    }
+
+    /// The root domain is overloaded (`rd->overload`): a CPU runs two tasks or a misfit one.
+    fn overloaded(&self, view: &SchedView) -> bool {
+        (0..view.ncpus()).any(|c| view.rqs[c].nr_running() >= 2 || self.misfit_on(view, c).is_some())
+    }
+
+    /// The nohz idle balance: each idle online CPU balances the root domain; while
+    /// over-utilised, an idle CPU of more than 1.25x the capacity pulls a misfit running thread
+    /// (the busiest: the largest utilisation, then the lowest CPU) by active balance.
+    fn idle_balance(&mut self, view: &SchedView, out: &mut Vec<Migration>) {
+        if !self.update_root_status(view) {
+            return;
+        }
+        let mut pulled: Vec<usize> = Vec::new();
+        for dst in (0..view.ncpus()).filter(|&c| view.rqs[c].online && view.rqs[c].nr_running() == 0) {
+            let dst_cap = u64::from(view.capacity[dst]);
+            let busiest = (0..view.ncpus())
+                .filter_map(|src| self.misfit_on(view, src).map(|t| (src, t)))
+                .filter(|&(src, t)| {
+                    !pulled.contains(&src)
+                        && view.tasks[t].allowed.contains(dst)
+                        && fits_capacity(u64::from(view.capacity[src]), dst_cap)
+                })
+                .max_by_key(|&(src, t)| (view.tasks[t].avg.util_avg, std::cmp::Reverse(src)));
+            if let Some((src, thread)) = busiest {
+                pulled.push(src);
+                out.push(Migration { thread, to_cpu: dst });
+            }
+        }
+    }
+}
+
+/// PELT's clock in the engine's rounding of `now` (ns).
+fn now_ns(view: &SchedView) -> u64 {
+    (view.now_us * 1000.0).round() as u64
+}
+
+/// A run queue's utilisation now: decayed to now while idle, else as last updated.
+fn rq_util_now(rq: &RunQueue, now_ns: u64) -> u64 {
+    if rq.curr.is_some() {
+        return rq.avg.util_avg;
+    }
+    let mut avg = rq.avg;
+    avg.update(now_ns, State::IDLE);
+    avg.util_avg
+}
+
+/// A sleeping task's utilisation decayed to now (`sync_entity_load_avg`).
+fn task_util_now(task: &SchedEntity, now_ns: u64) -> u64 {
+    let mut avg = task.avg;
+    avg.update(now_ns, State::IDLE);
+    avg.util_avg
+}
+
+impl Placement for Eas {
+    fn name(&self) -> &'static str {
+        "eas"
+    }
+
+    fn select_cpu(&mut self, view: &SchedView, thread: usize, kind: WakeKind) -> usize {
+        // feec only on wake-ups (SD_BALANCE_WAKE); forks and over-utilised wake-ups take CFS's path
+        let target = if kind == WakeKind::Wakeup && !self.overutilized {
+            self.find_energy_efficient_cpu(view, thread)
+        } else {
+            Smp.select_cpu(view, thread, kind)
+        };
+        // enqueue_task_fair -> update_overutilized_status, skipped for a new task's first enqueue
+        if kind == WakeKind::Wakeup && !self.overutilized {
+            let task = &view.tasks[thread];
+            let util = rq_util_now(&view.rqs[target], now_ns(view))
+                + if task.cpu == target { 0 } else { task_util_now(task, now_ns(view)) };
+            self.overutilized = !fits_capacity(util, u64::from(view.capacity[target]));
+        }
+        target
+    }
+
+    fn balance_newidle(&mut self, view: &SchedView, cpu: usize) -> Option<Migration> {
+        if !self.overloaded(view) || !self.update_root_status(view) {
+            return None;
+        }
+        Smp.balance_newidle(view, cpu)
+    }
+
+    fn tick(&mut self, view: &SchedView, cpu: usize, out: &mut Vec<Migration>) {
+        let now = view.now_us;
+        // task_tick_fair: misfit and over-utilisation of this CPU
+        self.update_misfit(view, cpu);
+        if !self.overutilized {
+            let util = view.rqs[cpu].avg.util_avg;
+            self.overutilized = !fits_capacity(util, u64::from(view.capacity[cpu]));
+        }
+        // trigger_load_balance: this busy CPU's own balance at the root domain
+        if now >= self.next_busy_balance_us[cpu] {
+            self.next_busy_balance_us[cpu] = now + self.balance_interval_us * BUSY_FACTOR;
+            self.update_root_status(view);
+        }
+        // nohz_balancer_kick: two tasks or a misfit one here wake the idle balancer
+        let kick = view.rqs[cpu].nr_running() >= 2 || self.misfit_on(view, cpu).is_some();
+        if kick && now >= self.next_idle_balance_us {
+            self.next_idle_balance_us = now + self.balance_interval_us;
+            self.idle_balance(view, out);
+        }
+    }
+
+    fn uses_tick(&self) -> bool {
+        true
+    }
+
+    fn uses_util(&self) -> bool {
+        true
+    }
+
+    fn required_governor(&self) -> Option<&'static str> {
+        Some("schedutil")
+    }
+
+    fn overutilized(&self) -> Option<bool> {
+        Some(self.overutilized)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched::testutil::Fixture;
+    use crate::sched::CpuMask;
+
+    /// The Exynos 5422 as a view: CPUs 0-3 LITTLE (377), 4-7 big (1024); one task allowed
+    /// everywhere, on `prev`, with utilisation `task_util`; `cpu_utils` per CPU (the previous
+    /// CPU's includes the task's blocked utilisation, as the kernel's does).
+    fn exynos(prev: usize, task_util: u64, cpu_utils: [u64; 8]) -> Fixture {
+        let mut f = Fixture::new(8, &[&[0, 1, 2, 3, 4, 5, 6, 7]]);
+        f.cluster_of = vec![0, 0, 0, 0, 1, 1, 1, 1];
+        f.capacity = vec![377, 377, 377, 377, 1024, 1024, 1024, 1024];
+        f.tasks[0].cpu = prev;
+        f.tasks[0].avg.util_avg = task_util;
+        for (rq, u) in f.rqs.iter_mut().zip(cpu_utils) {
+            rq.avg.util_avg = u;
+        }
+        f
+    }
+
+    fn eas() -> Eas {
+        Eas::new(&Platform::builtin("exynos5422").unwrap()).unwrap()
+    }
+
+    fn feec(f: &Fixture) -> usize {
+        eas().find_energy_efficient_cpu(&f.view(), 0)
+    }
+
+    #[test]
+    fn the_fits_capacity_margin_is_80_percent() {
+        // 301 of 377: 385280 < 386048; 302: 386560 does not fit
+        assert!(fits_capacity(301, 377) && !fits_capacity(302, 377));
+        assert!(fits_capacity(819, 1024) && !fits_capacity(820, 1024));
+    }
+
+    #[test]
+    fn a_small_task_stays_on_little() {
+        // util 50 on an idle LITTLE: prev CPU 0 with it: max 50 -> 1750000·50/377 = 232095 kHz
+        // -> 300 MHz (21 mW, cost 98): 98·50/377 = 12; on big 200 MHz (cost 500): 500·50/1024 = 24
+        let f = exynos(0, 50, [50, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(feec(&f), 0);
+        // the same task last ran on big: LITTLE's max-spare CPU 0 costs 12 against 24 on big,
+        // a saving of 12 > (24 + 0) >> 4 = 1: it moves down
+        let f = exynos(5, 50, [0, 0, 0, 0, 0, 50, 0, 0]);
+        assert_eq!(feec(&f), 0);
+    }
+
+    #[test]
+    fn a_heavy_task_goes_to_big() {
+        // util 320 does not fit a LITTLE (320·1280 > 377·1024): prev CPU 0 is unusable, the
+        // best big CPU (max spare: CPU 4) is taken whatever the energy
+        let f = exynos(0, 320, [320, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(feec(&f), 4);
+        // and a big task on big stays there (CPU 5: delta = 620·400/1024 = 242 at 1 GHz)
+        let f = exynos(5, 400, [0, 0, 0, 0, 0, 400, 0, 0]);
+        assert_eq!(feec(&f), 5);
+    }
+
+    #[test]
+    fn the_most_spare_cpu_of_a_domain_wins_when_it_saves_more_than_a_sixteenth() {
+        // task util 60 on CPU 0, which also has 200 of others. LITTLE base (200 on CPU 0):
+        // 1750000·200/377 = 928381 -> 1 GHz (108 mW, cost 151): 151·200/377 = 80.
+        // prev: max 260 -> 1206896 -> 1.3 GHz (182 mW, cost 196): 196·260/377 = 135, delta 55.
+        // CPU 1 (most spare, 317): max 200, Σ 260 at 1 GHz: 151·260/377 = 104, delta 24.
+        // big CPU 4: 500·60/1024 = 29. Saving 55 - 24 = 31 > (55 + 80) >> 4 = 8: CPU 1.
+        let f = exynos(0, 60, [260, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(feec(&f), 1);
+        // the same with every big CPU at 600: big's base energy is 749·2400/1024 = 1755 and the
+        // margin (55 + 80 + 1755) >> 4 = 118 exceeds the 31 saved: prev stays
+        let f = exynos(0, 60, [260, 0, 0, 0, 600, 600, 600, 600]);
+        assert_eq!(feec(&f), 0);
+    }
+
+    #[test]
+    fn a_negative_delta_keeps_the_previous_cpu() {
+        // big CPUs at 690 each: max 690 asks 2500000·690/1024 = 1684570 kHz -> 1.7 GHz (cost
+        // 968): base 968·2760/1024 = 2609. The task (util 20) on prev CPU 4 lifts the max to 710
+        // -> 1.8 GHz, whose cost is lower (947, a lower voltage): 947·2780/1024 = 2570 < 2609.
+        // LITTLE would cost 98·20/377 = 5, but the negative delta returns prev at once.
+        let f = exynos(4, 20, [0, 0, 0, 0, 710, 690, 690, 690]);
+        assert_eq!(feec(&f), 4);
+    }
+
+    #[test]
+    fn no_utilisation_no_move_and_affinity_is_kept() {
+        let f = exynos(6, 0, [0; 8]);
+        assert_eq!(feec(&f), 6);
+        // a heavy task allowed only on LITTLE CPUs 2-3 stays among them
+        let mut f = exynos(0, 320, [320, 0, 0, 0, 0, 0, 0, 0]);
+        f.tasks[0].allowed = CpuMask::of([0, 2, 3]);
+        assert_eq!(feec(&f), 0, "nothing fits: best_energy_cpu stays prev");
+    }
+
+    #[test]
+    fn a_sleeping_tasks_utilisation_decays_to_now() {
+        // 1024 at t = 0, asleep for 32 PELT periods (33.55 ms): about half
+        let mut f = exynos(4, 1024, [0; 8]);
+        f.tasks[0].avg.util_sum = 1024 * (crate::sched::pelt::LOAD_AVG_MAX - 1024);
+        let se = &f.tasks[0];
+        assert_eq!(task_util_now(se, 32 * 1024 * 1024), 511);
+    }
+
+    #[test]
+    fn over_utilisation_hands_wakeups_to_cfs_and_the_balance_clears_it() {
+        let mut e = eas();
+        // big CPU 7 busy at 900 of 1024 (over 80 %): its tick sets the flag
+        let mut f = exynos(0, 50, [150, 0, 0, 0, 0, 0, 0, 900]);
+        f.tasks.push(f.tasks[0].clone());
+        f.rqs[0].curr = Some(1);
+        f.rqs[7].curr = Some(1);
+        let mut out = vec![];
+        e.tick(&f.view(), 7, &mut out);
+        assert_eq!(e.overutilized(), Some(true));
+        // thread 0 wakes with CPU 0 (its previous) busy: smp takes the first idle CPU, 1;
+        // feec would keep it on CPU 0 (prev: 126·150/377 - 126·100/377 = 50 - 33 = 17; CPU 1
+        // costs as much; big: 1067·950/1024 - 1067·900/1024 = 989 - 937 = 52)
+        assert_eq!(e.select_cpu(&f.view(), 0, WakeKind::Wakeup), 1);
+        assert_eq!(eas().select_cpu(&f.view(), 0, WakeKind::Wakeup), 0);
+        // the load drops; the busy CPU's next root balance (16 x 10 ms later) clears the flag
+        f.rqs[7].avg.util_avg = 700;
+        f.now_us = 100_000.0;
+        e.tick(&f.view(), 7, &mut out);
+        assert_eq!(e.overutilized(), Some(true), "not yet due");
+        f.now_us = 160_000.0;
+        e.tick(&f.view(), 7, &mut out);
+        assert_eq!(e.overutilized(), Some(false));
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn an_enqueue_that_overfills_a_cpu_sets_the_flag() {
+        let mut e = eas();
+        // util 250 with 200 of others on its previous CPU 0: 450 does not fit there. LITTLE CPU
+        // 1 would cost 196·450/377 - 80 = 153 (1.2 GHz), big CPU 4 500·250/1024 = 122 (700 MHz):
+        // big, where it fits; the flag stays clear
+        let f = exynos(0, 250, [450, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(e.select_cpu(&f.view(), 0, WakeKind::Wakeup), 4);
+        assert_eq!(e.overutilized(), Some(false));
+        // pinned to its previous CPU 1, at 310 with it: nothing fits, it goes there anyway and
+        // the enqueue tips the flag
+        let mut f = exynos(1, 250, [0, 310, 0, 0, 0, 0, 0, 0]);
+        f.tasks[0].allowed = CpuMask::of([1]);
+        assert_eq!(e.select_cpu(&f.view(), 0, WakeKind::Wakeup), 1);
+        assert_eq!(e.overutilized(), Some(true));
+    }
+
+    #[test]
+    fn a_misfit_running_task_is_pulled_by_an_idle_big_cpu() {
+        let mut e = eas();
+        // thread 0 runs on LITTLE CPU 1 at 370; CPU 4 is busy, 5-7 idle
+        let mut f = exynos(1, 370, [0, 370, 0, 0, 500, 0, 0, 0]);
+        f.tasks.push(f.tasks[0].clone());
+        f.rqs[1].curr = Some(0);
+        f.rqs[4].curr = Some(1);
+        let mut out = vec![];
+        e.tick(&f.view(), 1, &mut out);
+        assert_eq!(e.overutilized(), Some(true));
+        // the idle balance ran from this tick: the first idle CPU that is big enough, 5, pulls it
+        assert_eq!(out, [Migration { thread: 0, to_cpu: 5 }]);
+        // not again before the interval (10 ms at HZ=200 for 8 CPUs)
+        out.clear();
+        f.now_us = 5_000.0;
+        e.tick(&f.view(), 1, &mut out);
+        assert!(out.is_empty());
+        // a task pinned to LITTLE is no misfit
+        let mut e = eas();
+        f.tasks[0].allowed = CpuMask::of([1]);
+        f.now_us = 0.0;
+        e.tick(&f.view(), 1, &mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn newidle_pulls_only_while_overutilised_and_overloaded() {
+        let mut e = eas();
+        // CPU 4 runs one thread and has another waiting: overloaded, but nobody is over 80 %
+        let mut f = exynos(4, 100, [0, 0, 0, 0, 300, 0, 0, 0]);
+        f.tasks.push(f.tasks[0].clone());
+        f.rqs[4].curr = Some(0);
+        f.rqs[4].queue.push(1);
+        assert_eq!(e.balance_newidle(&f.view(), 5), None);
+        // at 900 of 1024 CPU 4 is over-utilised: CFS's new-idle pull
+        f.rqs[4].avg.util_avg = 900;
+        assert_eq!(e.balance_newidle(&f.view(), 5), Some(Migration { thread: 1, to_cpu: 5 }));
+        assert_eq!(e.overutilized(), Some(true));
+    }
+
+    #[test]
+    fn eas_needs_asymmetric_capacities_and_schedutil() {
+        let text = crate::platform::BUILTIN_PLATFORMS.iter().find(|(n, _)| *n == "exynos5422").unwrap().1;
+        let same = text.replacen("capacity_dmips_mhz = 539", "capacity_dmips_mhz = 1024", 1).replacen(
+            "[1400000, 1275000],\n]",
+            "[1400000, 1275000], [2000000, 1300000],\n]",
+            1,
+        );
+        let p = Platform::from_toml("same.toml", &same).unwrap();
+        assert_eq!((p.cpu_capacity(0), p.cpu_capacity(1)), (1024, 1024));
+        let e = Eas::new(&p).err().unwrap();
+        assert!(e.contains("SD_ASYM_CPUCAPACITY") && e.contains("1024"), "{e}");
+        assert_eq!(eas().required_governor(), Some("schedutil"));
+        assert!(eas().uses_util() && eas().uses_tick());
+        assert_eq!(eas().balance_interval_us, 10_000.0);
+    }
+}
