@@ -155,14 +155,14 @@ mod tests {
         assert_eq!((little.capacity, big.capacity), (377, 1024));
         assert_eq!((little.states.len(), big.states.len()), (13, 19));
         // A7 (C = 90): 200 MHz at 900 mV: 90·900²·200/10⁹ = 14.58 -> 14 mW; cost 1400000·14/200000 = 98
-        assert_eq!(
-            little.states[0],
-            PerfState { frequency_khz: 200_000, performance: 53, power_mw: 14, cost: 98 }
-        );
+        assert_eq!(little.states[0], PerfState { frequency_khz: 200_000, performance: 53, power_mw: 14, cost: 98 });
         // 500 MHz at 1000 mV: 90·10⁶·500/10⁹ = 45 mW exactly; cost 1400000·45/500000 = 126
         assert_eq!((little.states[3].power_mw, little.states[3].cost), (45, 126));
         // 1400 MHz at 1275 mV: 90·1275²·1400/10⁹ = 204.8 -> 204 mW = its own cost
-        assert_eq!(little.states[12], PerfState { frequency_khz: 1_400_000, performance: 377, power_mw: 204, cost: 204 });
+        assert_eq!(
+            little.states[12],
+            PerfState { frequency_khz: 1_400_000, performance: 377, power_mw: 204, cost: 204 }
+        );
         // A15 (C = 310): 200 MHz at 900 mV: 310·810000·200/10⁹ = 50.2 -> 50; cost 2000000·50/200000 = 500
         assert_eq!((big.states[0].power_mw, big.states[0].cost, big.states[0].performance), (50, 500, 102));
         // 2000 MHz at 1312.5 mV -> 1312 mV: 310·1312²·2000/10⁹ = 1067.2 -> 1067
@@ -207,8 +207,7 @@ mod tests {
     fn an_explicit_table_replaces_the_derivation_and_is_validated() {
         let text = crate::platform::BUILTIN_PLATFORMS.iter().find(|(n, _)| *n == "exynos5422").unwrap().1;
         let little_ps: Vec<String> = [
-            200000, 300000, 400000, 500000, 600000, 700000, 800000, 900000, 1000000, 1100000, 1200000, 1300000,
-            1400000,
+            200000, 300000, 400000, 500000, 600000, 700000, 800000, 900000, 1000000, 1100000, 1200000, 1300000, 1400000,
         ]
         .iter()
         .enumerate()

@@ -74,6 +74,8 @@ pub struct Eas {
     balance_interval_us: f64,
     /// Per CPU: utilisation now, refreshed by the hooks that read every CPU.
     util: Vec<u64>,
+    /// Per thread: placed before (its first placement is its fork).
+    placed: Vec<bool>,
 }
 
 /// The waking task as `cpu_util_next` sees it.
@@ -116,6 +118,7 @@ impl Eas {
             next_idle_balance_us: 0.0,
             balance_interval_us,
             util: vec![0; ncpus],
+            placed: Vec::new(),
         })
     }
 
@@ -243,12 +246,16 @@ impl Eas {
 
     /// The nohz idle balance: each idle online CPU balances the root domain; while
     /// over-utilised, an idle CPU of more than 1.25x the capacity pulls a misfit running thread
-    /// (the busiest: the largest utilisation, then the lowest CPU) by active balance.
+    /// (the busiest: the largest utilisation, then the lowest CPU) by active balance, and any
+    /// other idle CPU pulls a waiting thread as CFS's new-idle balance would
+    /// ([`Smp::balance_newidle`]; one pull per waiting thread and round, as the view does not
+    /// show this round's moves).
     fn idle_balance(&mut self, view: &SchedView, out: &mut Vec<Migration>) {
         if !self.update_root_status(view) {
             return;
         }
-        let mut pulled: Vec<usize> = Vec::new();
+        let mut pulled: Vec<usize> = Vec::new(); // source CPUs of misfit pulls
+        let first = out.len();
         for dst in (0..view.ncpus()).filter(|&c| view.rqs[c].online && view.rqs[c].nr_running() == 0) {
             let dst_cap = u64::from(view.capacity[dst]);
             let busiest = (0..view.ncpus())
@@ -262,6 +269,10 @@ impl Eas {
             if let Some((src, thread)) = busiest {
                 pulled.push(src);
                 out.push(Migration { thread, to_cpu: dst });
+            } else if let Some(m) = Smp.balance_newidle(view, dst) {
+                if !out[first..].iter().any(|o| o.thread == m.thread) {
+                    out.push(m);
+                }
             }
         }
     }
@@ -295,7 +306,15 @@ impl Placement for Eas {
     }
 
     fn select_cpu(&mut self, view: &SchedView, thread: usize, kind: WakeKind) -> usize {
-        // feec only on wake-ups (SD_BALANCE_WAKE); forks and over-utilised wake-ups take CFS's path
+        // feec only on wake-ups (SD_BALANCE_WAKE); forks and over-utilised wake-ups take CFS's
+        // path. A thread's first placement is its fork, also when the engine calls it a wake-up
+        // (a thread whose first phase sleeps is taken to have been forked and gone to sleep
+        // without being placed).
+        if self.placed.len() < view.tasks.len() {
+            self.placed.resize(view.tasks.len(), false);
+        }
+        let first = !std::mem::replace(&mut self.placed[thread], true);
+        let kind = if first { WakeKind::Fork } else { kind };
         let target = if kind == WakeKind::Wakeup && !self.overutilized {
             self.find_energy_efficient_cpu(view, thread)
         } else {
@@ -381,6 +400,13 @@ mod tests {
         Eas::new(&Platform::builtin("exynos5422").unwrap()).unwrap()
     }
 
+    /// EAS that has placed threads 0 and 1 before (their next placement is a wake-up).
+    fn eas_placed() -> Eas {
+        let mut e = eas();
+        e.placed = vec![true; 2];
+        e
+    }
+
     fn feec(f: &Fixture) -> usize {
         eas().find_energy_efficient_cpu(&f.view(), 0)
     }
@@ -461,7 +487,7 @@ mod tests {
 
     #[test]
     fn over_utilisation_hands_wakeups_to_cfs_and_the_balance_clears_it() {
-        let mut e = eas();
+        let mut e = eas_placed();
         // big CPU 7 busy at 900 of 1024 (over 80 %): its tick sets the flag
         let mut f = exynos(0, 50, [150, 0, 0, 0, 0, 0, 0, 900]);
         f.tasks.push(f.tasks[0].clone());
@@ -474,7 +500,9 @@ mod tests {
         // feec would keep it on CPU 0 (prev: 126·150/377 - 126·100/377 = 50 - 33 = 17; CPU 1
         // costs as much; big: 1067·950/1024 - 1067·900/1024 = 989 - 937 = 52)
         assert_eq!(e.select_cpu(&f.view(), 0, WakeKind::Wakeup), 1);
-        assert_eq!(eas().select_cpu(&f.view(), 0, WakeKind::Wakeup), 0);
+        assert_eq!(eas_placed().select_cpu(&f.view(), 0, WakeKind::Wakeup), 0);
+        // a first placement is a fork, CFS's path whatever the flag
+        assert_eq!(eas().select_cpu(&f.view(), 0, WakeKind::Wakeup), 1);
         // the load drops; the busy CPU's next root balance (16 x 10 ms later) clears the flag
         f.rqs[7].avg.util_avg = 700;
         f.now_us = 100_000.0;
@@ -488,7 +516,7 @@ mod tests {
 
     #[test]
     fn an_enqueue_that_overfills_a_cpu_sets_the_flag() {
-        let mut e = eas();
+        let mut e = eas_placed();
         // util 250 with 200 of others on its previous CPU 0: 450 does not fit there. LITTLE CPU
         // 1 would cost 196·450/377 - 80 = 153 (1.2 GHz), big CPU 4 500·250/1024 = 122 (700 MHz):
         // big, where it fits; the flag stays clear
@@ -526,6 +554,26 @@ mod tests {
         f.tasks[0].allowed = CpuMask::of([1]);
         f.now_us = 0.0;
         e.tick(&f.view(), 1, &mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn the_idle_balance_pulls_a_waiting_thread_while_overutilised() {
+        let mut e = eas();
+        // CPU 4 at 900 runs thread 0 with threads 1 and 2 waiting: over-utilised, overloaded
+        let mut f = exynos(4, 100, [0, 0, 0, 0, 900, 0, 0, 0]);
+        f.tasks.extend([f.tasks[0].clone(), f.tasks[0].clone()]);
+        f.rqs[4].curr = Some(0);
+        f.rqs[4].queue.extend([1, 2]);
+        let mut out = vec![];
+        e.tick(&f.view(), 4, &mut out);
+        // the first idle CPU takes the first waiting thread; one pull per thread and round
+        assert_eq!(out, [Migration { thread: 1, to_cpu: 0 }]);
+        // below 80 % nothing moves: EAS's placement stands
+        let mut e = eas();
+        f.rqs[4].avg.util_avg = 700;
+        out.clear();
+        e.tick(&f.view(), 4, &mut out);
         assert!(out.is_empty());
     }
 

@@ -1,0 +1,260 @@
+//! `eas` on the simulated Exynos 5422, end to end (issue 10, "EAS on the Exynos 5422"): a small
+//! periodic task stays on LITTLE and a heavy one moves to big; over-utilisation hands over to
+//! load balancing and back; a light mixed workload uses less energy than under `smp`. The
+//! figures are printed (`cargo test --release --test eas_exynos5422 -- --nocapture`).
+
+use hetlab_core::engine::{simulate, Engine, SimConfig};
+use hetlab_core::model::idle::CpuIdle;
+use hetlab_core::platform::Platform;
+use hetlab_core::result::RunResult;
+use hetlab_core::sched::eas::Eas;
+use hetlab_core::sched::{Migration, Placement, SchedPolicy, SchedView, WakeKind};
+use hetlab_core::trace::TraceEvent;
+use hetlab_core::workload::Workload;
+use std::sync::{Arc, Mutex};
+
+fn exynos() -> Platform {
+    Platform::builtin("exynos5422").unwrap()
+}
+
+fn config(p: &Platform, scheduler: SchedPolicy, governor: &str, cpuidle: CpuIdle, seed: u64) -> SimConfig {
+    let mut c = SimConfig::new(SimConfig::governor_plan(p, governor, &[], None, &[]).unwrap());
+    c.scheduler = scheduler;
+    c.cpuidle = cpuidle;
+    c.seed = seed;
+    c
+}
+
+/// An rt-app-style periodic task: `run_us` of work on an A15 at 2 GHz every `period_us`.
+fn periodic(name: &str, threads: u32, run_us: u64, period_us: u64, duration_us: u64) -> String {
+    format!(
+        "[[tasks]]\nname = \"{name}\"\nthreads = {threads}\n[[tasks.phases]]\nrun_us = {run_us}\n\
+         period_us = {period_us}\nduration_us = {duration_us}\ncpi = 1.2\nrefs_per_instr = 0.3\n\
+         working_set_bytes = 65536\npattern = \"random\"\n"
+    )
+}
+
+fn workload(name: &str, tasks: &[String]) -> Workload {
+    Workload::from_toml(&format!("{name}.toml"), &format!("name = \"{name}\"\n{}", tasks.concat())).unwrap()
+}
+
+/// Per thread (by name): seconds run on LITTLE (CPUs 0-3) and on big (4-7), from the trace.
+fn residency(r: &RunResult) -> Vec<(String, f64, f64)> {
+    let mut running: Vec<Option<(u32, f64)>> = vec![None; 8];
+    let mut on: std::collections::BTreeMap<u32, (f64, f64)> = Default::default();
+    for e in &r.trace {
+        if let TraceEvent::SchedSwitch { time_us, cpu, next_tid, .. } = *e {
+            if let Some((tid, since)) = running[cpu].filter(|&(tid, _)| tid != 0) {
+                let s = on.entry(tid).or_default();
+                let ran_s = (time_us - since) * 1e-6;
+                if cpu < 4 {
+                    s.0 += ran_s;
+                } else {
+                    s.1 += ran_s;
+                }
+            }
+            running[cpu] = Some((next_tid, time_us));
+        }
+    }
+    r.threads
+        .iter()
+        .map(|t| (t.name.clone(), on.get(&t.tid).map_or(0.0, |s| s.0), on.get(&t.tid).map_or(0.0, |s| s.1)))
+        .collect()
+}
+
+/// `eas` with the changes of its over-utilised flag logged, as a host tracing
+/// `sched_overutilized` would see them.
+struct Watched {
+    eas: Eas,
+    was: bool,
+    changes: Arc<Mutex<Vec<(f64, bool)>>>,
+}
+
+impl Watched {
+    fn note(&mut self, now_us: f64) {
+        let now = self.eas.overutilized().unwrap();
+        if now != self.was {
+            self.was = now;
+            self.changes.lock().unwrap().push((now_us, now));
+        }
+    }
+}
+
+impl Placement for Watched {
+    fn name(&self) -> &'static str {
+        self.eas.name()
+    }
+    fn select_cpu(&mut self, view: &SchedView, thread: usize, kind: WakeKind) -> usize {
+        let cpu = self.eas.select_cpu(view, thread, kind);
+        self.note(view.now_us);
+        cpu
+    }
+    fn balance_newidle(&mut self, view: &SchedView, cpu: usize) -> Option<Migration> {
+        let pull = self.eas.balance_newidle(view, cpu);
+        self.note(view.now_us);
+        pull
+    }
+    fn tick(&mut self, view: &SchedView, cpu: usize, out: &mut Vec<Migration>) {
+        self.eas.tick(view, cpu, out);
+        self.note(view.now_us);
+    }
+    fn uses_tick(&self) -> bool {
+        self.eas.uses_tick()
+    }
+    fn uses_util(&self) -> bool {
+        self.eas.uses_util()
+    }
+    fn required_governor(&self) -> Option<&'static str> {
+        self.eas.required_governor()
+    }
+    fn overutilized(&self) -> Option<bool> {
+        self.eas.overutilized()
+    }
+}
+
+/// A run under `eas` with its flag's changes (µs, new value).
+fn run_watched(p: &Platform, w: &Workload, c: SimConfig) -> (RunResult, Vec<(f64, bool)>) {
+    let changes = Arc::new(Mutex::new(Vec::new()));
+    let watched = Watched { eas: Eas::new(p).unwrap(), was: false, changes: Arc::clone(&changes) };
+    let r = Engine::with_placement(p, w, c, Box::new(watched)).unwrap().run().unwrap();
+    let changes = changes.lock().unwrap().clone();
+    (r, changes)
+}
+
+#[test]
+fn a_small_periodic_task_stays_on_little_and_a_heavy_one_moves_to_big() {
+    let p = exynos();
+    // small: 1 ms every 16 ms (util ≈ 64 of 1024); heavy: 8 ms every 16 ms (≈ 512: more than a
+    // LITTLE's whole capacity, 377); 2 s each. Both start on LITTLE (their forks, CFS's path).
+    let w = workload(
+        "small-heavy",
+        &[periodic("small", 1, 1000, 16000, 2_000_000), periodic("heavy", 1, 8000, 16000, 2_000_000)],
+    );
+    let mut c = config(&p, SchedPolicy::Eas, "schedutil", CpuIdle::Wfi, 1);
+    c.trace = true;
+    let (r, flips) = run_watched(&p, &w, c.clone());
+    let res = residency(&r);
+    println!(
+        "eas small+heavy: {:.3} s, {:.3} J; (thread, LITTLE s, big s): {res:?}; migrations {:?}; over-utilised {flips:?}",
+        r.time_s,
+        r.energy.total_j,
+        r.threads.iter().map(|t| t.migrations).collect::<Vec<_>>()
+    );
+    let (small, heavy) = (&res[0], &res[1]);
+    assert!(small.2 == 0.0 && small.1 > 0.1, "{small:?}");
+    // on LITTLE it overruns (its jobs never sleep) until its utilisation passes 80 % of the A7
+    // and the misfit balance moves it, after the PELT and schedutil ramp from the lowest OPP;
+    // on big it fits and stays: one migration. The flag is set while it overruns on LITTLE and
+    // again while it catches up its late jobs on big, then stays clear
+    assert_eq!(r.threads[1].migrations, 1);
+    assert!(heavy.1 < 0.5 && heavy.2 > 0.9, "{heavy:?}");
+    assert!(flips.iter().all(|&(t, _)| t < 1_000_000.0) && !flips.last().unwrap().1, "{flips:?}");
+    // smp, capacity-blind, leaves the heavy task on its first (LITTLE) CPU, where its jobs
+    // overrun: the 2 s of frames take twice as long
+    c.scheduler = SchedPolicy::Smp;
+    let smp = simulate(&p, &w, c.clone()).unwrap();
+    let smp_res = residency(&smp);
+    println!("smp small+heavy: {:.3} s, {:.3} J; {smp_res:?}", smp.time_s, smp.energy.total_j);
+    assert!(smp_res[1].2 == 0.0 && smp.time_s > 1.5 * r.time_s);
+
+    // a CPU-bound thread forked onto LITTLE CPU 0 never wakes up: the misfit balance moves it
+    // once its utilisation passes 80 % of the A7's capacity (about 75 ms of PELT ramp at the
+    // top OPP, plus schedutil's ramp), by active migration to an idle A15
+    let w = Workload::from_spec("cpu-bound:threads=1,instructions=4e9").unwrap();
+    c.scheduler = SchedPolicy::Eas;
+    let (r, flips) = run_watched(&p, &w, c);
+    let res = residency(&r);
+    println!(
+        "eas cpu-bound: {:.3} s; {res:?}; migrations {}; over-utilised {flips:?}",
+        r.time_s, r.threads[0].migrations
+    );
+    assert_eq!(r.threads[0].migrations, 1);
+    assert!(res[0].1 > 0.05 && res[0].1 < 0.3 && res[0].2 > 1.0, "{res:?}");
+    // the flag: set on LITTLE, cleared once it has left (its utilisation leaves with it), set
+    // again for good when it passes 819 of 1024 on big (nothing can be done about that)
+    assert_eq!(flips.iter().map(|f| f.1).collect::<Vec<_>>(), [true, false, true], "{flips:?}");
+}
+
+#[test]
+fn over_utilisation_flips_to_load_balancing_and_back() {
+    let p = exynos();
+    // background: three small periodic tasks for 3 s; the burst: 8 CPU-bound threads that
+    // sleep 1 s, then run 1e9 instructions each (about 0.5 s on an A15, more on an A7)
+    let burst = "[[tasks]]\nname = \"burst\"\nthreads = 8\n[[tasks.phases]]\nsleep_us = 1000000\n\
+                 [[tasks.phases]]\ninstructions = 1e9\ncpi = 1.0\nrefs_per_instr = 0.25\n\
+                 working_set_bytes = 16384\npattern = \"sequential\"\n";
+    let w = workload("burst", &[periodic("ui", 3, 1000, 16000, 3_000_000), burst.to_string()]);
+    let c = config(&p, SchedPolicy::Eas, "schedutil", CpuIdle::Wfi, 1);
+    let (r, changes) = run_watched(&p, &w, c);
+    let burst_end_s = r.threads.iter().filter(|t| t.name.starts_with("burst")).map(|t| t.finish_s).fold(0.0, f64::max);
+    let sets: Vec<f64> = changes.iter().filter(|c| c.1).map(|c| c.0 * 1e-6).collect();
+    let clears: Vec<f64> = changes.iter().filter(|c| !c.1).map(|c| c.0 * 1e-6).collect();
+    println!(
+        "burst at 1 s, last burst thread done at {burst_end_s:.3} s, run {:.3} s: {} times over-utilised, set at {sets:.3?} s, \
+         cleared at {clears:.3?} s",
+        r.time_s,
+        sets.len()
+    );
+    // over-utilised during the burst, and back to EAS after it
+    let during = |t: f64| t >= 1.0 && t <= burst_end_s;
+    assert!(sets.iter().any(|&t| during(t) && t < 1.3), "{sets:?}");
+    let last = changes.last().unwrap();
+    assert!(!last.1 && last.0 * 1e-6 > burst_end_s && last.0 * 1e-6 < burst_end_s + 0.3, "{changes:?}");
+    // the flag is set only while the burst runs or while the tasks' first placements settle
+    assert!(sets.iter().all(|&t| during(t) || t < 0.6), "{sets:?}");
+    // while it is set, load balancing spreads the burst over all eight CPUs
+    assert!(r.cpus.iter().all(|c| c.busy_s > 0.3), "{:?}", r.cpus.iter().map(|c| c.busy_s).collect::<Vec<_>>());
+}
+
+/// Ten light periodic threads of four kinds (frame-rate UI work, audio buffers, network
+/// polls, background jobs); together half of one A15 at 2 GHz (a third of the LITTLE cluster),
+/// no thread over 7 % of an A15: light, and mixed in size and period.
+fn light_mixed() -> Workload {
+    let s = 3_000_000;
+    workload(
+        "light-mixed",
+        &[
+            periodic("ui", 4, 1000, 16000, s),
+            periodic("audio", 2, 300, 4000, s),
+            periodic("net", 2, 200, 10000, s),
+            periodic("bg", 2, 3000, 100000, s),
+        ],
+    )
+}
+
+#[test]
+fn a_light_mixed_workload_uses_less_energy_than_under_smp() {
+    // the same governor (schedutil) for both, so that only placement differs; idle clusters
+    // kept powered (WFI, the seed paper's board) or powered down (cluster-off)
+    let p = exynos();
+    let w = light_mixed();
+    for cpuidle in [CpuIdle::Wfi, CpuIdle::ClusterOff] {
+        let (mut eas_j, mut smp_j) = (0.0, 0.0);
+        for seed in 1..=4 {
+            let eas = simulate(&p, &w, config(&p, SchedPolicy::Eas, "schedutil", cpuidle, seed)).unwrap();
+            let smp = simulate(&p, &w, config(&p, SchedPolicy::Smp, "schedutil", cpuidle, seed)).unwrap();
+            println!(
+                "light mixed, {cpuidle:?}, seed {seed}: eas {:.3} s {:.3} J (SoC {:.3} J) | smp {:.3} s {:.3} J (SoC {:.3} J)",
+                eas.time_s, eas.energy.total_j, eas.energy.sensors_j, smp.time_s, smp.energy.total_j, smp.energy.sensors_j
+            );
+            assert!(eas.completed && smp.completed);
+            assert!((eas.time_s - smp.time_s).abs() < 0.06, "{} vs {}", eas.time_s, smp.time_s);
+            eas_j += eas.energy.total_j;
+            smp_j += smp.energy.total_j;
+        }
+        println!("light mixed, {cpuidle:?}: mean eas {:.3} J, smp {:.3} J", eas_j / 4.0, smp_j / 4.0);
+        assert!(eas_j < smp_j, "{cpuidle:?}: eas {eas_j} J, smp {smp_j} J over 4 seeds");
+    }
+}
+
+#[test]
+fn eas_needs_schedutil_on_every_online_policy() {
+    let p = exynos();
+    let w = light_mixed();
+    let e = simulate(&p, &w, config(&p, SchedPolicy::Eas, "ondemand", CpuIdle::Wfi, 1)).unwrap_err();
+    assert!(e.contains("needs the schedutil governor") && e.contains("'ondemand'"), "{e}");
+    // a LITTLE cluster hotplugged off leaves no governor to check there; big alone still runs
+    let mut c = config(&p, SchedPolicy::Eas, "schedutil", CpuIdle::Wfi, 1);
+    c.offline_clusters = vec![0];
+    assert!(simulate(&p, &w, c).unwrap().completed);
+}
