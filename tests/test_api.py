@@ -28,7 +28,7 @@ def test_reps_run_in_parallel_with_consecutive_seeds():
 
 def test_errors_are_hetlab_errors():
     with pytest.raises(HetlabError, match="unknown scheduler"):
-        hetlab.simulate(scheduler="eas")
+        hetlab.simulate(scheduler="cfs-rt")
     with pytest.raises(HetlabError, match="unknown platform"):
         hetlab.simulate(platform="tc3")
 

@@ -85,6 +85,7 @@ BAD_INPUTS = [
     (["--tunable", "up_threshold=120"], "up_threshold"),
     (["--platform", "missing.toml"], "cannot read platform file 'missing.toml'"),
     (["--governor", "idle-min"], "needs --cluster"),
+    (["--scheduler", "eas", "--governor", "ondemand"], "scheduler 'eas' needs the schedutil governor"),
 ]
 
 
@@ -97,6 +98,20 @@ def test_bad_input_is_one_clear_line_and_no_output_file(tmp_path, args, message)
     assert len(lines) == 1 and lines[0].startswith("hetlab: error:") and message in lines[0], r.stderr
     assert r.stdout == ""
     assert not trace.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_eas_places_by_energy_under_schedutil():
+    # a CPU-bound thread starts on LITTLE (CPU 0) and, once it no longer fits there, is moved
+    # to big by the misfit balance
+    wl = "cpu-bound:threads=1,instructions=4000000000"
+    r = hetlab("simulate", "--workload", wl, "--scheduler", "eas", "--governor", "schedutil", "--json")
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout)
+    assert s["scheduler"] == "eas" and s["threads"][0]["migrations"] == 1
+    busy = {c["cluster"]: 0.0 for c in s["cpus"]}
+    for c in s["cpus"]:
+        busy[c["cluster"]] += c["busy_s"]
+    assert busy["big"] > 3 * busy["little"], busy
 
 
 def test_malformed_platform_file_names_file_and_field(tmp_path):

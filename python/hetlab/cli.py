@@ -434,7 +434,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="hotplug these clusters' CPUs off: powered down, CCI port disabled, never snooped",
     )
     sim.add_argument(
-        "--scheduler", choices=["pinned", "smp"], help=f"task placement (default: {sim_default('scheduler')})"
+        "--scheduler", choices=_core.schedulers(), help=f"task placement (default: {sim_default('scheduler')})"
     )
     sim.add_argument(
         "--cpuidle",

@@ -8,6 +8,10 @@
 //!   * CPU-bound: 16e9 instructions split evenly;
 //!   * periodic: 4000 jobs per second of 125 µs reference work each (half a CPU), 10 s, the
 //!     jobs spread over the threads (each thread's period grows with the thread count);
+//! - the periodic and CPU-bound cases on 8, 64 and 512 threads under `eas` (schedutil), and
+//!   on 512 under `smp` with schedutil for comparison (the same PELT and governor work): the
+//!   energy-aware wake-up costs per wake-up what the CPUs and performance domains cost, not
+//!   the threads;
 //! - a 1-hour ccbench run with the time series off: wall time and the process's peak memory.
 
 use hetlab_core::engine::{simulate, SimConfig};
@@ -99,4 +103,17 @@ fn main() {
     for threads in [1, 8, 64, 512] {
         measure(&format!("periodic, 4000 jobs/s on {threads} threads"), &platform, &periodic(threads), &smp, 5);
     }
+
+    let mut eas = SimConfig::new(plan("schedutil", None));
+    eas.scheduler = SchedPolicy::Eas;
+    for threads in [8, 64, 512] {
+        measure(&format!("eas: periodic, 4000 jobs/s on {threads} threads"), &platform, &periodic(threads), &eas, 5);
+    }
+    for threads in [8, 64, 512] {
+        measure(&format!("eas: CPU-bound, 16e9 instr. on {threads} threads"), &platform, &cpu_bound(threads), &eas, 5);
+    }
+    let mut smp_schedutil = eas.clone();
+    smp_schedutil.scheduler = SchedPolicy::Smp;
+    measure("smp+schedutil: periodic, 512 threads", &platform, &periodic(512), &smp_schedutil, 5);
+    measure("smp+schedutil: CPU-bound, 512 threads", &platform, &cpu_bound(512), &smp_schedutil, 5);
 }

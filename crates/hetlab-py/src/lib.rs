@@ -5,7 +5,7 @@
 //!
 //! By topic: [`simulate`] (one run), [`sweep`] (the characterization plan and its simulated
 //! chunks), [`board`] (chase, govern and the board sweep), [`tree`] (the governor's tree
-//! evaluator); the catalogue (platforms, workloads, governors) is here.
+//! evaluator); the catalogue (platforms, workloads, governors, schedulers) is here.
 
 // pyo3 0.22's #[pyfunction] expansion converts PyErr into PyErr (a known false positive).
 #![allow(clippy::useless_conversion)]
@@ -79,6 +79,12 @@ fn builtin_platform_text(name: &str) -> PyResult<String> {
         .ok_or_else(|| err(format!("unknown platform '{name}'")))
 }
 
+/// Placement policies, by the names `simulate` takes.
+#[pyfunction]
+fn schedulers() -> Vec<&'static str> {
+    hetlab_core::sched::SchedPolicy::ALL.iter().map(|p| p.name()).collect()
+}
+
 #[pyfunction]
 fn builtin_workloads() -> Vec<String> {
     BUILTIN_WORKLOADS.iter().map(|(n, _)| n.to_string()).collect()
@@ -127,6 +133,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(board::govern, m)?)?;
     m.add_function(wrap_pyfunction!(board::characterize_board, m)?)?;
     m.add_function(wrap_pyfunction!(governors, m)?)?;
+    m.add_function(wrap_pyfunction!(schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_platforms, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_workloads, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_platform_text, m)?)?;
