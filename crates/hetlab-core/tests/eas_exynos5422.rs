@@ -170,6 +170,10 @@ fn a_small_periodic_task_stays_on_little_and_a_heavy_one_moves_to_big() {
     );
     assert_eq!(r.threads[0].migrations, 1);
     assert!(res[0].1 > 0.05 && res[0].1 < 0.3 && res[0].2 > 1.0, "{res:?}");
+    // schedutil reads the run queue's util_avg that EAS reads: on big it climbs to 1024 and
+    // the A15s run at 2 GHz for most of the thread's time there
+    let top = r.clusters[1].residency.last().unwrap();
+    assert!(top.0 == 2_000_000 && top.1 > 0.8 * res[0].2, "{:?}", r.clusters[1].residency);
     // the flag: set on LITTLE, cleared once it has left (its utilisation leaves with it), set
     // again for good when it passes 819 of 1024 on big (nothing can be done about that)
     assert_eq!(flips.iter().map(|f| f.1).collect::<Vec<_>>(), [true, false, true], "{flips:?}");

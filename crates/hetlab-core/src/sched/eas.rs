@@ -23,7 +23,7 @@
 //!   to an idle CPU whose capacity is more than 1.25x (`group_smaller_max_cpu_capacity`). While
 //!   clear, `find_busiest_group` reports balanced and nothing moves but by wake-up.
 //! - **When the balancer runs**: at the root domain (all CPUs, weight n) the interval is n ms
-//!   (`sd->min_interval`) in jiffies; a busy CPU balances at 16x that (`busy_factor`, 5.10),
+//!   (`sd->min_interval`) in jiffies; a busy CPU's is 16x that (`busy_factor`, 5.10);
 //!   idle CPUs through the nohz idle balance, kicked from a busy CPU's tick when it runs two
 //!   tasks or a misfit one (`nohz_balancer_kick`); a CPU going idle balances if the root
 //!   domain is overloaded (a CPU with two tasks or a misfit task, `rd->overload`).
@@ -54,7 +54,7 @@ pub fn fits_capacity(util: u64, capacity: u64) -> bool {
 
 /// The kernel's `busy_factor` (5.10: 16, "sched/fair: Reduce busy load balance interval",
 /// 6e7499135db7): a busy CPU balances this many times less often.
-const BUSY_FACTOR: f64 = 16.0;
+const BUSY_FACTOR: u64 = 16;
 
 /// `EM_MAX_COMPLEXITY`: the kernel builds no performance domains (no EAS) when
 /// domains · (CPUs + states) exceeds this (kernel/sched/topology.c).
@@ -70,8 +70,9 @@ pub struct Eas {
     next_busy_balance_us: Vec<f64>,
     /// The next nohz idle balance (`nohz.next_balance`), µs.
     next_idle_balance_us: f64,
-    /// The root domain's balance interval for an idle CPU, µs (n ms in jiffies).
+    /// The root domain's balance interval for an idle CPU and for a busy one, µs.
     balance_interval_us: f64,
+    busy_balance_interval_us: f64,
     /// Per CPU: utilisation now, refreshed by the hooks that read every CPU.
     util: Vec<u64>,
     /// Per thread: placed before (its first placement is its fork).
@@ -107,9 +108,12 @@ impl Eas {
                 em.domains.len()
             ));
         }
-        // sd->min_interval = sd_weight ms, msecs_to_jiffies rounds up
-        let tick_us = platform.tick_us() as f64;
-        let balance_interval_us = (ncpus as f64 * 1000.0 / tick_us).ceil().max(1.0) * tick_us;
+        // get_sd_balance_interval: sd->min_interval = sd_weight ms, times busy_factor when busy,
+        // then msecs_to_jiffies (rounding up)
+        let tick_us = platform.tick_us();
+        let jiffies_us = |ms: u64| ((ms * 1000).div_ceil(tick_us).max(1) * tick_us) as f64;
+        let (balance_interval_us, busy_balance_interval_us) =
+            (jiffies_us(ncpus as u64), jiffies_us(ncpus as u64 * BUSY_FACTOR));
         Ok(Eas {
             em,
             overutilized: false,
@@ -117,13 +121,10 @@ impl Eas {
             next_busy_balance_us: vec![0.0; ncpus],
             next_idle_balance_us: 0.0,
             balance_interval_us,
+            busy_balance_interval_us,
             util: vec![0; ncpus],
             placed: Vec::new(),
         })
-    }
-
-    pub fn energy_model(&self) -> &EnergyModel {
-        &self.em
     }
 
     /// `cpu_util` of every CPU now, into `self.util`.
@@ -347,7 +348,7 @@ impl Placement for Eas {
         }
         // trigger_load_balance: this busy CPU's own balance at the root domain
         if now >= self.next_busy_balance_us[cpu] {
-            self.next_busy_balance_us[cpu] = now + self.balance_interval_us * BUSY_FACTOR;
+            self.next_busy_balance_us[cpu] = now + self.busy_balance_interval_us;
             self.update_root_status(view);
         }
         // nohz_balancer_kick: two tasks or a misfit one here wake the idle balancer
@@ -503,7 +504,8 @@ mod tests {
         assert_eq!(eas_placed().select_cpu(&f.view(), 0, WakeKind::Wakeup), 0);
         // a first placement is a fork, CFS's path whatever the flag
         assert_eq!(eas().select_cpu(&f.view(), 0, WakeKind::Wakeup), 1);
-        // the load drops; the busy CPU's next root balance (16 x 10 ms later) clears the flag
+        // the load drops; the busy CPU's next root balance (16 x 8 ms = 26 jiffies = 130 ms
+        // later) clears the flag
         f.rqs[7].avg.util_avg = 700;
         f.now_us = 100_000.0;
         e.tick(&f.view(), 7, &mut out);
@@ -606,6 +608,7 @@ mod tests {
         assert!(e.contains("SD_ASYM_CPUCAPACITY") && e.contains("1024"), "{e}");
         assert_eq!(eas().required_governor(), Some("schedutil"));
         assert!(eas().uses_util() && eas().uses_tick());
-        assert_eq!(eas().balance_interval_us, 10_000.0);
+        // 8 CPUs at HZ=200: 8 ms -> 2 jiffies; busy 128 ms -> 26 jiffies
+        assert_eq!((eas().balance_interval_us, eas().busy_balance_interval_us), (10_000.0, 130_000.0));
     }
 }
