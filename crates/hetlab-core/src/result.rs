@@ -29,6 +29,8 @@ pub struct RunResult {
     pub governor_overhead_s: f64,
     /// Engine events processed (for the speed benchmarks).
     pub events: u64,
+    /// Every time a thread entered a phase with a `mark`, in time order.
+    pub marks: Vec<Mark>,
     #[serde(skip)]
     pub series: Vec<SampleRow>,
     #[serde(skip)]
@@ -84,6 +86,14 @@ pub struct CciPortReport {
     pub si_rrq_hs_any: u64,
     pub si_rrq_stall_tt_full: u64,
     pub cci_congestion: f64,
+}
+
+/// A thread entered a marked phase.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Mark {
+    pub time_s: f64,
+    pub tid: u32,
+    pub name: String,
 }
 
 #[derive(Debug, Clone, Serialize)]

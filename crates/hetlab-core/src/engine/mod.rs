@@ -114,6 +114,7 @@ struct Outputs<'a> {
     governor_overhead_us: f64,
     series: Series<'a>,
     trace: Option<Vec<TraceEvent>>,
+    marks: Vec<crate::result::Mark>,
 }
 
 impl Outputs<'_> {

@@ -270,6 +270,7 @@ impl<'a> Engine<'a> {
                 governor_overhead_us: 0.0,
                 series: if config.series { Series::Keep(Vec::new()) } else { Series::Off },
                 trace: config.trace.then(Vec::new),
+                marks: Vec::new(),
             },
             tasks,
             config,
