@@ -21,6 +21,7 @@ mod integrate;
 mod rates;
 mod report;
 mod sampling;
+mod sched_trace;
 mod setup;
 mod state;
 mod threads;
@@ -114,6 +115,8 @@ struct Outputs<'a> {
     governor_overhead_us: f64,
     series: Series<'a>,
     trace: Option<Vec<TraceEvent>>,
+    /// The placement's over-utilisation state last traced.
+    overutilized: Option<bool>,
     marks: Vec<crate::result::Mark>,
 }
 
@@ -392,6 +395,7 @@ impl<'a> Engine<'a> {
             }
             let now = self.now_us;
             self.sched.ask(now, |placement, view| placement.tick(view, cpu, &mut moves));
+            self.note_overutilized(cpu);
         }
         for m in &moves {
             self.migrate(m.thread, m.to_cpu);

@@ -270,6 +270,7 @@ impl<'a> Engine<'a> {
                 governor_overhead_us: 0.0,
                 series: if config.series { Series::Keep(Vec::new()) } else { Series::Off },
                 trace: config.trace.then(Vec::new),
+                overutilized: None,
                 marks: Vec::new(),
             },
             tasks,
@@ -289,6 +290,7 @@ impl<'a> Engine<'a> {
                 self.out.trace(TraceEvent::CpuFrequency { time_us: 0.0, cpu, freq_khz: khz });
             }
         }
+        self.trace_sched_boot();
         for p in 0..self.policies.len() {
             let mut view = PolicyView::default();
             self.fill_view(p, &mut view);
