@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from hetlab import api
+
 SMALL = "ccbench:size=1048576,pattern=random,iterations=200000"
 
 
@@ -97,6 +99,21 @@ def test_bad_input_is_one_clear_line_and_no_output_file(tmp_path, args, message)
     assert len(lines) == 1 and lines[0].startswith("hetlab: error:") and message in lines[0], r.stderr
     assert r.stdout == ""
     assert not trace.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_trace_comes_with_lisa_platform_info(tmp_path):
+    trace = tmp_path / "out.trace"
+    r = hetlab("simulate", "--workload", SMALL, "--trace", str(trace))
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.trace", "out.trace.plat_info.yml"]
+    assert trace.read_text().startswith("# tracer: nop\n")
+    text = (tmp_path / "out.trace.plat_info.yml").read_text()
+    # the platform's own description, from the engine (the API gives the same text)
+    assert text == api.simulate(workload=SMALL, trace=True).plat_info_text
+    lines = text.splitlines()
+    assert "platform-info:" in lines and '        name: "exynos5422"' in lines
+    assert "        - [0, 1, 2, 3]" in lines and "        - [4, 5, 6, 7]" in lines
+    assert "                4: 1024" in lines
 
 
 def test_malformed_platform_file_names_file_and_field(tmp_path):

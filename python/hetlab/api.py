@@ -54,12 +54,15 @@ def _model_json(model: str | None) -> str | None:
 class SimResult:
     """One simulated run: `summary` is the JSON summary as a dict; `series` the per-sample
     time series as numpy columns (one row per governor sample of a cluster); `trace_text` the
-    ftrace text when a trace was asked for."""
+    ftrace text when a trace was asked for, and `plat_info_text` the platform as the YAML map
+    LISA's `PlatformInfo.from_yaml_map` reads (capacities, frequency domains, frequencies), to
+    store beside it (`<trace>.plat_info.yml`)."""
 
     summary: dict[str, Any]
     series: dict[str, Any]
     trace_text: str | None = None
     summary_json: str = field(default="", repr=False)
+    plat_info_text: str | None = field(default=None, repr=False)
 
     @property
     def time_s(self) -> float:
@@ -137,7 +140,7 @@ def simulate(
     """
     p_args, w_args, model_json = _platform_args(platform), _workload_args(workload), _model_json(model)
     try:
-        summary_json, columns, trace_text = _core.simulate(
+        summary_json, columns, trace_text, plat_info_text = _core.simulate(
             *p_args,
             *w_args,
             seed=int(seed),
@@ -155,7 +158,14 @@ def simulate(
     except ValueError as e:
         raise HetlabError(str(e)) from None
     summary = json.loads(summary_json)
-    return SimResult(summary, _series(summary, columns), trace_text, summary_json)
+    return SimResult(summary, _series(summary, columns), trace_text, summary_json, plat_info_text)
+
+
+def plat_info_path(trace_path: str | os.PathLike) -> str:
+    """Where a trace's LISA platform info goes: beside it, `<trace>.plat_info.yml` (LISA's own
+    `<name>.plat_info.yml` naming). Load both with
+    `Trace(trace_path, plat_info=PlatformInfo.from_yaml_map(plat_info_path(trace_path)))`."""
+    return f"{os.fspath(trace_path)}.plat_info.yml"
 
 
 def _series(summary: dict, columns: dict) -> dict:

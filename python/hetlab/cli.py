@@ -177,6 +177,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     # All runs succeeded: now write the outputs.
     if args.trace:
         _write(args.trace, runs[0].trace_text or "")
+        _write(api.plat_info_path(args.trace), runs[0].plat_info_text or "")
     if args.series:
         _write(args.series, runs[0].series_df().to_csv(index=False))
     if args.json:
@@ -459,7 +460,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sim.add_argument("--json", action="store_true", help="print the JSON summary (with --reps: all runs plus mean/std)")
     sim.add_argument(
-        "--trace", metavar="FILE", help="write an ftrace text trace (opens in Perfetto UI and LISA) of the first run"
+        "--trace",
+        metavar="FILE",
+        help="write an ftrace text trace (opens in Perfetto UI and LISA) of the first run, and LISA's platform"
+        " info beside it (FILE.plat_info.yml)",
     )
     sim.add_argument(
         "--series", metavar="FILE", help="write the per-sample time series of the first run as CSV (pandas.read_csv)"
