@@ -101,6 +101,8 @@ pub struct ThreadReport {
     pub tid: u32,
     pub name: String,
     pub cpu_time_s: f64,
+    /// CPU time on each CPU, s (a task's residency per CPU).
+    pub cpu_time_on_s: Vec<f64>,
     pub finish_s: f64,
     pub migrations: u64,
     pub pmu: CorePmu,

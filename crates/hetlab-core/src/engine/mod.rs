@@ -285,6 +285,7 @@ impl<'a> Engine<'a> {
             let instr = (th.speed.instr_per_us * run_us).min(th.progress.work_left);
             th.progress.work_left -= instr;
             th.cpu_time_us += run_us;
+            th.cpu_time_on_us[cpu_id] += run_us;
             let cycles = run_us * khz / 1000.0;
             let (refills, bus, refs) =
                 (instr * th.speed.refills_per_instr, instr * th.speed.bus_per_instr, instr * th.speed.refs_per_instr);

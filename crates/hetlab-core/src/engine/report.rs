@@ -105,6 +105,7 @@ impl Engine<'_> {
                         tid: th.tid,
                         name: self.thread_name(t),
                         cpu_time_s: th.cpu_time_us * 1e-6,
+                        cpu_time_on_s: th.cpu_time_on_us.iter().map(|us| us * 1e-6).collect(),
                         finish_s: th.finish_us * 1e-6,
                         migrations: th.migrations,
                         pmu: th.pmu.to_counts(),

@@ -360,3 +360,16 @@ fn resume_wakes_the_suspended_and_a_lost_resume_is_lost() {
     let r = simulate(&p, &w, c).unwrap();
     assert!(!r.completed);
 }
+
+#[test]
+fn cpu_time_is_kept_per_cpu() {
+    // the migration test's thread: its time on CPU 0, then on CPU 4, adds up to its CPU time
+    let p = exynos();
+    let workload = Workload::from_spec("cpu-bound:threads=1,instructions=4e9").unwrap();
+    let mut c = config(&p, "performance", None, &[]);
+    c.scheduler = SchedPolicy::Smp;
+    let r = Engine::with_placement(&p, &workload, c, Box::new(MoveAt::new(500_000.0, 4))).unwrap().run().unwrap();
+    let on = &r.threads[0].cpu_time_on_s;
+    assert!((on.iter().sum::<f64>() - r.threads[0].cpu_time_s).abs() < 1e-9);
+    assert!((on[0] - r.cpus[0].busy_s).abs() < 0.01 && on[4] > 0.0, "{on:?}");
+}
