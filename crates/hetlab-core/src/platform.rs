@@ -509,6 +509,76 @@ mod tests {
     }
 
     #[test]
+    fn vexpress_a9_is_one_scu_cluster_at_400_mhz_without_cci_dvfs_or_cluster_off() {
+        let p = Platform::builtin("vexpress-a9").unwrap();
+        assert_eq!((p.ncpus(), p.clusters.len(), p.hz), (4, 1, 100));
+        let a9 = &p.clusters[0];
+        assert_eq!(a9.opps, vec![[400_000, 1_000_000]]);
+        assert_eq!((a9.cci_port, a9.cluster_off_us(), p.cci.is_none()), (None, None, true));
+        assert_eq!((p.core_type_of(0).line_bytes, a9.l2_bytes), (32, 512 * 1024));
+        assert_eq!(p.cpu_capacity(0), 1024);
+        // without a CCI nothing snoops across clusters and a miss pays no traversal
+        assert_eq!(crate::model::cci::snoop_response_cycles(&p, 0), 0.0);
+        assert_eq!(crate::model::cci::traversal_ns(&p), 0.0);
+        let cost = p.perf_sample.as_ref().expect("seed 003's perf sampling is described");
+        assert!(cost.cycles > 0.0 && cost.counted_instructions < 10_000.0);
+        assert_eq!(p.tick_us(), 10_000);
+    }
+
+    #[test]
+    fn linsched_big_is_twice_as_fast_through_its_core_type_only() {
+        use crate::model::cache;
+        use crate::workload::{Access, MemProfile, Order, Pattern};
+        let p = Platform::builtin("linsched-2b2l").unwrap();
+        let (little, big) = (p.cluster_index("little").unwrap(), p.cluster_index("big").unwrap());
+        assert_eq!((p.clusters[little].cpus.clone(), p.clusters[big].cpus.clone()), (vec![0, 1], vec![2, 3]));
+        // arch_topology: 512 * 1 GHz and 1024 * 1 GHz, normalised to the largest
+        assert_eq!((p.cpu_capacity(little), p.cpu_capacity(big)), (512, 1024));
+        // the clusters differ in nothing but the core type's speed
+        let (cl, cb) = (&p.clusters[little], &p.clusters[big]);
+        assert_eq!((cl.opps.clone(), cl.l2_bytes), (cb.opps.clone(), cb.l2_bytes));
+        assert!(p.cci.is_none() && p.noise.kernel_wakeup_mean_busy_us == 0);
+        // a compute-only instruction takes exactly twice as long on LITTLE
+        let mem = MemProfile::single(1.0, 0.0, Access::new(4096, Pattern::Random, 64, Order::Uniform), false, 0.0);
+        let ns = |c: usize| {
+            let core = p.core_type_of(c);
+            let m = cache::miss_ratios(&mem, core, p.clusters[c].l2_bytes as f64);
+            cache::instr_time(&mem, core, p.clusters[c].max_khz() as f64 / 1e6, &m, p.dram.idle_latency_ns).total_ns()
+        };
+        assert_eq!(ns(little), 2.0 * ns(big));
+        assert_eq!(ns(big), 1.0); // one cycle at 1 GHz
+    }
+
+    #[test]
+    fn the_interconnect_and_cluster_off_are_optional_but_consistent() {
+        // a [cci] needs every cluster's port
+        let e = broken("cci_port = 3\n", "");
+        assert!(e.contains("'little'.cci_port") && e.contains("[cci] section") && e.contains("cci_port = 3"), "{e}");
+        // a port without a [cci]
+        let text = exynos_text();
+        let start = text.find("[cci]").unwrap();
+        let end = start + text[start..].find("[dram]").unwrap();
+        let no_cci = format!("{}{}", &text[..start], &text[end..]);
+        let e = Platform::from_toml("x.toml", &no_cci).unwrap_err();
+        assert!(e.contains("S3 given but the platform has no [cci] section"), "{e}");
+        // ... and with the ports gone too, the platform loads without a CCI
+        let p =
+            Platform::from_toml("x.toml", &no_cci.replace("cci_port = 3\n", "").replace("cci_port = 4\n", "")).unwrap();
+        assert!(p.cci.is_none() && p.clusters.iter().all(|c| c.cci_port.is_none()));
+        let e = broken("cci_port = 4", "cci_port = 3");
+        assert!(e.contains("port S3 is used twice"), "{e}");
+        // a power-down state needs both numbers
+        let e = broken("cluster_off_exit_latency_us = 700\n", "");
+        assert!(e.contains("'little'") && e.contains("both cluster_off_exit_latency_us"), "{e}");
+        // the perf sample cost is checked when given
+        let with_cost =
+            |cost: &str| Platform::from_toml("x.toml", &format!("{}\n[perf_sample]\n{cost}", exynos_text()));
+        assert!(with_cost("cycles = 5000.0\ncounted_instructions = 1000.0").unwrap().perf_sample.is_some());
+        let e = with_cost("cycles = 0.0\ncounted_instructions = 1000.0").unwrap_err();
+        assert!(e.contains("perf_sample.cycles must be a positive number"), "{e}");
+    }
+
+    #[test]
     fn unknown_builtin_names_the_known_ones() {
         let e = Platform::builtin("tc3").unwrap_err();
         assert!(e.contains("exynos5422"), "{e}");
