@@ -1,6 +1,7 @@
 //! Workloads: tasks made of threads that run phases. A phase is a fixed amount of work
-//! (`instructions`), a sleep, or a periodic run/sleep pattern (rt-app style), each with the
-//! memory profile that drives the cache/DRAM/snoop model.
+//! (`instructions`), a sleep, a periodic run/sleep pattern (rt-app style), or one of rt-app's
+//! `suspend`/`resume` events between threads; work phases carry the memory profile that drives
+//! the cache/DRAM/snoop model.
 //!
 //! Sources: TOML files (format below, examples in data/workloads/) and generators given as
 //! `name:key=value,...` specs: `ccbench`, `periodic`, `cpu-bound`.
@@ -98,12 +99,24 @@ pub enum PhaseKind {
         period_us: u64,
         count: u64,
     },
+    /// Sleep until another thread resumes `event` (rt-app's `suspend`: a condition wait).
+    Suspend {
+        event: String,
+    },
+    /// Wake every thread suspended on `event` and go on at once (rt-app's `resume`: a
+    /// broadcast; with nobody suspended it is lost, as a condition signal is).
+    Resume {
+        event: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Phase {
     pub kind: PhaseKind,
     pub mem: MemProfile,
+    /// A name recorded with the time each thread enters this phase (`RunResult::marks`), to
+    /// measure latencies across threads (e.g. a render chain).
+    pub mark: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -159,6 +172,9 @@ struct PhaseFile {
     instructions: Option<f64>,
     sleep_us: Option<u64>,
     run_us: Option<f64>,
+    suspend: Option<String>,
+    resume: Option<String>,
+    mark: Option<String>,
     period_us: Option<u64>,
     duration_us: Option<u64>,
     count: Option<u64>,
@@ -257,7 +273,28 @@ impl PhaseFile {
             }
         }
         check_mem(at, &mem)?;
+        let kinds = [
+            self.instructions.is_some(),
+            self.sleep_us.is_some(),
+            self.run_us.is_some(),
+            self.suspend.is_some(),
+            self.resume.is_some(),
+        ];
+        const ONE_OF: &str = "instructions, sleep_us, run_us, suspend or resume";
+        match kinds.iter().filter(|&&k| k).count() {
+            0 => return Err(format!("{at}: a phase needs one of {ONE_OF}")),
+            1 => {}
+            _ => return Err(format!("{at}: give only one of {ONE_OF}")),
+        }
+        let event = |name: Option<String>| -> Result<String, String> {
+            match name {
+                Some(n) if !n.is_empty() => Ok(n),
+                _ => Err(format!("{at}: an event name must not be empty")),
+            }
+        };
         let kind = match (self.instructions, self.sleep_us, self.run_us) {
+            _ if self.suspend.is_some() => PhaseKind::Suspend { event: event(self.suspend)? },
+            _ if self.resume.is_some() => PhaseKind::Resume { event: event(self.resume)? },
             (Some(n), None, None) => {
                 if !(n.is_finite() && n > 0.0) {
                     return Err(format!("{at}.instructions must be positive, got {n}"));
@@ -280,15 +317,14 @@ impl PhaseFile {
                 };
                 PhaseKind::Periodic { run_us, period_us, count }
             }
-            (None, None, None) => return Err(format!("{at}: a phase needs one of instructions, sleep_us or run_us")),
-            _ => return Err(format!("{at}: give only one of instructions, sleep_us or run_us")),
+            _ => unreachable!("exactly one kind, checked above"),
         };
         if !matches!(kind, PhaseKind::Periodic { .. })
             && (self.period_us.is_some() || self.count.is_some() || self.duration_us.is_some())
         {
             return Err(format!("{at}: period_us, count and duration_us belong to run_us phases"));
         }
-        Ok(Phase { kind, mem })
+        Ok(Phase { kind, mem, mark: self.mark })
     }
 }
 
@@ -449,7 +485,7 @@ pub fn ccbench(kv: &[(String, String)]) -> Result<Workload, String> {
             nice: 0,
             affinity: None,
             repeat: 1,
-            phases: vec![Phase { kind: PhaseKind::Compute { instructions: iterations }, mem }],
+            phases: vec![Phase { kind: PhaseKind::Compute { instructions: iterations }, mem, mark: None }],
         }],
     })
 }
@@ -481,6 +517,7 @@ pub fn periodic(kv: &[(String, String)]) -> Result<Workload, String> {
             phases: vec![Phase {
                 kind: PhaseKind::Periodic { run_us, period_us, count: (duration_us / period_us).max(1) },
                 mem,
+                mark: None,
             }],
         }],
     })
@@ -513,7 +550,7 @@ pub fn cpu_bound(kv: &[(String, String)]) -> Result<Workload, String> {
             nice: 0,
             affinity: None,
             repeat: 1,
-            phases: vec![Phase { kind: PhaseKind::Compute { instructions }, mem }],
+            phases: vec![Phase { kind: PhaseKind::Compute { instructions }, mem, mark: None }],
         }],
     })
 }

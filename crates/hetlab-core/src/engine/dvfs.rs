@@ -39,10 +39,6 @@ impl Engine<'_> {
         if self.hw.clusters[c].cur_khz == khz {
             return;
         }
-        // PELT of what runs there counted at the old frequency up to now.
-        for i in 0..self.sched.cpus_of_cluster[c].len() {
-            self.update_util(self.sched.cpus_of_cluster[c][i]);
-        }
         let cluster = &mut self.hw.clusters[c];
         cluster.cur_khz = khz;
         cluster.cur_opp = self.policies[p].opps_khz.iter().position(|&f| f == khz).expect("resolved to an OPP");

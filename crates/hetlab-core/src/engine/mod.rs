@@ -66,9 +66,11 @@ struct Sched {
     capacity: Vec<u32>,
     /// Per cluster: the logical CPUs on it, ascending.
     cpus_of_cluster: Vec<Vec<usize>>,
-    /// Next scheduler tick (jiffies-aligned), µs; only when the placement acts at ticks.
-    next_tick_us: f64,
+    /// The last scheduler tick processed, µs (ticks are jiffies-aligned).
+    last_tick_us: f64,
     tick_us: f64,
+    /// CFS tunables, scaled for the number of CPUs.
+    cfs: crate::sched::cfs::Tunables,
 }
 
 impl Sched {
@@ -113,6 +115,7 @@ struct Outputs<'a> {
     governor_overhead_us: f64,
     series: Series<'a>,
     trace: Option<Vec<TraceEvent>>,
+    marks: Vec<crate::result::Mark>,
 }
 
 impl Outputs<'_> {
@@ -136,6 +139,9 @@ pub struct Engine<'a> {
     rng: Rng,
     now_us: f64,
     threads: Vec<Thread>,
+    /// rt-app event names (`suspend`/`resume` phases) and the threads suspended on each.
+    events: std::collections::BTreeMap<String, usize>,
+    waiters: Vec<Vec<usize>>,
     /// Threads of the workload not yet done (kernel threads do not keep a run going).
     live_user_threads: usize,
     timers: Timers,
@@ -198,21 +204,18 @@ impl<'a> Engine<'a> {
         }
         while self.live_user_threads > 0 {
             let next = self.next_event_us();
-            if self.sched.next_tick_us < next {
-                if self.sched.next_tick_us > limit_us {
-                    self.advance(limit_us);
-                    return false;
-                }
-                self.tick();
-                self.out.events += 1;
-                continue;
-            }
-            if next > limit_us {
+            let tick = self.next_tick_us();
+            if next.min(tick) > limit_us {
                 self.advance(limit_us);
                 return false;
             }
-            self.advance(next);
-            self.handle_events();
+            if tick < next {
+                self.advance(tick);
+                self.tick();
+            } else {
+                self.advance(next);
+                self.handle_events();
+            }
             if self.dirty {
                 self.recompute();
             }
@@ -250,9 +253,6 @@ impl<'a> Engine<'a> {
                     next =
                         next.min(self.now_us + th.progress.stolen_us + th.progress.work_left / th.speed.instr_per_us);
                 }
-                if !rq.queue.is_empty() {
-                    next = next.min(rq.slice_end_us);
-                }
             }
         }
         next.max(self.now_us)
@@ -285,6 +285,7 @@ impl<'a> Engine<'a> {
             let instr = (th.speed.instr_per_us * run_us).min(th.progress.work_left);
             th.progress.work_left -= instr;
             th.cpu_time_us += run_us;
+            th.cpu_time_on_us[cpu_id] += run_us;
             let cycles = run_us * khz / 1000.0;
             let (refills, bus, refs) =
                 (instr * th.speed.refills_per_instr, instr * th.speed.bus_per_instr, instr * th.speed.refs_per_instr);
@@ -357,13 +358,6 @@ impl<'a> Engine<'a> {
             }
         }
         self.scratch.due = due;
-        // Time-slice ends.
-        for cpu in 0..self.cpus.len() {
-            let rq = &self.sched.rqs[cpu];
-            if rq.curr.is_some() && !rq.queue.is_empty() && rq.slice_end_us <= now + EPS_US {
-                self.preempt(cpu);
-            }
-        }
         // Governor samples. Since Linux 4.6 a governor samples from the scheduler's
         // update_util hook, so a policy whose CPUs stayed idle (no tick, no enqueue) is not
         // sampled until one of them wakes up (`wake_policy`).
@@ -374,26 +368,45 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// The scheduler tick at `sched.next_tick_us` on every busy CPU (idle CPUs have stopped
-    /// theirs: NO_HZ): the placement's tick hook. It needs no integration unless it moves a
-    /// thread, so a tick that changes nothing leaves the run exactly as without it.
+    /// The next scheduler tick, µs, when one is needed: CFS preempts at ticks where threads
+    /// wait, PELT is updated at ticks where someone reads it, and the placement may act at
+    /// ticks. Otherwise no tick is simulated (it would change nothing): as with NO_HZ, idle
+    /// CPUs have none anyway.
+    fn next_tick_us(&self) -> f64 {
+        let needed = self.sched.placement.uses_tick()
+            || self.sched.track_util
+            || self.sched.rqs.iter().any(|rq| rq.curr.is_some() && !rq.queue.is_empty());
+        if !needed {
+            return f64::INFINITY;
+        }
+        let tick = self.sched.tick_us;
+        let next = (self.now_us / tick).ceil() * tick;
+        if next <= self.sched.last_tick_us {
+            self.sched.last_tick_us + tick
+        } else {
+            next
+        }
+    }
+
+    /// The scheduler tick on every busy CPU (idle CPUs have stopped theirs: NO_HZ): CFS
+    /// accounts the running thread and preempts it if it ran its slice, PELT is updated, and
+    /// the placement's tick hook may move threads.
     fn tick(&mut self) {
-        let tick_us = self.sched.next_tick_us;
-        self.sched.next_tick_us += self.sched.tick_us;
+        self.sched.last_tick_us = self.now_us;
         let mut moves = std::mem::take(&mut self.scratch.migrations);
         moves.clear();
         for cpu in 0..self.cpus.len() {
             if self.sched.rqs[cpu].curr.is_none() {
                 continue;
             }
-            self.sched.ask(tick_us, |placement, view| placement.tick(view, cpu, &mut moves));
-        }
-        if !moves.is_empty() {
-            self.advance(tick_us);
-            for m in &moves {
-                self.migrate(m.thread, m.to_cpu);
+            if self.tick_cpu(cpu) {
+                self.preempt(cpu);
             }
-            self.recompute();
+            let now = self.now_us;
+            self.sched.ask(now, |placement, view| placement.tick(view, cpu, &mut moves));
+        }
+        for m in &moves {
+            self.migrate(m.thread, m.to_cpu);
         }
         self.scratch.migrations = moves;
     }

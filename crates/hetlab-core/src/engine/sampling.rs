@@ -24,7 +24,9 @@ impl Engine<'_> {
         // The time series records every cluster's counters whatever the governor reads.
         let reads_counters = reads_pmcs || self.out.records_series();
         view.cpus.clear();
-        for &cpu in &self.policies[p].cpus {
+        for i in 0..self.policies[p].cpus.len() {
+            let cpu = self.policies[p].cpus[i];
+            let util_avg = if reads_util { self.cpu_util(cpu) } else { 0 };
             let st = &self.cpus[cpu];
             let idle_us = if self.sched.rqs[cpu].online { count(st.idle_since_sample_us.max(0.0)) } else { wall_us };
             view.cpus.push(CpuSample {
@@ -32,7 +34,7 @@ impl Engine<'_> {
                 wall_us,
                 idle_us: idle_us.min(wall_us),
                 nice_us: 0,
-                util_avg: if reads_util { self.cpu_util(cpu) } else { 0 },
+                util_avg,
                 was_idle: st.was_idle,
                 pmu: if reads_pmcs { st.pmu.to_counts().since(&st.pmu_at_sample) } else { Default::default() },
             });

@@ -20,11 +20,13 @@ use crate::model::thermal::ThermalNode;
 use crate::platform::Platform;
 use crate::random::Rng;
 use crate::random::SeedableRng;
+use crate::sched::cfs;
 use crate::sched::cfs::RunQueue;
-use crate::sched::pelt::Util;
+use crate::sched::pelt::SchedAvg;
 use crate::sched::{CpuMask, WakeKind};
 use crate::sched::{Placement, SchedEntity};
 use crate::trace::TraceEvent;
+use crate::workload::PhaseKind;
 use crate::workload::{Task, Workload};
 
 impl<'a> Engine<'a> {
@@ -68,6 +70,14 @@ impl<'a> Engine<'a> {
         // Tasks: the workload's, then kernel threads.
         let user_tasks = workload.tasks.len();
         let tasks: Vec<Task> = workload.tasks.iter().chain(&config.kernel_threads).cloned().collect();
+        // rt-app events, numbered in the order they first appear
+        let mut events = std::collections::BTreeMap::new();
+        for phase in tasks.iter().flat_map(|t| &t.phases) {
+            if let PhaseKind::Suspend { event } | PhaseKind::Resume { event } = &phase.kind {
+                let next = events.len();
+                events.entry(event.clone()).or_insert(next);
+            }
+        }
         let mut threads = Vec::new();
         let mut entities = Vec::new();
         for (ti, task) in tasks.iter().enumerate() {
@@ -119,6 +129,7 @@ impl<'a> Engine<'a> {
                     speed: Speed::default(),
                     pmu: Pmu::default(),
                     cpu_time_us: 0.0,
+                    cpu_time_on_us: vec![0.0; ncpus],
                     finish_us: 0.0,
                     migrations: 0,
                     timer_seq: 0,
@@ -127,8 +138,10 @@ impl<'a> Engine<'a> {
                     allowed,
                     cpu: allowed.first().expect("not empty"),
                     nice: task.nice,
+                    weight: cfs::weight_of(task.nice),
+                    vruntime: 0.0,
                     kernel,
-                    util: Util::default(),
+                    avg: SchedAvg::new_task(0),
                 });
             }
         }
@@ -210,8 +223,9 @@ impl<'a> Engine<'a> {
         let track_util = placement.uses_util() || policies.iter().any(|p| p.governor.reads_util());
         let sched = Sched {
             track_util,
-            next_tick_us: if placement.uses_tick() { tick_us } else { f64::INFINITY },
+            last_tick_us: 0.0, // boot; the first tick comes a jiffy later
             tick_us,
+            cfs: cfs::Tunables::for_cpus(ncpus),
             placement,
             rqs: online.iter().map(|&on| RunQueue::new(on)).collect(),
             entities,
@@ -225,7 +239,6 @@ impl<'a> Engine<'a> {
                 idle_since_sample_us: 0.0,
                 was_idle: false,
                 busy_us: 0.0,
-                util: Util::default(),
                 pmu: Pmu::default(),
                 pmu_at_sample: CorePmu::default(),
             })
@@ -238,6 +251,8 @@ impl<'a> Engine<'a> {
             timers: Timers::new(ncpus),
             live_user_threads,
             threads,
+            waiters: vec![Vec::new(); events.len()],
+            events,
             cpus,
             sched,
             jitter,
@@ -265,6 +280,7 @@ impl<'a> Engine<'a> {
                 governor_overhead_us: 0.0,
                 series: if config.series { Series::Keep(Vec::new()) } else { Series::Off },
                 trace: config.trace.then(Vec::new),
+                marks: Vec::new(),
             },
             tasks,
             config,
@@ -292,13 +308,16 @@ impl<'a> Engine<'a> {
             self.policies[p].next_sample_us = decision.next_sample_us as f64;
         }
         for t in 0..self.threads.len() {
-            self.enter_phase(t);
+            self.enter_phase(t, None);
         }
     }
 
-    /// How a thread being made runnable is placed: at fork the first time, else a wake-up.
+    /// How a thread being made runnable is placed: as at fork when it is created runnable,
+    /// else as a wake-up (a thread whose first phase sleeps was forked at the start, ran
+    /// for a negligible time and went to sleep).
     pub(super) fn wake_kind(&mut self, t: usize) -> WakeKind {
-        if std::mem::replace(&mut self.threads[t].placed, true) {
+        let placed_before = std::mem::replace(&mut self.threads[t].placed, true);
+        if placed_before || self.now_us > 0.0 {
             WakeKind::Wakeup
         } else {
             WakeKind::Fork

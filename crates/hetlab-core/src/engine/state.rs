@@ -9,13 +9,16 @@ use crate::model::cache::MissRatios;
 use crate::model::cci::CciPort;
 use crate::model::energy::ClusterPower;
 use crate::model::thermal::ThermalNode;
-use crate::sched::pelt::Util;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum ThreadState {
     Runnable,
     Running,
-    Sleeping { wake_us: f64 },
+    Sleeping {
+        wake_us: f64,
+    },
+    /// Waiting for another thread's `resume` (rt-app `suspend`).
+    Suspended,
     Done,
 }
 
@@ -87,6 +90,8 @@ pub(super) struct Thread {
     pub speed: Speed,
     pub pmu: Pmu,
     pub cpu_time_us: f64,
+    /// Its CPU time on each logical CPU, µs.
+    pub cpu_time_on_us: Vec<f64>,
     pub finish_us: f64,
     pub migrations: u64,
     /// Sequence number of its armed sleep timer (see `timers`).
@@ -98,8 +103,6 @@ pub(super) struct Cpu {
     pub idle_since_sample_us: f64,
     pub was_idle: bool,
     pub busy_us: f64,
-    /// PELT utilisation of the CPU (what schedutil reads).
-    pub util: Util,
     pub pmu: Pmu,
     pub pmu_at_sample: CorePmu,
 }

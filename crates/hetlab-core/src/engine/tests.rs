@@ -104,7 +104,11 @@ fn series_off_changes_nothing_but_the_series() {
 
 fn compute_phase(instructions: f64) -> Phase {
     let access = Access::new(16384, Pattern::Sequential, 4, Order::Cyclic);
-    Phase { kind: PhaseKind::Compute { instructions }, mem: MemProfile::single(1.0, 0.25, access, false, 0.0) }
+    Phase {
+        kind: PhaseKind::Compute { instructions },
+        mem: MemProfile::single(1.0, 0.25, access, false, 0.0),
+        mark: None,
+    }
 }
 
 #[test]
@@ -267,4 +271,105 @@ fn a_streamed_series_is_the_kept_one() {
     let r = engine.run().unwrap();
     assert!(r.series.is_empty());
     assert_eq!(streamed, kept.iter().map(|row| row.time_s).collect::<Vec<_>>());
+}
+
+/// A workload of CPU-bound tasks, one thread each, all pinned to CPU 4 (an A15), with `nice`s.
+fn sharing(nices: &[i32]) -> Workload {
+    let tasks = nices
+        .iter()
+        .enumerate()
+        .map(|(i, &nice)| crate::workload::Task {
+            name: format!("t{i}"),
+            threads: 1,
+            nice,
+            affinity: Some(vec![4]),
+            repeat: 1,
+            phases: vec![compute_phase(1e12)],
+        })
+        .collect();
+    Workload { name: "sharing".into(), tasks }
+}
+
+fn cpu_times(p: &Platform, w: &Workload, limit_s: f64) -> Vec<f64> {
+    let mut c = config(p, "performance", None, &[]);
+    c.time_limit_s = limit_s;
+    simulate(p, w, c).unwrap().threads.iter().map(|t| t.cpu_time_s).collect()
+}
+
+#[test]
+fn cfs_shares_a_cpu_by_weight() {
+    let p = exynos();
+    // two nice-0 tasks: 50/50 within 1 %
+    let t = cpu_times(&p, &sharing(&[0, 0]), 2.0);
+    assert!((t[0] / (t[0] + t[1]) - 0.5).abs() < 0.01, "{t:?}");
+    // nice 0 against nice 5: by their weights, 1024 : 335
+    let t = cpu_times(&p, &sharing(&[0, 5]), 2.0);
+    let want = 1024.0 / (1024.0 + 335.0);
+    assert!((t[0] / (t[0] + t[1]) - want).abs() < 0.01, "{t:?} want {want}");
+}
+
+#[test]
+fn a_waking_sleeper_preempts_a_cpu_hog() {
+    // a hog on CPU 4, and a task that sleeps 50 ms then runs 0.1 ms: woken far behind in
+    // vruntime, it preempts the hog at once (wake-up preemption) instead of waiting a turn
+    let p = exynos();
+    let mut w = sharing(&[0]);
+    w.tasks.push(crate::workload::Task {
+        name: "sleeper".into(),
+        threads: 1,
+        nice: 0,
+        affinity: Some(vec![4]),
+        repeat: 1,
+        phases: vec![
+            Phase { kind: PhaseKind::Sleep { duration_us: 50_000 }, ..compute_phase(0.0) },
+            compute_phase(2e5),
+        ],
+    });
+    let mut c = config(&p, "performance", None, &[]);
+    c.time_limit_s = 0.2;
+    let r = simulate(&p, &w, c).unwrap();
+    let sleeper = r.threads.iter().find(|t| t.name.starts_with("sleeper")).unwrap();
+    assert!(sleeper.finish_s > 0.050 && sleeper.finish_s < 0.0505, "{}", sleeper.finish_s);
+}
+
+#[test]
+fn resume_wakes_the_suspended_and_a_lost_resume_is_lost() {
+    let p = exynos();
+    let text = |first: &str, second: &str| {
+        format!(
+            "name='pair'\n[[tasks]]\nname='a'\naffinity=[4]\n[[tasks.phases]]\n{first}\n[[tasks.phases]]\nresume='go'\n\
+             [[tasks]]\nname='b'\naffinity=[5]\n[[tasks.phases]]\n{second}\n[[tasks.phases]]\nsuspend='go'\n\
+             [[tasks.phases]]\ninstructions=1e6\nmark='b-runs'\n"
+        )
+    };
+    let mut c = config(&p, "performance", None, &[]);
+    c.time_limit_s = 1.0;
+    // b suspends at once; a works 1e9 instructions (about half a second on an A15) then resumes it
+    let w = Workload::from_toml("pair.toml", &text("instructions=1e9", "sleep_us=1")).unwrap();
+    let r = simulate(&p, &w, c.clone()).unwrap();
+    assert!(r.completed);
+    let (a, b) = (&r.threads[0], &r.threads[1]);
+    assert!(b.finish_s > a.finish_s && b.finish_s < a.finish_s + 0.001, "{} {}", a.finish_s, b.finish_s);
+    // the mark records when b entered its work phase: at a's resume
+    assert_eq!(r.marks.len(), 1);
+    assert_eq!((r.marks[0].tid, r.marks[0].name.as_str()), (b.tid, "b-runs"));
+    assert!((r.marks[0].time_s - a.finish_s).abs() < 1e-9);
+    // b suspends only after a's resume: the broadcast found nobody and is lost (rt-app's
+    // condition-variable semantics), so b waits to the time limit
+    let w = Workload::from_toml("pair.toml", &text("sleep_us=1", "sleep_us=100000")).unwrap();
+    let r = simulate(&p, &w, c).unwrap();
+    assert!(!r.completed);
+}
+
+#[test]
+fn cpu_time_is_kept_per_cpu() {
+    // the migration test's thread: its time on CPU 0, then on CPU 4, adds up to its CPU time
+    let p = exynos();
+    let workload = Workload::from_spec("cpu-bound:threads=1,instructions=4e9").unwrap();
+    let mut c = config(&p, "performance", None, &[]);
+    c.scheduler = SchedPolicy::Smp;
+    let r = Engine::with_placement(&p, &workload, c, Box::new(MoveAt::new(500_000.0, 4))).unwrap().run().unwrap();
+    let on = &r.threads[0].cpu_time_on_s;
+    assert!((on.iter().sum::<f64>() - r.threads[0].cpu_time_s).abs() < 1e-9);
+    assert!((on[0] - r.cpus[0].busy_s).abs() < 0.01 && on[4] > 0.0, "{on:?}");
 }

@@ -1,42 +1,92 @@
-//! Threads through their phases, and what the scheduler does with them: wake-ups placed by the
-//! placement policy, context switches, time-slice preemption, new-idle pulls and the migration
-//! of waiting or running threads.
+//! Threads through their phases, and what CFS does with them (`sched::cfs` holds the rules):
+//! wake-ups placed by the placement policy, enqueue with the CFS vruntime placement and
+//! wake-up preemption, context switches to the smallest vruntime, tick preemption, new-idle
+//! pulls, migration of waiting and running threads (with the cold cache it leaves), and the
+//! PELT signals updated where the kernel updates them (enqueue, dequeue, the tick, migration).
 
-use super::state::{count, ThreadState};
+use super::state::ThreadState;
 use super::Engine;
+use crate::model::cci;
 use crate::model::idle::STATE_WFI;
 use crate::random::uniform;
-use crate::trace::TraceEvent;
-use crate::trace::{PrevState, CPU_IDLE_EXIT};
+use crate::result::Mark;
+use crate::sched::cfs;
+use crate::sched::pelt::{self, State};
+use crate::sched::WakeKind;
+use crate::trace::{PrevState, TraceEvent, CPU_IDLE_EXIT};
 use crate::workload::PhaseKind;
 
+/// How a thread arrives on a run queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Arrival {
+    Fork,
+    Wakeup,
+    /// Moved while runnable (its vruntime was already renormalised).
+    Migration,
+}
+
 impl Engine<'_> {
-    /// PELT contribution of a CPU running something now: running time scaled by f/f_max and
-    /// capacity/1024 (frequency- and capacity-invariant).
-    pub(super) fn running_contribution(&self, cpu: usize) -> f64 {
-        let c = self.sched.cluster_of[cpu];
-        let freq_scale = self.hw.clusters[c].cur_khz as f64 / self.platform.clusters[c].max_khz() as f64;
-        freq_scale * self.sched.capacity[cpu] as f64
+    // ---- PELT ------------------------------------------------------------------------------
+
+    /// Now in ns, PELT's clock.
+    fn now_ns(&self) -> u64 {
+        (self.now_us * 1000.0).round() as u64
     }
 
-    /// Brings the PELT signals of `cpu` and of the thread running on it up to now (before what
-    /// they contribute changes).
-    pub(super) fn update_util(&mut self, cpu: usize) {
+    /// The PELT scale of `cpu` now: its cluster's `cur/max` frequency and its capacity.
+    fn pelt_state(&self, cpu: usize, runnable: bool, running: bool) -> State {
+        let c = self.sched.cluster_of[cpu];
+        let freq_scale =
+            (self.hw.clusters[c].cur_khz as u64 * pelt::SCALE) / self.platform.clusters[c].max_khz() as u64;
+        State { runnable, running, freq_scale, cpu_scale: self.sched.capacity[cpu] as u64 }
+    }
+
+    /// Accounts `t`'s PELT signals up to now in the state it has been in since the last update.
+    pub(super) fn update_entity_avg(&mut self, t: usize) {
         if !self.sched.track_util {
             return;
         }
-        let (now, busy) = (self.now_us, self.running_contribution(cpu));
-        match self.sched.rqs[cpu].curr {
-            Some(t) => {
-                self.cpus[cpu].util.update(now, busy);
-                self.sched.entities[t].util.update(now, busy);
-            }
-            None => self.cpus[cpu].util.update(now, 0.0),
+        let cpu = self.sched.entities[t].cpu;
+        let state = match self.threads[t].state {
+            ThreadState::Running => self.pelt_state(cpu, true, true),
+            ThreadState::Runnable => self.pelt_state(cpu, true, false),
+            _ => State::IDLE,
+        };
+        let now = self.now_ns();
+        self.sched.entities[t].avg.update(now, state);
+    }
+
+    /// Accounts `cpu`'s run-queue signals up to now (runnable while anything is queued there,
+    /// running while something runs).
+    pub(super) fn update_rq_avg(&mut self, cpu: usize) {
+        if !self.sched.track_util {
+            return;
+        }
+        let rq = &self.sched.rqs[cpu];
+        let state = self.pelt_state(cpu, rq.nr_running() > 0, rq.curr.is_some());
+        let now = self.now_ns();
+        self.sched.rqs[cpu].avg.update(now, state);
+    }
+
+    /// The run queue's and its running thread's signals up to now (before either changes).
+    pub(super) fn update_util(&mut self, cpu: usize) {
+        self.update_rq_avg(cpu);
+        if let Some(t) = self.sched.rqs[cpu].curr {
+            self.update_entity_avg(t);
         }
     }
 
-    /// Sets the thread up for its current phase (or finishes it).
-    pub(super) fn enter_phase(&mut self, t: usize) {
+    /// The CPU's PELT utilisation now (`cfs_rq->avg.util_avg`), what schedutil reads.
+    pub(super) fn cpu_util(&mut self, cpu: usize) -> u32 {
+        self.update_rq_avg(cpu);
+        self.sched.rqs[cpu].avg.util_avg as u32
+    }
+
+    // ---- phases ----------------------------------------------------------------------------
+
+    /// Sets the thread up for its current phase (or finishes it). `waker` is the CPU whose
+    /// thread made it runnable (for the trace), if another thread did.
+    pub(super) fn enter_phase(&mut self, t: usize, waker: Option<usize>) {
         loop {
             let th = &self.threads[t];
             let task = &self.tasks[th.task];
@@ -52,15 +102,19 @@ impl Engine<'_> {
             }
             let phase = th.progress.phase;
             let ips = self.reference_ips[th.task][phase];
-            match task.phases[phase].kind {
-                PhaseKind::Compute { instructions } => {
+            if let Some(name) = &task.phases[phase].mark {
+                self.out.marks.push(Mark { time_s: self.now_us * 1e-6, tid: th.tid, name: name.clone() });
+            }
+            let task = &self.tasks[self.threads[t].task];
+            match &task.phases[phase].kind {
+                &PhaseKind::Compute { instructions } => {
                     self.threads[t].progress.work_left = instructions;
-                    self.make_runnable(t);
+                    self.make_runnable(t, waker);
                 }
-                PhaseKind::Sleep { duration_us } => {
+                &PhaseKind::Sleep { duration_us } => {
                     self.sleep_until(t, self.now_us + duration_us as f64);
                 }
-                PhaseKind::Periodic { run_us, count, period_us } => {
+                &PhaseKind::Periodic { run_us, count, period_us } => {
                     // Periodic threads start at a random phase within their period, as
                     // independent tasks on a real system do.
                     let offset_us = if period_us > 0 { uniform(&mut self.rng, period_us as f64) } else { 0.0 };
@@ -71,8 +125,18 @@ impl Engine<'_> {
                     if offset_us > 0.0 {
                         self.sleep_until(t, self.now_us + offset_us);
                     } else {
-                        self.make_runnable(t);
+                        self.make_runnable(t, waker);
                     }
+                }
+                PhaseKind::Suspend { event } => {
+                    let id = self.events[event.as_str()];
+                    self.suspend(t, id);
+                }
+                PhaseKind::Resume { event } => {
+                    let id = self.events[event.as_str()];
+                    self.resume(t, id);
+                    self.threads[t].progress.phase += 1;
+                    continue;
                 }
             }
             return;
@@ -98,38 +162,97 @@ impl Engine<'_> {
             }
         }
         self.threads[t].progress.phase += 1;
-        self.enter_phase(t);
+        self.enter_phase(t, None);
     }
 
-    fn make_runnable(&mut self, t: usize) {
+    fn make_runnable(&mut self, t: usize, waker: Option<usize>) {
         if self.threads[t].state != ThreadState::Running {
-            self.wake(t, None);
+            self.wake(t, waker);
         } // else it continues on its CPU
     }
 
     fn sleep_until(&mut self, t: usize, wake_us: f64) {
-        let th = &mut self.threads[t];
-        let was_running = th.state == ThreadState::Running;
-        th.state = ThreadState::Sleeping { wake_us };
-        th.timer_seq = th.timer_seq.wrapping_add(1);
+        let was_running = self.threads[t].state == ThreadState::Running;
         let cpu = self.sched.entities[t].cpu;
-        self.timers.arm(cpu, wake_us, t, th.timer_seq);
         if was_running {
-            self.switch_out(cpu, PrevState::Sleeping);
+            self.switch_out(cpu, ThreadState::Sleeping { wake_us }, PrevState::Sleeping);
+        } else {
+            self.threads[t].state = ThreadState::Sleeping { wake_us };
+        }
+        let th = &mut self.threads[t];
+        th.timer_seq = th.timer_seq.wrapping_add(1);
+        self.timers.arm(cpu, wake_us, t, th.timer_seq);
+    }
+
+    /// `t` waits for `event` (rt-app `suspend`).
+    fn suspend(&mut self, t: usize, event: usize) {
+        if self.threads[t].state == ThreadState::Running {
+            let cpu = self.sched.entities[t].cpu;
+            self.switch_out(cpu, ThreadState::Suspended, PrevState::Sleeping);
+        } else {
+            self.threads[t].state = ThreadState::Suspended;
+        }
+        self.waiters[event].push(t);
+    }
+
+    /// `t` wakes every thread suspended on `event`, in thread order (rt-app `resume`).
+    fn resume(&mut self, t: usize, event: usize) {
+        let mut waiting = std::mem::take(&mut self.waiters[event]);
+        waiting.sort_unstable();
+        let cpu = self.sched.entities[t].cpu;
+        for &w in &waiting {
+            self.threads[w].progress.phase += 1;
+            self.enter_phase(w, Some(cpu));
+        }
+        waiting.clear();
+        if self.waiters[event].is_empty() {
+            self.waiters[event] = waiting; // keep the allocation
         }
     }
 
     fn exit_thread(&mut self, t: usize) {
-        let th = &mut self.threads[t];
-        th.finish_us = self.now_us;
-        let was_running = th.state == ThreadState::Running;
-        th.state = ThreadState::Done;
-        if !th.kernel {
+        self.threads[t].finish_us = self.now_us;
+        if !self.threads[t].kernel {
             self.live_user_threads -= 1;
         }
-        if was_running {
-            self.switch_out(self.sched.entities[t].cpu, PrevState::Dead);
+        let cpu = self.sched.entities[t].cpu;
+        if self.threads[t].state == ThreadState::Running {
+            self.switch_out(cpu, ThreadState::Done, PrevState::Dead);
+        } else {
+            self.threads[t].state = ThreadState::Done;
         }
+        // an exiting task takes its utilisation with it (`detach_entity_load_avg`)
+        if self.sched.track_util {
+            let se = self.sched.entities[t].avg;
+            self.sched.rqs[cpu].avg.detach(&se);
+        }
+    }
+
+    // ---- CFS -------------------------------------------------------------------------------
+
+    /// Accounts the running thread's virtual runtime up to now (`update_curr`).
+    fn update_curr(&mut self, cpu: usize) {
+        let rq = &mut self.sched.rqs[cpu];
+        let Some(t) = rq.curr else { return };
+        let delta_us = self.now_us - rq.exec_start_us;
+        if delta_us > 0.0 {
+            let se = &mut self.sched.entities[t];
+            se.vruntime += cfs::delta_fair(delta_us, se.weight);
+            rq.exec_start_us = self.now_us;
+        }
+        let curr = self.sched.entities[t].vruntime;
+        let leftmost = self.leftmost(cpu).map(|l| self.sched.entities[l].vruntime);
+        self.sched.rqs[cpu].update_min_vruntime(Some(curr), leftmost);
+    }
+
+    /// The waiting thread with the smallest vruntime (ties to the lower thread index).
+    fn leftmost(&self, cpu: usize) -> Option<usize> {
+        let e = &self.sched.entities;
+        self.sched.rqs[cpu]
+            .queue
+            .iter()
+            .copied()
+            .min_by(|&a, &b| e[a].vruntime.total_cmp(&e[b].vruntime).then(a.cmp(&b)))
     }
 
     /// Makes `t` runnable on the CPU the placement policy picks; `waker_cpu` is the CPU that
@@ -138,11 +261,14 @@ impl Engine<'_> {
         let kind = self.wake_kind(t);
         let target = self.sched.ask(self.now_us, |placement, view| placement.select_cpu(view, t, kind));
         debug_assert!(self.sched.entities[t].allowed.contains(target), "placement chose a CPU not allowed");
-        if target != self.sched.entities[t].cpu && self.threads[t].cpu_time_us > 0.0 {
-            self.threads[t].migrations += 1;
+        self.update_entity_avg(t); // the time it slept
+        let from = self.sched.entities[t].cpu;
+        if target != from {
+            if self.threads[t].cpu_time_us > 0.0 {
+                self.threads[t].migrations += 1;
+            }
+            self.move_entity(t, from, target);
         }
-        self.sched.entities[t].cpu = target;
-        self.threads[t].state = ThreadState::Runnable;
         let tid = self.threads[t].tid;
         let time_us = self.now_us;
         self.out.trace(TraceEvent::SchedWaking {
@@ -151,15 +277,35 @@ impl Engine<'_> {
             tid,
             target_cpu: target,
         });
-        self.enqueue(target, t);
+        let arrival = if kind == WakeKind::Fork { Arrival::Fork } else { Arrival::Wakeup };
+        self.enqueue(target, t, arrival);
     }
 
-    /// Puts runnable `t` on `cpu`: runs it at once if the CPU is idle, else queues it.
-    fn enqueue(&mut self, cpu: usize, t: usize) {
-        if self.sched.rqs[cpu].curr.is_none() {
+    /// `t` (runnable, its entity on `cpu`) joins `cpu`'s run queue: runs at once if the CPU is
+    /// idle, else waits, preempting the running thread if CFS's wake-up rule says so.
+    fn enqueue(&mut self, cpu: usize, t: usize, arrival: Arrival) {
+        self.update_rq_avg(cpu);
+        self.update_curr(cpu);
+        let tunables = self.sched.cfs;
+        let rq = &mut self.sched.rqs[cpu];
+        let se = &mut self.sched.entities[t];
+        rq.load_weight += se.weight;
+        se.vruntime = match arrival {
+            Arrival::Fork => cfs::place_vruntime(rq, &tunables, se.vruntime, se.weight, true),
+            Arrival::Wakeup => cfs::place_vruntime(rq, &tunables, se.vruntime, se.weight, false),
+            Arrival::Migration => se.vruntime,
+        };
+        self.threads[t].state = ThreadState::Runnable;
+        let Some(curr) = rq.curr else {
             self.switch_in(cpu, t, None);
-        } else {
-            self.sched.rqs[cpu].queue.push_back(t);
+            return;
+        };
+        rq.queue.push(t);
+        let e = &self.sched.entities;
+        if arrival != Arrival::Migration
+            && cfs::wakeup_preempts(&tunables, e[curr].vruntime, e[t].vruntime, e[t].weight)
+        {
+            self.preempt(cpu);
         }
     }
 
@@ -171,18 +317,14 @@ impl Engine<'_> {
             let exit_us = self.power_up(self.sched.cluster_of[cpu]);
             self.threads[t].progress.stolen_us += exit_us;
             self.wake_policy(p);
-            if self.sched.track_util {
-                self.cpus[cpu].util.update(self.now_us, 0.0);
-            }
             self.trace_idle(cpu, CPU_IDLE_EXIT);
         }
         let (prev_tid, prev_state) = prev.unwrap_or((0, PrevState::Runnable));
         let (time_us, next_tid) = (self.now_us, self.threads[t].tid);
         self.out.trace(TraceEvent::SchedSwitch { time_us, cpu, prev_tid, prev_state, next_tid });
         self.dirty = true;
-        if self.sched.track_util {
-            self.sched.entities[t].util.update(self.now_us, 0.0);
-        }
+        self.update_rq_avg(cpu);
+        self.update_entity_avg(t); // the time it waited
         let pmu = self.threads[t].pmu;
         for policy in &mut self.policies {
             policy.ran.note(t, || pmu.to_counts());
@@ -190,25 +332,30 @@ impl Engine<'_> {
         if prev.is_none() {
             self.policies[p].busy_cpus += 1;
         }
-        let ncpus = self.cpus.len();
         let rq = &mut self.sched.rqs[cpu];
         rq.curr = Some(t);
-        rq.slice_end_us = self.now_us + rq.slice_us(ncpus);
+        rq.slice_start_us = self.now_us;
+        rq.exec_start_us = self.now_us;
         self.threads[t].state = ThreadState::Running;
         self.sched.entities[t].cpu = cpu;
     }
 
-    /// The current thread of `cpu` leaves it (already marked sleeping, done or runnable).
-    fn switch_out(&mut self, cpu: usize, state: PrevState) {
+    /// The running thread of `cpu` stops (to `state`: asleep, suspended or done) and leaves the
+    /// run queue; the CPU runs the next thread or goes idle.
+    fn switch_out(&mut self, cpu: usize, state: ThreadState, prev_state: PrevState) {
+        self.update_curr(cpu);
         self.update_util(cpu);
-        let t = self.sched.rqs[cpu].curr.take().expect("a thread was running");
-        self.reschedule(cpu, (self.threads[t].tid, state));
+        let rq = &mut self.sched.rqs[cpu];
+        let t = rq.curr.take().expect("a thread was running");
+        rq.load_weight -= self.sched.entities[t].weight;
+        self.threads[t].state = state;
+        self.reschedule(cpu, (self.threads[t].tid, prev_state));
     }
 
     /// `cpu` has nothing running (`prev` just left): run the next thread, or go idle.
     fn reschedule(&mut self, cpu: usize, prev: (u32, PrevState)) {
         self.dirty = true;
-        if let Some(next) = self.next_for(cpu) {
+        if let Some(next) = self.pick_next(cpu) {
             self.switch_in(cpu, next, Some(prev));
         } else {
             let p = self.policy_of(cpu);
@@ -220,29 +367,61 @@ impl Engine<'_> {
         }
     }
 
-    /// Next thread for a CPU: its own queue, else what the placement's new-idle balance pulls.
-    fn next_for(&mut self, cpu: usize) -> Option<usize> {
-        if let Some(t) = self.sched.rqs[cpu].queue.pop_front() {
+    /// The next thread for a CPU: the smallest vruntime waiting there, else what the
+    /// placement's new-idle balance pulls.
+    fn pick_next(&mut self, cpu: usize) -> Option<usize> {
+        if let Some(t) = self.leftmost(cpu) {
+            self.sched.rqs[cpu].remove(t);
             return Some(t);
         }
         let pull = self.sched.ask(self.now_us, |placement, view| placement.balance_newidle(view, cpu))?;
-        let from = self.sched.entities[pull.thread].cpu;
-        let removed = self.sched.rqs[from].remove(pull.thread);
-        debug_assert!(removed && pull.to_cpu == cpu, "new-idle balance pulls a waiting thread to the idle CPU");
-        self.threads[pull.thread].migrations += 1;
-        Some(pull.thread)
+        let t = pull.thread;
+        let from = self.sched.entities[t].cpu;
+        debug_assert!(pull.to_cpu == cpu && self.threads[t].state == ThreadState::Runnable);
+        self.update_rq_avg(from);
+        self.update_entity_avg(t);
+        self.sched.rqs[from].remove(t);
+        self.sched.rqs[from].load_weight -= self.sched.entities[t].weight;
+        self.move_entity(t, from, cpu);
+        self.threads[t].migrations += 1;
+        self.update_rq_avg(cpu);
+        self.sched.rqs[cpu].load_weight += self.sched.entities[t].weight;
+        Some(t)
     }
 
-    /// The running thread of `cpu` used up its slice while others wait: the next one runs.
+    /// The running thread of `cpu` goes back to the queue and the smallest vruntime runs
+    /// (it may be the same thread: then nothing switches).
     pub(super) fn preempt(&mut self, cpu: usize) {
+        self.update_curr(cpu);
         self.update_util(cpu);
+        let t = self.sched.rqs[cpu].curr.expect("running");
+        let next = match self.leftmost(cpu) {
+            Some(l) if self.sched.entities[l].vruntime < self.sched.entities[t].vruntime => l,
+            _ => {
+                // still the leftmost: a new turn, no switch
+                self.sched.rqs[cpu].slice_start_us = self.now_us;
+                return;
+            }
+        };
         let rq = &mut self.sched.rqs[cpu];
-        let t = rq.curr.take().expect("running");
-        rq.queue.push_back(t);
-        let next = rq.queue.pop_front().expect("queue not empty");
+        rq.remove(next);
+        rq.queue.push(t);
+        rq.curr = None;
         self.threads[t].state = ThreadState::Runnable;
         let prev = (self.threads[t].tid, PrevState::Runnable);
         self.switch_in(cpu, next, Some(prev));
+    }
+
+    /// CFS's tick on busy `cpu` at `now`: the running thread's vruntime and PELT signals are
+    /// accounted; true if it ran its slice while others wait (`check_preempt_tick`).
+    pub(super) fn tick_cpu(&mut self, cpu: usize) -> bool {
+        self.update_curr(cpu);
+        self.update_util(cpu);
+        let rq = &self.sched.rqs[cpu];
+        let (Some(t), Some(l)) = (rq.curr, self.leftmost(cpu)) else { return false };
+        let e = &self.sched.entities;
+        let ran_us = self.now_us - rq.slice_start_us;
+        cfs::tick_preempts(rq, &self.sched.cfs, e[t].weight, e[t].vruntime, ran_us, Some(e[l].vruntime))
     }
 
     /// Moves `t` to `to_cpu`: a waiting thread leaves its queue; a running one is stopped
@@ -254,24 +433,74 @@ impl Engine<'_> {
         }
         match self.threads[t].state {
             ThreadState::Running => {
+                self.update_curr(from);
                 self.update_util(from);
-                self.sched.rqs[from].curr = None;
+                let rq = &mut self.sched.rqs[from];
+                rq.curr = None;
+                rq.load_weight -= self.sched.entities[t].weight;
                 self.threads[t].state = ThreadState::Runnable;
                 self.reschedule(from, (self.threads[t].tid, PrevState::Runnable));
             }
             ThreadState::Runnable => {
-                self.sched.rqs[from].remove(t);
+                self.update_rq_avg(from);
+                self.update_entity_avg(t);
+                let rq = &mut self.sched.rqs[from];
+                rq.remove(t);
+                rq.load_weight -= self.sched.entities[t].weight;
             }
-            ThreadState::Sleeping { .. } | ThreadState::Done => return,
+            ThreadState::Sleeping { .. } | ThreadState::Suspended | ThreadState::Done => return,
         }
         self.threads[t].migrations += 1;
-        self.sched.entities[t].cpu = to_cpu;
-        self.enqueue(to_cpu, t);
+        self.move_entity(t, from, to_cpu);
+        self.enqueue(to_cpu, t, Arrival::Migration);
     }
+
+    /// `t`'s entity moves from `from`'s run queue to `to`'s: its vruntime is renormalised to
+    /// the new queue's minimum, its utilisation leaves one queue's signal and joins the other's
+    /// (`migrate_task_rq_fair`), and on another cluster it finds a cold cache.
+    fn move_entity(&mut self, t: usize, from: usize, to: usize) {
+        let se = &mut self.sched.entities[t];
+        se.vruntime = se.vruntime - self.sched.rqs[from].min_vruntime + self.sched.rqs[to].min_vruntime;
+        se.cpu = to;
+        if self.sched.track_util {
+            let mut avg = se.avg;
+            self.sched.rqs[from].avg.detach(&avg);
+            self.update_rq_avg(to);
+            self.sched.rqs[to].avg.attach(&mut avg);
+            self.sched.entities[t].avg = avg;
+        }
+        let refill_us = self.cold_cache_us(t, self.sched.cluster_of[from], self.sched.cluster_of[to]);
+        self.threads[t].progress.stolen_us += refill_us;
+    }
+
+    /// The time a thread moved from cluster `from` to `to` spends refilling its caches: the
+    /// part of its working set that fitted the caches it left is missed again — in L1 only
+    /// within a cluster (the L2 is shared), in L1 and L2 across clusters — at the latencies the
+    /// model gives for an idle memory system, overlapped by the core's memory-level
+    /// parallelism unless its loads are dependent.
+    fn cold_cache_us(&self, t: usize, from: usize, to: usize) -> f64 {
+        let th = &self.threads[t];
+        let mem = &self.tasks[th.task].phases[th.progress.phase.min(self.tasks[th.task].phases.len() - 1)].mem;
+        let core = self.platform.core_type_of(to);
+        let ghz = self.hw.clusters[to].cur_khz as f64 / 1e6;
+        let ws = mem.working_set_bytes() as f64;
+        let line = core.line_bytes as f64;
+        let mlp = if mem.dependent_loads { 1.0 } else { core.mlp };
+        let l1_lines = ws.min(core.l1d_bytes as f64) / line;
+        let mut ns = l1_lines * core.l2_hit_cycles / ghz / mlp;
+        if from != to {
+            let l2_lines = ws.min(self.platform.clusters[from].l2_bytes as f64) / line;
+            let miss_ns = cci::miss_latency_ns(self.platform.cci.latency_ns, self.platform.dram.idle_latency_ns, 0.0);
+            ns += l2_lines * miss_ns / mlp;
+        }
+        ns * 1e-3
+    }
+
+    // ---- kernel work -----------------------------------------------------------------------
 
     /// `busy_us` of kernel work on `cpu` starting now, charged at once as stolen time (see
     /// `kernel::jitter`): the running thread needs that much longer; an idle CPU is busy for
-    /// it (load, PELT, cycles, energy).
+    /// it (load, cycles, energy; not CFS utilisation: it is interrupt and softirq work).
     pub(super) fn charge_kernel_time(&mut self, cpu: usize, busy_us: f64) {
         let now = self.now_us;
         let c = self.sched.cluster_of[cpu];
@@ -280,16 +509,11 @@ impl Engine<'_> {
         match self.sched.rqs[cpu].curr {
             Some(t) => {
                 self.threads[t].progress.stolen_us += busy_us;
-                self.sched.rqs[cpu].slice_end_us += busy_us;
             }
             None => {
-                let contribution = self.running_contribution(cpu);
                 let st = &mut self.cpus[cpu];
                 st.busy_us += busy_us;
                 st.idle_since_sample_us -= busy_us;
-                if self.sched.track_util {
-                    st.util.add_burst(now, busy_us, contribution);
-                }
                 let mw = crate::model::power::core_dynamic_mw(self.platform.core_type_of(c), self.volts(c), khz, 1.0);
                 self.hw.energy.add_dynamic_mj(c, mw * busy_us * 1e-6);
                 self.out.trace(TraceEvent::CpuIdle { time_us: now, cpu, state: CPU_IDLE_EXIT });
@@ -310,11 +534,5 @@ impl Engine<'_> {
     pub(super) fn trace_idle(&mut self, cpu: usize, state: u32) {
         let time_us = self.now_us;
         self.out.trace(TraceEvent::CpuIdle { time_us, cpu, state });
-    }
-
-    /// The CPU's PELT utilisation now, rounded as the kernel's integer signal reads.
-    pub(super) fn cpu_util(&self, cpu: usize) -> u32 {
-        let contribution = if self.sched.rqs[cpu].curr.is_some() { self.running_contribution(cpu) } else { 0.0 };
-        count(self.cpus[cpu].util.at(self.now_us, contribution)) as u32
     }
 }

@@ -1,43 +1,119 @@
-//! CFS run queues and time slices (kernel/sched/fair.c): one run queue per CPU with the task
-//! running on it and the tasks waiting, served in turn; a task runs for a slice of the
-//! scheduling period `sched_latency` shared among the runnable tasks, never less than
-//! `min_granularity`, both scaled by 1 + log2(CPUs) (SCHED_TUNABLESCALING_LOG, at most 8 CPUs
-//! counted).
+//! CFS, the Completely Fair Scheduler of Linux before EEVDF (kernel/sched/fair.c, 3.x–6.5):
+//! one run queue per CPU, its tasks served in order of their virtual runtime, which grows with
+//! the time they run divided by their weight (`sched_prio_to_weight`, nice −20…19), so CPU time
+//! is shared in proportion to weights.
 //!
-//! Waiting tasks are served round-robin; with equal weights and equal slices that is the order
-//! CFS's vruntime gives. Nice weights, vruntime ordering and wake-up preemption come with the
-//! placement work (issue 10).
-
-use std::collections::VecDeque;
+//! - A task's slice is its weight's share of the scheduling period (`sched_latency`, or
+//!   `nr_running · min_granularity` when crowded); the tick preempts a task that ran its slice
+//!   (`check_preempt_tick`).
+//! - A waking task preempts the running one when its vruntime is behind by more than the
+//!   wake-up granularity (`check_preempt_wakeup`, `wakeup_preempt_entity`).
+//! - A waking task's vruntime is placed at most half a latency behind the queue's minimum
+//!   (`place_entity`, GENTLE_FAIR_SLEEPERS); a new task one slice after it (START_DEBIT).
+//! - The three tunables are scaled by 1 + log2(CPUs) (SCHED_TUNABLESCALING_LOG, at most 8 CPUs).
+//!
+//! Times are µs of wall time; vruntimes are µs of nice-0 time.
 
 /// `sysctl_sched_latency` default, µs (kernel/sched/fair.c).
 pub const SCHED_LATENCY_US: f64 = 6000.0;
 /// `sysctl_sched_min_granularity` default, µs.
 pub const SCHED_MIN_GRANULARITY_US: f64 = 750.0;
+/// `sysctl_sched_wakeup_granularity` default, µs.
+pub const SCHED_WAKEUP_GRANULARITY_US: f64 = 1000.0;
+/// `sched_nr_latency`: latency / min_granularity.
+const SCHED_NR_LATENCY: usize = 8;
+
+/// `NICE_0_LOAD`.
+pub const NICE_0_WEIGHT: u64 = 1024;
+
+/// `sched_prio_to_weight` (kernel/sched/core.c): nice −20 … 19, each step about 1.25x.
+const PRIO_TO_WEIGHT: [u64; 40] = [
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904, 3906, 3121, 2501,
+    1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+];
+
+/// The load weight of a task at `nice` (clamped to −20…19).
+pub fn weight_of(nice: i32) -> u64 {
+    PRIO_TO_WEIGHT[(nice.clamp(-20, 19) + 20) as usize]
+}
 
 /// `get_update_sysctl_factor()` with SCHED_TUNABLESCALING_LOG: 1 + log2(min(ncpus, 8)).
 pub fn tunable_scaling(ncpus: usize) -> f64 {
     1.0 + (ncpus.min(8) as f64).log2().floor()
 }
 
-/// One CPU's run queue.
+/// The CFS tunables of a machine with `ncpus` CPUs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tunables {
+    pub latency_us: f64,
+    pub min_granularity_us: f64,
+    pub wakeup_granularity_us: f64,
+}
+
+impl Tunables {
+    pub fn for_cpus(ncpus: usize) -> Tunables {
+        let f = tunable_scaling(ncpus);
+        Tunables {
+            latency_us: SCHED_LATENCY_US * f,
+            min_granularity_us: SCHED_MIN_GRANULARITY_US * f,
+            wakeup_granularity_us: SCHED_WAKEUP_GRANULARITY_US * f,
+        }
+    }
+
+    /// `__sched_period`: the time in which every runnable task should run once.
+    pub fn period_us(&self, nr_running: usize) -> f64 {
+        if nr_running > SCHED_NR_LATENCY {
+            nr_running as f64 * self.min_granularity_us
+        } else {
+            self.latency_us
+        }
+    }
+}
+
+/// `calc_delta_fair`: `delta` of wall time as vruntime for a task of `weight`.
+pub fn delta_fair(delta_us: f64, weight: u64) -> f64 {
+    if weight == NICE_0_WEIGHT {
+        delta_us
+    } else {
+        delta_us * NICE_0_WEIGHT as f64 / weight as f64
+    }
+}
+
+/// One CPU's CFS run queue.
 #[derive(Debug, Clone)]
 pub struct RunQueue {
     pub online: bool,
-    /// The thread running here.
+    /// The task running here (`cfs_rq->curr`).
     pub curr: Option<usize>,
-    /// Threads waiting, in the order they run.
-    pub queue: VecDeque<usize>,
-    /// When `curr`'s slice ends (only acted on while others wait), µs.
-    pub slice_end_us: f64,
+    /// Tasks waiting here, in no particular order (the smallest vruntime runs next).
+    pub queue: Vec<usize>,
+    /// Sum of the weights of `curr` and the waiting tasks (`cfs_rq->load.weight`).
+    pub load_weight: u64,
+    /// Monotonic floor of the tasks' vruntimes (`min_vruntime`).
+    pub min_vruntime: f64,
+    /// When `curr` started running this turn, µs (`prev_sum_exec_runtime` reference).
+    pub slice_start_us: f64,
+    /// Up to when `curr`'s vruntime is accounted, µs (`exec_start`).
+    pub exec_start_us: f64,
+    /// The run queue's PELT signals (`cfs_rq->avg`; the 3.x `rq->avg` of big.LITTLE MP).
+    pub avg: crate::sched::pelt::SchedAvg,
 }
 
 impl RunQueue {
     pub fn new(online: bool) -> RunQueue {
-        RunQueue { online, curr: None, queue: VecDeque::new(), slice_end_us: f64::INFINITY }
+        RunQueue {
+            online,
+            curr: None,
+            queue: Vec::new(),
+            load_weight: 0,
+            min_vruntime: 0.0,
+            slice_start_us: 0.0,
+            exec_start_us: 0.0,
+            avg: Default::default(),
+        }
     }
 
-    /// Threads running or waiting here (`rq->nr_running`).
+    /// Tasks running or waiting here (`rq->nr_running`).
     pub fn nr_running(&self) -> usize {
         self.queue.len() + self.curr.is_some() as usize
     }
@@ -46,24 +122,73 @@ impl RunQueue {
         self.curr.is_none()
     }
 
-    /// The slice of a thread starting to run here now: the period shared among the runnable
-    /// threads (the one starting and those waiting), at least the minimum granularity.
-    pub fn slice_us(&self, ncpus: usize) -> f64 {
-        let nr = 1 + self.queue.len();
-        let factor = tunable_scaling(ncpus);
-        (SCHED_LATENCY_US * factor / nr as f64).max(SCHED_MIN_GRANULARITY_US * factor)
-    }
-
-    /// Removes a waiting thread; false if it was not waiting here.
-    pub fn remove(&mut self, thread: usize) -> bool {
-        match self.queue.iter().position(|&t| t == thread) {
+    /// Removes a waiting task; false if it was not waiting here.
+    pub fn remove(&mut self, task: usize) -> bool {
+        match self.queue.iter().position(|&t| t == task) {
             Some(pos) => {
-                self.queue.remove(pos);
+                self.queue.swap_remove(pos);
                 true
             }
             None => false,
         }
     }
+
+    /// `sched_slice`: the wall time `weight` may run this period.
+    pub fn slice_us(&self, tunables: &Tunables, weight: u64) -> f64 {
+        let nr = self.nr_running().max(1);
+        let total = self.load_weight.max(weight);
+        tunables.period_us(nr) * weight as f64 / total as f64
+    }
+
+    /// `update_min_vruntime`: never backwards, towards the smaller of the running and the
+    /// leftmost waiting task.
+    pub fn update_min_vruntime(&mut self, curr_vruntime: Option<f64>, leftmost_vruntime: Option<f64>) {
+        let candidate = match (curr_vruntime, leftmost_vruntime) {
+            (Some(c), Some(l)) => c.min(l),
+            (Some(v), None) | (None, Some(v)) => v,
+            (None, None) => return,
+        };
+        self.min_vruntime = self.min_vruntime.max(candidate);
+    }
+}
+
+/// `place_entity`: the vruntime a task arriving on a queue gets. A new task starts one
+/// virtual slice after the queue's minimum (START_DEBIT) so forking cannot starve others; a
+/// waking task keeps its own vruntime but at most half a latency behind the minimum
+/// (GENTLE_FAIR_SLEEPERS), so sleepers get a bounded bonus.
+pub fn place_vruntime(rq: &RunQueue, tunables: &Tunables, vruntime: f64, weight: u64, new_task: bool) -> f64 {
+    if new_task {
+        let vslice = delta_fair(rq.slice_us(tunables, weight), weight);
+        return rq.min_vruntime + vslice;
+    }
+    vruntime.max(rq.min_vruntime - tunables.latency_us / 2.0)
+}
+
+/// `wakeup_preempt_entity`: whether a waking task with `waking_vruntime` preempts the running
+/// one: it must be behind by more than the wake-up granularity in its own virtual time.
+pub fn wakeup_preempts(tunables: &Tunables, curr_vruntime: f64, waking_vruntime: f64, waking_weight: u64) -> bool {
+    curr_vruntime - waking_vruntime > delta_fair(tunables.wakeup_granularity_us, waking_weight)
+}
+
+/// `check_preempt_tick`: whether the tick ends the running task's turn. `ran_us` is the wall
+/// time it has run this turn; `leftmost_vruntime` the smallest waiting vruntime.
+pub fn tick_preempts(
+    rq: &RunQueue,
+    tunables: &Tunables,
+    curr_weight: u64,
+    curr_vruntime: f64,
+    ran_us: f64,
+    leftmost_vruntime: Option<f64>,
+) -> bool {
+    let ideal_us = rq.slice_us(tunables, curr_weight);
+    if ran_us > ideal_us {
+        return true;
+    }
+    // never preempt before the minimum granularity
+    if ran_us < tunables.min_granularity_us {
+        return false;
+    }
+    leftmost_vruntime.is_some_and(|l| curr_vruntime - l > ideal_us)
 }
 
 #[cfg(test)]
@@ -71,17 +196,61 @@ mod tests {
     use super::*;
 
     #[test]
-    fn slices_share_the_scaled_latency() {
-        // 8 CPUs: factor 1 + log2(8) = 4 -> latency 24 ms, granularity 3 ms
+    fn weights_follow_the_kernel_table() {
+        assert_eq!(
+            (weight_of(0), weight_of(-20), weight_of(19), weight_of(5), weight_of(10)),
+            (1024, 88761, 15, 335, 110)
+        );
+        assert_eq!(weight_of(40), 15);
+        // each nice step is about 10 % of CPU against a nice-0 task: 1024/(1024+820) = 0.555
+        assert!((1024.0 / (1024.0 + weight_of(1) as f64) - 0.555).abs() < 0.001);
+    }
+
+    #[test]
+    fn slices_share_the_scaled_period_by_weight() {
+        // 8 CPUs: factor 1 + log2(8) = 4 -> latency 24 ms, granularity 3 ms, wake-up 4 ms
+        let t = Tunables::for_cpus(8);
+        assert_eq!((t.latency_us, t.min_granularity_us, t.wakeup_granularity_us), (24_000.0, 3_000.0, 4_000.0));
         let mut rq = RunQueue::new(true);
-        assert_eq!(rq.slice_us(8), 24_000.0);
-        rq.queue.extend([1, 2, 3]);
-        assert_eq!(rq.slice_us(8), 6_000.0);
-        rq.queue.extend(4..20);
-        assert_eq!(rq.slice_us(8), 3_000.0);
+        rq.curr = Some(0);
+        rq.queue = vec![1];
+        rq.load_weight = 1024 + 335;
+        // nice 0 vs nice 5: 24 ms · 1024/1359 and · 335/1359
+        assert!((rq.slice_us(&t, 1024) - 24_000.0 * 1024.0 / 1359.0).abs() < 1e-9);
+        assert!((rq.slice_us(&t, 335) - 24_000.0 * 335.0 / 1359.0).abs() < 1e-9);
+        // crowded: more than 8 runnable -> nr · min_granularity
+        rq.queue = (1..12).collect();
+        rq.load_weight = 12 * 1024;
+        assert_eq!(rq.slice_us(&t, 1024), 3_000.0);
         // 5 CPUs (TC2): 1 + floor(log2 5) = 3
         assert_eq!(tunable_scaling(5), 3.0);
         assert!(rq.remove(3) && !rq.remove(3));
-        assert_eq!(rq.nr_running(), 18);
+        assert_eq!(rq.nr_running(), 11);
+    }
+
+    #[test]
+    fn placement_and_preemption_rules() {
+        let t = Tunables::for_cpus(1);
+        let mut rq = RunQueue::new(true);
+        rq.min_vruntime = 100_000.0;
+        rq.curr = Some(0);
+        rq.load_weight = 1024;
+        // a long sleeper comes back half a latency (3 ms) behind the minimum
+        assert_eq!(place_vruntime(&rq, &t, 0.0, 1024, false), 97_000.0);
+        assert_eq!(place_vruntime(&rq, &t, 120_000.0, 1024, false), 120_000.0);
+        // a new task starts a virtual slice (6 ms shared by 2 -> 3 ms) after the minimum
+        rq.load_weight = 2048;
+        assert_eq!(place_vruntime(&rq, &t, 0.0, 1024, true), 103_000.0);
+        // wake-up preemption: behind by more than 1 ms (nice 0)
+        assert!(wakeup_preempts(&t, 100_000.0, 98_900.0, 1024));
+        assert!(!wakeup_preempts(&t, 100_000.0, 99_100.0, 1024));
+        // the tick: a turn longer than the slice ends
+        assert!(tick_preempts(&rq, &t, 1024, 100_000.0, 3_001.0, Some(100_000.0)));
+        assert!(!tick_preempts(&rq, &t, 1024, 100_000.0, 700.0, Some(90_000.0)));
+        assert!(tick_preempts(&rq, &t, 1024, 100_000.0, 800.0, Some(90_000.0)));
+        rq.update_min_vruntime(Some(99_000.0), Some(105_000.0));
+        assert_eq!(rq.min_vruntime, 100_000.0);
+        rq.update_min_vruntime(Some(101_000.0), None);
+        assert_eq!(rq.min_vruntime, 101_000.0);
     }
 }

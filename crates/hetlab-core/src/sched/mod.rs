@@ -19,7 +19,7 @@ pub mod pinned;
 pub mod smp;
 
 use cfs::RunQueue;
-use pelt::Util;
+use pelt::SchedAvg;
 
 /// A set of CPUs (`struct cpumask`), CPUs 0..64.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -65,10 +65,14 @@ pub struct SchedEntity {
     /// CPU it runs, waits or last ran on (`task_cpu(p)`).
     pub cpu: usize,
     pub nice: i32,
+    /// Load weight from `nice` (`sched_prio_to_weight`).
+    pub weight: u64,
+    /// CFS virtual runtime, µs of nice-0 time (relative to its run queue's `min_vruntime`).
+    pub vruntime: f64,
     /// A kernel thread (not part of the workload).
     pub kernel: bool,
-    /// PELT utilisation, up to date as of its last update.
-    pub util: Util,
+    /// PELT signals, up to date as of their last update.
+    pub avg: SchedAvg,
 }
 
 /// What a placement policy may look at.
@@ -190,8 +194,10 @@ pub(crate) mod testutil {
                     allowed: CpuMask::of(a.iter().copied()),
                     cpu: a[0],
                     nice: 0,
+                    weight: cfs::NICE_0_WEIGHT,
+                    vruntime: 0.0,
                     kernel: false,
-                    util: Util::default(),
+                    avg: SchedAvg::default(),
                 })
                 .collect();
             Fixture {
