@@ -506,13 +506,14 @@ impl Engine<'_> {
         let now = self.now_us;
         let c = self.sched.cluster_of[cpu];
         let khz = self.hw.clusters[c].cur_khz;
-        self.cpus[cpu].pmu.cycles += busy_us * khz as f64 / 1000.0;
         match self.sched.rqs[cpu].curr {
+            // a busy CPU's cycles are counted with its busy time already (`advance`)
             Some(t) => {
                 self.threads[t].progress.stolen_us += busy_us;
             }
             None => {
                 let st = &mut self.cpus[cpu];
+                st.pmu.cycles += busy_us * khz as f64 / 1000.0;
                 st.busy_us += busy_us;
                 st.idle_since_sample_us -= busy_us;
                 let mw = crate::model::power::core_dynamic_mw(self.platform.core_type_of(c), self.volts(c), khz, 1.0);
