@@ -146,3 +146,25 @@ def test_workload_file_and_series_csv(tmp_path):
     df = pd.read_csv(series)
     assert {"time_s", "cluster", "freq_khz", "load_pct", "cci_congestion", "memory_access"} <= set(df.columns)
     assert set(df.cluster) == {"little", "big"}
+
+
+def test_perf_sampling_flags_and_a_platform_without_cci():
+    r = hetlab(
+        "simulate",
+        "--platform",
+        "vexpress-a9",
+        "--workload",
+        "cpu-bound:threads=1,instructions=10000000",
+        "--perf-cpus",
+        "0,1,2,3",
+        "--perf-period",
+        "10000",
+        "--json",
+    )
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["cci_ports"] == [] and doc["cci_cycles"] == 0
+    assert "no CCI on this platform" in hetlab("simulate", "--platform", "vexpress-a9").stdout
+    assert "no CCI" in hetlab("platforms").stdout
+    r = hetlab("simulate", "--platform", "vexpress-a9", "--perf-cpus", "1,x")
+    assert r.returncode == 2 and r.stderr.startswith("hetlab: error: --perf-cpus") and r.stderr.count("\n") == 1

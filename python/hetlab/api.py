@@ -116,6 +116,8 @@ def simulate(
     scheduler: str = "pinned",
     cpuidle: str = "wfi",
     model: str | None = None,
+    perf_cpus: Sequence[int] = (),
+    perf_period: int = 10_000,
     seed: int = DEFAULT_SEED,
     trace: bool = False,
     time_limit_s: float = 3600.0,
@@ -133,6 +135,10 @@ def simulate(
     cpuidle: `wfi` (default; idle clusters stay powered and snooped, as on the seed paper's
         board) or `cluster-off` (cpuidle may power an idle cluster down).
     model: anti-snoop model: `lctes2020-fig4` (default) or a path to a trained model.json.
+    perf_cpus: CPUs that `perf record -a -e instructions -C <cpus> -c <perf_period>` samples
+        beside the workload (seed 003's big.LITTLE emulation; empty: off); each counter
+        overflow costs the CPU the platform's `perf_sample` cost.
+    perf_period: instructions per sample (`perf record -c`).
     seed: the same seed gives byte-identical results.
     time_limit_s: stop after this much simulated time.
 
@@ -152,6 +158,8 @@ def simulate(
             offline=list(offline),
             model=model_json,
             cpuidle=cpuidle,
+            perf_cpus=[int(c) for c in perf_cpus],
+            perf_period=int(perf_period),
             trace=bool(trace),
             time_limit_s=float(time_limit_s),
         )

@@ -32,6 +32,7 @@ pub use config::{GovernorSetting, SimConfig};
 
 use crate::governor::PolicyView;
 use crate::kernel::jitter::Jitter;
+use crate::kernel::perf_sampling::PerfCounters;
 use crate::model::dram::DramState;
 use crate::model::energy::{EnergyAccount, Sensors};
 use crate::platform::Platform;
@@ -150,6 +151,8 @@ pub struct Engine<'a> {
     cpus: Vec<Cpu>,
     sched: Sched,
     jitter: Jitter,
+    /// Counter-overflow sampling on chosen CPUs, if configured.
+    perf: Option<PerfCounters>,
     policies: Vec<Policy>,
     /// Per logical CPU: its cpufreq policy.
     policy_of_cpu: Vec<usize>,
@@ -295,6 +298,14 @@ impl<'a> Engine<'a> {
                 p.l2_refill += refills;
                 p.bus_access += bus;
                 p.mem_access += refs;
+            }
+            if let Some(perf) = &mut self.perf {
+                // The overflows these instructions caused: their handlers' time is stolen from
+                // the thread (`kernel::perf_sampling`).
+                let samples = perf.count(cpu_id, instr);
+                if samples > 0 {
+                    th.progress.stolen_us += perf.cost_us(samples, khz);
+                }
             }
         }
         self.now_us = to_us;

@@ -504,7 +504,8 @@ impl Engine<'_> {
         let mut ns = l1_lines * core.l2_hit_cycles / ghz / mlp;
         if from != to {
             let l2_lines = ws.min(self.platform.clusters[from].l2_bytes as f64) / line;
-            let miss_ns = cci::miss_latency_ns(self.platform.cci.latency_ns, self.platform.dram.idle_latency_ns, 0.0);
+            let miss_ns =
+                cci::miss_latency_ns(cci::traversal_ns(self.platform), self.platform.dram.idle_latency_ns, 0.0);
             ns += l2_lines * miss_ns / mlp;
         }
         ns * 1e-3
@@ -519,13 +520,14 @@ impl Engine<'_> {
         let now = self.now_us;
         let c = self.sched.cluster_of[cpu];
         let khz = self.hw.clusters[c].cur_khz;
-        self.cpus[cpu].pmu.cycles += busy_us * khz as f64 / 1000.0;
         match self.sched.rqs[cpu].curr {
+            // a busy CPU's cycles are counted with its busy time already (`advance`)
             Some(t) => {
                 self.threads[t].progress.stolen_us += busy_us;
             }
             None => {
                 let st = &mut self.cpus[cpu];
+                st.pmu.cycles += busy_us * khz as f64 / 1000.0;
                 st.busy_us += busy_us;
                 st.idle_since_sample_us -= busy_us;
                 let mw = crate::model::power::core_dynamic_mw(self.platform.core_type_of(c), self.volts(c), khz, 1.0);
