@@ -1,17 +1,15 @@
 //! `eas` on the simulated Exynos 5422, end to end (issue 10, "EAS on the Exynos 5422"): a small
 //! periodic task stays on LITTLE and a heavy one moves to big; over-utilisation hands over to
-//! load balancing and back; a light mixed workload uses less energy than under `smp`. The
-//! figures are printed (`cargo test --release --test eas_exynos5422 -- --nocapture`).
+//! load balancing and back (as the trace's `sched_overutilized` events show); a light mixed
+//! workload uses less energy than under `smp`. The figures are printed (`cargo test --release --test eas_exynos5422 -- --nocapture`).
 
-use hetlab_core::engine::{simulate, Engine, SimConfig};
+use hetlab_core::engine::{simulate, SimConfig};
 use hetlab_core::model::idle::CpuIdle;
 use hetlab_core::platform::Platform;
 use hetlab_core::result::RunResult;
-use hetlab_core::sched::eas::Eas;
-use hetlab_core::sched::{Migration, Placement, SchedPolicy, SchedView, WakeKind};
+use hetlab_core::sched::SchedPolicy;
 use hetlab_core::trace::TraceEvent;
 use hetlab_core::workload::Workload;
-use std::sync::{Arc, Mutex};
 
 fn exynos() -> Platform {
     Platform::builtin("exynos5422").unwrap()
@@ -38,87 +36,29 @@ fn workload(name: &str, tasks: &[String]) -> Workload {
     Workload::from_toml(&format!("{name}.toml"), &format!("name = \"{name}\"\n{}", tasks.concat())).unwrap()
 }
 
-/// Per thread (by name): seconds run on LITTLE (CPUs 0-3) and on big (4-7), from the trace.
+/// Per thread (by name): CPU seconds on LITTLE (CPUs 0-3) and on big (4-7).
 fn residency(r: &RunResult) -> Vec<(String, f64, f64)> {
-    let mut running: Vec<Option<(u32, f64)>> = vec![None; 8];
-    let mut on: std::collections::BTreeMap<u32, (f64, f64)> = Default::default();
-    for e in &r.trace {
-        if let TraceEvent::SchedSwitch { time_us, cpu, next_tid, .. } = *e {
-            if let Some((tid, since)) = running[cpu].filter(|&(tid, _)| tid != 0) {
-                let s = on.entry(tid).or_default();
-                let ran_s = (time_us - since) * 1e-6;
-                if cpu < 4 {
-                    s.0 += ran_s;
-                } else {
-                    s.1 += ran_s;
-                }
-            }
-            running[cpu] = Some((next_tid, time_us));
-        }
-    }
     r.threads
         .iter()
-        .map(|t| (t.name.clone(), on.get(&t.tid).map_or(0.0, |s| s.0), on.get(&t.tid).map_or(0.0, |s| s.1)))
+        .map(|t| (t.name.clone(), t.cpu_time_on_s[..4].iter().sum(), t.cpu_time_on_s[4..].iter().sum()))
         .collect()
 }
 
-/// `eas` with the changes of its over-utilised flag logged, as a host tracing
-/// `sched_overutilized` would see them.
-struct Watched {
-    eas: Eas,
-    was: bool,
-    changes: Arc<Mutex<Vec<(f64, bool)>>>,
-}
-
-impl Watched {
-    fn note(&mut self, now_us: f64) {
-        let now = self.eas.overutilized().unwrap();
-        if now != self.was {
-            self.was = now;
-            self.changes.lock().unwrap().push((now_us, now));
-        }
-    }
-}
-
-impl Placement for Watched {
-    fn name(&self) -> &'static str {
-        self.eas.name()
-    }
-    fn select_cpu(&mut self, view: &SchedView, thread: usize, kind: WakeKind) -> usize {
-        let cpu = self.eas.select_cpu(view, thread, kind);
-        self.note(view.now_us);
-        cpu
-    }
-    fn balance_newidle(&mut self, view: &SchedView, cpu: usize) -> Option<Migration> {
-        let pull = self.eas.balance_newidle(view, cpu);
-        self.note(view.now_us);
-        pull
-    }
-    fn tick(&mut self, view: &SchedView, cpu: usize, out: &mut Vec<Migration>) {
-        self.eas.tick(view, cpu, out);
-        self.note(view.now_us);
-    }
-    fn uses_tick(&self) -> bool {
-        self.eas.uses_tick()
-    }
-    fn uses_util(&self) -> bool {
-        self.eas.uses_util()
-    }
-    fn required_governor(&self) -> Option<&'static str> {
-        self.eas.required_governor()
-    }
-    fn overutilized(&self) -> Option<bool> {
-        self.eas.overutilized()
-    }
-}
-
-/// A run under `eas` with its flag's changes (µs, new value).
-fn run_watched(p: &Platform, w: &Workload, c: SimConfig) -> (RunResult, Vec<(f64, bool)>) {
-    let changes = Arc::new(Mutex::new(Vec::new()));
-    let watched = Watched { eas: Eas::new(p).unwrap(), was: false, changes: Arc::clone(&changes) };
-    let r = Engine::with_placement(p, w, c, Box::new(watched)).unwrap().run().unwrap();
-    let changes = changes.lock().unwrap().clone();
-    (r, changes)
+/// A traced run and the changes of the over-utilised flag after boot (µs, new value), from its
+/// `sched_overutilized` events.
+fn run_traced(p: &Platform, w: &Workload, mut c: SimConfig) -> (RunResult, Vec<(f64, bool)>) {
+    c.trace = true;
+    let r = simulate(p, w, c).unwrap();
+    let states: Vec<(f64, bool)> = r
+        .trace
+        .iter()
+        .filter_map(|e| match *e {
+            TraceEvent::SchedOverutilized { time_us, overutilized, .. } => Some((time_us, overutilized)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(states.first(), Some(&(0.0, false)), "the boot state");
+    (r, states[1..].to_vec())
 }
 
 #[test]
@@ -131,8 +71,7 @@ fn a_small_periodic_task_stays_on_little_and_a_heavy_one_moves_to_big() {
         &[periodic("small", 1, 1000, 16000, 2_000_000), periodic("heavy", 1, 8000, 16000, 2_000_000)],
     );
     let mut c = config(&p, SchedPolicy::Eas, "schedutil", CpuIdle::Wfi, 1);
-    c.trace = true;
-    let (r, flips) = run_watched(&p, &w, c.clone());
+    let (r, flips) = run_traced(&p, &w, c.clone());
     let res = residency(&r);
     println!(
         "eas small+heavy: {:.3} s, {:.3} J; (thread, LITTLE s, big s): {res:?}; migrations {:?}; over-utilised {flips:?}",
@@ -162,7 +101,7 @@ fn a_small_periodic_task_stays_on_little_and_a_heavy_one_moves_to_big() {
     // top OPP, plus schedutil's ramp), by active migration to an idle A15
     let w = Workload::from_spec("cpu-bound:threads=1,instructions=4e9").unwrap();
     c.scheduler = SchedPolicy::Eas;
-    let (r, flips) = run_watched(&p, &w, c);
+    let (r, flips) = run_traced(&p, &w, c);
     let res = residency(&r);
     println!(
         "eas cpu-bound: {:.3} s; {res:?}; migrations {}; over-utilised {flips:?}",
@@ -189,7 +128,7 @@ fn over_utilisation_flips_to_load_balancing_and_back() {
                  working_set_bytes = 16384\npattern = \"sequential\"\n";
     let w = workload("burst", &[periodic("ui", 3, 1000, 16000, 3_000_000), burst.to_string()]);
     let c = config(&p, SchedPolicy::Eas, "schedutil", CpuIdle::Wfi, 1);
-    let (r, changes) = run_watched(&p, &w, c);
+    let (r, changes) = run_traced(&p, &w, c);
     let burst_end_s = r.threads.iter().filter(|t| t.name.starts_with("burst")).map(|t| t.finish_s).fold(0.0, f64::max);
     let sets: Vec<f64> = changes.iter().filter(|c| c.1).map(|c| c.0 * 1e-6).collect();
     let clears: Vec<f64> = changes.iter().filter(|c| !c.1).map(|c| c.0 * 1e-6).collect();

@@ -21,6 +21,7 @@ mod integrate;
 mod rates;
 mod report;
 mod sampling;
+mod sched_trace;
 mod setup;
 mod state;
 mod threads;
@@ -31,6 +32,7 @@ pub use config::{GovernorSetting, SimConfig};
 
 use crate::governor::PolicyView;
 use crate::kernel::jitter::Jitter;
+use crate::kernel::perf_sampling::PerfCounters;
 use crate::model::dram::DramState;
 use crate::model::energy::{EnergyAccount, Sensors};
 use crate::platform::Platform;
@@ -114,6 +116,9 @@ struct Outputs<'a> {
     governor_overhead_us: f64,
     series: Series<'a>,
     trace: Option<Vec<TraceEvent>>,
+    /// The placement's over-utilisation state last traced.
+    overutilized: Option<bool>,
+    marks: Vec<crate::result::Mark>,
 }
 
 impl Outputs<'_> {
@@ -146,6 +151,8 @@ pub struct Engine<'a> {
     cpus: Vec<Cpu>,
     sched: Sched,
     jitter: Jitter,
+    /// Counter-overflow sampling on chosen CPUs, if configured.
+    perf: Option<PerfCounters>,
     policies: Vec<Policy>,
     /// Per logical CPU: its cpufreq policy.
     policy_of_cpu: Vec<usize>,
@@ -281,6 +288,7 @@ impl<'a> Engine<'a> {
             let instr = (th.speed.instr_per_us * run_us).min(th.progress.work_left);
             th.progress.work_left -= instr;
             th.cpu_time_us += run_us;
+            th.cpu_time_on_us[cpu_id] += run_us;
             let cycles = run_us * khz / 1000.0;
             let (refills, bus, refs) =
                 (instr * th.speed.refills_per_instr, instr * th.speed.bus_per_instr, instr * th.speed.refs_per_instr);
@@ -290,6 +298,14 @@ impl<'a> Engine<'a> {
                 p.l2_refill += refills;
                 p.bus_access += bus;
                 p.mem_access += refs;
+            }
+            if let Some(perf) = &mut self.perf {
+                // The overflows these instructions caused: their handlers' time is stolen from
+                // the thread (`kernel::perf_sampling`).
+                let samples = perf.count(cpu_id, instr);
+                if samples > 0 {
+                    th.progress.stolen_us += perf.cost_us(samples, khz);
+                }
             }
         }
         self.now_us = to_us;
@@ -391,6 +407,7 @@ impl<'a> Engine<'a> {
             }
             let now = self.now_us;
             self.sched.ask(now, |placement, view| placement.tick(view, cpu, &mut moves));
+            self.note_overutilized(cpu);
         }
         for m in &moves {
             self.migrate(m.thread, m.to_cpu);

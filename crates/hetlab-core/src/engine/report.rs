@@ -85,18 +85,19 @@ impl Engine<'_> {
                 .clusters
                 .iter()
                 .enumerate()
-                .map(|(c, cl)| {
-                    let (reads, stalls) = cl.port.counts();
+                .filter_map(|(c, cl)| cl.port.as_ref().map(|port| (c, port)))
+                .map(|(c, port)| {
+                    let (reads, stalls) = port.counts();
                     CciPortReport {
-                        port: cl.port.port,
+                        port: port.port,
                         cluster: platform.clusters[c].name.clone(),
                         si_rrq_hs_any: reads,
                         si_rrq_stall_tt_full: stalls,
-                        cci_congestion: cl.port.congestion(),
+                        cci_congestion: port.congestion(),
                     }
                 })
                 .collect(),
-            cci_cycles: cci::cycles_at(self.now_us, platform.cci.clock_khz),
+            cci_cycles: cci::cycles_at(self.now_us, platform.cci.as_ref()),
             dram_lines: self.hw.dram.lines,
             threads: (0..self.threads.len())
                 .map(|t| {
@@ -105,6 +106,7 @@ impl Engine<'_> {
                         tid: th.tid,
                         name: self.thread_name(t),
                         cpu_time_s: th.cpu_time_us * 1e-6,
+                        cpu_time_on_s: th.cpu_time_on_us.iter().map(|us| us * 1e-6).collect(),
                         finish_s: th.finish_us * 1e-6,
                         migrations: th.migrations,
                         pmu: th.pmu.to_counts(),
@@ -114,6 +116,7 @@ impl Engine<'_> {
             governor_samples: self.out.samples,
             governor_overhead_s: self.out.governor_overhead_us * 1e-6,
             events: self.out.events,
+            marks: std::mem::take(&mut self.out.marks),
             series: match std::mem::replace(&mut self.out.series, Series::Off) {
                 Series::Keep(rows) => rows,
                 _ => Vec::new(),

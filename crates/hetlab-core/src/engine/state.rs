@@ -90,6 +90,8 @@ pub(super) struct Thread {
     pub speed: Speed,
     pub pmu: Pmu,
     pub cpu_time_us: f64,
+    /// Its CPU time on each logical CPU, µs.
+    pub cpu_time_on_us: Vec<f64>,
     pub finish_us: f64,
     pub migrations: u64,
     /// Sequence number of its armed sleep timer (see `timers`).
@@ -167,7 +169,8 @@ pub(super) struct ClusterHw {
     pub thermal: ThermalNode,
     pub thermal_cap_khz: u32,
     pub min_thermal_cap_khz: u32,
-    pub port: CciPort,
+    /// Its CCI slave port; `None` on a platform without a CCI.
+    pub port: Option<CciPort>,
     pub residency_us: Vec<f64>,
     pub khz_us: f64,
     pub transitions: u64,

@@ -606,6 +606,14 @@ mod tests {
         assert_eq!((p.cpu_capacity(0), p.cpu_capacity(1)), (1024, 1024));
         let e = Eas::new(&p).err().unwrap();
         assert!(e.contains("SD_ASYM_CPUCAPACITY") && e.contains("1024"), "{e}");
+        // the seed's vexpress-A9 (four equal A9s) is symmetric; the LinSched model (2 big at 1024,
+        // 2 LITTLE at 512, one OPP each: 133·1000²·1000/10⁹ = 133 mW, 990 mW) is not
+        let e = Eas::new(&Platform::builtin("vexpress-a9").unwrap()).err().unwrap();
+        assert!(e.contains("SD_ASYM_CPUCAPACITY"), "{e}");
+        let linsched = Eas::new(&Platform::builtin("linsched-2b2l").unwrap()).unwrap();
+        let costs: Vec<Vec<u64>> =
+            linsched.em.domains.iter().map(|d| d.states.iter().map(|s| s.cost).collect()).collect();
+        assert_eq!(costs, [[133], [990]]);
         assert_eq!(eas().required_governor(), Some("schedutil"));
         assert!(eas().uses_util() && eas().uses_tick());
         // 8 CPUs at HZ=200: 8 ms -> 2 jiffies; busy 128 ms -> 26 jiffies

@@ -150,8 +150,9 @@ pub trait Placement: Send {
         None
     }
 
-    /// The root domain's over-utilised flag (`rd->overutilized`), for policies that have one
-    /// (EAS); a host may trace its changes (`sched_overutilized`).
+    /// The root domain's over-utilisation state now (EAS's tipping point), or `None` for a
+    /// policy without one. The engine asks after each placement decision and traces changes
+    /// (`sched_overutilized`).
     fn overutilized(&self) -> Option<bool> {
         None
     }
