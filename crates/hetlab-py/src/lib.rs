@@ -5,13 +5,14 @@
 //!
 //! By topic: [`simulate`] (one run), [`sweep`] (the characterization plan and its simulated
 //! chunks), [`board`] (chase, govern and the board sweep), [`tree`] (the governor's tree
-//! evaluator); the catalogue (platforms, workloads, governors) is here.
+//! evaluator); the catalogue (platforms, workloads, governors, schedulers) is here.
 
 // pyo3 0.22's #[pyfunction] expansion converts PyErr into PyErr (a known false positive).
 #![allow(clippy::useless_conversion)]
 
 use hetlab_core::governor::registry;
 use hetlab_core::platform::{Platform, BUILTIN_PLATFORMS};
+use hetlab_core::sched::SchedPolicy;
 use hetlab_core::tree::AntiSnoopModel;
 use hetlab_core::workload::{Workload, BUILTIN_WORKLOADS};
 use pyo3::exceptions::PyValueError;
@@ -103,6 +104,23 @@ fn governors() -> PyResult<String> {
     Ok(serde_json::Value::Array(list).to_string())
 }
 
+/// Placement policies with their tunables, as JSON (the shape of `governors`).
+#[pyfunction]
+fn schedulers() -> String {
+    let list: Vec<serde_json::Value> = SchedPolicy::ALL
+        .iter()
+        .map(|&s| {
+            serde_json::json!({
+                "name": s.name(), "summary": s.summary(),
+                "tunables": s.tunables().iter().map(|t| serde_json::json!({
+                    "name": t.name, "default": t.default, "unit": t.unit, "help": t.help,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::Value::Array(list).to_string()
+}
+
 /// Checks a workload spec or file and returns its name and thread count.
 #[pyfunction]
 #[pyo3(signature = (spec, origin="", text=None))]
@@ -127,6 +145,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(board::govern, m)?)?;
     m.add_function(wrap_pyfunction!(board::characterize_board, m)?)?;
     m.add_function(wrap_pyfunction!(governors, m)?)?;
+    m.add_function(wrap_pyfunction!(schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_platforms, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_workloads, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_platform_text, m)?)?;

@@ -122,7 +122,7 @@ fn kernel_threads_are_placed_like_tasks_and_do_not_keep_a_run_alive() {
     assert!((r.cpus[1].busy_s - r.time_s).abs() < 0.01, "{} vs {}", r.cpus[1].busy_s, r.time_s);
 }
 
-/// A placement of the test's own: `smp`'s choices, plus at the first tick after `at_us` it
+/// A placement of the test's own: `pinned`'s choices, plus at the first tick after `at_us` it
 /// moves thread 0, running, to `to_cpu`; it counts the ticks it sees per CPU.
 struct MoveAt {
     at_us: f64,
@@ -142,7 +142,7 @@ impl Placement for MoveAt {
         "move-at"
     }
     fn select_cpu(&mut self, view: &SchedView, thread: usize, kind: WakeKind) -> usize {
-        crate::sched::smp::Smp.select_cpu(view, thread, kind)
+        crate::sched::pinned::Pinned.select_cpu(view, thread, kind)
     }
     fn tick(&mut self, view: &SchedView, cpu: usize, out: &mut Vec<Migration>) {
         self.ticks[cpu].fetch_add(1, Ordering::Relaxed);
@@ -165,7 +165,7 @@ fn a_tick_hook_migrates_a_running_thread() {
     on_little.cluster = Some(cluster(&p, "little"));
     let little_only = simulate(&p, &workload, on_little).unwrap();
 
-    // start it on CPU 0 (LITTLE): smp puts a new thread on its first allowed CPU
+    // start it on CPU 0 (LITTLE): pinned puts thread 0 on its first allowed CPU
     c.scheduler = SchedPolicy::Smp;
     let mut engine = Engine::with_placement(&p, &workload, c.clone(), Box::new(MoveAt::new(500_000.0, 4))).unwrap();
     assert!(!engine.run_until(400_000.0));
