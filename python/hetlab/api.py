@@ -69,6 +69,11 @@ class SimResult:
     def energy_j(self) -> float:
         return self.summary["energy"]["total_j"]
 
+    @property
+    def marks(self) -> list[dict[str, Any]]:
+        """Each time a thread entered a phase with a `mark`: time_s, tid, name (time order)."""
+        return self.summary["marks"]
+
     def cluster(self, name: str) -> dict[str, Any]:
         for c in self.summary["clusters"]:
             if c["name"] == name:

@@ -29,6 +29,8 @@ pub struct RunResult {
     pub governor_overhead_s: f64,
     /// Engine events processed (for the speed benchmarks).
     pub events: u64,
+    /// Every time a thread entered a phase with a `mark`, in time order.
+    pub marks: Vec<Mark>,
     #[serde(skip)]
     pub series: Vec<SampleRow>,
     #[serde(skip)]
@@ -86,11 +88,21 @@ pub struct CciPortReport {
     pub cci_congestion: f64,
 }
 
+/// A thread entered a marked phase.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Mark {
+    pub time_s: f64,
+    pub tid: u32,
+    pub name: String,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct ThreadReport {
     pub tid: u32,
     pub name: String,
     pub cpu_time_s: f64,
+    /// CPU time on each CPU, s (a task's residency per CPU).
+    pub cpu_time_on_s: Vec<f64>,
     pub finish_s: f64,
     pub migrations: u64,
     pub pmu: CorePmu,

@@ -114,6 +114,9 @@ pub enum PhaseKind {
 pub struct Phase {
     pub kind: PhaseKind,
     pub mem: MemProfile,
+    /// A name recorded with the time each thread enters this phase (`RunResult::marks`), to
+    /// measure latencies across threads (e.g. a render chain).
+    pub mark: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -171,6 +174,7 @@ struct PhaseFile {
     run_us: Option<f64>,
     suspend: Option<String>,
     resume: Option<String>,
+    mark: Option<String>,
     period_us: Option<u64>,
     duration_us: Option<u64>,
     count: Option<u64>,
@@ -320,7 +324,7 @@ impl PhaseFile {
         {
             return Err(format!("{at}: period_us, count and duration_us belong to run_us phases"));
         }
-        Ok(Phase { kind, mem })
+        Ok(Phase { kind, mem, mark: self.mark })
     }
 }
 
@@ -481,7 +485,7 @@ pub fn ccbench(kv: &[(String, String)]) -> Result<Workload, String> {
             nice: 0,
             affinity: None,
             repeat: 1,
-            phases: vec![Phase { kind: PhaseKind::Compute { instructions: iterations }, mem }],
+            phases: vec![Phase { kind: PhaseKind::Compute { instructions: iterations }, mem, mark: None }],
         }],
     })
 }
@@ -513,6 +517,7 @@ pub fn periodic(kv: &[(String, String)]) -> Result<Workload, String> {
             phases: vec![Phase {
                 kind: PhaseKind::Periodic { run_us, period_us, count: (duration_us / period_us).max(1) },
                 mem,
+                mark: None,
             }],
         }],
     })
@@ -545,7 +550,7 @@ pub fn cpu_bound(kv: &[(String, String)]) -> Result<Workload, String> {
             nice: 0,
             affinity: None,
             repeat: 1,
-            phases: vec![Phase { kind: PhaseKind::Compute { instructions }, mem }],
+            phases: vec![Phase { kind: PhaseKind::Compute { instructions }, mem, mark: None }],
         }],
     })
 }

@@ -123,6 +123,7 @@ struct Outputs<'a> {
     governor_overhead_us: f64,
     series: Series<'a>,
     trace: Option<Vec<TraceEvent>>,
+    marks: Vec<crate::result::Mark>,
 }
 
 impl Outputs<'_> {
@@ -290,6 +291,7 @@ impl<'a> Engine<'a> {
             let instr = (th.speed.instr_per_us * run_us).min(th.progress.work_left);
             th.progress.work_left -= instr;
             th.cpu_time_us += run_us;
+            th.cpu_time_on_us[cpu_id] += run_us;
             let cycles = run_us * khz / 1000.0;
             let (refills, bus, refs) =
                 (instr * th.speed.refills_per_instr, instr * th.speed.bus_per_instr, instr * th.speed.refs_per_instr);

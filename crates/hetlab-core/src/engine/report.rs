@@ -105,6 +105,7 @@ impl Engine<'_> {
                         tid: th.tid,
                         name: self.thread_name(t),
                         cpu_time_s: th.cpu_time_us * 1e-6,
+                        cpu_time_on_s: th.cpu_time_on_us.iter().map(|us| us * 1e-6).collect(),
                         finish_s: th.finish_us * 1e-6,
                         migrations: th.migrations,
                         pmu: th.pmu.to_counts(),
@@ -114,6 +115,7 @@ impl Engine<'_> {
             governor_samples: self.out.samples,
             governor_overhead_s: self.out.governor_overhead_us * 1e-6,
             events: self.out.events,
+            marks: std::mem::take(&mut self.out.marks),
             series: match std::mem::replace(&mut self.out.series, Series::Off) {
                 Series::Keep(rows) => rows,
                 _ => Vec::new(),

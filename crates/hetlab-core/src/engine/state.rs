@@ -90,6 +90,8 @@ pub(super) struct Thread {
     pub speed: Speed,
     pub pmu: Pmu,
     pub cpu_time_us: f64,
+    /// Its CPU time on each logical CPU, µs.
+    pub cpu_time_on_us: Vec<f64>,
     pub finish_us: f64,
     pub migrations: u64,
     /// Sequence number of its armed sleep timer (see `timers`).

@@ -104,7 +104,11 @@ fn series_off_changes_nothing_but_the_series() {
 
 fn compute_phase(instructions: f64) -> Phase {
     let access = Access::new(16384, Pattern::Sequential, 4, Order::Cyclic);
-    Phase { kind: PhaseKind::Compute { instructions }, mem: MemProfile::single(1.0, 0.25, access, false, 0.0) }
+    Phase {
+        kind: PhaseKind::Compute { instructions },
+        mem: MemProfile::single(1.0, 0.25, access, false, 0.0),
+        mark: None,
+    }
 }
 
 #[test]
@@ -335,7 +339,7 @@ fn resume_wakes_the_suspended_and_a_lost_resume_is_lost() {
         format!(
             "name='pair'\n[[tasks]]\nname='a'\naffinity=[4]\n[[tasks.phases]]\n{first}\n[[tasks.phases]]\nresume='go'\n\
              [[tasks]]\nname='b'\naffinity=[5]\n[[tasks.phases]]\n{second}\n[[tasks.phases]]\nsuspend='go'\n\
-             [[tasks.phases]]\ninstructions=1e6\n"
+             [[tasks.phases]]\ninstructions=1e6\nmark='b-runs'\n"
         )
     };
     let mut c = config(&p, "performance", None, &[]);
@@ -346,9 +350,26 @@ fn resume_wakes_the_suspended_and_a_lost_resume_is_lost() {
     assert!(r.completed);
     let (a, b) = (&r.threads[0], &r.threads[1]);
     assert!(b.finish_s > a.finish_s && b.finish_s < a.finish_s + 0.001, "{} {}", a.finish_s, b.finish_s);
+    // the mark records when b entered its work phase: at a's resume
+    assert_eq!(r.marks.len(), 1);
+    assert_eq!((r.marks[0].tid, r.marks[0].name.as_str()), (b.tid, "b-runs"));
+    assert!((r.marks[0].time_s - a.finish_s).abs() < 1e-9);
     // b suspends only after a's resume: the broadcast found nobody and is lost (rt-app's
     // condition-variable semantics), so b waits to the time limit
     let w = Workload::from_toml("pair.toml", &text("sleep_us=1", "sleep_us=100000")).unwrap();
     let r = simulate(&p, &w, c).unwrap();
     assert!(!r.completed);
+}
+
+#[test]
+fn cpu_time_is_kept_per_cpu() {
+    // the migration test's thread: its time on CPU 0, then on CPU 4, adds up to its CPU time
+    let p = exynos();
+    let workload = Workload::from_spec("cpu-bound:threads=1,instructions=4e9").unwrap();
+    let mut c = config(&p, "performance", None, &[]);
+    c.scheduler = SchedPolicy::Smp;
+    let r = Engine::with_placement(&p, &workload, c, Box::new(MoveAt::new(500_000.0, 4))).unwrap().run().unwrap();
+    let on = &r.threads[0].cpu_time_on_s;
+    assert!((on.iter().sum::<f64>() - r.threads[0].cpu_time_s).abs() < 1e-9);
+    assert!((on[0] - r.cpus[0].busy_s).abs() < 0.01 && on[4] > 0.0, "{on:?}");
 }

@@ -9,6 +9,7 @@ use super::Engine;
 use crate::model::cci;
 use crate::model::idle::STATE_WFI;
 use crate::random::uniform;
+use crate::result::Mark;
 use crate::sched::cfs;
 use crate::sched::pelt::{self, State};
 use crate::sched::WakeKind;
@@ -118,6 +119,10 @@ impl Engine<'_> {
             }
             let phase = th.progress.phase;
             let ips = self.reference_ips[th.task][phase];
+            if let Some(name) = &task.phases[phase].mark {
+                self.out.marks.push(Mark { time_s: self.now_us * 1e-6, tid: th.tid, name: name.clone() });
+            }
+            let task = &self.tasks[self.threads[t].task];
             match &task.phases[phase].kind {
                 &PhaseKind::Compute { instructions } => {
                     self.threads[t].progress.work_left = instructions;
