@@ -1,6 +1,7 @@
-//! The big.LITTLE MP scheduler (`hmp`) and vanilla CFS (`smp`) end to end on the Exynos 5422:
-//! forced up-migration after the load crosses the threshold, the priority filter, short tasks
-//! staying on LITTLE, no balancing across clusters, the stopper's latency.
+//! The big.LITTLE MP scheduler (`hmp`) and vanilla CFS (`smp`) end to end on the Exynos 5422
+//! (its kernel's HMP settings: up 700, down 256, no packing, no priority filter; HZ=200):
+//! forced up-migration once the load crosses the threshold, the priority filter, short tasks
+//! staying on LITTLE, the delay between migrations, no balancing across clusters.
 
 use hetlab_core::engine::{simulate, SimConfig};
 use hetlab_core::platform::Platform;
@@ -8,15 +9,21 @@ use hetlab_core::result::RunResult;
 use hetlab_core::sched::SchedPolicy;
 use hetlab_core::trace::TraceEvent;
 use hetlab_core::workload::Workload;
-use std::collections::BTreeMap;
 
 fn exynos() -> Platform {
     Platform::builtin("exynos5422").unwrap()
 }
 
-/// A run of `workload` (TOML text) under `scheduler` with `knobs`, `governor` everywhere,
-/// traced.
-fn run(p: &Platform, workload: &str, scheduler: SchedPolicy, knobs: &[(&str, f64)], governor: &str, limit_s: f64) -> RunResult {
+/// A run of `workload` (TOML text) under `scheduler` with `knobs` and `governor` everywhere,
+/// traced, for at most `limit_s`.
+fn run(
+    p: &Platform,
+    workload: &str,
+    scheduler: SchedPolicy,
+    knobs: &[(&str, f64)],
+    governor: &str,
+    limit_s: f64,
+) -> RunResult {
     let w = Workload::from_toml("test.toml", workload).unwrap();
     let mut c = SimConfig::new(SimConfig::governor_plan(p, governor, &[], None, &[]).unwrap());
     c.scheduler = scheduler;
@@ -27,43 +34,143 @@ fn run(p: &Platform, workload: &str, scheduler: SchedPolicy, knobs: &[(&str, f64
     simulate(p, &w, c).unwrap()
 }
 
-/// Per thread name: its running time on each cluster, s, and when it first ran on each, s
-/// (from the trace's context switches).
-#[derive(Debug, Default, Clone)]
-struct Residency {
-    on: BTreeMap<String, f64>,
-    first: BTreeMap<String, f64>,
+/// CPU time of the threads whose name starts with `task` on `cluster`, s.
+fn on(r: &RunResult, task: &str, cluster: &str) -> f64 {
+    r.threads
+        .iter()
+        .filter(|t| t.name.starts_with(task))
+        .flat_map(|t| t.cpu_time_on_s.iter().enumerate())
+        .filter(|(cpu, _)| r.cpus[*cpu].cluster == cluster)
+        .map(|(_, s)| s)
+        .sum()
 }
 
-fn residency(r: &RunResult) -> BTreeMap<String, Residency> {
-    let names = &r.trace_threads.names;
-    let mut out: BTreeMap<String, Residency> = BTreeMap::new();
-    let mut current: Vec<(u32, f64)> = vec![(0, 0.0); r.cpus.len()];
-    let mut close = |cpu: usize, (tid, since): (u32, f64), at: f64, out: &mut BTreeMap<String, Residency>| {
-        if tid != 0 {
-            let e = out.entry(names[tid as usize].clone()).or_default();
-            let cluster = r.cpus[cpu].cluster.clone();
-            *e.on.entry(cluster.clone()).or_default() += (at - since) * 1e-6;
-            e.first.entry(cluster).or_insert(since * 1e-6);
-        }
-    };
-    for ev in &r.trace {
-        if let TraceEvent::SchedSwitch { time_us, cpu, next_tid, .. } = *ev {
-            close(cpu, current[cpu], time_us, &mut out);
-            current[cpu] = (next_tid, time_us);
-        }
-    }
-    for cpu in 0..current.len() {
-        close(cpu, current[cpu], r.time_s * 1e6, &mut out);
-    }
-    out
+fn tid(r: &RunResult, name: &str) -> u32 {
+    r.threads.iter().find(|t| t.name == name).unwrap().tid
+}
+
+/// Times `tid` was switched in on a CPU of `cluster`, µs.
+fn switched_in(r: &RunResult, tid: u32, cluster: &str) -> Vec<f64> {
+    r.trace
+        .iter()
+        .filter_map(|e| match *e {
+            TraceEvent::SchedSwitch { time_us, cpu, next_tid, .. } if next_tid == tid && r.cpus[cpu].cluster == cluster => {
+                Some(time_us)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Times `tid` was woken, µs.
+fn wakeups(r: &RunResult, tid: u32) -> Vec<f64> {
+    r.trace
+        .iter()
+        .filter_map(|e| match *e {
+            TraceEvent::SchedWaking { time_us, tid: t, .. } if t == tid => Some(time_us),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `threads` threads of a light periodic warm-up (their load settles low and they move to
+/// LITTLE), a `sleep_ms` sleep (the load decays to nothing), then `instructions` of CPU-bound
+/// work.
+fn warm_then_hog(name: &str, threads: u32, sleep_ms: u64, instructions: f64) -> String {
+    format!(
+        "[[tasks]]\nname='{name}'\nthreads={threads}\n[[tasks.phases]]\nrun_us=100\nperiod_us=20000\n\
+         duration_us=1000000\n[[tasks.phases]]\nsleep_us={}\n[[tasks.phases]]\ninstructions={instructions}\n",
+        sleep_ms * 1000
+    )
 }
 
 #[test]
-fn explore() {
+fn a_cpu_bound_task_on_little_goes_up_at_the_first_tick_after_its_load_crosses_700() {
     let p = exynos();
-    let w = "name='w'\n[[tasks]]\nname='hog'\n[[tasks.phases]]\nsleep_us=1000000\n[[tasks.phases]]\ninstructions=2e9\n";
-    let r = run(&p, w, SchedPolicy::Hmp, &[], "performance", 10.0);
-    println!("{:#?}", residency(&r));
-    println!("time {}", r.time_s);
+    let w = format!("name='w'\n{}", warm_then_hog("hog", 1, 500, 4e9));
+    let r = run(&p, &w, SchedPolicy::Hmp, &[], "performance", 10.0);
+    let hog = tid(&r, "hog-0");
+    // the last wake-up starts the CPU-bound phase, on LITTLE
+    let woke = *wakeups(&r, hog).last().unwrap();
+    let little_since = switched_in(&r, hog, "little").into_iter().filter(|&t| t <= woke + 1.0).last().unwrap();
+    assert!(little_since >= woke - 1.0, "woke at {woke} µs but ran on LITTLE from {little_since}");
+    let up = switched_in(&r, hog, "big").into_iter().find(|&t| t > woke).unwrap();
+    // from a load of ~0 the ratio passes 700 after 32·log2(1024/324) = 53.1 periods = 54.4 ms;
+    // the tick (5 ms) that sees it pushes the task to an idle A15
+    let delay_ms = (up - woke) / 1000.0;
+    assert!((53.0..=60.5).contains(&delay_ms), "went up {delay_ms} ms after waking");
+    println!("CPU-bound task on an A7 at 1.4 GHz: forced up {delay_ms:.2} ms after it started (closed form 54.4 ms)");
+    // and stayed there to the end
+    assert!(on(&r, "hog", "big") > 0.9 * (r.time_s - up * 1e-6), "{} s on big", on(&r, "hog", "big"));
 }
+
+#[test]
+fn the_priority_filter_keeps_nice_10_off_big() {
+    // a nice-10 and a nice-0 CPU-bound task from the start (fork), and a heavy periodic nice-0
+    // task whose idle periods make big CPUs pull (idle pull)
+    let p = exynos();
+    let w = "name='w'\n[[tasks]]\nname='low'\nnice=10\n[[tasks.phases]]\ninstructions=3e9\n\
+             [[tasks]]\nname='normal'\n[[tasks.phases]]\ninstructions=3e9\n\
+             [[tasks]]\nname='frames'\nthreads=4\n[[tasks.phases]]\nrun_us=6000\nperiod_us=10000\nduration_us=1500000\n";
+    let knobs = [("prio_filter", 1.0), ("prio_filter_val", 5.0)];
+    let r = run(&p, w, SchedPolicy::Hmp, &knobs, "performance", 2.0);
+    assert_eq!(on(&r, "low", "big"), 0.0, "{:?}", r.threads[0]);
+    assert!(on(&r, "low", "little") > 1.0);
+    assert!(on(&r, "normal", "big") > 0.9 * on(&r, "normal", "little") + 0.5);
+    // without the filter the nice-10 task is forked onto big like any other
+    let r = run(&p, w, SchedPolicy::Hmp, &[], "performance", 2.0);
+    assert!(on(&r, "low", "big") > 0.1, "{:?}", r.threads[0]);
+    // seed 003's first stab: only nice <= 0 goes up
+    let r = run(&p, w, SchedPolicy::Hmp, &[("prio_filter", 1.0), ("prio_filter_val", 1.0)], "performance", 2.0);
+    assert_eq!(on(&r, "low", "big"), 0.0);
+}
+
+#[test]
+fn a_short_periodic_task_stays_on_little() {
+    // 1 ms of reference work every 10 ms: about 27 % of an A7 at 1.4 GHz, a load of ~280
+    let p = exynos();
+    let w = "name='w'\n[[tasks]]\nname='tick'\n[[tasks.phases]]\nrun_us=1000\nperiod_us=10000\nduration_us=3000000\n";
+    let r = run(&p, w, SchedPolicy::Hmp, &[], "performance", 4.0);
+    let t = tid(&r, "tick-0");
+    // forked onto big fully loaded (LSK-MP 0027), it goes down once its load at a sleep is
+    // below 256, within about 65 ms (the decay from 1023), and never comes back
+    let last_big = switched_in(&r, t, "big").last().copied().unwrap_or(0.0);
+    assert!(last_big < 150_000.0, "last on big at {last_big} µs");
+    assert!(on(&r, "tick", "little") > 0.7, "{} s on LITTLE", on(&r, "tick", "little"));
+    // under packing and LSK's own 700/512 it stays there as well
+    let r = run(&p, w, SchedPolicy::Hmp, &[("down_threshold", 512.0), ("packing_enable", 1.0)], "performance", 4.0);
+    assert!(switched_in(&r, t, "big").last().copied().unwrap_or(0.0) < 150_000.0);
+}
+
+#[test]
+fn a_big_cpu_going_idle_pulls_the_heavy_task_left_on_little() {
+    // four tasks take the four A15s; a fifth turns heavy 100 ms later, finds no idle A15 and
+    // stays on its A7 until the first A15 goes idle, which pulls it at once (hmp_idle_pull)
+    let p = exynos();
+    let w = format!("name='w'\n{}{}", warm_then_hog("short", 4, 500, 1e9), warm_then_hog("long", 1, 600, 4e9));
+    let r = run(&p, &w, SchedPolicy::Hmp, &[], "performance", 10.0);
+    let long = tid(&r, "long-4");
+    let woke = *wakeups(&r, long).last().unwrap();
+    let first_short_done = r.threads.iter().filter(|t| t.name.starts_with("short")).map(|t| t.finish_s).fold(f64::MAX, f64::min);
+    let up = switched_in(&r, long, "big").into_iter().find(|&t| t > woke).unwrap();
+    assert!(up * 1e-6 > first_short_done - 1e-9 && up * 1e-6 < first_short_done + 1e-4, "up {up} µs, done {first_short_done} s");
+    assert!(on(&r, "long", "little") > 0.2, "{}", on(&r, "long", "little"));
+}
+
+#[test]
+fn per_cluster_domains_never_balance_across_clusters() {
+    // 12 CPU-bound tasks starting with a sleep (no fork placement) on the first LITTLE CPU:
+    // with up-migration off (no load reaches 1024) hmp leaves every one on LITTLE, balanced
+    // over the four A7s; vanilla CFS spreads them over all eight CPUs
+    let p = exynos();
+    let w = "name='w'\n[[tasks]]\nname='spin'\nthreads=12\n[[tasks.phases]]\nsleep_us=1000\n\
+             [[tasks.phases]]\ninstructions=1e9\n";
+    let r = run(&p, w, SchedPolicy::Hmp, &[("up_threshold", 1024.0)], "performance", 10.0);
+    assert_eq!(on(&r, "spin", "big"), 0.0);
+    let little: Vec<f64> = r.cpus.iter().filter(|c| c.cluster == "little").map(|c| c.busy_s).collect();
+    let (min, max) = little.iter().fold((f64::MAX, 0.0f64), |(lo, hi), &b| (lo.min(b), hi.max(b)));
+    assert!(min > 0.8 * max, "LITTLE CPUs busy {little:?}");
+    let r = run(&p, w, SchedPolicy::Smp, &[], "performance", 10.0);
+    assert!(on(&r, "spin", "big") > 0.3 * on(&r, "spin", "little"), "{} s", on(&r, "spin", "big"));
+}
+
