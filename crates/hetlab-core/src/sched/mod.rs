@@ -285,12 +285,22 @@ pub(crate) mod testutil {
                 tasks,
             }
         }
-        /// `cpu` runs `n` nice-0 tasks that are not in `tasks` (placeholders for load).
+        /// `cpu` runs `n` more nice-0 tasks pinned there, new (fully loaded, LSK-MP 0027) and
+        /// cache-cold, appended to `tasks`.
         pub fn busy(&mut self, cpu: usize, n: usize) {
-            let rq = &mut self.rqs[cpu];
-            rq.curr = Some(usize::MAX);
-            rq.queue = vec![usize::MAX; n - 1];
-            rq.load_weight = n as u64 * cfs::NICE_0_WEIGHT;
+            for _ in 0..n {
+                self.tasks.push(SchedEntity {
+                    allowed: CpuMask::of([cpu]),
+                    cpu,
+                    nice: 0,
+                    weight: cfs::NICE_0_WEIGHT,
+                    vruntime: 0.0,
+                    exec_start_us: f64::NEG_INFINITY,
+                    kernel: false,
+                    avg: SchedAvg::new_task(0),
+                });
+                self.put(self.tasks.len() - 1, cpu);
+            }
         }
         /// Task `t` joins `cpu`'s run queue, running if nothing runs there, else waiting.
         pub fn put(&mut self, t: usize, cpu: usize) {
