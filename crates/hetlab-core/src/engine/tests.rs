@@ -192,6 +192,28 @@ fn a_tick_hook_migrates_a_running_thread() {
 }
 
 #[test]
+fn a_running_thread_moved_by_the_stopper_waits_the_platforms_latency() {
+    // the same move at 0.5 s with the platform's stopper latency at 0 and at 1 ms: the run
+    // ends 1 ms later, and the A15 counts it as busy (the stopper and the switch run there)
+    let workload = Workload::from_spec("cpu-bound:threads=1,instructions=4e9").unwrap();
+    let ends = |latency_us: f64| {
+        let mut p = exynos();
+        p.sched.active_migration_latency_us = latency_us;
+        let mut c = config(&p, "performance", None, &[]);
+        c.kernel_threads = vec![];
+        let engine = Engine::with_placement(&p, &workload, c, Box::new(MoveAt::new(500_000.0, 4))).unwrap();
+        let r = engine.run().unwrap();
+        (r.time_s, r.cpus[4].busy_s)
+    };
+    let (fast, busy_fast) = ends(0.0);
+    let (slow, busy_slow) = ends(1000.0);
+    assert!(((slow - fast) - 1e-3).abs() < 1e-6, "{fast} s vs {slow} s");
+    assert!(((busy_slow - busy_fast) - 1e-3).abs() < 1e-6);
+    // the Exynos 5422's own figure (TC2's short end, LSK-MP 0075)
+    assert_eq!(exynos().sched.active_migration_latency_us, 80.0);
+}
+
+#[test]
 fn a_logical_cpu_moved_to_a_big_core_runs_at_big_speed() {
     let p = exynos();
     let workload = Workload::from_spec("cpu-bound:threads=1,instructions=4e9").unwrap();

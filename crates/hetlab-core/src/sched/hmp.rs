@@ -491,7 +491,9 @@ impl Hmp {
         ((view.now_us * 1000.0).round() as u64).max(1)
     }
 
-    /// `hmp_force_up_migration`: every CPU's up-migration or offload candidate.
+    /// `hmp_force_up_migration`: every CPU's up-migration or offload candidate. Both need an
+    /// idle CPU in the other domain, so a CPU's tasks are looked at only if there is one: with
+    /// every CPU busy the pass costs one look per CPU, whatever the number of tasks.
     fn force_migrations(&mut self, view: &SchedView, out: &mut Vec<Migration>) {
         let now = Self::now_ns(view);
         let topo = self.topo.as_ref().expect("prepared");
@@ -499,18 +501,25 @@ impl Hmp {
         for cpu in topo.domains.online().iter() {
             let Some(curr) = view.rqs[cpu].curr else { continue };
             let ctx = Ctx { view, topo, knobs: &self.knobs, stamps: &self.stamps, now };
-            let heaviest = ctx.heaviest(cpu, curr);
-            if let Some(target) = ctx.up_migration(cpu, heaviest, claimed) {
-                out.push(Migration { thread: heaviest, to_cpu: target });
-                claimed = claimed.with(target);
-                self.stamps.up(heaviest, target, now);
-                continue;
+            let idle = |claimed: CpuMask, domain: CpuMask| {
+                ctx.min_load(domain, topo.domains.online(), claimed).is_some_and(|(load, _)| load == 0)
+            };
+            if !topo.is_fastest(cpu) && idle(claimed, topo.faster(cpu)) {
+                let heaviest = ctx.heaviest(cpu, curr);
+                if let Some(target) = ctx.up_migration(cpu, heaviest, claimed) {
+                    out.push(Migration { thread: heaviest, to_cpu: target });
+                    claimed = claimed.with(target);
+                    self.stamps.up(heaviest, target, now);
+                    continue;
+                }
             }
-            let lightest = ctx.lightest(cpu, curr);
-            if let Some(target) = ctx.offload_down(cpu, lightest, claimed) {
-                out.push(Migration { thread: lightest, to_cpu: target });
-                claimed = claimed.with(target);
-                self.stamps.down(lightest, target, now);
+            if !topo.is_slowest(cpu) && view.rqs[cpu].nr_running() >= 2 && idle(claimed, topo.slower(cpu)) {
+                let lightest = ctx.lightest(cpu, curr);
+                if let Some(target) = ctx.offload_down(cpu, lightest, claimed) {
+                    out.push(Migration { thread: lightest, to_cpu: target });
+                    claimed = claimed.with(target);
+                    self.stamps.down(lightest, target, now);
+                }
             }
         }
     }
