@@ -265,12 +265,7 @@ impl Engine<'_> {
 
     /// The waiting thread with the smallest vruntime (ties to the lower thread index).
     fn leftmost(&self, cpu: usize) -> Option<usize> {
-        let e = &self.sched.entities;
-        self.sched.rqs[cpu]
-            .queue
-            .iter()
-            .copied()
-            .min_by(|&a, &b| e[a].vruntime.total_cmp(&e[b].vruntime).then(a.cmp(&b)))
+        self.sched.rqs[cpu].queue.first()
     }
 
     /// Makes `t` runnable on the CPU the placement policy picks; `waker_cpu` is the CPU that
@@ -320,7 +315,7 @@ impl Engine<'_> {
             self.switch_in(cpu, t, None);
             return;
         };
-        rq.queue.push(t);
+        rq.queue.insert(t, se.vruntime);
         let e = &self.sched.entities;
         if arrival != Arrival::Migration
             && cfs::wakeup_preempts(&tunables, e[curr].vruntime, e[t].vruntime, e[t].weight)
@@ -407,7 +402,7 @@ impl Engine<'_> {
     /// (HMP's idle pull) comes through the stopper.
     fn pick_next(&mut self, cpu: usize) -> Next {
         if let Some(t) = self.leftmost(cpu) {
-            self.sched.rqs[cpu].remove(t);
+            self.sched.rqs[cpu].remove(t, self.sched.entities[t].vruntime);
             return Next::Run(t);
         }
         let Some(pull) = self.sched.ask(self.now_us, cpu, |placement, view| placement.balance_newidle(view, cpu))
@@ -422,7 +417,7 @@ impl Engine<'_> {
         debug_assert!(pull.to_cpu == cpu && self.threads[t].state == ThreadState::Runnable);
         self.update_rq_avg(from);
         self.update_entity_avg(t);
-        self.sched.rqs[from].remove(t);
+        self.sched.rqs[from].remove(t, self.sched.entities[t].vruntime);
         self.sched.rqs[from].load_weight -= self.sched.entities[t].weight;
         self.move_entity(t, from, cpu);
         self.threads[t].migrations += 1;
@@ -445,9 +440,10 @@ impl Engine<'_> {
                 return;
             }
         };
+        let e = &self.sched.entities;
         let rq = &mut self.sched.rqs[cpu];
-        rq.remove(next);
-        rq.queue.push(t);
+        rq.remove(next, e[next].vruntime);
+        rq.queue.insert(t, e[t].vruntime);
         rq.curr = None;
         self.threads[t].state = ThreadState::Runnable;
         let prev = (self.threads[t].tid, PrevState::Runnable);
@@ -490,7 +486,7 @@ impl Engine<'_> {
                 self.update_rq_avg(from);
                 self.update_entity_avg(t);
                 let rq = &mut self.sched.rqs[from];
-                rq.remove(t);
+                rq.remove(t, self.sched.entities[t].vruntime);
                 rq.load_weight -= self.sched.entities[t].weight;
             }
             ThreadState::Sleeping { .. } | ThreadState::Suspended | ThreadState::Done => return,

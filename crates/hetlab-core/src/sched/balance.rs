@@ -19,8 +19,10 @@
 //! `fix_small_imbalance`); waiting tasks that may run here and are not cache-hot (ran within
 //! `sysctl_sched_migration_cost`, unless the domain failed to balance more than
 //! `cache_nice_tries` times) move, each no heavier than twice what is left of the imbalance,
-//! at most 32 looked at (`sysctl_sched_nr_migrate`), the most recently queued first (the
-//! `cfs_tasks` list order). If all of them are pinned elsewhere, the busiest CPU is left out
+//! at most 32 looked at (`sysctl_sched_nr_migrate`), the one CFS would run last first (the
+//! largest vruntime: the kernel walks `cfs_tasks`, most recently queued first, which a run
+//! queue ordered by vruntime does not record). If all of them are pinned elsewhere, the
+//! busiest CPU is left out
 //! and the search redone. The interval returns to its minimum after an imbalance and doubles
 //! while balanced (up to 512 ms when tasks were pinned).
 //!
@@ -127,12 +129,13 @@ pub struct Balancer {
     nohz_next_balance: u64,
     pass: Pass,
     pulled: Vec<Migration>,
+    queued: Vec<usize>,
 }
 
 impl Balancer {
     /// A balancer with `params` on a kernel whose jiffy is `tick_us`.
     pub fn new(params: DomainParams, tick_us: f64) -> Balancer {
-        Balancer { params, tick_us, cpus: Vec::new(), nohz_next_balance: 0, pass: Pass::default(), pulled: Vec::new() }
+        Balancer { params, tick_us, cpus: Vec::new(), nohz_next_balance: 0, pass: Pass::default(), pulled: Vec::new(), queued: Vec::new() }
     }
 
     fn jiffies(&self, now_us: f64) -> u64 {
@@ -411,9 +414,10 @@ impl Balancer {
         let loop_max = NR_MIGRATE.min(self.pass.nr(view, src).max(0) as usize);
         let nr_failed = self.cpus[this].nr_failed;
         let mut moved = 0;
-        let queued: Vec<usize> =
-            rq.queue.iter().rev().copied().filter(|t| !self.pass.moved.contains(t)).take(loop_max).collect();
-        for t in queued {
+        let mut queued = std::mem::take(&mut self.queued);
+        queued.clear();
+        queued.extend(rq.queue.iter().rev().filter(|t| !self.pass.moved.contains(t)).take(loop_max));
+        for &t in &queued {
             let task = &view.tasks[t];
             if !task.allowed.contains(this) {
                 continue;
@@ -438,6 +442,7 @@ impl Balancer {
                 break;
             }
         }
+        self.queued = queued;
         (moved, all_pinned)
     }
 }

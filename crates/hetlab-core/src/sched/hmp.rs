@@ -293,7 +293,7 @@ impl Ctx<'_, '_> {
     fn rq_ratio(&self, cpu: usize, cap: u64) -> u64 {
         let rq = &self.view.rqs[cpu];
         let mut sum = 0;
-        for t in rq.curr.into_iter().chain(rq.queue.iter().copied()) {
+        for t in rq.curr.into_iter().chain(rq.queue.iter()) {
             sum += self.ratio(t);
             if sum > cap {
                 break;
@@ -374,24 +374,8 @@ impl Ctx<'_, '_> {
 
     /// The first `MAX_TASKS` tasks waiting on `cpu`, in vruntime order (`__pick_first_entity`,
     /// `__pick_next_entity`).
-    fn first_queued(&self, cpu: usize) -> ([usize; MAX_TASKS], usize) {
-        let e = self.view.tasks;
-        let key = |t: usize| (e[t].vruntime, t);
-        let mut first = [0; MAX_TASKS];
-        let mut n = 0;
-        for &t in &self.view.rqs[cpu].queue {
-            let mut i = n;
-            while i > 0 && key(t).0.total_cmp(&key(first[i - 1]).0).then(t.cmp(&first[i - 1])).is_lt() {
-                i -= 1;
-            }
-            if i < MAX_TASKS {
-                let end = n.min(MAX_TASKS - 1);
-                first.copy_within(i..end, i + 1);
-                first[i] = t;
-                n = (n + 1).min(MAX_TASKS);
-            }
-        }
-        (first, n)
+    fn first_queued(&self, cpu: usize) -> impl Iterator<Item = usize> + '_ {
+        self.view.rqs[cpu].queue.iter().take(MAX_TASKS)
     }
 
     /// `hmp_get_heaviest_task(curr, 1)`: the running task, or a heavier one of the first
@@ -401,9 +385,8 @@ impl Ctx<'_, '_> {
             return curr;
         }
         let target = self.topo.faster(cpu);
-        let (first, n) = self.first_queued(cpu);
         let mut best = (curr, self.ratio(curr));
-        for &t in &first[..n] {
+        for t in self.first_queued(cpu) {
             let r = self.ratio(t);
             if r > best.1 && self.view.tasks[t].allowed.intersects(target) {
                 best = (t, r);
@@ -419,9 +402,8 @@ impl Ctx<'_, '_> {
             return curr;
         }
         let target = self.topo.slower(cpu);
-        let (first, n) = self.first_queued(cpu);
         let mut best: Option<(usize, u64)> = None;
-        for &t in &first[..n] {
+        for t in self.first_queued(cpu) {
             let r = self.ratio(t);
             if best.is_none_or(|(_, min)| r < min) && self.view.tasks[t].allowed.intersects(target) {
                 best = Some((t, r));

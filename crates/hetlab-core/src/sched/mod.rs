@@ -308,7 +308,7 @@ pub(crate) mod testutil {
             if rq.curr.is_none() {
                 rq.curr = Some(t);
             } else {
-                rq.queue.push(t);
+                rq.queue.insert(t, self.tasks[t].vruntime);
             }
             rq.load_weight += self.tasks[t].weight;
             self.tasks[t].cpu = cpu;
