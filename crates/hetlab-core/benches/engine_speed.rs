@@ -108,6 +108,12 @@ fn main() {
         measure(&format!("hmp: periodic, 4000 jobs/s on {threads} threads"), &platform, &periodic(threads), &hmp, 5);
     }
     for threads in [8, 64, 512] {
-        measure(&format!("hmp: CPU-bound, 16e9 instructions on {threads} threads"), &platform, &cpu_bound(threads), &hmp, 5);
+        measure(
+            &format!("hmp: CPU-bound, 16e9 instructions on {threads} threads"),
+            &platform,
+            &cpu_bound(threads),
+            &hmp,
+            5,
+        );
     }
 }

@@ -54,7 +54,9 @@ fn switched_in(r: &RunResult, tid: u32, cluster: &str) -> Vec<f64> {
     r.trace
         .iter()
         .filter_map(|e| match *e {
-            TraceEvent::SchedSwitch { time_us, cpu, next_tid, .. } if next_tid == tid && r.cpus[cpu].cluster == cluster => {
+            TraceEvent::SchedSwitch { time_us, cpu, next_tid, .. }
+                if next_tid == tid && r.cpus[cpu].cluster == cluster =>
+            {
                 Some(time_us)
             }
             _ => None,
@@ -92,7 +94,7 @@ fn a_cpu_bound_task_on_little_goes_up_at_the_first_tick_after_its_load_crosses_7
     let hog = tid(&r, "hog-0");
     // the last wake-up starts the CPU-bound phase, on LITTLE
     let woke = *wakeups(&r, hog).last().unwrap();
-    let little_since = switched_in(&r, hog, "little").into_iter().filter(|&t| t <= woke + 1.0).last().unwrap();
+    let little_since = switched_in(&r, hog, "little").into_iter().rfind(|&t| t <= woke + 1.0).unwrap();
     assert!(little_since >= woke - 1.0, "woke at {woke} µs but ran on LITTLE from {little_since}");
     let up = switched_in(&r, hog, "big").into_iter().find(|&t| t > woke).unwrap();
     // from a load of ~0 the ratio passes 700 after 32·log2(1024/324) = 53.1 periods of
@@ -151,9 +153,13 @@ fn a_big_cpu_going_idle_pulls_the_heavy_task_left_on_little() {
     let r = run(&p, &w, SchedPolicy::Hmp, &[], "performance", 10.0);
     let long = tid(&r, "long-4");
     let woke = *wakeups(&r, long).last().unwrap();
-    let first_short_done = r.threads.iter().filter(|t| t.name.starts_with("short")).map(|t| t.finish_s).fold(f64::MAX, f64::min);
+    let first_short_done =
+        r.threads.iter().filter(|t| t.name.starts_with("short")).map(|t| t.finish_s).fold(f64::MAX, f64::min);
     let up = switched_in(&r, long, "big").into_iter().find(|&t| t > woke).unwrap();
-    assert!(up * 1e-6 > first_short_done - 1e-9 && up * 1e-6 < first_short_done + 1e-4, "up {up} µs, done {first_short_done} s");
+    assert!(
+        up * 1e-6 > first_short_done - 1e-9 && up * 1e-6 < first_short_done + 1e-4,
+        "up {up} µs, done {first_short_done} s"
+    );
     assert!(on(&r, "long", "little") > 0.2, "{}", on(&r, "long", "little"));
 }
 
@@ -173,4 +179,3 @@ fn per_cluster_domains_never_balance_across_clusters() {
     let r = run(&p, w, SchedPolicy::Smp, &[], "performance", 10.0);
     assert!(on(&r, "spin", "big") > 0.3 * on(&r, "spin", "little"), "{} s", on(&r, "spin", "big"));
 }
-

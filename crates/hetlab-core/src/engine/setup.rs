@@ -219,7 +219,9 @@ impl<'a> Engine<'a> {
         // LSK-MP 0019 counts performance and powersave as single-frequency: load scale 1024
         let load_freq_invariant = policies
             .iter()
-            .map(|p| placement.frequency_invariant_load() && !matches!(p.governor_name.as_str(), "performance" | "powersave"))
+            .map(|p| {
+                placement.frequency_invariant_load() && !matches!(p.governor_name.as_str(), "performance" | "powersave")
+            })
             .collect();
         let sched = Sched {
             track_util,

@@ -135,7 +135,15 @@ pub struct Balancer {
 impl Balancer {
     /// A balancer with `params` on a kernel whose jiffy is `tick_us`.
     pub fn new(params: DomainParams, tick_us: f64) -> Balancer {
-        Balancer { params, tick_us, cpus: Vec::new(), nohz_next_balance: 0, pass: Pass::default(), pulled: Vec::new(), queued: Vec::new() }
+        Balancer {
+            params,
+            tick_us,
+            cpus: Vec::new(),
+            nohz_next_balance: 0,
+            pass: Pass::default(),
+            pulled: Vec::new(),
+            queued: Vec::new(),
+        }
     }
 
     fn jiffies(&self, now_us: f64) -> u64 {

@@ -127,7 +127,14 @@ pub fn tunables() -> Vec<TunableInfo> {
             0.0,
             1.0,
         ),
-        knob("packing_enable", 1.0, "", "1: light tasks waking on LITTLE fill CPUs in order up to packing_limit", 0.0, 1.0),
+        knob(
+            "packing_enable",
+            1.0,
+            "",
+            "1: light tasks waking on LITTLE fill CPUs in order up to packing_limit",
+            0.0,
+            1.0,
+        ),
         knob(
             "packing_limit",
             k.packing_limit as f64,
@@ -859,7 +866,8 @@ mod tests {
         f.put(0, 1);
         for (dt_us, moves) in [(4194.0, false), (4195.0, true)] {
             let mut g = Fixture { now_us: 10e6 + dt_us, ..Fixture::new(3, &[&[0, 1, 2]]) };
-            (g.cluster_of, g.capacity, g.tasks, g.rqs) = (f.cluster_of.clone(), f.capacity.clone(), f.tasks.clone(), f.rqs.clone());
+            (g.cluster_of, g.capacity, g.tasks, g.rqs) =
+                (f.cluster_of.clone(), f.capacity.clone(), f.tasks.clone(), f.rqs.clone());
             let mut out = vec![];
             h.last_scan = None;
             h.tick(&g.view(), 1, &mut out);
@@ -882,7 +890,10 @@ mod tests {
         assert_eq!(Knobs::resolve(&bare, &none).unwrap(), LSK_DEFAULTS);
         bare.hmp.insert("up_treshold".into(), 600.0);
         let e = Knobs::resolve(&bare, &none).unwrap_err();
-        assert!(e.starts_with("platform 'exynos5422' [hmp]: hmp: unknown tunable 'up_treshold'; known: up_threshold"), "{e}");
+        assert!(
+            e.starts_with("platform 'exynos5422' [hmp]: hmp: unknown tunable 'up_treshold'; known: up_threshold"),
+            "{e}"
+        );
         let e = SchedPolicy::Hmp.build(&p, &[("up_threshold".into(), 2000.0)]).err().unwrap();
         assert_eq!(e, "hmp: up_threshold must be in 0..=1024, got 2000");
         assert!(!knobs(Knobs { frequency_invariant_load_scale: false, ..XU3 }).frequency_invariant_load());

@@ -341,7 +341,10 @@ mod tests {
         assert_eq!(m.iter_from(4).collect::<Vec<_>>(), [4, 5, 1]);
         assert_eq!(m.iter_from(2).collect::<Vec<_>>(), [4, 5, 1]);
         assert_eq!(m.iter_from(63).collect::<Vec<_>>(), [1, 4, 5]);
-        assert_eq!((m.and(CpuMask::of([4, 6])), m.without(4), CpuMask::EMPTY.with(3)), (CpuMask::of([4]), n, CpuMask::of([3])));
+        assert_eq!(
+            (m.and(CpuMask::of([4, 6])), m.without(4), CpuMask::EMPTY.with(3)),
+            (CpuMask::of([4]), n, CpuMask::of([3]))
+        );
         assert!(m.intersects(CpuMask::of([5])) && !m.intersects(CpuMask::of([0])));
         assert!(SchedPolicy::parse("eas").unwrap_err().contains("pinned, smp"));
         let exynos = Platform::builtin("exynos5422").unwrap();

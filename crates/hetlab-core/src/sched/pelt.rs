@@ -183,7 +183,8 @@ impl SchedAvg {
 mod tests {
     use super::*;
 
-    const BUSY: State = State { runnable: true, running: true, freq_scale: SCALE, cpu_scale: SCALE, load_freq_scale: SCALE };
+    const BUSY: State =
+        State { runnable: true, running: true, freq_scale: SCALE, cpu_scale: SCALE, load_freq_scale: SCALE };
     /// One PELT period, ns.
     const PERIOD_NS: u64 = 1024 * 1024;
 

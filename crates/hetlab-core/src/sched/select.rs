@@ -73,7 +73,7 @@ fn wake_affine(view: &SchedView, params: &DomainParams, this: usize, prev: usize
         this_eff_load <= prev_eff_load
     };
     let nr = view.rqs[this].nr_running() as u64;
-    let tl_per_task = if nr > 0 { this_load / nr } else { 0 };
+    let tl_per_task = this_load.checked_div(nr).unwrap_or(0);
     balanced || (this_load <= load && this_load + load <= tl_per_task)
 }
 
@@ -98,7 +98,13 @@ pub fn select_idle_sibling(view: &SchedView, domains: &Domains, thread: usize, t
 /// `find_idlest_group` then `find_idlest_cpu` over `span` (groups of one CPU) for a task
 /// forked on `this`: the least loaded allowed CPU (first in the walk from `this` on ties),
 /// unless `this` is within half the imbalance margin of it.
-fn find_idlest_cpu(view: &SchedView, params: &DomainParams, span: super::CpuMask, thread: usize, this: usize) -> Option<usize> {
+fn find_idlest_cpu(
+    view: &SchedView,
+    params: &DomainParams,
+    span: super::CpuMask,
+    thread: usize,
+    this: usize,
+) -> Option<usize> {
     let allowed = view.tasks[thread].allowed;
     let imbalance = 100 + (params.imbalance_pct as u64 - 100) / 2;
     let mut this_load = 0;
@@ -140,7 +146,7 @@ mod tests {
         assert_eq!(pick(&f, Layout::Vanilla, WakeKind::Wakeup), 0);
         f.busy(0, 1);
         assert_eq!(pick(&f, Layout::Vanilla, WakeKind::Wakeup), 1); // none idle: target
-        // per cluster: CPU 0 and 2 idle but only 3 shares the cache with 1
+                                                                    // per cluster: CPU 0 and 2 idle but only 3 shares the cache with 1
         let mut f = Fixture::new(4, &[&[0, 1, 2, 3]]);
         f.cluster_of = vec![0, 1, 0, 1];
         f.tasks[0].cpu = 1;
