@@ -25,6 +25,30 @@ LINE_RE = re.compile(
 KV_RE = re.compile(r"^(?P<key>\w+)=(?P<value>\S+)$")
 
 EVENTS = ["sched_switch", "sched_waking", "cpu_frequency", "cpu_idle"]
+# The scheduler events LISA's task-state and load-tracking analyses read.
+SCHED_EVENTS = [
+    "sched_wakeup",
+    "sched_wakeup_new",
+    "sched_migrate_task",
+    "sched_pelt_se",
+    "sched_pelt_cfs",
+    "sched_cpu_capacity",
+    "sched_overutilized",
+]
+# Per event, the fields a summary row holds after the time (`__cpu`: the line's CPU).
+COLUMNS = {
+    "sched_switch": ["__cpu", "prev_pid", "next_pid"],
+    "sched_waking": ["__cpu", "pid", "target_cpu"],
+    "cpu_frequency": ["cpu_id", "state"],
+    "cpu_idle": ["cpu_id", "state"],
+    "sched_wakeup": ["__cpu", "pid", "target_cpu"],
+    "sched_wakeup_new": ["__cpu", "pid", "target_cpu"],
+    "sched_migrate_task": ["__cpu", "pid", "orig_cpu", "dest_cpu"],
+    "sched_pelt_se": ["cpu", "path", "pid", "load", "runnable", "util", "update_time"],
+    "sched_pelt_cfs": ["cpu", "path", "load", "runnable", "util", "update_time"],
+    "sched_cpu_capacity": ["cpu", "capacity", "capacity_orig", "capacity_curr"],
+    "sched_overutilized": ["__cpu", "overutilized", "span"],
+}
 
 
 @dataclass
@@ -99,18 +123,22 @@ def counters(lines: list[Line]) -> list[Counter]:
     return out
 
 
-def summary(lines: list[Line]) -> dict:
-    """Same shape as tests/lisa_read_trace.py's output, times as integer µs instead of seconds."""
-    by_event = {e: [line for line in lines if line.event == e] for e in EVENTS}
+def _value(line: Line, column: str):
+    """A field as a summary holds it: an integer (`0x` hexadecimal too, as LISA reads a CPU
+    mask), or the text when it is not a number."""
+    text = str(line.cpu) if column == "__cpu" else line.fields[column]
+    if text.startswith("0x"):
+        return int(text, 16)
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+def summary(lines: list[Line], events: list[str] = EVENTS) -> dict:
+    """Same shape as tests/lisa_read_trace.py's output, times as integer µs instead of seconds:
+    per event of `events`, rows [time, *COLUMNS[event]]."""
+    by_event = {e: [line for line in lines if line.event == e] for e in events}
     out = {"counts": {e: len(v) for e, v in by_event.items()}}
-    out["sched_switch"] = [
-        [ln.time_us, ln.cpu, int(ln.fields["prev_pid"]), int(ln.fields["next_pid"])] for ln in by_event["sched_switch"]
-    ]
-    out["sched_waking"] = [
-        [ln.time_us, ln.cpu, int(ln.fields["pid"]), int(ln.fields["target_cpu"])] for ln in by_event["sched_waking"]
-    ]
-    for e in ("cpu_frequency", "cpu_idle"):
-        out[e] = [[ln.time_us, int(ln.fields["cpu_id"]), int(ln.fields["state"])] for ln in by_event[e]]
+    for e in events:
+        out[e] = [[ln.time_us, *(_value(ln, c) for c in COLUMNS[e])] for ln in by_event[e]]
     return out
 
 

@@ -5,7 +5,7 @@ Run it with the LISA venv's interpreter (``scripts/lisa-venv.sh`` prints its pat
 project's Python: ``lisa-linux==3.1.0`` needs its own pins (constraints-lisa.txt, see
 shared/reference/ecosystem.md §7).
 
-    .venv-lisa/bin/python tests/lisa_read_trace.py TRACE [--parser hrtxt|systrace]
+    .venv-lisa/bin/python tests/lisa_read_trace.py TRACE [--parser hrtxt|systrace] [--sched]
 
 Output (times in seconds as LISA reports them, i.e. the trace's own timestamps)::
 
@@ -15,6 +15,9 @@ Output (times in seconds as LISA reports them, i.e. the trace's own timestamps):
      "sched_waking":  [[time, cpu, pid, target_cpu], ...],
      "cpu_frequency": [[time, cpu_id, state], ...],
      "cpu_idle":      [[time, cpu_id, state], ...]}
+
+With ``--sched`` the scheduler events follow, each as [time, *its COLUMNS] (strings stay
+strings: the PELT events' ``path``, sched_overutilized's ``span``).
 
 An event absent from the trace has count 0 and no rows. Exit status 2 on a usage error, 1 if
 LISA fails to read the trace.
@@ -27,6 +30,34 @@ import sys
 import warnings
 
 EVENTS = ["sched_switch", "sched_waking", "cpu_frequency", "cpu_idle"]
+SCHED_EVENTS = [
+    "sched_wakeup",
+    "sched_wakeup_new",
+    "sched_migrate_task",
+    "sched_pelt_se",
+    "sched_pelt_cfs",
+    "sched_cpu_capacity",
+    "sched_overutilized",
+]
+# The fields of each scheduler event's row, after the time (the same as tests/ftrace_text.py's).
+COLUMNS = {
+    "sched_wakeup": ["__cpu", "pid", "target_cpu"],
+    "sched_wakeup_new": ["__cpu", "pid", "target_cpu"],
+    "sched_migrate_task": ["__cpu", "pid", "orig_cpu", "dest_cpu"],
+    "sched_pelt_se": ["cpu", "path", "pid", "load", "runnable", "util", "update_time"],
+    "sched_pelt_cfs": ["cpu", "path", "load", "runnable", "util", "update_time"],
+    "sched_cpu_capacity": ["cpu", "capacity", "capacity_orig", "capacity_curr"],
+    "sched_overutilized": ["__cpu", "overutilized", "span"],
+}
+
+
+def _plain(value):
+    """A LISA cell as JSON: text (bytes or str) as str, numbers and booleans as int."""
+    if isinstance(value, bytes):
+        return value.decode("ascii")
+    if isinstance(value, str):
+        return value
+    return int(value)
 
 
 def _col(df, *names):
@@ -43,13 +74,15 @@ def _rows(event, df):
         cols = [_col(df, "__cpu", "cpu"), _col(df, "prev_pid"), _col(df, "next_pid")]
     elif event == "sched_waking":
         cols = [_col(df, "__cpu"), _col(df, "pid"), _col(df, "target_cpu")]
+    elif event in COLUMNS:
+        cols = [_col(df, c) for c in COLUMNS[event]]
     else:  # cpu_frequency, cpu_idle
         cols = [_col(df, "cpu_id", "cpu"), _col(df, "state", "frequency")]
-    values = [[int(v) for v in col.tolist()] for col in cols]
+    values = [[_plain(v) for v in col.tolist()] for col in cols]
     return [[t, *vals] for t, *vals in zip(times, *values)]
 
 
-def summarize(path, parser_name):
+def summarize(path, parser_name, events=EVENTS):
     from importlib.metadata import version
 
     from lisa.trace import HRTxtTraceParser, MissingTraceEventError, SysTraceParser, Trace
@@ -58,7 +91,7 @@ def summarize(path, parser_name):
     trace = Trace(
         path,
         parser=parser_cls.from_txt_file,
-        events=EVENTS,
+        events=events,
         normalize_time=False,
         # No `.<trace>.lisa-swap` directory next to the trace.
         enable_swap=False,
@@ -68,7 +101,7 @@ def summarize(path, parser_name):
         "lisa_version": version("lisa-linux"),
         "counts": {},
     }
-    for event in EVENTS:
+    for event in events:
         try:
             df = trace.df_event(event)
         except MissingTraceEventError:
@@ -84,6 +117,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("trace", help="ftrace text file (# tracer: nop, no irq-flags column)")
     ap.add_argument("--parser", choices=["hrtxt", "systrace"], default="hrtxt")
+    ap.add_argument("--sched", action="store_true", help="also the scheduler events (SCHED_EVENTS)")
     args = ap.parse_args(argv)
 
     # LISA 3.1.0 on pandas 2.1 emits FutureWarnings per column; keep stdout JSON-only and
@@ -91,7 +125,7 @@ def main(argv=None):
     warnings.simplefilter("ignore")
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     try:
-        summary = summarize(args.trace, args.parser)
+        summary = summarize(args.trace, args.parser, EVENTS + SCHED_EVENTS if args.sched else EVENTS)
     except Exception as exc:  # report, do not dump a pandas traceback into the JSON stream
         print(f"lisa_read_trace: LISA could not read {args.trace}: {exc!r}", file=sys.stderr)
         return 1

@@ -61,6 +61,8 @@ def test_an_unknown_option_is_an_error_not_ignored():
         offline=[],
         model=None,
         cpuidle="wfi",
+        perf_cpus=[],
+        perf_period=10_000,
         trace=False,
         time_limit_s=1.0,
     )
@@ -82,3 +84,18 @@ def test_the_cli_and_the_api_share_their_defaults():
     )
     assert cli.returncode == 0, cli.stderr
     assert json.loads(cli.stdout) == hetlab.simulate(workload=spec).summary
+
+
+def test_perf_sampling_slows_the_sampled_cpus_only():
+    # seed 003's big.LITTLE emulation: perf record -C 1,3 -c 10000 on the vexpress
+    kw = dict(platform="vexpress-a9", workload="cpu-bound:threads=4,instructions=100000000", governor="performance")
+    plain = hetlab.simulate(**kw).summary["cpus"]
+    sampled = hetlab.simulate(**kw, perf_cpus=[1, 3], perf_period=10_000).summary["cpus"]
+    busy = [c["busy_s"] for c in sampled]
+    assert busy[1] > 1.3 * busy[0] and busy[3] > 1.3 * busy[2]
+    assert busy[0] == pytest.approx(plain[0]["busy_s"], rel=1e-3)
+    assert busy[2] == pytest.approx(plain[2]["busy_s"], rel=1e-3)
+    with pytest.raises(HetlabError, match=r"no \[perf_sample\] cost"):
+        hetlab.simulate(workload="cpu-bound:instructions=1000000", perf_cpus=[1])
+    with pytest.raises(HetlabError, match="cpu9 does not exist"):
+        hetlab.simulate(platform="vexpress-a9", workload="cpu-bound:instructions=1000000", perf_cpus=[9])

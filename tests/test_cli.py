@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from hetlab import api
+
 SMALL = "ccbench:size=1048576,pattern=random,iterations=200000"
 
 
@@ -99,6 +101,21 @@ def test_bad_input_is_one_clear_line_and_no_output_file(tmp_path, args, message)
     assert not trace.exists() and list(tmp_path.iterdir()) == []
 
 
+def test_trace_comes_with_lisa_platform_info(tmp_path):
+    trace = tmp_path / "out.trace"
+    r = hetlab("simulate", "--workload", SMALL, "--trace", str(trace))
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.trace", "out.trace.plat_info.yml"]
+    assert trace.read_text().startswith("# tracer: nop\n")
+    text = (tmp_path / "out.trace.plat_info.yml").read_text()
+    # the platform's own description, from the engine (the API gives the same text)
+    assert text == api.simulate(workload=SMALL, trace=True).plat_info_text
+    lines = text.splitlines()
+    assert "platform-info:" in lines and '        name: "exynos5422"' in lines
+    assert "        - [0, 1, 2, 3]" in lines and "        - [4, 5, 6, 7]" in lines
+    assert "                4: 1024" in lines
+
+
 def test_malformed_platform_file_names_file_and_field(tmp_path):
     text = (Path(__file__).parents[1] / "data/platforms/exynos5422.toml").read_text()
     bad = tmp_path / "bad.toml"
@@ -129,3 +146,25 @@ def test_workload_file_and_series_csv(tmp_path):
     df = pd.read_csv(series)
     assert {"time_s", "cluster", "freq_khz", "load_pct", "cci_congestion", "memory_access"} <= set(df.columns)
     assert set(df.cluster) == {"little", "big"}
+
+
+def test_perf_sampling_flags_and_a_platform_without_cci():
+    r = hetlab(
+        "simulate",
+        "--platform",
+        "vexpress-a9",
+        "--workload",
+        "cpu-bound:threads=1,instructions=10000000",
+        "--perf-cpus",
+        "0,1,2,3",
+        "--perf-period",
+        "10000",
+        "--json",
+    )
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["cci_ports"] == [] and doc["cci_cycles"] == 0
+    assert "no CCI on this platform" in hetlab("simulate", "--platform", "vexpress-a9").stdout
+    assert "no CCI" in hetlab("platforms").stdout
+    r = hetlab("simulate", "--platform", "vexpress-a9", "--perf-cpus", "1,x")
+    assert r.returncode == 2 and r.stderr.startswith("hetlab: error: --perf-cpus") and r.stderr.count("\n") == 1

@@ -15,11 +15,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -66,45 +64,7 @@ SAMPLE = """\
 
 
 # ------------------------------------------------------------------------------------------------
-# LISA venv
-
-
-def _index_reachable(timeout=5.0) -> tuple[bool, str]:
-    """Can we open a TCP connection to the package index (or the proxy in front of it)?"""
-    url = os.environ.get("PIP_INDEX_URL") or "https://pypi.org/simple"
-    proxy = os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy")
-    target = urlsplit(proxy or url)
-    host = target.hostname or "pypi.org"
-    port = target.port or (443 if target.scheme == "https" else 80)
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True, f"{host}:{port} reachable"
-    except OSError as exc:
-        return False, f"{host}:{port} unreachable ({exc})"
-
-
-@pytest.fixture(scope="session")
-def lisa_python() -> str:
-    override = os.environ.get("HETLAB_LISA_PYTHON")
-    if override:
-        assert Path(override).exists(), f"HETLAB_LISA_PYTHON={override} does not exist"
-        return override
-    proc = subprocess.run(
-        ["bash", str(REPO / "scripts" / "lisa-venv.sh")],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=3600,
-    )
-    if proc.returncode != 0:
-        log = proc.stderr[-4000:]
-        reachable, why = _index_reachable()
-        if not reachable and os.environ.get("HETLAB_REQUIRE_LISA") != "1":
-            pytest.skip(f"cannot build the LISA venv without network: {why}")
-        pytest.fail(f"scripts/lisa-venv.sh failed (index: {why}):\n{log}")
-    python = proc.stdout.strip().splitlines()[-1]
-    assert Path(python).exists(), f"lisa-venv.sh printed {python!r}"
-    return python
+# LISA (the `lisa_python` fixture, the venv's interpreter, is in conftest.py)
 
 
 def run_lisa(lisa_python: str, trace: Path, parser: str) -> dict:

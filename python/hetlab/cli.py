@@ -125,6 +125,8 @@ def _format_run(r: api.SimResult) -> str:
             f"{c['name']:10} {tot['cpu_cycles']:14d} {tot['inst_retired']:14d}"
             f" {tot['l2d_cache_refill']:12d} {tot['bus_access']:12d}"
         )
+    if not s["cci_ports"]:
+        return "\n".join([*lines, "", "no CCI on this platform"])
     lines += ["", f"{'CCI port':10} {'si_rrq_hs_any':>14} {'stall_tt_full':>14} {'congestion':>11}"]
     for p in s["cci_ports"]:
         lines.append(
@@ -168,6 +170,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         else None,
         cpuidle=args.cpuidle,
         model=args.model,
+        perf_cpus=_ints(args.perf_cpus, "--perf-cpus"),
+        perf_period=args.perf_period,
         time_limit_s=args.time_limit,
         seed=args.seed,
     )
@@ -182,6 +186,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     # All runs succeeded: now write the outputs.
     if args.trace:
         _write(args.trace, runs[0].trace_text or "")
+        _write(api.plat_info_path(args.trace), runs[0].plat_info_text or "")
     if args.series:
         _write(args.series, runs[0].series_df().to_csv(index=False))
     if args.json:
@@ -210,8 +215,9 @@ def cmd_platforms(args: argparse.Namespace) -> int:
         print(f"{p['name']}: {p['description']}")
         for c in p["clusters"]:
             mhz = [f // 1000 for f in c["opps_khz"]]
+            cci = "no CCI" if c["cci_port"] is None else f"CCI S{c['cci_port']}"
             print(
-                f"  {c['name']:7} {c['core_type']:11} cpus {c['cpus'][0]}-{c['cpus'][-1]}  CCI S{c['cci_port']}  "
+                f"  {c['name']:7} {c['core_type']:11} cpus {c['cpus'][0]}-{c['cpus'][-1]}  {cci}  "
                 f"L2 {c['l2_bytes'] // 1024} KB  capacity {c['capacity']}  OPPs {mhz[0]}-{mhz[-1]} MHz ({len(mhz)})"
             )
     return 0
@@ -469,6 +475,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sim.add_argument("--model", help="anti-snoop model: lctes2020-fig4 (default) or a trained model.json")
     sim.add_argument(
+        "--perf-cpus",
+        metavar="CPU,...",
+        help="run `perf record -a -e instructions -C CPUS -c PERIOD` beside the workload: each counter overflow on "
+        "these CPUs costs them the platform's perf_sample cost (seed 003's big.LITTLE emulation, e.g. 1,3)",
+    )
+    sim.add_argument(
+        "--perf-period",
+        type=int,
+        metavar="N",
+        help=f"instructions per perf sample, perf record -c (default: {sim_default('perf_period')})",
+    )
+    sim.add_argument(
         "--seed",
         type=int,
         help=f"random seed; the same seed gives byte-identical results (default: {sim_default('seed')})",
@@ -484,7 +502,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sim.add_argument("--json", action="store_true", help="print the JSON summary (with --reps: all runs plus mean/std)")
     sim.add_argument(
-        "--trace", metavar="FILE", help="write an ftrace text trace (opens in Perfetto UI and LISA) of the first run"
+        "--trace",
+        metavar="FILE",
+        help="write an ftrace text trace (opens in Perfetto UI and LISA) of the first run, and LISA's platform"
+        " info beside it (FILE.plat_info.yml)",
     )
     sim.add_argument(
         "--series", metavar="FILE", help="write the per-sample time series of the first run as CSV (pandas.read_csv)"

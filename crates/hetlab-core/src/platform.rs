@@ -1,6 +1,12 @@
 //! SoC descriptions: core types, clusters with OPP tables, the CCI, DRAM, board power, thermal
 //! trips and OS noise. Parsed from TOML (data/platforms/*.toml) and validated; every error names
 //! the file, the field and the reason.
+//!
+//! Optional parts, for SoCs that lack them: the `[cci]` section with each cluster's `cci_port`
+//! (an SCU-based MPCore such as the Cortex-A9 keeps its one cluster coherent without a CCI:
+//! no cross-cluster snoops, no interconnect traversal, no CCI counters), a cluster's
+//! power-down state (`cluster_off_*`: a platform whose cpuidle has only WFI), and the
+//! `[perf_sample]` cost of one perf counter-overflow sample (`kernel::perf_sampling`).
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -31,13 +37,19 @@ pub struct Platform {
     pub hmp: BTreeMap<String, f64>,
     pub core_types: Vec<CoreType>,
     pub clusters: Vec<Cluster>,
-    pub cci: Cci,
+    /// The cache-coherent interconnect between clusters; `None`: the platform has none.
+    #[serde(default)]
+    pub cci: Option<Cci>,
     pub dram: Dram,
     pub board: Board,
     pub thermal: Thermal,
     pub noise: Noise,
     pub governor_cost: GovernorCost,
     pub sensors: Sensors,
+    /// CPU cost of one perf counter-overflow sample on this board's kernel; `None`: not
+    /// described (perf sampling cannot be simulated on this platform).
+    #[serde(default)]
+    pub perf_sample: Option<PerfSampleCost>,
     /// Derived once at load: each cluster's index into `core_types`, and its CPU capacity.
     #[serde(skip)]
     derived: Derived,
@@ -64,6 +76,18 @@ pub struct SchedCosts {
 #[serde(deny_unknown_fields)]
 pub struct Sensors {
     pub period_us: u64,
+}
+
+/// What one perf counter-overflow sample costs the CPU it interrupts (PMU interrupt, the
+/// overflow handler and the sample written to the ring buffer), `kernel::perf_sampling`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerfSampleCost {
+    /// CPU time of one sample in cycles of the interrupted core (so it scales with its clock).
+    pub cycles: f64,
+    /// Instructions of the handler that the counter itself counts towards the next period (a
+    /// PMU without privilege filtering counts the kernel's instructions too).
+    pub counted_instructions: f64,
 }
 
 /// CPU time a PMC-reading governor sample costs on this board.
@@ -103,15 +127,20 @@ pub struct Cluster {
     pub name: String,
     pub core_type: String,
     pub cpus: Vec<usize>,
-    pub cci_port: u8,
+    /// The CCI slave interface the cluster is wired to (S3, S4, ...); only with a `[cci]`.
+    #[serde(default)]
+    pub cci_port: Option<u8>,
     pub l2_bytes: u64,
     pub transition_latency_ns: u32,
     /// `[kHz, µV]` pairs, ascending.
     pub opps: Vec<[u32; 2]>,
     /// Leakage of the powered cluster at 1.0 V and 25 °C, mW.
     pub leakage_mw: f64,
-    pub cluster_off_exit_latency_us: u32,
-    pub cluster_off_target_residency_us: u32,
+    /// Cluster power-down (cpuidle's cluster state), both or neither; `None`: WFI only.
+    #[serde(default)]
+    pub cluster_off_exit_latency_us: Option<u32>,
+    #[serde(default)]
+    pub cluster_off_target_residency_us: Option<u32>,
     pub thermal_resistance_c_per_w: f64,
     pub thermal_capacitance_j_per_c: f64,
 }
@@ -161,6 +190,7 @@ pub struct Trip {
 #[serde(deny_unknown_fields)]
 pub struct Noise {
     pub kernel_wakeup_mean_interval_us: u64,
+    /// Mean OS-jitter burst; 0: no jitter at all (`kernel::jitter`).
     pub kernel_wakeup_mean_busy_us: u64,
     pub dram_latency_sigma: f64,
     pub dram_noise_period_us: u64,
@@ -335,14 +365,47 @@ impl Platform {
             if self.clusters[..i].iter().any(|o| o.name.eq_ignore_ascii_case(&c.name)) {
                 return Err(format!("clusters: duplicate cluster name '{}'", c.name));
             }
-            if self.clusters[..i].iter().any(|o| o.cci_port == c.cci_port) {
-                return Err(format!("clusters '{}'.cci_port: port S{} is used twice", c.name, c.cci_port));
+            match (&self.cci, c.cci_port) {
+                (Some(_), None) => {
+                    return Err(format!(
+                        "clusters '{}'.cci_port: the platform has a [cci] section, so every cluster needs the CCI \
+                         slave interface it is wired to (e.g. cci_port = 3)",
+                        c.name
+                    ))
+                }
+                (None, Some(port)) => {
+                    return Err(format!(
+                        "clusters '{}'.cci_port: S{port} given but the platform has no [cci] section; describe the \
+                         interconnect in [cci] or remove cci_port",
+                        c.name
+                    ))
+                }
+                (Some(_), Some(port)) if self.clusters[..i].iter().any(|o| o.cci_port == Some(port)) => {
+                    return Err(format!("clusters '{}'.cci_port: port S{port} is used twice", c.name));
+                }
+                _ => {}
+            }
+            match (c.cluster_off_exit_latency_us, c.cluster_off_target_residency_us) {
+                (Some(_), None) | (None, Some(_)) => {
+                    return Err(format!(
+                        "clusters '{}': give both cluster_off_exit_latency_us and cluster_off_target_residency_us \
+                         (a cluster power-down state), or neither (WFI only)",
+                        c.name
+                    ))
+                }
+                _ => {}
             }
         }
-        positive("cci.clock_khz", self.cci.clock_khz as f64)?;
-        non_negative("cci.latency_ns", self.cci.latency_ns)?;
-        positive("cci.read_tracker_entries", self.cci.read_tracker_entries as f64)?;
-        non_negative("cci.snoop_path_l2_lookups", self.cci.snoop_path_l2_lookups)?;
+        if let Some(cci) = &self.cci {
+            positive("cci.clock_khz", cci.clock_khz as f64)?;
+            non_negative("cci.latency_ns", cci.latency_ns)?;
+            positive("cci.read_tracker_entries", cci.read_tracker_entries as f64)?;
+            non_negative("cci.snoop_path_l2_lookups", cci.snoop_path_l2_lookups)?;
+        }
+        if let Some(cost) = &self.perf_sample {
+            positive("perf_sample.cycles", cost.cycles)?;
+            non_negative("perf_sample.counted_instructions", cost.counted_instructions)?;
+        }
         positive("dram.idle_latency_ns", self.dram.idle_latency_ns)?;
         positive("dram.peak_bandwidth_mb_s", self.dram.peak_bandwidth_mb_s)?;
         fraction("dram.bandwidth_efficiency", self.dram.bandwidth_efficiency)?;
@@ -382,6 +445,11 @@ impl Cluster {
     pub fn freqs_khz(&self) -> Vec<u32> {
         self.opps.iter().map(|o| o[0]).collect()
     }
+    /// The cluster power-down state as (exit latency, target residency), µs; `None`: the
+    /// cluster's cpuidle has WFI only.
+    pub fn cluster_off_us(&self) -> Option<(u32, u32)> {
+        self.cluster_off_exit_latency_us.zip(self.cluster_off_target_residency_us)
+    }
     /// Voltage of the OPP at `khz` (the lowest OPP at or above it), volts.
     pub fn voltage_v(&self, khz: u32) -> f64 {
         let opp = self.opps.iter().find(|o| o[0] >= khz).unwrap_or(&self.opps[self.opps.len() - 1]);
@@ -408,7 +476,9 @@ mod tests {
         assert_eq!((little.min_khz(), little.max_khz()), (200000, 1400000));
         assert_eq!((big.min_khz(), big.max_khz()), (200000, 2000000));
         assert_eq!(big.voltage_v(1700000), 1.25);
-        assert_eq!((little.cci_port, big.cci_port), (3, 4));
+        assert_eq!((little.cci_port, big.cci_port), (Some(3), Some(4)));
+        assert!(p.cci.is_some() && p.perf_sample.is_none());
+        assert_eq!((little.cluster_off_exit_latency_us, big.cluster_off_target_residency_us), (Some(700), Some(2000)));
         // arch_topology normalisation: 539 * 1400 / (1024 * 2000) * 1024 = 377
         assert_eq!(p.cpu_capacity(0), 377);
         assert_eq!(p.cpu_capacity(1), 1024);
@@ -454,6 +524,67 @@ mod tests {
         assert_eq!(hz("hz = 300").unwrap().tick_us(), 3_333);
         assert!(hz("hz = 0").unwrap_err().contains("hz must be positive"));
         assert!(hz("hz = 2000000").unwrap_err().contains("hz must be at most 1000000"));
+    }
+
+    #[test]
+    fn vexpress_a9_is_one_scu_cluster_at_400_mhz_without_cci_dvfs_or_cluster_off() {
+        let p = Platform::builtin("vexpress-a9").unwrap();
+        assert_eq!((p.ncpus(), p.clusters.len(), p.hz), (4, 1, 100));
+        let a9 = &p.clusters[0];
+        assert_eq!(a9.opps, vec![[400_000, 1_000_000]]);
+        assert_eq!((a9.cci_port, a9.cluster_off_us(), p.cci.is_none()), (None, None, true));
+        assert_eq!((p.core_type_of(0).line_bytes, a9.l2_bytes), (32, 512 * 1024));
+        assert_eq!(p.cpu_capacity(0), 1024);
+        let cost = p.perf_sample.as_ref().expect("seed 003's perf sampling is described");
+        assert!(cost.cycles > 0.0 && cost.counted_instructions < 10_000.0);
+        assert_eq!(p.tick_us(), 10_000);
+    }
+
+    #[test]
+    fn linsched_2b2l_differs_between_clusters_only_in_the_core_type() {
+        let p = Platform::builtin("linsched-2b2l").unwrap();
+        let (little, big) = (p.cluster_index("little").unwrap(), p.cluster_index("big").unwrap());
+        assert_eq!((p.clusters[little].cpus.clone(), p.clusters[big].cpus.clone()), (vec![0, 1], vec![2, 3]));
+        // arch_topology: 512 x 1 GHz and 1024 x 1 GHz, normalised to the largest
+        assert_eq!((p.cpu_capacity(little), p.cpu_capacity(big)), (512, 1024));
+        let (cl, cb) = (&p.clusters[little], &p.clusters[big]);
+        assert_eq!((cl.opps.clone(), cl.l2_bytes), (cb.opps.clone(), cb.l2_bytes));
+        let (tl, tb) = (p.core_type_of(little), p.core_type_of(big));
+        assert_eq!((tl.cpi_factor, tb.cpi_factor), (2.0, 1.0));
+        assert_eq!(
+            (tl.l1d_bytes, tl.l1_hit_cycles, tl.l2_hit_cycles),
+            (tb.l1d_bytes, tb.l1_hit_cycles, tb.l2_hit_cycles)
+        );
+        assert!(p.cci.is_none() && p.noise.kernel_wakeup_mean_busy_us == 0 && p.tick_us() == 1000);
+    }
+
+    #[test]
+    fn the_interconnect_and_cluster_off_are_optional_but_consistent() {
+        // a [cci] needs every cluster's port
+        let e = broken("cci_port = 3\n", "");
+        assert!(e.contains("'little'.cci_port") && e.contains("[cci] section") && e.contains("cci_port = 3"), "{e}");
+        // a port without a [cci]
+        let text = exynos_text();
+        let start = text.find("[cci]").unwrap();
+        let end = start + text[start..].find("[dram]").unwrap();
+        let no_cci = format!("{}{}", &text[..start], &text[end..]);
+        let e = Platform::from_toml("x.toml", &no_cci).unwrap_err();
+        assert!(e.contains("S3 given but the platform has no [cci] section"), "{e}");
+        // ... and with the ports gone too, the platform loads without a CCI
+        let p =
+            Platform::from_toml("x.toml", &no_cci.replace("cci_port = 3\n", "").replace("cci_port = 4\n", "")).unwrap();
+        assert!(p.cci.is_none() && p.clusters.iter().all(|c| c.cci_port.is_none()));
+        let e = broken("cci_port = 4", "cci_port = 3");
+        assert!(e.contains("port S3 is used twice"), "{e}");
+        // a power-down state needs both numbers
+        let e = broken("cluster_off_exit_latency_us = 700\n", "");
+        assert!(e.contains("'little'") && e.contains("both cluster_off_exit_latency_us"), "{e}");
+        // the perf sample cost is checked when given
+        let with_cost =
+            |cost: &str| Platform::from_toml("x.toml", &format!("{}\n[perf_sample]\n{cost}", exynos_text()));
+        assert!(with_cost("cycles = 5000.0\ncounted_instructions = 1000.0").unwrap().perf_sample.is_some());
+        let e = with_cost("cycles = 0.0\ncounted_instructions = 1000.0").unwrap_err();
+        assert!(e.contains("perf_sample.cycles must be a positive number"), "{e}");
     }
 
     #[test]

@@ -2,7 +2,18 @@
 //!
 //! The text layout is the one Perfetto UI and LISA both open (shared/reference/ecosystem.md §4
 //! and §7): a `# tracer: nop` header, then trace-cmd-report-style lines *without* the
-//! irq-flags column, timestamps in seconds with 6 decimals.
+//! irq-flags column, timestamps in seconds with 6 decimals. Event bodies are the kernel's
+//! `TP_printk` output: `sched_switch`, `sched_waking`, `sched_wakeup`, `sched_wakeup_new` and
+//! `sched_migrate_task` as include/trace/events/sched.h prints them, `cpu_frequency` and
+//! `cpu_idle` as include/trace/events/power.h does, and the scheduler signals LISA's analyses
+//! read (`sched_pelt_se`, `sched_pelt_cfs`, `sched_cpu_capacity`, `sched_overutilized`) as
+//! LISA's own `sched_tp` kernel module prints them (lisa/_assets/kmodules/sched_tp/
+//! ftrace_events.h in lisa-linux 3.1.0, the version the tests pin).
+//!
+//! [`write_lisa_plat_info`] writes the companion LISA needs for its frequency analysis: the
+//! platform's CPU capacities, frequency domains and frequencies as a `PlatformInfo` YAML map.
+
+use crate::platform::Platform;
 
 /// Linux's PWR_EVENT_EXIT, printed as u32 by the cpu_idle tracepoint.
 pub const CPU_IDLE_EXIT: u32 = 4294967295;
@@ -18,12 +29,41 @@ pub enum PrevState {
     Dead,
 }
 
+/// PELT signals as `struct sched_avg` holds them when the tracepoint fires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeltSignals {
+    /// `load_avg` (weighted by the entity's load weight).
+    pub load: u64,
+    /// `runnable_avg`: share of time runnable, 0..=1024.
+    pub runnable: u64,
+    /// `util_avg`, 0..=1024.
+    pub util: u64,
+    /// `last_update_time`, ns.
+    pub update_time_ns: u64,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum TraceEvent {
     /// A CPU switches from `prev` to `next`; tid 0 is the idle task `swapper/N`.
     SchedSwitch { time_us: f64, cpu: usize, prev_tid: u32, prev_state: PrevState, next_tid: u32 },
-    /// `tid` is woken and will run on `target_cpu`; emitted on `waker_cpu`.
+    /// `try_to_wake_up` starts waking `tid`, emitted on `waker_cpu`; `target_cpu` is the CPU the
+    /// task last ran on (`task_cpu(p)` before `select_task_rq`, as the kernel prints it).
     SchedWaking { time_us: f64, waker_cpu: usize, tid: u32, target_cpu: usize },
+    /// `tid` is runnable on `target_cpu` (`sched_wakeup`; `sched_wakeup_new` for a new task,
+    /// which has no `sched_waking`), emitted on `cpu`.
+    SchedWakeup { time_us: f64, cpu: usize, tid: u32, target_cpu: usize, new_task: bool },
+    /// `set_task_cpu` moves `tid` from `orig_cpu` to `dest_cpu`, emitted on `cpu`.
+    SchedMigrateTask { time_us: f64, cpu: usize, tid: u32, orig_cpu: usize, dest_cpu: usize },
+    /// A task's PELT signals (`sched_pelt_se`, path `(null)`), on the CPU of its run queue.
+    SchedPeltSe { time_us: f64, cpu: usize, tid: u32, signals: PeltSignals },
+    /// A CPU's root CFS run queue's PELT signals (`sched_pelt_cfs`, path `/`).
+    SchedPeltCfs { time_us: f64, cpu: usize, signals: PeltSignals },
+    /// A CPU's capacities, 0..=1024 (`sched_cpu_capacity`): `capacity_orig` at its top OPP,
+    /// `capacity` what CFS may use of it, `capacity_curr` at the current frequency.
+    SchedCpuCapacity { time_us: f64, cpu: usize, capacity: u32, capacity_orig: u32, capacity_curr: u32 },
+    /// The root domain `span` (a CPU bit mask) becomes over-utilised or not (EAS's tipping
+    /// point, `sched_overutilized`), emitted on `cpu`.
+    SchedOverutilized { time_us: f64, cpu: usize, overutilized: bool, span: u64 },
     /// Frequency change of one CPU (one line per CPU of the cluster), kHz.
     CpuFrequency { time_us: f64, cpu: usize, freq_khz: u32 },
     /// Idle-state entry (`state` = index) or exit (`CPU_IDLE_EXIT`).
@@ -37,6 +77,12 @@ impl TraceEvent {
         match self {
             TraceEvent::SchedSwitch { time_us, .. }
             | TraceEvent::SchedWaking { time_us, .. }
+            | TraceEvent::SchedWakeup { time_us, .. }
+            | TraceEvent::SchedMigrateTask { time_us, .. }
+            | TraceEvent::SchedPeltSe { time_us, .. }
+            | TraceEvent::SchedPeltCfs { time_us, .. }
+            | TraceEvent::SchedCpuCapacity { time_us, .. }
+            | TraceEvent::SchedOverutilized { time_us, .. }
             | TraceEvent::CpuFrequency { time_us, .. }
             | TraceEvent::CpuIdle { time_us, .. }
             | TraceEvent::Counter { time_us, .. } => *time_us,
@@ -97,6 +143,28 @@ fn format_counter_value(value: f64) -> String {
         s = "0".to_string();
     }
     s
+}
+
+/// A CPU mask as the kernel's `%*pb` prints it for `nbits` CPUs (`bitmap_string`): hex, in
+/// comma-separated 32-bit chunks from the highest, the first as wide as its bits need, zero
+/// padded (`ff` for 8 CPUs, `0f` for CPUs 0-3 of 8, `3,ffffffff` for 34).
+fn cpumask_hex(mask: u64, nbits: usize) -> String {
+    let nbits = nbits.clamp(1, 64);
+    let mut out = String::new();
+    let mut chunk_bits = if nbits.is_multiple_of(32) { 32 } else { nbits % 32 };
+    let mut lo = nbits.div_ceil(32) * 32 - 32;
+    loop {
+        let val = (mask >> lo) & ((1u64 << chunk_bits) - 1);
+        if !out.is_empty() {
+            out.push(',');
+        }
+        out.push_str(&format!("{val:0width$x}", width = chunk_bits.div_ceil(4)));
+        if lo == 0 {
+            return out;
+        }
+        lo -= 32;
+        chunk_bits = 32;
+    }
 }
 
 struct Namer<'a> {
@@ -187,6 +255,13 @@ pub fn write_ftrace(events: &[TraceEvent], threads: &TraceThreads, ncpus: usize,
         let (cpu, name) = match ev {
             TraceEvent::SchedSwitch { cpu, .. } => (*cpu, "sched_switch"),
             TraceEvent::SchedWaking { waker_cpu, .. } => (*waker_cpu, "sched_waking"),
+            TraceEvent::SchedWakeup { cpu, new_task: false, .. } => (*cpu, "sched_wakeup"),
+            TraceEvent::SchedWakeup { cpu, new_task: true, .. } => (*cpu, "sched_wakeup_new"),
+            TraceEvent::SchedMigrateTask { cpu, .. } => (*cpu, "sched_migrate_task"),
+            TraceEvent::SchedPeltSe { cpu, .. } => (*cpu, "sched_pelt_se"),
+            TraceEvent::SchedPeltCfs { cpu, .. } => (*cpu, "sched_pelt_cfs"),
+            TraceEvent::SchedCpuCapacity { cpu, .. } => (*cpu, "sched_cpu_capacity"),
+            TraceEvent::SchedOverutilized { cpu, .. } => (*cpu, "sched_overutilized"),
             TraceEvent::CpuFrequency { cpu, .. } => (*cpu, "cpu_frequency"),
             TraceEvent::CpuIdle { cpu, .. } => (*cpu, "cpu_idle"),
             TraceEvent::Counter { cpu, .. } => (*cpu, "tracing_mark_write"),
@@ -233,7 +308,7 @@ pub fn write_ftrace(events: &[TraceEvent], threads: &TraceThreads, ncpus: usize,
                 current_on(&mut current, *cpu);
                 current[*cpu] = *next_tid;
             }
-            TraceEvent::SchedWaking { tid, target_cpu, .. } => {
+            TraceEvent::SchedWaking { tid, target_cpu, .. } | TraceEvent::SchedWakeup { tid, target_cpu, .. } => {
                 let _ = writeln!(
                     out,
                     "comm={} pid={} prio={} target_cpu={:03}",
@@ -242,6 +317,46 @@ pub fn write_ftrace(events: &[TraceEvent], threads: &TraceThreads, ncpus: usize,
                     namer.prio(*tid),
                     target_cpu,
                 );
+            }
+            TraceEvent::SchedMigrateTask { tid, orig_cpu, dest_cpu, .. } => {
+                let _ = writeln!(
+                    out,
+                    "comm={} pid={} prio={} orig_cpu={} dest_cpu={}",
+                    namer.body_comm(*tid, *orig_cpu),
+                    tid,
+                    namer.prio(*tid),
+                    orig_cpu,
+                    dest_cpu,
+                );
+            }
+            TraceEvent::SchedPeltSe { cpu, tid, signals: s, .. } => {
+                let _ = writeln!(
+                    out,
+                    "cpu={} path=(null) comm={} pid={} load={} runnable={} util={} update_time={}",
+                    cpu,
+                    namer.body_comm(*tid, *cpu),
+                    tid,
+                    s.load,
+                    s.runnable,
+                    s.util,
+                    s.update_time_ns,
+                );
+            }
+            TraceEvent::SchedPeltCfs { cpu, signals: s, .. } => {
+                let _ = writeln!(
+                    out,
+                    "cpu={} path=/ load={} runnable={} util={} update_time={}",
+                    cpu, s.load, s.runnable, s.util, s.update_time_ns,
+                );
+            }
+            TraceEvent::SchedCpuCapacity { cpu, capacity, capacity_orig, capacity_curr, .. } => {
+                let _ = writeln!(
+                    out,
+                    "cpu={cpu} capacity={capacity} capacity_orig={capacity_orig} capacity_curr={capacity_curr}"
+                );
+            }
+            TraceEvent::SchedOverutilized { overutilized, span, .. } => {
+                let _ = writeln!(out, "overutilized={} span=0x{}", u8::from(*overutilized), cpumask_hex(*span, ncpus));
             }
             TraceEvent::CpuFrequency { cpu, freq_khz, .. } => {
                 let _ = writeln!(out, "state={freq_khz} cpu_id={cpu}");
@@ -258,6 +373,58 @@ pub fn write_ftrace(events: &[TraceEvent], threads: &TraceThreads, ncpus: usize,
                     format_counter_value(*value),
                 );
             }
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// LISA platform info
+// ------------------------------------------------------------------------------------------------
+
+/// Renders the platform as the YAML map LISA loads with
+/// `lisa.platforms.platinfo.PlatformInfo.from_yaml_map` (the layout of LISA's own
+/// `doc/traces/plat_info.yml` and `lisa-platinfo-extract` output): name, CPU count, each CPU's
+/// capacity at its top OPP (`cpu-capacities/orig`, from the core type's DMIPS/MHz and top
+/// frequency, as arch_topology normalises them), the frequency domains (one cpufreq policy per
+/// cluster) and each CPU's frequencies, kHz ascending. LISA's frequency analysis needs
+/// `freq-domains`; its load-tracking analysis reads the capacities.
+///
+/// CPU numbers are the logical CPUs at boot (logical CPU i on core i); a run that moves
+/// logical CPUs onto other cores traces the new capacities as `sched_cpu_capacity`.
+/// No `nrg-model`: LISA's `EnergyModel` is a Python object, not plain YAML.
+pub fn write_lisa_plat_info(platform: &Platform, out: &mut String) {
+    use std::fmt::Write as _;
+
+    let ncpus = platform.ncpus();
+    let cluster_of = |cpu: usize| platform.clusters.iter().position(|c| c.cpus.contains(&cpu));
+    let list = |v: &mut dyn Iterator<Item = String>| v.collect::<Vec<_>>().join(", ");
+    // A JSON string is a YAML double-quoted scalar.
+    let name = serde_json::to_string(&platform.name).unwrap_or_else(|_| "\"platform\"".into());
+
+    out.push_str("# LISA PlatformInfo: PlatformInfo.from_yaml_map(path) (lisa.platforms.platinfo)\n");
+    out.push_str("platform-info:\n    conf:\n");
+    let _ = writeln!(out, "        name: {name}");
+    out.push_str("        os: linux\n");
+    let _ = writeln!(out, "        cpus-count: {ncpus}");
+    out.push_str("        numa-nodes-count: 1\n");
+    out.push_str("        cpu-capacities:\n            writeable: false\n            orig:\n");
+    for cpu in 0..ncpus {
+        if let Some(c) = cluster_of(cpu) {
+            let _ = writeln!(out, "                {cpu}: {}", platform.cpu_capacity(c));
+        }
+    }
+    out.push_str("        freq-domains:\n");
+    for cluster in &platform.clusters {
+        let mut cpus = cluster.cpus.clone();
+        cpus.sort_unstable();
+        let _ = writeln!(out, "        - [{}]", list(&mut cpus.iter().map(|c| c.to_string())));
+    }
+    out.push_str("        freqs:\n");
+    for cpu in 0..ncpus {
+        if let Some(c) = cluster_of(cpu) {
+            let mut khz = platform.clusters[c].freqs_khz();
+            khz.sort_unstable();
+            let _ = writeln!(out, "            {cpu}: [{}]", list(&mut khz.iter().map(|f| f.to_string())));
         }
     }
 }
@@ -441,6 +608,82 @@ mod tests {
         );
     }
 
+    /// The scheduler events, each as the kernel's TP_printk (sched.h) or LISA's sched_tp module
+    /// prints it, in the order the engine emits a wake-up with a migration.
+    #[test]
+    fn scheduler_events_print_as_the_kernel_tracepoints() {
+        let pelt = PeltSignals { load: 1000, runnable: 1017, util: 377, update_time_ns: 1_049_600 };
+        let events = vec![
+            TraceEvent::SchedCpuCapacity {
+                time_us: 0.0,
+                cpu: 1,
+                capacity: 377,
+                capacity_orig: 377,
+                capacity_curr: 188,
+            },
+            TraceEvent::SchedWakeup { time_us: 5.0, cpu: 0, tid: 1, target_cpu: 0, new_task: true },
+            TraceEvent::SchedWaking { time_us: 1000.0, waker_cpu: 0, tid: 2, target_cpu: 0 },
+            TraceEvent::SchedMigrateTask { time_us: 1000.0, cpu: 0, tid: 2, orig_cpu: 0, dest_cpu: 1 },
+            TraceEvent::SchedWakeup { time_us: 1000.0, cpu: 1, tid: 2, target_cpu: 1, new_task: false },
+            TraceEvent::SchedPeltSe { time_us: 1050.0, cpu: 1, tid: 2, signals: pelt },
+            TraceEvent::SchedPeltCfs { time_us: 1050.0, cpu: 1, signals: PeltSignals { load: 2000, ..pelt } },
+            TraceEvent::SchedOverutilized { time_us: 1100.0, cpu: 1, overutilized: true, span: 0b11 },
+            TraceEvent::SchedOverutilized { time_us: 1200.0, cpu: 1, overutilized: false, span: 0b11 },
+        ];
+        let lines: Vec<String> = body_lines(&render(&events, 2)).into_iter().map(String::from).collect();
+        let want = [
+            "          <idle>-0     [001]     0.000000: sched_cpu_capacity:   cpu=1 capacity=377 capacity_orig=377 capacity_curr=188",
+            "          <idle>-0     [000]     0.000005: sched_wakeup_new:     comm=task0 pid=1 prio=120 target_cpu=000",
+            "          <idle>-0     [000]     0.001000: sched_waking:         comm=my_worker pid=2 prio=100 target_cpu=000",
+            "          <idle>-0     [000]     0.001000: sched_migrate_task:   comm=my_worker pid=2 prio=100 orig_cpu=0 dest_cpu=1",
+            "          <idle>-0     [001]     0.001000: sched_wakeup:         comm=my_worker pid=2 prio=100 target_cpu=001",
+            "          <idle>-0     [001]     0.001050: sched_pelt_se:        cpu=1 path=(null) comm=my_worker pid=2 load=1000 runnable=1017 util=377 update_time=1049600",
+            "          <idle>-0     [001]     0.001050: sched_pelt_cfs:       cpu=1 path=/ load=2000 runnable=1017 util=377 update_time=1049600",
+            "          <idle>-0     [001]     0.001100: sched_overutilized:   overutilized=1 span=0x3",
+            "          <idle>-0     [001]     0.001200: sched_overutilized:   overutilized=0 span=0x3",
+        ];
+        assert_eq!(lines, want);
+    }
+
+    #[test]
+    fn cpu_masks_print_as_bitmap_string() {
+        assert_eq!(cpumask_hex(0xff, 8), "ff");
+        assert_eq!(cpumask_hex(0x0f, 8), "0f");
+        assert_eq!(cpumask_hex(0x3, 2), "3");
+        assert_eq!(cpumask_hex(0x3f, 6), "3f");
+        assert_eq!(cpumask_hex(0x0001, 16), "0001");
+        assert_eq!(cpumask_hex(u32::MAX as u64, 32), "ffffffff");
+        assert_eq!(cpumask_hex((1 << 34) - 1, 34), "3,ffffffff");
+        assert_eq!(cpumask_hex(1 << 33, 40), "02,00000000");
+        assert_eq!(cpumask_hex(u64::MAX, 64), "ffffffff,ffffffff");
+    }
+
+    #[test]
+    fn lisa_plat_info_lists_capacities_domains_and_frequencies() {
+        let p = Platform::builtin("exynos5422").unwrap();
+        let mut text = String::new();
+        write_lisa_plat_info(&p, &mut text);
+        let little = p.cluster_index("little").unwrap();
+        let big = p.cluster_index("big").unwrap();
+        let (cap_l, cap_b) = (p.cpu_capacity(little), p.cpu_capacity(big));
+        assert_eq!(cap_b, 1024);
+        let freqs = |c: usize| p.clusters[c].freqs_khz().iter().map(|f| f.to_string()).collect::<Vec<_>>().join(", ");
+        let mut want = String::from(
+            "# LISA PlatformInfo: PlatformInfo.from_yaml_map(path) (lisa.platforms.platinfo)\n\
+             platform-info:\n    conf:\n        name: \"exynos5422\"\n        os: linux\n\
+             \x20       cpus-count: 8\n        numa-nodes-count: 1\n        cpu-capacities:\n\
+             \x20           writeable: false\n            orig:\n",
+        );
+        for cpu in 0..8 {
+            want += &format!("                {cpu}: {}\n", if cpu < 4 { cap_l } else { cap_b });
+        }
+        want += "        freq-domains:\n        - [0, 1, 2, 3]\n        - [4, 5, 6, 7]\n        freqs:\n";
+        for cpu in 0..8 {
+            want += &format!("            {cpu}: [{}]\n", freqs(if cpu < 4 { little } else { big }));
+        }
+        assert_eq!(text, want);
+    }
+
     #[test]
     fn counter_values_have_at_most_three_decimals() {
         assert_eq!(format_counter_value(12.5), "12.5");
@@ -533,6 +776,52 @@ mod tests {
                 tid: num(p, "pid"),
                 target_cpu: num(p, "target_cpu"),
             },
+            "sched_wakeup" | "sched_wakeup_new" => TraceEvent::SchedWakeup {
+                time_us,
+                cpu: p.cpu,
+                tid: num(p, "pid"),
+                target_cpu: num(p, "target_cpu"),
+                new_task: p.event == "sched_wakeup_new",
+            },
+            "sched_migrate_task" => TraceEvent::SchedMigrateTask {
+                time_us,
+                cpu: p.cpu,
+                tid: num(p, "pid"),
+                orig_cpu: num(p, "orig_cpu"),
+                dest_cpu: num(p, "dest_cpu"),
+            },
+            "sched_pelt_se" | "sched_pelt_cfs" => {
+                assert_eq!(num::<usize>(p, "cpu"), p.cpu);
+                let signals = PeltSignals {
+                    load: num(p, "load"),
+                    runnable: num(p, "runnable"),
+                    util: num(p, "util"),
+                    update_time_ns: num(p, "update_time"),
+                };
+                if p.event == "sched_pelt_se" {
+                    assert_eq!(field(p, "path"), "(null)");
+                    TraceEvent::SchedPeltSe { time_us, cpu: p.cpu, tid: num(p, "pid"), signals }
+                } else {
+                    assert_eq!(field(p, "path"), "/");
+                    TraceEvent::SchedPeltCfs { time_us, cpu: p.cpu, signals }
+                }
+            }
+            "sched_cpu_capacity" => {
+                assert_eq!(num::<usize>(p, "cpu"), p.cpu);
+                TraceEvent::SchedCpuCapacity {
+                    time_us,
+                    cpu: p.cpu,
+                    capacity: num(p, "capacity"),
+                    capacity_orig: num(p, "capacity_orig"),
+                    capacity_curr: num(p, "capacity_curr"),
+                }
+            }
+            "sched_overutilized" => TraceEvent::SchedOverutilized {
+                time_us,
+                cpu: p.cpu,
+                overutilized: num::<u8>(p, "overutilized") == 1,
+                span: u64::from_str_radix(field(p, "span").strip_prefix("0x").unwrap(), 16).unwrap(),
+            },
             "cpu_frequency" => {
                 assert_eq!(num::<usize>(p, "cpu_id"), p.cpu);
                 TraceEvent::CpuFrequency { time_us, cpu: p.cpu, freq_khz: num(p, "state") }
@@ -570,7 +859,7 @@ mod tests {
         for _ in 0..n {
             t += rnd(5000) as f64 + 1.0; // distinct integer µs
             let cpu = rnd(ncpus as u64) as usize;
-            match rnd(5) {
+            match rnd(11) {
                 0 => {
                     let next = if current[cpu] == 0 { 1 + rnd(nthreads as u64) as u32 } else { 0 };
                     let prev_state = match (current[cpu], rnd(3)) {
@@ -603,11 +892,51 @@ mod tests {
                     cpu,
                     state: if rnd(2) == 0 { CPU_IDLE_EXIT } else { rnd(3) as u32 },
                 }),
-                _ => events.push(TraceEvent::Counter {
+                4 => events.push(TraceEvent::Counter {
                     time_us: t,
                     cpu,
                     name: format!("cluster{}_power_mw", rnd(2)),
                     value: rnd(10_000_000) as f64 / 1000.0,
+                }),
+                5 => events.push(TraceEvent::SchedWakeup {
+                    time_us: t,
+                    cpu,
+                    tid: 1 + rnd(nthreads as u64) as u32,
+                    target_cpu: cpu,
+                    new_task: rnd(2) == 0,
+                }),
+                6 => events.push(TraceEvent::SchedMigrateTask {
+                    time_us: t,
+                    cpu,
+                    tid: 1 + rnd(nthreads as u64) as u32,
+                    orig_cpu: rnd(ncpus as u64) as usize,
+                    dest_cpu: rnd(ncpus as u64) as usize,
+                }),
+                7 | 8 => {
+                    let signals = PeltSignals {
+                        load: rnd(90_000),
+                        runnable: rnd(1024),
+                        util: rnd(1025),
+                        update_time_ns: (t as u64 * 1000) & !1023,
+                    };
+                    events.push(if rnd(2) == 0 {
+                        TraceEvent::SchedPeltSe { time_us: t, cpu, tid: 1 + rnd(nthreads as u64) as u32, signals }
+                    } else {
+                        TraceEvent::SchedPeltCfs { time_us: t, cpu, signals }
+                    })
+                }
+                9 => events.push(TraceEvent::SchedCpuCapacity {
+                    time_us: t,
+                    cpu,
+                    capacity: 1024,
+                    capacity_orig: 1024,
+                    capacity_curr: 200 + rnd(825) as u32,
+                }),
+                _ => events.push(TraceEvent::SchedOverutilized {
+                    time_us: t,
+                    cpu,
+                    overutilized: rnd(2) == 0,
+                    span: 1 + rnd((1 << ncpus) - 1),
                 }),
             }
         }

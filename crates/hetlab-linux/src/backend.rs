@@ -246,7 +246,7 @@ impl Backend {
             let info = match matched {
                 Some(k) => PolicyInfo {
                     cluster: pl.clusters[k].name.clone(),
-                    cci_port: Some(pl.clusters[k].cci_port),
+                    cci_port: pl.clusters[k].cci_port,
                     capacity: sys_cap.unwrap_or_else(|| pl.cpu_capacity(k)),
                     sysfs: p,
                 },
@@ -283,10 +283,12 @@ impl Backend {
             notes: Vec::new(),
             tick_us: cfg.platform.tick_us(),
         };
-        if b.policies.iter().any(|p| p.cci_port.is_none()) {
+        // Unmatched policies are named after themselves, not after a cluster of the platform.
+        let unmatched = |p: &&PolicyInfo| cfg.platform.cluster_index(&p.cluster).is_none();
+        if b.policies.iter().any(|p| unmatched(&p)) {
             b.notes.push(format!(
                 "policies {} do not match a cluster of platform {} by CPUs: they are named after the policy, have no CCI port, and anti-snoop has no tree for them (pass --cluster-names)",
-                b.policies.iter().filter(|p| p.cci_port.is_none()).map(|p| format!("{} (cpus {})", p.sysfs.name, format_cpu_list(&p.sysfs.related_cpus))).collect::<Vec<_>>().join(", "),
+                b.policies.iter().filter(unmatched).map(|p| format!("{} (cpus {})", p.sysfs.name, format_cpu_list(&p.sysfs.related_cpus))).collect::<Vec<_>>().join(", "),
                 cfg.platform.name
             ));
         }

@@ -1,10 +1,11 @@
 //! One simulation: typed keyword arguments in, the JSON summary, the time series as numpy
-//! columns and the trace text out. The defaults live in the Python API's signature
+//! columns and the trace text (with its LISA platform info) out. The defaults live in the Python API's signature
 //! (`hetlab.simulate`), which always passes every argument.
 
 use hetlab_core::engine::{simulate as run_simulation, CpuIdle, SimConfig};
+use hetlab_core::kernel::perf_sampling::PerfSampling;
 use hetlab_core::sched::SchedPolicy;
-use hetlab_core::trace::write_ftrace;
+use hetlab_core::trace::{write_ftrace, write_lisa_plat_info};
 
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
@@ -13,13 +14,16 @@ use pyo3::types::PyDict;
 use crate::{err, load_model, load_platform, load_workload};
 
 /// Runs one simulation. Returns (summary JSON, time series as a dict of numpy columns, trace
-/// text or None). `model` is a model's JSON text (None: the paper's Figure 4 trees); `freq`
-/// pins clusters' frequencies, kHz; `sched_tunables` are the placement policy's knobs
-/// (sysfs name, value); an unknown keyword is a TypeError.
+/// text or None, the platform as LISA's PlatformInfo YAML or None; both only with `trace`).
+/// `model` is a model's JSON text (None: the paper's Figure 4 trees); `freq` pins clusters'
+/// frequencies, kHz; `sched_tunables` are the placement policy's knobs (sysfs name, value);
+/// `perf_cpus` (empty: off) and `perf_period` are `perf record -e instructions -C <cpus> -c
+/// <period>` running beside the workload; an unknown keyword is a TypeError.
 #[pyfunction]
 #[pyo3(signature = (
     platform_name, platform_origin, platform_text, workload_spec, workload_origin, workload_text, *,
-    seed, scheduler, sched_tunables, governor, tunables, cluster, freq, offline, model, cpuidle, trace, time_limit_s
+    seed, scheduler, sched_tunables, governor, tunables, cluster, freq, offline, model, cpuidle, perf_cpus,
+    perf_period, trace, time_limit_s
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
@@ -40,9 +44,11 @@ pub fn simulate(
     offline: Vec<String>,
     model: Option<&str>,
     cpuidle: &str,
+    perf_cpus: Vec<usize>,
+    perf_period: u64,
     trace: bool,
     time_limit_s: f64,
-) -> PyResult<(String, PyObject, Option<String>)> {
+) -> PyResult<(String, PyObject, Option<String>, Option<String>)> {
     let platform = load_platform(platform_name, platform_origin, platform_text)?;
     let workload = load_workload(workload_spec, workload_origin, workload_text)?;
     let cluster_of = |name: &str| {
@@ -68,6 +74,8 @@ pub fn simulate(
         cluster,
         cpuidle: CpuIdle::parse(cpuidle).map_err(err)?,
         kernel_threads: Vec::new(),
+        perf_sampling: (!perf_cpus.is_empty())
+            .then_some(PerfSampling { cpus: perf_cpus, period_instructions: perf_period }),
         trace,
         series: true,
         time_limit_s,
@@ -117,5 +125,10 @@ pub fn simulate(
         write_ftrace(&result.trace, &result.trace_threads, platform.ncpus(), &mut out);
         out
     });
-    Ok((summary, series.into_any().unbind(), trace_text))
+    let plat_info_text = trace.then(|| {
+        let mut out = String::new();
+        write_lisa_plat_info(&platform, &mut out);
+        out
+    });
+    Ok((summary, series.into_any().unbind(), trace_text, plat_info_text))
 }

@@ -1,6 +1,7 @@
 //! What a simulation run is asked to do: governors per cpufreq policy, placement, idle states,
 //! hotplugged clusters, kernel threads, outputs and the seed.
 
+use crate::kernel::perf_sampling::PerfSampling;
 use crate::model::idle::CpuIdle;
 use crate::platform::Platform;
 use crate::sched::SchedPolicy;
@@ -31,6 +32,9 @@ pub struct SimConfig {
     pub cpuidle: CpuIdle,
     /// Kernel threads to run beside the workload (see `crate::kernel`).
     pub kernel_threads: Vec<Task>,
+    /// `perf record -e instructions -C <cpus> -c <period>` running beside the workload
+    /// (`crate::kernel::perf_sampling`); off by default.
+    pub perf_sampling: Option<PerfSampling>,
     /// Record trace events.
     pub trace: bool,
     /// Keep the per-sample time series (off: memory stays constant on long runs).
@@ -41,7 +45,8 @@ pub struct SimConfig {
 
 impl SimConfig {
     /// A run of `governors` with every other option at its default: pinned placement, WFI
-    /// only, every cluster online, no restriction, series kept, no trace, a 1-hour limit.
+    /// only, every cluster online, no restriction, no perf sampling, series kept, no trace, a
+    /// 1-hour limit.
     pub fn new(governors: Vec<GovernorSetting>) -> SimConfig {
         SimConfig {
             seed: 1,
@@ -53,6 +58,7 @@ impl SimConfig {
             cluster: None,
             cpuidle: CpuIdle::Wfi,
             kernel_threads: Vec::new(),
+            perf_sampling: None,
             trace: false,
             series: true,
             time_limit_s: 3600.0,

@@ -36,6 +36,7 @@ impl Engine<'_> {
             let c = cluster_of_core(self.sched.core_of[logical]);
             self.sched.cluster_of[logical] = c;
             self.sched.capacity[logical] = self.platform.cpu_capacity(c);
+            self.trace_capacity(logical);
         }
         for (c, cpus) in self.sched.cpus_of_cluster.iter_mut().enumerate() {
             cpus.clear();

@@ -48,6 +48,7 @@ impl Engine<'_> {
             let (time_us, cpu) = (self.now_us, self.policies[p].cpus[i]);
             self.out.trace(TraceEvent::CpuFrequency { time_us, cpu, freq_khz: khz });
         }
+        self.trace_cluster_capacity(c);
     }
 
     /// Step-wise passive cooling: the highest trip the hottest cluster exceeds sets each

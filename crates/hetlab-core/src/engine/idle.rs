@@ -27,7 +27,10 @@ impl Engine<'_> {
             .iter()
             .map(|&cpu| self.jitter.next_burst_us(cpu).min(self.timers.next_us(cpu)))
             .fold(f64::INFINITY, f64::min);
-        if cluster_off_pays(idle_from_us, next_wakeup_us, self.platform.clusters[c].cluster_off_target_residency_us) {
+        let Some((_, target_residency_us)) = self.platform.clusters[c].cluster_off_us() else {
+            return; // WFI only: the cluster has no power-down state
+        };
+        if cluster_off_pays(idle_from_us, next_wakeup_us, target_residency_us) {
             self.integrate();
             self.hw.clusters[c].powered = false;
             self.dirty = true;
@@ -50,6 +53,6 @@ impl Engine<'_> {
         cluster.powered = true;
         cluster.power_downs += 1;
         self.dirty = true;
-        self.platform.clusters[c].cluster_off_exit_latency_us as f64
+        self.platform.clusters[c].cluster_off_us().map_or(0.0, |(exit_us, _)| exit_us as f64)
     }
 }

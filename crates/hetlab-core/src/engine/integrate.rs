@@ -20,7 +20,9 @@ impl Engine<'_> {
             cl.residency_us[cl.cur_opp] += dt;
             cl.khz_us += cl.cur_khz as f64 * dt;
             cl.thermal.step(ambient_c, cl.power.total_mw, &self.platform.clusters[c], dt_s);
-            cl.port.integrate(dt);
+            if let Some(port) = &mut cl.port {
+                port.integrate(dt);
+            }
         }
         self.hw.dram.integrate(dt);
         self.hw.energy.add_dram(self.dram_power_mw(), dt_s);

@@ -21,6 +21,7 @@ mod integrate;
 mod rates;
 mod report;
 mod sampling;
+mod sched_trace;
 mod setup;
 mod state;
 mod threads;
@@ -31,6 +32,7 @@ pub use config::{GovernorSetting, SimConfig};
 
 use crate::governor::PolicyView;
 use crate::kernel::jitter::Jitter;
+use crate::kernel::perf_sampling::PerfCounters;
 use crate::model::dram::DramState;
 use crate::model::energy::{EnergyAccount, Sensors};
 use crate::platform::Platform;
@@ -123,6 +125,8 @@ struct Outputs<'a> {
     governor_overhead_us: f64,
     series: Series<'a>,
     trace: Option<Vec<TraceEvent>>,
+    /// The placement's over-utilisation state last traced.
+    overutilized: Option<bool>,
     marks: Vec<crate::result::Mark>,
 }
 
@@ -156,6 +160,8 @@ pub struct Engine<'a> {
     cpus: Vec<Cpu>,
     sched: Sched,
     jitter: Jitter,
+    /// Counter-overflow sampling on chosen CPUs, if configured.
+    perf: Option<PerfCounters>,
     policies: Vec<Policy>,
     /// Per logical CPU: its cpufreq policy.
     policy_of_cpu: Vec<usize>,
@@ -302,6 +308,14 @@ impl<'a> Engine<'a> {
                 p.bus_access += bus;
                 p.mem_access += refs;
             }
+            if let Some(perf) = &mut self.perf {
+                // The overflows these instructions caused: their handlers' time is stolen from
+                // the thread (`kernel::perf_sampling`).
+                let samples = perf.count(cpu_id, instr);
+                if samples > 0 {
+                    th.progress.stolen_us += perf.cost_us(samples, khz);
+                }
+            }
         }
         self.now_us = to_us;
     }
@@ -404,6 +418,7 @@ impl<'a> Engine<'a> {
             let now = self.now_us;
             moves.clear();
             self.sched.ask(now, cpu, |placement, view| placement.tick(view, cpu, &mut moves));
+            self.note_overutilized(cpu);
             for m in &moves {
                 self.migrate(m.thread, m.to_cpu);
             }

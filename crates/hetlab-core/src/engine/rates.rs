@@ -140,7 +140,7 @@ impl Engine<'_> {
         // Per cluster: the latency of an L2 miss at DRAM utilisation `rho`, ns.
         let miss_ns_at = |rho: f64| {
             let dram_ns = dram::latency_ns(idle_ns, service_ns, rho);
-            snoop_for.map(|snoop| cci::miss_latency_ns(platform.cci.latency_ns, dram_ns, snoop))
+            snoop_for.map(|snoop| cci::miss_latency_ns(cci::traversal_ns(platform), dram_ns, snoop))
         };
         let demand = |rho: f64| -> f64 {
             let miss_ns = miss_ns_at(rho);
@@ -152,8 +152,8 @@ impl Engine<'_> {
         let miss_ns = miss_ns_at(rho);
 
         // Each running thread's rates, and what they put on the CCI ports and the DRAM.
-        for cl in self.hw.clusters.iter_mut() {
-            cl.port.clear_rates();
+        for port in self.hw.clusters.iter_mut().filter_map(|cl| cl.port.as_mut()) {
+            port.clear_rates();
         }
         let mut lines_per_us = 0.0;
         for r in running.iter() {
@@ -164,13 +164,15 @@ impl Engine<'_> {
             speed.refs_per_instr = r.refs_per_instr;
             speed.refills_per_instr = r.refills_per_instr;
             speed.bus_per_instr = speed.refills_per_instr * r.write_factor;
-            self.hw.clusters[r.cluster]
-                .port
-                .add_reader(speed.instr_per_us * speed.refills_per_instr, miss_ns[r.cluster]);
+            if let Some(port) = &mut self.hw.clusters[r.cluster].port {
+                port.add_reader(speed.instr_per_us * speed.refills_per_instr, miss_ns[r.cluster]);
+            }
             lines_per_us += speed.instr_per_us * speed.bus_per_instr;
         }
-        for cl in self.hw.clusters.iter_mut() {
-            cl.port.finish_rates(platform.cci.read_tracker_entries, platform.cci.clock_khz);
+        if let Some(cci) = &platform.cci {
+            for port in self.hw.clusters.iter_mut().filter_map(|cl| cl.port.as_mut()) {
+                port.finish_rates(cci.read_tracker_entries, cci.clock_khz);
+            }
         }
         self.hw.dram.lines_per_us = lines_per_us;
         scratch.speed_on_cpu.resize(self.cpus.len(), Default::default());

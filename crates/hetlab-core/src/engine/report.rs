@@ -85,18 +85,19 @@ impl Engine<'_> {
                 .clusters
                 .iter()
                 .enumerate()
-                .map(|(c, cl)| {
-                    let (reads, stalls) = cl.port.counts();
+                .filter_map(|(c, cl)| cl.port.as_ref().map(|port| (c, port)))
+                .map(|(c, port)| {
+                    let (reads, stalls) = port.counts();
                     CciPortReport {
-                        port: cl.port.port,
+                        port: port.port,
                         cluster: platform.clusters[c].name.clone(),
                         si_rrq_hs_any: reads,
                         si_rrq_stall_tt_full: stalls,
-                        cci_congestion: cl.port.congestion(),
+                        cci_congestion: port.congestion(),
                     }
                 })
                 .collect(),
-            cci_cycles: cci::cycles_at(self.now_us, platform.cci.clock_khz),
+            cci_cycles: cci::cycles_at(self.now_us, platform.cci.as_ref()),
             dram_lines: self.hw.dram.lines,
             threads: (0..self.threads.len())
                 .map(|t| {

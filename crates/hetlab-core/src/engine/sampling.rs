@@ -54,7 +54,9 @@ impl Engine<'_> {
             }
         }
         for (o, hw) in self.hw.clusters.iter().enumerate().filter(|(_, hw)| hw.online && reads_counters) {
-            view.cci_ports.push(hw.port.sample_since(o, self.policies[p].ports_at_sample[o]));
+            if let Some(port) = &hw.port {
+                view.cci_ports.push(port.sample_since(o, self.policies[p].ports_at_sample[o]));
+            }
         }
         let policy = &self.policies[p];
         if view.opps_khz != policy.opps_khz {
@@ -71,7 +73,7 @@ impl Engine<'_> {
         view.transition_latency_ns = cluster.transition_latency_ns;
         view.tick_us = self.platform.tick_us();
         view.cpu_capacity = self.platform.cpu_capacity(c);
-        view.cci_cycles = cci::cycles_at(self.now_us, self.platform.cci.clock_khz) - policy.cci_cycles_at_sample;
+        view.cci_cycles = cci::cycles_at(self.now_us, self.platform.cci.as_ref()) - policy.cci_cycles_at_sample;
     }
 
     /// Whether a CPU of policy `p` is running something (its tick is on).
@@ -191,9 +193,9 @@ impl Engine<'_> {
         ran.threads.truncate(kept);
         let policy = &mut self.policies[p];
         for (o, hw) in self.hw.clusters.iter().enumerate() {
-            policy.ports_at_sample[o] = hw.port.counts();
+            policy.ports_at_sample[o] = hw.port.as_ref().map_or((0, 0), |port| port.counts());
         }
-        policy.cci_cycles_at_sample = cci::cycles_at(self.now_us, self.platform.cci.clock_khz);
+        policy.cci_cycles_at_sample = cci::cycles_at(self.now_us, self.platform.cci.as_ref());
         policy.last_sample_us = self.now_us;
     }
 }

@@ -4,11 +4,12 @@
 
 use super::state::{ClusterHw, Cpu, Pmu, Policy, Progress, RanSince, Speed, Thread, ThreadState};
 use super::timers::Timers;
-use super::{Engine, Hardware, Outputs, Sched, Scratch, Series, SimConfig};
+use super::{CpuIdle, Engine, Hardware, Outputs, Sched, Scratch, Series, SimConfig};
 use crate::counters::CorePmu;
 use crate::governor::registry;
 use crate::governor::PolicyView;
 use crate::kernel::jitter::Jitter;
+use crate::kernel::perf_sampling::PerfCounters;
 use crate::kernel::{FIRST_KERNEL_TID, FIRST_USER_TID};
 use crate::model::cache;
 use crate::model::cci::{self, CciPort};
@@ -47,8 +48,15 @@ impl<'a> Engine<'a> {
         if config.governors.len() != nclusters {
             return Err(format!("{} governors given for {} policies", config.governors.len(), nclusters));
         }
+        if config.cpuidle == CpuIdle::ClusterOff && platform.clusters.iter().all(|c| c.cluster_off_us().is_none()) {
+            return Err(format!(
+                "cpuidle cluster-off: platform {} has no cluster power-down state (its cpuidle has WFI only); use wfi",
+                platform.name
+            ));
+        }
         let mut rng = Rng::seed_from_u64(config.seed);
         let ncpus = platform.ncpus();
+        let perf = config.perf_sampling.as_ref().map(|s| PerfCounters::new(s, platform, ncpus)).transpose()?;
         // Logical CPU i runs on core i at start (platform CPU numbers).
         let cluster_of: Vec<usize> = (0..ncpus)
             .map(|cpu| platform.clusters.iter().position(|c| c.cpus.contains(&cpu)).expect("validated"))
@@ -186,7 +194,7 @@ impl<'a> Engine<'a> {
                 thermal: ThermalNode::at(platform.thermal.ambient_c),
                 thermal_cap_khz: cl.max_khz(),
                 min_thermal_cap_khz: cl.max_khz(),
-                port: CciPort::new(cl.cci_port),
+                port: cl.cci_port.map(CciPort::new),
                 residency_us: vec![0.0; cl.opps.len()],
                 khz_us: 0.0,
                 transitions: 0,
@@ -200,7 +208,7 @@ impl<'a> Engine<'a> {
         let ref_core = platform.core_type_of(reference);
         let ref_ghz = platform.clusters[reference].max_khz() as f64 / 1e6;
         let ref_l2 = platform.clusters[reference].l2_bytes as f64;
-        let miss_ns = cci::miss_latency_ns(platform.cci.latency_ns, platform.dram.idle_latency_ns, 0.0);
+        let miss_ns = cci::miss_latency_ns(cci::traversal_ns(platform), platform.dram.idle_latency_ns, 0.0);
         let reference_ips = tasks
             .iter()
             .map(|t| {
@@ -259,6 +267,7 @@ impl<'a> Engine<'a> {
             cpus,
             sched,
             jitter,
+            perf,
             policy_of_cpu: (0..ncpus)
                 .map(|cpu| policies.iter().position(|p| p.cpus.contains(&cpu)).expect("every CPU has a policy"))
                 .collect(),
@@ -282,6 +291,7 @@ impl<'a> Engine<'a> {
                 governor_overhead_us: 0.0,
                 series: if config.series { Series::Keep(Vec::new()) } else { Series::Off },
                 trace: config.trace.then(Vec::new),
+                overutilized: None,
                 marks: Vec::new(),
             },
             tasks,
@@ -301,6 +311,7 @@ impl<'a> Engine<'a> {
                 self.out.trace(TraceEvent::CpuFrequency { time_us: 0.0, cpu, freq_khz: khz });
             }
         }
+        self.trace_sched_boot();
         for p in 0..self.policies.len() {
             let mut view = PolicyView::default();
             self.fill_view(p, &mut view);

@@ -169,7 +169,8 @@ pub(super) struct ClusterHw {
     pub thermal: ThermalNode,
     pub thermal_cap_khz: u32,
     pub min_thermal_cap_khz: u32,
-    pub port: CciPort,
+    /// Its CCI slave port; `None` on a platform without a CCI.
+    pub port: Option<CciPort>,
     pub residency_us: Vec<f64>,
     pub khz_us: f64,
     pub transitions: u64,

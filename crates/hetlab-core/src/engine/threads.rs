@@ -70,7 +70,9 @@ impl Engine<'_> {
             _ => State::IDLE,
         };
         let now = self.now_ns();
-        self.sched.entities[t].avg.update(now, state);
+        if self.sched.entities[t].avg.update(now, state) {
+            self.trace_pelt_se(t);
+        }
     }
 
     /// Accounts `cpu`'s run-queue signals up to now (runnable while anything is queued there,
@@ -82,7 +84,9 @@ impl Engine<'_> {
         let rq = &self.sched.rqs[cpu];
         let state = self.pelt_state(cpu, rq.nr_running() > 0, rq.curr.is_some());
         let now = self.now_ns();
-        self.sched.rqs[cpu].avg.update(now, state);
+        if self.sched.rqs[cpu].avg.update(now, state) {
+            self.trace_pelt_cfs(cpu);
+        }
     }
 
     /// The run queue's and its running thread's signals up to now (before either changes).
@@ -242,6 +246,7 @@ impl Engine<'_> {
         if self.sched.track_util {
             let se = self.sched.entities[t].avg;
             self.sched.rqs[cpu].avg.detach(&se);
+            self.trace_pelt_cfs(cpu);
         }
     }
 
@@ -272,26 +277,25 @@ impl Engine<'_> {
     /// woke it (for the trace), if any.
     pub(super) fn wake(&mut self, t: usize, waker_cpu: Option<usize>) {
         let kind = self.wake_kind(t);
-        // the waker's CPU; a timer fires on the CPU the sleeper armed it on, its own
-        let this_cpu = waker_cpu.unwrap_or(self.sched.entities[t].cpu);
-        let target = self.sched.ask(self.now_us, this_cpu, |placement, view| placement.select_cpu(view, t, kind));
+        let from = self.sched.entities[t].cpu;
+        let waker_cpu = waker_cpu.unwrap_or(from); // a sleep timer fires where it was armed
+        if kind == WakeKind::Wakeup {
+            self.trace_waking(t, waker_cpu); // a new task has no sched_waking
+        }
+        let target = self.sched.ask(self.now_us, waker_cpu, |placement, view| placement.select_cpu(view, t, kind));
+        self.note_overutilized(target);
         debug_assert!(self.sched.entities[t].allowed.contains(target), "placement chose a CPU not allowed");
         self.update_entity_avg(t); // the time it slept
-        let from = self.sched.entities[t].cpu;
         if target != from {
             if self.threads[t].cpu_time_us > 0.0 {
                 self.threads[t].migrations += 1;
             }
+            if kind == WakeKind::Wakeup {
+                self.trace_migrate(t, from, target, waker_cpu); // a fork sets the CPU untraced
+            }
             self.move_entity(t, from, target);
         }
-        let tid = self.threads[t].tid;
-        let time_us = self.now_us;
-        self.out.trace(TraceEvent::SchedWaking {
-            time_us,
-            waker_cpu: waker_cpu.unwrap_or(target),
-            tid,
-            target_cpu: target,
-        });
+        self.trace_wakeup(t, kind == WakeKind::Fork);
         let arrival = if kind == WakeKind::Fork { Arrival::Fork } else { Arrival::Wakeup };
         self.enqueue(target, t, arrival);
     }
@@ -405,8 +409,9 @@ impl Engine<'_> {
             self.sched.rqs[cpu].remove(t, self.sched.entities[t].vruntime);
             return Next::Run(t);
         }
-        let Some(pull) = self.sched.ask(self.now_us, cpu, |placement, view| placement.balance_newidle(view, cpu))
-        else {
+        let pull = self.sched.ask(self.now_us, cpu, |placement, view| placement.balance_newidle(view, cpu));
+        self.note_overutilized(cpu);
+        let Some(pull) = pull else {
             return Next::Idle;
         };
         let t = pull.thread;
@@ -419,6 +424,7 @@ impl Engine<'_> {
         self.update_entity_avg(t);
         self.sched.rqs[from].remove(t, self.sched.entities[t].vruntime);
         self.sched.rqs[from].load_weight -= self.sched.entities[t].weight;
+        self.trace_migrate(t, from, cpu, cpu);
         self.move_entity(t, from, cpu);
         self.threads[t].migrations += 1;
         self.update_rq_avg(cpu);
@@ -470,6 +476,8 @@ impl Engine<'_> {
         if from == to_cpu || !self.sched.entities[t].allowed.contains(to_cpu) {
             return;
         }
+        // active migration runs on the source CPU (its stopper); a waiting thread is pulled
+        let on_cpu = if self.threads[t].state == ThreadState::Running { from } else { to_cpu };
         match self.threads[t].state {
             ThreadState::Running => {
                 self.update_curr(from);
@@ -492,6 +500,7 @@ impl Engine<'_> {
             ThreadState::Sleeping { .. } | ThreadState::Suspended | ThreadState::Done => return,
         }
         self.threads[t].migrations += 1;
+        self.trace_migrate(t, from, to_cpu, on_cpu);
         self.move_entity(t, from, to_cpu);
         self.enqueue(to_cpu, t, Arrival::Migration);
     }
@@ -509,6 +518,8 @@ impl Engine<'_> {
             self.update_rq_avg(to);
             self.sched.rqs[to].avg.attach(&mut avg);
             self.sched.entities[t].avg = avg;
+            self.trace_pelt_cfs(from);
+            self.trace_pelt_cfs(to);
         }
         let refill_us = self.cold_cache_us(t, self.sched.cluster_of[from], self.sched.cluster_of[to]);
         self.threads[t].progress.stolen_us += refill_us;
@@ -531,7 +542,8 @@ impl Engine<'_> {
         let mut ns = l1_lines * core.l2_hit_cycles / ghz / mlp;
         if from != to {
             let l2_lines = ws.min(self.platform.clusters[from].l2_bytes as f64) / line;
-            let miss_ns = cci::miss_latency_ns(self.platform.cci.latency_ns, self.platform.dram.idle_latency_ns, 0.0);
+            let miss_ns =
+                cci::miss_latency_ns(cci::traversal_ns(self.platform), self.platform.dram.idle_latency_ns, 0.0);
             ns += l2_lines * miss_ns / mlp;
         }
         ns * 1e-3
@@ -546,13 +558,14 @@ impl Engine<'_> {
         let now = self.now_us;
         let c = self.sched.cluster_of[cpu];
         let khz = self.hw.clusters[c].cur_khz;
-        self.cpus[cpu].pmu.cycles += busy_us * khz as f64 / 1000.0;
         match self.sched.rqs[cpu].curr {
+            // a busy CPU's cycles are counted with its busy time already (`advance`)
             Some(t) => {
                 self.threads[t].progress.stolen_us += busy_us;
             }
             None => {
                 let st = &mut self.cpus[cpu];
+                st.pmu.cycles += busy_us * khz as f64 / 1000.0;
                 st.busy_us += busy_us;
                 st.idle_since_sample_us -= busy_us;
                 let mw = crate::model::power::core_dynamic_mw(self.platform.core_type_of(c), self.volts(c), khz, 1.0);

@@ -2,7 +2,8 @@
 //! short burst (timers, RCU, vmstat). Bursts are tens of µs against 10 ms governor samples, so
 //! the engine charges each at once as stolen time rather than simulating it as two events: a
 //! running thread needs that much longer; an idle CPU is busy for the burst.
-//! Rates: the platform's `noise` section.
+//! Rates: the platform's `noise` section; a mean burst of 0 µs means no jitter at all (an
+//! abstract platform such as LinSched's has none).
 
 use crate::platform::Noise;
 use crate::random::{exp_sample, Rng};
@@ -16,9 +17,16 @@ pub struct Jitter {
 impl Jitter {
     /// First bursts of the `online` CPUs (offline ones have none), drawn in CPU order.
     pub fn new(noise: &Noise, online: &[bool], rng: &mut Rng) -> Jitter {
+        let jitter = noise.kernel_wakeup_mean_busy_us > 0;
         let next_burst_us = online
             .iter()
-            .map(|&on| if on { exp_sample(rng, noise.kernel_wakeup_mean_interval_us as f64) } else { f64::INFINITY })
+            .map(|&on| {
+                if on && jitter {
+                    exp_sample(rng, noise.kernel_wakeup_mean_interval_us as f64)
+                } else {
+                    f64::INFINITY
+                }
+            })
             .collect();
         Jitter { next_burst_us }
     }
@@ -63,5 +71,14 @@ mod tests {
         let mean_cycle = now / (n + 1) as f64;
         assert!((mean_cycle / 50_030.0 - 1.0).abs() < 0.03, "{mean_cycle}");
         assert!((busy / n as f64 / 30.0 - 1.0).abs() < 0.03);
+    }
+
+    #[test]
+    fn no_bursts_when_the_mean_burst_is_zero() {
+        let mut noise = Platform::builtin("exynos5422").unwrap().noise;
+        noise.kernel_wakeup_mean_busy_us = 0;
+        let mut rng = Rng::seed_from_u64(7);
+        let j = Jitter::new(&noise, &[true, true], &mut rng);
+        assert_eq!(j.next_bursts_us(), &[f64::INFINITY, f64::INFINITY]);
     }
 }

@@ -2,12 +2,15 @@
 //!
 //! - [`jitter`]: housekeeping bursts (timers, softirqs, vmstat) charged to whichever CPU they
 //!   hit — short enough to be charged as stolen time rather than scheduled.
+//! - [`perf_sampling`]: counter-overflow interrupts of `perf record -c N` on chosen CPUs, charged
+//!   the same way to the thread they interrupt.
 //! - Kernel threads ([`kthread`]): long-lived kernel work that the scheduler places like any
 //!   task (per-CPU kworkers, RCU's callback-offload kthreads). They are ordinary [`Task`]s with
 //!   the kernel's naming and no workload behind them; the engine runs them beside the
 //!   workload's threads, with tids below the workload's.
 
 pub mod jitter;
+pub mod perf_sampling;
 
 use crate::workload::{Phase, Task};
 

@@ -2,14 +2,24 @@
 //! while the DRAM read starts speculatively, and each snoop is served at the *snooped*
 //! cluster's clock; each slave port's read transaction tracker stays full longer when misses
 //! take longer, which its PMU counts (si_rrq_hs_any, si_rrq_stall_tt_full).
+//!
+//! A platform without a `[cci]` (an SCU-based MPCore, an abstract model) has none of this: no
+//! cluster is snooped by another, an L2 miss goes to the memory controller without the
+//! interconnect's traversal, there are no CCI ports and the CCI cycle counter reads zero.
 
 use crate::counters::CciPortSample;
-use crate::platform::Platform;
+use crate::platform::{Cci, Platform};
 
 /// Snoop response latency of `cluster` when snooped, in that cluster's cycles: the snoop path
-/// expressed as a number of that core type's L2 lookups (data/platforms/*.toml, `cci`).
+/// expressed as a number of that core type's L2 lookups (data/platforms/*.toml, `cci`); 0 on a
+/// platform without a CCI (nothing snoops across clusters).
 pub fn snoop_response_cycles(platform: &Platform, cluster: usize) -> f64 {
-    platform.cci.snoop_path_l2_lookups * platform.core_type_of(cluster).l2_hit_cycles
+    platform.cci.as_ref().map_or(0.0, |cci| cci.snoop_path_l2_lookups * platform.core_type_of(cluster).l2_hit_cycles)
+}
+
+/// Traversal latency of the interconnect added to every L2 miss, ns; 0 without a CCI.
+pub fn traversal_ns(platform: &Platform) -> f64 {
+    platform.cci.as_ref().map_or(0.0, |cci| cci.latency_ns)
 }
 
 /// Latency of a snoop served by a cluster clocked at `khz`, ns.
@@ -34,10 +44,11 @@ pub fn tracker_full_probability(entries: u32, load: f64) -> f64 {
     b
 }
 
-/// CCI cycle counter at `now_us` (the CCI clock is fixed). Counts stay below 2^63, so the
-/// conversion goes through i64 (one instruction; `as u64` from f64 is a branchy sequence).
-pub fn cycles_at(now_us: f64, clock_khz: u32) -> u64 {
-    (now_us * clock_khz as f64 / 1000.0 + 0.5) as i64 as u64
+/// CCI cycle counter at `now_us` (the CCI clock is fixed); 0 without a CCI. Counts stay below
+/// 2^63, so the conversion goes through i64 (one instruction; `as u64` from f64 is a branchy
+/// sequence).
+pub fn cycles_at(now_us: f64, cci: Option<&Cci>) -> u64 {
+    cci.map_or(0, |cci| (now_us * cci.clock_khz as f64 / 1000.0 + 0.5) as i64 as u64)
 }
 
 /// One slave port: its counters and their current rates.

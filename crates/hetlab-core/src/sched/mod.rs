@@ -189,6 +189,13 @@ pub trait Placement: Send {
     fn frequency_invariant_load(&self) -> bool {
         true
     }
+
+    /// The root domain's over-utilisation state now (EAS's tipping point), or `None` for a
+    /// policy without one. The engine asks after each placement decision and traces changes
+    /// (`sched_overutilized`).
+    fn overutilized(&self) -> Option<bool> {
+        None
+    }
 }
 
 /// The placement policies, by the names users type.

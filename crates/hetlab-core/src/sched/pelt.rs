@@ -157,6 +157,12 @@ impl SchedAvg {
         self.runnable_sum * SCALE / (self.period_sum + 1)
     }
 
+    /// The 3.x entity load (`__update_task_entity_contrib`, `load_avg_contrib`):
+    /// `runnable·weight/(period+1)`, what a run queue's `runnable_load_avg` sums.
+    pub fn load_avg_contrib(&self, weight: u64) -> u64 {
+        self.runnable_sum * weight / (self.period_sum + 1)
+    }
+
     /// Share of the runnable time spent running, ·1024 (HMP's "starving" test, LSK-MP 0021).
     pub fn usage_ratio(&self) -> u64 {
         self.usage_sum * SCALE / (self.runnable_sum + 1)

@@ -1,0 +1,34 @@
+//! The new platforms through the model: the LinSched model's "2x faster" big cores and the
+//! vexpress without an interconnect.
+
+use hetlab_core::model::{cache, cci};
+use hetlab_core::platform::Platform;
+use hetlab_core::workload::{Access, MemProfile, Order, Pattern};
+
+#[test]
+fn linsched_big_runs_compute_twice_as_fast_as_little() {
+    let p = Platform::builtin("linsched-2b2l").unwrap();
+    // a compute-only instruction (no memory references), as linsched-test.toml's phases are
+    let mem = MemProfile::single(1.0, 0.0, Access::new(4096, Pattern::Random, 64, Order::Uniform), false, 0.0);
+    let ns = |c: usize| {
+        let core = p.core_type_of(c);
+        let m = cache::miss_ratios(&mem, core, p.clusters[c].l2_bytes as f64);
+        let miss_ns = cci::miss_latency_ns(cci::traversal_ns(&p), p.dram.idle_latency_ns, 0.0);
+        cache::instr_time(&mem, core, p.clusters[c].max_khz() as f64 / 1e6, &m, miss_ns).total_ns()
+    };
+    let (little, big) = (p.cluster_index("little").unwrap(), p.cluster_index("big").unwrap());
+    assert_eq!(ns(big), 1.0); // one cycle at 1 GHz
+    assert_eq!(ns(little), 2.0 * ns(big));
+}
+
+#[test]
+fn without_a_cci_nothing_is_snooped_and_misses_pay_no_traversal() {
+    let p = Platform::builtin("vexpress-a9").unwrap();
+    assert_eq!(cci::snoop_response_cycles(&p, 0), 0.0);
+    assert_eq!(cci::traversal_ns(&p), 0.0);
+    assert_eq!(cci::cycles_at(1e6, p.cci.as_ref()), 0);
+    // on the Exynos the CCI is still there
+    let e = Platform::builtin("exynos5422").unwrap();
+    assert_eq!(cci::traversal_ns(&e), 10.0);
+    assert_eq!(cci::cycles_at(1e6, e.cci.as_ref()), 532_000_000);
+}
