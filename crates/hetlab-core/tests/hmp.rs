@@ -179,3 +179,74 @@ fn per_cluster_domains_never_balance_across_clusters() {
     let r = run(&p, w, SchedPolicy::Smp, &[], "performance", 10.0);
     assert!(on(&r, "spin", "big") > 0.3 * on(&r, "spin", "little"), "{} s", on(&r, "spin", "big"));
 }
+
+/// Seed 003's LinSched case (linsched-2b2l, linsched-test: the seven tasks for 10 s) under
+/// `scheduler` with `knobs`: per task, its CPU time and the share of it on big.
+fn linsched(scheduler: SchedPolicy, knobs: &[(&str, f64)]) -> Vec<(String, f64, f64)> {
+    let p = Platform::builtin("linsched-2b2l").unwrap();
+    let w = Workload::from_spec("linsched-test").unwrap();
+    let mut c = SimConfig::new(SimConfig::governor_plan(&p, "performance", &[], None, &[]).unwrap());
+    c.scheduler = scheduler;
+    c.sched_tunables = knobs.iter().map(|&(k, v)| (k.to_string(), v)).collect();
+    c.series = false;
+    c.time_limit_s = 10.0;
+    let r = simulate(&p, &w, c).unwrap();
+    r.threads
+        .iter()
+        .map(|t| {
+            let big: f64 =
+                t.cpu_time_on_s.iter().enumerate().filter(|(c, _)| r.cpus[*c].cluster == "big").map(|(_, s)| s).sum();
+            (t.name.clone(), t.cpu_time_s, big / t.cpu_time_s)
+        })
+        .collect()
+}
+
+#[test]
+fn the_linsched_case_big_for_the_heavy_nice_0_tasks_only() {
+    let share = |rows: &[(String, f64, f64)], task: &str| rows.iter().find(|r| r.0.starts_with(task)).unwrap().2;
+    let settings: [(&str, SchedPolicy, &[(&str, f64)]); 4] = [
+        ("smp (vanilla)", SchedPolicy::Smp, &[]),
+        ("hmp, LSK defaults, priority filter at nice 5", SchedPolicy::Hmp, &[("prio_filter", 1.0)]),
+        (
+            "hmp, seed 003's first stab (512/256, nice <= 0 up, no packing)",
+            SchedPolicy::Hmp,
+            &[
+                ("up_threshold", 512.0),
+                ("down_threshold", 256.0),
+                ("prio_filter", 1.0),
+                ("prio_filter_val", 1.0),
+                ("packing_enable", 0.0),
+            ],
+        ),
+        ("hmp, LSK defaults (no filter)", SchedPolicy::Hmp, &[]),
+    ];
+    let mut runs = Vec::new();
+    for (label, scheduler, knobs) in settings {
+        let rows = linsched(scheduler, knobs);
+        println!("{label}: CPU time and share on big");
+        for (name, cpu_s, big) in &rows {
+            println!("  {name:14} {cpu_s:5.2} s  {:5.1} % on big", 100.0 * big);
+        }
+        runs.push(rows);
+    }
+    // hmp with the priority filter (either setting): 3-4 mostly on big, 5-7 never, 1-2 on
+    // LITTLE but for the first job (forked onto big fully loaded)
+    for rows in &runs[1..3] {
+        for heavy in ["task3", "task4"] {
+            assert!(share(rows, heavy) > 0.9, "{rows:?}");
+        }
+        for low in ["task5", "task6", "task7"] {
+            assert_eq!(share(rows, low), 0.0, "{rows:?}");
+        }
+        for noise in ["task1", "task2"] {
+            assert!(share(rows, noise) < 0.05, "{rows:?}");
+        }
+    }
+    // vanilla: placement ignores capacity; the low-priority tasks get big time, the heavy ones
+    // do not keep it
+    let smp = &runs[0];
+    assert!(["task5", "task6", "task7"].iter().all(|t| share(smp, t) > 0.1), "{smp:?}");
+    assert!(["task3", "task4"].iter().all(|t| share(smp, t) < 0.8), "{smp:?}");
+    // without the filter nice 10 no longer keeps a task off big
+    assert!(["task5", "task6", "task7"].iter().all(|t| share(&runs[3], t) > 0.3), "{:?}", runs[3]);
+}
