@@ -180,6 +180,9 @@ fn per_cluster_domains_never_balance_across_clusters() {
     assert!(on(&r, "spin", "big") > 0.3 * on(&r, "spin", "little"), "{} s", on(&r, "spin", "big"));
 }
 
+/// Placement knobs: (sysfs name, value).
+type Knobs<'a> = &'a [(&'a str, f64)];
+
 /// Seed 003's LinSched case (linsched-2b2l, linsched-test: the seven tasks for 10 s) under
 /// `scheduler` with `knobs`: per task, its CPU time and the share of it on big.
 fn linsched(scheduler: SchedPolicy, knobs: &[(&str, f64)]) -> Vec<(String, f64, f64)> {
@@ -204,7 +207,7 @@ fn linsched(scheduler: SchedPolicy, knobs: &[(&str, f64)]) -> Vec<(String, f64, 
 #[test]
 fn the_linsched_case_big_for_the_heavy_nice_0_tasks_only() {
     let share = |rows: &[(String, f64, f64)], task: &str| rows.iter().find(|r| r.0.starts_with(task)).unwrap().2;
-    let settings: [(&str, SchedPolicy, &[(&str, f64)]); 4] = [
+    let settings: [(&str, SchedPolicy, Knobs); 4] = [
         ("smp (vanilla)", SchedPolicy::Smp, &[]),
         ("hmp, LSK defaults, priority filter at nice 5", SchedPolicy::Hmp, &[("prio_filter", 1.0)]),
         (
