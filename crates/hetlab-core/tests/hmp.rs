@@ -164,6 +164,27 @@ fn a_big_cpu_going_idle_pulls_the_heavy_task_left_on_little() {
 }
 
 #[test]
+fn on_the_emulated_vexpress_a_heavy_task_ends_on_the_unslowed_cpus() {
+    // seed 003's b.L emulation: four A9s, `perf record -c 10000` slowing CPUs 1 and 3, the
+    // HMP domains set by the CPU masks (fast 0,2; slow 1,3)
+    let p = Platform::builtin("vexpress-a9").unwrap();
+    let w = Workload::from_toml("w.toml", &format!("name='w'\n{}", warm_then_hog("hog", 1, 500, 1e9))).unwrap();
+    let mut c = SimConfig::new(SimConfig::governor_plan(&p, "performance", &[], None, &[]).unwrap());
+    c.scheduler = SchedPolicy::Hmp;
+    c.sched_tunables = vec![("fast_cpu_mask".into(), 5.0), ("slow_cpu_mask".into(), 10.0)];
+    c.perf_sampling =
+        Some(hetlab_core::kernel::perf_sampling::PerfSampling { cpus: vec![1, 3], period_instructions: 10_000 });
+    c.series = false;
+    let r = simulate(&p, &w, c).unwrap();
+    let t = &r.threads[0];
+    let fast = t.cpu_time_on_s[0] + t.cpu_time_on_s[2];
+    let slow = t.cpu_time_on_s[1] + t.cpu_time_on_s[3];
+    // the light warm-up settles on a slow CPU, the CPU-bound part goes up within ~60 ms
+    assert!(slow > 0.01 && slow < 0.2, "{:?}", t.cpu_time_on_s);
+    assert!(fast > 0.9 * (t.cpu_time_s - slow), "{:?}", t.cpu_time_on_s);
+}
+
+#[test]
 fn per_cluster_domains_never_balance_across_clusters() {
     // 12 CPU-bound tasks starting with a sleep (no fork placement) on the first LITTLE CPU:
     // with up-migration off (no load reaches 1024) hmp leaves every one on LITTLE, balanced

@@ -69,6 +69,18 @@ impl Domains {
         Domains { layout, online, span }
     }
 
+    /// Per-cluster domains over an explicit partition of the CPUs (`parts`, e.g. HMP's fast
+    /// and slow CPU masks) instead of the clusters: the layout of seed 003's emulated
+    /// big.LITTLE, where CPUs of one physical cluster were split in two.
+    pub fn build_partition(view: &SchedView, parts: &[CpuMask]) -> Domains {
+        let n = view.ncpus();
+        let online = CpuMask::of((0..n).filter(|&c| view.rqs[c].online));
+        let span = (0..n)
+            .map(|cpu| parts.iter().find(|p| p.contains(cpu)).map_or(CpuMask::EMPTY, |p| p.and(online)))
+            .collect();
+        Domains { layout: Layout::PerCluster, online, span }
+    }
+
     pub fn layout(&self) -> Layout {
         self.layout
     }

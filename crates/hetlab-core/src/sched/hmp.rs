@@ -6,7 +6,9 @@
 //! prototype. Facts and line numbers: shared/reference/sched-rcu-platforms.md §2.
 //!
 //! - Domains: one MC domain per cluster and no load balancing between clusters; the clusters,
-//!   fastest first, are the HMP domains (`hmp_domains`).
+//!   fastest first, are the HMP domains (`hmp_domains`), unless `fast_cpu_mask` and
+//!   `slow_cpu_mask` (`CONFIG_HMP_{FAST,SLOW}_CPU_MASK`) split the CPUs otherwise, as seed
+//!   003's emulated big.LITTLE on one A9 cluster did (both its domain levels follow them).
 //! - Load: a task's 3.x `load_avg_ratio` (time runnable, running *or waiting*, over wall time,
 //!   0..1023; frequency-invariant by default, `pelt`). A CPU counts as loaded if any task on
 //!   it has load, idle otherwise ("all load is max load", 0035), ties going to the CPU least
@@ -74,6 +76,10 @@ pub struct Knobs {
     pub packing_limit: u64,
     pub prio_filter: bool,
     pub prio_filter_val: i32,
+    /// `CONFIG_HMP_FAST_CPU_MASK`/`CONFIG_HMP_SLOW_CPU_MASK` as CPU bitmasks (0: the HMP
+    /// domains are the clusters, by capacity, as from the device tree).
+    pub fast_cpu_mask: u64,
+    pub slow_cpu_mask: u64,
 }
 
 /// LSK-MP 15.07's defaults: 700/512 (0040, d73babce, 2013-10-11), frequency invariance on
@@ -87,7 +93,12 @@ pub const LSK_DEFAULTS: Knobs = Knobs {
     packing_limit: 650,
     prio_filter: false,
     prio_filter_val: 5,
+    fast_cpu_mask: 0,
+    slow_cpu_mask: 0,
 };
+
+/// Largest CPU bitmask a knob holds exactly (f64 integers).
+const MAX_MASK: f64 = ((1u64 << 53) - 1) as f64;
 
 /// The knobs as declared: sysfs name, LSK default, range.
 pub fn tunables() -> Vec<TunableInfo> {
@@ -160,6 +171,16 @@ pub fn tunables() -> Vec<TunableInfo> {
             0.0,
             19.0,
         ),
+        knob(
+            "fast_cpu_mask",
+            0.0,
+            "",
+            "CONFIG_HMP_FAST_CPU_MASK as a bitmask (5: CPUs 0 and 2), with slow_cpu_mask: the two HMP domains and \
+             their balancing domains (seed 003's emulation); 0: the clusters, by capacity",
+            0.0,
+            MAX_MASK,
+        ),
+        knob("slow_cpu_mask", 0.0, "", "CONFIG_HMP_SLOW_CPU_MASK as a bitmask (10: CPUs 1 and 3)", 0.0, MAX_MASK),
     ]
 }
 
@@ -171,7 +192,7 @@ impl Knobs {
             .map_err(|e| format!("platform '{}' [hmp]: {e}", platform.name))?;
         let get = |name: &str| given.get(name).or_else(|| board.get(name));
         let d = LSK_DEFAULTS;
-        Ok(Knobs {
+        Knobs {
             up_threshold: get("up_threshold").unwrap_or(d.up_threshold),
             down_threshold: get("down_threshold").unwrap_or(d.down_threshold),
             frequency_invariant_load_scale: get("frequency_invariant_load_scale")
@@ -180,7 +201,26 @@ impl Knobs {
             packing_limit: get("packing_limit").unwrap_or(d.packing_limit),
             prio_filter: get("prio_filter").map_or(d.prio_filter, |v| v == 1),
             prio_filter_val: get("prio_filter_val").map_or(d.prio_filter_val, |v| v as i32),
-        })
+            fast_cpu_mask: get("fast_cpu_mask").unwrap_or(d.fast_cpu_mask),
+            slow_cpu_mask: get("slow_cpu_mask").unwrap_or(d.slow_cpu_mask),
+        }
+        .checked(platform.ncpus())
+    }
+
+    /// The CPU masks, if given, split the platform's CPUs in two.
+    fn checked(self, ncpus: usize) -> Result<Knobs, String> {
+        let (fast, slow) = (self.fast_cpu_mask, self.slow_cpu_mask);
+        if fast == 0 && slow == 0 {
+            return Ok(self);
+        }
+        let all = if ncpus >= 64 { u64::MAX } else { (1u64 << ncpus) - 1 };
+        if fast == 0 || slow == 0 || fast & slow != 0 || fast | slow != all {
+            return Err(format!(
+                "hmp: fast_cpu_mask {fast:#x} and slow_cpu_mask {slow:#x} must split the platform's {ncpus} CPUs in two \
+                 (e.g. fast_cpu_mask=5 slow_cpu_mask=10 for CPUs 0,2 fast and 1,3 slow), or both be 0"
+            ));
+        }
+        Ok(self)
     }
 }
 
@@ -195,7 +235,15 @@ struct Topology {
 }
 
 impl Topology {
-    fn build(view: &SchedView) -> Topology {
+    fn build(view: &SchedView, knobs: &Knobs) -> Topology {
+        if knobs.fast_cpu_mask != 0 {
+            // CONFIG_HMP_{FAST,SLOW}_CPU_MASK: two HMP domains, balancing within each
+            let parts = [CpuMask::from_bits(knobs.fast_cpu_mask), CpuMask::from_bits(knobs.slow_cpu_mask)];
+            let domains = Domains::build_partition(view, &parts);
+            let hmp: Vec<CpuMask> = parts.iter().map(|p| p.and(domains.online())).collect();
+            let hmp_of = (0..view.ncpus()).map(|cpu| usize::from(!parts[0].contains(cpu))).collect();
+            return Topology { domains, hmp, hmp_of };
+        }
         let domains = Domains::build(Layout::PerCluster, view);
         let mut clusters: Vec<(u32, usize, CpuMask)> = Vec::new();
         for cpu in domains.online().iter() {
@@ -470,7 +518,7 @@ impl Hmp {
     /// The topology (built from the first view) and stamps sized for `view`.
     fn prepare(&mut self, view: &SchedView) {
         if self.topo.is_none() {
-            self.topo = Some(Topology::build(view));
+            self.topo = Some(Topology::build(view, &self.knobs));
         }
         self.stamps.fit(view.tasks.len(), view.ncpus());
     }
@@ -874,6 +922,42 @@ mod tests {
             assert_eq!(out.contains(&Migration { thread: 0, to_cpu: 2 }), moves, "{dt_us} µs: {out:?}");
         }
         assert!(!too_soon(0, 1) && too_soon(1, 4096 * 1024) && !too_soon(1, 4096 * 1024 + 1));
+    }
+
+    #[test]
+    fn cpu_masks_split_one_cluster_as_seed_003s_emulation_did() {
+        // the vexpress's four A9s, CPUs 1 and 3 slowed by perf: fast 0,2 and slow 1,3 give the
+        // seed's "big.LITTLE optimizations" domains, balancing within each pair only
+        let p = Platform::builtin("vexpress-a9").unwrap();
+        let given = [("fast_cpu_mask".to_string(), 5.0), ("slow_cpu_mask".to_string(), 10.0)];
+        let mut h = Hmp::new(&p, &Values::check("hmp", &tunables(), &given).unwrap()).unwrap();
+        let f = Fixture::new(4, &[&[0, 1, 2, 3]]);
+        h.prepare(&f.view());
+        let topo = h.topo.as_ref().unwrap();
+        let describe = topo.domains.describe();
+        assert!(
+            describe.contains("CPU2 attaching sched-domain:\n domain 0: span 0,2 level MC\n  groups: 2 0\n"),
+            "{describe}"
+        );
+        assert!(
+            describe.contains("CPU3 attaching sched-domain:\n domain 0: span 1,3 level MC\n  groups: 3 1\n"),
+            "{describe}"
+        );
+        assert_eq!(describe.matches("domain 1: does not load-balance").count(), 4);
+        assert!(topo.is_fastest(2) && topo.is_slowest(1) && topo.faster(3) == CpuMask::of([0, 2]));
+        // without masks one cluster is one HMP domain: nothing ever moves between domains
+        let mut h = Hmp::new(&p, &Values::check("hmp", &tunables(), &[]).unwrap()).unwrap();
+        h.prepare(&f.view());
+        assert_eq!(h.topo.as_ref().unwrap().hmp.len(), 1);
+        // masks must split the CPUs in two
+        for (fast, slow) in [(5.0, 0.0), (5.0, 2.0), (5.0, 11.0), (5.0, 26.0)] {
+            let given = [("fast_cpu_mask".to_string(), fast), ("slow_cpu_mask".to_string(), slow)];
+            let e = Hmp::new(&p, &Values::check("hmp", &tunables(), &given).unwrap()).err().unwrap();
+            assert!(
+                e.starts_with("hmp: fast_cpu_mask 0x5 and slow_cpu_mask") && e.contains("split the platform's 4 CPUs"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -38,6 +38,10 @@ impl CpuMask {
     pub const MAX_CPUS: usize = crate::platform::MAX_CPUS;
     pub const EMPTY: CpuMask = CpuMask(0);
 
+    /// The CPUs of bit mask `bits` (bit i: CPU i).
+    pub fn from_bits(bits: u64) -> CpuMask {
+        CpuMask(bits)
+    }
     pub fn of(cpus: impl IntoIterator<Item = usize>) -> CpuMask {
         CpuMask(cpus.into_iter().fold(0, |m, c| m | 1u64 << c))
     }
