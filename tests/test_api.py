@@ -53,6 +53,7 @@ def test_an_unknown_option_is_an_error_not_ignored():
     typed = dict(
         seed=1,
         scheduler="pinned",
+        sched_tunables=[],
         governor="ondemand",
         tunables=[],
         cluster=None,

@@ -114,6 +114,7 @@ def simulate(
     tunables: Mapping[str, float] | None = None,
     offline: Sequence[str] = (),
     scheduler: str = "pinned",
+    sched_tunables: Mapping[str, float] | None = None,
     cpuidle: str = "wfi",
     model: str | None = None,
     perf_cpus: Sequence[int] = (),
@@ -132,6 +133,9 @@ def simulate(
     freq: fix clusters' frequencies in kHz, e.g. {"big": 200000} (userspace governor).
     tunables: governor tunables with their sysfs names, e.g. {"up_threshold": 80}.
     offline: clusters whose CPUs are hotplugged off (cluster powered down, not snooped).
+    scheduler: task placement, `pinned`, `smp`, `hmp` or `eas` (list: `schedulers()`).
+    sched_tunables: the placement's knobs with their sysfs names, e.g. {"up_threshold": 512}
+        for `hmp` (/sys/kernel/hmp/); defaults are the platform's, else the policy's.
     cpuidle: `wfi` (default; idle clusters stay powered and snooped, as on the seed paper's
         board) or `cluster-off` (cpuidle may power an idle cluster down).
     model: anti-snoop model: `lctes2020-fig4` (default) or a path to a trained model.json.
@@ -151,6 +155,7 @@ def simulate(
             *w_args,
             seed=int(seed),
             scheduler=scheduler,
+            sched_tunables=[(k, float(v)) for k, v in (sched_tunables or {}).items()],
             governor=governor,
             tunables=[(k, float(v)) for k, v in (tunables or {}).items()],
             cluster=cluster,
@@ -208,6 +213,11 @@ def simulate_reps(
 def governors() -> list[dict[str, Any]]:
     """Governors with their tunables (sysfs names, defaults, units)."""
     return json.loads(_core.governors())
+
+
+def schedulers() -> list[dict[str, Any]]:
+    """Placement policies with their tunables (sysfs names, defaults)."""
+    return json.loads(_core.schedulers())
 
 
 def platforms() -> list[dict[str, Any]]:

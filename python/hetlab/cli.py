@@ -28,7 +28,9 @@ examples:
   hetlab simulate --workload ccbench:size=1048576,pattern=random --cluster little \\
       --freq little=1400000,big=200000 --reps 5
   hetlab simulate --workload mixed8 --scheduler smp --governor schedutil --trace run.trace
+  hetlab simulate --workload mixed8 --scheduler hmp --sched-tunable up_threshold=512
   hetlab governors          # tunables and defaults
+  hetlab schedulers         # placement policies and their knobs
 """
 
 SIMULATE_HELP = """\
@@ -64,7 +66,7 @@ def _parse_freq(text: str) -> dict[str, int]:
     return _per_cluster(text, "--freq", "CLUSTER=KHZ[,CLUSTER=KHZ], e.g. little=1400000,big=200000")
 
 
-def _parse_tunables(items: list[str]) -> dict[str, float]:
+def _parse_tunables(items: list[str], flag: str = "--tunable", example: str = "up_threshold=80") -> dict[str, float]:
     out = {}
     for item in items:
         name, sep, value = item.partition("=")
@@ -73,7 +75,7 @@ def _parse_tunables(items: list[str]) -> dict[str, float]:
         except ValueError:
             sep = ""
         if not sep:
-            raise CliError(f"--tunable expects NAME=VALUE, e.g. up_threshold=80; got '{item}'")
+            raise CliError(f"{flag} expects NAME=VALUE, e.g. {example}; got '{item}'")
     return out
 
 
@@ -163,6 +165,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         tunables=_parse_tunables(args.tunable) if args.tunable else None,
         offline=[c for c in args.offline.split(",") if c] if args.offline else None,
         scheduler=args.scheduler,
+        sched_tunables=_parse_tunables(args.sched_tunable, "--sched-tunable", "up_threshold=512")
+        if args.sched_tunable
+        else None,
         cpuidle=args.cpuidle,
         model=args.model,
         perf_cpus=_ints(args.perf_cpus, "--perf-cpus"),
@@ -228,6 +233,18 @@ def cmd_governors(args: argparse.Namespace) -> int:
         for t in g["tunables"]:
             print(f"    {t['name']:24} default {t['default']!s:>14} {t['unit']:6} {t['help']}")
     print("\nnamed configurations: all-max (performance everywhere), idle-min (active cluster max, others min)")
+    return 0
+
+
+def cmd_schedulers(args: argparse.Namespace) -> int:
+    scheds = api.schedulers()
+    if args.json:
+        print(json.dumps(scheds, indent=2))
+        return 0
+    for s in scheds:
+        print(f"{s['name']}: {s['summary']}")
+        for t in s["tunables"]:
+            print(f"    {t['name']:30} default {t['default']!s:>6} {t['help']}")
     return 0
 
 
@@ -440,7 +457,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="hotplug these clusters' CPUs off: powered down, CCI port disabled, never snooped",
     )
     sim.add_argument(
-        "--scheduler", choices=_core.schedulers(), help=f"task placement (default: {sim_default('scheduler')})"
+        "--scheduler",
+        choices=[s["name"] for s in api.schedulers()],
+        help=f"task placement (default: {sim_default('scheduler')}; list: hetlab schedulers)",
+    )
+    sim.add_argument(
+        "--sched-tunable",
+        action="append",
+        metavar="NAME=VALUE",
+        help="placement tunable with its sysfs name, e.g. up_threshold=512 for hmp (repeatable)",
     )
     sim.add_argument(
         "--cpuidle",
@@ -579,6 +604,9 @@ def build_parser() -> argparse.ArgumentParser:
     gov = sub.add_parser("governors", help="list governors with their tunables and defaults")
     gov.add_argument("--json", action="store_true")
     gov.set_defaults(func=cmd_governors)
+    sch = sub.add_parser("schedulers", help="list placement policies with their tunables and defaults")
+    sch.add_argument("--json", action="store_true")
+    sch.set_defaults(func=cmd_schedulers)
     sub.add_parser("workloads", help="list workload generators and built-in workloads").set_defaults(func=cmd_workloads)
     return parser
 

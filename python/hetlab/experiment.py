@@ -52,7 +52,7 @@ class Benchmark:
 @dataclass(frozen=True)
 class Config:
     """A configuration: the `hetlab.api.simulate` options its runs add to the benchmark's
-    (governor, tunables, freq, offline, scheduler, cpuidle, model, time_limit_s)."""
+    (governor, tunables, freq, offline, scheduler, sched_tunables, cpuidle, model, time_limit_s)."""
 
     name: str  # its column in tables and figures: anti-snoop
     title: str  # its legend: anti-snoop (model trained here)

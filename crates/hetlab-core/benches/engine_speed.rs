@@ -8,6 +8,8 @@
 //!   * CPU-bound: 16e9 instructions split evenly;
 //!   * periodic: 4000 jobs per second of 125 µs reference work each (half a CPU), 10 s, the
 //!     jobs spread over the threads (each thread's period grows with the thread count);
+//! - placement under `hmp` (big.LITTLE MP, the XU3 kernel's settings) on 8, 64 and 512 threads:
+//!   the periodic and the CPU-bound cases above (the target: 512 threads at 1,000x real time);
 //! - the periodic and CPU-bound cases on 8, 64 and 512 threads under `eas` (schedutil), and
 //!   on 512 under `smp` with schedutil for comparison (the same PELT and governor work): the
 //!   energy-aware wake-up costs per wake-up what the CPUs and performance domains cost, not
@@ -104,6 +106,20 @@ fn main() {
         measure(&format!("periodic, 4000 jobs/s on {threads} threads"), &platform, &periodic(threads), &smp, 5);
     }
 
+    let mut hmp = SimConfig::new(plan("ondemand", None));
+    hmp.scheduler = SchedPolicy::Hmp;
+    for threads in [8, 64, 512] {
+        measure(&format!("hmp: periodic, 4000 jobs/s on {threads} threads"), &platform, &periodic(threads), &hmp, 5);
+    }
+    for threads in [8, 64, 512] {
+        measure(
+            &format!("hmp: CPU-bound, 16e9 instructions on {threads} threads"),
+            &platform,
+            &cpu_bound(threads),
+            &hmp,
+            5,
+        );
+    }
     let mut eas = SimConfig::new(plan("schedutil", None));
     eas.scheduler = SchedPolicy::Eas;
     for threads in [8, 64, 512] {

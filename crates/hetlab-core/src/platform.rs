@@ -31,6 +31,13 @@ pub struct Platform {
     pub description: String,
     /// Scheduler tick rate (CONFIG_HZ).
     pub hz: u32,
+    /// What scheduling costs on this board (`[sched]`).
+    #[serde(default)]
+    pub sched: SchedCosts,
+    /// The board's kernel's big.LITTLE MP settings (`[hmp]`: `/sys/kernel/hmp/` names and
+    /// values, checked by `sched::hmp`); absent ones keep LSK's defaults.
+    #[serde(default)]
+    pub hmp: BTreeMap<String, f64>,
     pub core_types: Vec<CoreType>,
     pub clusters: Vec<Cluster>,
     /// The cache-coherent interconnect between clusters; `None`: the platform has none.
@@ -78,6 +85,16 @@ pub struct EmDomainSpec {
 pub struct EmStateSpec {
     pub frequency_khz: u32,
     pub power_mw: u32,
+}
+
+/// What scheduling costs on this board.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedCosts {
+    /// A running task moved by the CPU stopper (forced or active migration) waits this long
+    /// before it runs on its new CPU, if that CPU is awake, µs (0: not described).
+    #[serde(default)]
+    pub active_migration_latency_us: f64,
 }
 
 /// On-board power sensors (the Odroid-XU3's INA231s) as an experiment reads them.
@@ -302,6 +319,7 @@ impl Platform {
         if self.hz > 1_000_000 {
             return Err(format!("hz must be at most 1000000 (a tick of at least 1 µs), got {}", self.hz));
         }
+        non_negative("sched.active_migration_latency_us", self.sched.active_migration_latency_us)?;
         if self.core_types.is_empty() {
             return Err("core_types: at least one core type is needed".into());
         }

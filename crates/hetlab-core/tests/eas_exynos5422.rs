@@ -182,6 +182,8 @@ fn a_light_mixed_workload_uses_less_energy_than_under_smp() {
             );
             assert!(eas.completed && smp.completed);
             assert!((eas.time_s - smp.time_s).abs() < 0.06, "{} vs {}", eas.time_s, smp.time_s);
+            // what placement decides: the SoC's rails (clusters and DRAM), every seed
+            assert!(eas.energy.sensors_j < smp.energy.sensors_j, "seed {seed}");
             eas_j += eas.energy.total_j;
             smp_j += smp.energy.total_j;
         }

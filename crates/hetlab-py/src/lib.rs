@@ -12,6 +12,7 @@
 
 use hetlab_core::governor::registry;
 use hetlab_core::platform::{Platform, BUILTIN_PLATFORMS};
+use hetlab_core::sched::SchedPolicy;
 use hetlab_core::tree::AntiSnoopModel;
 use hetlab_core::workload::{Workload, BUILTIN_WORKLOADS};
 use pyo3::exceptions::PyValueError;
@@ -79,12 +80,6 @@ fn builtin_platform_text(name: &str) -> PyResult<String> {
         .ok_or_else(|| err(format!("unknown platform '{name}'")))
 }
 
-/// Placement policies, by the names `simulate` takes.
-#[pyfunction]
-fn schedulers() -> Vec<&'static str> {
-    hetlab_core::sched::SchedPolicy::ALL.iter().map(|p| p.name()).collect()
-}
-
 #[pyfunction]
 fn builtin_workloads() -> Vec<String> {
     BUILTIN_WORKLOADS.iter().map(|(n, _)| n.to_string()).collect()
@@ -107,6 +102,23 @@ fn governors() -> PyResult<String> {
         })
         .collect();
     Ok(serde_json::Value::Array(list).to_string())
+}
+
+/// Placement policies with their tunables, as JSON (the shape of `governors`).
+#[pyfunction]
+fn schedulers() -> String {
+    let list: Vec<serde_json::Value> = SchedPolicy::ALL
+        .iter()
+        .map(|&s| {
+            serde_json::json!({
+                "name": s.name(), "summary": s.summary(),
+                "tunables": s.tunables().iter().map(|t| serde_json::json!({
+                    "name": t.name, "default": t.default, "unit": t.unit, "help": t.help,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::Value::Array(list).to_string()
 }
 
 /// Checks a workload spec or file and returns its name and thread count.

@@ -16,13 +16,14 @@ use crate::{err, load_model, load_platform, load_workload};
 /// Runs one simulation. Returns (summary JSON, time series as a dict of numpy columns, trace
 /// text or None, the platform as LISA's PlatformInfo YAML or None; both only with `trace`).
 /// `model` is a model's JSON text (None: the paper's Figure 4 trees); `freq` pins clusters'
-/// frequencies, kHz; `perf_cpus` (empty: off) and `perf_period` are `perf record -e instructions
-/// -C <cpus> -c <period>` running beside the workload; an unknown keyword is a TypeError.
+/// frequencies, kHz; `sched_tunables` are the placement policy's knobs (sysfs name, value);
+/// `perf_cpus` (empty: off) and `perf_period` are `perf record -e instructions -C <cpus> -c
+/// <period>` running beside the workload; an unknown keyword is a TypeError.
 #[pyfunction]
 #[pyo3(signature = (
     platform_name, platform_origin, platform_text, workload_spec, workload_origin, workload_text, *,
-    seed, scheduler, governor, tunables, cluster, freq, offline, model, cpuidle, perf_cpus, perf_period, trace,
-    time_limit_s
+    seed, scheduler, sched_tunables, governor, tunables, cluster, freq, offline, model, cpuidle, perf_cpus,
+    perf_period, trace, time_limit_s
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
@@ -35,6 +36,7 @@ pub fn simulate(
     workload_text: Option<&str>,
     seed: u64,
     scheduler: &str,
+    sched_tunables: Vec<(String, f64)>,
     governor: &str,
     tunables: Vec<(String, f64)>,
     cluster: Option<&str>,
@@ -65,6 +67,7 @@ pub fn simulate(
     let config = SimConfig {
         seed,
         scheduler: SchedPolicy::parse(scheduler).map_err(err)?,
+        sched_tunables,
         governors: SimConfig::governor_plan(&platform, governor, &tunables, cluster, &fixed).map_err(err)?,
         model,
         offline_clusters: offline,

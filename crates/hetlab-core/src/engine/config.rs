@@ -19,6 +19,8 @@ pub struct GovernorSetting {
 pub struct SimConfig {
     pub seed: u64,
     pub scheduler: SchedPolicy,
+    /// The placement policy's tunables (sysfs name, value), over its and the platform's defaults.
+    pub sched_tunables: Vec<(String, f64)>,
     /// One per cpufreq policy, in policy order (one policy per cluster, in platform order).
     pub governors: Vec<GovernorSetting>,
     pub model: Option<AntiSnoopModel>,
@@ -49,6 +51,7 @@ impl SimConfig {
         SimConfig {
             seed: 1,
             scheduler: SchedPolicy::Pinned,
+            sched_tunables: Vec::new(),
             governors,
             model: None,
             offline_clusters: Vec::new(),

@@ -39,7 +39,7 @@ use crate::platform::Platform;
 use crate::random::{normal_sample, Rng};
 use crate::result::{RunResult, SampleRow};
 use crate::sched::cfs::RunQueue;
-use crate::sched::{Migration, Placement, SchedEntity, SchedView};
+use crate::sched::{CpuMask, Migration, Placement, SchedEntity, SchedView};
 use crate::trace::TraceEvent;
 use crate::workload::{Task, Workload};
 use state::{ClusterHw, Cpu, Policy, Thread, ThreadState};
@@ -60,6 +60,9 @@ struct Sched {
     entities: Vec<SchedEntity>,
     /// PELT signals are kept (the placement or a governor reads them).
     track_util: bool,
+    /// Per cluster: the 3.x load sums scale with its frequency (the placement wants it and its
+    /// governor is not a single-frequency one).
+    load_freq_invariant: Vec<bool>,
     /// Per logical CPU: the physical core it runs on (a platform CPU number), that core's
     /// cluster and its capacity. Switching modes change this map at run time.
     core_of: Vec<usize>,
@@ -75,10 +78,16 @@ struct Sched {
 }
 
 impl Sched {
-    /// Asks the placement policy something about the state at `now_us`.
-    fn ask<R>(&mut self, now_us: f64, question: impl FnOnce(&mut dyn Placement, &SchedView) -> R) -> R {
+    /// Asks the placement policy something about the state at `now_us`, on `this_cpu`.
+    fn ask<R>(
+        &mut self,
+        now_us: f64,
+        this_cpu: usize,
+        question: impl FnOnce(&mut dyn Placement, &SchedView) -> R,
+    ) -> R {
         let view = SchedView {
             now_us,
+            this_cpu,
             rqs: &self.rqs,
             cluster_of: &self.cluster_of,
             capacity: &self.capacity,
@@ -393,12 +402,13 @@ impl<'a> Engine<'a> {
 
     /// The scheduler tick on every busy CPU (idle CPUs have stopped theirs: NO_HZ): CFS
     /// accounts the running thread and preempts it if it ran its slice, PELT is updated, and
-    /// the placement's tick hook may move threads.
+    /// the placement's tick hook may move threads (its softirq, before the next CPU's tick).
     fn tick(&mut self) {
         self.sched.last_tick_us = self.now_us;
         let mut moves = std::mem::take(&mut self.scratch.migrations);
-        moves.clear();
-        for cpu in 0..self.cpus.len() {
+        // CPUs busy at the tick (one given a thread by an earlier CPU's softirq has not ticked)
+        let busy = CpuMask::of((0..self.cpus.len()).filter(|&c| self.sched.rqs[c].curr.is_some()));
+        for cpu in busy.iter() {
             if self.sched.rqs[cpu].curr.is_none() {
                 continue;
             }
@@ -406,11 +416,12 @@ impl<'a> Engine<'a> {
                 self.preempt(cpu);
             }
             let now = self.now_us;
-            self.sched.ask(now, |placement, view| placement.tick(view, cpu, &mut moves));
+            moves.clear();
+            self.sched.ask(now, cpu, |placement, view| placement.tick(view, cpu, &mut moves));
             self.note_overutilized(cpu);
-        }
-        for m in &moves {
-            self.migrate(m.thread, m.to_cpu);
+            for m in &moves {
+                self.migrate(m.thread, m.to_cpu);
+            }
         }
         self.scratch.migrations = moves;
     }

@@ -54,7 +54,7 @@ impl Engine<'_> {
         }
         let rq = &self.sched.rqs[cpu];
         let e = &self.sched.entities;
-        let load = rq.curr.iter().chain(&rq.queue).map(|&t| e[t].avg.load_avg_contrib(e[t].weight)).sum();
+        let load = rq.curr.into_iter().chain(rq.queue.iter()).map(|t| e[t].avg.load_avg_contrib(e[t].weight)).sum();
         let signals = pelt_signals(&rq.avg, load);
         let time_us = self.now_us;
         self.out.trace(TraceEvent::SchedPeltCfs { time_us, cpu, signals });
@@ -151,6 +151,7 @@ mod tests {
     /// `overutilized_until_us`; at the first tick after `move_at_us` it moves thread 0,
     /// running, to CPU `move_to`.
     struct Probe {
+        smp: Smp,
         overutilized: Option<(f64, f64)>,
         now_us: f64,
         move_at_us: f64,
@@ -163,11 +164,11 @@ mod tests {
         }
         fn select_cpu(&mut self, view: &SchedView, thread: usize, kind: WakeKind) -> usize {
             self.now_us = view.now_us;
-            Smp.select_cpu(view, thread, kind)
+            self.smp.select_cpu(view, thread, kind)
         }
         fn balance_newidle(&mut self, view: &SchedView, cpu: usize) -> Option<Migration> {
             self.now_us = view.now_us;
-            Smp.balance_newidle(view, cpu)
+            self.smp.balance_newidle(view, cpu)
         }
         fn tick(&mut self, view: &SchedView, cpu: usize, out: &mut Vec<Migration>) {
             self.now_us = view.now_us;
@@ -199,7 +200,7 @@ mod tests {
     }
 
     fn no_probe() -> Probe {
-        Probe { overutilized: None, now_us: 0.0, move_at_us: f64::INFINITY, move_to: 0 }
+        Probe { smp: Smp::new(&exynos()), overutilized: None, now_us: 0.0, move_at_us: f64::INFINITY, move_to: 0 }
     }
 
     #[test]
@@ -230,12 +231,14 @@ mod tests {
             .trace
             .iter()
             .filter_map(|e| match e {
-                TraceEvent::SchedPeltSe { tid: t, cpu: 4, signals, .. } if *t == tid => Some(*signals),
+                TraceEvent::SchedPeltSe { tid: t, signals, .. } if *t == tid => Some(*signals),
                 _ => None,
             })
             .collect();
         assert!(samples.len() > 100, "{}", samples.len());
-        // forked on CPU 4 at 0, running there since: 1024·(1 - y^n) after n periods, within
+        assert_eq!(r.threads[0].migrations, 0);
+        // forked on an A15 at 0 (vanilla CFS: the idlest CPU next to the parent's), running
+        // there since: 1024·(1 - y^n) after n periods, within
         // one period's contribution (1024·(1 - y) = 22) and the truncations
         for s in &samples {
             let periods = s.update_time_ns as f64 / (1024.0 * 1024.0);

@@ -32,7 +32,7 @@ use crate::workload::{Task, Workload};
 impl<'a> Engine<'a> {
     /// A run of `workload` on `platform` with the placement policy `config.scheduler` names.
     pub fn new(platform: &'a Platform, workload: &Workload, config: SimConfig) -> Result<Self, String> {
-        let placement = config.scheduler.build(platform)?;
+        let placement = config.scheduler.build(platform, &config.sched_tunables)?;
         Self::with_placement(platform, workload, config, placement)
     }
 
@@ -152,8 +152,11 @@ impl<'a> Engine<'a> {
                     nice: task.nice,
                     weight: cfs::weight_of(task.nice),
                     vruntime: 0.0,
+                    exec_start_us: f64::NEG_INFINITY,
                     kernel,
-                    avg: SchedAvg::new_task(0),
+                    // a user task starts fully loaded (LSK-MP 0027), a kernel thread does not
+                    // (children of kthreadd, 0079)
+                    avg: if kernel { SchedAvg::default() } else { SchedAvg::new_task(0) },
                 });
             }
         }
@@ -233,8 +236,16 @@ impl<'a> Engine<'a> {
 
         let tick_us = platform.tick_us() as f64;
         let track_util = placement.uses_util() || policies.iter().any(|p| p.governor.reads_util());
+        // LSK-MP 0019 counts performance and powersave as single-frequency: load scale 1024
+        let load_freq_invariant = policies
+            .iter()
+            .map(|p| {
+                placement.frequency_invariant_load() && !matches!(p.governor_name.as_str(), "performance" | "powersave")
+            })
+            .collect();
         let sched = Sched {
             track_util,
+            load_freq_invariant,
             last_tick_us: 0.0, // boot; the first tick comes a jiffy later
             tick_us,
             cfs: cfs::Tunables::for_cpus(ncpus),

@@ -126,7 +126,7 @@ fn kernel_threads_are_placed_like_tasks_and_do_not_keep_a_run_alive() {
     assert!((r.cpus[1].busy_s - r.time_s).abs() < 0.01, "{} vs {}", r.cpus[1].busy_s, r.time_s);
 }
 
-/// A placement of the test's own: `smp`'s choices, plus at the first tick after `at_us` it
+/// A placement of the test's own: `pinned`'s choices, plus at the first tick after `at_us` it
 /// moves thread 0, running, to `to_cpu`; it counts the ticks it sees per CPU.
 struct MoveAt {
     at_us: f64,
@@ -146,7 +146,7 @@ impl Placement for MoveAt {
         "move-at"
     }
     fn select_cpu(&mut self, view: &SchedView, thread: usize, kind: WakeKind) -> usize {
-        crate::sched::smp::Smp.select_cpu(view, thread, kind)
+        crate::sched::pinned::Pinned.select_cpu(view, thread, kind)
     }
     fn tick(&mut self, view: &SchedView, cpu: usize, out: &mut Vec<Migration>) {
         self.ticks[cpu].fetch_add(1, Ordering::Relaxed);
@@ -169,7 +169,7 @@ fn a_tick_hook_migrates_a_running_thread() {
     on_little.cluster = Some(cluster(&p, "little"));
     let little_only = simulate(&p, &workload, on_little).unwrap();
 
-    // start it on CPU 0 (LITTLE): smp puts a new thread on its first allowed CPU
+    // start it on CPU 0 (LITTLE): pinned puts thread 0 on its first allowed CPU
     c.scheduler = SchedPolicy::Smp;
     let mut engine = Engine::with_placement(&p, &workload, c.clone(), Box::new(MoveAt::new(500_000.0, 4))).unwrap();
     assert!(!engine.run_until(400_000.0));
@@ -189,6 +189,28 @@ fn a_tick_hook_migrates_a_running_thread() {
     let per_cpu: Vec<u32> = ticks.iter().map(|t| t.load(Ordering::Relaxed)).collect();
     assert_eq!(per_cpu[0], 200, "{per_cpu:?}");
     assert!(per_cpu[1..].iter().all(|&n| n == 0), "idle CPUs have stopped their tick: {per_cpu:?}");
+}
+
+#[test]
+fn a_running_thread_moved_by_the_stopper_waits_the_platforms_latency() {
+    // the same move at 0.5 s with the platform's stopper latency at 0 and at 1 ms: the run
+    // ends 1 ms later, and the A15 counts it as busy (the stopper and the switch run there)
+    let workload = Workload::from_spec("cpu-bound:threads=1,instructions=4e9").unwrap();
+    let ends = |latency_us: f64| {
+        let mut p = exynos();
+        p.sched.active_migration_latency_us = latency_us;
+        let mut c = config(&p, "performance", None, &[]);
+        c.kernel_threads = vec![];
+        let engine = Engine::with_placement(&p, &workload, c, Box::new(MoveAt::new(500_000.0, 4))).unwrap();
+        let r = engine.run().unwrap();
+        (r.time_s, r.cpus[4].busy_s)
+    };
+    let (fast, busy_fast) = ends(0.0);
+    let (slow, busy_slow) = ends(1000.0);
+    assert!(((slow - fast) - 1e-3).abs() < 1e-6, "{fast} s vs {slow} s");
+    assert!(((busy_slow - busy_fast) - 1e-3).abs() < 1e-6);
+    // the Exynos 5422's own figure (TC2's short end, LSK-MP 0075)
+    assert_eq!(exynos().sched.active_migration_latency_us, 80.0);
 }
 
 #[test]

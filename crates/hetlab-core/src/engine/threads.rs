@@ -16,6 +16,16 @@ use crate::sched::WakeKind;
 use crate::trace::{PrevState, TraceEvent, CPU_IDLE_EXIT};
 use crate::workload::PhaseKind;
 
+/// What a CPU whose thread left does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    /// Runs this thread (waiting here, or pulled from another queue).
+    Run(usize),
+    /// Goes idle; this thread, running elsewhere, is moved here.
+    Pull(usize),
+    Idle,
+}
+
 /// How a thread arrives on a run queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Arrival {
@@ -33,12 +43,19 @@ impl Engine<'_> {
         (self.now_us * 1000.0).round() as u64
     }
 
-    /// The PELT scale of `cpu` now: its cluster's `cur/max` frequency and its capacity.
+    /// The PELT scale of `cpu` now: its cluster's `cur/max` frequency and its capacity; for the
+    /// 3.x load sums LSK-MP 0019's `cur / (max >> 10)` against the thermally capped maximum.
     fn pelt_state(&self, cpu: usize, runnable: bool, running: bool) -> State {
         let c = self.sched.cluster_of[cpu];
-        let freq_scale =
-            (self.hw.clusters[c].cur_khz as u64 * pelt::SCALE) / self.platform.clusters[c].max_khz() as u64;
-        State { runnable, running, freq_scale, cpu_scale: self.sched.capacity[cpu] as u64 }
+        let hw = &self.hw.clusters[c];
+        let max_khz = self.platform.clusters[c].max_khz();
+        let freq_scale = (hw.cur_khz as u64 * pelt::SCALE) / max_khz as u64;
+        let load_freq_scale = if self.sched.load_freq_invariant[c] {
+            hw.cur_khz as u64 / (max_khz.min(hw.thermal_cap_khz) as u64 >> 10)
+        } else {
+            pelt::SCALE
+        };
+        State { runnable, running, freq_scale, cpu_scale: self.sched.capacity[cpu] as u64, load_freq_scale }
     }
 
     /// Accounts `t`'s PELT signals up to now in the state it has been in since the last update.
@@ -243,6 +260,7 @@ impl Engine<'_> {
         if delta_us > 0.0 {
             let se = &mut self.sched.entities[t];
             se.vruntime += cfs::delta_fair(delta_us, se.weight);
+            se.exec_start_us = self.now_us;
             rq.exec_start_us = self.now_us;
         }
         let curr = self.sched.entities[t].vruntime;
@@ -252,12 +270,7 @@ impl Engine<'_> {
 
     /// The waiting thread with the smallest vruntime (ties to the lower thread index).
     fn leftmost(&self, cpu: usize) -> Option<usize> {
-        let e = &self.sched.entities;
-        self.sched.rqs[cpu]
-            .queue
-            .iter()
-            .copied()
-            .min_by(|&a, &b| e[a].vruntime.total_cmp(&e[b].vruntime).then(a.cmp(&b)))
+        self.sched.rqs[cpu].queue.first()
     }
 
     /// Makes `t` runnable on the CPU the placement policy picks; `waker_cpu` is the CPU that
@@ -269,7 +282,7 @@ impl Engine<'_> {
         if kind == WakeKind::Wakeup {
             self.trace_waking(t, waker_cpu); // a new task has no sched_waking
         }
-        let target = self.sched.ask(self.now_us, |placement, view| placement.select_cpu(view, t, kind));
+        let target = self.sched.ask(self.now_us, waker_cpu, |placement, view| placement.select_cpu(view, t, kind));
         self.note_overutilized(target);
         debug_assert!(self.sched.entities[t].allowed.contains(target), "placement chose a CPU not allowed");
         self.update_entity_avg(t); // the time it slept
@@ -306,7 +319,7 @@ impl Engine<'_> {
             self.switch_in(cpu, t, None);
             return;
         };
-        rq.queue.push(t);
+        rq.queue.insert(t, se.vruntime);
         let e = &self.sched.entities;
         if arrival != Arrival::Migration
             && cfs::wakeup_preempts(&tunables, e[curr].vruntime, e[t].vruntime, e[t].weight)
@@ -344,6 +357,7 @@ impl Engine<'_> {
         rq.exec_start_us = self.now_us;
         self.threads[t].state = ThreadState::Running;
         self.sched.entities[t].cpu = cpu;
+        self.sched.entities[t].exec_start_us = self.now_us;
     }
 
     /// The running thread of `cpu` stops (to `state`: asleep, suspended or done) and leaves the
@@ -361,41 +375,61 @@ impl Engine<'_> {
     /// `cpu` has nothing running (`prev` just left): run the next thread, or go idle.
     fn reschedule(&mut self, cpu: usize, prev: (u32, PrevState)) {
         self.dirty = true;
-        if let Some(next) = self.pick_next(cpu) {
-            self.switch_in(cpu, next, Some(prev));
-        } else {
-            let p = self.policy_of(cpu);
-            self.policies[p].busy_cpus -= 1;
-            let time_us = self.now_us;
-            self.out.trace(TraceEvent::SchedSwitch { time_us, cpu, prev_tid: prev.0, prev_state: prev.1, next_tid: 0 });
-            self.trace_idle(cpu, STATE_WFI);
-            self.maybe_power_down(self.sched.cluster_of[cpu], self.now_us);
+        match self.pick_next(cpu) {
+            Next::Run(next) => self.switch_in(cpu, next, Some(prev)),
+            next => {
+                let p = self.policy_of(cpu);
+                self.policies[p].busy_cpus -= 1;
+                let time_us = self.now_us;
+                self.out.trace(TraceEvent::SchedSwitch {
+                    time_us,
+                    cpu,
+                    prev_tid: prev.0,
+                    prev_state: prev.1,
+                    next_tid: 0,
+                });
+                self.trace_idle(cpu, STATE_WFI);
+                // a thread running elsewhere is moved here by the stopper on its CPU while this
+                // one idles
+                if let Next::Pull(t) = next {
+                    self.migrate(t, cpu);
+                }
+                if self.sched.rqs[cpu].curr.is_none() {
+                    self.maybe_power_down(self.sched.cluster_of[cpu], self.now_us);
+                }
+            }
         }
     }
 
     /// The next thread for a CPU: the smallest vruntime waiting there, else what the
-    /// placement's new-idle balance pulls.
-    fn pick_next(&mut self, cpu: usize) -> Option<usize> {
+    /// placement's new-idle balance pulls: a waiting thread runs at once, a running one
+    /// (HMP's idle pull) comes through the stopper.
+    fn pick_next(&mut self, cpu: usize) -> Next {
         if let Some(t) = self.leftmost(cpu) {
-            self.sched.rqs[cpu].remove(t);
-            return Some(t);
+            self.sched.rqs[cpu].remove(t, self.sched.entities[t].vruntime);
+            return Next::Run(t);
         }
-        let pull = self.sched.ask(self.now_us, |placement, view| placement.balance_newidle(view, cpu));
+        let pull = self.sched.ask(self.now_us, cpu, |placement, view| placement.balance_newidle(view, cpu));
         self.note_overutilized(cpu);
-        let pull = pull?;
+        let Some(pull) = pull else {
+            return Next::Idle;
+        };
         let t = pull.thread;
+        if self.threads[t].state == ThreadState::Running {
+            return Next::Pull(t);
+        }
         let from = self.sched.entities[t].cpu;
         debug_assert!(pull.to_cpu == cpu && self.threads[t].state == ThreadState::Runnable);
         self.update_rq_avg(from);
         self.update_entity_avg(t);
-        self.sched.rqs[from].remove(t);
+        self.sched.rqs[from].remove(t, self.sched.entities[t].vruntime);
         self.sched.rqs[from].load_weight -= self.sched.entities[t].weight;
         self.trace_migrate(t, from, cpu, cpu);
         self.move_entity(t, from, cpu);
         self.threads[t].migrations += 1;
         self.update_rq_avg(cpu);
         self.sched.rqs[cpu].load_weight += self.sched.entities[t].weight;
-        Some(t)
+        Next::Run(t)
     }
 
     /// The running thread of `cpu` goes back to the queue and the smallest vruntime runs
@@ -412,9 +446,10 @@ impl Engine<'_> {
                 return;
             }
         };
+        let e = &self.sched.entities;
         let rq = &mut self.sched.rqs[cpu];
-        rq.remove(next);
-        rq.queue.push(t);
+        rq.remove(next, e[next].vruntime);
+        rq.queue.insert(t, e[t].vruntime);
         rq.curr = None;
         self.threads[t].state = ThreadState::Runnable;
         let prev = (self.threads[t].tid, PrevState::Runnable);
@@ -434,7 +469,8 @@ impl Engine<'_> {
     }
 
     /// Moves `t` to `to_cpu`: a waiting thread leaves its queue; a running one is stopped
-    /// (its CPU runs the next thread) and starts over there — the kernel's active migration.
+    /// (its CPU runs the next thread) and starts over there after the platform's stopper
+    /// latency — the kernel's active migration.
     pub(super) fn migrate(&mut self, t: usize, to_cpu: usize) {
         let from = self.sched.entities[t].cpu;
         if from == to_cpu || !self.sched.entities[t].allowed.contains(to_cpu) {
@@ -450,13 +486,15 @@ impl Engine<'_> {
                 rq.curr = None;
                 rq.load_weight -= self.sched.entities[t].weight;
                 self.threads[t].state = ThreadState::Runnable;
+                // migration -> schedule on the target (seed 003's forced-migration latency)
+                self.threads[t].progress.stolen_us += self.platform.sched.active_migration_latency_us;
                 self.reschedule(from, (self.threads[t].tid, PrevState::Runnable));
             }
             ThreadState::Runnable => {
                 self.update_rq_avg(from);
                 self.update_entity_avg(t);
                 let rq = &mut self.sched.rqs[from];
-                rq.remove(t);
+                rq.remove(t, self.sched.entities[t].vruntime);
                 rq.load_weight -= self.sched.entities[t].weight;
             }
             ThreadState::Sleeping { .. } | ThreadState::Suspended | ThreadState::Done => return,

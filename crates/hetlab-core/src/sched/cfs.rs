@@ -79,14 +79,57 @@ pub fn delta_fair(delta_us: f64, weight: u64) -> f64 {
     }
 }
 
+/// The tasks waiting on a run queue in the order CFS serves them, by virtual runtime, ties to
+/// the lower thread index (the red-black tree `tasks_timeline`): the leftmost is found in
+/// logarithmic time, whatever the number of tasks. A waiting task's vruntime does not change
+/// while it waits, so it is its key.
+#[derive(Debug, Clone, Default)]
+pub struct Timeline(std::collections::BTreeSet<(u64, usize)>);
+
+impl Timeline {
+    /// `vruntime` as an unsigned key of the same order (IEEE-754 total order).
+    fn key(vruntime: f64) -> u64 {
+        let bits = vruntime.to_bits();
+        if bits >> 63 == 1 {
+            !bits
+        } else {
+            bits | 1 << 63
+        }
+    }
+    pub fn insert(&mut self, task: usize, vruntime: f64) {
+        self.0.insert((Self::key(vruntime), task));
+    }
+    /// Removes `task`, waiting with `vruntime`; false if it was not here.
+    pub fn remove(&mut self, task: usize, vruntime: f64) -> bool {
+        self.0.remove(&(Self::key(vruntime), task))
+    }
+    /// The task to run next (`__pick_first_entity`).
+    pub fn first(&self) -> Option<usize> {
+        self.0.first().map(|&(_, t)| t)
+    }
+    /// The tasks, leftmost first.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = usize> + '_ {
+        self.0.iter().map(|&(_, t)| t)
+    }
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
 /// One CPU's CFS run queue.
 #[derive(Debug, Clone)]
 pub struct RunQueue {
     pub online: bool,
     /// The task running here (`cfs_rq->curr`).
     pub curr: Option<usize>,
-    /// Tasks waiting here, in no particular order (the smallest vruntime runs next).
-    pub queue: Vec<usize>,
+    /// Tasks waiting here, by vruntime (the smallest runs next).
+    pub queue: Timeline,
     /// Sum of the weights of `curr` and the waiting tasks (`cfs_rq->load.weight`).
     pub load_weight: u64,
     /// Monotonic floor of the tasks' vruntimes (`min_vruntime`).
@@ -104,7 +147,7 @@ impl RunQueue {
         RunQueue {
             online,
             curr: None,
-            queue: Vec::new(),
+            queue: Timeline::default(),
             load_weight: 0,
             min_vruntime: 0.0,
             slice_start_us: 0.0,
@@ -122,15 +165,9 @@ impl RunQueue {
         self.curr.is_none()
     }
 
-    /// Removes a waiting task; false if it was not waiting here.
-    pub fn remove(&mut self, task: usize) -> bool {
-        match self.queue.iter().position(|&t| t == task) {
-            Some(pos) => {
-                self.queue.swap_remove(pos);
-                true
-            }
-            None => false,
-        }
+    /// Removes a waiting task (waiting with `vruntime`); false if it was not waiting here.
+    pub fn remove(&mut self, task: usize, vruntime: f64) -> bool {
+        self.queue.remove(task, vruntime)
     }
 
     /// `sched_slice`: the wall time `weight` may run this period.
@@ -213,18 +250,28 @@ mod tests {
         assert_eq!((t.latency_us, t.min_granularity_us, t.wakeup_granularity_us), (24_000.0, 3_000.0, 4_000.0));
         let mut rq = RunQueue::new(true);
         rq.curr = Some(0);
-        rq.queue = vec![1];
+        rq.queue.insert(1, 0.0);
         rq.load_weight = 1024 + 335;
         // nice 0 vs nice 5: 24 ms · 1024/1359 and · 335/1359
         assert!((rq.slice_us(&t, 1024) - 24_000.0 * 1024.0 / 1359.0).abs() < 1e-9);
         assert!((rq.slice_us(&t, 335) - 24_000.0 * 335.0 / 1359.0).abs() < 1e-9);
         // crowded: more than 8 runnable -> nr · min_granularity
-        rq.queue = (1..12).collect();
+        rq.queue.clear();
+        for t in 1..12 {
+            rq.queue.insert(t, t as f64);
+        }
         rq.load_weight = 12 * 1024;
         assert_eq!(rq.slice_us(&t, 1024), 3_000.0);
         // 5 CPUs (TC2): 1 + floor(log2 5) = 3
         assert_eq!(tunable_scaling(5), 3.0);
-        assert!(rq.remove(3) && !rq.remove(3));
+        assert!(rq.remove(3, 3.0) && !rq.remove(3, 3.0));
+        // served by vruntime, ties to the lower index, negative vruntimes first
+        let mut q = Timeline::default();
+        for (t, v) in [(4, 2.5), (2, -1.0), (9, 2.5), (1, 0.0), (3, -7.25)] {
+            q.insert(t, v);
+        }
+        assert_eq!(q.iter().collect::<Vec<_>>(), [3, 2, 1, 4, 9]);
+        assert_eq!((q.first(), q.len()), (Some(3), 5));
         assert_eq!(rq.nr_running(), 11);
     }
 

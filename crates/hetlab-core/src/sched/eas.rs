@@ -17,16 +17,18 @@
 //!   sets the root domain's flag at enqueue (not a new task's first) and at the tick
 //!   (`update_overutilized_status`); the load balance at the root domain rewrites it from all
 //!   CPUs (`update_sd_lb_stats`), so it clears at the next such balance after the load drops.
-//!   While set, wake-ups take CFS's path ([`Smp`]) and the balancer works: new-idle pulls
-//!   ([`Smp::balance_newidle`]) and the misfit migration (4.20+, the load balance of
-//!   asymmetric systems): a running task that does not fit its CPU is moved by active balance
-//!   to an idle CPU whose capacity is more than 1.25x (`group_smaller_max_cpu_capacity`). While
+//!   While set, wake-ups take CFS's path and CFS's load balancing works ([`Smp`]: its
+//!   `select_task_rq_fair`, and its new-idle, periodic and idle-CPU balancing), and so does
+//!   the misfit migration (4.20+, the load balance of asymmetric systems, which `smp`'s 3.10
+//!   balancer lacks): a running task that does not fit its CPU is moved by active balance to
+//!   an idle CPU whose capacity is more than 1.25x (`group_smaller_max_cpu_capacity`). While
 //!   clear, `find_busiest_group` reports balanced and nothing moves but by wake-up.
-//! - **When the balancer runs**: at the root domain (all CPUs, weight n) the interval is n ms
-//!   (`sd->min_interval`) in jiffies; a busy CPU's is 16x that (`busy_factor`, 5.10);
-//!   idle CPUs through the nohz idle balance, kicked from a busy CPU's tick when it runs two
-//!   tasks or a misfit one (`nohz_balancer_kick`); a CPU going idle balances if the root
-//!   domain is overloaded (a CPU with two tasks or a misfit task, `rd->overload`).
+//! - **When the flag is rewritten and misfits move**: at the root domain (all CPUs, weight n)
+//!   the interval is n ms (`sd->min_interval`) in jiffies; a busy CPU's is 16x that
+//!   (`busy_factor`, 5.10); idle CPUs balance through the nohz idle balance, kicked from a
+//!   busy CPU's tick when it runs two tasks or a misfit one (`nohz_balancer_kick`); a CPU going
+//!   idle balances if the root domain is overloaded (a CPU with two tasks or a misfit task,
+//!   `rd->overload`). CFS's own balancing keeps `smp`'s timing.
 //!
 //! Utilisations are PELT's `util_avg` ([`SchedEntity::avg`], [`RunQueue::avg`]): a waking
 //! task's decayed to now (`sync_entity_load_avg`), an idle CPU's blocked utilisation decayed to
@@ -77,6 +79,8 @@ pub struct Eas {
     util: Vec<u64>,
     /// Per thread: placed before (its first placement is its fork).
     placed: Vec<bool>,
+    /// CFS's placement and load balancing, for forks and while over-utilised.
+    cfs: Smp,
 }
 
 /// The waking task as `cpu_util_next` sees it.
@@ -124,6 +128,7 @@ impl Eas {
             busy_balance_interval_us,
             util: vec![0; ncpus],
             placed: Vec::new(),
+            cfs: Smp::new(platform),
         })
     }
 
@@ -245,18 +250,14 @@ impl Eas {
         (0..view.ncpus()).any(|c| view.rqs[c].nr_running() >= 2 || self.misfit_on(view, c).is_some())
     }
 
-    /// The nohz idle balance: each idle online CPU balances the root domain; while
-    /// over-utilised, an idle CPU of more than 1.25x the capacity pulls a misfit running thread
-    /// (the busiest: the largest utilisation, then the lowest CPU) by active balance, and any
-    /// other idle CPU pulls a waiting thread as CFS's new-idle balance would
-    /// ([`Smp::balance_newidle`]; one pull per waiting thread and round, as the view does not
-    /// show this round's moves).
-    fn idle_balance(&mut self, view: &SchedView, out: &mut Vec<Migration>) {
+    /// The nohz idle balance's misfit part: each idle online CPU balances the root domain;
+    /// while over-utilised, an idle CPU of more than 1.25x the capacity pulls a misfit running
+    /// thread (the busiest: the largest utilisation, then the lowest CPU) by active balance.
+    fn misfit_balance(&mut self, view: &SchedView, out: &mut Vec<Migration>) {
         if !self.update_root_status(view) {
             return;
         }
         let mut pulled: Vec<usize> = Vec::new(); // source CPUs of misfit pulls
-        let first = out.len();
         for dst in (0..view.ncpus()).filter(|&c| view.rqs[c].online && view.rqs[c].nr_running() == 0) {
             let dst_cap = u64::from(view.capacity[dst]);
             let busiest = (0..view.ncpus())
@@ -270,10 +271,6 @@ impl Eas {
             if let Some((src, thread)) = busiest {
                 pulled.push(src);
                 out.push(Migration { thread, to_cpu: dst });
-            } else if let Some(m) = Smp.balance_newidle(view, dst) {
-                if !out[first..].iter().any(|o| o.thread == m.thread) {
-                    out.push(m);
-                }
             }
         }
     }
@@ -317,9 +314,11 @@ impl Placement for Eas {
         let first = !std::mem::replace(&mut self.placed[thread], true);
         let kind = if first { WakeKind::Fork } else { kind };
         let target = if kind == WakeKind::Wakeup && !self.overutilized {
-            self.find_energy_efficient_cpu(view, thread)
+            let cpu = self.find_energy_efficient_cpu(view, thread);
+            self.cfs.note_wakeup(view, cpu);
+            cpu
         } else {
-            Smp.select_cpu(view, thread, kind)
+            self.cfs.select_cpu(view, thread, kind)
         };
         // enqueue_task_fair -> update_overutilized_status, skipped for a new task's first enqueue
         if kind == WakeKind::Wakeup && !self.overutilized {
@@ -335,7 +334,7 @@ impl Placement for Eas {
         if !self.overloaded(view) || !self.update_root_status(view) {
             return None;
         }
-        Smp.balance_newidle(view, cpu)
+        self.cfs.balance_newidle(view, cpu)
     }
 
     fn tick(&mut self, view: &SchedView, cpu: usize, out: &mut Vec<Migration>) {
@@ -355,7 +354,11 @@ impl Placement for Eas {
         let kick = view.rqs[cpu].nr_running() >= 2 || self.misfit_on(view, cpu).is_some();
         if kick && now >= self.next_idle_balance_us {
             self.next_idle_balance_us = now + self.balance_interval_us;
-            self.idle_balance(view, out);
+            self.misfit_balance(view, out);
+        }
+        // CFS's periodic and idle-CPU balancing, which finds the system balanced otherwise
+        if self.overutilized {
+            self.cfs.tick(view, cpu, out);
         }
     }
 
@@ -560,17 +563,20 @@ mod tests {
     }
 
     #[test]
-    fn the_idle_balance_pulls_a_waiting_thread_while_overutilised() {
+    fn cfs_balancing_runs_only_while_overutilised() {
         let mut e = eas();
         // CPU 4 at 900 runs thread 0 with threads 1 and 2 waiting: over-utilised, overloaded
         let mut f = exynos(4, 100, [0, 0, 0, 0, 900, 0, 0, 0]);
         f.tasks.extend([f.tasks[0].clone(), f.tasks[0].clone()]);
-        f.rqs[4].curr = Some(0);
-        f.rqs[4].queue.extend([1, 2]);
+        for t in 0..3 {
+            f.put(t, 4);
+        }
+        f.now_us = 1e6;
         let mut out = vec![];
         e.tick(&f.view(), 4, &mut out);
-        // the first idle CPU takes the first waiting thread; one pull per thread and round
-        assert_eq!(out, [Migration { thread: 1, to_cpu: 0 }]);
+        // CFS's idle load balancer, kicked from CPU 4, spreads its two waiting threads over the
+        // first idle CPUs (the one CFS would run last first)
+        assert_eq!(out, [Migration { thread: 2, to_cpu: 0 }, Migration { thread: 1, to_cpu: 1 }]);
         // below 80 % nothing moves: EAS's placement stands
         let mut e = eas();
         f.rqs[4].avg.util_avg = 700;
@@ -585,8 +591,8 @@ mod tests {
         // CPU 4 runs one thread and has another waiting: overloaded, but nobody is over 80 %
         let mut f = exynos(4, 100, [0, 0, 0, 0, 300, 0, 0, 0]);
         f.tasks.push(f.tasks[0].clone());
-        f.rqs[4].curr = Some(0);
-        f.rqs[4].queue.push(1);
+        f.put(0, 4);
+        f.put(1, 4);
         assert_eq!(e.balance_newidle(&f.view(), 5), None);
         // at 900 of 1024 CPU 4 is over-utilised: CFS's new-idle pull
         f.rqs[4].avg.util_avg = 900;

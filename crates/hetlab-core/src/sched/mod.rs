@@ -9,17 +9,24 @@
 //! (`newidle_balance`), what the periodic balance moves, and what it does at each scheduler
 //! tick of a busy CPU (forced migration of a *running* thread, as big.LITTLE MP does).
 //!
-//! Policies: [`pinned`] (each thread stays on one CPU of its affinity mask), [`smp`]
-//! (vanilla CFS, capacity-blind: one MC domain over all CPUs) and [`eas`] (mainline
-//! energy-aware scheduling over the platform's energy model). HMP comes next, in a file of its
-//! own.
+//! Policies, one file each: [`pinned`] (each thread stays on one CPU of its affinity mask),
+//! [`smp`] (vanilla CFS, capacity-blind: one MC domain over all CPUs), [`hmp`] (ARM's
+//! big.LITTLE MP: one domain per cluster, tasks moved between clusters by their tracked load)
+//! and [`eas`] (mainline energy-aware scheduling over the platform's energy model).
+//! Shared by the CFS policies: [`domains`] (the domain layouts), [`select`] (CFS's wake-up and
+//! fork CPU choice) and [`balance`] (new-idle, periodic and idle load balancing).
 
+pub mod balance;
 pub mod cfs;
+pub mod domains;
 pub mod eas;
+pub mod hmp;
 pub mod pelt;
 pub mod pinned;
+pub mod select;
 pub mod smp;
 
+use crate::governor::tunables::{TunableInfo, Values};
 use crate::platform::Platform;
 use cfs::RunQueue;
 use pelt::SchedAvg;
@@ -31,7 +38,12 @@ pub struct CpuMask(u64);
 impl CpuMask {
     /// Most CPUs a platform may have.
     pub const MAX_CPUS: usize = crate::platform::MAX_CPUS;
+    pub const EMPTY: CpuMask = CpuMask(0);
 
+    /// The CPUs of bit mask `bits` (bit i: CPU i).
+    pub fn from_bits(bits: u64) -> CpuMask {
+        CpuMask(bits)
+    }
     pub fn of(cpus: impl IntoIterator<Item = usize>) -> CpuMask {
         CpuMask(cpus.into_iter().fold(0, |m, c| m | 1u64 << c))
     }
@@ -45,18 +57,44 @@ impl CpuMask {
         self.0.count_ones() as usize
     }
     /// The CPUs, ascending.
-    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..Self::MAX_CPUS).filter(move |&c| self.contains(c))
+    pub fn iter(&self) -> impl Iterator<Item = usize> {
+        let mut bits = self.0;
+        std::iter::from_fn(move || {
+            (bits != 0).then(|| {
+                let cpu = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                cpu
+            })
+        })
+    }
+    /// The CPUs from `start` on, wrapping around: the order in which the kernel walks a
+    /// domain's groups from a CPU's own (`sd->groups` starts at the CPU's group).
+    pub fn iter_from(&self, start: usize) -> impl Iterator<Item = usize> {
+        let high = if start >= Self::MAX_CPUS { 0 } else { self.0 >> start << start };
+        CpuMask(high).iter().chain(CpuMask(self.0 & !high).iter())
     }
     /// The `n`-th CPU, ascending (`cpumask_nth`).
     pub fn nth(&self, n: usize) -> Option<usize> {
         self.iter().nth(n)
     }
     pub fn first(&self) -> Option<usize> {
-        self.nth(0)
+        (self.0 != 0).then(|| self.0.trailing_zeros() as usize)
     }
     pub fn retain(&mut self, keep: impl Fn(usize) -> bool) {
-        *self = CpuMask::of(self.iter().filter(|&c| keep(c)).collect::<Vec<_>>());
+        *self = CpuMask::of(self.iter().filter(|&c| keep(c)));
+    }
+    /// CPUs in both (`cpumask_and`).
+    pub fn and(self, other: CpuMask) -> CpuMask {
+        CpuMask(self.0 & other.0)
+    }
+    pub fn intersects(self, other: CpuMask) -> bool {
+        self.0 & other.0 != 0
+    }
+    pub fn with(self, cpu: usize) -> CpuMask {
+        CpuMask(self.0 | 1 << cpu)
+    }
+    pub fn without(self, cpu: usize) -> CpuMask {
+        CpuMask(self.0 & !(1 << cpu))
     }
 }
 
@@ -72,6 +110,9 @@ pub struct SchedEntity {
     pub weight: u64,
     /// CFS virtual runtime, µs of nice-0 time (relative to its run queue's `min_vruntime`).
     pub vruntime: f64,
+    /// When its run time was last accounted, µs (`se->exec_start`): while it runs, now; once
+    /// it stopped, when it stopped (the load balancer's cache-hot test).
+    pub exec_start_us: f64,
     /// A kernel thread (not part of the workload).
     pub kernel: bool,
     /// PELT signals, up to date as of their last update.
@@ -82,6 +123,10 @@ pub struct SchedEntity {
 #[derive(Debug, Clone, Copy)]
 pub struct SchedView<'a> {
     pub now_us: f64,
+    /// The CPU the hook runs on (`smp_processor_id()`): the waker's for a wake-up (the
+    /// sleeper's own CPU when its timer fired), the parent's for a fork, else the CPU asked
+    /// about.
+    pub this_cpu: usize,
     /// Per CPU: its run queue.
     pub rqs: &'a [RunQueue],
     /// Per CPU: the hardware cluster it runs on now (logical CPU -> core -> cluster).
@@ -150,6 +195,13 @@ pub trait Placement: Send {
         None
     }
 
+    /// Whether the 3.x load sums behind `load_avg_ratio` are scaled by the CPU's current over
+    /// maximum frequency (LSK-MP 0019, `/sys/kernel/hmp/frequency_invariant_load_scale`, on by
+    /// default); today's `util_avg` is frequency-invariant either way.
+    fn frequency_invariant_load(&self) -> bool {
+        true
+    }
+
     /// The root domain's over-utilisation state now (EAS's tipping point), or `None` for a
     /// policy without one. The engine asks after each placement decision and traces changes
     /// (`sched_overutilized`).
@@ -163,11 +215,12 @@ pub trait Placement: Send {
 pub enum SchedPolicy {
     Pinned,
     Smp,
+    Hmp,
     Eas,
 }
 
 impl SchedPolicy {
-    pub const ALL: [SchedPolicy; 3] = [SchedPolicy::Pinned, SchedPolicy::Smp, SchedPolicy::Eas];
+    pub const ALL: [SchedPolicy; 4] = [SchedPolicy::Pinned, SchedPolicy::Smp, SchedPolicy::Hmp, SchedPolicy::Eas];
 
     pub fn parse(name: &str) -> Result<Self, String> {
         Self::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| {
@@ -180,15 +233,40 @@ impl SchedPolicy {
         match self {
             SchedPolicy::Pinned => "pinned",
             SchedPolicy::Smp => "smp",
+            SchedPolicy::Hmp => "hmp",
             SchedPolicy::Eas => "eas",
         }
     }
 
-    /// The policy for a run on `platform`, or why it cannot run there.
-    pub fn build(self, platform: &Platform) -> Result<Box<dyn Placement>, String> {
+    /// What the policy does, one line.
+    pub fn summary(self) -> &'static str {
+        match self {
+            SchedPolicy::Pinned => "each thread on one CPU of its affinity, round-robin (taskset)",
+            SchedPolicy::Smp => "vanilla CFS (Linux 3.10), capacity-blind: one MC domain over all CPUs",
+            SchedPolicy::Hmp => "ARM big.LITTLE MP (LSK 3.10): per-cluster domains, up/down migration by tracked load",
+            SchedPolicy::Eas => {
+                "mainline energy-aware scheduling (Linux 5.10, needs schedutil): wake-ups by energy model"
+            }
+        }
+    }
+
+    /// The policy's tunables, with their sysfs names (the defaults a platform may override
+    /// are marked as such).
+    pub fn tunables(self) -> Vec<TunableInfo> {
+        match self {
+            SchedPolicy::Pinned | SchedPolicy::Smp | SchedPolicy::Eas => Vec::new(),
+            SchedPolicy::Hmp => hmp::tunables(),
+        }
+    }
+
+    /// The policy for a run on `platform`, with `tunables` (sysfs name, value) over its
+    /// defaults; every refusal is one line naming the fix.
+    pub fn build(self, platform: &Platform, tunables: &[(String, f64)]) -> Result<Box<dyn Placement>, String> {
+        let values = Values::check(self.name(), &self.tunables(), tunables)?;
         Ok(match self {
             SchedPolicy::Pinned => Box::new(pinned::Pinned),
-            SchedPolicy::Smp => Box::new(smp::Smp),
+            SchedPolicy::Smp => Box::new(smp::Smp::new(platform)),
+            SchedPolicy::Hmp => Box::new(hmp::Hmp::new(platform, &values)?),
             SchedPolicy::Eas => Box::new(eas::Eas::new(platform)?),
         })
     }
@@ -201,6 +279,7 @@ pub(crate) mod testutil {
     /// A view of `rqs` with every CPU on cluster 0 at capacity 1024, at time 0.
     pub struct Fixture {
         pub now_us: f64,
+        pub this_cpu: usize,
         pub rqs: Vec<RunQueue>,
         pub cluster_of: Vec<usize>,
         pub capacity: Vec<u32>,
@@ -217,21 +296,52 @@ pub(crate) mod testutil {
                     nice: 0,
                     weight: cfs::NICE_0_WEIGHT,
                     vruntime: 0.0,
+                    exec_start_us: f64::NEG_INFINITY,
                     kernel: false,
                     avg: SchedAvg::default(),
                 })
                 .collect();
             Fixture {
                 now_us: 0.0,
+                this_cpu: 0,
                 rqs: (0..ncpus).map(|_| RunQueue::new(true)).collect(),
                 cluster_of: vec![0; ncpus],
                 capacity: vec![1024; ncpus],
                 tasks,
             }
         }
+        /// `cpu` runs `n` more nice-0 tasks pinned there, new (fully loaded, LSK-MP 0027) and
+        /// cache-cold, appended to `tasks`.
+        pub fn busy(&mut self, cpu: usize, n: usize) {
+            for _ in 0..n {
+                self.tasks.push(SchedEntity {
+                    allowed: CpuMask::of([cpu]),
+                    cpu,
+                    nice: 0,
+                    weight: cfs::NICE_0_WEIGHT,
+                    vruntime: 0.0,
+                    exec_start_us: f64::NEG_INFINITY,
+                    kernel: false,
+                    avg: SchedAvg::new_task(0),
+                });
+                self.put(self.tasks.len() - 1, cpu);
+            }
+        }
+        /// Task `t` joins `cpu`'s run queue, running if nothing runs there, else waiting.
+        pub fn put(&mut self, t: usize, cpu: usize) {
+            let rq = &mut self.rqs[cpu];
+            if rq.curr.is_none() {
+                rq.curr = Some(t);
+            } else {
+                rq.queue.insert(t, self.tasks[t].vruntime);
+            }
+            rq.load_weight += self.tasks[t].weight;
+            self.tasks[t].cpu = cpu;
+        }
         pub fn view(&self) -> SchedView<'_> {
             SchedView {
                 now_us: self.now_us,
+                this_cpu: self.this_cpu,
                 rqs: &self.rqs,
                 cluster_of: &self.cluster_of,
                 capacity: &self.capacity,
@@ -253,9 +363,20 @@ mod tests {
         let mut n = m;
         n.retain(|c| c != 4);
         assert_eq!(n.iter().collect::<Vec<_>>(), [1, 5]);
-        assert!(SchedPolicy::parse("eas-v2").unwrap_err().contains("pinned, smp, eas"));
+        assert_eq!(m.iter_from(4).collect::<Vec<_>>(), [4, 5, 1]);
+        assert_eq!(m.iter_from(2).collect::<Vec<_>>(), [4, 5, 1]);
+        assert_eq!(m.iter_from(63).collect::<Vec<_>>(), [1, 4, 5]);
+        assert_eq!(
+            (m.and(CpuMask::of([4, 6])), m.without(4), CpuMask::EMPTY.with(3)),
+            (CpuMask::of([4]), n, CpuMask::of([3]))
+        );
+        assert!(m.intersects(CpuMask::of([5])) && !m.intersects(CpuMask::of([0])));
+        assert!(SchedPolicy::parse("eas-v2").unwrap_err().contains("pinned, smp, hmp, eas"));
         let exynos = Platform::builtin("exynos5422").unwrap();
-        assert_eq!(SchedPolicy::parse("smp").unwrap().build(&exynos).unwrap().name(), "smp");
-        assert_eq!(SchedPolicy::parse("eas").unwrap().build(&exynos).unwrap().name(), "eas");
+        for policy in SchedPolicy::ALL {
+            assert_eq!(SchedPolicy::parse(policy.name()).unwrap().build(&exynos, &[]).unwrap().name(), policy.name());
+        }
+        let e = SchedPolicy::Smp.build(&exynos, &[("up_threshold".into(), 700.0)]).err().unwrap();
+        assert_eq!(e, "smp: unknown tunable 'up_threshold'; smp has no tunables");
     }
 }

@@ -57,14 +57,19 @@ pub struct State {
     /// On a run queue (running or waiting).
     pub runnable: bool,
     pub running: bool,
-    /// `cur_freq·1024/max_freq` of the CPU (1024 when not invariant).
+    /// `cur_freq·1024/max_freq` of the CPU (`arch_scale_freq_capacity`), for `util_avg`.
     pub freq_scale: u64,
     /// The CPU's capacity, 0..=1024 (`arch_scale_cpu_capacity`).
     pub cpu_scale: u64,
+    /// The 3.x frequency scale of the runnable and usage sums (LSK-MP 0019's `curr_scale`:
+    /// current over the policy's thermally capped maximum, 1024 when disabled or under a
+    /// single-frequency governor).
+    pub load_freq_scale: u64,
 }
 
 impl State {
-    pub const IDLE: State = State { runnable: false, running: false, freq_scale: SCALE, cpu_scale: SCALE };
+    pub const IDLE: State =
+        State { runnable: false, running: false, freq_scale: SCALE, cpu_scale: SCALE, load_freq_scale: SCALE };
 }
 
 /// `struct sched_avg` with the 3.x and today's sums.
@@ -127,14 +132,16 @@ impl SchedAvg {
             contrib = accumulate_segments(periods, 1024 - self.period_contrib, total % 1024);
         }
         self.period_contrib = total % 1024;
-        // frequency invariance scales the chunk (cap_scale), CPU invariance the running sum
+        // frequency invariance scales the chunk (cap_scale), CPU invariance the running sum;
+        // the 3.x sums have their own frequency scale and none for the CPU
         let scaled = (contrib * s.freq_scale) >> 10;
+        let load_scaled = (contrib * s.load_freq_scale) >> 10;
         self.period_sum += contrib;
         if s.runnable {
-            self.runnable_sum += scaled;
+            self.runnable_sum += load_scaled;
         }
         if s.running {
-            self.usage_sum += scaled;
+            self.usage_sum += load_scaled;
             self.util_sum += scaled * s.cpu_scale;
         }
         periods > 0
@@ -182,7 +189,8 @@ impl SchedAvg {
 mod tests {
     use super::*;
 
-    const BUSY: State = State { runnable: true, running: true, freq_scale: SCALE, cpu_scale: SCALE };
+    const BUSY: State =
+        State { runnable: true, running: true, freq_scale: SCALE, cpu_scale: SCALE, load_freq_scale: SCALE };
     /// One PELT period, ns.
     const PERIOD_NS: u64 = 1024 * 1024;
 
@@ -279,7 +287,7 @@ mod tests {
         a.update(1000 * PERIOD_NS, a7);
         assert_eq!(a.util_avg, 377);
         // half the frequency: half the running sums, but the period is unscaled
-        let half = State { freq_scale: 512, ..BUSY };
+        let half = State { freq_scale: 512, load_freq_scale: 512, ..BUSY };
         let mut b = SchedAvg::default();
         b.update(1000 * PERIOD_NS, half);
         assert_eq!(b.load_avg_ratio(), 512 * b.period_sum / (b.period_sum + 1));

@@ -1,38 +1,68 @@
-//! `smp`: capacity-blind balancing, as vanilla CFS treated big.LITTLE (one MC scheduling domain
-//! over all CPUs, every CPU alike). A waking thread goes to its previous CPU if that is idle,
-//! else to an idle allowed CPU, else to the least loaded one (lowest number on ties); a CPU
-//! that goes idle pulls a waiting thread from the CPU with the longest queue.
+//! `smp`: vanilla CFS as Linux 3.10 runs it on a big.LITTLE SoC that tells it nothing about
+//! capacities (seed 003's "b.L vanilla": one MC domain over all CPUs, every CPU alike). A waking
+//! or new task goes where `select_task_rq_fair` puts it (`select`), and the CPUs balance load
+//! within the domain: when going idle, periodically at their tick, and through the idle load
+//! balancer for the CPUs that do not tick (`balance`). Nothing looks at a task's tracked load
+//! or a CPU's speed: which cluster a task lands on follows from where CPUs happen to be idle.
 
+use super::balance::{Balancer, IdleBalance};
+use super::domains::{Domains, Layout, SD_MC_INIT};
+use super::select::select_task_rq_fair;
 use super::{Migration, Placement, SchedView, WakeKind};
+use crate::platform::Platform;
 
-pub struct Smp;
+pub struct Smp {
+    domains: Option<Domains>,
+    balancer: Balancer,
+}
+
+impl Smp {
+    pub fn new(platform: &Platform) -> Smp {
+        Smp { domains: None, balancer: Balancer::new(SD_MC_INIT, platform.tick_us() as f64) }
+    }
+
+    /// A task was woken onto `cpu` by a policy that placed it itself (EAS's energy-aware
+    /// wake-up): the balancer learns the CPU's idle time all the same (`ttwu_do_wakeup`).
+    pub fn note_wakeup(&mut self, view: &SchedView, cpu: usize) {
+        self.balancer.note_wakeup(view.ncpus(), cpu, view.now_us);
+    }
+
+    /// The domain layout, built from the first view (the CPUs online in this run).
+    fn domains(&mut self, view: &SchedView) -> &Domains {
+        self.domains.get_or_insert_with(|| Domains::build(Layout::Vanilla, view))
+    }
+}
 
 impl Placement for Smp {
     fn name(&self) -> &'static str {
         "smp"
     }
 
-    fn select_cpu(&mut self, view: &SchedView, thread: usize, _kind: WakeKind) -> usize {
-        let task = &view.tasks[thread];
-        let prev = task.cpu;
-        if task.allowed.contains(prev) && view.rqs[prev].nr_running() == 0 {
-            return prev;
+    fn select_cpu(&mut self, view: &SchedView, thread: usize, kind: WakeKind) -> usize {
+        let cpu = select_task_rq_fair(view, self.domains(view), &SD_MC_INIT, thread, kind);
+        if kind == WakeKind::Wakeup {
+            self.balancer.note_wakeup(view.ncpus(), cpu, view.now_us);
         }
-        task.allowed.iter().min_by_key(|&c| (view.rqs[c].nr_running(), c)).unwrap_or(prev)
+        cpu
     }
 
     fn balance_newidle(&mut self, view: &SchedView, cpu: usize) -> Option<Migration> {
-        // The busiest CPU: the first with the longest queue holding a thread allowed here.
-        let mut busiest: Option<(usize, usize)> = None; // (cpu, thread)
-        for (other, rq) in view.rqs.iter().enumerate() {
-            if other == cpu || busiest.is_some_and(|(b, _)| view.rqs[b].queue.len() >= rq.queue.len()) {
-                continue;
-            }
-            if let Some(&t) = rq.queue.iter().find(|&&t| view.tasks[t].allowed.contains(cpu)) {
-                busiest = Some((other, t));
-            }
+        self.domains(view);
+        let domains = self.domains.as_ref().expect("built");
+        match self.balancer.idle_balance(view, domains, cpu) {
+            IdleBalance::Pulled(m) => Some(m),
+            IdleBalance::Skipped | IdleBalance::Nothing => None,
         }
-        busiest.map(|(_, thread)| Migration { thread, to_cpu: cpu })
+    }
+
+    fn tick(&mut self, view: &SchedView, cpu: usize, out: &mut Vec<Migration>) {
+        self.domains(view);
+        let domains = self.domains.as_ref().expect("built");
+        self.balancer.tick(view, domains, cpu, true, out);
+    }
+
+    fn uses_tick(&self) -> bool {
+        true
     }
 }
 
@@ -41,32 +71,30 @@ mod tests {
     use super::*;
     use crate::sched::testutil::Fixture;
 
-    #[test]
-    fn prefers_idle_previous_then_idle_then_least_loaded() {
-        let mut f = Fixture::new(3, &[&[0, 1, 2]]);
-        let pick = |f: &Fixture| Smp.select_cpu(&f.view(), 0, WakeKind::Wakeup);
-        f.tasks[0].cpu = 2;
-        f.rqs[1].curr = Some(9);
-        assert_eq!(pick(&f), 2);
-        f.tasks[0].cpu = 1;
-        assert_eq!(pick(&f), 0);
-        for (cpu, n) in [(0, 2), (1, 3), (2, 2)] {
-            f.rqs[cpu].curr = Some(9);
-            f.rqs[cpu].queue.extend(std::iter::repeat_n(9, n - 1));
-        }
-        assert_eq!(pick(&f), 0);
+    fn smp() -> Smp {
+        Smp::new(&Platform::builtin("exynos5422").unwrap())
     }
 
     #[test]
-    fn newidle_pulls_an_allowed_thread_from_the_longest_queue() {
-        let mut f = Fixture::new(3, &[&[1], &[0, 2], &[1, 2]]);
-        f.rqs[0].queue.extend([0]);
-        f.rqs[1].queue.extend([0, 1, 2]);
-        // CPU 2 may take thread 1 or 2 from CPU 1 (the longest queue), the first allowed: 1
-        assert_eq!(Smp.balance_newidle(&f.view(), 2), Some(Migration { thread: 1, to_cpu: 2 }));
-        // CPU 0 can only take thread 1
-        assert_eq!(Smp.balance_newidle(&f.view(), 0), Some(Migration { thread: 1, to_cpu: 0 }));
-        f.rqs[1].queue.clear();
-        assert_eq!(Smp.balance_newidle(&f.view(), 2), None);
+    fn a_wakeup_stays_on_an_idle_previous_cpu_else_takes_an_idle_one() {
+        let mut f = Fixture::new(3, &[&[0, 1, 2]]);
+        f.tasks[0].cpu = 2;
+        f.this_cpu = 2;
+        f.busy(1, 1);
+        let mut s = smp();
+        assert_eq!(s.select_cpu(&f.view(), 0, WakeKind::Wakeup), 2);
+        f.busy(2, 1);
+        assert_eq!(s.select_cpu(&f.view(), 0, WakeKind::Wakeup), 0);
+    }
+
+    #[test]
+    fn a_cpu_going_idle_pulls_from_the_longest_queue() {
+        let mut f = Fixture::new(3, &[&[0, 1, 2], &[0, 1, 2], &[0, 1, 2], &[0, 1, 2]]);
+        f.now_us = 1e6;
+        for (t, cpu) in [(0, 0), (1, 1), (2, 1), (3, 1)] {
+            f.put(t, cpu);
+        }
+        let mut s = smp();
+        assert_eq!(s.balance_newidle(&f.view(), 2), Some(Migration { thread: 3, to_cpu: 2 }));
     }
 }
