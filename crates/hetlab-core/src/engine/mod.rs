@@ -154,6 +154,9 @@ pub struct Engine<'a> {
     /// rt-app event names (`suspend`/`resume` phases) and the threads suspended on each.
     events: std::collections::BTreeMap<String, usize>,
     waiters: Vec<Vec<usize>>,
+    /// A running thread's CPU while it goes through its zero-work phases (`resume`, then
+    /// `suspend` or `sleep`), and whether a thread it woke there preempts it (`enter_phase`).
+    deferred_preempt: Option<(usize, bool)>,
     /// Threads of the workload not yet done (kernel threads do not keep a run going).
     live_user_threads: usize,
     timers: Timers,

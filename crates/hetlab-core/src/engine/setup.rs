@@ -275,6 +275,7 @@ impl<'a> Engine<'a> {
             live_user_threads,
             threads,
             waiters: vec![Vec::new(); events.len()],
+            deferred_preempt: None,
             events,
             cpus,
             sched,

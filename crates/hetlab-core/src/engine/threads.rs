@@ -107,7 +107,27 @@ impl Engine<'_> {
 
     /// Sets the thread up for its current phase (or finishes it). `waker` is the CPU whose
     /// thread made it runnable (for the trace), if another thread did.
+    ///
+    /// A running thread goes through its zero-work phases at once, and a thread it wakes on
+    /// its own CPU preempts it only after them: `resume` then `suspend` is one step, as an
+    /// Android binder call that wakes its target and waits for the reply in one system call
+    /// (the kernel preempts at the return to user, which does not come in between).
     pub(super) fn enter_phase(&mut self, t: usize, waker: Option<usize>) {
+        let cpu = self.sched.entities[t].cpu;
+        let defers = self.threads[t].state == ThreadState::Running && self.deferred_preempt.is_none();
+        if defers {
+            self.deferred_preempt = Some((cpu, false));
+        }
+        self.enter_phases(t, waker);
+        if defers {
+            let preempts = self.deferred_preempt.take().is_some_and(|(_, woken)| woken);
+            if preempts && self.sched.rqs[cpu].curr == Some(t) {
+                self.preempt(cpu);
+            }
+        }
+    }
+
+    fn enter_phases(&mut self, t: usize, waker: Option<usize>) {
         loop {
             let th = &self.threads[t];
             let task = &self.tasks[th.task];
@@ -324,7 +344,10 @@ impl Engine<'_> {
         if arrival != Arrival::Migration
             && cfs::wakeup_preempts(&tunables, e[curr].vruntime, e[t].vruntime, e[t].weight)
         {
-            self.preempt(cpu);
+            match &mut self.deferred_preempt {
+                Some((deferred, woken)) if *deferred == cpu => *woken = true,
+                _ => self.preempt(cpu),
+            }
         }
     }
 
