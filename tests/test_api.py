@@ -64,6 +64,7 @@ def test_an_unknown_option_is_an_error_not_ignored():
         perf_cpus=[],
         perf_period=10_000,
         trace=False,
+        intervals=False,
         time_limit_s=1.0,
     )
     with pytest.raises(TypeError, match="unexpected keyword argument 'cpu_idle'"):

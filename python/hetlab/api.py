@@ -56,13 +56,16 @@ class SimResult:
     time series as numpy columns (one row per governor sample of a cluster); `trace_text` the
     ftrace text when a trace was asked for, and `plat_info_text` the platform as the YAML map
     LISA's `PlatformInfo.from_yaml_map` reads (capacities, frequency domains, frequencies), to
-    store beside it (`<trace>.plat_info.yml`)."""
+    store beside it (`<trace>.plat_info.yml`). `intervals` (when asked for): where each thread
+    ran, one row per stretch it was the running task of a CPU, as numpy columns `tid`, `cpu`,
+    `start_s`, `end_s` (`intervals_df()` adds the thread's name)."""
 
     summary: dict[str, Any]
     series: dict[str, Any]
     trace_text: str | None = None
     summary_json: str = field(default="", repr=False)
     plat_info_text: str | None = field(default=None, repr=False)
+    intervals: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def time_s(self) -> float:
@@ -100,6 +103,19 @@ class SimResult:
         ]
         return pd.DataFrame(rows)
 
+    def intervals_df(self):
+        """The run intervals as a DataFrame: tid, thread, cpu, start_s, end_s (a run made with
+        `intervals=True`). A thread's time there includes what was stolen from it while it held
+        the CPU: interrupts such as perf's samples, OS jitter, cache refills after a migration."""
+        import pandas as pd
+
+        if self.intervals is None:
+            raise HetlabError("this run recorded no intervals; simulate it with intervals=True")
+        df = pd.DataFrame(self.intervals)
+        names = {t["tid"]: t["name"] for t in self.summary["threads"]}
+        df.insert(1, "thread", df.tid.map(names))
+        return df
+
     def to_json(self) -> str:
         return self.summary_json
 
@@ -121,6 +137,7 @@ def simulate(
     perf_period: int = 10_000,
     seed: int = DEFAULT_SEED,
     trace: bool = False,
+    intervals: bool = False,
     time_limit_s: float = 3600.0,
 ) -> SimResult:
     """Simulate `workload` on `platform`.
@@ -144,13 +161,15 @@ def simulate(
         overflow costs the CPU the platform's `perf_sample` cost.
     perf_period: instructions per sample (`perf record -c`).
     seed: the same seed gives byte-identical results.
+    trace: record the ftrace text (`SimResult.trace_text`) and LISA's platform info.
+    intervals: record where each thread ran (`SimResult.intervals`, from the sched_switch events).
     time_limit_s: stop after this much simulated time.
 
     An unknown keyword (say `cpu_idle=`) is a TypeError.
     """
     p_args, w_args, model_json = _platform_args(platform), _workload_args(workload), _model_json(model)
     try:
-        summary_json, columns, trace_text, plat_info_text = _core.simulate(
+        summary_json, columns, trace_text, plat_info_text, run_intervals = _core.simulate(
             *p_args,
             *w_args,
             seed=int(seed),
@@ -166,12 +185,13 @@ def simulate(
             perf_cpus=[int(c) for c in perf_cpus],
             perf_period=int(perf_period),
             trace=bool(trace),
+            intervals=bool(intervals),
             time_limit_s=float(time_limit_s),
         )
     except ValueError as e:
         raise HetlabError(str(e)) from None
     summary = json.loads(summary_json)
-    return SimResult(summary, _series(summary, columns), trace_text, summary_json, plat_info_text)
+    return SimResult(summary, _series(summary, columns), trace_text, summary_json, plat_info_text, run_intervals)
 
 
 def plat_info_path(trace_path: str | os.PathLike) -> str:

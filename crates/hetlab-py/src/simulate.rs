@@ -1,11 +1,11 @@
 //! One simulation: typed keyword arguments in, the JSON summary, the time series as numpy
-//! columns and the trace text (with its LISA platform info) out. The defaults live in the Python API's signature
+//! columns, the trace text (with its LISA platform info) and the threads' run intervals out. The defaults live in the Python API's signature
 //! (`hetlab.simulate`), which always passes every argument.
 
 use hetlab_core::engine::{simulate as run_simulation, CpuIdle, SimConfig};
 use hetlab_core::kernel::perf_sampling::PerfSampling;
 use hetlab_core::sched::SchedPolicy;
-use hetlab_core::trace::{write_ftrace, write_lisa_plat_info};
+use hetlab_core::trace::{run_intervals, write_ftrace, write_lisa_plat_info};
 
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
@@ -14,7 +14,9 @@ use pyo3::types::PyDict;
 use crate::{err, load_model, load_platform, load_workload};
 
 /// Runs one simulation. Returns (summary JSON, time series as a dict of numpy columns, trace
-/// text or None, the platform as LISA's PlatformInfo YAML or None; both only with `trace`).
+/// text or None, the platform as LISA's PlatformInfo YAML or None; both only with `trace`;
+/// the run intervals as numpy columns `tid`, `cpu`, `start_s`, `end_s` or None, only with
+/// `intervals`).
 /// `model` is a model's JSON text (None: the paper's Figure 4 trees); `freq` pins clusters'
 /// frequencies, kHz; `sched_tunables` are the placement policy's knobs (sysfs name, value);
 /// `perf_cpus` (empty: off) and `perf_period` are `perf record -e instructions -C <cpus> -c
@@ -23,7 +25,7 @@ use crate::{err, load_model, load_platform, load_workload};
 #[pyo3(signature = (
     platform_name, platform_origin, platform_text, workload_spec, workload_origin, workload_text, *,
     seed, scheduler, sched_tunables, governor, tunables, cluster, freq, offline, model, cpuidle, perf_cpus,
-    perf_period, trace, time_limit_s
+    perf_period, trace, intervals, time_limit_s
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
@@ -47,8 +49,9 @@ pub fn simulate(
     perf_cpus: Vec<usize>,
     perf_period: u64,
     trace: bool,
+    intervals: bool,
     time_limit_s: f64,
-) -> PyResult<(String, PyObject, Option<String>, Option<String>)> {
+) -> PyResult<(String, PyObject, Option<String>, Option<String>, Option<PyObject>)> {
     let platform = load_platform(platform_name, platform_origin, platform_text)?;
     let workload = load_workload(workload_spec, workload_origin, workload_text)?;
     let cluster_of = |name: &str| {
@@ -76,7 +79,7 @@ pub fn simulate(
         kernel_threads: Vec::new(),
         perf_sampling: (!perf_cpus.is_empty())
             .then_some(PerfSampling { cpus: perf_cpus, period_instructions: perf_period }),
-        trace,
+        trace: trace || intervals, // the intervals are read from the sched_switch events
         series: true,
         time_limit_s,
     };
@@ -130,5 +133,16 @@ pub fn simulate(
         write_lisa_plat_info(&platform, &mut out);
         out
     });
-    Ok((summary, series.into_any().unbind(), trace_text, plat_info_text))
+    let intervals = if intervals {
+        let rows = run_intervals(&result.trace, result.time_s * 1e6);
+        let columns = PyDict::new_bound(py);
+        columns.set_item("tid", column(py, rows.iter().map(|r| r.tid).collect()))?;
+        columns.set_item("cpu", column(py, rows.iter().map(|r| r.cpu as u32).collect()))?;
+        columns.set_item("start_s", column(py, rows.iter().map(|r| r.start_us * 1e-6).collect()))?;
+        columns.set_item("end_s", column(py, rows.iter().map(|r| r.end_us * 1e-6).collect()))?;
+        Some(columns.into_any().unbind())
+    } else {
+        None
+    };
+    Ok((summary, series.into_any().unbind(), trace_text, plat_info_text, intervals))
 }
