@@ -14,10 +14,17 @@ The steps an experiment may add (fields of `Experiment`), in the order the runne
     prepare(plan, out, ctx) -> Prepared  what its runs need, made in OUT (lctes2020: sweep, training)
     calibrate(benchmarks, ctx)           label -> workload spec, for workloads sized at run time
     simulate_options(bench, config, prepared)   the simulate options of one run
+    run_columns(bench, config, result)   more runs.csv columns from one run's SimResult
     measures(runs, summary row)          more summary.csv columns for one label and configuration
     claims(summary, runs) -> [Claim]     the source's claims, judged from the numbers
     report_sections(summary, prepared)   report.md sections of its own, each a list of lines
     provenance(prepared)                 report.md provenance items of its own
+
+Two shapes of summary.csv: by default one row per label and configuration with means, standard
+deviations and ratios to the baseline (`measures` adds columns); an experiment that declares
+`metrics` gets one row per label x configuration x metric instead (mean, std, min, max, n of a
+runs.csv column). A run made with `intervals=True` (in `simulate_options`) hands its
+`SimResult.intervals` to the experiment's charts: the first seed's, kept in intervals.csv.
 """
 
 from __future__ import annotations
@@ -32,7 +39,10 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
+    from hetlab.api import SimResult
+
 NOT_RUN = "not run"  # a claim whose benchmarks were not selected
+DEFAULT_REPS = 5  # seeds per benchmark and configuration, unless an experiment says otherwise
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,7 @@ class Benchmark:
     group: str  # a --benchmarks group and a part of the tables and figures: spec
     options: Mapping[str, Any] = field(default_factory=dict)
     calibrate: bool = False  # the experiment's `calibrate` step sizes the workload (never a --workload one)
+    platform: str | None = None  # the board it runs on (None: the experiment's, or --platform)
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,10 @@ class Config:
     paper: bool = True  # one of the source's own configurations (False: a column hetlab adds)
     colour: str | None = None  # its bars (None: matplotlib's next colour)
     hatch: str = ""
+    groups: tuple[str, ...] = ()  # the benchmark groups it runs (empty: every group)
+
+    def runs(self, benchmark: Benchmark) -> bool:
+        return not self.groups or benchmark.group in self.groups
 
 
 @dataclass(frozen=True)
@@ -73,6 +88,36 @@ class Figure:
     metric: str  # speedup | energy_saving | edp_ratio
     ylabel: str
     separate_by: str | None = None  # a summary column: a dotted line where its value changes
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A runs.csv column that summary.csv summarises (the long summary shape)."""
+
+    name: str  # the runs.csv column: sf_exec_s
+    title: str  # in summary.md: SurfaceFlinger execution time
+    unit: str  # s, J, share, count
+
+
+@dataclass(frozen=True)
+class ChartData:
+    """What an experiment's chart is drawn from."""
+
+    summary: pd.DataFrame
+    runs: pd.DataFrame
+    intervals: pd.DataFrame  # the first seed's run intervals (intervals.csv; empty if none)
+    configs: tuple[Config, ...]
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A figure the experiment draws itself; written when one of its benchmark groups was run."""
+
+    file: str
+    title: str
+    groups: tuple[str, ...]
+    draw: Callable[[ChartData, Path], None]
+    caption: str = ""  # a sentence under it in report.md
 
 
 @dataclass(frozen=True)
@@ -149,6 +194,10 @@ class Experiment:
     tables: tuple[Table, ...]
     figures: tuple[Figure, ...]
     claims: Callable[[pd.DataFrame, pd.DataFrame], list[Claim]]
+    reps: int = DEFAULT_REPS  # seeds per benchmark and configuration (--reps default)
+    metrics: tuple[Metric, ...] = ()  # the long summary shape (see the module's docstring)
+    charts: tuple[Chart, ...] = ()
+    run_columns: Callable[[Benchmark, Config, SimResult], dict] | None = None
     measures: Callable[[pd.DataFrame, dict], dict] | None = None
     settings: type[Settings] | None = None  # its own command-line options
     check: Callable[[Any, Context], Any] | None = None

@@ -1,4 +1,5 @@
-"""The figures of `hetlab reproduce`, as an experiment defines them (hetlab.experiment.Figure):
+"""The figures of `hetlab reproduce`, as an experiment defines them: its charts
+(hetlab.experiment.Chart), which it draws itself, and its figures (hetlab.experiment.Figure):
 bar charts in the style of the seed paper's Figures 5 and 6, one group of bars per benchmark
 label, one bar per configuration, the ratio to the baseline with the standard deviation of the
 per-seed ratio as error bars, and a line at 1 (the baseline)."""
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from hetlab.experiment import Experiment, Figure
+from hetlab.experiment import ChartData, Experiment, Figure
 
 
 def bar_chart(summary: pd.DataFrame, experiment: Experiment, figure: Figure, path: Path) -> None:
@@ -77,12 +78,28 @@ def bar_chart(summary: pd.DataFrame, experiment: Experiment, figure: Figure, pat
     plt.close(fig)
 
 
-def write_figures(directory: Path, experiment: Experiment, summary: pd.DataFrame) -> list[str]:
-    """Writes the experiment's figures that the selected benchmarks allow; returns their file names."""
+def write_figures(
+    directory: Path,
+    experiment: Experiment,
+    summary: pd.DataFrame,
+    runs: pd.DataFrame | None = None,
+    intervals: pd.DataFrame | None = None,
+) -> list[str]:
+    """Writes the experiment's figures and charts that the selected benchmarks allow; returns
+    their file names."""
     written = []
     for figure in experiment.figures:
         part = summary[summary.group.isin(figure.groups)]
         if not part.empty:
             bar_chart(part, experiment, figure, directory / figure.file)
             written.append(figure.file)
+    if experiment.charts and runs is not None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        data = ChartData(summary, runs, intervals if intervals is not None else pd.DataFrame(), experiment.configs)
+        for chart in experiment.charts:
+            if runs.group.isin(chart.groups).any():
+                chart.draw(data, directory / chart.file)
+                written.append(chart.file)
     return written

@@ -1,11 +1,14 @@
 """The outputs of `hetlab reproduce` for any experiment: runs.csv, summary.csv, summary.md, the
-experiment's figures (hetlab.plots) and report.md (claims table, the experiment's own sections,
-provenance), all written together at the end of a run.
+run intervals it kept (intervals.csv), the experiment's figures (hetlab.plots) and report.md
+(claims table, the experiment's own sections, provenance), all written together at the end of a
+run.
 
-Ratios are to the experiment's baseline configuration run with the same benchmark label and
-seed, so each repetition gives one ratio; a summary row holds their mean and standard deviation:
-speedup = t_baseline / t, energy_saving = E_baseline / E, edp_ratio = EDP_baseline / EDP (above 1:
-better than the baseline).
+The default summary: ratios are to the experiment's baseline configuration run with the same
+benchmark label and seed, so each repetition gives one ratio; a summary row holds their mean and
+standard deviation: speedup = t_baseline / t, energy_saving = E_baseline / E, edp_ratio =
+EDP_baseline / EDP (above 1: better than the baseline). An experiment that declares `metrics`
+gets the long summary instead: one row per label x configuration x metric with the mean,
+standard deviation, minimum and maximum over the runs that have a value (n).
 """
 
 from __future__ import annotations
@@ -25,11 +28,19 @@ from hetlab.experiment import NOT_RUN, Claim, Experiment, Prepared
 
 RATIOS = (("speedup", "time_s"), ("energy_saving", "energy_j"), ("edp_ratio", "edp_js"))
 TABLES = ("runs.csv", "summary.csv", "summary.md")
+INTERVALS = "intervals.csv"
+LONG_COLUMNS = ("benchmark", "config", "metric", "mean", "std", "min", "max", "n")
 
 
 def outputs(experiment: Experiment) -> tuple[str, ...]:
     """Every file a run of `experiment` may write, in the order the command lists them."""
-    return (*TABLES, *(f.file for f in experiment.figures), "report.md")
+    return (
+        *TABLES,
+        INTERVALS,
+        *(f.file for f in experiment.figures),
+        *(c.file for c in experiment.charts),
+        "report.md",
+    )
 
 
 # --- tables -------------------------------------------------------------------------------------
@@ -42,11 +53,51 @@ def runs_frame(rows: list[dict]) -> pd.DataFrame:
     return df
 
 
+def intervals_frame(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """The kept run intervals as one table (intervals.csv), in plan order."""
+    if not parts:
+        return pd.DataFrame(columns=["label", "config", "seed", "tid", "thread", "cpu", "start_s", "end_s"])
+    return pd.concat(parts, ignore_index=True)
+
+
 def _std(x: np.ndarray) -> float:
     return float(np.std(x, ddof=1)) if len(x) > 1 else 0.0
 
 
 def summarize(runs: pd.DataFrame, experiment: Experiment) -> pd.DataFrame:
+    """The experiment's summary shape (see the module's docstring)."""
+    if experiment.metrics:
+        return summarize_metrics(runs, experiment)
+    return summarize_ratios(runs, experiment)
+
+
+def summarize_metrics(runs: pd.DataFrame, experiment: Experiment) -> pd.DataFrame:
+    """One row per (label, config, metric) in the order of runs.csv and of the metrics; a
+    metric no run of a label and configuration has is left out."""
+    out = []
+    for (label, config), g in runs.groupby(["label", "config"], sort=False):
+        for m in experiment.metrics:
+            if m.name not in g.columns:
+                continue
+            x = g[m.name].dropna().to_numpy(dtype=float)
+            if len(x) == 0:
+                continue
+            out.append(
+                {
+                    "benchmark": label,
+                    "config": config,
+                    "metric": m.name,
+                    "mean": float(x.mean()),
+                    "std": _std(x),
+                    "min": float(x.min()),
+                    "max": float(x.max()),
+                    "n": len(x),
+                }
+            )
+    return pd.DataFrame(out, columns=list(LONG_COLUMNS))
+
+
+def summarize_ratios(runs: pd.DataFrame, experiment: Experiment) -> pd.DataFrame:
     """One row per (label, config), in the order of runs.csv: means, standard deviations and
     ratios to the baseline, then the experiment's own measures."""
     options = [k for k in dict.fromkeys(k for b in experiment.benchmarks for k in b.options) if k in runs.columns]
@@ -78,6 +129,54 @@ def summarize(runs: pd.DataFrame, experiment: Experiment) -> pd.DataFrame:
 
 def _fmt_ratio(mean: float, std: float) -> str:
     return f"{mean:.2f} ± {std:.2f}"
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def metrics_markdown(summary: pd.DataFrame, runs: pd.DataFrame, experiment: Experiment) -> str:
+    """summary.md of the long shape: per table, one row per benchmark and metric, one column
+    per configuration that ran it: mean ± std [min, max]."""
+    lines = [
+        f"# {experiment.title}",
+        "",
+        "Each cell: mean ± standard deviation [minimum, maximum] over the runs (seeds) of that benchmark and "
+        "configuration; every run is in runs.csv, these numbers in summary.csv.",
+        "",
+        "Configurations: " + "; ".join(f"`{c.name}` = {c.title}" for c in experiment.configs) + ".",
+    ]
+    groups = runs.drop_duplicates("label").set_index("label").group
+    titles = {m.name: f"{m.title} ({m.unit})" for m in experiment.metrics}
+    for table in experiment.tables:
+        labels = [lab for lab in dict.fromkeys(summary.benchmark) if groups.get(lab) in table.groups]
+        if not labels:
+            continue
+        part = summary[summary.benchmark.isin(labels)]
+        configs = [c.name for c in experiment.configs if c.name in set(part.config)]
+        cells = part.set_index(["benchmark", "metric", "config"])
+        lines += ["", f"## {table.title}", ""]
+        lines.append("| benchmark | metric | " + " | ".join(configs) + " |")
+        lines.append("|---|---|" + "---:|" * len(configs))
+        for label in labels:
+            for m in dict.fromkeys(part[part.benchmark == label].metric):
+                row = []
+                for c in configs:
+                    if (label, m, c) in cells.index:
+                        r = cells.loc[(label, m, c)]
+                        row.append(f"{_fmt(r['mean'])} ± {_fmt(r['std'])} [{_fmt(r['min'])}, {_fmt(r['max'])}]")
+                    else:
+                        row.append("–")
+                lines.append(f"| {label} | {titles[m]} | " + " | ".join(row) + " |")
+    limited = runs[~runs.completed].drop_duplicates(["label", "config"])
+    if not limited.empty:
+        lines += [
+            "",
+            "Runs that stopped at their time limit (their times are the limit): "
+            + ", ".join(f"{r.label} {r.config}" for r in limited.itertuples())
+            + ".",
+        ]
+    return "\n".join(lines) + "\n"
 
 
 def summary_markdown(summary: pd.DataFrame, experiment: Experiment) -> str:
@@ -151,6 +250,7 @@ class Provenance:
     seeds: list[int]
     workloads: dict[str, str]  # label -> the workload spec it ran
     prepared: Prepared
+    boards: dict[str, str] | None = None  # every board the runs used -> its sha256 (None: platform only)
 
 
 def _versions() -> dict[str, str]:
@@ -172,12 +272,16 @@ def report_markdown(
     base_name = experiment.baseline
     counts = {k: sum(c.holds == k for c in claims) for k in ("yes", "partly", "no", NOT_RUN)}
     seeds = ", ".join(map(str, prov.seeds))
+    numbers = (
+        "summary.csv gives each metric's mean, standard deviation, minimum and maximum over them."
+        if experiment.metrics
+        else f"ratios are to {base_name} with the same seed, mean ± standard deviation."
+    )
     lines = [
         f"# Reproduction: {experiment.title}",
         "",
         "Every number below comes from this run's simulations (runs.csv); 'holds?' is computed from them. "
-        f"{experiment.method}, {len(prov.seeds)} seeds ({seeds}) per configuration; ratios are to {base_name} "
-        "with the same seed, mean ± standard deviation.",
+        f"{experiment.method}, {len(prov.seeds)} seeds ({seeds}) per configuration; {numbers}",
         "",
         f"Claims: {counts['yes']} hold, {counts['partly']} partly, {counts['no']} do not"
         + (f", {counts[NOT_RUN]} not run (benchmarks not selected)" if counts[NOT_RUN] else "")
@@ -191,22 +295,34 @@ def report_markdown(
     if notes:
         lines += ["", "### Notes (from the data)", ""]
         lines += [f"- **{c.claim.split(':')[0]}** — {c.note}" for c in notes]
-    if figures:
-        lines += ["", "## Figures", ""] + [f"![{f}]({f})" for f in figures]
+    bars = [f for f in figures if f in {fig.file for fig in experiment.figures}]
+    if bars:
+        lines += ["", "## Figures", ""] + [f"![{f}]({f})" for f in bars]
         lines += [
             "",
             f"Bars: ratio to {base_name} (above 1: better); error bars: standard deviation of the per-seed ratio; "
             f"the line at 1 is {base_name}. Tables: summary.md, summary.csv; every run: runs.csv.",
         ]
+    charts = [c for c in experiment.charts if c.file in figures]
+    if charts:
+        lines += ["", "## Figures" if not bars else "## More figures"]
+        for c in charts:
+            lines += ["", f"![{c.title}]({c.file})"] + ([c.caption] if c.caption else [])
     if experiment.report_sections is not None:
         for section in experiment.report_sections(summary, prov.prepared):
             if section:
                 lines += [""] + section
+    boards = prov.boards if prov.boards and len(prov.boards) > 1 else None
+    where = (
+        "platforms " + ", ".join(f"`{p}` (sha256 `{sha[:16]}…`)" for p, sha in boards.items())
+        if boards
+        else f"platform `{prov.platform}` (sha256 `{prov.platform_sha256[:16]}…`)"
+    )
     lines += [
         "",
         "## Provenance",
         "",
-        f"- experiment `{experiment.name}`, platform `{prov.platform}` (sha256 `{prov.platform_sha256[:16]}…`)",
+        f"- experiment `{experiment.name}`, {where}",
         f"- seeds {seeds}",
         "- configurations: " + "; ".join(f"`{c.name}` = {_options_text(c.options)}" for c in experiment.configs),
     ]
@@ -227,16 +343,24 @@ def write_outputs(
     summary: pd.DataFrame,
     claims: list[Claim],
     prov: Provenance,
+    intervals: pd.DataFrame | None = None,
 ) -> list[Path]:
     """Renders every output into a staging directory inside `out`, then moves each into place
     (os.replace: each file appears whole); outputs of an earlier run that this run does not
     produce are removed."""
+    intervals = intervals if intervals is not None else intervals_frame([])
     staging = Path(tempfile.mkdtemp(dir=out, prefix=".staging."))
     try:
         (staging / "runs.csv").write_text(runs.to_csv(index=False))
         (staging / "summary.csv").write_text(summary.to_csv(index=False))
-        (staging / "summary.md").write_text(summary_markdown(summary, experiment))
-        figures = plots.write_figures(staging, experiment, summary)
+        md = (
+            metrics_markdown(summary, runs, experiment) if experiment.metrics else summary_markdown(summary, experiment)
+        )
+        (staging / "summary.md").write_text(md)
+        if not intervals.empty:
+            # times to the µs, as ftrace prints them
+            (staging / INTERVALS).write_text(intervals.to_csv(index=False, float_format="%.6f"))
+        figures = plots.write_figures(staging, experiment, summary, runs, intervals)
         (staging / "report.md").write_text(report_markdown(experiment, summary, claims, prov, figures))
         produced = sorted(p.name for p in staging.iterdir())
         for name in produced:

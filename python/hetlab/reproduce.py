@@ -8,7 +8,7 @@ its benchmarks, configurations, claims and steps. This module is the order they 
                 experiment's own settings
     prepare     the experiment's preparation into OUT (lctes2020: characterization sweep, training)
     calibrate   workloads sized at run time
-    run_all     every benchmark x configuration x seed, in parallel, one row per run
+    run_all     every benchmark x configuration (that runs it) x seed, in parallel, one row per run
     report      tables, figures, claims and report.md (hetlab.report)
 
 and the `reproduce` subcommand: its options, `--list`, and the time line it prints.
@@ -31,7 +31,6 @@ from hetlab import api, experiments
 from hetlab.api import HetlabError
 from hetlab.experiment import Benchmark, Config, Context, Experiment, Prepared
 
-REPS = 5
 SEED = 1
 
 
@@ -45,6 +44,7 @@ class Outcome:
     prepared: Prepared
     runs_count: int
     timings_s: dict[str, float]  # the preparation's steps, then experiments, outputs, total
+    intervals: object = None  # pandas DataFrame: intervals.csv (empty if no run recorded them)
 
 
 # --- selection and checks -----------------------------------------------------------------------
@@ -143,7 +143,7 @@ def _prepare_out(out: Path) -> None:
 # --- the runs -----------------------------------------------------------------------------------
 
 
-def _row(bench: Benchmark, spec: str, config: Config, seed: int, r: api.SimResult) -> dict:
+def _row(bench: Benchmark, spec: str, config: Config, seed: int, r: api.SimResult, experiment: Experiment) -> dict:
     s = r.summary
     row = {
         "benchmark": bench.name,
@@ -173,7 +173,17 @@ def _row(bench: Benchmark, spec: str, config: Config, seed: int, r: api.SimResul
     row["l2_mpki"] = 1000.0 * refills / inst if inst else 0.0
     row["governor_samples"] = s.get("governor_samples", 0)
     row["governor_overhead_s"] = s.get("governor_overhead_s", 0.0)
+    if experiment.run_columns is not None:
+        row.update(experiment.run_columns(bench, config, r))
     return row
+
+
+def _intervals(bench: Benchmark, config: Config, seed: int, r: api.SimResult):
+    """A run's intervals with the columns that say which run they come from."""
+    df = r.intervals_df()
+    for i, (col, value) in enumerate((("label", bench.label), ("config", config.name), ("seed", seed))):
+        df.insert(i, col, value)
+    return df
 
 
 def run_all(
@@ -184,28 +194,34 @@ def run_all(
     reps: int,
     seed: int,
     ctx: Context,
-) -> list[dict]:
-    """Every benchmark under every configuration with seeds seed..seed+reps-1, in parallel
-    threads (the engine releases the GIL); the rows come back in plan order."""
+) -> tuple[list[dict], list]:
+    """Every benchmark under every configuration that runs it, with seeds seed..seed+reps-1,
+    in parallel threads (the engine releases the GIL); the rows come back in plan order, with
+    the run intervals of the first seed's runs that recorded them (DataFrames, plan order)."""
     from tqdm import tqdm
 
-    plan = [(b, c, seed + i) for b in benchmarks for c in experiment.configs for i in range(reps)]
+    plan = [(b, c, seed + i) for b in benchmarks for c in experiment.configs if c.runs(b) for i in range(reps)]
 
     def one(item):
         bench, config, s = item
         spec = specs[bench.label]
         options = experiment.simulate_options(bench, config, prepared)
-        return _row(bench, spec, config, s, api.simulate(ctx.platform, spec, seed=s, **options))
+        r = api.simulate(bench.platform or ctx.platform, spec, seed=s, **options)
+        kept = _intervals(bench, config, s, r) if s == seed and r.intervals is not None else None
+        return _row(bench, spec, config, s, r, experiment), kept
 
     with ThreadPoolExecutor(max_workers=ctx.jobs or os.cpu_count() or 1) as pool:
         futures = [pool.submit(one, item) for item in plan]
         bar = tqdm(
             total=len(plan), desc=experiment.name, unit="run", disable=None if ctx.progress else True, file=sys.stderr
         )
-        rows = []
+        rows, intervals = [], []
         try:
             for f in futures:  # plan order: the same inputs give the same table
-                rows.append(f.result())
+                row, kept = f.result()
+                rows.append(row)
+                if kept is not None:
+                    intervals.append(kept)
                 bar.update(1)
         except BaseException:
             for f in futures:
@@ -213,7 +229,7 @@ def run_all(
             raise
         finally:
             bar.close()
-    return rows
+    return rows, intervals
 
 
 # --- the command --------------------------------------------------------------------------------
@@ -224,7 +240,7 @@ def reproduce(
     out: str | os.PathLike | None = None,
     *,
     settings: object | None = None,
-    reps: int = REPS,
+    reps: int | None = None,
     seed: int = SEED,
     benchmarks: str | None = None,
     workloads: Sequence[str] = (),
@@ -234,10 +250,12 @@ def reproduce(
     log: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr),
 ) -> Outcome:
     """Runs EXPERIMENT (a name, or an Experiment) and writes its outputs into `out` (default
-    results/NAME). `settings`: the experiment's own options (default: its defaults); `platform`
-    (default: the experiment's board)."""
+    results/NAME). `settings`: the experiment's own options (default: its defaults); `reps`
+    (default: the experiment's); `platform` (default: the experiment's board; benchmarks with
+    a board of their own keep it)."""
     t0 = time.perf_counter()
     exp = experiments.get(experiment) if isinstance(experiment, str) else experiment
+    reps = exp.reps if reps is None else reps
     _check_counts(reps, seed, jobs)
     if settings is None and exp.settings is not None:
         settings = exp.settings()
@@ -247,9 +265,16 @@ def reproduce(
     from hetlab import report
     from hetlab.characterize import platform_sha256
 
+    if platform is not None and selected and all(b.platform for b in selected):
+        raise HetlabError(
+            f"--platform: every selected benchmark of {exp.name} runs on its own board "
+            f"({', '.join(dict.fromkeys(b.platform for b in selected))}); choose benchmarks that run on "
+            f"{exp.platform} with --benchmarks"
+        )
     platform = platform if platform is not None else exp.platform
     # a bad platform fails here, before anything is written
     ctx = Context(platform, platform_sha256(platform), jobs, progress, log)
+    boards = {p: ctx.platform_sha256 if p == platform else platform_sha256(p) for p in _boards(selected, platform)}
     plan = exp.check(settings, ctx) if exp.check else settings
     out_dir = Path(out if out is not None else Path("results") / exp.name)
     _prepare_out(out_dir)
@@ -257,17 +282,23 @@ def reproduce(
     prepared = exp.prepare(plan, out_dir, ctx) if exp.prepare else Prepared()
     t_runs = time.perf_counter()
     specs = exp.calibrate(selected, ctx) if exp.calibrate else {b.label: b.workload for b in selected}
-    rows = run_all(exp, selected, specs, prepared, reps, seed, ctx)
+    rows, kept = run_all(exp, selected, specs, prepared, reps, seed, ctx)
     t_out = time.perf_counter()
 
     runs_df = report.runs_frame(rows)
+    intervals_df = report.intervals_frame(kept)
     summary_df = report.summarize(runs_df, exp)
     claims = exp.claims(summary_df, runs_df)
-    prov = report.Provenance(platform, ctx.platform_sha256, list(range(seed, seed + reps)), specs, prepared)
-    files = report.write_outputs(out_dir, exp, runs_df, summary_df, claims, prov)
+    prov = report.Provenance(platform, ctx.platform_sha256, list(range(seed, seed + reps)), specs, prepared, boards)
+    files = report.write_outputs(out_dir, exp, runs_df, summary_df, claims, prov, intervals_df)
     t_end = time.perf_counter()
     timings = {**prepared.timings_s, "experiments": t_out - t_runs, "outputs": t_end - t_out, "total": t_end - t0}
-    return Outcome(out_dir, files, runs_df, summary_df, claims, prepared, len(rows), timings)
+    return Outcome(out_dir, files, runs_df, summary_df, claims, prepared, len(rows), timings, intervals_df)
+
+
+def _boards(benchmarks: list[Benchmark], platform: str) -> list[str]:
+    """The boards the benchmarks run on, in plan order."""
+    return list(dict.fromkeys(b.platform or platform for b in benchmarks))
 
 
 HELP = """\
@@ -292,8 +323,7 @@ def _description(known: Mapping[str, Experiment]) -> str:
 
 def listing(known: Mapping[str, Experiment] = experiments.EXPERIMENTS) -> str:
     """`hetlab reproduce --list`: each experiment's name and title, and its source below."""
-    width = max(len(name) for name in known)
-    return "\n".join(f"{e.name:{width}}  {e.title}\n{'':{width}}  source: {e.source}" for e in known.values())
+    return "\n".join(f"{e.name}  {e.title}\n{'':{len(e.name)}}  source: {e.source}" for e in known.values())
 
 
 def _own_defaults(experiment: Experiment) -> dict[str, object]:
@@ -322,16 +352,18 @@ def configure_parser(
     p.add_argument(
         "--reps",
         type=int,
-        default=REPS,
         metavar="N",
-        help=f"repetitions per benchmark and configuration, seeds SEED.. (default: {REPS})",
+        help="repetitions per benchmark and configuration, seeds SEED.. (default: the experiment's: "
+        + ", ".join(f"{e.name} {e.reps}" for e in known.values())
+        + ")",
     )
     p.add_argument("--seed", type=int, default=SEED, metavar="S", help=f"first seed (default: {SEED})")
     p.add_argument(
         "--platform",
         metavar="P",
         help="built-in platform name or platform .toml, e.g. one with your board's constants (default: the "
-        "experiment's board: " + ", ".join(f"{e.name} {e.platform}" for e in known.values()) + ")",
+        "experiment's board: " + ", ".join(f"{e.name} {e.platform}" for e in known.values()) + "; benchmarks "
+        "with a board of their own keep it)",
     )
     p.add_argument(
         "--benchmarks",
