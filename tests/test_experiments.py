@@ -187,7 +187,7 @@ def test_list_and_help_name_the_experiments():
     assert "lctes2020 options" in r.stdout and "anti-snoop-fig4" in r.stdout
     r = hetlab_cli("reproduce")
     assert r.returncode != 0 and r.stderr.strip() == (
-        "hetlab: error: name the experiment to reproduce: lctes2020 (hetlab reproduce --list)"
+        f"hetlab: error: name the experiment to reproduce: {', '.join(EXPERIMENTS)} (hetlab reproduce --list)"
     )
 
 

@@ -23,8 +23,9 @@ The steps an experiment may add (fields of `Experiment`), in the order the runne
 Two shapes of summary.csv: by default one row per label and configuration with means, standard
 deviations and ratios to the baseline (`measures` adds columns); an experiment that declares
 `metrics` gets one row per label x configuration x metric instead (mean, std, min, max, n of a
-runs.csv column). A run made with `intervals=True` (in `simulate_options`) hands its
-`SimResult.intervals` to the experiment's charts: the first seed's, kept in intervals.csv.
+runs.csv column). An experiment with charts gets the intervals of its runs made with
+`intervals=True` (in `simulate_options`): the first seed's `SimResult.intervals`, kept in
+intervals.csv and handed to the charts.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ def outputs(experiment: Experiment) -> tuple[str, ...]:
     """Every file a run of `experiment` may write, in the order the command lists them."""
     return (
         *TABLES,
-        INTERVALS,
+        *((INTERVALS,) if experiment.charts else ()),
         *(f.file for f in experiment.figures),
         *(c.file for c in experiment.charts),
         "report.md",
@@ -312,11 +312,9 @@ def report_markdown(
         for section in experiment.report_sections(summary, prov.prepared):
             if section:
                 lines += [""] + section
-    boards = prov.boards if prov.boards and len(prov.boards) > 1 else None
-    where = (
-        "platforms " + ", ".join(f"`{p}` (sha256 `{sha[:16]}…`)" for p, sha in boards.items())
-        if boards
-        else f"platform `{prov.platform}` (sha256 `{prov.platform_sha256[:16]}…`)"
+    boards = prov.boards or {prov.platform: prov.platform_sha256}
+    where = ("platforms " if len(boards) > 1 else "platform ") + ", ".join(
+        f"`{p}` (sha256 `{sha[:16]}…`)" for p, sha in boards.items()
     )
     lines += [
         "",

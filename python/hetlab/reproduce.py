@@ -207,7 +207,8 @@ def run_all(
         spec = specs[bench.label]
         options = experiment.simulate_options(bench, config, prepared)
         r = api.simulate(bench.platform or ctx.platform, spec, seed=s, **options)
-        kept = _intervals(bench, config, s, r) if s == seed and r.intervals is not None else None
+        keep = experiment.charts and s == seed and r.intervals is not None
+        kept = _intervals(bench, config, s, r) if keep else None
         return _row(bench, spec, config, s, r, experiment), kept
 
     with ThreadPoolExecutor(max_workers=ctx.jobs or os.cpu_count() or 1) as pool:

@@ -225,7 +225,7 @@ def run_columns(bench: Benchmark, config: Config, r: api.SimResult) -> dict:
     dones = [m["time_s"] for m in r.marks if m["name"] == "render-done"]
     for i in RENDERS:
         row[f"render{i}_s"] = dones[i - 1] - starts[i - 1] if len(dones) >= i and len(starts) >= i else float("nan")
-    for name, tasks in TASK_GROUPS.get(bench.workload, {}).items():
+    for name, tasks in TASK_GROUPS.get(bench.name, {}).items():
         mine = [t for t in threads if _task(t["name"]) in tasks]
         on_big = sum(s for t in mine for cpu, s in enumerate(t["cpu_time_on_s"]) if cpu in big)
         total = sum(t["cpu_time_s"] for t in mine)

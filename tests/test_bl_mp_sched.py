@@ -1,0 +1,208 @@
+"""`hetlab reproduce bl-mp-sched` (seed 003): a small run writes every output with its declared
+columns, the claims are judged from the numbers (a changed number changes the verdict), the
+figures render, a subset runs only its part, the per-run numbers agree with the run they come
+from, and bad input gets the one-line error with nothing written."""
+
+import os
+import re
+import struct
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from hetlab import api, report, reproduce
+from hetlab.experiment import NOT_RUN
+from hetlab.experiments import bl_mp_sched as bl
+
+E = bl.EXPERIMENT
+
+
+def hetlab_cli(*args):
+    return subprocess.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    """Every part, 3 seeds: what the claims and figures need, in about two seconds."""
+    out = tmp_path_factory.mktemp("blmp") / "out"
+    return reproduce.reproduce("bl-mp-sched", out, reps=3, seed=5, progress=False, log=lambda msg: None)
+
+
+def _png_size(path):
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_a_small_run_writes_every_output_with_its_columns(small):
+    out = small.out
+    charts = [c.file for c in E.charts]
+    assert [p.name for p in small.files] == [
+        "runs.csv",
+        "summary.csv",
+        "summary.md",
+        "intervals.csv",
+        *charts,
+        "report.md",
+    ]
+    # runs: one per benchmark and configuration that runs it, per seed (3 + 2 + 2 x 5 configurations)
+    runs = pd.read_csv(out / "runs.csv")
+    assert small.runs_count == len(runs) == 3 * (3 + 2 + 2 * 5)
+    assert set(runs.seed) == {5, 6, 7}
+    for b in E.benchmarks:
+        mine = runs[runs.label == b.label]
+        assert set(mine.config) == {c.name for c in E.configs if c.runs(b)}
+        assert set(mine.platform) == {b.platform or E.platform}
+    metric_columns = {m.name for m in E.metrics}
+    assert metric_columns <= set(runs.columns)
+    # the long summary: exactly the declared columns, a row per benchmark x configuration x metric
+    summary = pd.read_csv(out / "summary.csv")
+    assert list(summary.columns) == ["benchmark", "config", "metric", "mean", "std", "min", "max", "n"]
+    assert set(summary.metric) <= metric_columns and (summary.n == 3).all()
+    assert (summary["min"] <= summary["mean"] + 1e-12).all() and (summary["mean"] <= summary["max"] + 1e-12).all()
+    vx = summary[(summary.benchmark == bl.VX) & (summary.config == "bL-vanilla")].set_index("metric")
+    assert {"sf_exec_s", "render2_s", "render6_s", "SurfaceFlinger_big_share", "noise_little_s"} <= set(vx.index)
+    g = runs[(runs.label == bl.VX) & (runs.config == "bL-vanilla")].sf_exec_s
+    assert vx.loc["sf_exec_s", "mean"] == pytest.approx(g.mean()) and vx.loc["sf_exec_s", "std"] == pytest.approx(
+        g.std()
+    )
+    # LinSched has no render chain: no render rows there
+    assert not ((summary.benchmark == bl.LS) & summary.metric.str.startswith("render")).any()
+    # the intervals of the first seed's runs only
+    iv = pd.read_csv(out / "intervals.csv")
+    assert list(iv.columns) == ["label", "config", "seed", "tid", "thread", "cpu", "start_s", "end_s"]
+    assert set(iv.seed) == {5} and len(iv.groupby(["label", "config"])) == 15
+    md = (out / "summary.md").read_text()
+    for t in E.tables:
+        assert f"## {t.title}" in md
+    assert "| benchmark | metric | smp | bL-vanilla | bL-optimized |" in md
+    # figures: real PNGs of a sensible size
+    for name in charts:
+        w, h = _png_size(out / name)
+        assert w > 500 and h > 300, name
+    text = (out / "report.md").read_text()
+    assert "| claim | paper | hetlab | holds? |" in text and "## vexpress: the seed's tables" in text
+    assert "platforms `vexpress-a9`" in text and "`linsched-2b2l`" in text and "`exynos5422`" in text
+    assert "3 seeds (5, 6, 7) per configuration" in text
+    assert not list(out.glob(".*"))  # no staging or temporary file left
+
+
+def test_the_claims_are_computed_from_the_runs(small):
+    claims = {c.claim.split(":")[0]: c for c in small.claims}
+    assert set(claims) == {
+        "Vanilla variance",
+        "Shorter",
+        "Steadier",
+        "Upper bound",
+        "Render variation",
+        "Key tasks on big",
+        "Short tasks on LITTLE",
+        "LinSched 3-4",
+        "LinSched 5-7",
+        "LinSched 1-2",
+        "LinSched vanilla",
+    }
+    assert all(c.holds in {"yes", "no", "partly"} and c.note for c in small.claims)
+    # the numbers in the table are this run's
+    sf = small.summary.set_index(["benchmark", "config", "metric"]).loc[(bl.VX, "bL-optimized", "sf_exec_s")]
+    assert f"{sf['mean']:.3f} ± {sf['std']:.3f} s" in claims["Shorter"].hetlab
+    # swapping the two b.L configurations' runs turns the verdicts around
+    runs = small.runs.copy()
+    swap = {"bL-vanilla": "bL-optimized", "bL-optimized": "bL-vanilla"}
+    runs["config"] = runs.config.map(lambda c: swap.get(c, c))
+    swapped = {c.claim.split(":")[0]: c for c in bl.claims(report.summarize(runs, E), runs)}
+    for name in ("Shorter", "Steadier", "Render variation", "Key tasks on big", "Short tasks on LITTLE"):
+        assert claims[name].holds == "yes" and swapped[name].holds == "no", name
+    # and the LinSched ones follow the big shares
+    runs = small.runs.copy()
+    mask = (runs.label == bl.LS) & (runs.config == "hmp-first-stab")
+    runs.loc[mask, "tasks5-7_big_share"] = 0.2
+    moved = {c.claim.split(":")[0]: c for c in bl.claims(report.summarize(runs, E), runs)}
+    assert claims["LinSched 5-7"].holds == "yes" and moved["LinSched 5-7"].holds == "no"
+
+
+def test_a_part_alone_runs_only_its_configurations_and_figures(tmp_path):
+    out = tmp_path / "ls"
+    result = reproduce.reproduce("bl-mp-sched", out, benchmarks="linsched", reps=1, progress=False, log=lambda m: None)
+    assert result.runs_count == 2
+    assert {p.name for p in result.files} == {
+        "runs.csv",
+        "summary.csv",
+        "summary.md",
+        "intervals.csv",
+        "fig_linsched_placement.png",
+        "fig_linsched_residency.png",
+        "report.md",
+    }
+    status = {c.claim.split(":")[0]: c.holds for c in result.claims}
+    assert status["Shorter"] == NOT_RUN and status["LinSched 5-7"] == "yes"
+    text = (out / "report.md").read_text()
+    assert "platform `linsched-2b2l`" in text and "## vexpress" not in text
+
+
+def test_each_run_column_agrees_with_its_run():
+    bench = next(b for b in E.benchmarks if b.label == bl.VX)
+    config = next(c for c in E.configs if c.name == "bL-vanilla")
+    r = api.simulate(bench.platform or E.platform, bench.workload, seed=2, **bl.simulate_options(bench, config, None))
+    row = bl.run_columns(bench, config, r)
+    threads = {bl._task(t["name"]): t for t in r.summary["threads"] if bl._task(t["name"]) in ("SurfaceFlinger",)}
+    sf = threads["SurfaceFlinger"]
+    # execution time: its own CPU time plus the perf handlers it ran on the slowed CPUs
+    slowed_s = sum(sf["cpu_time_on_s"][c] for c in bl.SLOWED_CPUS)
+    assert row["sf_exec_s"] > sf["cpu_time_s"] + 0.2 * slowed_s
+    assert row["sf_exec_s"] < sf["cpu_time_s"] + 0.5 * slowed_s + 0.1
+    assert row["SurfaceFlinger_big_s"] + row["SurfaceFlinger_little_s"] == pytest.approx(sf["cpu_time_s"])
+    assert row["SurfaceFlinger_little_s"] == pytest.approx(slowed_s)
+    starts = [m["time_s"] for m in r.marks if m["name"] == "render-start"]
+    dones = [m["time_s"] for m in r.marks if m["name"] == "render-done"]
+    assert len(starts) == len(dones) == 10
+    assert row["render6_s"] == dones[5] - starts[5] > 0 and row["render2_s"] == dones[1] - starts[1] > 0
+    assert row["migrations"] == sum(t["migrations"] for t in r.summary["threads"])
+    # LinSched: the big CPUs are the platform's most capable cluster's
+    assert bl._big_cpus(bl.LINSCHED) == (2, 3) and bl._big_cpus(bl.EXYNOS) == (4, 5, 6, 7)
+
+
+def test_the_same_seed_gives_the_same_tables(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for out in (a, b):
+        reproduce.reproduce("bl-mp-sched", out, benchmarks="vexpress", reps=1, progress=False, log=lambda m: None)
+    for name in ("runs.csv", "summary.csv", "summary.md", "intervals.csv"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--reps", "0"], "--reps must be at least 1, got 0"),
+        (["--benchmarks", "nope"], "--benchmarks: unknown benchmark 'nope'; known: all, vexpress, linsched, exynos"),
+        (
+            ["--benchmarks", "linsched,exynos", "--platform", "vexpress-a9"],
+            "--platform: every selected benchmark of bl-mp-sched runs on its own board (linsched-2b2l, exynos5422)",
+        ),
+        (["--platform", "no-such-board.toml"], "cannot read platform file 'no-such-board.toml'"),
+        (["--workload", "bbench-android=missing.toml"], "cannot read workload file 'missing.toml'"),
+        (["--sweep-reps", "3"], "--sweep-reps is an option of experiment lctes2020, not of bl-mp-sched"),
+    ],
+)
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, args, message):
+    out = tmp_path / "out"
+    r = hetlab_cli("reproduce", "bl-mp-sched", "--out", str(out), *args)
+    assert r.returncode != 0 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hetlab: error: ") and message in lines[0], r.stderr
+    assert not out.exists()
+
+
+def test_list_shows_the_experiment_with_its_title_and_source():
+    r = hetlab_cli("reproduce", "--list")
+    assert r.returncode == 0, r.stderr
+    assert f"bl-mp-sched  {E.title}" in r.stdout and f"source: {E.source}" in r.stdout
+    r = subprocess.run(
+        [sys.executable, "-m", "hetlab", "reproduce", "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "400"},  # argparse wraps at the terminal's width
+    )
+    assert re.search(r"--reps N .*\(default: the experiment's: lctes2020 5, bl-mp-sched 20\)", r.stdout)
