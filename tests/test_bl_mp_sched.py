@@ -12,7 +12,7 @@ import sys
 import pandas as pd
 import pytest
 
-from hetlab import api, report, reproduce
+from hetlab import _core, api, report, reproduce
 from hetlab.experiment import NOT_RUN
 from hetlab.experiments import bl_mp_sched as bl
 
@@ -193,6 +193,20 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, args, message):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("hetlab: error: ") and message in lines[0], r.stderr
     assert not out.exists()
+
+
+def test_a_board_that_cannot_emulate_big_little_is_refused_before_anything_is_written(tmp_path):
+    # the vexpress without its perf sample cost: perf sampling cannot be modelled on it
+    text = _core.builtin_platform_text("vexpress-a9")
+    board = tmp_path / "no-perf.toml"
+    board.write_text(re.sub(r"(?ms)^\[perf_sample\]$.*?(?=^\[)", "", text))
+    assert "[perf_sample]\n" not in board.read_text() and "[sched]\n" in board.read_text()
+    out = tmp_path / "out"
+    r = hetlab_cli("reproduce", "bl-mp-sched", "--out", str(out), "--platform", str(board))
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode != 0 and len(lines) == 1, r.stderr
+    assert lines[0].startswith(f"hetlab: error: platform '{board}' cannot run bbench-android-vexpress bL-vanilla: ")
+    assert "[perf_sample]" in lines[0] and not out.exists()
 
 
 def test_list_shows_the_experiment_with_its_title_and_source():

@@ -13,6 +13,10 @@ use pyo3::types::PyDict;
 
 use crate::{err, load_model, load_platform, load_workload};
 
+/// What `simulate` returns: summary JSON, time series, trace text, LISA platform info, run
+/// intervals.
+type Simulated = (String, PyObject, Option<String>, Option<String>, Option<PyObject>);
+
 /// Runs one simulation. Returns (summary JSON, time series as a dict of numpy columns, trace
 /// text or None, the platform as LISA's PlatformInfo YAML or None; both only with `trace`;
 /// the run intervals as numpy columns `tid`, `cpu`, `start_s`, `end_s` or None, only with
@@ -51,7 +55,7 @@ pub fn simulate(
     trace: bool,
     intervals: bool,
     time_limit_s: f64,
-) -> PyResult<(String, PyObject, Option<String>, Option<String>, Option<PyObject>)> {
+) -> PyResult<Simulated> {
     let platform = load_platform(platform_name, platform_origin, platform_text)?;
     let workload = load_workload(workload_spec, workload_origin, workload_text)?;
     let cluster_of = |name: &str| {

@@ -15,7 +15,8 @@ import json
 from typing import TYPE_CHECKING
 
 from hetlab import _core, api
-from hetlab.experiment import NOT_RUN, Benchmark, Chart, Claim, Config, Experiment, Metric, Prepared, Table
+from hetlab.api import HetlabError
+from hetlab.experiment import NOT_RUN, Benchmark, Chart, Claim, Config, Context, Experiment, Metric, Prepared, Table
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -73,7 +74,7 @@ EMULATED_DOMAINS = {"fast_cpu_mask": _mask(FAST_CPUS), "slow_cpu_mask": _mask(SL
 # --- benchmarks and configurations --------------------------------------------------------------
 
 BBENCH, LINSCHED_TEST = "bbench-android", "linsched-test"
-PARTS = ("vexpress", "linsched", "exynos")
+PARTS = ("vexpress", "linsched", "exynos")  # the benchmark groups
 
 BENCHMARKS = (
     Benchmark(BBENCH, f"{BBENCH}-vexpress", BBENCH, "vexpress"),
@@ -161,7 +162,7 @@ CONFIGS = (
 VEXPRESS_CONFIGS = ("smp", "bL-vanilla", "bL-optimized")
 LINSCHED_CONFIGS = ("vanilla", "hmp-first-stab")
 
-GROUPS = {"vexpress": ("vexpress",), "linsched": ("linsched",), "exynos": ("exynos",)}
+GROUPS = {part: (part,) for part in PARTS}
 TABLES = (
     Table("vexpress: bbench-android, SMP vs emulated big.LITTLE", ("vexpress",)),
     Table("LinSched test case on 2 LITTLE + 2 big", ("linsched",)),
@@ -233,6 +234,23 @@ def run_columns(bench: Benchmark, config: Config, r: api.SimResult) -> dict:
         row[f"{name}_little_s"] = total - on_big
         row[f"{name}_big_share"] = on_big / total if total > 0 else float("nan")
     return row
+
+
+def check(settings: None, ctx: Context) -> None:
+    """The board the vexpress part runs on (--platform may replace it) must take every one of
+    its configurations (four CPUs, a perf sample cost, the HMP masks): a 1 ms probe of each,
+    before anything is written."""
+    for bench in BENCHMARKS:
+        if bench.platform is not None:
+            continue
+        for config in CONFIGS:
+            if config.runs(bench):
+                try:
+                    api.simulate(ctx.platform, bench.workload, **{**config.options, "time_limit_s": 0.001})
+                except HetlabError as e:
+                    raise HetlabError(
+                        f"platform '{ctx.platform}' cannot run {bench.label} {config.name}: {e}"
+                    ) from None
 
 
 def simulate_options(bench: Benchmark, config: Config, prepared: Prepared) -> dict:
@@ -1013,6 +1031,7 @@ EXPERIMENT = Experiment(
     metrics=METRICS,
     charts=CHARTS,
     run_columns=run_columns,
+    check=check,
     simulate_options=simulate_options,
     report_sections=report_sections,
 )
