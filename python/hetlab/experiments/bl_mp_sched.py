@@ -670,7 +670,10 @@ def _exynos_section(summary: pd.DataFrame) -> list[str]:
         "",
         "Mean ± standard deviation over the runs. Time: until the last thread finished (linsched-test runs to "
         "completion here); energy: the board's sensors (CPU clusters and DRAM); migrations: of all threads. hmp "
-        "uses the vendor kernel's settings (platform [hmp]); eas runs only with schedutil.",
+        "uses the vendor kernel's settings (platform [hmp]); eas runs only with schedutil. bbench-android's run "
+        "time is its noise threads' (2,300 cycles of a 40 ms sleep and 3 ms of A9 work), so it grows when they run "
+        "on slow CPUs at a low OPP; its render times and SurfaceFlinger's execution time say how the render chain "
+        "fared.",
     ]
     cols = [("time_s", "time (s)"), ("energy_j", "energy (J)"), ("migrations", "migrations")]
     extra = {
