@@ -28,27 +28,11 @@ import json
 import logging
 import sys
 import warnings
+from pathlib import Path
 
-EVENTS = ["sched_switch", "sched_waking", "cpu_frequency", "cpu_idle"]
-SCHED_EVENTS = [
-    "sched_wakeup",
-    "sched_wakeup_new",
-    "sched_migrate_task",
-    "sched_pelt_se",
-    "sched_pelt_cfs",
-    "sched_cpu_capacity",
-    "sched_overutilized",
-]
-# The fields of each scheduler event's row, after the time (the same as tests/ftrace_text.py's).
-COLUMNS = {
-    "sched_wakeup": ["__cpu", "pid", "target_cpu"],
-    "sched_wakeup_new": ["__cpu", "pid", "target_cpu"],
-    "sched_migrate_task": ["__cpu", "pid", "orig_cpu", "dest_cpu"],
-    "sched_pelt_se": ["cpu", "path", "pid", "load", "runnable", "util", "update_time"],
-    "sched_pelt_cfs": ["cpu", "path", "load", "runnable", "util", "update_time"],
-    "sched_cpu_capacity": ["cpu", "capacity", "capacity_orig", "capacity_curr"],
-    "sched_overutilized": ["__cpu", "overutilized", "span"],
-}
+# The events and the fields a summary row holds: one definition, shared with our own parser.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ftrace_text import COLUMNS, EVENTS, SCHED_EVENTS  # noqa: E402
 
 
 def _plain(value):
@@ -70,14 +54,9 @@ def _col(df, *names):
 
 def _rows(event, df):
     times = [float(t) for t in df.index]
-    if event == "sched_switch":
-        cols = [_col(df, "__cpu", "cpu"), _col(df, "prev_pid"), _col(df, "next_pid")]
-    elif event == "sched_waking":
-        cols = [_col(df, "__cpu"), _col(df, "pid"), _col(df, "target_cpu")]
-    elif event in COLUMNS:
-        cols = [_col(df, c) for c in COLUMNS[event]]
-    else:  # cpu_frequency, cpu_idle
-        cols = [_col(df, "cpu_id", "cpu"), _col(df, "state", "frequency")]
+    # LISA renames a few fields of the base events; the others keep the trace's names
+    aliases = {"__cpu": ("__cpu", "cpu"), "cpu_id": ("cpu_id", "cpu"), "state": ("state", "frequency")}
+    cols = [_col(df, *aliases.get(c, (c,))) for c in COLUMNS[event]]
     values = [[_plain(v) for v in col.tolist()] for col in cols]
     return [[t, *vals] for t, *vals in zip(times, *values)]
 
