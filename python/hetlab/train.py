@@ -122,7 +122,7 @@ def load_sweep(path: str | os.PathLike) -> pd.DataFrame:
 
 
 def clusters_of(df: pd.DataFrame) -> list[str]:
-    return sorted(set(df["active_cluster"]) | set(df["idle_cluster"]))
+    return sorted({str(c) for col in ("active_cluster", "idle_cluster") for c in df[col].unique()})
 
 
 def _freq_columns(clusters: Sequence[str]) -> list[str]:
@@ -189,8 +189,13 @@ def validate_sweep(df: pd.DataFrame) -> None:
 REFERENCES = ("idle-max", "both-max")
 
 
-def _active_khz(row) -> int:
-    return int(row[f"{row['active_cluster']}_khz"])
+def _khz_of(configs: pd.DataFrame, cluster_col: str, clusters: Sequence[str]) -> np.ndarray:
+    """Per row, the frequency column of the cluster named in `cluster_col`."""
+    khz = np.zeros(len(configs), np.int64)
+    for c in clusters:
+        on = (configs[cluster_col] == c).to_numpy()
+        khz[on] = configs[f"{c}_khz"].to_numpy(np.int64)[on]
+    return khz
 
 
 def _references(df: pd.DataFrame, reference: str = "idle-max") -> dict[tuple, str]:
@@ -205,12 +210,14 @@ def _references(df: pd.DataFrame, reference: str = "idle-max") -> dict[tuple, st
       ("against the highest possible frequency of both clusters")."""
     if reference not in REFERENCES:
         raise HetlabError(f"unknown reference '{reference}': use one of {', '.join(REFERENCES)}")
-    freq_cols = _freq_columns(clusters_of(df))
+    clusters = clusters_of(df)
+    freq_cols = _freq_columns(clusters)
     top = {c: df[c].max() for c in freq_cols}
     configs = df.drop_duplicates("config_id").copy()
-    configs["_active_khz"] = [_active_khz(r) for _, r in configs.iterrows()]
-    idle_col = configs["idle_cluster"] + "_khz"
-    configs["_idle_at_top"] = [row[col] == top[col] for (_, row), col in zip(configs.iterrows(), idle_col)]
+    configs["_active_khz"] = _khz_of(configs, "active_cluster", clusters)
+    idle_top = np.array([top[f"{c}_khz"] for c in clusters])
+    idle_index = np.searchsorted(clusters, configs["idle_cluster"].to_numpy(str))
+    configs["_idle_at_top"] = _khz_of(configs, "idle_cluster", clusters) == idle_top[idle_index]
     configs["_all_at_top"] = np.logical_and.reduce([configs[c] == top[c] for c in freq_cols])
     refs: dict[tuple, str] = {}
     missing = []
@@ -242,16 +249,27 @@ def _references(df: pd.DataFrame, reference: str = "idle-max") -> dict[tuple, st
 # --- labelling -------------------------------------------------------------------------------
 
 
-def _p_value(a: np.ndarray, b: np.ndarray) -> float:
-    """Two-sided Student's t-test (pooled variance). With no variance in either sample the
-    t statistic is undefined: equal samples are not different (p = 1), different ones are (p = 0)."""
+def _p_values(mine: list[np.ndarray], theirs: list[np.ndarray]) -> np.ndarray:
+    """Two-sided Student's t-test (pooled variance) of each pair mine[i] vs theirs[i], in
+    scipy's array form: one call per distinct pair of sample sizes. With no variance in either
+    sample the t statistic is undefined: equal samples are not different (p = 1), different
+    ones are (p = 0)."""
     from scipy import stats
 
-    if np.ptp(a) == 0 and np.ptp(b) == 0:
-        return 1.0 if a[0] == b[0] else 0.0
-    with warnings.catch_warnings():  # scipy warns on nearly identical samples; the p is still right
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return float(stats.ttest_ind(a, b, equal_var=True).pvalue)
+    p = np.empty(len(mine))
+    shapes: dict[tuple[int, int], list[int]] = {}
+    for i, (a, b) in enumerate(zip(mine, theirs)):
+        shapes.setdefault((len(a), len(b)), []).append(i)
+    for idx in shapes.values():
+        a = np.stack([mine[i] for i in idx])
+        b = np.stack([theirs[i] for i in idx])
+        with warnings.catch_warnings():  # scipy warns on nearly identical samples; the p is still right
+            warnings.simplefilter("ignore", RuntimeWarning)
+            p_group = stats.ttest_ind(a, b, axis=1, equal_var=True).pvalue
+        flat = (np.ptp(a, axis=1) == 0) & (np.ptp(b, axis=1) == 0)
+        p_group[flat] = np.where(a[flat, 0] == b[flat, 0], 1.0, 0.0)
+        p[idx] = p_group
+    return p
 
 
 def _label(rule: str, p: float, slower: bool, alpha: float) -> str:
@@ -282,28 +300,29 @@ def label_configurations(
     if label_rule not in LABEL_RULES:
         raise HetlabError(f"unknown label rule '{label_rule}': use one of {', '.join(LABEL_RULES)}")
     refs = _references(df, reference)
+    clusters = clusters_of(df)
     runs = df.drop_duplicates("run_id")  # run_time_s is repeated on each period row of a run
-    times = {cid: g["run_time_s"].to_numpy(float) for cid, g in runs.groupby("config_id", sort=True)}
-    cols = ["config_id", "active_cluster", "idle_cluster", "pattern", "size_elements"] + _freq_columns(clusters_of(df))
-    rows = []
-    for _, c in runs.drop_duplicates("config_id").sort_values("config_id")[cols].iterrows():
-        ref = refs[(c["active_cluster"], c["pattern"], c["size_elements"], _active_khz(c))]
-        mine, theirs = times[c["config_id"]], times[ref]
-        is_ref = c["config_id"] == ref
-        p = 1.0 if is_ref else _p_value(mine, theirs)
-        label = DECREASE if is_ref else _label(label_rule, p, mine.mean() > theirs.mean(), alpha)
-        rows.append(
-            {
-                **c.to_dict(),
-                "n_runs": len(mine),
-                "mean_run_time_s": float(mine.mean()),
-                "reference_config_id": ref,
-                "reference_mean_run_time_s": float(theirs.mean()),
-                "p_value": p,
-                "label": label,
-            }
-        )
-    return pd.DataFrame(rows)
+    times = {cid: g.to_numpy(float) for cid, g in runs.groupby("config_id", sort=True)["run_time_s"]}
+    cols = ["config_id", "active_cluster", "idle_cluster", "pattern", "size_elements"] + _freq_columns(clusters)
+    configs = runs.drop_duplicates("config_id").sort_values("config_id")[cols].reset_index(drop=True)
+    keys = zip(configs["active_cluster"], configs["pattern"], configs["size_elements"], _khz_of(configs, "active_cluster", clusters))
+    ref_ids = [refs[(active, pattern, size, int(khz))] for active, pattern, size, khz in keys]
+    mine = [times[cid] for cid in configs["config_id"]]
+    theirs = [times[ref] for ref in ref_ids]
+    is_ref = (configs["config_id"] == pd.Series(ref_ids, dtype=configs["config_id"].dtype)).to_numpy()
+    p = np.where(is_ref, 1.0, _p_values(mine, theirs))
+    mean_mine = np.array([m.mean() for m in mine])
+    mean_theirs = np.array([t.mean() for t in theirs])
+    labels = np.array([_label(label_rule, pv, slower, alpha) for pv, slower in zip(p, mean_mine > mean_theirs)], object)
+    labels[is_ref] = DECREASE
+    return configs.assign(
+        n_runs=[len(m) for m in mine],
+        mean_run_time_s=mean_mine,
+        reference_config_id=ref_ids,
+        reference_mean_run_time_s=mean_theirs,
+        p_value=p,
+        label=labels,
+    )
 
 
 # --- fixed-point features --------------------------------------------------------------------
@@ -478,12 +497,25 @@ def train(
     (labels [decrease, increase]; rows true, columns predicted, by the exact fixed-point
     evaluator) come from a GroupShuffleSplit by config_id, so no configuration is in both
     sides; the returned trees are refit on all rows."""
+    validate_sweep(df)
+    return _train_validated(df, max_depth, label_rule, seed, fixed_point_shift, reference, class_weight)
+
+
+def _train_validated(
+    df: pd.DataFrame,
+    max_depth: int,
+    label_rule: str,
+    seed: int,
+    fixed_point_shift: int,
+    reference: str,
+    class_weight: str | None,
+) -> TrainResult:
+    """`train` on a sweep `validate_sweep` has already accepted (load_sweep validates)."""
     from sklearn.model_selection import GroupShuffleSplit
 
     shift = _check_shift(fixed_point_shift)
     if not isinstance(max_depth, (int, np.integer)) or max_depth < 1:
         raise HetlabError(f"max_depth must be a positive integer, got {max_depth!r}")
-    validate_sweep(df)
     labels = label_configurations(df, label_rule, reference=reference)
     increase = dict(zip(labels["config_id"], labels["label"] == INCREASE))
     trees = {}
@@ -540,9 +572,9 @@ def _metrics(
 # --- the model -------------------------------------------------------------------------------
 
 
-def _plain(values) -> list:
-    """Sorted JSON-friendly values (numpy scalars become Python ones)."""
-    return sorted(v.item() if hasattr(v, "item") else v for v in set(values))
+def _plain(values: pd.Series) -> list:
+    """Sorted JSON-friendly distinct values (numpy scalars become Python ones)."""
+    return sorted(v.item() if hasattr(v, "item") else v for v in values.unique())
 
 
 def sweep_metadata(df: pd.DataFrame) -> dict:
@@ -624,13 +656,5 @@ def train_model(
 ) -> dict:
     """`hetlab train` in one call: load and validate the sweep, train, return the model dict."""
     df = load_sweep(sweep_path)
-    result = train(
-        df,
-        max_depth=max_depth,
-        label_rule=label_rule,
-        seed=seed,
-        fixed_point_shift=fixed_point_shift,
-        reference=reference,
-        class_weight=class_weight,
-    )
+    result = _train_validated(df, max_depth, label_rule, seed, fixed_point_shift, reference, class_weight)
     return model_json(result, sweep_metadata(df))
