@@ -19,6 +19,7 @@ from pathlib import Path
 
 from hetlab import _core, api
 from hetlab.api import HetlabError
+from hetlab.executor import DaskExecutor, LocalExecutor, executor_from_spec
 
 _DEFAULTS = _core.SWEEP_DEFAULTS
 PATTERNS: tuple[str, ...] = tuple(_DEFAULTS["known_patterns"])
@@ -49,6 +50,7 @@ def characterize(
     seed: int = _DEFAULTS["seed"],
     active_opp: str = _DEFAULTS["active_opp"],
     workers: int | None = None,
+    executor: str | LocalExecutor | DaskExecutor | None = None,
     progress: Callable[[int, int], object] | None = None,
     period_us: int | None = None,
     freqs_khz: Mapping[str, Sequence[int]] | None = None,
@@ -70,6 +72,9 @@ def characterize(
     run_s: a run's length at both clusters' top OPP, s. seed: run i uses seed + i.
     active_opp: `all` (every pair of OPPs) or `top` (the active cluster at its top OPP).
     workers: simulated runs in parallel (default: one per CPU).
+    executor: where the simulated chunks run: None or `local` (here, `workers` threads), or
+        `dask://HOST:PORT` or an executor (`hetlab.executor`): one job per chunk, each chunk's
+        file written as it comes back, so an interrupted sweep resumes from its finished chunks.
     progress: `progress(total_runs, runs_done)` returns a bar with `update(n)` and `close()`
         (e.g. tqdm), for the simulated sweep.
 
@@ -149,21 +154,43 @@ def characterize(
     files = [partial / f"chunk-{active}-{pattern}-{size}.parquet" for active, pattern, size, _ in chunks]
     done = sum(runs for (*_, runs), f in zip(chunks, files) if f.exists())
     bar = progress(sum(runs for *_, runs in chunks), done) if progress else None
-    for index, file in enumerate(files):
-        if file.exists():
-            continue
-        try:
-            columns = plan.run_chunk(index, workers=workers, progress=bar.update if bar else None)
-        except ValueError as e:
-            raise HetlabError(str(e)) from None
-        write_parquet(_frame(columns), file)
-    if bar:
-        bar.close()
+    todo = [index for index, file in enumerate(files) if not file.exists()]
+    try:
+        if executor is None or executor == "local" or isinstance(executor, LocalExecutor):
+            # here: one chunk at a time, its runs on every core (the engine's own threads)
+            for index in todo:
+                columns = plan.run_chunk(index, workers=workers, progress=bar.update if bar else None)
+                write_parquet(_frame(columns), files[index])
+        else:
+            remote = executor_from_spec(executor) if isinstance(executor, str) else executor
+            job = (*api._platform_args(platform), sha, sweep)
+
+            def chunk_done(i: int, columns: dict) -> None:
+                write_parquet(_frame(columns), files[todo[i]])
+                if bar:
+                    bar.update(chunks[todo[i]][3])
+
+            try:
+                remote.run(_run_chunk, [(*job, index) for index in todo], chunk_done)
+            finally:
+                if remote is not executor:
+                    remote.close()
+    except ValueError as e:
+        raise HetlabError(str(e)) from None
+    finally:
+        if bar:
+            bar.close()
     import pandas as pd
 
     write_parquet(pd.concat([pd.read_parquet(f) for f in files], ignore_index=True), out_path)
     shutil.rmtree(partial)
     return out_path
+
+
+def _run_chunk(p_name, p_origin, p_text, sha: str, sweep: dict, index: int) -> dict:
+    """One chunk of the simulated sweep, on an executor's worker: the plan is rebuilt there
+    from the same arguments, so chunk `index` is the same runs with the same seeds."""
+    return _core.SweepPlan(p_name, p_origin, p_text, sha, **sweep).run_chunk(index, workers=1)
 
 
 def _frame(columns: dict):

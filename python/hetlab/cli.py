@@ -14,6 +14,7 @@ from typing import Any
 
 from hetlab import _core, api, reproduce
 from hetlab._files import write_atomically
+from hetlab.executor import EXECUTOR_HELP
 
 MAIN_HELP = """\
 hetlab: energy and performance management for big.LITTLE SoCs.
@@ -369,6 +370,7 @@ def cmd_characterize(args: argparse.Namespace) -> int:
             seed=_number(args.seed, "--seed", int, "a number"),
             active_opp=args.active_opp,
             workers=args.jobs,
+            executor=args.executor,
             period_us=_number(args.period_us, "--period-us", int, "µs"),
             freqs_khz={c: f for c, f in freqs.items() if f is not None} or None,
             chase_cpus=_per_cluster(args.chase_cpu, "--chase-cpu", "CLUSTER=CPU, e.g. little=0,big=4")
@@ -535,6 +537,7 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument("--out", required=True, help="output Parquet file")
     _board_options("characterize", ch, ("plan",))
     ch.add_argument("--jobs", type=int, help="parallel simulated runs (default: number of CPUs)")
+    ch.add_argument("--executor", metavar="SPEC", help=EXECUTOR_HELP)
     board = ch.add_argument_group("--backend linux only (the options of hetlabd characterize)")
     ch.set_defaults(
         func=cmd_characterize, board_dests=_board_options("characterize", board, ("board",), ("--platform",))

@@ -157,6 +157,7 @@ class Context:
     jobs: int | None  # parallel simulations (None: one per CPU)
     progress: bool  # progress bars on stderr
     log: Callable[[str], None]  # one line for the user, on stderr
+    executor: Any  # where the runs go (`hetlab.executor`: LocalExecutor or DaskExecutor)
 
 
 class Settings(Protocol):

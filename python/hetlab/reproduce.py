@@ -23,12 +23,12 @@ import tempfile
 import textwrap
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hetlab import api, experiments
 from hetlab.api import HetlabError
+from hetlab.executor import EXECUTOR_HELP, executor_from_spec
 from hetlab.experiment import Benchmark, Config, Context, Experiment, Prepared
 
 SEED = 1
@@ -196,41 +196,37 @@ def run_all(
     ctx: Context,
 ) -> tuple[list[dict], list]:
     """Every benchmark under every configuration that runs it, with seeds seed..seed+reps-1,
-    in parallel threads (the engine releases the GIL); the rows come back in plan order, with
-    the run intervals of the first seed's runs that recorded them (DataFrames, plan order)."""
+    on the context's executor; the rows come back in plan order, with the run intervals of the
+    first seed's runs that recorded them (DataFrames, plan order)."""
     from tqdm import tqdm
 
     plan = [(b, c, seed + i) for b in benchmarks for c in experiment.configs if c.runs(b) for i in range(reps)]
+    platform = ctx.platform  # the job function goes to the executor's workers: no ctx in it
 
     def one(item):
         bench, config, s = item
         spec = specs[bench.label]
         options = experiment.simulate_options(bench, config, prepared)
-        r = api.simulate(bench.platform or ctx.platform, spec, seed=s, **options)
+        r = api.simulate(bench.platform or platform, spec, seed=s, **options)
         keep = experiment.charts and s == seed and r.intervals is not None
         kept = _intervals(bench, config, s, r) if keep else None
         return _row(bench, spec, config, s, r, experiment), kept
 
-    with ThreadPoolExecutor(max_workers=ctx.jobs or os.cpu_count() or 1) as pool:
-        futures = [pool.submit(one, item) for item in plan]
-        bar = tqdm(
-            total=len(plan), desc=experiment.name, unit="run", disable=None if ctx.progress else True, file=sys.stderr
-        )
-        rows, intervals = [], []
-        try:
-            for f in futures:  # plan order: the same inputs give the same table
-                row, kept = f.result()
-                rows.append(row)
-                if kept is not None:
-                    intervals.append(kept)
-                bar.update(1)
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
-        finally:
-            bar.close()
-    return rows, intervals
+    results: list = [None] * len(plan)
+
+    def done(index: int, result) -> None:
+        results[index] = result
+        bar.update(1)
+
+    bar = tqdm(
+        total=len(plan), desc=experiment.name, unit="run", disable=None if ctx.progress else True, file=sys.stderr
+    )
+    try:
+        ctx.executor.run(one, [(item,) for item in plan], done)
+    finally:
+        bar.close()
+    # plan order: the same inputs give the same table, whichever executor ran them
+    return [row for row, _ in results], [kept for _, kept in results if kept is not None]
 
 
 # --- the command --------------------------------------------------------------------------------
@@ -247,13 +243,15 @@ def reproduce(
     workloads: Sequence[str] = (),
     platform: str | None = None,
     jobs: int | None = None,
+    executor: str | None = None,
     progress: bool = True,
     log: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr),
 ) -> Outcome:
     """Runs EXPERIMENT (a name, or an Experiment) and writes its outputs into `out` (default
     results/NAME). `settings`: the experiment's own options (default: its defaults); `reps`
     (default: the experiment's); `platform` (default: the experiment's board; benchmarks with
-    a board of their own keep it)."""
+    a board of their own keep it); `executor`: `local` (default, `jobs` threads) or
+    `dask://HOST:PORT` (see `hetlab.executor`)."""
     t0 = time.perf_counter()
     exp = experiments.get(experiment) if isinstance(experiment, str) else experiment
     reps = exp.reps if reps is None else reps
@@ -274,7 +272,27 @@ def reproduce(
         )
     platform = platform if platform is not None else exp.platform
     # a bad platform fails here, before anything is written
-    ctx = Context(platform, platform_sha256(platform), jobs, progress, log)
+    ctx = Context(platform, platform_sha256(platform), jobs, progress, log, executor_from_spec(executor, jobs))
+    try:
+        return _reproduce(exp, selected, settings, reps, seed, out, ctx, t0)
+    finally:
+        ctx.executor.close()
+
+
+def _reproduce(
+    exp: Experiment,
+    selected: list[Benchmark],
+    settings: object | None,
+    reps: int,
+    seed: int,
+    out: str | os.PathLike | None,
+    ctx: Context,
+    t0: float,
+) -> Outcome:
+    from hetlab import report
+    from hetlab.characterize import platform_sha256
+
+    platform = ctx.platform
     boards = {p: ctx.platform_sha256 if p == platform else platform_sha256(p) for p in _boards(selected, platform)}
     plan = exp.check(settings, ctx) if exp.check else settings
     out_dir = Path(out if out is not None else Path("results") / exp.name)
@@ -383,6 +401,7 @@ def configure_parser(
         help="run BENCHMARK with another workload (spec, built-in name or .toml file); repeatable",
     )
     p.add_argument("--jobs", type=int, metavar="N", help="parallel simulations (default: number of CPUs)")
+    p.add_argument("--executor", metavar="SPEC", help=EXECUTOR_HELP)
     for e in known.values():
         if e.settings is not None:
             e.settings.add_arguments(p.add_argument_group(f"{e.name} options"))
@@ -423,6 +442,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         benchmarks=args.benchmarks,
         workloads=args.workload,
         jobs=args.jobs,
+        executor=args.executor,
         platform=args.platform,
     )
     from hetlab import report

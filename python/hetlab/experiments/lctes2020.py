@@ -370,6 +370,7 @@ def train_here(out: Path, sweep: SweepOptions, plan: dict, ctx: Context) -> tupl
             run_s=sweep.run_s,
             seed=1,
             workers=ctx.jobs,
+            executor=ctx.executor,
             progress=bar,
             active_opp=sweep.active_opp,
         )
