@@ -168,5 +168,5 @@ def test_characterize_takes_hetlabds_options_but_its_own_output():
         [sys.executable, "-m", "hetlab", "characterize", "--help"], capture_output=True, text=True, check=True
     ).stdout
     theirs = subprocess.run([hetlabd(), "characterize", "--help"], capture_output=True, text=True, check=True).stdout
-    extra = {"--backend", "--jobs"}  # the simulator's; --out is Parquet here, CSV there
+    extra = {"--backend", "--jobs", "--executor"}  # the simulator's; --out is Parquet here, CSV there
     assert _options(theirs.split("options:")[1]) == _options(ours.split("options:")[1]) - extra

@@ -120,9 +120,30 @@ def characterize(
             raise HetlabError(
                 f"stopped by {stopped_by} after {runs} runs; nothing written (restored {'; '.join(restored)})"
             )
-        write_parquet(_frame(columns), out_path)
+        write_parquet(_table(columns), out_path)
         return out_path
     sha = platform_sha256(platform)
+    local = executor is None or executor == "local" or isinstance(executor, LocalExecutor)
+    remote = None if local else executor_from_spec(executor) if isinstance(executor, str) else executor
+    try:
+        return _run_simulated(out_path, platform, backend, sweep, sha, workers, remote, progress)
+    finally:
+        if remote is not None and remote is not executor:
+            remote.close()
+
+
+def _run_simulated(
+    out_path: Path,
+    platform: str,
+    backend: str,
+    sweep: dict,
+    sha: str,
+    workers: int | None,
+    remote: DaskExecutor | None,
+    progress: Callable[[int, int], object] | None,
+) -> Path:
+    """The simulated sweep, chunk by chunk, here or on `remote`; see `characterize`."""
+    patterns, reps, run_s, seed, active_opp = (sweep[k] for k in ("patterns", "reps", "run_s", "seed", "active_opp"))
     try:
         plan = _core.SweepPlan(*api._platform_args(platform), sha, **sweep)
     except ValueError as e:
@@ -156,33 +177,26 @@ def characterize(
     bar = progress(sum(runs for *_, runs in chunks), done) if progress else None
     todo = [index for index, file in enumerate(files) if not file.exists()]
     try:
-        if executor is None or executor == "local" or isinstance(executor, LocalExecutor):
+        if remote is None:
             # here: one chunk at a time, its runs on every core (the engine's own threads)
             for index in todo:
                 columns = plan.run_chunk(index, workers=workers, progress=bar.update if bar else None)
-                write_parquet(_frame(columns), files[index])
+                write_parquet(_table(columns), files[index])
         else:
-            remote = executor_from_spec(executor) if isinstance(executor, str) else executor
-            job = (*api._platform_args(platform), sha, sweep)
 
             def chunk_done(i: int, columns: dict) -> None:
-                write_parquet(_frame(columns), files[todo[i]])
+                write_parquet(_table(columns), files[todo[i]])
                 if bar:
                     bar.update(chunks[todo[i]][3])
 
-            try:
-                remote.run(_run_chunk, [(*job, index) for index in todo], chunk_done)
-            finally:
-                if remote is not executor:
-                    remote.close()
+            job = (*api._platform_args(platform), sha, sweep)
+            remote.run(_run_chunk, [(*job, index) for index in todo], chunk_done)
     except ValueError as e:
         raise HetlabError(str(e)) from None
     finally:
         if bar:
             bar.close()
-    import pandas as pd
-
-    write_parquet(pd.concat([pd.read_parquet(f) for f in files], ignore_index=True), out_path)
+    _concatenate(files, out_path)
     shutil.rmtree(partial)
     return out_path
 
@@ -193,14 +207,30 @@ def _run_chunk(p_name, p_origin, p_text, sha: str, sweep: dict, index: int) -> d
     return _core.SweepPlan(p_name, p_origin, p_text, sha, **sweep).run_chunk(index, workers=1)
 
 
-def _frame(columns: dict):
-    import pandas as pd
+def _table(columns: dict):
+    """The engine's numpy columns as an Arrow table (text columns become Arrow strings)."""
+    import pyarrow as pa
 
-    return pd.DataFrame(columns)
+    return pa.table(columns)
 
 
-def write_parquet(df, path: Path) -> None:
-    """Writes through a temporary file, so an interrupted write leaves no partial file."""
+def write_parquet(table, path: Path) -> None:
+    """Writes an Arrow table through a temporary file, so an interrupted write leaves no
+    partial file."""
+    import pyarrow.parquet as pq
+
     tmp = path.with_name(f".{path.name}.tmp")
-    df.to_parquet(tmp, index=False)
+    pq.write_table(table, tmp)
+    os.replace(tmp, path)
+
+
+def _concatenate(files: Sequence[Path], path: Path) -> None:
+    """The chunk files, in plan order, as one Parquet file (a row group per chunk), streamed
+    one chunk at a time: memory follows the largest chunk, not the sweep."""
+    import pyarrow.parquet as pq
+
+    tmp = path.with_name(f".{path.name}.tmp")
+    with pq.ParquetWriter(tmp, pq.read_schema(files[0])) as writer:
+        for f in files:
+            writer.write_table(pq.read_table(f))
     os.replace(tmp, path)

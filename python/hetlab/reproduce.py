@@ -260,8 +260,7 @@ def reproduce(
         settings = exp.settings()
     selected = select(exp, benchmarks, workloads)
     _check_workloads(selected)
-    # These load pandas: imported once a run is certain, so that `hetlab` itself starts fast.
-    from hetlab import report
+    # This loads pandas: imported once a run is certain, so that `hetlab` itself starts fast.
     from hetlab.characterize import platform_sha256
 
     if platform is not None and selected and all(b.platform for b in selected):

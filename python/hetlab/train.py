@@ -305,7 +305,12 @@ def label_configurations(
     times = {cid: g.to_numpy(float) for cid, g in runs.groupby("config_id", sort=True)["run_time_s"]}
     cols = ["config_id", "active_cluster", "idle_cluster", "pattern", "size_elements"] + _freq_columns(clusters)
     configs = runs.drop_duplicates("config_id").sort_values("config_id")[cols].reset_index(drop=True)
-    keys = zip(configs["active_cluster"], configs["pattern"], configs["size_elements"], _khz_of(configs, "active_cluster", clusters))
+    keys = zip(
+        configs["active_cluster"],
+        configs["pattern"],
+        configs["size_elements"],
+        _khz_of(configs, "active_cluster", clusters),
+    )
     ref_ids = [refs[(active, pattern, size, int(khz))] for active, pattern, size, khz in keys]
     mine = [times[cid] for cid in configs["config_id"]]
     theirs = [times[ref] for ref in ref_ids]

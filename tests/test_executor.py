@@ -1,0 +1,139 @@
+"""The distributed executor on a real Dask cluster: a scheduler and two worker processes started
+with Dask's own commands on the loopback interface, as a user would start them. Sweeps and
+reproductions run there must give the same bytes as the local executor, also when a worker dies
+in the middle."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+BIN = Path(sys.executable).parent
+SWEEP = ["--platform", "exynos5422", "--patterns", "random", "--reps", "2"]
+
+
+def hetlab(*args, check=True):
+    proc = subprocess.run([str(BIN / "hetlab"), *args], capture_output=True, text=True, timeout=600)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def _wait_for(predicate, what: str, timeout_s: float = 60.0):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """`dask scheduler` and `dask worker --nworkers 2` on 127.0.0.1; yields the executor spec
+    and a client for the test's own inspection."""
+    tmp = tmp_path_factory.mktemp("dask")
+    scheduler_file = tmp / "scheduler.json"
+    logs = [open(tmp / name, "w") for name in ("scheduler.log", "workers.log")]
+    procs = [
+        subprocess.Popen(
+            [str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address", ":0"]
+            + ["--scheduler-file", str(scheduler_file)],
+            stdout=logs[0],
+            stderr=subprocess.STDOUT,
+            cwd=tmp,
+        )
+    ]
+    _wait_for(scheduler_file.exists, "the scheduler file")
+    procs.append(
+        subprocess.Popen(
+            [str(BIN / "dask"), "worker", "--scheduler-file", str(scheduler_file), "--nworkers", "2"]
+            + ["--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"],
+            stdout=logs[1],
+            stderr=subprocess.STDOUT,
+            cwd=tmp,
+        )
+    )
+    address = json.loads(scheduler_file.read_text())["address"]
+    client = distributed.Client(address, timeout=30)
+    try:
+        client.wait_for_workers(2, timeout=60)
+        yield "dask://" + address.removeprefix("tcp://"), client
+    finally:
+        client.close()
+        for p in reversed(procs):
+            p.send_signal(signal.SIGTERM)
+        for p in reversed(procs):
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        for log in logs:
+            log.close()
+
+
+def test_a_sweep_on_the_cluster_is_byte_identical_to_the_local_one(cluster, tmp_path):
+    spec, client = cluster
+    hetlab("characterize", *SWEEP, "--out", str(tmp_path / "local.parquet"))
+    hetlab("characterize", *SWEEP, "--out", str(tmp_path / "dask.parquet"), "--executor", spec)
+    assert (tmp_path / "local.parquet").read_bytes() == (tmp_path / "dask.parquet").read_bytes()
+    # both worker processes took part
+    assert len(client.scheduler_info()["workers"]) == 2
+
+
+def test_a_reproduction_on_the_cluster_is_byte_identical_to_the_local_one(cluster, tmp_path):
+    spec, _ = cluster
+    args = ["reproduce", "bl-mp-sched", "--reps", "2", "--benchmarks", "linsched-test-linsched"]
+    hetlab(*args, "--out", str(tmp_path / "local"))
+    hetlab(*args, "--out", str(tmp_path / "dask"), "--executor", spec)
+    for name in ("runs.csv", "summary.csv", "summary.md", "intervals.csv"):
+        assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "dask" / name).read_bytes(), name
+    local = (tmp_path / "local" / "report.md").read_text().replace(str(tmp_path / "local"), "OUT")
+    remote = (tmp_path / "dask" / "report.md").read_text().replace(str(tmp_path / "dask"), "OUT")
+    assert local == remote
+
+
+def test_a_worker_killed_mid_sweep_has_its_chunks_run_elsewhere(cluster, tmp_path):
+    spec, client = cluster
+    out = tmp_path / "dask.parquet"
+    partial = tmp_path / "dask.parquet.partial"
+    sweep = subprocess.Popen(
+        [str(BIN / "hetlab"), "characterize", *SWEEP, "--out", str(out), "--executor", spec],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    # once the first chunk is back, the others are queued or running on both workers
+    _wait_for(lambda: partial.exists() and any(partial.glob("chunk-*.parquet")), "the first chunk")
+    victim = sorted(client.run(os.getpid).items())[0][1]
+    os.kill(victim, signal.SIGKILL)
+    _, stderr = sweep.communicate(timeout=300)
+    assert sweep.returncode == 0, stderr
+    # the killed worker's nanny starts a new one: the cluster is whole again for the next test
+    client.wait_for_workers(2, timeout=60)
+    hetlab("characterize", *SWEEP, "--out", str(tmp_path / "local.parquet"))
+    assert out.read_bytes() == (tmp_path / "local.parquet").read_bytes()
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("dask://127.0.0.1:9", "no Dask scheduler answers there"),
+        ("spark://x", "use local or dask://HOST:PORT"),
+    ],
+)
+def test_a_bad_executor_is_one_line_and_writes_nothing(tmp_path, spec, message):
+    out = tmp_path / "sweep.parquet"
+    proc = hetlab("characterize", *SWEEP, "--out", str(out), "--executor", spec, check=False)
+    assert proc.returncode != 0
+    assert proc.stderr.startswith("hetlab: error: ") and message in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
