@@ -1,5 +1,7 @@
 """The Python API mirrors the CLI and returns result objects that convert to pandas."""
 
+import re
+
 import pytest
 
 import hetlab
@@ -100,3 +102,36 @@ def test_perf_sampling_slows_the_sampled_cpus_only():
         hetlab.simulate(workload="cpu-bound:instructions=1000000", perf_cpus=[1])
     with pytest.raises(HetlabError, match="cpu9 does not exist"):
         hetlab.simulate(platform="vexpress-a9", workload="cpu-bound:instructions=1000000", perf_cpus=[9])
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(configs={"x": {"sheduler": "hmp"}}), "configuration 'x' has unknown option(s) sheduler"),
+        (dict(configs={}), "configs is empty"),
+        (dict(platforms=[]), "platforms is empty"),
+        (dict(platforms=["no-such-board"]), "no-such-board"),
+        (dict(workloads=["no-such-workload"]), "no-such-workload"),
+        (dict(executor="spark://x"), "use local or dask://HOST:PORT"),
+    ],
+)
+def test_sweep_refuses_a_bad_grid_before_running_anything(tmp_path, kwargs, message):
+    grid = dict(platforms="exynos5422", workloads="mixed8", configs={"smp": {"scheduler": "smp"}})
+    with pytest.raises(HetlabError, match=re.escape(message)):
+        hetlab.sweep(**{**grid, **kwargs}, out=tmp_path / "grid.parquet")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sweep_streams_to_parquet_in_row_groups(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    from hetlab import grid
+
+    monkeypatch.setattr(grid, "ROWS_PER_CHUNK", 4)
+    path = hetlab.sweep(
+        "exynos5422", "linsched-test", {"smp": {"scheduler": "smp"}}, seeds=range(1, 11), out=tmp_path / "g.parquet"
+    )
+    meta = pq.ParquetFile(path).metadata
+    assert meta.num_rows == 10 and meta.num_row_groups == 3
+    assert list(pq.read_table(path).column("seed").to_pylist()) == list(range(1, 11))
+    assert [p.name for p in tmp_path.iterdir()] == ["g.parquet"]

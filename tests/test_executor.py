@@ -137,3 +137,31 @@ def test_a_bad_executor_is_one_line_and_writes_nothing(tmp_path, spec, message):
     assert proc.stderr.startswith("hetlab: error: ") and message in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
+
+
+GRID = dict(
+    platforms=["exynos5422", "linsched-2b2l"],
+    workloads=["linsched-test", "mixed8"],
+    configs={
+        "smp": {"scheduler": "smp"},
+        "hmp": {"scheduler": "hmp"},
+        "eas": {"scheduler": "eas", "governor": "schedutil"},
+    },
+)
+
+
+def test_the_sweep_api_streams_the_same_rows_from_the_cluster(cluster, tmp_path):
+    import hetlab
+
+    spec, _ = cluster
+    local = hetlab.sweep(**GRID, seeds=[1, 2], out=tmp_path / "local.parquet")
+    remote = hetlab.sweep(**GRID, seeds=[1, 2], out=tmp_path / "dask.parquet", executor=spec)
+    assert local.read_bytes() == remote.read_bytes()
+    frame = hetlab.sweep(**GRID, seeds=[1, 2])
+    import pandas as pd
+
+    assert pd.read_parquet(local).equals(frame)
+    # grid order: platform, workload, configuration, seed
+    assert list(frame.config[:6]) == ["smp", "smp", "hmp", "hmp", "eas", "eas"]
+    assert list(frame.seed[:2]) == [1, 2] and frame.platform.iloc[-1] == "linsched-2b2l"
+    assert frame.completed.all() and (frame.time_s > 0).all() and (frame.energy_j > 0).all()

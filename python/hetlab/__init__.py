@@ -2,7 +2,8 @@
 
 The model lives in Rust (`hetlab._core`); this package is the thin layer users touch:
 `simulate()` and its result objects, the characterization sweep, the real board (`chase()`,
-`govern()`, `characterize(backend="linux")`) and the `hetlab` command line.
+`govern()`, `characterize(backend="linux")`), design-space sweeps (`sweep()`, here or on a
+Dask cluster) and the `hetlab` command line.
 """
 
 from hetlab.api import (
@@ -18,6 +19,7 @@ from hetlab.api import (
     workloads,
 )
 from hetlab.characterize import characterize
+from hetlab.grid import sweep
 
 __all__ = [
     "ChaseResult",
@@ -30,6 +32,7 @@ __all__ = [
     "platforms",
     "simulate",
     "simulate_reps",
+    "sweep",
     "workloads",
 ]
 __version__ = "0.1.0"

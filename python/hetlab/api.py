@@ -75,6 +75,36 @@ class SimResult:
     def energy_j(self) -> float:
         return self.summary["energy"]["total_j"]
 
+    def metrics(self) -> dict[str, Any]:
+        """The run's headline numbers as one flat row (the columns of `hetlab reproduce`'s
+        runs.csv and of `hetlab.sweep`): whether it completed, time, energy (the seed paper's
+        sensors: CPU clusters and DRAM; the whole board beside it), per-cluster energy and mean
+        frequency, instructions, L2 misses per kilo-instruction, the governor's samples and cost."""
+        s = self.summary
+        # The seed paper's energy: the on-board sensors (CPU clusters and DRAM rails) read every
+        # 263,808 µs (LCTES'20 §5.2); the whole board's energy is kept beside it.
+        sensors_j = s["energy"]["sensor_readings_j"]
+        row = {
+            "completed": bool(s["completed"]),
+            "time_s": self.time_s,
+            "energy_j": sensors_j,
+            "edp_js": self.time_s * sensors_j,
+            "energy_total_j": self.energy_j,
+        }
+        for c, j in zip(s["clusters"], s["energy"]["clusters_j"]):
+            row[f"energy_{c['name']}_j"] = j
+        row["energy_dram_j"] = s["energy"]["dram_j"]
+        row["energy_board_j"] = s["energy"]["board_j"]
+        for c in s["clusters"]:
+            row[f"avg_freq_{c['name']}_khz"] = c["avg_freq_khz"]
+        inst = sum(t["pmu"]["inst_retired"] for t in s["threads"])
+        refills = sum(t["pmu"]["l2d_cache_refill"] for t in s["threads"])
+        row["instructions"] = inst
+        row["l2_mpki"] = 1000.0 * refills / inst if inst else 0.0
+        row["governor_samples"] = s.get("governor_samples", 0)
+        row["governor_overhead_s"] = s.get("governor_overhead_s", 0.0)
+        return row
+
     @property
     def marks(self) -> list[dict[str, Any]]:
         """Each time a thread entered a phase with a `mark`: time_s, tid, name (time order)."""

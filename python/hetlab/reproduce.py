@@ -144,7 +144,6 @@ def _prepare_out(out: Path) -> None:
 
 
 def _row(bench: Benchmark, spec: str, config: Config, seed: int, r: api.SimResult, experiment: Experiment) -> dict:
-    s = r.summary
     row = {
         "benchmark": bench.name,
         **bench.options,
@@ -153,26 +152,8 @@ def _row(bench: Benchmark, spec: str, config: Config, seed: int, r: api.SimResul
         "config": config.name,
         "seed": seed,
         "workload": spec,
-        "completed": bool(s["completed"]),
-        "time_s": r.time_s,
-        # The seed paper's energy: the on-board sensors (CPU clusters and DRAM rails) read every
-        # 263,808 µs (LCTES'20 §5.2); the whole board's energy is kept beside it.
-        "energy_j": s["energy"]["sensor_readings_j"],
-        "edp_js": r.time_s * s["energy"]["sensor_readings_j"],
-        "energy_total_j": r.energy_j,
+        **r.metrics(),
     }
-    for c, j in zip(s["clusters"], s["energy"]["clusters_j"]):
-        row[f"energy_{c['name']}_j"] = j
-    row["energy_dram_j"] = s["energy"]["dram_j"]
-    row["energy_board_j"] = s["energy"]["board_j"]
-    for c in s["clusters"]:
-        row[f"avg_freq_{c['name']}_khz"] = c["avg_freq_khz"]
-    inst = sum(t["pmu"]["inst_retired"] for t in s["threads"])
-    refills = sum(t["pmu"]["l2d_cache_refill"] for t in s["threads"])
-    row["instructions"] = inst
-    row["l2_mpki"] = 1000.0 * refills / inst if inst else 0.0
-    row["governor_samples"] = s.get("governor_samples", 0)
-    row["governor_overhead_s"] = s.get("governor_overhead_s", 0.0)
     if experiment.run_columns is not None:
         row.update(experiment.run_columns(bench, config, r))
     return row
