@@ -123,6 +123,24 @@ def test_a_worker_killed_mid_sweep_has_its_chunks_run_elsewhere(cluster, tmp_pat
     assert out.read_bytes() == (tmp_path / "local.parquet").read_bytes()
 
 
+def test_an_interrupted_cluster_sweep_resumes_from_its_finished_chunks(cluster, tmp_path):
+    spec, _ = cluster
+    out = tmp_path / "dask.parquet"
+    partial = tmp_path / "dask.parquet.partial"
+    args = [str(BIN / "hetlab"), "characterize", *SWEEP, "--out", str(out), "--executor", spec]
+    sweep = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_for(lambda: partial.exists() and any(partial.glob("chunk-*.parquet")), "the first chunk")
+    sweep.send_signal(signal.SIGINT)  # Ctrl-C
+    _, stderr = sweep.communicate(timeout=60)
+    assert sweep.returncode == 130 and "Traceback" not in stderr, stderr
+    finished = {p.name for p in partial.glob("chunk-*.parquet")}
+    assert finished and not out.exists()
+    hetlab(*args[1:])  # the same command again: only the unfinished chunks go to the cluster
+    hetlab("characterize", *SWEEP, "--out", str(tmp_path / "local.parquet"))
+    assert out.read_bytes() == (tmp_path / "local.parquet").read_bytes()
+    assert not partial.exists()
+
+
 @pytest.mark.parametrize(
     "spec, message",
     [
