@@ -208,10 +208,17 @@ def _run_chunk(p_name, p_origin, p_text, sha: str, sweep: dict, index: int) -> d
 
 
 def _table(columns: dict):
-    """The engine's numpy columns as an Arrow table (text columns become Arrow strings)."""
+    """The engine's numpy columns as an Arrow table; a text column comes as (codes, values)
+    and becomes an Arrow string column (decoded in Arrow, not row by row in Python)."""
     import pyarrow as pa
 
-    return pa.table(columns)
+    def arrow(values):
+        if isinstance(values, tuple):
+            codes, names = values
+            return pa.DictionaryArray.from_arrays(codes, pa.array(names, pa.string())).cast(pa.string())
+        return values
+
+    return pa.table({name: arrow(values) for name, values in columns.items()})
 
 
 def write_parquet(table, path: Path) -> None:

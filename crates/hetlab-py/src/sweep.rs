@@ -1,14 +1,15 @@
 //! The characterization sweep: its plan ([`hetlab_core::sweep::Plan`]) as a Python object that
-//! runs the simulated chunks, and the dataset's columns as numpy arrays.
+//! runs the simulated chunks, and the dataset's columns as numpy arrays (text in dictionary form).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use hetlab_core::platform::Platform;
 use hetlab_core::sweep::dataset::{Dataset, Values};
 use hetlab_core::sweep::{simulated, ActiveOpp, Plan, SweepOptions, FREQ_CLUSTERS, PATTERNS};
-use numpy::{IntoPyArray, PyArray1};
+use numpy::IntoPyArray;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::PyDict;
 
 use crate::{err, load_platform};
 
@@ -114,8 +115,10 @@ impl SweepPlan {
     }
 }
 
-/// The dataset as a dict of numpy columns (text as object arrays, a run's values sharing one
-/// Python string), in column order.
+/// The dataset as a dict of numpy columns, in column order. A text column comes as its
+/// dictionary form, a tuple (codes: int32 array, values: list of str): a sweep repeats a few
+/// names over hundreds of thousands of rows, and Arrow decodes that form without a Python
+/// string per row (`hetlab.characterize._table`).
 pub fn columns(py: Python<'_>, rows: Dataset) -> PyResult<PyObject> {
     let out = PyDict::new_bound(py);
     for (name, values) in rows.into_columns() {
@@ -123,17 +126,19 @@ pub fn columns(py: Python<'_>, rows: Dataset) -> PyResult<PyObject> {
             Values::Int(v) => v.into_pyarray_bound(py).into_any().unbind(),
             Values::Float(v) => v.into_pyarray_bound(py).into_any().unbind(),
             Values::Text(v) => {
-                let mut objects: Vec<PyObject> = Vec::with_capacity(v.len());
-                let mut last: Option<(&Arc<str>, PyObject)> = None;
-                for s in &v {
-                    let object = match &last {
-                        Some((prev, object)) if Arc::ptr_eq(prev, s) => object.clone_ref(py),
-                        _ => PyString::new_bound(py, s).into_any().unbind(),
-                    };
-                    last = Some((s, object.clone_ref(py)));
-                    objects.push(object);
-                }
-                PyArray1::from_vec_bound(py, objects).into_any().unbind()
+                let mut index: HashMap<Arc<str>, i32> = HashMap::new();
+                let mut names: Vec<Arc<str>> = Vec::new();
+                let codes: Vec<i32> = v
+                    .iter()
+                    .map(|s| {
+                        *index.entry(s.clone()).or_insert_with(|| {
+                            names.push(s.clone());
+                            (names.len() - 1) as i32
+                        })
+                    })
+                    .collect();
+                let names: Vec<&str> = names.iter().map(|s| &**s).collect();
+                (codes.into_pyarray_bound(py), names).into_py(py)
             }
         };
         out.set_item(name, array)?;
