@@ -181,6 +181,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     runs = api.simulate_reps(
         args.reps,
         trace=bool(args.trace),
+        intervals=bool(args.report),
         progress=_progress(args.reps, "simulate") if args.reps > 1 else None,
         **kwargs,
     )
@@ -190,6 +191,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         _write(api.plat_info_path(args.trace), runs[0].plat_info_text or "")
     if args.series:
         _write(args.series, runs[0].series_df().to_csv(index=False))
+    if args.report:
+        from hetlab import html_report
+
+        s = runs[0].summary
+        title = f"hetlab simulate: {s['workload']} on {s['platform']} (seed {s['seed']})"
+        _write(args.report, html_report.run_page(runs[0], title))
     if args.json:
         if len(runs) == 1:
             print(runs[0].to_json())
@@ -410,6 +417,16 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from hetlab import html_report
+
+    out = Path(args.out) if args.out else Path(args.dir) / html_report.REPORT_HTML
+    text = html_report.experiment_page(args.dir)
+    _write(str(out), text)
+    print(f"wrote {out}")
+    return 0
+
+
 def cmd_show_model(args: argparse.Namespace) -> int:
     from hetlab import model_export
 
@@ -512,6 +529,12 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--series", metavar="FILE", help="write the per-sample time series of the first run as CSV (pandas.read_csv)"
     )
+    sim.add_argument(
+        "--report",
+        metavar="FILE",
+        help="write a self-contained HTML page of the first run (frequency per policy, power per rail, snoop "
+        "latency, where each thread ran, migrations); opens from disk in any browser",
+    )
     sim.set_defaults(func=cmd_simulate)
 
     from hetlab.characterize import characterize
@@ -595,6 +618,17 @@ def build_parser() -> argparse.ArgumentParser:
     sm = sub.add_parser("show-model", help="print a trained model's trees with thresholds in the features' units")
     sm.add_argument("model", help="model.json or the directory hetlab train wrote")
     sm.set_defaults(func=cmd_show_model)
+
+    rp = sub.add_parser(
+        "report",
+        help="write the HTML page of a reproduction's outputs (claims, vector figures, every run)",
+        description="Writes one self-contained HTML page for the folder `hetlab reproduce` wrote: report.md's "
+        "claims, notes and tables, its figures redrawn as vectors from the runs, and a drill-down of every run. "
+        "It opens from disk with no network.",
+    )
+    rp.add_argument("dir", metavar="DIR", help="the folder `hetlab reproduce` wrote")
+    rp.add_argument("--out", metavar="FILE", help="where the page goes (default: DIR/report.html)")
+    rp.set_defaults(func=cmd_report)
 
     reproduce.configure_parser(
         sub.add_parser(

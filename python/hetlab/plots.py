@@ -73,8 +73,21 @@ def bar_chart(summary: pd.DataFrame, experiment: Experiment, figure: Figure, pat
         handlelength=1.6,
         columnspacing=1.2,
     )
+    save_figure(fig, path)
+
+
+def save_figure(fig, path: Path) -> None:
+    """Writes `fig` as PNG or SVG (from the file's suffix), reproducibly: no software or date
+    stamp, fixed SVG element ids; closes it."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
-    fig.savefig(path, format="png", metadata={"Software": None}, bbox_inches="tight", pad_inches=0.1)
+    if path.suffix == ".svg":
+        with matplotlib.rc_context({"svg.hashsalt": "hetlab"}):
+            fig.savefig(path, format="svg", metadata={"Date": None}, bbox_inches="tight", pad_inches=0.1)
+    else:
+        fig.savefig(path, format="png", metadata={"Software": None}, bbox_inches="tight", pad_inches=0.1)
     plt.close(fig)
 
 
@@ -84,14 +97,16 @@ def write_figures(
     summary: pd.DataFrame,
     runs: pd.DataFrame | None = None,
     intervals: pd.DataFrame | None = None,
+    suffix: str = ".png",
 ) -> list[str]:
-    """Writes the experiment's figures and charts that the selected benchmarks allow; returns
-    their file names."""
+    """Writes the experiment's figures and charts that the selected benchmarks allow (PNG, or
+    with suffix=".svg" the same figures as vectors, named FILE.svg); returns the names the
+    experiment gives them (FILE.png)."""
     written = []
     for figure in experiment.figures:
         part = summary[summary.group.isin(figure.groups)]
         if not part.empty:
-            bar_chart(part, experiment, figure, directory / figure.file)
+            bar_chart(part, experiment, figure, (directory / figure.file).with_suffix(suffix))
             written.append(figure.file)
     if experiment.charts and runs is not None:
         import matplotlib
@@ -100,6 +115,6 @@ def write_figures(
         data = ChartData(summary, runs, intervals if intervals is not None else pd.DataFrame(), experiment.configs)
         for chart in experiment.charts:
             if runs.group.isin(chart.groups).any():
-                chart.draw(data, directory / chart.file)
+                chart.draw(data, (directory / chart.file).with_suffix(suffix))
                 written.append(chart.file)
     return written

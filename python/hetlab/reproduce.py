@@ -381,6 +381,11 @@ def configure_parser(
         help="run BENCHMARK with another workload (spec, built-in name or .toml file); repeatable",
     )
     p.add_argument("--jobs", type=int, metavar="N", help="parallel simulations (default: number of CPUs)")
+    p.add_argument(
+        "--html",
+        action="store_true",
+        help="also write report.html: the report as one self-contained page (hetlab report)",
+    )
     p.add_argument("--executor", metavar="SPEC", help=EXECUTOR_HELP)
     for e in known.values():
         if e.settings is not None:
@@ -427,9 +432,16 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     )
     from hetlab import report
 
+    files = list(result.files)
+    if args.html:
+        from hetlab import html_report
+
+        files.append(
+            html_report.write_page(html_report.experiment_page(result.out), result.out / html_report.REPORT_HTML)
+        )
     print(report.claims_markdown(result.claims))
     print()
-    print(f"wrote {', '.join(str(f) for f in result.files)}")
+    print(f"wrote {', '.join(str(f) for f in files)}")
     t = result.timings_s
     steps = [f"{step} {s:.1f} s" for step, s in result.prepared.timings_s.items()]
     steps += [

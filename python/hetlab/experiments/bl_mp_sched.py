@@ -726,20 +726,18 @@ def report_sections(summary: pd.DataFrame, prepared: Prepared) -> list[list[str]
 # --- charts -------------------------------------------------------------------------------------
 
 
+def _save(fig, path: Path) -> None:
+    from hetlab.plots import save_figure  # loads matplotlib: only when a chart is drawn
+
+    save_figure(fig, path)
+
+
 def _title(configs, name: str) -> str:
     return next(c.title for c in configs if c.name == name)
 
 
 def _colour(configs, name: str) -> str | None:
     return next(c.colour for c in configs if c.name == name)
-
-
-def _save(fig, path: Path) -> None:
-    fig.tight_layout()
-    fig.savefig(path, format="png", metadata={"Software": None}, bbox_inches="tight", pad_inches=0.1)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
 
 
 def _dots(ax, data: ChartData, label: str, configs: tuple[str, ...], column: str, ylabel: str, title: str) -> None:

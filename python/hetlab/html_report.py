@@ -1,0 +1,289 @@
+"""One self-contained HTML page for a result, to open from disk in any browser with no network:
+every figure an inline SVG (vector, searchable text), styles inline, no scripts from elsewhere.
+
+- `experiment_page(DIR)` (`hetlab report DIR`, `hetlab reproduce ... --html`): the experiment's
+  report.md (claims, notes, tables, provenance) with its figures redrawn as vectors from the
+  runs in DIR, and a drill-down per benchmark: every run's metrics and, where the experiment
+  kept them, where each thread ran over time.
+- `run_page(result)` (`hetlab simulate ... --report FILE`): one run: its summary, frequency per
+  cpufreq policy, power per rail, snoop latency, task placement over time and migrations.
+
+A small inline script checks on load that every figure drew (a non-empty box) and records the
+outcome on <body data-figures=...>, which the browser test reads.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import tempfile
+from pathlib import Path
+
+from hetlab.api import HetlabError, SimResult
+
+REPORT_HTML = "report.html"
+# points per plotted line: a run's series can hold 10^5 samples, a screen shows ~10^3
+MAX_POINTS = 1000
+# horizontal resolution of a placement chart (a 9-inch plot at 100 dpi is 900 pixels)
+PLACEMENT_PIXELS = 1800
+
+CSS = """
+body { font: 15px/1.45 system-ui, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #222; }
+table { border-collapse: collapse; margin: 0.8em 0; font-size: 13px; }
+th, td { border: 1px solid #ccc; padding: 3px 7px; text-align: left; vertical-align: top; }
+td:not(:first-child) { font-variant-numeric: tabular-nums; }
+tr:nth-child(even) td { background: #f6f6f6; }
+figure { margin: 1.2em 0; } figure svg { max-width: 100%; height: auto; }
+figcaption { font-size: 13px; color: #555; }
+details { margin: 0.4em 0; } summary { cursor: pointer; font-weight: 600; }
+code { background: #f2f2f2; padding: 0 3px; }
+"""
+
+CHECK_FIGURES = """
+window.addEventListener("load", () => {
+  const figures = Array.from(document.querySelectorAll("svg.hetlab-figure"));
+  const blank = figures.filter(svg => { const b = svg.getBBox(); return !(b.width > 0 && b.height > 0); });
+  document.body.dataset.figures = blank.length ? "blank:" + blank.map(s => s.id).join(",") : "drawn:" + figures.length;
+});
+"""
+
+
+def page(title: str, body: str) -> str:
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f"<title>{html.escape(title)}</title><style>{CSS}</style>"
+        f"<script>{CHECK_FIGURES}</script></head>\n<body>\n{body}\n</body></html>\n"
+    )
+
+
+def _svg(draw, name: str) -> str:
+    """The SVG matplotlib writes for the figure `draw(path)` saves, tagged for the check."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{name}.svg"
+        draw(path)
+        return _tag(path.read_text(), name)
+
+
+def _tag(svg: str, name: str) -> str:
+    svg = svg[svg.index("<svg") :]  # no XML prolog or DOCTYPE inside HTML
+    return svg.replace("<svg", f"<svg class='hetlab-figure' id='fig-{html.escape(name)}' role='img'", 1)
+
+
+def _figure(svg: str, caption: str) -> str:
+    return f"<figure>{svg}<figcaption>{html.escape(caption)}</figcaption></figure>"
+
+
+def _table(df) -> str:
+    return df.to_html(index=False, border=0, float_format=lambda v: f"{v:.6g}", escape=True)
+
+
+# --- one run ------------------------------------------------------------------------------------
+
+
+def _decimate(values, n: int):
+    step = max(1, -(-len(values) // n))
+    return values[::step]
+
+
+def _line_chart(result: SimResult, column: str, ylabel: str, title: str):
+    def draw(path: Path) -> None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        import numpy as np
+
+        from hetlab.plots import save_figure
+
+        s = result.series
+        fig, ax = plt.subplots(figsize=(9, 2.8), dpi=100)
+        for cluster in dict.fromkeys(s["cluster"]):
+            on = np.asarray(s["cluster"]) == cluster
+            ax.step(
+                _decimate(s["time_s"][on], MAX_POINTS),
+                _decimate(s[column][on], MAX_POINTS),
+                where="post",
+                label=cluster,
+            )
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, fontsize=11)
+        ax.grid(linestyle=":", linewidth=0.6)
+        ax.legend(fontsize=8, frameon=False)
+        save_figure(fig, path)
+
+    return draw
+
+
+def _merge_spans(starts, ends, gap_s: float) -> list[tuple[float, float]]:
+    """(start, width) of the intervals, sorted, with those less than gap_s apart joined."""
+    spans: list[list[float]] = []
+    for start, end in sorted(zip(starts, ends)):
+        if spans and start - spans[-1][1] <= gap_s:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+    return [(start, end - start) for start, end in spans]
+
+
+def _placement_chart(intervals, title: str, cpus: int | None = None):
+    """Which CPU each thread ran on over time: a row per thread, a bar per interval, coloured
+    by CPU."""
+
+    def draw(path: Path) -> None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.patches import Patch
+
+        from hetlab.plots import save_figure
+
+        threads = list(dict.fromkeys(intervals["thread"]))
+        # gaps narrower than a pixel of the plot are not drawn: the page stays small
+        pixel_s = (intervals["end_s"].max() - intervals["start_s"].min()) / PLACEMENT_PIXELS
+        n_cpus = cpus or int(intervals["cpu"].max()) + 1
+        colours = plt.get_cmap("tab10" if n_cpus <= 10 else "tab20")
+        fig, ax = plt.subplots(figsize=(9, 0.6 + 0.28 * len(threads)), dpi=100)
+        for row, name in enumerate(threads):
+            mine = intervals[intervals["thread"] == name]
+            for cpu, part in mine.groupby("cpu"):
+                spans = _merge_spans(part["start_s"].to_numpy(), part["end_s"].to_numpy(), pixel_s)
+                ax.broken_barh(spans, (row - 0.4, 0.8), color=colours(int(cpu) % colours.N), linewidth=0)
+        ax.set_yticks(range(len(threads)), threads, fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel("time (s)")
+        ax.set_title(title, fontsize=11)
+        handles = [Patch(color=colours(c % colours.N), label=f"CPU {c}") for c in range(n_cpus)]
+        ax.legend(
+            handles=handles,
+            fontsize=7,
+            ncol=min(n_cpus, 8),
+            frameon=False,
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.25),
+        )
+        save_figure(fig, path)
+
+    return draw
+
+
+def run_section(result: SimResult, title: str) -> str:
+    """A run's drill-down: summary numbers, the series per cluster, placement, migrations."""
+    import pandas as pd
+
+    s = result.summary
+    parts = [f"<h2>{html.escape(title)}</h2>"]
+    metrics = pd.DataFrame([{"metric": k, "value": v} for k, v in result.metrics().items()])
+    parts.append(_table(metrics))
+    key = re.sub(r"\W+", "-", title)
+    if len(result.series["time_s"]):
+        for column, ylabel, what in (
+            ("freq_khz", "kHz", "Frequency per cpufreq policy"),
+            ("power_mw", "mW", "Power per rail (cluster)"),
+            ("snoop_latency_ns", "ns", "Snoop latency seen by each cluster"),
+        ):
+            svg = _svg(_line_chart(result, column, ylabel, what), f"{key}-{column}")
+            parts.append(_figure(svg, f"{what}, sampled at each governor period."))
+    if result.intervals is not None and len(result.intervals["tid"]):
+        svg = _svg(
+            _placement_chart(result.intervals_df(), "Which CPU each thread ran on", len(s["cpus"])), f"{key}-placement"
+        )
+        parts.append(
+            _figure(svg, "From the run's sched_switch events; one row per thread; gaps under a pixel not drawn.")
+        )
+    threads = pd.DataFrame(
+        [
+            {
+                "thread": t["name"],
+                "tid": t["tid"],
+                "cpu_time_s": t["cpu_time_s"],
+                "finish_s": t["finish_s"],
+                "migrations": t["migrations"],
+            }
+            for t in s["threads"]
+        ]
+    )
+    parts.append("<h3>Threads and migrations</h3>" + _table(threads))
+    return "\n".join(parts)
+
+
+def run_page(result: SimResult, title: str) -> str:
+    return page(title, f"<h1>{html.escape(title)}</h1>\n" + run_section(result, "The run"))
+
+
+# --- an experiment's outputs --------------------------------------------------------------------
+
+
+def _experiment_of(report_md: str):
+    from hetlab import experiments
+
+    m = re.search(r"^- experiment `([^`]+)`", report_md, re.MULTILINE)
+    if not m:
+        raise HetlabError("report.md names no experiment in its provenance; re-run `hetlab reproduce` into the folder")
+    return experiments.get(m.group(1))
+
+
+def experiment_page(out_dir: str | Path) -> str:
+    """The page for the outputs of `hetlab reproduce` in `out_dir`."""
+    import markdown
+    import pandas as pd
+
+    from hetlab import plots, report
+
+    out = Path(out_dir)
+    needed = [out / "report.md", out / "runs.csv", out / "summary.csv"]
+    missing = [p.name for p in needed if not p.is_file()]
+    if missing:
+        raise HetlabError(f"'{out}' lacks {', '.join(missing)}: give a folder `hetlab reproduce` wrote")
+    md = (out / "report.md").read_text()
+    experiment = _experiment_of(md)
+    runs = pd.read_csv(out / "runs.csv")
+    summary = pd.read_csv(out / "summary.csv")
+    intervals_path = out / report.INTERVALS
+    intervals = pd.read_csv(intervals_path) if intervals_path.is_file() else pd.DataFrame()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        names = plots.write_figures(Path(tmp), experiment, summary, runs, intervals, suffix=".svg")
+        svgs = {name: _tag((Path(tmp) / name).with_suffix(".svg").read_text(), Path(name).stem) for name in names}
+
+    body = markdown.markdown(md, extensions=["tables"], output_format="html")
+
+    def inline(m: re.Match) -> str:
+        src, alt = m.group("src"), html.unescape(m.group("alt"))
+        if src not in svgs:
+            raise HetlabError(f"report.md shows {src}, which the runs in '{out}' cannot redraw")
+        return f"<figure>{svgs[src]}<figcaption>{html.escape(alt)}</figcaption></figure>"
+
+    body = re.sub(r'<img alt="(?P<alt>[^"]*)" src="(?P<src>[^"]+)"\s*/?>', inline, body)
+    body += "\n" + _drilldown(runs, intervals)
+    title = re.search(r"^# (.+)$", md, re.MULTILINE)
+    return page(title.group(1) if title else experiment.name, body)
+
+
+def _drilldown(runs, intervals) -> str:
+    """Per benchmark label: every run's metrics, and the first seed's placement per
+    configuration where the experiment kept the run intervals."""
+    parts = ["<h2>Runs</h2>", "<p>Every run of runs.csv, by benchmark; open one to see its runs.</p>"]
+    shown = [c for c in runs.columns if c not in ("benchmark", "label", "group", "workload")]
+    for label, mine in runs.groupby("label", sort=False):
+        parts.append(f"<details><summary>{html.escape(str(label))} ({len(mine)} runs)</summary>")
+        parts.append(_table(mine[shown]))
+        if not intervals.empty and "label" in intervals:
+            for config, placed in intervals[intervals["label"] == label].groupby("config", sort=False):
+                first = placed[placed["seed"] == placed["seed"].min()]
+                name = re.sub(r"\W+", "-", f"{label}-{config}-placement")
+                svg = _svg(_placement_chart(first, f"{label}, {config}: which CPU each thread ran on"), name)
+                parts.append(
+                    _figure(svg, f"seed {int(first['seed'].iloc[0])}, from intervals.csv; gaps under a pixel not drawn")
+                )
+        parts.append("</details>")
+    return "\n".join(parts)
+
+
+def write_page(text: str, path: str | Path) -> Path:
+    from hetlab._files import write_atomically
+
+    path = Path(path)
+    write_atomically(path, text)
+    return path

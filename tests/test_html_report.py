@@ -1,0 +1,102 @@
+"""The HTML report, rendered by a real browser: headless Chromium opens each page from disk
+with every network lookup failing, and must log no console error and draw every figure (the
+page's own check writes the outcome on <body data-figures=...>). A screenshot of each page is
+kept in the test's temporary directory.
+
+Chromium is Debian's `chromium` (.ci/run installs it). Without it the tests skip, unless
+HETLAB_REQUIRE_CHROMIUM=1 (CI), where they fail."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        if os.environ.get("HETLAB_REQUIRE_CHROMIUM") == "1":
+            pytest.fail("Chromium is not installed (apt-get install chromium)")
+        pytest.skip("Chromium is not installed (apt-get install chromium)")
+    return path
+
+
+def hetlab(*args):
+    proc = subprocess.run([str(BIN / "hetlab"), *args], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def render(chromium: str, page: Path, tmp: Path) -> tuple[str, str]:
+    """(the DOM after load, the browser's log) of `page`; a screenshot goes beside it."""
+    common = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        f"--user-data-dir={tmp / 'profile'}",
+        "--host-resolver-rules=MAP * ~NOTFOUND",  # the page must need no network
+        "--enable-logging=stderr",
+        "--v=0",
+        "--virtual-time-budget=10000",
+    ]
+    url = page.resolve().as_uri()
+    dom = subprocess.run([chromium, *common, "--dump-dom", url], capture_output=True, text=True, timeout=300)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    shot = page.with_suffix(".png")
+    subprocess.run(
+        [chromium, *common, f"--screenshot={shot}", "--window-size=1200,2400", url],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert shot.is_file() and shot.stat().st_size > 10_000, "no screenshot"
+    return dom.stdout, dom.stderr
+
+
+def check(dom: str, log: str, figures_at_least: int) -> None:
+    console = [line for line in log.splitlines() if "CONSOLE" in line or "Uncaught" in line]
+    assert not console, "\n".join(console)
+    m = re.search(r'data-figures="([^"]+)"', dom)
+    assert m, "the page's figure check did not run"
+    state, _, detail = m.group(1).partition(":")
+    assert state == "drawn", f"figures not drawn: {detail}"
+    assert int(detail) >= figures_at_least
+
+
+def test_a_reproduction_report_renders_in_chromium(chromium, tmp_path):
+    out = tmp_path / "blmp"
+    args = ["reproduce", "bl-mp-sched", "--reps", "2", "--benchmarks", "linsched-test-linsched"]
+    hetlab(*args, "--out", str(out), "--html")
+    page = out / "report.html"
+    text = page.read_text()
+    # self-contained: no image files, stylesheets or scripts from elsewhere
+    assert "<img" not in text and "<link" not in text and not re.search(r"""src=["']""", text)
+    # the claims table, with its verdicts, and provenance
+    assert "<th>holds?</th>" in text and "Provenance" in text
+    claims = re.findall(r"^\| (LinSched[^|]*)\|.*\| (yes|no|partly) \|$", (out / "report.md").read_text(), re.MULTILINE)
+    assert claims and all(verdict in text for _, verdict in claims)
+    dom, log = render(chromium, page, tmp_path)
+    # the experiment's two LinSched figures, and a placement chart per configuration
+    check(dom, log, figures_at_least=4)
+    # `hetlab report DIR` writes the same page from the folder
+    hetlab("report", str(out), "--out", str(tmp_path / "again.html"))
+    assert (tmp_path / "again.html").read_text() == text
+
+
+def test_a_run_report_renders_in_chromium(chromium, tmp_path):
+    page = tmp_path / "run.html"
+    hetlab("simulate", "--workload", "mixed8", "--scheduler", "hmp", "--report", str(page))
+    text = page.read_text()
+    for what in ("Frequency per cpufreq policy", "Power per rail", "Snoop latency", "Which CPU each thread ran on"):
+        assert what in text, what
+    assert "Threads and migrations" in text
+    dom, log = render(chromium, page, tmp_path)
+    check(dom, log, figures_at_least=4)
