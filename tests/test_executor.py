@@ -17,6 +17,9 @@ distributed = pytest.importorskip("distributed")
 
 BIN = Path(sys.executable).parent
 SWEEP = ["--platform", "exynos5422", "--patterns", "random", "--reps", "2"]
+# runs 12x longer: the sweep still has seconds to go when its first chunk is back, so a worker
+# killed or a Ctrl-C sent then always lands mid-sweep
+LONG_SWEEP = [*SWEEP, "--run-s", "1"]
 
 
 def hetlab(*args, check=True):
@@ -106,7 +109,7 @@ def test_a_worker_killed_mid_sweep_has_its_chunks_run_elsewhere(cluster, tmp_pat
     out = tmp_path / "dask.parquet"
     partial = tmp_path / "dask.parquet.partial"
     sweep = subprocess.Popen(
-        [str(BIN / "hetlab"), "characterize", *SWEEP, "--out", str(out), "--executor", spec],
+        [str(BIN / "hetlab"), "characterize", *LONG_SWEEP, "--out", str(out), "--executor", spec],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -119,7 +122,7 @@ def test_a_worker_killed_mid_sweep_has_its_chunks_run_elsewhere(cluster, tmp_pat
     assert sweep.returncode == 0, stderr
     # the killed worker's nanny starts a new one: the cluster is whole again for the next test
     client.wait_for_workers(2, timeout=60)
-    hetlab("characterize", *SWEEP, "--out", str(tmp_path / "local.parquet"))
+    hetlab("characterize", *LONG_SWEEP, "--out", str(tmp_path / "local.parquet"))
     assert out.read_bytes() == (tmp_path / "local.parquet").read_bytes()
 
 
@@ -127,7 +130,7 @@ def test_an_interrupted_cluster_sweep_resumes_from_its_finished_chunks(cluster, 
     spec, _ = cluster
     out = tmp_path / "dask.parquet"
     partial = tmp_path / "dask.parquet.partial"
-    args = [str(BIN / "hetlab"), "characterize", *SWEEP, "--out", str(out), "--executor", spec]
+    args = [str(BIN / "hetlab"), "characterize", *LONG_SWEEP, "--out", str(out), "--executor", spec]
     sweep = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_for(lambda: partial.exists() and any(partial.glob("chunk-*.parquet")), "the first chunk")
     sweep.send_signal(signal.SIGINT)  # Ctrl-C
@@ -136,7 +139,7 @@ def test_an_interrupted_cluster_sweep_resumes_from_its_finished_chunks(cluster, 
     finished = {p.name for p in partial.glob("chunk-*.parquet")}
     assert finished and not out.exists()
     hetlab(*args[1:])  # the same command again: only the unfinished chunks go to the cluster
-    hetlab("characterize", *SWEEP, "--out", str(tmp_path / "local.parquet"))
+    hetlab("characterize", *LONG_SWEEP, "--out", str(tmp_path / "local.parquet"))
     assert out.read_bytes() == (tmp_path / "local.parquet").read_bytes()
     assert not partial.exists()
 
