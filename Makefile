@@ -11,17 +11,19 @@ PIP    := $(VENV)/bin/pip
 # The main job on the simulated Exynos 5422: (1) the snoop effect — ccbench random 4 MB on the
 # LITTLE cluster under ondemand, then with the idle big cluster held at 200 MHz and at 2 GHz;
 # (2) the seed paper's method — characterize, train, and run the anti-snoop governor with the
-# trained model against ondemand. Outputs go to results/.
+# trained model. Each run's JSON summary goes to results/; the last step says what they show.
 CHASE := ccbench:size=1048576,pattern=random,iterations=10000000
+SIM   := $(VENV)/bin/hetlab simulate --workload $(CHASE) --cluster little --json
 run: setup
 	mkdir -p results
-	$(VENV)/bin/hetlab simulate --workload $(CHASE) --cluster little --governor ondemand
-	$(VENV)/bin/hetlab simulate --workload $(CHASE) --cluster little --freq little=1400000,big=200000
-	$(VENV)/bin/hetlab simulate --workload $(CHASE) --cluster little --freq little=1400000,big=2000000
+	$(SIM) --governor ondemand > results/ondemand.json
+	$(SIM) --freq little=1400000,big=200000 > results/big-200MHz.json
+	$(SIM) --freq little=1400000,big=2000000 > results/big-2GHz.json
 	$(VENV)/bin/hetlab characterize --platform exynos5422 --backend sim --out results/sweep.parquet
-	$(VENV)/bin/hetlab train results/sweep.parquet --out results/model
-	$(VENV)/bin/hetlab simulate --workload $(CHASE) --cluster little --governor anti-snoop \
-		--model results/model/model.json --trace results/anti-snoop.trace --series results/anti-snoop.csv
+	$(VENV)/bin/hetlab train results/sweep.parquet --out results/model > results/train.txt
+	$(SIM) --governor anti-snoop --model results/model/model.json \
+		--trace results/anti-snoop.trace --series results/anti-snoop.csv > results/anti-snoop.json
+	$(PY) scripts/run_findings.py results
 
 # Every test: formatters and linters, Rust unit tests, then the Python suite (CLI, API, traces
 # through LISA).
