@@ -135,3 +135,10 @@ def test_sweep_streams_to_parquet_in_row_groups(tmp_path, monkeypatch):
     assert meta.num_rows == 10 and meta.num_row_groups == 3
     assert list(pq.read_table(path).column("seed").to_pylist()) == list(range(1, 11))
     assert [p.name for p in tmp_path.iterdir()] == ["g.parquet"]
+
+
+def test_a_result_prints_in_one_line():
+    r = hetlab.simulate("exynos5422", "mixed8", scheduler="smp", time_limit_s=0.5)
+    text = repr(r)
+    assert text.startswith("SimResult(platform='exynos5422', workload='mixed8'") and "\n" not in text
+    assert len(text) < 200 and f"time_s={r.time_s:.6g}" in text

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hetlab import api
+from hetlab import __version__, api
 
 SMALL = "ccbench:size=1048576,pattern=random,iterations=200000"
 
@@ -183,3 +183,12 @@ def test_perf_sampling_flags_and_a_platform_without_cci():
     assert "no CCI" in hetlab("platforms").stdout
     r = hetlab("simulate", "--platform", "vexpress-a9", "--perf-cpus", "1,x")
     assert r.returncode == 2 and r.stderr.startswith("hetlab: error: --perf-cpus") and r.stderr.count("\n") == 1
+
+
+def test_version_names_the_package_version():
+    proc = hetlab("--version")
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert proc.returncode == 0 and proc.stdout.strip() == f"hetlab {__version__}"
+    assert __version__ == pyproject["project"]["version"]

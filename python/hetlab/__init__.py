@@ -6,6 +6,8 @@ The model lives in Rust (`hetlab._core`); this package is the thin layer users t
 Dask cluster) and the `hetlab` command line.
 """
 
+from importlib import metadata as _metadata
+
 from hetlab.api import (
     ChaseResult,
     GovernResult,
@@ -35,4 +37,4 @@ __all__ = [
     "sweep",
     "workloads",
 ]
-__version__ = "0.1.0"
+__version__ = _metadata.version("hetlab")  # pyproject.toml holds the one version number

@@ -60,12 +60,19 @@ class SimResult:
     ran, one row per stretch it was the running task of a CPU, as numpy columns `tid`, `cpu`,
     `start_s`, `end_s` (`intervals_df()` adds the thread's name)."""
 
-    summary: dict[str, Any]
-    series: dict[str, Any]
-    trace_text: str | None = None
+    summary: dict[str, Any] = field(repr=False)
+    series: dict[str, Any] = field(repr=False)
+    trace_text: str | None = field(default=None, repr=False)
     summary_json: str = field(default="", repr=False)
     plat_info_text: str | None = field(default=None, repr=False)
     intervals: dict[str, Any] | None = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (
+            f"SimResult(platform={s.get('platform')!r}, workload={s.get('workload')!r}, seed={s.get('seed')}, "
+            f"completed={s.get('completed')}, time_s={self.time_s:.6g}, energy_j={self.energy_j:.6g})"
+        )
 
     @property
     def time_s(self) -> float:
@@ -290,8 +297,8 @@ class ChaseResult:
     """`hetlab chase`: `report` is the JSON document of `hetlabd chase --json` (as a dict),
     `report_json` its text, `text` the table `hetlabd chase` prints."""
 
-    report: dict[str, Any]
-    report_json: str
+    report: dict[str, Any] = field(repr=False)
+    report_json: str = field(repr=False)
     text: str
 
     @property

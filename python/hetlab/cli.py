@@ -440,6 +440,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hetlab", description=MAIN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    from hetlab import __version__
+
+    parser.add_argument("--version", action="version", version=f"hetlab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     sim = sub.add_parser(
