@@ -203,3 +203,32 @@ def test_hetlab_characterize_linux_backend_writes_the_dataset_columns(tmp_path):
     assert set(df["big_khz"]) == {200_000, 2_000_000}
     for n, (gov, _lo, _hi) in START.items():
         assert policy(root, n, "scaling_governor") == gov
+
+
+def test_hetlab_train_reads_the_csv_sweep_of_hetlabd(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("characterize sets frequencies: root only")
+    import pandas as pd
+
+    from test_linux_chase import hetlabd
+
+    root = make_board(tmp_path)
+    sweep = tmp_path / "sweep.csv"
+    last = max(os.sched_getaffinity(0))
+    board = ["--sysfs-root", str(root / "sys"), "--run-dir", str(root / "run"), "--pmu", "software"]
+    subprocess.run(
+        [hetlabd(), "characterize", "--out", str(sweep), "--reps", "2", "--patterns", "random", "--sizes", "4096"]
+        + ["--run-s", "0.02", "--period-us", "5000", "--big-khz", "200000,2000000", "--little-khz", "1400000"]
+        + ["--chase-cpu", f"little=0,big={last}", *board],
+        check=True,
+        capture_output=True,
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "hetlab", "train", str(sweep), "--out", str(tmp_path / "model")],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    model = __import__("json").loads((tmp_path / "model" / "model.json").read_text())
+    assert model["provenance"]["sweep"]["rows"] == len(pd.read_csv(sweep))
+    assert model["provenance"]["sweep"]["backend"] == ["linux"]

@@ -594,7 +594,9 @@ def build_parser() -> argparse.ArgumentParser:
         "per cluster over the other cluster's CCI congestion and the memory access of its processes. Writes "
         "model.json (load with --model), model.h (integer-only C), model.dot (Graphviz) and model.txt.",
     )
-    tr.add_argument("sweep", help="Parquet file from hetlab characterize")
+    tr.add_argument(
+        "sweep", help="the Parquet file of hetlab characterize, or the CSV (FILE.csv) of hetlabd characterize"
+    )
     tr.add_argument("--out", required=True, help="output directory")
     tr.add_argument(
         "--max-depth", type=int, default=3, help="tree depth (default: 3; the paper used 2, see docs/training.md)"

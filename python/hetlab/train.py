@@ -97,26 +97,35 @@ def _first(items: Sequence[Any], n: int = 3) -> str:
 
 
 def load_sweep(path: str | os.PathLike) -> pd.DataFrame:
-    """Reads a characterisation sweep (Parquet, docs/dataset.md) and validates it for training.
+    """Reads a characterisation sweep, the Parquet file of `hetlab characterize` or the CSV of
+    `hetlabd characterize` on a board (FILE.csv; the same columns, docs/dataset.md), and
+    validates it for training.
 
     Every problem raises `HetlabError` with a one-line message naming the file and the fix."""
     p = Path(path)
     if not p.is_file():
-        raise _fail(path, "no such file", "pass the Parquet file written by `hetlab characterize`")
+        raise _fail(
+            path, "no such file", "pass the Parquet file of `hetlab characterize` or the CSV of `hetlabd characterize`"
+        )
     if not os.access(p, os.R_OK):
         raise _fail(path, "file is not readable", "check its permissions")
+    data = p.read_bytes()
     try:
+        import pyarrow as pa
+        import pyarrow.csv
         import pyarrow.parquet as pq
     except ImportError:
-        raise _fail(path, "reading Parquet needs pyarrow", "pip install pyarrow") from None
+        raise _fail(path, "reading a sweep needs pyarrow", "pip install pyarrow") from None
+    csv = p.suffix.lower() == ".csv"
     try:
-        df = pq.read_table(p).to_pandas()
-    except OSError as e:
-        raise _fail(path, f"cannot read it ({e})", "check the file") from None
-    except Exception as e:  # pyarrow.ArrowInvalid and friends: not Parquet, or truncated
-        raise _fail(path, f"not a readable Parquet file ({e})", _FIX) from None
+        table = pyarrow.csv.read_csv(pa.BufferReader(data)) if csv else pq.read_table(pa.BufferReader(data))
+        df = table.to_pandas()
+    except Exception as e:  # pyarrow.ArrowInvalid and friends: not a sweep, or truncated
+        what = "CSV" if csv else "Parquet"
+        first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise _fail(path, f"not a readable {what} file ({first_line})", _FIX) from None
     df.attrs["hetlab_source"] = str(path)
-    df.attrs["hetlab_sha256"] = hashlib.sha256(p.read_bytes()).hexdigest()
+    df.attrs["hetlab_sha256"] = hashlib.sha256(data).hexdigest()
     validate_sweep(df)
     return df
 
