@@ -192,3 +192,21 @@ def test_version_names_the_package_version():
     pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
     assert proc.returncode == 0 and proc.stdout.strip() == f"hetlab {__version__}"
     assert __version__ == pyproject["project"]["version"]
+
+
+def test_show_model_prints_the_built_in_trees():
+    proc = hetlab("show-model", "lctes2020-fig4")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("model lctes2020-fig4")
+    for cluster in ("big", "little"):
+        assert f"manage the frequency of the {cluster} cluster" in proc.stdout
+    assert "cci_congestion <= 0.01074" in proc.stdout  # Figure 4a's root split
+
+
+def test_anti_snoop_without_a_model_says_once_which_it_uses():
+    args = ["simulate", "--workload", "mixed8", "--governor", "anti-snoop", "--time-limit", "0.2", "--reps", "2"]
+    proc = hetlab(*args)
+    assert proc.returncode == 0, proc.stderr
+    notes = [line for line in proc.stderr.splitlines() if "built-in model lctes2020-fig4" in line]
+    assert len(notes) == 1
+    assert "built-in model" not in hetlab(*args[:-2], "--model", "lctes2020-fig4").stderr

@@ -44,8 +44,12 @@ def _workload_args(workload: str) -> tuple[str, str, str | None]:
     return workload, "", None
 
 
+# the anti-snoop governor's built-in model: the seed paper's Figure 4 trees
+BUILTIN_MODEL = "lctes2020-fig4"
+
+
 def _model_json(model: str | None) -> str | None:
-    if model is None or model == "lctes2020-fig4":
+    if model is None or model == BUILTIN_MODEL:
         return None
     return _read(model, "model")
 

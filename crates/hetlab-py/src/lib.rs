@@ -140,6 +140,7 @@ pub(crate) fn load_workload(spec: &str, origin: &str, text: Option<&str>) -> PyR
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(tree::tree_predict, m)?)?;
+    m.add_function(wrap_pyfunction!(tree::builtin_model_json, m)?)?;
     m.add_function(wrap_pyfunction!(board::board_command, m)?)?;
     m.add_function(wrap_pyfunction!(board::chase, m)?)?;
     m.add_function(wrap_pyfunction!(board::govern, m)?)?;

@@ -50,3 +50,14 @@ pub fn tree_predict<'py>(
         .collect();
     Ok(increase.into_pyarray_bound(py))
 }
+
+/// A built-in model as the JSON `hetlab train` writes (today one: `lctes2020-fig4`, the seed
+/// paper's Figure 4 trees), so `hetlab show-model` and the exporters read it like a trained one.
+#[pyfunction]
+pub fn builtin_model_json(name: &str) -> PyResult<String> {
+    let model = AntiSnoopModel::lctes2020_fig4();
+    if name != model.name {
+        return Err(err(format!("no built-in model '{name}': the built-in one is {}", model.name)));
+    }
+    serde_json::to_string_pretty(&model).map_err(|e| err(e.to_string()))
+}
