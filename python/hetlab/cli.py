@@ -423,6 +423,35 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export_em(args: argparse.Namespace) -> int:
+    from hetlab import energy_model
+
+    em = energy_model.energy_model(args.platform)
+    if args.format == "debugfs":
+        if not args.out:
+            raise CliError("--format debugfs writes a directory tree: give it with --out DIR")
+        energy_model.write_debugfs(em, args.out)
+        print(f"wrote {args.out} (laid out like /sys/kernel/debug/energy_model)")
+        return 0
+    text = energy_model.toml_tables(energy_model.domains_of(em), f"exported from {em['platform']} by hetlab")
+    if args.out:
+        _write(args.out, text)
+    else:
+        print(text, end="")
+    return 0
+
+
+def cmd_import_em(args: argparse.Namespace) -> int:
+    from hetlab import energy_model
+
+    text = energy_model.toml_tables(energy_model.read_debugfs(args.dir), f"read from {args.dir}")
+    if args.out:
+        _write(args.out, text)
+    else:
+        print(text, end="")
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from hetlab import html_report
 
@@ -635,6 +664,30 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"model.json, the directory hetlab train wrote, or {api.BUILTIN_MODEL} (the paper's Figure 4 trees)",
     )
     sm.set_defaults(func=cmd_show_model)
+
+    pl = sub.add_parser("platform", help="a platform's energy model in and out (export-em, import-em)")
+    pl_sub = pl.add_subparsers(dest="platform_command", metavar="COMMAND", required=True)
+    ex = pl_sub.add_parser(
+        "export-em",
+        help="write a platform's energy model as /sys/kernel/debug/energy_model shows it, or as platform tables",
+        description="Writes the Energy Model the kernel would build for PLATFORM (its [[energy_model]] tables, else "
+        "the derivation from its OPPs and dynamic-power coefficient): --format debugfs, a directory tree laid out "
+        "like /sys/kernel/debug/energy_model on Linux 5.10 (what LISA's LinuxEnergyModel reads from a board); "
+        "--format toml, [[energy_model]] tables for a platform file.",
+    )
+    ex.add_argument("platform", metavar="PLATFORM", help="built-in platform name or platform .toml")
+    ex.add_argument("--format", choices=["toml", "debugfs"], default="toml", help="(default: toml)")
+    ex.add_argument("--out", metavar="PATH", help="toml: a file (default: stdout); debugfs: a new directory")
+    ex.set_defaults(func=cmd_export_em)
+    im = pl_sub.add_parser(
+        "import-em",
+        help="read an energy model from a tree laid out like /sys/kernel/debug/energy_model",
+        description="Reads the performance domains under DIR (a board's /sys/kernel/debug/energy_model, or an "
+        "export) and writes them as [[energy_model]] tables for a platform file.",
+    )
+    im.add_argument("dir", metavar="DIR", help="e.g. /sys/kernel/debug/energy_model")
+    im.add_argument("--out", metavar="FILE", help="where the tables go (default: stdout)")
+    im.set_defaults(func=cmd_import_em)
 
     rp = sub.add_parser(
         "report",

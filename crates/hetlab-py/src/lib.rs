@@ -19,6 +19,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 mod board;
+mod energy_model;
 mod simulate;
 mod sweep;
 mod tree;
@@ -151,6 +152,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtin_workloads, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_platform_text, m)?)?;
     m.add_function(wrap_pyfunction!(platform_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(energy_model::energy_model, m)?)?;
     m.add_function(wrap_pyfunction!(workload_summary, m)?)?;
     m.add_class::<sweep::SweepPlan>()?;
     m.add("SWEEP_DEFAULTS", sweep::defaults(m.py())?)?;

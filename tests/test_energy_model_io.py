@@ -1,0 +1,88 @@
+"""Energy models out and back in: `hetlab platform export-em` writes the tree Linux shows under
+/sys/kernel/debug/energy_model (or platform tables); `import-em` reads such a tree back; a
+platform file given those tables has the same model, and EAS decides the same on it."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import hetlab
+from hetlab import _core, energy_model
+from hetlab.api import HetlabError
+
+BIN = Path(sys.executable).parent
+
+
+def hetlab_cli(*args):
+    proc = subprocess.run([str(BIN / "hetlab"), *args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.parametrize("platform", ["exynos5422", "linsched-2b2l"])
+def test_an_exported_tree_read_back_gives_the_same_model(tmp_path, platform):
+    tree = tmp_path / "energy_model"
+    hetlab_cli("platform", "export-em", platform, "--format", "debugfs", "--out", str(tree))
+    original = energy_model.energy_model(platform)
+    first = original["domains"][0]
+    top = first["states"][-1]
+    # the kernel's layout: a directory per domain named after its first CPU, ps:<kHz>/ files
+    domain_dir = tree / f"cpu{min(first['cpus'])}"
+    assert (domain_dir / "cpus").read_text() == energy_model.cpu_list(first["cpus"]) + "\n"
+    for name, key in (("frequency", "frequency_khz"), ("power", "power_mw"), ("cost", "cost")):
+        assert (domain_dir / f"ps:{top['frequency_khz']}" / name).read_text() == f"{top[key]}\n"
+
+    tables = tmp_path / "em.toml"
+    hetlab_cli("platform", "import-em", str(tree), "--out", str(tables))
+    board = tmp_path / f"{platform}-measured.toml"
+    board.write_text(_core.builtin_platform_text(platform) + "\n" + tables.read_text())
+    assert energy_model.energy_model(str(board))["domains"] == original["domains"]
+
+
+def test_eas_decides_the_same_on_the_re_imported_model(tmp_path):
+    tables = hetlab_cli("platform", "export-em", "exynos5422")
+    board = tmp_path / "exynos5422-em.toml"
+    board.write_text(_core.builtin_platform_text("exynos5422") + "\n" + tables)
+    runs = [
+        hetlab.simulate(p, "mixed8", scheduler="eas", governor="schedutil", time_limit_s=2.0)
+        for p in ("exynos5422", str(board))
+    ]
+    assert runs[0].metrics() == runs[1].metrics()
+    assert [t["cpu_time_on_s"] for t in runs[0].summary["threads"]] == [
+        t["cpu_time_on_s"] for t in runs[1].summary["threads"]
+    ]
+
+
+def test_cpu_lists_read_and_write_as_the_kernel_prints_them():
+    assert energy_model.cpu_list([4, 5, 6, 7]) == "4-7"
+    assert energy_model.cpu_list([0, 1, 3, 5, 6]) == "0-1,3,5-6"
+    assert energy_model.parse_cpu_list("0-1,3,5-6\n") == [0, 1, 3, 5, 6]
+
+
+def test_older_kernels_cs_directories_are_read(tmp_path):
+    d = tmp_path / "pd0"
+    (d / "cs:500000").mkdir(parents=True)
+    (d / "cpus").write_text("0-1\n")
+    (d / "cs:500000" / "frequency").write_text("500000\n")
+    (d / "cs:500000" / "power").write_text("120\n")
+    assert energy_model.read_debugfs(tmp_path) == [{"cpus": [0, 1], "ps": [{"frequency_khz": 500000, "power_mw": 120}]}]
+
+
+def test_bad_trees_are_one_line_errors(tmp_path):
+    with pytest.raises(HetlabError, match="holds no performance domain"):
+        energy_model.read_debugfs(tmp_path)
+    (tmp_path / "cpu0").mkdir()
+    (tmp_path / "cpu0" / "cpus").write_text("zero\n")
+    (tmp_path / "cpu0" / "ps:1").mkdir()
+    (tmp_path / "cpu0" / "ps:1" / "frequency").write_text("1\n")
+    (tmp_path / "cpu0" / "ps:1" / "power").write_text("1\n")
+    with pytest.raises(HetlabError, match="is not a CPU list"):
+        energy_model.read_debugfs(tmp_path)
+    proc = subprocess.run(
+        [str(BIN / "hetlab"), "platform", "export-em", "exynos5422", "--format", "debugfs"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode != 0 and proc.stderr.startswith("hetlab: error: --format debugfs writes a directory")
