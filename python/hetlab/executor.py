@@ -43,15 +43,15 @@ class LocalExecutor:
         self.spec = "local"
 
     def run(self, fn: Callable, items: Sequence[tuple], on_result: Callable[[int, Any], None]) -> None:
-        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+        pool = ThreadPoolExecutor(max_workers=self.workers)
+        try:
             futures = {pool.submit(fn, *item): i for i, item in enumerate(items)}
-            try:
-                for f in as_completed(futures):
-                    on_result(futures[f], f.result())
-            except BaseException:  # Ctrl-C or a failed job: nothing more starts
-                for f in futures:
-                    f.cancel()
-                raise
+            for f in as_completed(futures):
+                on_result(futures[f], f.result())
+        finally:
+            # Ctrl-C or a failed job leaves at once: queued jobs are dropped, running ones
+            # not waited for
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
         pass
