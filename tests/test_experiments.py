@@ -144,8 +144,13 @@ def test_a_made_up_experiment_runs_through_the_generic_core(tmp_path):
     assert "`little-1ghz` = freq `{'little': 1000000, 'big': 200000}`" in text
     assert "`smp-schedutil` = scheduler `smp`, governor `schedutil`" in text
     assert "  - `spin`: `cpu-bound:threads=2,instructions=20000000`" in text
+    # a re-run that leaves benchmarks out would drop their results: refused unless forced
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    with pytest.raises(HetlabError, match=r"holds results of 1 benchmark\(s\) this run leaves out \(chase-L\)"):
+        reproduce.reproduce(TOY, out, benchmarks="cpu", reps=1, progress=False, log=lambda msg: None)
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
     # a selection without the figure's group: no figure, and the earlier one is removed
-    result = reproduce.reproduce(TOY, out, benchmarks="cpu", reps=1, progress=False, log=lambda msg: None)
+    result = reproduce.reproduce(TOY, out, benchmarks="cpu", reps=1, force=True, progress=False, log=lambda msg: None)
     assert not (out / "toy_time.png").exists() and "not run" in (out / "report.md").read_text()
     with pytest.raises(HetlabError, match="unknown benchmark 'chase-b'; known: all, memory, cpu, chase, spin$"):
         reproduce.select(TOY, "chase-b")

@@ -393,3 +393,12 @@ def test_snoop_penalty_claims_compare_idle_min_with_all_max():
     # all-max saving energy is explained by its speedup against its power ratio
     energy = next(c for c in claims if "most energy" in c.claim)
     assert "bbench-L 2.00x faster at 1.60x the power" in energy.note
+
+
+def test_another_experiments_results_are_not_replaced(small):
+    out, _ = small
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    r = run("bl-mp-sched", "--reps", "2", "--benchmarks", "linsched-test-linsched", "--out", str(out))
+    assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "holds the results of experiment lctes2020" in r.stderr and "--force" in r.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before

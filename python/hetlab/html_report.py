@@ -216,12 +216,12 @@ def run_page(result: SimResult, title: str) -> str:
 
 
 def _experiment_of(report_md: str):
-    from hetlab import experiments
+    from hetlab import experiments, report
 
-    m = re.search(r"^- experiment `([^`]+)`", report_md, re.MULTILINE)
-    if not m:
+    name = report.experiment_of_report(report_md)
+    if name is None:
         raise HetlabError("report.md names no experiment in its provenance; re-run `hetlab reproduce` into the folder")
-    return experiments.get(m.group(1))
+    return experiments.get(name)
 
 
 def experiment_page(out_dir: str | Path) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import platform as _platform
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -41,6 +42,12 @@ def outputs(experiment: Experiment) -> tuple[str, ...]:
         *(c.file for c in experiment.charts),
         "report.md",
     )
+
+
+def experiment_of_report(report_md: str) -> str | None:
+    """The experiment named in a report.md's provenance (`- experiment `NAME``), if any."""
+    m = re.search(r"^- experiment `([^`]+)`", report_md, re.MULTILINE)
+    return m.group(1) if m else None
 
 
 # --- tables -------------------------------------------------------------------------------------

@@ -120,6 +120,36 @@ def _check_workloads(benchmarks: list[Benchmark]) -> None:
         raise HetlabError(bad[0])
 
 
+def _check_earlier_results(out: Path, exp: Experiment, selected: list[Benchmark], force: bool) -> None:
+    """Refuses to replace the results of another experiment, or of benchmarks this run leaves
+    out, in `out` unless `force`: a re-run with fewer benchmarks would otherwise quietly drop
+    the others' results."""
+    from hetlab import report
+
+    report_md, runs_csv = out / "report.md", out / "runs.csv"
+    if force or not report_md.is_file():
+        return
+    earlier = report.experiment_of_report(report_md.read_text(errors="replace"))
+    if earlier is not None and earlier != exp.name:
+        raise HetlabError(
+            f"--out '{out}' holds the results of experiment {earlier}; give a new folder, or --force to replace them"
+        )
+    if runs_csv.is_file():
+        import pandas as pd
+
+        try:
+            labels = set(pd.read_csv(runs_csv, usecols=["label"])["label"].astype(str))
+        except (ValueError, OSError):
+            labels = set()
+        dropped = sorted(labels - {b.label for b in selected})
+        if dropped:
+            more = ", ..." if len(dropped) > 3 else ""
+            raise HetlabError(
+                f"--out '{out}' holds results of {len(dropped)} benchmark(s) this run leaves out "
+                f"({', '.join(dropped[:3])}{more}); give a new folder, or --force to replace them"
+            )
+
+
 def _prepare_out(out: Path) -> None:
     """Creates OUT (and parents) after checking that it can be written."""
     if out.exists() and not out.is_dir():
@@ -225,6 +255,7 @@ def reproduce(
     platform: str | None = None,
     jobs: int | None = None,
     executor: str | None = None,
+    force: bool = False,
     progress: bool = True,
     log: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr),
 ) -> Outcome:
@@ -232,7 +263,8 @@ def reproduce(
     results/NAME). `settings`: the experiment's own options (default: its defaults); `reps`
     (default: the experiment's); `platform` (default: the experiment's board; benchmarks with
     a board of their own keep it); `executor`: `local` (default, `jobs` threads) or
-    `dask://HOST:PORT` (see `hetlab.executor`)."""
+    `dask://HOST:PORT` (see `hetlab.executor`); `force`: replace the results of another
+    experiment or selection in `out` (otherwise refused)."""
     t0 = time.perf_counter()
     exp = experiments.get(experiment) if isinstance(experiment, str) else experiment
     reps = exp.reps if reps is None else reps
@@ -254,7 +286,7 @@ def reproduce(
     # a bad platform fails here, before anything is written
     ctx = Context(platform, platform_sha256(platform), jobs, progress, log, executor_from_spec(executor, jobs))
     try:
-        return _reproduce(exp, selected, settings, reps, seed, out, ctx, t0)
+        return _reproduce(exp, selected, settings, reps, seed, out, ctx, t0, force)
     finally:
         ctx.executor.close()
 
@@ -268,6 +300,7 @@ def _reproduce(
     out: str | os.PathLike | None,
     ctx: Context,
     t0: float,
+    force: bool,
 ) -> Outcome:
     from hetlab import report
     from hetlab.characterize import platform_sha256
@@ -276,6 +309,7 @@ def _reproduce(
     boards = {p: ctx.platform_sha256 if p == platform else platform_sha256(p) for p in _boards(selected, platform)}
     plan = exp.check(settings, ctx) if exp.check else settings
     out_dir = Path(out if out is not None else Path("results") / exp.name)
+    _check_earlier_results(out_dir, exp, selected, force)
     _prepare_out(out_dir)
 
     prepared = exp.prepare(plan, out_dir, ctx) if exp.prepare else Prepared()
@@ -382,6 +416,11 @@ def configure_parser(
     )
     p.add_argument("--jobs", type=int, metavar="N", help="parallel simulations (default: number of CPUs)")
     p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the results of another experiment, or of benchmarks this run leaves out, in --out",
+    )
+    p.add_argument(
         "--html",
         action="store_true",
         help="also write report.html: the report as one self-contained page (hetlab report)",
@@ -428,6 +467,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         workloads=args.workload,
         jobs=args.jobs,
         executor=args.executor,
+        force=args.force,
         platform=args.platform,
     )
     from hetlab import report
