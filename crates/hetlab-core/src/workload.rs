@@ -7,6 +7,9 @@
 //! `name:key=value,...` specs: `ccbench`, `periodic`, `cpu-bound`.
 
 use serde::Deserialize;
+use std::collections::BTreeMap;
+
+use crate::isa::Mix;
 
 pub use crate::builtin::BUILTIN_WORKLOADS;
 
@@ -57,6 +60,8 @@ pub struct MemProfile {
     pub dependent_loads: bool,
     /// Share of refills that later cost a writeback (dirty lines).
     pub write_fraction: f64,
+    /// The instruction mix (`crate::isa`, timed by `model::code_class`); `None`: `cpi` x the core's `cpi_factor`.
+    pub mix: Option<Mix>,
 }
 
 impl MemProfile {
@@ -64,7 +69,7 @@ impl MemProfile {
     pub fn single(cpi: f64, refs_per_instr: f64, access: Access, dependent_loads: bool, write_fraction: f64) -> Self {
         let mut accesses = [access; MAX_ACCESSES];
         accesses[0].fraction = 1.0;
-        MemProfile { cpi, refs_per_instr, accesses, n_accesses: 1, dependent_loads, write_fraction }
+        MemProfile { cpi, refs_per_instr, accesses, n_accesses: 1, dependent_loads, write_fraction, mix: None }
     }
 
     pub fn accesses(&self) -> &[Access] {
@@ -187,6 +192,8 @@ struct PhaseFile {
     dependent_loads: Option<bool>,
     write_fraction: Option<f64>,
     components: Option<Vec<AccessFile>>,
+    /// Instruction class -> share (`crate::isa::CLASSES`).
+    mix: Option<BTreeMap<String, f64>>,
 }
 
 #[derive(Deserialize)]
@@ -271,6 +278,15 @@ impl PhaseFile {
             for (slot, a) in mem.accesses.iter_mut().zip(&accesses) {
                 *slot = *a;
             }
+        }
+        if let Some(mix) = &self.mix {
+            if self.cpi.is_some() {
+                return Err(format!("{at}: give either mix or cpi, not both (a mix sets the compute cycles)"));
+            }
+            let mix = Mix::from_pairs(&format!("{at}.mix"), mix.iter().map(|(k, v)| (k.as_str(), *v)))?;
+            // A mix's loads and stores are its data references unless the phase says otherwise.
+            mem.refs_per_instr = self.refs_per_instr.unwrap_or(mix.refs_per_instr());
+            mem.mix = Some(mix);
         }
         check_mem(at, &mem)?;
         let kinds = [

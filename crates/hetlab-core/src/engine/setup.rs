@@ -117,6 +117,7 @@ impl<'a> Engine<'a> {
                     task.name
                 ));
             }
+            check_code_classes(platform, task)?;
             for _ in 0..task.threads {
                 let index = threads.len();
                 let tid = if kernel {
@@ -354,4 +355,28 @@ impl<'a> Engine<'a> {
 /// Threads the tasks run.
 fn user_thread_count(tasks: &[Task]) -> usize {
     tasks.iter().map(|t| t.threads as usize).sum()
+}
+
+/// A phase that declares its instruction mix needs every core type it may meet (a switcher or
+/// a migration may move it to any cluster) to describe those classes (`model::code_class`).
+fn check_code_classes(platform: &Platform, task: &Task) -> Result<(), String> {
+    for (pi, phase) in task.phases.iter().enumerate() {
+        let Some(mix) = &phase.mem.mix else { continue };
+        for cluster in 0..platform.clusters.len() {
+            let core = platform.core_type_of(cluster);
+            let classes = core.code_classes.as_ref().ok_or_else(|| {
+                format!(
+                    "task '{}' phase {pi} declares an instruction mix, but core type '{}' of platform {} has no code_classes; give it one or use cpi",
+                    task.name, core.name, platform.name
+                )
+            })?;
+            crate::model::code_class::cpi(classes, mix).map_err(|e| {
+                format!(
+                    "task '{}' phase {pi} on core type '{}' of platform {}: {e}",
+                    task.name, core.name, platform.name
+                )
+            })?;
+        }
+    }
+    Ok(())
 }

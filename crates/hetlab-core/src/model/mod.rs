@@ -2,6 +2,8 @@
 //! (the engine composes them; none of them knows the event loop):
 //!
 //! - [`cache`]: miss ratios of a working set against L1/L2, time per instruction;
+//! - [`code_class`]: compute cycles per instruction from a phase's instruction mix and a core
+//!   type's per-class throughput;
 //! - [`cci`]: snoops served at the snooped cluster's clock, speculative DRAM fetch, read
 //!   trackers and their PMU counters;
 //! - [`dram`]: latency under load, the bandwidth fixed point, DRAM power, latency noise;
@@ -14,6 +16,7 @@
 
 pub mod cache;
 pub mod cci;
+pub mod code_class;
 pub mod dram;
 pub mod energy;
 pub mod energy_model;
