@@ -276,6 +276,7 @@ impl<'a> Engine<'a> {
             live_user_threads,
             threads,
             waiters: vec![Vec::new(); events.len()],
+            pools: tasks.iter().map(|t| vec![Default::default(); t.phases.len()]).collect(),
             deferred_preempt: None,
             events,
             cpus,
