@@ -473,14 +473,63 @@ impl Workload {
             "periodic" => periodic(&kv),
             "cpu-bound" => cpu_bound(&kv),
             _ => match BUILTIN_WORKLOADS.iter().find(|(n, _)| *n == name) {
-                Some((n, text)) if kv.is_empty() => Workload::from_toml(&format!("{n}.toml (built-in)"), text),
-                Some(_) => Err(format!("workload '{name}' takes no parameters")),
+                Some((n, text)) => Workload::from_toml(&format!("{n}.toml (built-in)"), text)?.with_parallel(&kv),
                 None => Err(format!(
                     "unknown workload '{name}'; generators: ccbench, periodic, cpu-bound; built-in: {} (or give a path to a .toml file)",
                     BUILTIN_WORKLOADS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
                 )),
             },
         }
+    }
+
+    /// A built-in workload's parameters (`name:threads=4,allocation=static`), for workloads
+    /// with parallel phases: `threads` sets the thread count of every task that has one (a
+    /// fork-join program started with as many threads as CPUs), `allocation` switches their
+    /// dynamic pools to a static split (`static`) or keeps them (`dynamic`).
+    pub fn with_parallel(mut self, kv: &[(String, String)]) -> Result<Workload, String> {
+        if kv.is_empty() {
+            return Ok(self);
+        }
+        let name = self.name.clone();
+        let parallel = |t: &Task| t.phases.iter().any(|p| matches!(p.kind, PhaseKind::Parallel { .. }));
+        if !self.tasks.iter().any(parallel) {
+            return Err(format!("workload '{name}' takes no parameters (it has no parallel phase)"));
+        }
+        let p = Params::new("parallel workload", &["threads", "allocation"], kv)?;
+        if let Some(v) = p.raw("threads") {
+            let threads: u32 =
+                v.parse().ok().filter(|n| (1..=crate::platform::MAX_CPUS as u32).contains(n)).ok_or_else(|| {
+                    format!("workload '{name}': threads must be 1 to {}, got '{v}'", crate::platform::MAX_CPUS)
+                })?;
+            for t in self.tasks.iter_mut().filter(|t| parallel(t)) {
+                t.threads = threads;
+            }
+        }
+        match p.raw("allocation") {
+            None | Some("dynamic") => {
+                let static_only = self
+                    .tasks
+                    .iter()
+                    .flat_map(|t| &t.phases)
+                    .any(|ph| matches!(ph.kind, PhaseKind::Parallel { allocation: Allocation::Static, .. }));
+                if p.raw("allocation").is_some() && static_only {
+                    return Err(format!(
+                        "workload '{name}': allocation=dynamic needs its parallel phases to give chunk_instructions"
+                    ));
+                }
+            }
+            Some("static") => {
+                for ph in self.tasks.iter_mut().flat_map(|t| t.phases.iter_mut()) {
+                    if let PhaseKind::Parallel { allocation, .. } = &mut ph.kind {
+                        *allocation = Allocation::Static;
+                    }
+                }
+            }
+            Some(other) => {
+                return Err(format!("workload '{name}': allocation must be static or dynamic, got '{other}'"))
+            }
+        }
+        Ok(self)
     }
 
     pub fn nthreads(&self) -> usize {
