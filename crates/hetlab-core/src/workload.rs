@@ -155,6 +155,7 @@ pub struct Phase {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Task {
     pub name: String,
+    /// 0: one per CPU the task may use, resolved at the start of a run.
     pub threads: u32,
     pub nice: i32,
     /// Allowed CPUs; `None` = all.
@@ -483,8 +484,9 @@ impl Workload {
     }
 
     /// A built-in workload's parameters (`name:threads=4,allocation=static`), for workloads
-    /// with parallel phases: `threads` sets the thread count of every task that has one (a
-    /// fork-join program started with as many threads as CPUs), `allocation` switches their
+    /// with parallel phases: `threads` sets the thread count of every task that has one, `cpus`
+    /// one thread per CPU the task may use when the run starts (a fork-join program that starts
+    /// as many workers as it sees CPUs, as Sandra does), `allocation` switches their
     /// dynamic pools to a static split (`static`) or keeps them (`dynamic`).
     pub fn with_parallel(mut self, kv: &[(String, String)]) -> Result<Workload, String> {
         if kv.is_empty() {
@@ -497,10 +499,11 @@ impl Workload {
         }
         let p = Params::new("parallel workload", &["threads", "allocation"], kv)?;
         if let Some(v) = p.raw("threads") {
-            let threads: u32 =
-                v.parse().ok().filter(|n| (1..=crate::platform::MAX_CPUS as u32).contains(n)).ok_or_else(|| {
-                    format!("workload '{name}': threads must be 1 to {}, got '{v}'", crate::platform::MAX_CPUS)
-                })?;
+            // cpus -> 0: one per CPU the task may use, resolved when a run starts (engine set-up).
+            let parsed = if v == "cpus" { Some(0) } else { v.parse::<u32>().ok().filter(|n| *n > 0) };
+            let threads = parsed.filter(|n| *n <= crate::platform::MAX_CPUS as u32).ok_or_else(|| {
+                format!("workload '{name}': threads must be 1 to {} or cpus, got '{v}'", crate::platform::MAX_CPUS)
+            })?;
             for t in self.tasks.iter_mut().filter(|t| parallel(t)) {
                 t.threads = threads;
             }

@@ -37,6 +37,20 @@ fn parameters_are_checked() {
 }
 
 #[test]
+fn threads_cpus_starts_one_thread_per_cpu_the_task_may_use() {
+    let p = Platform::builtin("exynos5433").unwrap();
+    let w = Workload::from_spec("sandra-dhrystone:threads=cpus").unwrap();
+    for (cluster, expect) in [(None, 8), (Some(1), 4)] {
+        let plan = SimConfig::governor_plan(&p, "performance", &[], cluster, &[]).unwrap();
+        let mut config = SimConfig::new(plan);
+        config.cluster = cluster;
+        config.time_limit_s = 0.01;
+        let r = simulate(&p, &w, config).unwrap();
+        assert_eq!(r.threads.len(), expect, "{cluster:?}");
+    }
+}
+
+#[test]
 fn every_sandra_workload_runs_on_the_5433_on_every_cluster() {
     let p = Platform::builtin("exynos5433").unwrap();
     for name in sandra() {

@@ -81,7 +81,7 @@ impl<'a> Engine<'a> {
 
         // Tasks: the workload's, then kernel threads.
         let user_tasks = workload.tasks.len();
-        let tasks: Vec<Task> = workload.tasks.iter().chain(&config.kernel_threads).cloned().collect();
+        let mut tasks: Vec<Task> = workload.tasks.iter().chain(&config.kernel_threads).cloned().collect();
         // rt-app events, numbered in the order they first appear
         let mut events = std::collections::BTreeMap::new();
         for phase in tasks.iter().flat_map(|t| &t.phases) {
@@ -92,7 +92,8 @@ impl<'a> Engine<'a> {
         }
         let mut threads = Vec::new();
         let mut entities = Vec::new();
-        for (ti, task) in tasks.iter().enumerate() {
+        for ti in 0..tasks.len() {
+            let task = &tasks[ti];
             let kernel = ti >= user_tasks;
             let mut allowed = match &task.affinity {
                 Some(a) => {
@@ -118,6 +119,12 @@ impl<'a> Engine<'a> {
                 ));
             }
             check_code_classes(platform, task)?;
+            // `threads = 0`: one thread per CPU the task may use (a program that starts as
+            // many workers as it sees CPUs, `Workload::with_parallel`'s `threads=cpus`).
+            if task.threads == 0 {
+                tasks[ti].threads = allowed.count() as u32;
+            }
+            let task = &tasks[ti];
             for _ in 0..task.threads {
                 let index = threads.len();
                 let tid = if kernel {
