@@ -65,6 +65,9 @@ pub struct MemProfile {
     /// Share of the references that read-modify-write data shared by the task's threads: a
     /// line last written by another thread moves to this core (`model::coherence`).
     pub shared_rmw_fraction: f64,
+    /// The working set is one copy shared by the task's threads (read-only tables, a shared
+    /// lattice): each cluster caches it once, not once per thread.
+    pub shared_working_set: bool,
 }
 
 impl MemProfile {
@@ -81,6 +84,7 @@ impl MemProfile {
             write_fraction,
             mix: None,
             shared_rmw_fraction: 0.0,
+            shared_working_set: false,
         }
     }
 
@@ -227,6 +231,7 @@ struct PhaseFile {
     allocation: Option<String>,
     chunk_instructions: Option<f64>,
     shared_rmw_fraction: Option<f64>,
+    shared_working_set: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -327,6 +332,7 @@ impl PhaseFile {
             }
             mem.shared_rmw_fraction = f;
         }
+        mem.shared_working_set = self.shared_working_set.unwrap_or(false);
         check_mem(at, &mem)?;
         let kinds = [
             self.parallel_instructions.is_some(),

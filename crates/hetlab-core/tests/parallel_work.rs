@@ -93,3 +93,19 @@ fn shared_read_modify_write_lines_cross_the_cci() {
     let slowdown4 = shared4.time_s / private4.time_s;
     assert!(slowdown8 > slowdown4, "all-8 x{slowdown8} big-4 x{slowdown4}");
 }
+
+#[test]
+fn a_shared_working_set_is_one_copy_per_cluster() {
+    let p = exynos5433();
+    // 4 A53s reading 128 KB each: private, 512 KB overflow the 256 KB L2; shared, one copy fits.
+    let phase = |shared: bool| {
+        format!("parallel_instructions=1e9\nallocation='static'\n{COMPUTE}\nshared_working_set={shared}")
+            .replace("working_set_bytes=8192", "working_set_bytes=131072")
+    };
+    let private = run(&p, &LITTLE4, &phase(false));
+    let shared = run(&p, &LITTLE4, &phase(true));
+    assert!(shared.time_s < 0.8 * private.time_s, "shared {} private {}", shared.time_s, private.time_s);
+    // One thread alone: the flag changes nothing.
+    let one = |shared: bool| run(&p, &[0], &phase(shared)).time_s;
+    assert_eq!(one(true), one(false));
+}

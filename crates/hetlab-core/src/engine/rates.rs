@@ -128,9 +128,26 @@ impl Engine<'_> {
             if let Some(t) = rq.curr {
                 let cluster = self.sched.cluster_of[cpu];
                 let ws_bytes = self.mem_of(t).working_set_bytes() as f64;
-                ws_per_cluster[cluster] += ws_bytes;
                 running.push(Running { thread: t, cluster, ws_bytes, ..Default::default() });
             }
+        }
+        // A working set the task's threads share is one copy per cluster, however many of
+        // them run there: each of the k sharers adds 1/k of it to the cluster's demand.
+        for r in running.iter() {
+            let th = &self.threads[r.thread];
+            let footprint = if self.mem_of(r.thread).shared_working_set {
+                let k = running
+                    .iter()
+                    .filter(|o| {
+                        let ot = &self.threads[o.thread];
+                        o.cluster == r.cluster && ot.task == th.task && ot.progress.phase == th.progress.phase
+                    })
+                    .count();
+                r.ws_bytes / k as f64
+            } else {
+                r.ws_bytes
+            };
+            ws_per_cluster[r.cluster] += footprint;
         }
         // Each thread's cost per instruction but for the miss latency, and what it asks of
         // the memory system per instruction.
