@@ -9,10 +9,16 @@ runs and the report's sections. DESCRIPTION says what it runs.
 
 from __future__ import annotations
 
+import os
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hetlab import api
-from hetlab.experiment import NOT_RUN, Benchmark, Claim, Config, Experiment, Figure, Prepared, Table
+from hetlab import _core, api
+from hetlab.experiment import NOT_RUN, Benchmark, Claim, Config, Context, Experiment, Figure, Prepared, Table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -227,6 +233,100 @@ def claims(summary: pd.DataFrame, runs: pd.DataFrame) -> list[Claim]:
     return [_eight_faster(summary), _heavy_simd_big(summary), _dynamic_better(summary)]
 
 
+# --- sensitivity to the assumptions -----------------------------------------------------------
+
+# The platform file's ASSUMPTION values that move the ratios, each run at a low and a high value:
+# (name, the line's regular expression in exynos5433.toml, its value there, low, high). The A57's
+# dependency_cpi is the one after `issue_width = 3.0` (the A53's is DERIVED from it and kept).
+SENSITIVITY = (
+    ("A57 dependency_cpi", r"(issue_width = 3\.0\n(?:#.*\n)*dependency_cpi = )0\.25", 0.25, 0.125, 0.5),
+    ("A53 mlp", r"(\nmlp = )1\.5", 1.5, 1.0, 3.0),
+    ("DRAM bandwidth_efficiency", r"(\nbandwidth_efficiency = )0\.7", 0.7, 0.5, 0.9),
+    ("DRAM idle_latency_ns", r"(\nidle_latency_ns = )145\.0", 145.0, 100.0, 200.0),
+    ("CCI snoop_path_l2_lookups", r"(\nsnoop_path_l2_lookups = )3\.49", 3.49, 1.75, 7.0),
+)
+# One benchmark per mechanism: compute, shared read-modify-write, L2-size/streaming, DRAM-bound.
+SENSITIVITY_BENCHMARKS = ("dhrystone", "binomial", "sgemm", "sfft")
+
+
+@dataclass
+class Sensitivity(Prepared):
+    """T(big-4)/T(all-8) (dynamic allocator, first seed) with each assumption at its file value,
+    low and high: rows of (parameter, value, benchmark, ratio)."""
+
+    rows: list[dict] = field(default_factory=list)
+
+
+def _platform_text(platform: str) -> str:
+    if Path(platform).is_file():
+        return Path(platform).read_text()
+    return _core.builtin_platform_text(platform)
+
+
+def prepare(plan: None, out: Path, ctx: Context) -> Sensitivity:
+    """Runs the sensitivity grid on platform variants written to OUT/sensitivity/ (a parameter
+    the platform file does not have is skipped)."""
+    t0 = time.perf_counter()
+    text = _platform_text(ctx.platform)
+    variants = [("file value", "", ctx.platform)]
+    (out / "sensitivity").mkdir(exist_ok=True)
+    for name, pattern, _, low, high in SENSITIVITY:
+        if re.search(pattern, text) is None:
+            continue
+        for value in (low, high):
+            path = out / "sensitivity" / f"{re.sub(r'[^a-z0-9]+', '-', name.lower())}-{value}.toml"
+            path.write_text(re.sub(pattern, lambda m, v=value: f"{m[1]}{v}", text, count=1))
+            variants.append((name, value, str(path)))
+    grid = [(v, b, c) for v in variants for b in SENSITIVITY_BENCHMARKS for c in ("all-8", "big-4")]
+    configs = {c.name: c for c in CONFIGS}
+
+    def one(item):
+        (name, value, platform), bench, config = item
+        spec = f"sandra-{bench}:threads=cpus,allocation=dynamic"
+        return api.simulate(platform, spec, seed=1, **configs[config].options).time_s
+
+    with ThreadPoolExecutor(max_workers=ctx.jobs or os.cpu_count() or 1) as pool:
+        times = list(pool.map(one, grid))
+    t = {(v[0], v[1], b, c): x for (v, b, c), x in zip(grid, times)}
+    rows = [
+        {
+            "parameter": name,
+            "value": value,
+            "benchmark": b,
+            "big4_over_all8": t[(name, value, b, "big-4")] / t[(name, value, b, "all-8")],
+        }
+        for name, value, _ in variants
+        for b in SENSITIVITY_BENCHMARKS
+    ]
+    import pandas as pd
+
+    pd.DataFrame(rows).to_csv(out / "sensitivity.csv", index=False)
+    return Sensitivity({"sensitivity": time.perf_counter() - t0}, rows)
+
+
+def _sensitivity_section(prepared: Prepared) -> list[str]:
+    rows = getattr(prepared, "rows", [])
+    if not rows:
+        return []
+    lines = [
+        "## Sensitivity to the assumptions",
+        "",
+        "T(big-4)/T(all-8) with the dynamic allocator (first seed) when one ASSUMPTION of the platform file takes a "
+        "low or a high value (above 1: all 8 cores faster; sensitivity.csv; the variants are in sensitivity/). "
+        "A verdict that flips between rows rests on that assumption.",
+        "",
+        "| parameter | value | " + " | ".join(SENSITIVITY_BENCHMARKS) + " |",
+        "|---|---|" + "---|" * len(SENSITIVITY_BENCHMARKS),
+    ]
+    by = {}
+    for r in rows:
+        by.setdefault((r["parameter"], r["value"]), {})[r["benchmark"]] = r["big4_over_all8"]
+    for (name, value), ratios in by.items():
+        shown = "" if value == "" else f"{value:g}"
+        lines.append(f"| {name} | {shown} | " + " | ".join(f"{ratios[b]:.2f}" for b in SENSITIVITY_BENCHMARKS) + " |")
+    return lines
+
+
 # --- report -------------------------------------------------------------------------------------
 
 
@@ -273,7 +373,7 @@ def _not_modelled_section(summary: pd.DataFrame) -> list[str]:
 
 
 def report_sections(summary: pd.DataFrame, prepared: Prepared) -> list[list[str]]:
-    return [_ratio_section(summary), _not_modelled_section(summary)]
+    return [s for s in (_ratio_section(summary), _sensitivity_section(prepared), _not_modelled_section(summary)) if s]
 
 
 EXPERIMENT = Experiment(
@@ -296,5 +396,6 @@ EXPERIMENT = Experiment(
     reps=3,
     run_columns=run_columns,
     measures=measures,
+    prepare=prepare,
     report_sections=report_sections,
 )
