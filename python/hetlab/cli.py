@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hetlab import _core, api, reproduce
+from hetlab import _core, advise, api, reproduce
 from hetlab._files import write_atomically
 
 MAIN_HELP = """\
@@ -597,6 +597,13 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_parser(
             "reproduce",
             help="reproduce a seed document's experiment (tables, figures, report.md); --list names them",
+        )
+    )
+
+    advise.configure_parser(
+        sub.add_parser(
+            "advise",
+            help="simulate a workload's candidate configurations and recommend one for an objective",
         )
     )
 
