@@ -13,6 +13,9 @@
 //! own cluster with probability same/n, of another cluster cross/n. Each such access is a
 //! dependent transfer (the update waits for the line).
 
+use super::cci;
+use crate::platform::Platform;
+
 /// Latency of one line transfer into a core, ns: `l1_cycles` and `l2_cycles` are the
 /// requester's lookups at `ghz`; `cross` adds the CCI traversal and the snoop of the other
 /// cluster (`snoop_ns`, at that cluster's clock).
@@ -22,6 +25,19 @@ pub fn transfer_ns(l1_cycles: f64, l2_cycles: f64, ghz: f64, cross: Option<(f64,
         None => local_ns,
         Some((traversal_ns, snoop_ns)) => local_ns + traversal_ns + snoop_ns,
     }
+}
+
+/// [`transfer_ns`] on `platform` with both clusters at their top OPPs: a line moved from a core
+/// of cluster `from` into another core of cluster `to` (the same cluster: through its L2).
+pub fn platform_transfer_ns(platform: &Platform, from: usize, to: usize) -> f64 {
+    let core = platform.core_type_of(to);
+    let ghz = platform.clusters[to].max_khz() as f64 / 1e6;
+    let cross = (from != to).then(|| {
+        let snoop_ns =
+            cci::snoop_latency_ns(cci::snoop_response_cycles(platform, from), platform.clusters[from].max_khz());
+        (cci::traversal_ns(platform), snoop_ns)
+    });
+    transfer_ns(core.l1_hit_cycles, core.l2_hit_cycles, ghz, cross)
 }
 
 /// Transfers per instruction of a thread whose `rmw_refs_per_instr` references update shared
