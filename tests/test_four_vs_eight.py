@@ -92,6 +92,26 @@ def test_the_mechanisms_show_in_the_runs(small):
     )
 
 
+def test_each_ratio_names_its_mechanism_from_the_runs(small):
+    report_md = (small.out / "report.md").read_text()
+    row = {
+        ln.split(" | ")[0].lstrip("| ") + "-" + ln.split(" | ")[1]: ln
+        for ln in report_md.splitlines()
+        if ln.startswith("| ") and " | " in ln
+    }
+    assert "DRAM bandwidth" in row["sfft-dynamic"]
+    assert "shared lines crossing the CCI" in row["binomial-dynamic"]
+    assert "the barrier" in row["dhrystone-static"] and "the pool" in row["dhrystone-dynamic"]
+    t = {"all-8": 1.0, "big-4": 1.2, "little-4": 3.0}
+    none = {"all-8": 0.0, "big-4": 0.0, "little-4": 0.0}
+    assert fve.mechanism("static", t, 0.0, 9.0, none).startswith("the barrier")
+    assert fve.mechanism("dynamic", t, 8.9, 9.0, none).startswith("DRAM")
+    assert fve.mechanism("dynamic", t, 0.0, 9.0, {**none, "all-8": 50.0}).startswith("shared lines crossing")
+    # the LITTLE cluster's own L2 misses are not shared lines: named as such
+    misses = {"all-8": 60.0, "big-4": 0.0, "little-4": 120.0}
+    assert "miss their 256 KB L2" in fve.mechanism("static", t, 0.0, 9.0, misses)
+
+
 def test_the_sensitivity_grid_varies_each_assumption(small):
     sens = pd.read_csv(small.out / "sensitivity.csv")
     assert list(sens.columns) == ["parameter", "value", "benchmark", "big4_over_all8"]

@@ -339,16 +339,40 @@ def _sensitivity_section(prepared: Prepared) -> list[str]:
 # --- report -------------------------------------------------------------------------------------
 
 
+def mechanism(alloc: str, t: dict[str, float], dram_gb_s: float, most_dram_gb_s: float, cci_m: dict[str, float]) -> str:
+    """What sets T(big-4)/T(all-8) of one benchmark and allocator, read off its runs: DRAM
+    saturated on all 8 (at least 90% of the most any run moved); lines crossing the CCI between
+    the clusters (all 8 read the CCI more than either cluster alone doing all the work: the
+    excess are shared lines moving cluster to cluster); else the static split's barrier or the
+    pool, with the A53s' L2 misses when the LITTLE cluster reads the CCI over twice as often as
+    the big one."""
+    if most_dram_gb_s > 1.0 and dram_gb_s >= 0.9 * most_dram_gb_s:
+        return f"DRAM bandwidth: {dram_gb_s:.1f} GB/s on all 8, the most any run moved"
+    alone = max(cci_m["big-4"], cci_m["little-4"])
+    if cci_m["all-8"] > alone + 1.0:
+        return f"shared lines crossing the CCI: {cci_m['all-8']:.0f} M reads on all 8 vs {alone:.0f} M on one cluster"
+    l2 = (
+        f"; the A53s miss their 256 KB L2 ({cci_m['little-4']:.0f} M CCI reads on little-4 vs {cci_m['big-4']:.0f} M)"
+        if cci_m["little-4"] > 2 * cci_m["big-4"] + 1.0
+        else ""
+    )
+    if alloc == "static":
+        return f"the barrier: 1/8 of the work each, the A53 threads take {t['little-4'] / t['big-4']:.2f}x as long{l2}"
+    return f"the pool: the A53s add their throughput until the work runs out{l2}"
+
+
 def _ratio_section(summary: pd.DataFrame) -> list[str]:
+    most_dram = float(summary.dram_gb_s_mean.max()) if len(summary) else 0.0
     lines = [
         "## Ratios per benchmark",
         "",
         "T(big-4)/T(all-8) above 1: all 8 cores are faster; T(little-4)/T(big-4) above 1: the 4 big cores are faster "
-        "than the 4 LITTLE ones. EDP in J·s (energy: CPU clusters and DRAM).",
+        "than the 4 LITTLE ones. EDP in J·s (energy: CPU clusters and DRAM). The last column names what sets "
+        "T(big-4)/T(all-8), read off the runs (`mechanism` in four_vs_eight.py).",
         "",
         "| benchmark | allocator | T all-8 (s) | T(big-4)/T(all-8) | T(little-4)/T(big-4) | EDP all-8 | EDP big-4 "
-        "| EDP little-4 | DRAM GB/s all-8 | CCI reads all-8 (M) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| EDP little-4 | DRAM GB/s all-8 | CCI reads all-8 (M) | what sets T(big-4)/T(all-8) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in NAMES:
         for alloc in ALLOCATORS:
@@ -361,10 +385,12 @@ def _ratio_section(summary: pd.DataFrame) -> list[str]:
             t = {c: float(r.time_s_mean.iloc[0]) for c, r in rows.items()}
             edp = {c: float(r.edp_js_mean.iloc[0]) for c, r in rows.items()}
             a8 = rows["all-8"].iloc[0]
+            cci = {c: float(r.cci_reads_m_mean.iloc[0]) for c, r in rows.items()}
+            why = mechanism(alloc, t, float(a8.dram_gb_s_mean), most_dram, cci)
             lines.append(
                 f"| {name} | {alloc} | {t['all-8']:.3f} | {t['big-4'] / t['all-8']:.2f} | "
                 f"{t['little-4'] / t['big-4']:.2f} | {edp['all-8']:.2f} | {edp['big-4']:.2f} | {edp['little-4']:.2f} | "
-                f"{a8.dram_gb_s_mean:.2f} | {a8.cci_reads_m_mean:.1f} |"
+                f"{a8.dram_gb_s_mean:.2f} | {a8.cci_reads_m_mean:.1f} | {why} |"
             )
     return lines
 
