@@ -10,7 +10,7 @@ import sys
 import pandas as pd
 import pytest
 
-from hetlab import reproduce
+from hetlab import api, reproduce
 from hetlab.experiment import NOT_RUN
 from hetlab.experiments import four_vs_eight as fve
 
@@ -124,7 +124,12 @@ def test_the_sensitivity_grid_varies_each_assumption(small):
     snoop = sens[sens.parameter == "CCI snoop_path_l2_lookups"].set_index(["value", "benchmark"]).big4_over_all8
     assert snoop[(7.0, "binomial")] < snoop[(1.75, "binomial")]
     assert snoop[(7.0, "dhrystone")] == pytest.approx(snoop[(1.75, "dhrystone")], rel=1e-3)
-    assert "## Sensitivity to the assumptions" in (small.out / "report.md").read_text()
+    report_md = (small.out / "report.md").read_text()
+    assert "## Sensitivity to the assumptions" in report_md
+    # the model's inter-core latency, as hetlab pingpong prints it
+    ns = api.line_transfer_ns("exynos5433")
+    assert "## Inter-core latency (model)" in report_md
+    assert f"| big | {ns[('little', 'big')]:.1f} | {ns[('big', 'big')]:.1f} |" in report_md
 
 
 def test_claims_are_judged_from_the_numbers(small):

@@ -264,6 +264,8 @@ class Sensitivity(Prepared):
     low and high: rows of (parameter, value, benchmark, ratio)."""
 
     rows: list[dict] = field(default_factory=list)
+    # the model's one-way line transfer latency, (from cluster, to cluster) -> ns, top OPPs
+    line_transfer_ns: dict = field(default_factory=dict)
 
 
 def _platform_text(platform: str) -> str:
@@ -310,7 +312,25 @@ def prepare(plan: None, out: Path, ctx: Context) -> Sensitivity:
     import pandas as pd
 
     pd.DataFrame(rows).to_csv(out / "sensitivity.csv", index=False)
-    return Sensitivity({"sensitivity": time.perf_counter() - t0}, rows)
+    return Sensitivity({"sensitivity": time.perf_counter() - t0}, rows, api.line_transfer_ns(ctx.platform))
+
+
+def _latency_section(prepared: Prepared) -> list[str]:
+    ns = getattr(prepared, "line_transfer_ns", {})
+    if not ns:
+        return []
+    names = list(dict.fromkeys(src for src, _ in ns))
+    return [
+        "## Inter-core latency (model)",
+        "",
+        "ns per one-way cache-line transfer at the top OPPs (`model/coherence.rs`): within a cluster through its L2, "
+        "across through the CCI and a snoop of the other cluster at its clock. These are what the dynamic pool's "
+        "counter and the shared read-modify-write lines pay; `hetlabd pingpong` measures the same on a board.",
+        "",
+        "| to \\ from | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+        *(f"| {dst} | " + " | ".join(f"{ns[(src, dst)]:.1f}" for src in names) + " |" for dst in names),
+    ]
 
 
 def _sensitivity_section(prepared: Prepared) -> list[str]:
@@ -408,7 +428,13 @@ def _not_modelled_section(summary: pd.DataFrame) -> list[str]:
 
 
 def report_sections(summary: pd.DataFrame, prepared: Prepared) -> list[list[str]]:
-    return [s for s in (_ratio_section(summary), _sensitivity_section(prepared), _not_modelled_section(summary)) if s]
+    sections = (
+        _ratio_section(summary),
+        _latency_section(prepared),
+        _sensitivity_section(prepared),
+        _not_modelled_section(summary),
+    )
+    return [s for s in sections if s]
 
 
 EXPERIMENT = Experiment(
