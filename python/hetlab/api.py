@@ -346,6 +346,40 @@ def chase(
 
 
 @dataclass
+class PingpongResult:
+    """`hetlab pingpong --backend linux`: `report` is the JSON document of `hetlabd pingpong
+    --json` (cpus, one_way_ns matrix), `text` the table `hetlabd pingpong` prints."""
+
+    report: dict[str, Any]
+    report_json: str
+    text: str
+
+
+def pingpong(cpus: str | None = None, *, round_trips: int | None = None, repeats: int | None = None) -> PingpongResult:
+    """The native inter-core latency on this machine: a cache line bounced between two pinned
+    threads for every ordered pair of `cpus` (`"0-3,7"`; default: every CPU this process may
+    use), ns per one-way transfer, the fastest of `repeats` measurements of `round_trips`."""
+    try:
+        report_json, text = _core.pingpong(cpus=cpus, round_trips=round_trips, repeats=repeats)
+    except ValueError as e:
+        raise HetlabError(str(e)) from None
+    return PingpongResult(json.loads(report_json), report_json, text)
+
+
+def line_transfer_ns(platform: str = DEFAULT_PLATFORM) -> dict[tuple[str, str], float]:
+    """The model's one-way cache-line transfer latency, ns, (from cluster, to cluster) -> ns,
+    both clusters at their top OPPs (`model::coherence`): within a cluster through its L2,
+    across through the CCI and a snoop of the other cluster."""
+    try:
+        clusters = json.loads(_core.platform_summary(*_platform_args(platform)))["clusters"]
+    except ValueError as e:
+        raise HetlabError(str(e)) from None
+    return {
+        (src["name"], dst["name"]): ns for dst in clusters for src, ns in zip(clusters, dst["line_transfer_ns_from"])
+    }
+
+
+@dataclass
 class GovernResult:
     """How `govern` ended: why (`SIGTERM`, `SIGINT`, `duration`, ...), governor samples taken,
     frequency writes, and each policy's restored settings (none in a dry run)."""

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hetlab import _core, api, reproduce
+from hetlab import _core, advise, api, reproduce
 from hetlab._files import write_atomically
 from hetlab.executor import EXECUTOR_HELP
 
@@ -336,6 +336,27 @@ def cmd_chase(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_pingpong(args: argparse.Namespace) -> int:
+    model = api.line_transfer_ns(args.platform)  # a bad platform fails before any measurement
+    if args.backend == "linux":
+        r = api.pingpong(
+            args.cpus,
+            round_trips=_number(args.round_trips, "--round-trips", int, "a number of round trips"),
+            repeats=_number(args.repeats, "--repeats", int, "a number of measurements"),
+        )
+        if args.json:
+            print(r.report_json)
+            return 0
+        print(r.text, end="")
+    names = list(dict.fromkeys(src for src, _ in model))
+    print(f"model {args.platform} (top OPPs): ns per one-way transfer into a core of the row cluster from a core")
+    print("of the column cluster (the same cluster: through its L2; another: the CCI and a snoop there)")
+    print(f"{'to / from':>12}" + "".join(f" {n:>9}" for n in names))
+    for dst in names:
+        print(f"{dst:>12}" + "".join(f" {model[(src, dst)]:9.1f}" for src in names))
+    return 0
+
+
 def cmd_govern(args: argparse.Namespace) -> int:
     if args.governor is None:
         raise CliError("govern needs --governor NAME (see `hetlab governors`)")
@@ -610,6 +631,11 @@ def build_parser() -> argparse.ArgumentParser:
     for name, what, func in (
         ("chase", "native pointer-chase microbenchmark on this machine (ns and cycles per access)", cmd_chase),
         (
+            "pingpong",
+            "inter-core latency on this machine (--backend linux) and in the model (ns per one-way transfer)",
+            cmd_pingpong,
+        ),
+        (
             "govern",
             "run a governor as a daemon on this board (cpufreq sysfs + perf_event_open); restores on exit",
             cmd_govern,
@@ -622,6 +648,11 @@ def build_parser() -> argparse.ArgumentParser:
             formatter_class=argparse.RawTextHelpFormatter,
         )
         _board_options(name, p, ("output", "plan", "board"))
+        if name == "pingpong":
+            p.add_argument(
+                "--backend", choices=("linux", "sim"), default="linux", help="measure here, or only the model"
+            )
+            p.add_argument("--platform", default=api.DEFAULT_PLATFORM, help="the platform whose model is printed")
         p.set_defaults(func=func)
 
     tr = sub.add_parser(
@@ -704,6 +735,13 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_parser(
             "reproduce",
             help="reproduce a seed document's experiment (tables, figures, report.md); --list names them",
+        )
+    )
+
+    advise.configure_parser(
+        sub.add_parser(
+            "advise",
+            help="simulate a workload's candidate configurations and recommend one for an objective",
         )
     )
 

@@ -20,6 +20,7 @@ use hetlab_linux::characterize::{self, SweepConfig};
 use hetlab_linux::chase::{self, ChaseOptions, Pattern, DEFAULT_PATTERNS, DEFAULT_SIZES};
 use hetlab_linux::daemon::{self, GovernConfig};
 use hetlab_linux::flags::{self, Command};
+use hetlab_linux::pingpong::{self, PingpongOptions};
 use hetlab_linux::restore::{read_state, RunLock, STATE_FILE};
 use hetlab_linux::stop::SignalStop;
 use hetlab_linux::{positive_seconds_us, Roots, DEFAULT_RUN_DIR};
@@ -33,6 +34,7 @@ commands:
   govern        run a governor (the simulator's code) as a daemon: cpufreq sysfs + /proc/stat
                 + perf_event_open; saves and restores each policy's governor, min and max
   chase         ccbench-style pointer-chase microbenchmark: ns (and cycles) per dependent load
+  pingpong      inter-core latency: a cache line bounced between two pinned threads, every pair
   characterize  the snoop-latency training sweep on this board, rows in the dataset's columns
   restore       write back the settings a killed hetlabd left in <run-dir>/hetlabd.saved
   governors     list the governors and their tunables (kernel sysfs names and units)
@@ -41,6 +43,7 @@ examples:
   sudo hetlabd govern --governor anti-snoop --model model.json
   hetlabd govern --governor ondemand --dry-run --duration 5
   hetlabd chase --cpu 4 --sizes 4K..64M --pattern random,stride-16 --freq-khz 2000000
+  hetlabd pingpong --cpus 0-7
   sudo hetlabd characterize --out sweep.csv --reps 5
 ";
 
@@ -242,6 +245,24 @@ fn cmd_chase(a: &Args) -> Result<i32, Fail> {
     Ok(0)
 }
 
+fn cmd_pingpong(a: &Args) -> Result<i32, Fail> {
+    let mut opts = PingpongOptions::default();
+    if let Some(n) = a.num("--round-trips", "a number of round trips")? {
+        opts.round_trips = n;
+    }
+    if let Some(n) = a.num("--repeats", "a number of measurements")? {
+        opts.repeats = n;
+    }
+    let chosen = pingpong::choose_cpus(a.get("--cpus")).map_err(usage)?;
+    let m = pingpong::matrix(&chosen, &opts).map_err(usage)?;
+    if a.flag("--json") {
+        println!("{}", pingpong::json_report(&chosen, &opts, &m));
+    } else {
+        print!("{}", pingpong::text_report(&chosen, &opts, &m));
+    }
+    Ok(0)
+}
+
 fn cmd_characterize(a: &Args) -> Result<i32, Fail> {
     let out = PathBuf::from(a.get("--out").ok_or_else(|| usage("characterize needs --out FILE.csv"))?);
     let mut cfg = SweepConfig::builtin(a.get("--platform").unwrap_or(DEFAULT_PLATFORM)).map_err(usage)?;
@@ -397,6 +418,7 @@ pub fn run(prog: &str, argv: &[String]) -> i32 {
                 Ok(Parsed::Run(a)) => match a.cmd.name {
                     "govern" => cmd_govern(&a),
                     "chase" => cmd_chase(&a),
+                    "pingpong" => cmd_pingpong(&a),
                     "characterize" => cmd_characterize(&a),
                     "restore" => cmd_restore(&a),
                     "governors" => cmd_governors(&a),

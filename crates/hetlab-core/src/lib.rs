@@ -17,6 +17,7 @@ pub mod counters;
 pub mod engine;
 pub mod governor;
 pub mod input;
+pub mod isa;
 pub mod kernel;
 pub mod model;
 pub mod platform;

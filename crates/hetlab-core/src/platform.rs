@@ -31,6 +31,10 @@ pub struct Platform {
     pub description: String,
     /// Scheduler tick rate (CONFIG_HZ).
     pub hz: u32,
+    /// The instruction set the software runs in (`aarch64` unless given): a 32-bit kernel and
+    /// userland on an ARMv8 core lose the crypto and NEON FP64 instructions.
+    #[serde(default)]
+    pub execution_state: ExecutionState,
     /// What scheduling costs on this board (`[sched]`).
     #[serde(default)]
     pub sched: SchedCosts,
@@ -61,6 +65,15 @@ pub struct Platform {
     /// Derived once at load: each cluster's index into `core_types`, and its CPU capacity.
     #[serde(skip)]
     derived: Derived,
+}
+
+/// The ARMv8 execution state the board's software runs in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutionState {
+    Aarch32,
+    #[default]
+    Aarch64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -145,6 +158,10 @@ pub struct CoreType {
     pub cpi_factor: f64,
     /// Switching activity of a core stalled on memory, relative to a busy core, 0..=1.
     pub stall_activity: f64,
+    /// Per instruction class throughput, for phases that declare their mix
+    /// (`model::code_class`); `None`: such phases cannot run on this core type.
+    #[serde(default)]
+    pub code_classes: Option<crate::isa::ClassCycles>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -339,6 +356,15 @@ impl Platform {
             fraction(&f("prefetch_coverage"), t.prefetch_coverage)?;
             positive(&f("cpi_factor"), t.cpi_factor)?;
             fraction(&f("stall_activity"), t.stall_activity)?;
+            if let Some(cc) = &t.code_classes {
+                cc.validate(&f("code_classes"))?;
+                if self.execution_state == ExecutionState::Aarch32 && (cc.crypto.is_some() || cc.neon_fp64.is_some()) {
+                    return Err(format!(
+                        "{}: AArch32 has no ARMv8 crypto or NEON FP64 instructions; remove crypto/neon_fp64",
+                        f("code_classes")
+                    ));
+                }
+            }
         }
         if self.clusters.is_empty() {
             return Err("clusters: at least one cluster is needed".into());

@@ -7,6 +7,9 @@
 //! `name:key=value,...` specs: `ccbench`, `periodic`, `cpu-bound`.
 
 use serde::Deserialize;
+use std::collections::BTreeMap;
+
+use crate::isa::Mix;
 
 pub use crate::builtin::BUILTIN_WORKLOADS;
 
@@ -57,6 +60,14 @@ pub struct MemProfile {
     pub dependent_loads: bool,
     /// Share of refills that later cost a writeback (dirty lines).
     pub write_fraction: f64,
+    /// The instruction mix (`crate::isa`, timed by `model::code_class`); `None`: `cpi` x the core's `cpi_factor`.
+    pub mix: Option<Mix>,
+    /// Share of the references that read-modify-write data shared by the task's threads: a
+    /// line last written by another thread moves to this core (`model::coherence`).
+    pub shared_rmw_fraction: f64,
+    /// The working set is one copy shared by the task's threads (read-only tables, a shared
+    /// lattice): each cluster caches it once, not once per thread.
+    pub shared_working_set: bool,
 }
 
 impl MemProfile {
@@ -64,7 +75,17 @@ impl MemProfile {
     pub fn single(cpi: f64, refs_per_instr: f64, access: Access, dependent_loads: bool, write_fraction: f64) -> Self {
         let mut accesses = [access; MAX_ACCESSES];
         accesses[0].fraction = 1.0;
-        MemProfile { cpi, refs_per_instr, accesses, n_accesses: 1, dependent_loads, write_fraction }
+        MemProfile {
+            cpi,
+            refs_per_instr,
+            accesses,
+            n_accesses: 1,
+            dependent_loads,
+            write_fraction,
+            mix: None,
+            shared_rmw_fraction: 0.0,
+            shared_working_set: false,
+        }
     }
 
     pub fn accesses(&self) -> &[Access] {
@@ -108,6 +129,22 @@ pub enum PhaseKind {
     Resume {
         event: String,
     },
+    /// Fork-join: `total_instructions` of work shared by all the task's threads, then a
+    /// barrier (every thread waits for the last one; `engine::parallel`).
+    Parallel {
+        total_instructions: f64,
+        allocation: Allocation,
+    },
+}
+
+/// How a parallel phase splits its work among the task's threads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Allocation {
+    /// Each thread an equal share, fixed before the run: the slowest thread sets the time.
+    Static,
+    /// A shared pool of chunks; a thread that finishes one takes the next (an atomic
+    /// update of the pool's counter, whose cache line moves to the grabbing core).
+    Dynamic { chunk_instructions: f64 },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -122,6 +159,7 @@ pub struct Phase {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Task {
     pub name: String,
+    /// 0: one per CPU the task may use, resolved at the start of a run.
     pub threads: u32,
     pub nice: i32,
     /// Allowed CPUs; `None` = all.
@@ -187,6 +225,13 @@ struct PhaseFile {
     dependent_loads: Option<bool>,
     write_fraction: Option<f64>,
     components: Option<Vec<AccessFile>>,
+    /// Instruction class -> share (`crate::isa::CLASSES`).
+    mix: Option<BTreeMap<String, f64>>,
+    parallel_instructions: Option<f64>,
+    allocation: Option<String>,
+    chunk_instructions: Option<f64>,
+    shared_rmw_fraction: Option<f64>,
+    shared_working_set: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -272,15 +317,32 @@ impl PhaseFile {
                 *slot = *a;
             }
         }
+        if let Some(mix) = &self.mix {
+            if self.cpi.is_some() {
+                return Err(format!("{at}: give either mix or cpi, not both (a mix sets the compute cycles)"));
+            }
+            let mix = Mix::from_pairs(&format!("{at}.mix"), mix.iter().map(|(k, v)| (k.as_str(), *v)))?;
+            // A mix's loads and stores are its data references unless the phase says otherwise.
+            mem.refs_per_instr = self.refs_per_instr.unwrap_or(mix.refs_per_instr());
+            mem.mix = Some(mix);
+        }
+        if let Some(f) = self.shared_rmw_fraction {
+            if !(0.0..=1.0).contains(&f) {
+                return Err(format!("{at}.shared_rmw_fraction must be within 0..=1, got {f}"));
+            }
+            mem.shared_rmw_fraction = f;
+        }
+        mem.shared_working_set = self.shared_working_set.unwrap_or(false);
         check_mem(at, &mem)?;
         let kinds = [
+            self.parallel_instructions.is_some(),
             self.instructions.is_some(),
             self.sleep_us.is_some(),
             self.run_us.is_some(),
             self.suspend.is_some(),
             self.resume.is_some(),
         ];
-        const ONE_OF: &str = "instructions, sleep_us, run_us, suspend or resume";
+        const ONE_OF: &str = "instructions, parallel_instructions, sleep_us, run_us, suspend or resume";
         match kinds.iter().filter(|&&k| k).count() {
             0 => return Err(format!("{at}: a phase needs one of {ONE_OF}")),
             1 => {}
@@ -292,7 +354,33 @@ impl PhaseFile {
                 _ => Err(format!("{at}: an event name must not be empty")),
             }
         };
+        if self.parallel_instructions.is_none() && (self.allocation.is_some() || self.chunk_instructions.is_some()) {
+            return Err(format!("{at}: allocation and chunk_instructions belong to parallel_instructions phases"));
+        }
         let kind = match (self.instructions, self.sleep_us, self.run_us) {
+            _ if self.parallel_instructions.is_some() => {
+                let total = self.parallel_instructions.unwrap_or_default();
+                if !(total.is_finite() && total > 0.0) {
+                    return Err(format!("{at}.parallel_instructions must be positive, got {total}"));
+                }
+                let allocation = match (self.allocation.as_deref(), self.chunk_instructions) {
+                    (None | Some("static"), None) => Allocation::Static,
+                    (Some("static"), Some(_)) => {
+                        return Err(format!("{at}: chunk_instructions belongs to allocation = \"dynamic\""))
+                    }
+                    (Some("dynamic"), Some(c)) if c.is_finite() && c > 0.0 => {
+                        Allocation::Dynamic { chunk_instructions: c }
+                    }
+                    (Some("dynamic"), _) => {
+                        return Err(format!("{at}: allocation = \"dynamic\" needs a positive chunk_instructions"))
+                    }
+                    (None, Some(_)) => return Err(format!("{at}: chunk_instructions needs allocation = \"dynamic\"")),
+                    (Some(other), _) => {
+                        return Err(format!("{at}.allocation must be \"static\" or \"dynamic\", got '{other}'"))
+                    }
+                };
+                PhaseKind::Parallel { total_instructions: total, allocation }
+            }
             _ if self.suspend.is_some() => PhaseKind::Suspend { event: event(self.suspend)? },
             _ if self.resume.is_some() => PhaseKind::Resume { event: event(self.resume)? },
             (Some(n), None, None) => {
@@ -392,14 +480,65 @@ impl Workload {
             "periodic" => periodic(&kv),
             "cpu-bound" => cpu_bound(&kv),
             _ => match BUILTIN_WORKLOADS.iter().find(|(n, _)| *n == name) {
-                Some((n, text)) if kv.is_empty() => Workload::from_toml(&format!("{n}.toml (built-in)"), text),
-                Some(_) => Err(format!("workload '{name}' takes no parameters")),
+                Some((n, text)) => Workload::from_toml(&format!("{n}.toml (built-in)"), text)?.with_parallel(&kv),
                 None => Err(format!(
                     "unknown workload '{name}'; generators: ccbench, periodic, cpu-bound; built-in: {} (or give a path to a .toml file)",
                     BUILTIN_WORKLOADS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
                 )),
             },
         }
+    }
+
+    /// A built-in workload's parameters (`name:threads=4,allocation=static`), for workloads
+    /// with parallel phases: `threads` sets the thread count of every task that has one, `cpus`
+    /// one thread per CPU the task may use when the run starts (a fork-join program that starts
+    /// as many workers as it sees CPUs, as Sandra does), `allocation` switches their
+    /// dynamic pools to a static split (`static`) or keeps them (`dynamic`).
+    pub fn with_parallel(mut self, kv: &[(String, String)]) -> Result<Workload, String> {
+        if kv.is_empty() {
+            return Ok(self);
+        }
+        let name = self.name.clone();
+        let parallel = |t: &Task| t.phases.iter().any(|p| matches!(p.kind, PhaseKind::Parallel { .. }));
+        if !self.tasks.iter().any(parallel) {
+            return Err(format!("workload '{name}' takes no parameters (it has no parallel phase)"));
+        }
+        let p = Params::new("parallel workload", &["threads", "allocation"], kv)?;
+        if let Some(v) = p.raw("threads") {
+            // cpus -> 0: one per CPU the task may use, resolved when a run starts (engine set-up).
+            let parsed = if v == "cpus" { Some(0) } else { v.parse::<u32>().ok().filter(|n| *n > 0) };
+            let threads = parsed.filter(|n| *n <= crate::platform::MAX_CPUS as u32).ok_or_else(|| {
+                format!("workload '{name}': threads must be 1 to {} or cpus, got '{v}'", crate::platform::MAX_CPUS)
+            })?;
+            for t in self.tasks.iter_mut().filter(|t| parallel(t)) {
+                t.threads = threads;
+            }
+        }
+        match p.raw("allocation") {
+            None | Some("dynamic") => {
+                let static_only = self
+                    .tasks
+                    .iter()
+                    .flat_map(|t| &t.phases)
+                    .any(|ph| matches!(ph.kind, PhaseKind::Parallel { allocation: Allocation::Static, .. }));
+                if p.raw("allocation").is_some() && static_only {
+                    return Err(format!(
+                        "workload '{name}': allocation=dynamic needs its parallel phases to give chunk_instructions"
+                    ));
+                }
+            }
+            Some("static") => {
+                for ph in self.tasks.iter_mut().flat_map(|t| t.phases.iter_mut()) {
+                    if let PhaseKind::Parallel { allocation, .. } = &mut ph.kind {
+                        *allocation = Allocation::Static;
+                    }
+                }
+            }
+            Some(other) => {
+                return Err(format!("workload '{name}': allocation must be static or dynamic, got '{other}'"))
+            }
+        }
+        Ok(self)
     }
 
     pub fn nthreads(&self) -> usize {
@@ -583,6 +722,30 @@ mod tests {
         assert!(e.contains("pattern"), "{e}");
         let e = Workload::from_spec("nosuch").unwrap_err();
         assert!(e.contains("unknown workload 'nosuch'"), "{e}");
+    }
+
+    #[test]
+    fn parallel_phases_and_their_errors() {
+        let ok = "name='x'\n[[tasks]]\nname='t'\nthreads=8\n[[tasks.phases]]\nparallel_instructions=8e9\nallocation='dynamic'\nchunk_instructions=1e7\nshared_rmw_fraction=0.1\n";
+        let w = Workload::from_toml("p.toml", ok).unwrap();
+        let ph = &w.tasks[0].phases[0];
+        let dynamic = Allocation::Dynamic { chunk_instructions: 1e7 };
+        assert_eq!(ph.kind, PhaseKind::Parallel { total_instructions: 8e9, allocation: dynamic });
+        assert_eq!(ph.mem.shared_rmw_fraction, 0.1);
+        let stat = ok.replace("allocation='dynamic'\nchunk_instructions=1e7\n", "");
+        let kind = &Workload::from_toml("p.toml", &stat).unwrap().tasks[0].phases[0].kind;
+        assert_eq!(*kind, PhaseKind::Parallel { total_instructions: 8e9, allocation: Allocation::Static });
+        for (bad, says) in [
+            (ok.replace("chunk_instructions=1e7\n", ""), "needs a positive chunk_instructions"),
+            (ok.replace("'dynamic'", "'guided'"), "must be \"static\" or \"dynamic\""),
+            (ok.replace("'dynamic'", "'static'"), "chunk_instructions belongs to"),
+            (ok.replace("0.1", "1.5"), "shared_rmw_fraction must be within"),
+            (ok.replace("parallel_instructions=8e9", "instructions=8e9"), "belong to parallel_instructions"),
+            (ok.replace("8e9", "-1"), "parallel_instructions must be positive"),
+        ] {
+            let e = Workload::from_toml("p.toml", &bad).unwrap_err();
+            assert!(e.contains(says) && e.starts_with("p.toml: tasks[0]"), "{e}");
+        }
     }
 
     #[test]

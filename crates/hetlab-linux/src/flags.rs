@@ -1,4 +1,4 @@
-//! The options of the board commands (`govern`, `chase`, `characterize`, `restore`,
+//! The options of the board commands (`govern`, `chase`, `pingpong`, `characterize`, `restore`,
 //! `governors`), each declared once with its help text and its default. hetlabd parses and
 //! documents its command lines from these declarations; the Python CLI (`hetlab chase`, `hetlab
 //! govern`, `hetlab characterize`) builds its argparse parsers from the same ones, so both
@@ -13,6 +13,7 @@ use hetlab_core::sweep::{SweepOptions, PATTERNS};
 
 use crate::backend::PmuSource;
 use crate::chase::{ChaseOptions, DEFAULT_PATTERNS, DEFAULT_SIZES};
+use crate::pingpong::PingpongOptions;
 use crate::{Roots, DEFAULT_RUN_DIR};
 
 /// Which part of a command an option belongs to (the Python CLI groups them so).
@@ -278,6 +279,25 @@ passed (CLOCK_MONOTONIC). Prints ns per access, and cycles per access given --fr
     }
 }
 
+fn pingpong() -> Command {
+    let d = PingpongOptions::default();
+    Command {
+        name: "pingpong",
+        usage: "hetlabd pingpong [options]",
+        about: "\
+Inter-core latency (Sandra's test, seed 004): a cache line bounced between two threads pinned to
+two CPUs, for every ordered pair. Prints the matrix of ns per one-way transfer (a row per ping
+CPU, a column per pong CPU), the fastest of --repeats measurements of --round-trips each.
+",
+        flags: vec![
+            Flag::valued("--cpus", "LIST", "CPUs to measure, e.g. 0-3,4,7 (default: every CPU this process may use)"),
+            Flag::valued("--round-trips", "N", "timed round trips per measurement").default(d.round_trips),
+            Flag::valued("--repeats", "N", "measurements per pair; the fastest counts").default(d.repeats),
+            Flag::switch("--json", "JSON instead of a table"),
+        ],
+    }
+}
+
 /// The sweep plan's options (also the simulated sweep's, in `hetlab characterize`).
 fn plan_flags() -> Vec<Flag> {
     let d = SweepOptions::default();
@@ -372,7 +392,7 @@ fn governors() -> Command {
 
 /// Every board command, in the order `hetlabd --help` lists them.
 pub fn commands() -> Vec<Command> {
-    vec![govern(), chase(), characterize(), restore(), governors()]
+    vec![govern(), chase(), pingpong(), characterize(), restore(), governors()]
 }
 
 pub fn command(name: &str) -> Option<Command> {

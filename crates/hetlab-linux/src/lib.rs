@@ -20,6 +20,7 @@ pub mod cpus;
 pub mod daemon;
 pub mod flags;
 pub mod perf;
+pub mod pingpong;
 pub mod procstat;
 pub mod restore;
 pub mod sha256;

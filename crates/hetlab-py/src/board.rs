@@ -17,6 +17,7 @@ use hetlab_linux::backend::{BackendConfig, CounterMode, PmuSource};
 use hetlab_linux::characterize::{characterize, SweepConfig};
 use hetlab_linux::chase::{self as native, ChaseOptions, Pattern, DEFAULT_PATTERNS, DEFAULT_SIZES};
 use hetlab_linux::daemon::{self, GovernConfig};
+use hetlab_linux::pingpong::{self as native_pingpong, PingpongOptions};
 use hetlab_linux::stop::SignalStop;
 use hetlab_linux::{flags, positive_seconds_us, sha256, Roots};
 use pyo3::prelude::*;
@@ -92,6 +93,24 @@ pub fn chase(
     let patterns = patterns.iter().map(|p| Pattern::parse(p)).collect::<Result<Vec<_>, _>>().map_err(err)?;
     let points = py.allow_threads(|| native::sweep(&elements, &patterns, &opts)).map_err(err)?;
     Ok((native::report(&opts, &points).to_string(), native::text_report(&opts, &points)))
+}
+
+/// The native inter-core latency matrix on this machine. Returns (the JSON report, the text
+/// table) of `hetlabd pingpong --json` and `hetlabd pingpong`.
+#[pyfunction]
+#[pyo3(signature = (*, cpus=None, round_trips=None, repeats=None))]
+pub fn pingpong(
+    py: Python<'_>,
+    cpus: Option<String>,
+    round_trips: Option<u64>,
+    repeats: Option<u32>,
+) -> PyResult<(String, String)> {
+    let d = PingpongOptions::default();
+    let opts =
+        PingpongOptions { round_trips: round_trips.unwrap_or(d.round_trips), repeats: repeats.unwrap_or(d.repeats) };
+    let chosen = native_pingpong::choose_cpus(cpus.as_deref()).map_err(err)?;
+    let m = py.allow_threads(|| native_pingpong::matrix(&chosen, &opts)).map_err(err)?;
+    Ok((native_pingpong::json_report(&chosen, &opts, &m), native_pingpong::text_report(&chosen, &opts, &m)))
 }
 
 /// A platform given as a built-in name or (origin, TOML text), with the SHA-256 of its text.

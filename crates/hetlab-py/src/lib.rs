@@ -60,6 +60,11 @@ fn platform_summary(name: Option<&str>, origin: &str, text: Option<&str>) -> PyR
                 "opps_uv": c.opps.iter().map(|o| o[1]).collect::<Vec<_>>(),
                 "capacity": p.cpu_capacity(i),
                 "snoop_response_cycles": hetlab_core::model::cci::snoop_response_cycles(&p, i),
+                // a line moved into a core of this cluster from a core of each cluster, both at
+                // their top OPPs (what hetlabd pingpong measures on the board)
+                "line_transfer_ns_from": (0..p.clusters.len())
+                    .map(|o| hetlab_core::model::coherence::platform_transfer_ns(&p, o, i))
+                    .collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -144,6 +149,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tree::builtin_model_json, m)?)?;
     m.add_function(wrap_pyfunction!(board::board_command, m)?)?;
     m.add_function(wrap_pyfunction!(board::chase, m)?)?;
+    m.add_function(wrap_pyfunction!(board::pingpong, m)?)?;
     m.add_function(wrap_pyfunction!(board::govern, m)?)?;
     m.add_function(wrap_pyfunction!(board::characterize_board, m)?)?;
     m.add_function(wrap_pyfunction!(governors, m)?)?;

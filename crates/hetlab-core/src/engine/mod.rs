@@ -18,6 +18,7 @@ mod cpumap;
 mod dvfs;
 mod idle;
 mod integrate;
+mod parallel;
 mod rates;
 mod report;
 mod sampling;
@@ -154,6 +155,8 @@ pub struct Engine<'a> {
     /// rt-app event names (`suspend`/`resume` phases) and the threads suspended on each.
     events: std::collections::BTreeMap<String, usize>,
     waiters: Vec<Vec<usize>>,
+    /// Each task's parallel phases: work pool and barrier (`parallel`), by task and phase.
+    pools: Vec<Vec<parallel::Pool>>,
     /// A running thread's CPU while it goes through its zero-work phases (`resume`, then
     /// `suspend` or `sleep`), and whether a thread it woke there preempts it (`enter_phase`).
     deferred_preempt: Option<(usize, bool)>,

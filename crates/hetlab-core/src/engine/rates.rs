@@ -5,7 +5,7 @@
 
 use super::{Engine, Scratch};
 use crate::model::cache::{self, InstrTime};
-use crate::model::{cci, dram, power};
+use crate::model::{cci, coherence, dram, power};
 use crate::result::MAX_CLUSTERS;
 
 /// A running thread while the model is re-solved.
@@ -21,6 +21,20 @@ pub(super) struct Running {
     /// 1 + the share of refills that cost a write-back.
     write_factor: f64,
     dram_lines_per_instr: f64,
+    /// Shared read-modify-write lines moved into this core per instruction from another
+    /// cluster, that transfer's latency, and the stall all such transfers add per instruction.
+    cross_transfers_per_instr: f64,
+    cross_transfer_ns: f64,
+    coherence_stall_ns: f64,
+}
+
+impl Running {
+    /// Time per instruction when an L2 miss takes `miss_ns`, shared-line transfers included.
+    fn time_at(&self, miss_ns: f64) -> InstrTime {
+        let mut it = self.cost.at(miss_ns);
+        it.stall_ns += self.coherence_stall_ns;
+        it
+    }
 }
 
 impl Engine<'_> {
@@ -32,6 +46,15 @@ impl Engine<'_> {
             return 0.0;
         }
         cci::snoop_latency_ns(self.snoop_cycles[c], cluster.cur_khz)
+    }
+
+    /// Latency of moving a line from a core of cluster `from` into a core of cluster `to`
+    /// (another core of the same cluster when they are equal), now, ns.
+    pub(super) fn transfer_from_cluster_ns(&self, from: usize, to: usize) -> f64 {
+        let core = self.platform.core_type_of(to);
+        let ghz = self.hw.clusters[to].cur_khz as f64 / 1e6;
+        let cross = (from != to).then(|| (cci::traversal_ns(self.platform), self.snoop_served_ns(from)));
+        coherence::transfer_ns(core.l1_hit_cycles, core.l2_hit_cycles, ghz, cross)
     }
 
     fn mem_of(&self, t: usize) -> &crate::workload::MemProfile {
@@ -105,9 +128,26 @@ impl Engine<'_> {
             if let Some(t) = rq.curr {
                 let cluster = self.sched.cluster_of[cpu];
                 let ws_bytes = self.mem_of(t).working_set_bytes() as f64;
-                ws_per_cluster[cluster] += ws_bytes;
                 running.push(Running { thread: t, cluster, ws_bytes, ..Default::default() });
             }
+        }
+        // A working set the task's threads share is one copy per cluster, however many of
+        // them run there: each of the k sharers adds 1/k of it to the cluster's demand.
+        for r in running.iter() {
+            let th = &self.threads[r.thread];
+            let footprint = if self.mem_of(r.thread).shared_working_set {
+                let k = running
+                    .iter()
+                    .filter(|o| {
+                        let ot = &self.threads[o.thread];
+                        o.cluster == r.cluster && ot.task == th.task && ot.progress.phase == th.progress.phase
+                    })
+                    .count();
+                r.ws_bytes / k as f64
+            } else {
+                r.ws_bytes
+            };
+            ws_per_cluster[r.cluster] += footprint;
         }
         // Each thread's cost per instruction but for the miss latency, and what it asks of
         // the memory system per instruction.
@@ -133,6 +173,8 @@ impl Engine<'_> {
             r.dram_lines_per_instr = mem.refs_per_instr * m.l2_refills * (1.0 + mem.write_fraction);
         }
 
+        self.solve_coherence(running);
+
         // DRAM utilisation fixed point: demand falls as latency rises with utilisation.
         let capacity_lines_per_ns = dram::capacity_lines_per_ns(&platform.dram);
         let service_ns = 1.0 / capacity_lines_per_ns;
@@ -144,7 +186,7 @@ impl Engine<'_> {
         };
         let demand = |rho: f64| -> f64 {
             let miss_ns = miss_ns_at(rho);
-            running.iter().map(|r| r.dram_lines_per_instr / r.cost.at(miss_ns[r.cluster]).total_ns()).sum::<f64>()
+            running.iter().map(|r| r.dram_lines_per_instr / r.time_at(miss_ns[r.cluster]).total_ns()).sum::<f64>()
                 / capacity_lines_per_ns
         };
         let rho = dram::solve_utilisation(self.hw.dram.utilisation, demand);
@@ -155,9 +197,17 @@ impl Engine<'_> {
         for port in self.hw.clusters.iter_mut().filter_map(|cl| cl.port.as_mut()) {
             port.clear_rates();
         }
+        // The queue's latency alone does not cap demand when prefetching and overlap hide it:
+        // past the sustained bandwidth every thread waits its turn at the controller.
+        let demand_lines_per_us: f64 =
+            running.iter().map(|r| r.dram_lines_per_instr * 1000.0 / r.time_at(miss_ns[r.cluster]).total_ns()).sum();
+        let stretch = dram::bandwidth_stretch(demand_lines_per_us, capacity_lines_per_ns * 1000.0);
         let mut lines_per_us = 0.0;
         for r in running.iter() {
-            let it: InstrTime = r.cost.at(miss_ns[r.cluster]);
+            let mut it: InstrTime = r.time_at(miss_ns[r.cluster]);
+            if stretch > 1.0 {
+                it.stall_ns += it.total_ns() * (stretch - 1.0);
+            }
             let speed = &mut self.threads[r.thread].speed;
             speed.instr_per_us = 1000.0 / it.total_ns();
             speed.stall_share = it.stall_ns / it.total_ns();
@@ -166,6 +216,9 @@ impl Engine<'_> {
             speed.bus_per_instr = speed.refills_per_instr * r.write_factor;
             if let Some(port) = &mut self.hw.clusters[r.cluster].port {
                 port.add_reader(speed.instr_per_us * speed.refills_per_instr, miss_ns[r.cluster]);
+                if r.cross_transfers_per_instr > 0.0 {
+                    port.add_reader(speed.instr_per_us * r.cross_transfers_per_instr, r.cross_transfer_ns);
+                }
             }
             lines_per_us += speed.instr_per_us * speed.bus_per_instr;
         }
@@ -182,6 +235,38 @@ impl Engine<'_> {
             }
         }
         self.scratch = scratch;
+    }
+
+    /// Shared read-modify-write data: each running thread's line transfers from the other
+    /// running threads of its task (`model::coherence`), at the latencies the cache and CCI
+    /// parameters give now.
+    fn solve_coherence(&self, running: &mut [Running]) {
+        for i in 0..running.len() {
+            let r = running[i];
+            let th = &self.threads[r.thread];
+            let rmw = self.tasks[th.task].phases[th.progress.phase].mem.shared_rmw_fraction;
+            if rmw == 0.0 {
+                continue;
+            }
+            let mut same = 0;
+            let mut cross = 0;
+            let mut cross_ns = 0.0;
+            for o in running.iter().filter(|o| o.thread != r.thread && self.threads[o.thread].task == th.task) {
+                if o.cluster == r.cluster {
+                    same += 1;
+                } else {
+                    cross += 1;
+                    cross_ns += self.transfer_from_cluster_ns(o.cluster, r.cluster);
+                }
+            }
+            let cross_ns = if cross > 0 { cross_ns / cross as f64 } else { 0.0 };
+            let same_ns = self.transfer_from_cluster_ns(r.cluster, r.cluster);
+            let (same_per_instr, cross_per_instr) = coherence::transfers_per_instr(r.refs_per_instr * rmw, same, cross);
+            let r = &mut running[i];
+            r.cross_transfers_per_instr = cross_per_instr;
+            r.cross_transfer_ns = cross_ns;
+            r.coherence_stall_ns = same_per_instr * same_ns + cross_per_instr * cross_ns;
+        }
     }
 
     /// Each cluster's power: every core by its activity, and the cluster's leakage at its

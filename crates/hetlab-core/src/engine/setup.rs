@@ -81,7 +81,7 @@ impl<'a> Engine<'a> {
 
         // Tasks: the workload's, then kernel threads.
         let user_tasks = workload.tasks.len();
-        let tasks: Vec<Task> = workload.tasks.iter().chain(&config.kernel_threads).cloned().collect();
+        let mut tasks: Vec<Task> = workload.tasks.iter().chain(&config.kernel_threads).cloned().collect();
         // rt-app events, numbered in the order they first appear
         let mut events = std::collections::BTreeMap::new();
         for phase in tasks.iter().flat_map(|t| &t.phases) {
@@ -92,7 +92,8 @@ impl<'a> Engine<'a> {
         }
         let mut threads = Vec::new();
         let mut entities = Vec::new();
-        for (ti, task) in tasks.iter().enumerate() {
+        for ti in 0..tasks.len() {
+            let task = &tasks[ti];
             let kernel = ti >= user_tasks;
             let mut allowed = match &task.affinity {
                 Some(a) => {
@@ -117,6 +118,13 @@ impl<'a> Engine<'a> {
                     task.name
                 ));
             }
+            check_code_classes(platform, task)?;
+            // `threads = 0`: one thread per CPU the task may use (a program that starts as
+            // many workers as it sees CPUs, `Workload::with_parallel`'s `threads=cpus`).
+            if task.threads == 0 {
+                tasks[ti].threads = allowed.count() as u32;
+            }
+            let task = &tasks[ti];
             for _ in 0..task.threads {
                 let index = threads.len();
                 let tid = if kernel {
@@ -275,6 +283,7 @@ impl<'a> Engine<'a> {
             live_user_threads,
             threads,
             waiters: vec![Vec::new(); events.len()],
+            pools: tasks.iter().map(|t| vec![Default::default(); t.phases.len()]).collect(),
             deferred_preempt: None,
             events,
             cpus,
@@ -354,4 +363,28 @@ impl<'a> Engine<'a> {
 /// Threads the tasks run.
 fn user_thread_count(tasks: &[Task]) -> usize {
     tasks.iter().map(|t| t.threads as usize).sum()
+}
+
+/// A phase that declares its instruction mix needs every core type it may meet (a switcher or
+/// a migration may move it to any cluster) to describe those classes (`model::code_class`).
+fn check_code_classes(platform: &Platform, task: &Task) -> Result<(), String> {
+    for (pi, phase) in task.phases.iter().enumerate() {
+        let Some(mix) = &phase.mem.mix else { continue };
+        for cluster in 0..platform.clusters.len() {
+            let core = platform.core_type_of(cluster);
+            let classes = core.code_classes.as_ref().ok_or_else(|| {
+                format!(
+                    "task '{}' phase {pi} declares an instruction mix, but core type '{}' of platform {} has no code_classes; give it one or use cpi",
+                    task.name, core.name, platform.name
+                )
+            })?;
+            crate::model::code_class::cpi(classes, mix).map_err(|e| {
+                format!(
+                    "task '{}' phase {pi} on core type '{}' of platform {}: {e}",
+                    task.name, core.name, platform.name
+                )
+            })?;
+        }
+    }
+    Ok(())
 }

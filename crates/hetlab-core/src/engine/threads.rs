@@ -173,6 +173,7 @@ impl Engine<'_> {
                     let id = self.events[event.as_str()];
                     self.suspend(t, id);
                 }
+                PhaseKind::Parallel { .. } => self.enter_parallel(t, waker),
                 PhaseKind::Resume { event } => {
                     let id = self.events[event.as_str()];
                     self.resume(t, id);
@@ -187,6 +188,9 @@ impl Engine<'_> {
     pub(super) fn job_done(&mut self, t: usize) {
         let th = &self.threads[t];
         let phase = th.progress.phase;
+        if let PhaseKind::Parallel { .. } = self.tasks[th.task].phases[phase].kind {
+            return self.parallel_job_done(t);
+        }
         if let PhaseKind::Periodic { run_us, period_us, .. } = self.tasks[th.task].phases[phase].kind {
             let ips = self.reference_ips[th.task][phase];
             let p = &mut self.threads[t].progress;
@@ -206,7 +210,7 @@ impl Engine<'_> {
         self.enter_phase(t, None);
     }
 
-    fn make_runnable(&mut self, t: usize, waker: Option<usize>) {
+    pub(super) fn make_runnable(&mut self, t: usize, waker: Option<usize>) {
         if self.threads[t].state != ThreadState::Running {
             self.wake(t, waker);
         } // else it continues on its CPU
@@ -227,13 +231,18 @@ impl Engine<'_> {
 
     /// `t` waits for `event` (rt-app `suspend`).
     fn suspend(&mut self, t: usize, event: usize) {
+        self.block(t);
+        self.waiters[event].push(t);
+    }
+
+    /// `t` sleeps until someone wakes it (a condition or barrier wait).
+    pub(super) fn block(&mut self, t: usize) {
         if self.threads[t].state == ThreadState::Running {
             let cpu = self.sched.entities[t].cpu;
             self.switch_out(cpu, ThreadState::Suspended, PrevState::Sleeping);
         } else {
             self.threads[t].state = ThreadState::Suspended;
         }
-        self.waiters[event].push(t);
     }
 
     /// `t` wakes every thread suspended on `event`, in thread order (rt-app `resume`).

@@ -100,6 +100,19 @@ pub fn instr_time(mem: &MemProfile, core: &CoreType, freq_ghz: f64, misses: &Mis
     InstrCost::new(mem, core, freq_ghz, misses).at(miss_ns)
 }
 
+/// Compute cycles per instruction of `mem` on `core`: from its instruction mix when it has
+/// one (`code_class`; the engine checks at set-up that the core can run it), else the phase's
+/// CPI scaled by the core type's `cpi_factor`.
+pub fn compute_cycles(mem: &MemProfile, core: &CoreType) -> f64 {
+    match (&mem.mix, &core.code_classes) {
+        (None, _) => mem.cpi * core.cpi_factor,
+        (Some(mix), Some(classes)) => {
+            super::code_class::cpi(classes, mix).expect("mix checked against the core type at set-up")
+        }
+        (Some(_), None) => panic!("core type '{}' has no code_classes; checked at set-up", core.name),
+    }
+}
+
 /// [`instr_time`] with everything but the miss latency worked out, for solvers that try
 /// many miss latencies.
 #[derive(Debug, Clone, Copy, Default)]
@@ -117,7 +130,7 @@ impl InstrCost {
         let cycle_ns = 1.0 / freq_ghz;
         let (l1_ns, mlp) = if mem.dependent_loads { (core.l1_hit_cycles * cycle_ns, 1.0) } else { (0.0, core.mlp) };
         InstrCost {
-            compute_ns: mem.cpi * core.cpi_factor * cycle_ns,
+            compute_ns: compute_cycles(mem, core) * cycle_ns,
             refs_per_instr: mem.refs_per_instr,
             l1_ns,
             l2_hit_ns: misses.l1 * core.l2_hit_cycles * cycle_ns,

@@ -15,6 +15,17 @@ pub fn capacity_lines_per_ns(dram: &Dram) -> f64 {
     dram.peak_bandwidth_mb_s * dram.bandwidth_efficiency * 1e6 / LINE_BYTES / 1e9
 }
 
+/// How much longer every instruction takes when the threads together ask for more lines per
+/// µs than the sustained bandwidth delivers (the controller serves them in turn): 1 when
+/// demand fits, demand / capacity otherwise.
+pub fn bandwidth_stretch(demand_lines_per_us: f64, capacity_lines_per_us: f64) -> f64 {
+    if demand_lines_per_us > capacity_lines_per_us {
+        demand_lines_per_us / capacity_lines_per_us
+    } else {
+        1.0
+    }
+}
+
 /// DRAM latency with queueing: M/D/1 waiting time on the sustained bandwidth.
 /// `utilisation` is demand over sustained bandwidth, kept below 1 by [`solve_utilisation`].
 pub fn latency_ns(idle_ns: f64, line_service_ns: f64, utilisation: f64) -> f64 {
@@ -83,6 +94,12 @@ impl DramState {
 mod tests {
     use super::*;
     use crate::platform::Platform;
+
+    #[test]
+    fn demand_past_the_sustained_bandwidth_stretches_every_instruction() {
+        assert_eq!(bandwidth_stretch(100.0, 150.0), 1.0);
+        assert_eq!(bandwidth_stretch(300.0, 150.0), 2.0);
+    }
 
     #[test]
     fn queueing_grows_latency() {

@@ -2,8 +2,12 @@
 //! (the engine composes them; none of them knows the event loop):
 //!
 //! - [`cache`]: miss ratios of a working set against L1/L2, time per instruction;
+//! - [`code_class`]: compute cycles per instruction from a phase's instruction mix and a core
+//!   type's per-class throughput;
 //! - [`cci`]: snoops served at the snooped cluster's clock, speculative DRAM fetch, read
 //!   trackers and their PMU counters;
+//! - [`coherence`]: cache-line transfers between cores and clusters (shared read-modify-write
+//!   data, a work pool's counter);
 //! - [`dram`]: latency under load, the bandwidth fixed point, DRAM power, latency noise;
 //! - [`power`]: dynamic power C·V²·f·activity and leakage;
 //! - [`energy`]: the one energy account, by rail, and the on-board sensors read from it;
@@ -14,6 +18,8 @@
 
 pub mod cache;
 pub mod cci;
+pub mod code_class;
+pub mod coherence;
 pub mod dram;
 pub mod energy;
 pub mod energy_model;

@@ -1,0 +1,250 @@
+"""`hetlab advise`: which configuration runs a workload best on a board, by simulation.
+
+It simulates the candidates — affinity (every cluster, or one), for parallel workloads the thread
+count (one per CPU of the affinity) and the work allocator (static split or dynamic pool), the
+governor and the placement policy — in parallel, prints each one's predicted time and energy
+with the recommendation for the objective (time, energy, EDP, or time under an energy budget)
+and why, and draws time against energy with the Pareto front. Every number is the simulator's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from hetlab import _core, api
+from hetlab.api import HetlabError
+
+OBJECTIVES = ("time", "energy", "edp", "time-under-energy")
+GOVERNORS = ("performance", "powersave", "ondemand", "conservative", "interactive", "schedutil")
+SCHEDULERS = ("pinned", "smp", "hmp", "eas")
+ALLOCATORS = ("static", "dynamic")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    cluster: str | None  # None: every CPU
+    allocator: str | None  # None: the workload as given (no parallel phase)
+    governor: str
+    scheduler: str
+
+    def name(self) -> str:
+        parts = [self.cluster or "all", *([self.allocator] if self.allocator else []), self.governor, self.scheduler]
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    candidate: Candidate
+    time_s: float
+    energy_j: float
+    throughput_gips: float
+    dram_gb_s: float
+
+    @property
+    def edp_js(self) -> float:
+        return self.time_s * self.energy_j
+
+
+def _parallel(workload: str, platform: str) -> bool:
+    """Whether the workload takes the parallel parameters (a built-in with parallel phases)."""
+    if api._looks_like_file(workload) or ":" in workload:
+        return False
+    try:
+        api.simulate(platform, f"{workload}:threads=cpus", governor="performance", time_limit_s=1e-6)
+    except HetlabError:
+        return False
+    return True
+
+
+def candidates(workload: str, platform: str) -> list[Candidate]:
+    clusters = [c["name"] for c in json.loads(_core.platform_summary(*api._platform_args(platform)))["clusters"]]
+    allocators: tuple[str | None, ...] = ALLOCATORS if _parallel(workload, platform) else (None,)
+    return [
+        Candidate(cluster, alloc, gov, sched)
+        for cluster in (None, *clusters)
+        for alloc in allocators
+        for gov in GOVERNORS
+        for sched in SCHEDULERS
+    ]
+
+
+def _spec(workload: str, c: Candidate) -> str:
+    return f"{workload}:threads=cpus,allocation={c.allocator}" if c.allocator else workload
+
+
+def simulate_all(
+    workload: str, platform: str, cands: list[Candidate], jobs: int | None, progress: bool, seed: int
+) -> tuple[list[Outcome], list[tuple[Candidate, str]]]:
+    """Every candidate's run, in candidate order; candidates the simulator refuses (e.g. eas
+    without schedutil) come back with the reason."""
+    from tqdm import tqdm
+
+    def one(c: Candidate) -> Outcome | str:
+        try:
+            r = api.simulate(
+                platform,
+                _spec(workload, c),
+                cluster=c.cluster,
+                governor=c.governor,
+                scheduler=c.scheduler,
+                seed=seed,
+            )
+        except HetlabError as e:
+            return str(e)
+        s = r.summary
+        inst = sum(t["pmu"]["inst_retired"] for t in s["threads"])
+        return Outcome(c, r.time_s, r.energy_j, inst / r.time_s / 1e9, s["dram_lines"] * 64 / r.time_s / 1e9)
+
+    done, refused = [], []
+    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+        bar = tqdm(total=len(cands), desc="advise", unit="run", disable=None if progress else True, file=sys.stderr)
+        try:
+            for c, result in zip(cands, pool.map(one, cands)):
+                (refused.append((c, result)) if isinstance(result, str) else done.append(result))
+                bar.update(1)
+        finally:
+            bar.close()
+    return done, refused
+
+
+def pareto(outcomes: list[Outcome]) -> list[Outcome]:
+    """The candidates no other one beats in both time and energy, fastest first."""
+    front, best_energy = [], float("inf")
+    for o in sorted(outcomes, key=lambda o: (o.time_s, o.energy_j)):
+        if o.energy_j < best_energy:
+            front.append(o)
+            best_energy = o.energy_j
+    return front
+
+
+def recommend(outcomes: list[Outcome], objective: str, budget_j: float | None) -> Outcome:
+    if objective == "time-under-energy":
+        if budget_j is None:
+            raise HetlabError("--objective time-under-energy needs --energy-budget-j")
+        within = [o for o in outcomes if o.energy_j <= budget_j]
+        if not within:
+            least = min(o.energy_j for o in outcomes)
+            raise HetlabError(f"no candidate fits {budget_j:g} J; the least energy any takes is {least:.3f} J")
+        return min(within, key=lambda o: o.time_s)
+    key = {"time": lambda o: o.time_s, "energy": lambda o: o.energy_j, "edp": lambda o: o.edp_js}[objective]
+    return min(outcomes, key=key)
+
+
+def why(best: Outcome, outcomes: list[Outcome]) -> list[str]:
+    """The recommendation against the best run of each other affinity with the same allocator,
+    governor and placement: what the other cores add or cost, in throughput, time, energy and
+    DRAM traffic."""
+    lines = []
+    c = best.candidate
+    for o in outcomes:
+        oc = o.candidate
+        same = (oc.allocator, oc.governor, oc.scheduler) == (c.allocator, c.governor, c.scheduler)
+        if not same or oc.cluster == c.cluster:
+            continue
+        lines.append(
+            f"vs {oc.name()}: throughput {best.throughput_gips:.2f} vs {o.throughput_gips:.2f} G instr/s "
+            f"({100 * (best.throughput_gips / o.throughput_gips - 1):+.0f}%), time {best.time_s:.3f} vs "
+            f"{o.time_s:.3f} s, energy {best.energy_j:.2f} vs {o.energy_j:.2f} J, DRAM {best.dram_gb_s:.2f} vs "
+            f"{o.dram_gb_s:.2f} GB/s"
+        )
+    most_dram = max(o.dram_gb_s for o in outcomes)
+    if most_dram > 1.0 and best.dram_gb_s >= 0.95 * most_dram:
+        lines.append(
+            f"memory-bound: it moves {best.dram_gb_s:.2f} GB/s, the most any candidate reached (the DRAM's sustained "
+            "bandwidth): cores beyond those that saturate it add energy, not throughput"
+        )
+    if c.allocator is not None:
+        other = next(
+            (
+                o
+                for o in outcomes
+                if o.candidate
+                == Candidate(c.cluster, "static" if c.allocator == "dynamic" else "dynamic", c.governor, c.scheduler)
+            ),
+            None,
+        )
+        if other is not None:
+            lines.append(
+                f"vs the {other.candidate.allocator} allocator on the same cores: time {best.time_s:.3f} vs "
+                f"{other.time_s:.3f} s (a static split waits at the barrier for the slowest core; a pool keeps every "
+                "core busy until the work runs out)"
+            )
+    return lines
+
+
+def plot(outcomes: list[Outcome], best: Outcome, path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    front = pareto(outcomes)
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    ax.scatter([o.time_s for o in outcomes], [o.energy_j for o in outcomes], s=14, c="#aaaaaa", label="candidates")
+    ax.plot([o.time_s for o in front], [o.energy_j for o in front], "o-", c="#1f77b4", ms=5, label="Pareto front")
+    ax.scatter([best.time_s], [best.energy_j], s=120, marker="*", c="#d62728", zorder=5, label="recommended")
+    ax.annotate(best.candidate.name(), (best.time_s, best.energy_j), textcoords="offset points", xytext=(8, 8))
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("energy (J)")
+    ax.set_title(title, fontsize=10)
+    ax.legend()
+    fig.tight_layout()
+    tmp = path.with_suffix(".tmp.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    os.replace(tmp, path)
+
+
+def configure_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("workload", help="a built-in workload, a generator spec or a workload .toml")
+    p.add_argument("--platform", default=api.DEFAULT_PLATFORM, help="built-in name or platform .toml")
+    p.add_argument("--objective", choices=OBJECTIVES, default="time")
+    p.add_argument("--energy-budget-j", type=float, help="for --objective time-under-energy")
+    p.add_argument("--plot", type=Path, help="write the time-vs-energy Pareto plot here (PNG)")
+    p.add_argument("--jobs", type=int, help="parallel simulations (default: one per CPU)")
+    p.add_argument("--seed", type=int, default=api.DEFAULT_SEED)
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_advise)
+
+
+def cmd_advise(args: argparse.Namespace) -> int:
+    if args.energy_budget_j is not None and not args.energy_budget_j > 0:
+        raise HetlabError(f"--energy-budget-j must be positive, got {args.energy_budget_j}")
+    if args.objective == "time-under-energy" and args.energy_budget_j is None:
+        raise HetlabError("--objective time-under-energy needs --energy-budget-j")
+    if args.jobs is not None and args.jobs < 1:
+        raise HetlabError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.plot is not None and not args.plot.parent.is_dir():
+        raise HetlabError(f"--plot: directory '{args.plot.parent}' does not exist")
+    # a bad workload or platform fails here, with the simulator's one-line error
+    api.simulate(args.platform, args.workload, governor="performance", time_limit_s=1e-6)
+    cands = candidates(args.workload, args.platform)
+    outcomes, refused = simulate_all(args.workload, args.platform, cands, args.jobs, not args.no_progress, args.seed)
+    if not outcomes:
+        raise HetlabError(f"no candidate could run: {refused[0][1]}")
+    best = recommend(outcomes, args.objective, args.energy_budget_j)
+    front = set(map(id, pareto(outcomes)))
+    print(f"{args.workload} on {args.platform}: {len(outcomes)} candidates simulated", end="")
+    print(f", {len(refused)} not applicable ({refused[0][1]})" if refused else "")
+    print()
+    print(f"{'candidate (cores allocator governor placement)':48} {'time s':>9} {'energy J':>9} {'EDP J·s':>9}  pareto")
+    for o in sorted(outcomes, key=lambda o: (o.time_s, o.energy_j)):
+        mark = " <- recommended" if o is best else ""
+        print(
+            f"{o.candidate.name():48} {o.time_s:9.4f} {o.energy_j:9.3f} {o.edp_js:9.3f}  "
+            f"{'yes' if id(o) in front else '':6}{mark}"
+        )
+    print()
+    print(f"recommended for {args.objective}: {best.candidate.name()} — {best.time_s:.4f} s, {best.energy_j:.3f} J")
+    for line in why(best, outcomes):
+        print(f"  {line}")
+    if args.plot is not None:
+        plot(outcomes, best, args.plot, f"{args.workload} on {args.platform}: time vs energy")
+        print(f"wrote {args.plot}")
+    return 0

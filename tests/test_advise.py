@@ -1,0 +1,76 @@
+"""`hetlab advise`: a compute-bound and a bandwidth-bound workload get different recommendations
+with the numbers behind them; the Pareto front and the objectives are what they say; bad input is
+one line."""
+
+import re
+import struct
+import subprocess
+import sys
+
+import pytest
+
+from hetlab import advise
+from hetlab.advise import Candidate, Outcome
+from hetlab.api import HetlabError
+
+
+def hetlab_cli(*args):
+    return subprocess.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True)
+
+
+def _recommended(stdout: str) -> str:
+    m = re.search(r"^recommended for \S+: (.+?) — ([\d.]+) s, ([\d.]+) J$", stdout, flags=re.M)
+    assert m, stdout
+    return m[1]
+
+
+def test_compute_and_bandwidth_bound_workloads_get_different_advice(tmp_path):
+    plot = tmp_path / "pareto.png"
+    common = ("--platform", "exynos5433", "--objective", "edp", "--no-progress")
+    compute = hetlab_cli("advise", "sandra-dhrystone", *common, "--plot", str(plot))
+    memory = hetlab_cli("advise", "sandra-sfft", *common)
+    assert compute.returncode == 0 and memory.returncode == 0, compute.stderr + memory.stderr
+    c, m = _recommended(compute.stdout), _recommended(memory.stdout)
+    assert c != m
+    # compute-bound: every core helps, through a pool that lets the A53s add throughput
+    assert c.startswith("all dynamic"), c
+    assert "vs big dynamic" in compute.stdout and "throughput" in compute.stdout
+    # bandwidth-bound: the DRAM is saturated, the extra cores only add energy
+    assert not m.startswith("all "), m
+    assert "memory-bound" in memory.stdout
+    # every candidate is listed with its time and energy: 3 affinities x 2 allocators x 6 governors x 4
+    # placements, less eas without schedutil
+    rows = [ln for ln in compute.stdout.splitlines() if re.match(r"^(all|big|little) (static|dynamic) ", ln)]
+    assert len(rows) == int(re.search(r"(\d+) candidates simulated", compute.stdout)[1]) > 50
+    data = plot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", data[16:24])[0] > 300
+
+
+def _o(t, e, name="x"):
+    return Outcome(Candidate(None, None, name, "pinned"), t, e, 1.0, 0.0)
+
+
+def test_pareto_front_and_objectives():
+    a, b, c, d = _o(1.0, 5.0), _o(2.0, 3.0), _o(3.0, 4.0), _o(4.0, 1.0)
+    assert advise.pareto([c, a, d, b]) == [a, b, d]  # c is beaten by b in both
+    assert advise.recommend([a, b, c, d], "time", None) is a
+    assert advise.recommend([a, b, c, d], "energy", None) is d
+    assert advise.recommend([a, b, c, d], "edp", None) is d  # 4 J·s vs 5, 6, 12
+    assert advise.recommend([a, b, c, d], "time-under-energy", 3.5) is b
+    with pytest.raises(HetlabError, match="least energy any takes is 1.000 J"):
+        advise.recommend([a, b, c, d], "time-under-energy", 0.5)
+
+
+@pytest.mark.parametrize(
+    "args,says",
+    [
+        (("nosuch",), "unknown workload 'nosuch'"),
+        (("sandra-dhrystone", "--objective", "time-under-energy"), "needs --energy-budget-j"),
+        (("sandra-dhrystone", "--energy-budget-j", "-1"), "must be positive"),
+        (("sandra-dhrystone", "--plot", "/nonexistent/dir/p.png"), "does not exist"),
+    ],
+)
+def test_bad_input_is_one_line(args, says):
+    p = hetlab_cli("advise", *args, "--platform", "exynos5433", "--no-progress")
+    assert p.returncode != 0 and p.stderr.startswith("hetlab: error:") and p.stderr.count("\n") == 1, p.stderr
+    assert says in p.stderr and p.stdout == ""
