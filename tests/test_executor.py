@@ -186,3 +186,11 @@ def test_the_sweep_api_streams_the_same_rows_from_the_cluster(cluster, tmp_path)
     assert list(frame.config[:6]) == ["smp", "smp", "hmp", "hmp", "eas", "eas"]
     assert list(frame.seed[:2]) == [1, 2] and frame.platform.iloc[-1] == "linsched-2b2l"
     assert frame.completed.all() and (frame.time_s > 0).all() and (frame.energy_j > 0).all()
+
+
+def test_advise_on_the_cluster_gives_the_same_advice(cluster):
+    spec, _ = cluster
+    args = ["advise", "sandra-dhrystone", "--platform", "exynos5433", "--objective", "edp", "--no-progress"]
+    local = hetlab(*args)
+    remote = hetlab(*args, "--executor", spec)
+    assert "recommended for edp" in local.stdout and remote.stdout == local.stdout

@@ -13,12 +13,12 @@ import argparse
 import json
 import os
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from hetlab import _core, api
 from hetlab.api import HetlabError
+from hetlab.executor import EXECUTOR_HELP, executor_from_spec
 
 OBJECTIVES = ("time", "energy", "edp", "time-under-energy")
 GOVERNORS = ("performance", "powersave", "ondemand", "conservative", "interactive", "schedutil")
@@ -78,39 +78,49 @@ def _spec(workload: str, c: Candidate) -> str:
     return f"{workload}:threads=cpus,allocation={c.allocator}" if c.allocator else workload
 
 
+def _run_candidate(workload: str, platform: str, c: Candidate, seed: int) -> Outcome | str:
+    """One candidate's run (on an executor's worker); the simulator's refusal as its text."""
+    try:
+        r = api.simulate(
+            platform, _spec(workload, c), cluster=c.cluster, governor=c.governor, scheduler=c.scheduler, seed=seed
+        )
+    except HetlabError as e:
+        return str(e)
+    s = r.summary
+    inst = sum(t["pmu"]["inst_retired"] for t in s["threads"])
+    return Outcome(c, r.time_s, r.energy_j, inst / r.time_s / 1e9, s["dram_lines"] * 64 / r.time_s / 1e9)
+
+
 def simulate_all(
-    workload: str, platform: str, cands: list[Candidate], jobs: int | None, progress: bool, seed: int
+    workload: str,
+    platform: str,
+    cands: list[Candidate],
+    jobs: int | None,
+    progress: bool,
+    seed: int,
+    executor: str | None = None,
 ) -> tuple[list[Outcome], list[tuple[Candidate, str]]]:
-    """Every candidate's run, in candidate order; candidates the simulator refuses (e.g. eas
-    without schedutil) come back with the reason."""
+    """Every candidate's run, in candidate order, on the executor (`hetlab.executor`: local
+    threads, or a Dask cluster); candidates the simulator refuses (e.g. eas without schedutil)
+    come back with the reason."""
     from tqdm import tqdm
 
-    def one(c: Candidate) -> Outcome | str:
-        try:
-            r = api.simulate(
-                platform,
-                _spec(workload, c),
-                cluster=c.cluster,
-                governor=c.governor,
-                scheduler=c.scheduler,
-                seed=seed,
-            )
-        except HetlabError as e:
-            return str(e)
-        s = r.summary
-        inst = sum(t["pmu"]["inst_retired"] for t in s["threads"])
-        return Outcome(c, r.time_s, r.energy_j, inst / r.time_s / 1e9, s["dram_lines"] * 64 / r.time_s / 1e9)
+    runner = executor_from_spec(executor, jobs)  # a bad --executor fails before anything starts
+    results: list = [None] * len(cands)
+    bar = tqdm(total=len(cands), desc="advise", unit="run", disable=None if progress else True, file=sys.stderr)
 
-    done, refused = [], []
-    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
-        bar = tqdm(total=len(cands), desc="advise", unit="run", disable=None if progress else True, file=sys.stderr)
-        try:
-            for c, result in zip(cands, pool.map(one, cands)):
-                (refused.append((c, result)) if isinstance(result, str) else done.append(result))
-                bar.update(1)
-        finally:
-            bar.close()
-    return done, refused
+    def done(index: int, result) -> None:
+        results[index] = result
+        bar.update(1)
+
+    try:
+        runner.run(_run_candidate, [(workload, platform, c, seed) for c in cands], done)
+    finally:
+        bar.close()
+        runner.close()
+    outcomes = [r for r in results if not isinstance(r, str)]
+    refused = [(c, r) for c, r in zip(cands, results) if isinstance(r, str)]
+    return outcomes, refused
 
 
 def pareto(outcomes: list[Outcome]) -> list[Outcome]:
@@ -208,6 +218,7 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--energy-budget-j", type=float, help="for --objective time-under-energy")
     p.add_argument("--plot", type=Path, help="write the time-vs-energy Pareto plot here (PNG)")
     p.add_argument("--jobs", type=int, help="parallel simulations (default: one per CPU)")
+    p.add_argument("--executor", metavar="SPEC", help=EXECUTOR_HELP)
     p.add_argument("--seed", type=int, default=api.DEFAULT_SEED)
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_advise)
@@ -225,7 +236,9 @@ def cmd_advise(args: argparse.Namespace) -> int:
     # a bad workload or platform fails here, with the simulator's one-line error
     api.simulate(args.platform, args.workload, governor="performance", time_limit_s=1e-6)
     cands = candidates(args.workload, args.platform)
-    outcomes, refused = simulate_all(args.workload, args.platform, cands, args.jobs, not args.no_progress, args.seed)
+    outcomes, refused = simulate_all(
+        args.workload, args.platform, cands, args.jobs, not args.no_progress, args.seed, args.executor
+    )
     if not outcomes:
         raise HetlabError(f"no candidate could run: {refused[0][1]}")
     best = recommend(outcomes, args.objective, args.energy_budget_j)
