@@ -167,6 +167,10 @@ pub struct Cluster {
     pub cluster_off_exit_latency_us: Option<u32>,
     #[serde(default)]
     pub cluster_off_target_residency_us: Option<u32>,
+    /// Energy of one cluster wake-up from power-down (cache and state restore beyond the exit
+    /// latency's busy time), µJ; 0: not described.
+    #[serde(default)]
+    pub cluster_off_wakeup_energy_uj: f64,
     pub thermal_resistance_c_per_w: f64,
     pub thermal_capacitance_j_per_c: f64,
 }
@@ -386,6 +390,7 @@ impl Platform {
             }
             positive(&f("l2_bytes"), c.l2_bytes as f64)?;
             non_negative(&f("leakage_mw"), c.leakage_mw)?;
+            non_negative(&f("cluster_off_wakeup_energy_uj"), c.cluster_off_wakeup_energy_uj)?;
             positive(&f("thermal_resistance_c_per_w"), c.thermal_resistance_c_per_w)?;
             positive(&f("thermal_capacitance_j_per_c"), c.thermal_capacitance_j_per_c)?;
         }
@@ -618,6 +623,28 @@ mod tests {
         let cost = p.perf_sample.as_ref().expect("seed 003's perf sampling is described");
         assert!(cost.cycles > 0.0 && cost.counted_instructions < 10_000.0);
         assert_eq!(p.tick_us(), 10_000);
+    }
+
+    #[test]
+    fn tc2_is_two_a15s_and_three_a7s_at_hz_100_with_both_power_down_states() {
+        let p = Platform::builtin("tc2").unwrap();
+        let (a15, a7) = (p.cluster_index("a15").unwrap(), p.cluster_index("a7").unwrap());
+        assert_eq!((p.clusters[a15].cpus.clone(), p.clusters[a7].cpus.clone()), (vec![0, 1], vec![2, 3, 4]));
+        assert_eq!((p.hz, p.tick_us()), (100, 10_000));
+        // capacity-dmips-mhz 516 x 1000 MHz against 1024 x 1200 MHz: the legacy EAS table's 430
+        assert_eq!((p.cpu_capacity(a15), p.cpu_capacity(a7)), (1024, 430));
+        assert_eq!(
+            (p.clusters[a15].cluster_off_us(), p.clusters[a7].cluster_off_us()),
+            (Some((700, 2000)), Some((500, 2500)))
+        );
+        assert!(p.clusters.iter().all(|c| c.cluster_off_wakeup_energy_uj > 0.0));
+        assert_eq!((p.clusters[a15].cci_port, p.clusters[a7].cci_port), (Some(3), Some(4)));
+        assert_eq!((p.clusters[a15].max_khz(), p.clusters[a7].max_khz()), (1_200_000, 1_000_000));
+        assert!(p.energy_model_table(a15).is_some() && p.energy_model_table(a7).is_some());
+        // a negative wake-up energy is refused
+        let text = crate::builtin::BUILTIN_PLATFORMS.iter().find(|(n, _)| *n == "tc2").unwrap().1;
+        let e = Platform::from_toml("x.toml", &text.replacen("= 39.0", "= -1.0", 1)).unwrap_err();
+        assert!(e.contains("'a15'.cluster_off_wakeup_energy_uj must not be negative"), "{e}");
     }
 
     #[test]

@@ -69,6 +69,8 @@ pub struct ClusterReport {
     pub online: bool,
     /// Times cpuidle powered the cluster down (and back up).
     pub power_downs: u64,
+    /// Time the cluster spent powered down, s.
+    pub off_s: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -76,6 +78,8 @@ pub struct CpuReport {
     pub cpu: usize,
     pub cluster: String,
     pub busy_s: f64,
+    /// Times the CPU left idle (a thread, a tick, a timer or an interrupt woke it).
+    pub wakeups: u64,
     pub pmu: CorePmu,
 }
 

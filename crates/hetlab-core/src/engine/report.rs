@@ -49,6 +49,8 @@ impl Engine<'_> {
                     min_thermal_cap_khz: cl.min_thermal_cap_khz,
                     online: cl.online,
                     power_downs: cl.power_downs,
+                    off_s: (cl.off_us + if cl.online && !cl.powered { self.now_us - cl.off_since_us } else { 0.0 })
+                        * 1e-6,
                 }
             })
             .collect();
@@ -77,6 +79,7 @@ impl Engine<'_> {
                     cpu: i,
                     cluster: platform.clusters[self.sched.cluster_of[i]].name.clone(),
                     busy_s: c.busy_us * 1e-6,
+                    wakeups: c.wakeups,
                     pmu: c.pmu.to_counts(),
                 })
                 .collect(),

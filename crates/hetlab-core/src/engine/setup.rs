@@ -211,6 +211,8 @@ impl<'a> Engine<'a> {
                 khz_us: 0.0,
                 transitions: 0,
                 power_downs: 0,
+                off_us: 0.0,
+                off_since_us: 0.0,
             });
         }
 
@@ -262,6 +264,7 @@ impl<'a> Engine<'a> {
                 idle_since_sample_us: 0.0,
                 was_idle: false,
                 busy_us: 0.0,
+                wakeups: 0,
                 pmu: Pmu::default(),
                 pmu_at_sample: CorePmu::default(),
             })

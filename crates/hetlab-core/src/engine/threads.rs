@@ -359,6 +359,7 @@ impl Engine<'_> {
             let exit_us = self.power_up(self.sched.cluster_of[cpu]);
             self.threads[t].progress.stolen_us += exit_us;
             self.wake_policy(p);
+            self.cpus[cpu].wakeups += 1;
             self.trace_idle(cpu, CPU_IDLE_EXIT);
         }
         let (prev_tid, prev_state) = prev.unwrap_or((0, PrevState::Runnable));
@@ -591,6 +592,7 @@ impl Engine<'_> {
                 st.pmu.cycles += busy_us * khz as f64 / 1000.0;
                 st.busy_us += busy_us;
                 st.idle_since_sample_us -= busy_us;
+                st.wakeups += 1;
                 let mw = crate::model::power::core_dynamic_mw(self.platform.core_type_of(c), self.volts(c), khz, 1.0);
                 self.hw.energy.add_dynamic_mj(c, mw * busy_us * 1e-6);
                 self.out.trace(TraceEvent::CpuIdle { time_us: now, cpu, state: CPU_IDLE_EXIT });
