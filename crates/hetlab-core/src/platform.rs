@@ -95,6 +95,11 @@ pub struct SchedCosts {
     /// before it runs on its new CPU, if that CPU is awake, µs (0: not described).
     #[serde(default)]
     pub active_migration_latency_us: f64,
+    /// CPU cycles of one scheduling-clock tick on an idle CPU (leaving WFI, the tick handler,
+    /// RCU's check, the softirq, back to WFI); only idle CPUs that RCU keeps ticking pay it
+    /// (0: not described).
+    #[serde(default)]
+    pub tick_cycles: f64,
 }
 
 /// On-board power sensors (the Odroid-XU3's INA231s) as an experiment reads them.
@@ -324,6 +329,7 @@ impl Platform {
             return Err(format!("hz must be at most 1000000 (a tick of at least 1 µs), got {}", self.hz));
         }
         non_negative("sched.active_migration_latency_us", self.sched.active_migration_latency_us)?;
+        non_negative("sched.tick_cycles", self.sched.tick_cycles)?;
         if self.core_types.is_empty() {
             return Err("core_types: at least one core type is needed".into());
         }

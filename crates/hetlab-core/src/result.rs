@@ -31,6 +31,8 @@ pub struct RunResult {
     pub events: u64,
     /// Every time a thread entered a phase with a `mark`, in time order.
     pub marks: Vec<Mark>,
+    /// RCU's work and options (`kernel::rcu`), when RCU had callbacks or options were given.
+    pub rcu: Option<crate::kernel::rcu::RcuReport>,
     #[serde(skip)]
     pub series: Vec<SampleRow>,
     #[serde(skip)]

@@ -25,7 +25,7 @@ impl Engine<'_> {
         }
         let next_wakeup_us = cpus
             .iter()
-            .map(|&cpu| self.jitter.next_burst_us(cpu).min(self.timers.next_us(cpu)))
+            .map(|&cpu| self.jitter.next_burst_us(cpu).min(self.timers.next_us(cpu)).min(self.rcu_next_wakeup_us(cpu)))
             .fold(f64::INFINITY, f64::min);
         let Some((_, target_residency_us)) = self.platform.clusters[c].cluster_off_us() else {
             return; // WFI only: the cluster has no power-down state

@@ -120,6 +120,7 @@ impl Engine<'_> {
             governor_overhead_s: self.out.governor_overhead_us * 1e-6,
             events: self.out.events,
             marks: std::mem::take(&mut self.out.marks),
+            rcu: self.rcu.used.then(|| self.rcu.rcu.report.clone()),
             series: match std::mem::replace(&mut self.out.series, Series::Off) {
                 Series::Keep(rows) => rows,
                 _ => Vec::new(),

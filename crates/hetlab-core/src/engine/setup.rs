@@ -81,7 +81,8 @@ impl<'a> Engine<'a> {
 
         // Tasks: the workload's, then kernel threads.
         let user_tasks = workload.tasks.len();
-        let tasks: Vec<Task> = workload.tasks.iter().chain(&config.kernel_threads).cloned().collect();
+        let rcuo = super::rcu::rcuo_kthreads(platform, &config.rcu);
+        let tasks: Vec<Task> = workload.tasks.iter().chain(&config.kernel_threads).chain(&rcuo).cloned().collect();
         // rt-app events, numbered in the order they first appear
         let mut events = std::collections::BTreeMap::new();
         for phase in tasks.iter().flat_map(|t| &t.phases) {
@@ -269,7 +270,10 @@ impl<'a> Engine<'a> {
                 pmu_at_sample: CorePmu::default(),
             })
             .collect();
+        let thread_task: Vec<usize> = threads.iter().map(|t| t.task).collect();
+        let rcu = super::rcu::RcuState::new(platform, config.rcu.clone(), &tasks, &thread_task, &events);
         let mut engine = Engine {
+            rcu,
             platform,
             workload_name: workload.name.clone(),
             rng,

@@ -149,6 +149,7 @@ impl Engine<'_> {
             let task = &self.tasks[self.threads[t].task];
             match &task.phases[phase].kind {
                 &PhaseKind::Compute { instructions } => {
+                    let instructions = self.rcuo_pass_instructions(t).unwrap_or(instructions);
                     self.threads[t].progress.work_left = instructions;
                     self.make_runnable(t, waker);
                 }
@@ -168,6 +169,11 @@ impl Engine<'_> {
                     } else {
                         self.make_runnable(t, waker);
                     }
+                }
+                PhaseKind::Suspend { .. } if self.rcuo_with_work(t).is_some() => {
+                    // an rcuo kthread with callbacks waiting does not sleep
+                    self.threads[t].progress.phase += 1;
+                    continue;
                 }
                 PhaseKind::Suspend { event } => {
                     let id = self.events[event.as_str()];
@@ -419,6 +425,7 @@ impl Engine<'_> {
                     self.migrate(t, cpu);
                 }
                 if self.sched.rqs[cpu].curr.is_none() {
+                    self.rcu_enter_idle(cpu);
                     self.maybe_power_down(self.sched.cluster_of[cpu], self.now_us);
                 }
             }
