@@ -129,8 +129,8 @@ def _format_run(r: api.SimResult) -> str:
     if rcu:
         lines += [
             "",
-            f"RCU {rcu['options'] or '(stock)'}: {rcu['callbacks_queued']} callbacks, {rcu['grace_periods']} grace periods,"
-            f" rcuo {rcu['rcuo_callbacks']}",
+            f"RCU {rcu['options'] or '(stock)'}: {rcu['callbacks_queued']} callbacks,"
+            f" {rcu['grace_periods']} grace periods, rcuo {rcu['rcuo_callbacks']}",
             f"{'cpu':4} {'softirq cbs':>11} {'softirq ms':>10} {'idle ticks':>10} {'wakeups':>8}",
         ]
         for i, c in enumerate(s["cpus"]):
