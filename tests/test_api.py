@@ -63,6 +63,7 @@ def test_an_unknown_option_is_an_error_not_ignored():
         cpuidle="wfi",
         perf_cpus=[],
         perf_period=10_000,
+        kernel="",
         trace=False,
         intervals=False,
         time_limit_s=1.0,

@@ -219,4 +219,4 @@ def test_list_shows_the_experiment_with_its_title_and_source():
         text=True,
         env={**os.environ, "COLUMNS": "400"},  # argparse wraps at the terminal's width
     )
-    assert re.search(r"--reps N .*\(default: the experiment's: lctes2020 5, bl-mp-sched 20\)", r.stdout)
+    assert re.search(r"--reps N .*\(default: the experiment's: lctes2020 5, bl-mp-sched 20, rcu-amp 5\)", r.stdout)

@@ -53,7 +53,8 @@ impl Engine<'_> {
         let cluster = &mut self.hw.clusters[c];
         cluster.powered = true;
         cluster.power_downs += 1;
-        cluster.off_us += self.now_us - cluster.off_since_us;
+        // a power-down decided at the end of a kernel burst starts then (`charge_kernel_time`)
+        cluster.off_us += (self.now_us - cluster.off_since_us).max(0.0);
         self.dirty = true;
         let wakeup_mj = self.platform.clusters[c].cluster_off_wakeup_energy_uj * 1e-3;
         self.hw.energy.add_dynamic_mj(c, wakeup_mj);

@@ -49,7 +49,8 @@ impl Engine<'_> {
                     min_thermal_cap_khz: cl.min_thermal_cap_khz,
                     online: cl.online,
                     power_downs: cl.power_downs,
-                    off_s: (cl.off_us + if cl.online && !cl.powered { self.now_us - cl.off_since_us } else { 0.0 })
+                    off_s: (cl.off_us
+                        + if cl.online && !cl.powered { (self.now_us - cl.off_since_us).max(0.0) } else { 0.0 })
                         * 1e-6,
                 }
             })
