@@ -105,7 +105,8 @@ def test_the_claims_are_computed_from_the_runs(small):
 
 
 def test_each_run_column_agrees_with_its_run(small):
-    r = api.simulate("tc2", "audio", seed=3, **next(c for c in E.configs if c.name == "both").options)
+    both = next(c for c in E.configs if c.name == "both")
+    r = api.simulate("tc2", "audio", seed=3, **ra.simulate_options(E.benchmarks[4], both, small.prepared))
     row = small.runs[(small.runs.label == "audio") & (small.runs.config == "both") & (small.runs.seed == 3)].iloc[0]
     s = r.summary
     assert row.energy_j == pytest.approx(sum(s["energy"]["clusters_j"]))
@@ -146,3 +147,19 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, args, message):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("hetlab: error: ") and message in lines[0], r.stderr
     assert not out.exists()
+
+
+def test_every_benchmark_starts_from_its_warmed_up_board(small):
+    temps = small.prepared.start_temps
+    assert list(temps) == list(ra.BENCHMARK_NAMES) and all(len(t) == 2 for t in temps.values())
+    # a CPU-bound benchmark on the A15s warms them more than cyclictest's timer threads
+    assert temps["andebench2"][0] > temps["cyclictest"][0] + 10.0
+    assert "## Warm-up" in (small.out / "report.md").read_text()
+    # a warm board leaks more: the same run from ambient uses less energy
+    cold = api.simulate("tc2", "andebench2", seed=3, **E.configs[0].options)
+    warm = api.simulate(
+        "tc2", "andebench2", seed=3, **ra.simulate_options(E.benchmarks[2], E.configs[0], small.prepared)
+    )
+    assert warm.summary["clusters"][0]["static_j"] > cold.summary["clusters"][0]["static_j"]
+    with pytest.raises(api.HetlabError, match="give one per cluster"):
+        api.simulate("tc2", "andebench2", start_temp_c=[40.0])

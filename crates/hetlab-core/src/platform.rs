@@ -167,6 +167,11 @@ pub struct Cluster {
     pub opps: Vec<[u32; 2]>,
     /// Leakage of the powered cluster at 1.0 V and 25 °C, mW.
     pub leakage_mw: f64,
+    /// Power of the cluster's shared logic (L2, snoop control, bus interface) while at least
+    /// one of its CPUs is busy, per OPP in `opps` order, mW: the legacy EAS model's "cluster"
+    /// busy power. Empty: not described (the cluster costs only its cores and leakage).
+    #[serde(default)]
+    pub active_mw: Vec<f64>,
     /// Cluster power-down (cpuidle's cluster state), both or neither; `None`: WFI only.
     #[serde(default)]
     pub cluster_off_exit_latency_us: Option<u32>,
@@ -397,6 +402,17 @@ impl Platform {
             positive(&f("l2_bytes"), c.l2_bytes as f64)?;
             non_negative(&f("leakage_mw"), c.leakage_mw)?;
             non_negative(&f("cluster_off_wakeup_energy_uj"), c.cluster_off_wakeup_energy_uj)?;
+            if !c.active_mw.is_empty() && c.active_mw.len() != c.opps.len() {
+                return Err(format!(
+                    "{}: give one value per OPP ({} OPPs, {} values) or none",
+                    f("active_mw"),
+                    c.opps.len(),
+                    c.active_mw.len()
+                ));
+            }
+            for (i, &mw) in c.active_mw.iter().enumerate() {
+                non_negative(&f(&format!("active_mw[{i}]")), mw)?;
+            }
             positive(&f("thermal_resistance_c_per_w"), c.thermal_resistance_c_per_w)?;
             positive(&f("thermal_capacitance_j_per_c"), c.thermal_capacitance_j_per_c)?;
         }
@@ -538,6 +554,12 @@ impl Cluster {
     }
     /// The cluster power-down state as (exit latency, target residency), µs; `None`: the
     /// cluster's cpuidle has WFI only.
+    /// The shared logic's power at OPP `opp` while a CPU of the cluster is busy, mW (0: not
+    /// described).
+    pub fn active_mw_at(&self, opp: usize) -> f64 {
+        self.active_mw.get(opp).copied().unwrap_or(0.0)
+    }
+
     pub fn cluster_off_us(&self) -> Option<(u32, u32)> {
         self.cluster_off_exit_latency_us.zip(self.cluster_off_target_residency_us)
     }
@@ -647,8 +669,12 @@ mod tests {
         assert_eq!((p.clusters[a15].cci_port, p.clusters[a7].cci_port), (Some(3), Some(4)));
         assert_eq!((p.clusters[a15].max_khz(), p.clusters[a7].max_khz()), (1_200_000, 1_000_000));
         assert!(p.energy_model_table(a15).is_some() && p.energy_model_table(a7).is_some());
-        // a negative wake-up energy is refused
+        // the legacy EAS cluster busy power, one value per OPP
+        assert_eq!((p.clusters[a15].active_mw_at(7), p.clusters[a7].active_mw_at(0)), (2845.0, 425.0));
         let text = crate::builtin::BUILTIN_PLATFORMS.iter().find(|(n, _)| *n == "tc2").unwrap().1;
+        let e = Platform::from_toml("x.toml", &text.replacen("2139.0, 2845.0]", "2139.0]", 1)).unwrap_err();
+        assert!(e.contains("'a15'.active_mw: give one value per OPP (8 OPPs, 7 values) or none"), "{e}");
+        // a negative wake-up energy is refused
         let e = Platform::from_toml("x.toml", &text.replacen("= 39.0", "= -1.0", 1)).unwrap_err();
         assert!(e.contains("'a15'.cluster_off_wakeup_energy_uj must not be negative"), "{e}");
     }

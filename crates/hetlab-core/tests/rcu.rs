@@ -151,3 +151,33 @@ fn a_cluster_powers_down_only_when_all_its_cpus_are_idle_past_the_target_residen
     let busy = run(&p, &Workload::from_toml("busy.toml", text).unwrap(), "", false);
     assert_eq!(busy.clusters[a15].power_downs, 0);
 }
+
+#[test]
+fn the_clusters_shared_logic_costs_its_busy_power_once_however_many_cpus_are_busy() {
+    let p = tc2(100);
+    let a15 = p.cluster_index("a15").unwrap();
+    let spin = |cpus: &str| {
+        let text = format!(
+            "name = \"spin\"\n[[tasks]]\nname = \"spin\"\nthreads = {}\naffinity = [{cpus}]\n[[tasks.phases]]\n\
+             run_us = 500000.0\n",
+            cpus.split(',').count()
+        );
+        let mut w = Workload::from_toml("spin.toml", &text).unwrap();
+        // one thread per CPU
+        let t = w.tasks.remove(0);
+        for cpu in cpus.split(',') {
+            let mut one = t.clone();
+            one.threads = 1;
+            one.affinity = Some(vec![cpu.parse().unwrap()]);
+            w.tasks.push(one);
+        }
+        run(&p, &w, "", false)
+    };
+    let (one, two) = (spin("0"), spin("0,1"));
+    let t = one.time_s;
+    assert!((two.time_s - t).abs() < 1e-3 * t);
+    let (e1, e2) = (one.clusters[a15].dynamic_j, two.clusters[a15].dynamic_j);
+    // e1 = (core + shared) t, e2 = (2 core + shared) t: the shared part is 2 e1 - e2
+    let shared_w = (2.0 * e1 - e2) / t;
+    assert!((shared_w - 2.845).abs() < 0.02 * 2.845, "{shared_w} W");
+}

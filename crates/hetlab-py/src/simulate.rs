@@ -31,7 +31,7 @@ type Simulated = (String, PyObject, Option<String>, Option<String>, Option<PyObj
 #[pyo3(signature = (
     platform_name, platform_origin, platform_text, workload_spec, workload_origin, workload_text, *,
     seed, scheduler, sched_tunables, governor, tunables, cluster, freq, offline, model, cpuidle, perf_cpus,
-    perf_period, kernel, trace, intervals, time_limit_s
+    perf_period, kernel, start_temp_c, trace, intervals, time_limit_s
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
@@ -55,6 +55,7 @@ pub fn simulate(
     perf_cpus: Vec<usize>,
     perf_period: u64,
     kernel: &str,
+    start_temp_c: Vec<f64>,
     trace: bool,
     intervals: bool,
     time_limit_s: f64,
@@ -87,6 +88,7 @@ pub fn simulate(
         perf_sampling: (!perf_cpus.is_empty())
             .then_some(PerfSampling { cpus: perf_cpus, period_instructions: perf_period }),
         rcu: RcuOptions::parse(kernel, platform.ncpus()).map_err(err)?,
+        start_temp_c,
         trace: trace || intervals, // the intervals are read from the sched_switch events
         series: true,
         time_limit_s,

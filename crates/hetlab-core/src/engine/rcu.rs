@@ -136,6 +136,9 @@ impl Engine<'_> {
                 *no_tick = false;
                 self.rcu.rcu.report.idle_ticks[cpu] += 1;
                 let exit_us = self.power_up(self.sched.cluster_of[cpu]);
+                // a governor sample that fell due while the CPU slept runs now (its deferrable
+                // timer), as at any wake-up (`kernel_jitter`)
+                self.wake_policy(self.policy_of(cpu));
                 let batch = self.rcu.rcu.tick(cpu, true);
                 let tick_us = self.tick_handler_us(cpu);
                 let us = exit_us + tick_us + self.run_callbacks(cpu, batch);

@@ -75,6 +75,15 @@ impl<'a> Engine<'a> {
             .collect();
         let online: Vec<bool> = cluster_of.iter().map(|c| !config.offline_clusters.contains(c)).collect();
         let jitter = Jitter::new(&platform.noise, &online, &mut rng);
+        if !config.start_temp_c.is_empty()
+            && (config.start_temp_c.len() != platform.clusters.len()
+                || config.start_temp_c.iter().any(|t| !t.is_finite() || *t < -50.0 || *t > 150.0))
+        {
+            return Err(format!(
+                "start temperatures: give one per cluster ({}), each within -50..=150 °C",
+                platform.clusters.len()
+            ));
+        }
         if !online.iter().any(|&o| o) {
             return Err("every cluster is offline; keep at least one cluster online".into());
         }
@@ -204,7 +213,7 @@ impl<'a> Engine<'a> {
                 cur_khz: cl.max_khz(),
                 cur_opp: cl.opps.len() - 1,
                 power: ClusterPower::default(),
-                thermal: ThermalNode::at(platform.thermal.ambient_c),
+                thermal: ThermalNode::at(config.start_temp_c.get(c).copied().unwrap_or(platform.thermal.ambient_c)),
                 thermal_cap_khz: cl.max_khz(),
                 min_thermal_cap_khz: cl.max_khz(),
                 port: cl.cci_port.map(CciPort::new),

@@ -600,7 +600,12 @@ impl Engine<'_> {
                 st.busy_us += busy_us;
                 st.idle_since_sample_us -= busy_us;
                 st.wakeups += 1;
-                let mw = crate::model::power::core_dynamic_mw(self.platform.core_type_of(c), self.volts(c), khz, 1.0);
+                let mut mw =
+                    crate::model::power::core_dynamic_mw(self.platform.core_type_of(c), self.volts(c), khz, 1.0);
+                // the cluster's shared logic wakes with it unless another CPU keeps it busy
+                if !self.sched.cpus_of_cluster[c].iter().any(|&o| self.sched.rqs[o].curr.is_some()) {
+                    mw += self.platform.clusters[c].active_mw_at(self.hw.clusters[c].cur_opp);
+                }
                 self.hw.energy.add_dynamic_mj(c, mw * busy_us * 1e-6);
                 self.out.trace(TraceEvent::CpuIdle { time_us: now, cpu, state: CPU_IDLE_EXIT });
                 self.out.trace(TraceEvent::CpuIdle { time_us: now + busy_us, cpu, state: STATE_WFI });
