@@ -156,24 +156,15 @@ fn a_cluster_powers_down_only_when_all_its_cpus_are_idle_past_the_target_residen
 fn the_clusters_shared_logic_costs_its_busy_power_once_however_many_cpus_are_busy() {
     let p = tc2(100);
     let a15 = p.cluster_index("a15").unwrap();
-    let spin = |cpus: &str| {
-        let text = format!(
-            "name = \"spin\"\n[[tasks]]\nname = \"spin\"\nthreads = {}\naffinity = [{cpus}]\n[[tasks.phases]]\n\
-             run_us = 500000.0\n",
-            cpus.split(',').count()
-        );
-        let mut w = Workload::from_toml("spin.toml", &text).unwrap();
-        // one thread per CPU
-        let t = w.tasks.remove(0);
-        for cpu in cpus.split(',') {
-            let mut one = t.clone();
-            one.threads = 1;
-            one.affinity = Some(vec![cpu.parse().unwrap()]);
-            w.tasks.push(one);
-        }
-        run(&p, &w, "", false)
+    // one thread pinned to each CPU, 0.5 s of reference work each
+    let spin = |cpus: &[usize]| {
+        let tasks: String = cpus
+            .iter()
+            .map(|c| format!("[[tasks]]\nname = \"spin{c}\"\naffinity = [{c}]\n[[tasks.phases]]\nrun_us = 500000.0\n"))
+            .collect();
+        run(&p, &Workload::from_toml("spin.toml", &format!("name = \"spin\"\n{tasks}")).unwrap(), "", false)
     };
-    let (one, two) = (spin("0"), spin("0,1"));
+    let (one, two) = (spin(&[0]), spin(&[0, 1]));
     let t = one.time_s;
     assert!((two.time_s - t).abs() < 1e-3 * t);
     let (e1, e2) = (one.clusters[a15].dynamic_j, two.clusters[a15].dynamic_j);
