@@ -66,8 +66,8 @@ def test_a_small_run_writes_every_output_with_the_issues_columns(small):
     assert "## Energy and time against the reference" in text and "## Why: wake-ups" in text
     assert "## Sensitivity: callback rate and HZ" in text
     # every point of the sweep is a row
-    for f, hz in [(0.25, 100), (1, 100), (4, 100), (1, 250), (1, 1000)]:
-        assert re.search(rf"^\| {f:g} \| {hz} \| [+-]", text, re.M), (f, hz)
+    for f, k, hz in [(0.25, 1, 100), (1, 1, 100), (4, 1, 100), (1, 0.25, 100), (1, 4, 100), (1, 1, 250), (1, 1, 1000)]:
+        assert re.search(rf"^\| {f:g} \| {k:g} \| {hz} \| [+-]", text, re.M), (f, k, hz)
     assert "platform `tc2`" in text and "2 seeds (3, 4) per configuration" in text
     assert not list(out.glob(".*"))
 

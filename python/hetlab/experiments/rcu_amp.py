@@ -114,24 +114,29 @@ METRICS = (
 # --- the sensitivity sweep (prepare) ------------------------------------------------------------
 
 RATE_FACTORS = (0.25, 1.0, 4.0)  # every call_rcu_per_s of every workload, times this
+COST_FACTORS = (0.25, 4.0)  # every rcu_callback_us, times this (at rate factor 1, HZ 100)
 HZ_VALUES = (100, 250, 1000)  # CONFIG_HZ of the TC2 (tc2.toml: 100)
 
 
 @dataclass
 class Sweep(Prepared):
-    """The sensitivity sweep's points: (rate factor, HZ) -> config -> benchmark -> (energy J, time s)."""
+    """The sensitivity sweep's points: (rate factor, cost factor, HZ) -> config -> benchmark ->
+    (energy J, time s)."""
 
-    points: dict[tuple[float, int], dict[str, dict[str, tuple[float, float]]]] = field(default_factory=dict)
+    points: dict[tuple[float, float, int], dict[str, dict[str, tuple[float, float]]]] = field(default_factory=dict)
     seed: int = 1
+    sweep_seeds: tuple[int, ...] = (1, 2, 3)  # each sweep point's energy and time: their mean
     # the warm-up: per benchmark, each cluster's steady temperature under it, °C
     start_temps: dict[str, list[float]] = field(default_factory=dict)
 
 
-def _scaled_workload(name: str, factor: float) -> str:
+def _scaled_workload(name: str, rate: float, cost: float) -> str:
     text = _core.builtin_workload_text(name)
-    return re.sub(
-        r"^call_rcu_per_s = ([0-9.eE+-]+)", lambda m: f"call_rcu_per_s = {float(m[1]) * factor!r}", text, flags=re.M
-    )
+    for key, factor in (("call_rcu_per_s", rate), ("rcu_callback_us", cost)):
+        text = re.sub(
+            rf"^{key} = ([0-9.eE+-]+)", lambda m, k=key, f=factor: f"{k} = {float(m[1]) * f!r}", text, flags=re.M
+        )
+    return text
 
 
 def _platform_at(hz: int) -> str:
@@ -175,26 +180,31 @@ def prepare(plan: object, out: Path, ctx: Context) -> Sweep:
     _warm_up(ctx, sweep)
     sweep.timings_s["warm-up"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    points = [(f, 100) for f in RATE_FACTORS] + [(1.0, hz) for hz in HZ_VALUES if hz != 100]
+    points = (
+        [(f, 1.0, 100) for f in RATE_FACTORS]
+        + [(1.0, k, 100) for k in COST_FACTORS]
+        + [(1.0, 1.0, hz) for hz in HZ_VALUES if hz != 100]
+    )
     with tempfile.TemporaryDirectory(prefix="hetlab-rcu-amp-") as tmp:
         files = {}
-        for f, hz in points:
+        for f, k, hz in points:
             p = Path(tmp) / f"tc2-hz{hz}.toml"
             p.write_text(_platform_at(hz))
             for name in BENCHMARK_NAMES:
-                w = Path(tmp) / f"{name}-x{f}.toml"
-                w.write_text(_scaled_workload(name, f))
-                files[(f, hz, name)] = (str(p), str(w))
+                w = Path(tmp) / f"{name}-rate{f}-cost{k}.toml"
+                w.write_text(_scaled_workload(name, f, k))
+                files[(f, k, hz, name)] = (str(p), str(w))
         jobs = [(pt, c, name) for pt in points for c in CONFIGS for name in BENCHMARK_NAMES]
 
         def one(job):
-            (f, hz), config, name = job
-            platform, workload = files[(f, hz, name)]
-            r = api.simulate(
-                platform, workload, seed=sweep.seed, start_temp_c=sweep.start_temps[name], **config.options
-            )
-            energy = sum(r.summary["energy"]["clusters_j"])
-            return energy, r.time_s
+            (f, k, hz), config, name = job
+            platform, workload = files[(f, k, hz, name)]
+            runs = [
+                api.simulate(platform, workload, seed=s, start_temp_c=sweep.start_temps[name], **config.options)
+                for s in sweep.sweep_seeds
+            ]
+            energy = sum(sum(r.summary["energy"]["clusters_j"]) for r in runs) / len(runs)
+            return energy, sum(r.time_s for r in runs) / len(runs)
 
         with ThreadPoolExecutor(max_workers=ctx.jobs or None) as pool:
             results = list(pool.map(one, jobs))
@@ -396,20 +406,23 @@ def _sensitivity_section(prepared: Prepared) -> list[str]:
         "",
         "No published call_rcu rate or per-callback cost exists for these benchmarks (shared/reference/"
         "sched-rcu-platforms.md §5.6), and the seed's HZ is not stated. Each row reruns every benchmark "
-        f"(seed {prepared.seed}) with every workload's call_rcu_per_s times the factor, or at another "
-        "CONFIG_HZ; cells: energy benefit against the reference at that point, mean over the benchmarks "
-        "(min .. max).",
+        f"(seeds {', '.join(map(str, prepared.sweep_seeds))}, their mean) with every workload's call_rcu_per_s "
+        "or rcu_callback_us times a factor, or "
+        "at another CONFIG_HZ; cells: energy benefit against the reference at that point, mean over the "
+        "benchmarks (min .. max).",
         "",
-        "| rate factor | HZ | " + " | ".join(METHODS) + " |",
-        "|---|---|" + "---|" * len(METHODS),
+        "| rate factor | cost factor | HZ | " + " | ".join(METHODS) + " |",
+        "|---|---|---|" + "---|" * len(METHODS),
     ]
-    for (f, hz), by_config in sorted(prepared.points.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+    for (f, k, hz), by_config in sorted(
+        prepared.points.items(), key=lambda kv: (kv[0][2], kv[0][1] != 1.0, kv[0][0], kv[0][1])
+    ):
         ref = by_config[BASELINE]
         cells = []
         for c in METHODS:
             g = [100.0 * (ref[b][0] - by_config[c][b][0]) / ref[b][0] for b in ref]
             cells.append(f"{sum(g) / len(g):+.1f} % ({min(g):+.1f} .. {max(g):+.1f})")
-        lines.append(f"| {f:g} | {hz} | " + " | ".join(cells) + " |")
+        lines.append(f"| {f:g} | {k:g} | {hz} | " + " | ".join(cells) + " |")
     return lines
 
 
