@@ -40,7 +40,15 @@ def test_a_small_run_writes_every_output_with_the_issues_columns(small):
     runs = pd.read_csv(out / "runs.csv")
     assert small.runs_count == len(runs) == 2 * 6 * 4
     assert set(runs.config) == {"reference", "nocb", "fast-no-hz", "both"}
-    for col in ("energy_j", "time_s", "wakeups_cpu0_per_s", "off_share_a15", "off_share_a7", "rcu_a15_ms", "rcu_a7_ms"):
+    for col in (
+        "energy_j",
+        "time_s",
+        "wakeups_cpu0_per_s",
+        "off_share_a15",
+        "off_share_a7",
+        "rcu_a15_ms",
+        "threads_a15_ms",
+    ):
         assert col in runs.columns, col
     summary = pd.read_csv(out / "summary.csv")
     assert list(summary.columns) == [
