@@ -474,6 +474,9 @@ def _method_section() -> list[str]:
         "- RCU: Tree RCU with one node (kernel::rcu): grace periods end when every CPU reported a quiescent "
         "state from its tick or was found idle by the force-quiescent-state scan (3 jiffies); the grace-period "
         "kthread's own wake-ups are not modelled.",
+        "- nocb offloads both A15s (`rcu_nocbs=0-1`, as 3.10's RCU_NOCB_CPU_ALL allows; the first no-CBs "
+        "kernels, v3.7-3.8, could not offload CPU 0, an A15 on TC2 — the seed's exact list is not stated) and "
+        "pins the rcuo kthreads to the A7s, as the seed did.",
         "- The benchmarks' RCU rates and costs are assumptions stated in their files; the sensitivity table "
         "shows how the benefits move with them.",
     ]
