@@ -339,6 +339,7 @@ impl<'a> Engine<'a> {
     }
 
     fn handle_events(&mut self) {
+        self.rcu_wake_pending();
         let now = self.now_us;
         for p in 0..self.policies.len() {
             if let Some((t, khz)) = self.policies[p].pending {

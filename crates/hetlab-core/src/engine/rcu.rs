@@ -148,13 +148,24 @@ impl Engine<'_> {
             }
         }
         let wakes = self.rcu.rcu.end_jiffy(jiffy, &dyntick_idle);
+        self.rcu.pending_wakes.extend(wakes.rcuo);
+        self.rcu_wake_pending();
+    }
+
+    /// Wakes the rcuo kthreads whose list became non-empty (`call_rcu` during the last
+    /// interval: the wake-up comes at its end, the next event) or whose grace period ended.
+    pub(super) fn rcu_wake_pending(&mut self) {
+        if self.rcu.pending_wakes.is_empty() {
+            return;
+        }
         let mut pending = std::mem::take(&mut self.rcu.pending_wakes);
-        pending.extend(wakes.rcuo);
         pending.sort_unstable();
         pending.dedup();
-        for cpu in pending {
+        for &cpu in &pending {
             self.wake_rcuo(cpu);
         }
+        pending.clear();
+        self.rcu.pending_wakes = pending;
     }
 
     /// CPU time of the tick handler on an idle CPU (wake from WFI, tick_sched_timer,
