@@ -65,6 +65,8 @@ def test_an_unknown_option_is_an_error_not_ignored():
         cpuidle="wfi",
         perf_cpus=[],
         perf_period=10_000,
+        kernel="",
+        start_temp_c=[],
         trace=False,
         intervals=False,
         time_limit_s=1.0,

@@ -220,5 +220,5 @@ def test_list_shows_the_experiment_with_its_title_and_source():
         env={**os.environ, "COLUMNS": "400"},  # argparse wraps at the terminal's width
     )
     assert re.search(
-        r"--reps N .*\(default: the experiment's: lctes2020 5, bl-mp-sched 20, four-vs-eight 3\)", r.stdout
+        r"--reps N .*\(default: the experiment's: lctes2020 5, bl-mp-sched 20, rcu-amp 5, four-vs-eight 3\)", r.stdout
     )

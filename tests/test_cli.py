@@ -88,6 +88,9 @@ BAD_INPUTS = [
     (["--platform", "missing.toml"], "cannot read platform file 'missing.toml'"),
     (["--governor", "idle-min"], "needs --cluster"),
     (["--scheduler", "eas", "--governor", "ondemand"], "scheduler 'eas' needs the schedutil governor"),
+    (["--kernel", "rcu_nocb=1"], "unknown option 'rcu_nocb'; known: rcu_nocbs=CPUS"),
+    (["--kernel", "rcu_nocbs=0-9"], "rcu_nocbs names cpu9; the platform has cpu0-7"),
+    (["--kernel", "rcu_fast_no_hz=1"], "rcu_fast_no_hz takes no value"),
 ]
 
 
@@ -210,3 +213,24 @@ def test_anti_snoop_without_a_model_says_once_which_it_uses():
     notes = [line for line in proc.stderr.splitlines() if "built-in model lctes2020-fig4" in line]
     assert len(notes) == 1
     assert "built-in model" not in hetlab(*args[:-2], "--model", "lctes2020-fig4").stderr
+
+
+def test_kernel_rcu_options_on_tc2_and_a_negative_rate_refused(tmp_path):
+    args = ["simulate", "--platform", "tc2", "--workload", "cyclictest", "--scheduler", "hmp"]
+    stock = hetlab(*args)
+    assert stock.returncode == 0, stock.stderr
+    assert "RCU (stock)" in stock.stdout and "idle ticks" in stock.stdout
+    both = hetlab(*args, "--kernel", "rcu_nocbs=0-1,rcu_fast_no_hz")
+    assert both.returncode == 0, both.stderr
+    assert "RCU rcu_nocbs=0,1,rcu_fast_no_hz" in both.stdout
+    # the Exynos 5422 takes the same options (its big CPUs are 4-7)
+    assert hetlab("simulate", "--workload", SMALL, "--kernel", "rcu_nocbs=4-7").returncode == 0
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        'name = "bad"\n[[tasks]]\nname = "t"\n[[tasks.phases]]\ninstructions = 1e6\n'
+        "call_rcu_per_s = -5.0\nrcu_callback_us = 2.0\n"
+    )
+    r = hetlab("simulate", "--workload", str(bad))
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode != 0 and r.stdout == ""
+    assert len(lines) == 1 and "call_rcu_per_s must not be negative, got -5" in lines[0], r.stderr

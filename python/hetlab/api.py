@@ -176,6 +176,8 @@ def simulate(
     model: str | None = None,
     perf_cpus: Sequence[int] = (),
     perf_period: int = 10_000,
+    kernel: str = "",
+    start_temp_c: Sequence[float] = (),
     seed: int = DEFAULT_SEED,
     trace: bool = False,
     intervals: bool = False,
@@ -201,6 +203,12 @@ def simulate(
         beside the workload (seed 003's big.LITTLE emulation; empty: off); each counter
         overflow costs the CPU the platform's `perf_sample` cost.
     perf_period: instructions per sample (`perf record -c`).
+    kernel: RCU's boot options as the kernel names them, comma-separated: `rcu_nocbs=CPUS`
+        (offload those CPUs' callbacks to rcuo kthreads, placed on the LITTLE CPUs unless
+        `rcuo_affinity=CPUS`), `rcu_fast_no_hz` (RCU_FAST_NO_HZ); "" (default): neither.
+        They matter for workloads whose phases queue RCU callbacks (`call_rcu_per_s`).
+    start_temp_c: each cluster's temperature at the start, °C, in platform order (empty: ambient),
+        for a board warmed up before the run.
     seed: the same seed gives byte-identical results.
     trace: record the ftrace text (`SimResult.trace_text`) and LISA's platform info.
     intervals: record where each thread ran (`SimResult.intervals`, from the sched_switch events).
@@ -225,6 +233,8 @@ def simulate(
             cpuidle=cpuidle,
             perf_cpus=[int(c) for c in perf_cpus],
             perf_period=int(perf_period),
+            kernel=str(kernel),
+            start_temp_c=[float(t) for t in start_temp_c],
             trace=bool(trace),
             intervals=bool(intervals),
             time_limit_s=float(time_limit_s),

@@ -126,6 +126,19 @@ def _format_run(r: api.SimResult) -> str:
             f"{c['name']:10} {tot['cpu_cycles']:14d} {tot['inst_retired']:14d}"
             f" {tot['l2d_cache_refill']:12d} {tot['bus_access']:12d}"
         )
+    rcu = s.get("rcu")
+    if rcu:
+        lines += [
+            "",
+            f"RCU {rcu['options'] or '(stock)'}: {rcu['callbacks_queued']} callbacks,"
+            f" {rcu['grace_periods']} grace periods, rcuo {rcu['rcuo_callbacks']}",
+            f"{'cpu':4} {'softirq cbs':>11} {'softirq ms':>10} {'idle ticks':>10} {'wakeups':>8}",
+        ]
+        for i, c in enumerate(s["cpus"]):
+            lines.append(
+                f"{i:<4} {rcu['softirq_callbacks'][i]:11d} {1000 * rcu['softirq_s'][i]:10.3f}"
+                f" {rcu['idle_ticks'][i]:10d} {c['wakeups']:8d}"
+            )
     if not s["cci_ports"]:
         return "\n".join([*lines, "", "no CCI on this platform"])
     lines += ["", f"{'CCI port':10} {'si_rrq_hs_any':>14} {'stall_tt_full':>14} {'congestion':>11}"]
@@ -173,6 +186,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         model=args.model,
         perf_cpus=_ints(args.perf_cpus, "--perf-cpus"),
         perf_period=args.perf_period,
+        kernel=args.kernel,
         time_limit_s=args.time_limit,
         seed=args.seed,
     )
@@ -566,6 +580,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         metavar="N",
         help=f"instructions per perf sample, perf record -c (default: {sim_default('perf_period')})",
+    )
+    sim.add_argument(
+        "--kernel",
+        metavar="OPTIONS",
+        help="RCU boot options as the kernel names them, comma-separated: rcu_nocbs=CPUS (callbacks of those CPUs "
+        "go to rcuo kthreads on the LITTLE CPUs; rcuo_affinity=CPUS moves them), rcu_fast_no_hz (an idle CPU with "
+        "callbacks wakes every 4 jiffies, not every jiffy); e.g. rcu_nocbs=0-1,rcu_fast_no_hz",
     )
     sim.add_argument(
         "--seed",

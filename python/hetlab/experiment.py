@@ -18,6 +18,7 @@ The steps an experiment may add (fields of `Experiment`), in the order the runne
     measures(runs, summary row)          more summary.csv columns for one label and configuration
     claims(summary, runs) -> [Claim]     the source's claims, judged from the numbers
     report_sections(summary, prepared)   report.md sections of its own, each a list of lines
+    runs_sections(summary, runs, prepared)   the same, from runs.csv
     provenance(prepared)                 report.md provenance items of its own
 
 Two shapes of summary.csv: by default one row per label and configuration with means, standard
@@ -198,6 +199,9 @@ class Experiment:
     claims: Callable[[pd.DataFrame, pd.DataFrame], list[Claim]]
     reps: int = DEFAULT_REPS  # seeds per benchmark and configuration (--reps default)
     metrics: tuple[Metric, ...] = ()  # the long summary shape (see the module's docstring)
+    # summary.csv side by side: one row per label x configuration, `<metric>_mean/_min/_max` for
+    # each metric in order, then n (summary.md stays the long shape's)
+    wide_summary: bool = False
     charts: tuple[Chart, ...] = ()
     run_columns: Callable[[Benchmark, Config, SimResult], dict] | None = None
     measures: Callable[[pd.DataFrame, dict], dict] | None = None
@@ -207,4 +211,6 @@ class Experiment:
     calibrate: Callable[[list[Benchmark], Context], dict[str, str]] | None = None
     simulate_options: Callable[[Benchmark, Config, Prepared], dict[str, Any]] = merged_options
     report_sections: Callable[[pd.DataFrame, Prepared], list[list[str]]] | None = None
+    # report.md sections computed from the runs themselves (summary, runs, prepared)
+    runs_sections: Callable[[pd.DataFrame, pd.DataFrame, Prepared], list[list[str]]] | None = None
     provenance: Callable[[Prepared], list[str]] | None = None

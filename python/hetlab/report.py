@@ -73,9 +73,28 @@ def _std(x: np.ndarray) -> float:
 
 def summarize(runs: pd.DataFrame, experiment: Experiment) -> pd.DataFrame:
     """The experiment's summary shape (see the module's docstring)."""
+    if experiment.metrics and experiment.wide_summary:
+        return widen(summarize_metrics(runs, experiment), experiment)
     if experiment.metrics:
         return summarize_metrics(runs, experiment)
     return summarize_ratios(runs, experiment)
+
+
+def widen(long: pd.DataFrame, experiment: Experiment) -> pd.DataFrame:
+    """The long summary side by side: per label and configuration, each metric's mean, min and
+    max, then n (the fewest runs any of its metrics had)."""
+    out = []
+    for (label, config), g in long.groupby(["benchmark", "config"], sort=False):
+        row: dict = {"benchmark": label, "config": config}
+        by = {r["metric"]: r for r in g.to_dict("records")}
+        for m in experiment.metrics:
+            r = by.get(m.name, {})
+            for stat in ("mean", "min", "max"):
+                row[f"{m.name}_{stat}"] = r.get(stat, float("nan"))
+        row["n"] = int(g["n"].min())
+        out.append(row)
+    columns = ["benchmark", "config", *(f"{m.name}_{s}" for m in experiment.metrics for s in ("mean", "min", "max"))]
+    return pd.DataFrame(out, columns=[*columns, "n"])
 
 
 def summarize_metrics(runs: pd.DataFrame, experiment: Experiment) -> pd.DataFrame:
@@ -274,7 +293,12 @@ def _options_text(options: dict) -> str:
 
 
 def report_markdown(
-    experiment: Experiment, summary: pd.DataFrame, claims: list[Claim], prov: Provenance, figures: list[str]
+    experiment: Experiment,
+    summary: pd.DataFrame,
+    claims: list[Claim],
+    prov: Provenance,
+    figures: list[str],
+    runs: pd.DataFrame | None = None,
 ) -> str:
     base_name = experiment.baseline
     counts = {k: sum(c.holds == k for c in claims) for k in ("yes", "partly", "no", NOT_RUN)}
@@ -319,6 +343,10 @@ def report_markdown(
         for section in experiment.report_sections(summary, prov.prepared):
             if section:
                 lines += [""] + section
+    if experiment.runs_sections is not None and runs is not None:
+        for section in experiment.runs_sections(summary, runs, prov.prepared):
+            if section:
+                lines += [""] + section
     boards = prov.boards or {prov.platform: prov.platform_sha256}
     where = ("platforms " if len(boards) > 1 else "platform ") + ", ".join(
         f"`{p}` (sha256 `{sha[:16]}…`)" for p, sha in boards.items()
@@ -358,15 +386,17 @@ def write_outputs(
     try:
         (staging / "runs.csv").write_text(runs.to_csv(index=False))
         (staging / "summary.csv").write_text(summary.to_csv(index=False))
-        md = (
-            metrics_markdown(summary, runs, experiment) if experiment.metrics else summary_markdown(summary, experiment)
-        )
+        if experiment.metrics:
+            long = summarize_metrics(runs, experiment) if experiment.wide_summary else summary
+            md = metrics_markdown(long, runs, experiment)
+        else:
+            md = summary_markdown(summary, experiment)
         (staging / "summary.md").write_text(md)
         if not intervals.empty:
             # times to the µs, as ftrace prints them
             (staging / INTERVALS).write_text(intervals.to_csv(index=False, float_format="%.6f"))
         figures = plots.write_figures(staging, experiment, summary, runs, intervals)
-        (staging / "report.md").write_text(report_markdown(experiment, summary, claims, prov, figures))
+        (staging / "report.md").write_text(report_markdown(experiment, summary, claims, prov, figures, runs))
         produced = sorted(p.name for p in staging.iterdir())
         for name in produced:
             os.replace(staging / name, out / name)

@@ -108,6 +108,11 @@ pub struct SchedCosts {
     /// before it runs on its new CPU, if that CPU is awake, µs (0: not described).
     #[serde(default)]
     pub active_migration_latency_us: f64,
+    /// CPU cycles of one scheduling-clock tick on an idle CPU (leaving WFI, the tick handler,
+    /// RCU's check, the softirq, back to WFI); only idle CPUs that RCU keeps ticking pay it
+    /// (0: not described).
+    #[serde(default)]
+    pub tick_cycles: f64,
 }
 
 /// On-board power sensors (the Odroid-XU3's INA231s) as an experiment reads them.
@@ -179,11 +184,20 @@ pub struct Cluster {
     pub opps: Vec<[u32; 2]>,
     /// Leakage of the powered cluster at 1.0 V and 25 °C, mW.
     pub leakage_mw: f64,
+    /// Power of the cluster's shared logic (L2, snoop control, bus interface) while at least
+    /// one of its CPUs is busy, per OPP in `opps` order, mW: the legacy EAS model's "cluster"
+    /// busy power. Empty: not described (the cluster costs only its cores and leakage).
+    #[serde(default)]
+    pub active_mw: Vec<f64>,
     /// Cluster power-down (cpuidle's cluster state), both or neither; `None`: WFI only.
     #[serde(default)]
     pub cluster_off_exit_latency_us: Option<u32>,
     #[serde(default)]
     pub cluster_off_target_residency_us: Option<u32>,
+    /// Energy of one cluster wake-up from power-down (cache and state restore beyond the exit
+    /// latency's busy time), µJ; 0: not described.
+    #[serde(default)]
+    pub cluster_off_wakeup_energy_uj: f64,
     pub thermal_resistance_c_per_w: f64,
     pub thermal_capacitance_j_per_c: f64,
 }
@@ -337,6 +351,7 @@ impl Platform {
             return Err(format!("hz must be at most 1000000 (a tick of at least 1 µs), got {}", self.hz));
         }
         non_negative("sched.active_migration_latency_us", self.sched.active_migration_latency_us)?;
+        non_negative("sched.tick_cycles", self.sched.tick_cycles)?;
         if self.core_types.is_empty() {
             return Err("core_types: at least one core type is needed".into());
         }
@@ -412,6 +427,18 @@ impl Platform {
             }
             positive(&f("l2_bytes"), c.l2_bytes as f64)?;
             non_negative(&f("leakage_mw"), c.leakage_mw)?;
+            non_negative(&f("cluster_off_wakeup_energy_uj"), c.cluster_off_wakeup_energy_uj)?;
+            if !c.active_mw.is_empty() && c.active_mw.len() != c.opps.len() {
+                return Err(format!(
+                    "{}: give one value per OPP ({} OPPs, {} values) or none",
+                    f("active_mw"),
+                    c.opps.len(),
+                    c.active_mw.len()
+                ));
+            }
+            for (i, &mw) in c.active_mw.iter().enumerate() {
+                non_negative(&f(&format!("active_mw[{i}]")), mw)?;
+            }
             positive(&f("thermal_resistance_c_per_w"), c.thermal_resistance_c_per_w)?;
             positive(&f("thermal_capacitance_j_per_c"), c.thermal_capacitance_j_per_c)?;
         }
@@ -553,6 +580,12 @@ impl Cluster {
     }
     /// The cluster power-down state as (exit latency, target residency), µs; `None`: the
     /// cluster's cpuidle has WFI only.
+    /// The shared logic's power at OPP `opp` while a CPU of the cluster is busy, mW (0: not
+    /// described).
+    pub fn active_mw_at(&self, opp: usize) -> f64 {
+        self.active_mw.get(opp).copied().unwrap_or(0.0)
+    }
+
     pub fn cluster_off_us(&self) -> Option<(u32, u32)> {
         self.cluster_off_exit_latency_us.zip(self.cluster_off_target_residency_us)
     }
@@ -644,6 +677,32 @@ mod tests {
         let cost = p.perf_sample.as_ref().expect("seed 003's perf sampling is described");
         assert!(cost.cycles > 0.0 && cost.counted_instructions < 10_000.0);
         assert_eq!(p.tick_us(), 10_000);
+    }
+
+    #[test]
+    fn tc2_is_two_a15s_and_three_a7s_at_hz_100_with_both_power_down_states() {
+        let p = Platform::builtin("tc2").unwrap();
+        let (a15, a7) = (p.cluster_index("a15").unwrap(), p.cluster_index("a7").unwrap());
+        assert_eq!((p.clusters[a15].cpus.clone(), p.clusters[a7].cpus.clone()), (vec![0, 1], vec![2, 3, 4]));
+        assert_eq!((p.hz, p.tick_us()), (100, 10_000));
+        // capacity-dmips-mhz 516 x 1000 MHz against 1024 x 1200 MHz: the legacy EAS table's 430
+        assert_eq!((p.cpu_capacity(a15), p.cpu_capacity(a7)), (1024, 430));
+        assert_eq!(
+            (p.clusters[a15].cluster_off_us(), p.clusters[a7].cluster_off_us()),
+            (Some((700, 2000)), Some((500, 2500)))
+        );
+        assert!(p.clusters.iter().all(|c| c.cluster_off_wakeup_energy_uj > 0.0));
+        assert_eq!((p.clusters[a15].cci_port, p.clusters[a7].cci_port), (Some(3), Some(4)));
+        assert_eq!((p.clusters[a15].max_khz(), p.clusters[a7].max_khz()), (1_200_000, 1_000_000));
+        assert!(p.energy_model_table(a15).is_some() && p.energy_model_table(a7).is_some());
+        // the legacy EAS cluster busy power, one value per OPP
+        assert_eq!((p.clusters[a15].active_mw_at(7), p.clusters[a7].active_mw_at(0)), (2845.0, 425.0));
+        let text = crate::builtin::BUILTIN_PLATFORMS.iter().find(|(n, _)| *n == "tc2").unwrap().1;
+        let e = Platform::from_toml("x.toml", &text.replacen("2139.0, 2845.0]", "2139.0]", 1)).unwrap_err();
+        assert!(e.contains("'a15'.active_mw: give one value per OPP (8 OPPs, 7 values) or none"), "{e}");
+        // a negative wake-up energy is refused
+        let e = Platform::from_toml("x.toml", &text.replacen("= 39.0", "= -1.0", 1)).unwrap_err();
+        assert!(e.contains("'a15'.cluster_off_wakeup_energy_uj must not be negative"), "{e}");
     }
 
     #[test]

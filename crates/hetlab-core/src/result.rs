@@ -31,6 +31,8 @@ pub struct RunResult {
     pub events: u64,
     /// Every time a thread entered a phase with a `mark`, in time order.
     pub marks: Vec<Mark>,
+    /// RCU's work and options (`kernel::rcu`), when RCU had callbacks or options were given.
+    pub rcu: Option<crate::kernel::rcu::RcuReport>,
     #[serde(skip)]
     pub series: Vec<SampleRow>,
     #[serde(skip)]
@@ -69,6 +71,8 @@ pub struct ClusterReport {
     pub online: bool,
     /// Times cpuidle powered the cluster down (and back up).
     pub power_downs: u64,
+    /// Time the cluster spent powered down, s.
+    pub off_s: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -76,6 +80,8 @@ pub struct CpuReport {
     pub cpu: usize,
     pub cluster: String,
     pub busy_s: f64,
+    /// Times the CPU left idle (a thread, a tick, a timer or an interrupt woke it).
+    pub wakeups: u64,
     pub pmu: CorePmu,
 }
 

@@ -147,10 +147,22 @@ pub enum Allocation {
     Dynamic { chunk_instructions: f64 },
 }
 
+/// `call_rcu()` from a work phase (`kernel::rcu`): `per_s` callbacks per second of the phase's
+/// work as the reference core does it at its top OPP, each costing `callback_us` of such work
+/// when invoked; `lazy`: only frees memory (kfree_rcu), which RCU_FAST_NO_HZ may defer longer.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RcuCalls {
+    pub per_s: f64,
+    pub callback_us: f64,
+    pub lazy: bool,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Phase {
     pub kind: PhaseKind,
     pub mem: MemProfile,
+    /// RCU callbacks the phase queues (none by default).
+    pub rcu: RcuCalls,
     /// A name recorded with the time each thread enters this phase (`RunResult::marks`), to
     /// measure latencies across threads (e.g. a render chain).
     pub mark: Option<String>,
@@ -232,6 +244,9 @@ struct PhaseFile {
     chunk_instructions: Option<f64>,
     shared_rmw_fraction: Option<f64>,
     shared_working_set: Option<bool>,
+    call_rcu_per_s: Option<f64>,
+    rcu_callback_us: Option<f64>,
+    rcu_lazy: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -412,7 +427,23 @@ impl PhaseFile {
         {
             return Err(format!("{at}: period_us, count and duration_us belong to run_us phases"));
         }
-        Ok(Phase { kind, mem, mark: self.mark })
+        let rcu = match (self.call_rcu_per_s, self.rcu_callback_us) {
+            (None, None) if self.rcu_lazy.is_none() => RcuCalls::default(),
+            (Some(per_s), Some(callback_us)) => {
+                if !(per_s.is_finite() && per_s >= 0.0) {
+                    return Err(format!("{at}.call_rcu_per_s must not be negative, got {per_s}"));
+                }
+                if !(callback_us.is_finite() && callback_us > 0.0) {
+                    return Err(format!("{at}.rcu_callback_us must be positive, got {callback_us}"));
+                }
+                if !matches!(kind, PhaseKind::Compute { .. } | PhaseKind::Periodic { .. }) {
+                    return Err(format!("{at}: call_rcu_per_s belongs to work phases (instructions or run_us)"));
+                }
+                RcuCalls { per_s, callback_us, lazy: self.rcu_lazy.unwrap_or(false) }
+            }
+            _ => return Err(format!("{at}: give call_rcu_per_s and rcu_callback_us together (rcu_lazy is optional)")),
+        };
+        Ok(Phase { kind, mem, mark: self.mark, rcu })
     }
 }
 
@@ -624,7 +655,12 @@ pub fn ccbench(kv: &[(String, String)]) -> Result<Workload, String> {
             nice: 0,
             affinity: None,
             repeat: 1,
-            phases: vec![Phase { kind: PhaseKind::Compute { instructions: iterations }, mem, mark: None }],
+            phases: vec![Phase {
+                kind: PhaseKind::Compute { instructions: iterations },
+                mem,
+                mark: None,
+                rcu: RcuCalls::default(),
+            }],
         }],
     })
 }
@@ -657,6 +693,7 @@ pub fn periodic(kv: &[(String, String)]) -> Result<Workload, String> {
                 kind: PhaseKind::Periodic { run_us, period_us, count: (duration_us / period_us).max(1) },
                 mem,
                 mark: None,
+                rcu: RcuCalls::default(),
             }],
         }],
     })
@@ -689,7 +726,12 @@ pub fn cpu_bound(kv: &[(String, String)]) -> Result<Workload, String> {
             nice: 0,
             affinity: None,
             repeat: 1,
-            phases: vec![Phase { kind: PhaseKind::Compute { instructions }, mem, mark: None }],
+            phases: vec![Phase {
+                kind: PhaseKind::Compute { instructions },
+                mem,
+                mark: None,
+                rcu: RcuCalls::default(),
+            }],
         }],
     })
 }

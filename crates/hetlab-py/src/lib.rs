@@ -86,6 +86,16 @@ fn builtin_platform_text(name: &str) -> PyResult<String> {
         .ok_or_else(|| err(format!("unknown platform '{name}'")))
 }
 
+/// A built-in workload's TOML text (an experiment varies a parameter of it).
+#[pyfunction]
+fn builtin_workload_text(name: &str) -> PyResult<String> {
+    BUILTIN_WORKLOADS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| t.to_string())
+        .ok_or_else(|| err(format!("unknown workload '{name}'")))
+}
+
 #[pyfunction]
 fn builtin_workloads() -> Vec<String> {
     BUILTIN_WORKLOADS.iter().map(|(n, _)| n.to_string()).collect()
@@ -157,6 +167,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtin_platforms, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_workloads, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_platform_text, m)?)?;
+    m.add_function(wrap_pyfunction!(builtin_workload_text, m)?)?;
     m.add_function(wrap_pyfunction!(platform_summary, m)?)?;
     m.add_function(wrap_pyfunction!(energy_model::energy_model, m)?)?;
     m.add_function(wrap_pyfunction!(workload_summary, m)?)?;

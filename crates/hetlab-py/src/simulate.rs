@@ -4,6 +4,7 @@
 
 use hetlab_core::engine::{simulate as run_simulation, CpuIdle, SimConfig};
 use hetlab_core::kernel::perf_sampling::PerfSampling;
+use hetlab_core::kernel::rcu::RcuOptions;
 use hetlab_core::sched::SchedPolicy;
 use hetlab_core::trace::{run_intervals, write_ftrace, write_lisa_plat_info};
 
@@ -24,12 +25,13 @@ type Simulated = (String, PyObject, Option<String>, Option<String>, Option<PyObj
 /// `model` is a model's JSON text (None: the paper's Figure 4 trees); `freq` pins clusters'
 /// frequencies, kHz; `sched_tunables` are the placement policy's knobs (sysfs name, value);
 /// `perf_cpus` (empty: off) and `perf_period` are `perf record -e instructions -C <cpus> -c
-/// <period>` running beside the workload; an unknown keyword is a TypeError.
+/// <period>` running beside the workload; `kernel` are RCU's boot options
+/// (`rcu_nocbs=0-1,rcu_fast_no_hz`, "" for none); an unknown keyword is a TypeError.
 #[pyfunction]
 #[pyo3(signature = (
     platform_name, platform_origin, platform_text, workload_spec, workload_origin, workload_text, *,
     seed, scheduler, sched_tunables, governor, tunables, cluster, freq, offline, model, cpuidle, perf_cpus,
-    perf_period, trace, intervals, time_limit_s
+    perf_period, kernel, start_temp_c, trace, intervals, time_limit_s
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
@@ -52,6 +54,8 @@ pub fn simulate(
     cpuidle: &str,
     perf_cpus: Vec<usize>,
     perf_period: u64,
+    kernel: &str,
+    start_temp_c: Vec<f64>,
     trace: bool,
     intervals: bool,
     time_limit_s: f64,
@@ -83,6 +87,8 @@ pub fn simulate(
         kernel_threads: Vec::new(),
         perf_sampling: (!perf_cpus.is_empty())
             .then_some(PerfSampling { cpus: perf_cpus, period_instructions: perf_period }),
+        rcu: RcuOptions::parse(kernel, platform.ncpus()).map_err(err)?,
+        start_temp_c,
         trace: trace || intervals, // the intervals are read from the sched_switch events
         series: true,
         time_limit_s,

@@ -2,6 +2,7 @@
 //! hotplugged clusters, kernel threads, outputs and the seed.
 
 use crate::kernel::perf_sampling::PerfSampling;
+use crate::kernel::rcu::RcuOptions;
 use crate::model::idle::CpuIdle;
 use crate::platform::Platform;
 use crate::sched::SchedPolicy;
@@ -35,6 +36,11 @@ pub struct SimConfig {
     /// `perf record -e instructions -C <cpus> -c <period>` running beside the workload
     /// (`crate::kernel::perf_sampling`); off by default.
     pub perf_sampling: Option<PerfSampling>,
+    /// Each cluster's temperature at the start, °C, in platform order (empty: every cluster at
+    /// ambient): a board warmed up before the run.
+    pub start_temp_c: Vec<f64>,
+    /// RCU's boot options (`rcu_nocbs=`, RCU_FAST_NO_HZ; `crate::kernel::rcu`).
+    pub rcu: RcuOptions,
     /// Record trace events.
     pub trace: bool,
     /// Keep the per-sample time series (off: memory stays constant on long runs).
@@ -59,6 +65,8 @@ impl SimConfig {
             cpuidle: CpuIdle::Wfi,
             kernel_threads: Vec::new(),
             perf_sampling: None,
+            start_temp_c: Vec::new(),
+            rcu: RcuOptions::default(),
             trace: false,
             series: true,
             time_limit_s: 3600.0,

@@ -25,7 +25,7 @@ impl Engine<'_> {
         }
         let next_wakeup_us = cpus
             .iter()
-            .map(|&cpu| self.jitter.next_burst_us(cpu).min(self.timers.next_us(cpu)))
+            .map(|&cpu| self.jitter.next_burst_us(cpu).min(self.timers.next_us(cpu)).min(self.rcu_next_wakeup_us(cpu)))
             .fold(f64::INFINITY, f64::min);
         let Some((_, target_residency_us)) = self.platform.clusters[c].cluster_off_us() else {
             return; // WFI only: the cluster has no power-down state
@@ -33,6 +33,7 @@ impl Engine<'_> {
         if cluster_off_pays(idle_from_us, next_wakeup_us, target_residency_us) {
             self.integrate();
             self.hw.clusters[c].powered = false;
+            self.hw.clusters[c].off_since_us = idle_from_us;
             self.dirty = true;
             for i in 0..self.sched.cpus_of_cluster[c].len() {
                 let cpu = self.sched.cpus_of_cluster[c][i];
@@ -52,7 +53,11 @@ impl Engine<'_> {
         let cluster = &mut self.hw.clusters[c];
         cluster.powered = true;
         cluster.power_downs += 1;
+        // a power-down decided at the end of a kernel burst starts then (`charge_kernel_time`)
+        cluster.off_us += (self.now_us - cluster.off_since_us).max(0.0);
         self.dirty = true;
+        let wakeup_mj = self.platform.clusters[c].cluster_off_wakeup_energy_uj * 1e-3;
+        self.hw.energy.add_dynamic_mj(c, wakeup_mj);
         self.platform.clusters[c].cluster_off_us().map_or(0.0, |(exit_us, _)| exit_us as f64)
     }
 }

@@ -20,6 +20,7 @@ mod idle;
 mod integrate;
 mod parallel;
 mod rates;
+mod rcu;
 mod report;
 mod sampling;
 mod sched_trace;
@@ -163,6 +164,7 @@ pub struct Engine<'a> {
     /// Threads of the workload not yet done (kernel threads do not keep a run going).
     live_user_threads: usize,
     timers: Timers,
+    rcu: rcu::RcuState,
     cpus: Vec<Cpu>,
     sched: Sched,
     jitter: Jitter,
@@ -301,6 +303,19 @@ impl<'a> Engine<'a> {
             th.progress.stolen_us -= stolen;
             let run_us = dt - stolen;
             let instr = (th.speed.instr_per_us * run_us).min(th.progress.work_left);
+            if let Some(phase) = self.tasks[th.task].phases.get(th.progress.phase) {
+                // call_rcu() at the phase's rate per second of reference work (`kernel::rcu`)
+                if phase.rcu.per_s > 0.0 {
+                    let reference_s = instr / (self.reference_ips[th.task][th.progress.phase] * 1e6);
+                    let calls = phase.rcu;
+                    self.rcu.used = true;
+                    if let Some(w) =
+                        self.rcu.rcu.call_rcu(cpu_id, reference_s * calls.per_s, calls.callback_us, calls.lazy)
+                    {
+                        self.rcu.pending_wakes.push(w);
+                    }
+                }
+            }
             th.progress.work_left -= instr;
             th.cpu_time_us += run_us;
             th.cpu_time_on_us[cpu_id] += run_us;
@@ -327,6 +342,7 @@ impl<'a> Engine<'a> {
     }
 
     fn handle_events(&mut self) {
+        self.rcu_wake_pending();
         let now = self.now_us;
         for p in 0..self.policies.len() {
             if let Some((t, khz)) = self.policies[p].pending {
@@ -393,6 +409,8 @@ impl<'a> Engine<'a> {
     fn next_tick_us(&self) -> f64 {
         let needed = self.sched.placement.uses_tick()
             || self.sched.track_util
+            || self.rcu.rcu.active()
+            || !self.rcu.pending_wakes.is_empty()
             || self.sched.rqs.iter().any(|rq| rq.curr.is_some() && !rq.queue.is_empty());
         if !needed {
             return f64::INFINITY;
@@ -430,6 +448,7 @@ impl<'a> Engine<'a> {
             }
         }
         self.scratch.migrations = moves;
+        self.rcu_tick();
     }
 }
 

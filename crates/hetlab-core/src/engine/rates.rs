@@ -280,13 +280,18 @@ impl Engine<'_> {
             let khz = self.hw.clusters[c].cur_khz;
             let volts = self.volts(c);
             let mut dynamic = 0.0;
+            let mut busy = false;
             for &cpu in &self.sched.cpus_of_cluster[c] {
                 let rq = &self.sched.rqs[cpu];
                 let activity = match rq.curr {
                     Some(t) if rq.online => power::activity(core, self.threads[t].speed.stall_share),
                     _ => 0.0, // offline, or idle in WFI: clock-gated
                 };
+                busy |= rq.curr.is_some() && rq.online;
                 dynamic += power::core_dynamic_mw(core, volts, khz, activity);
+            }
+            if busy {
+                dynamic += cluster.active_mw_at(self.hw.clusters[c].cur_opp);
             }
             let hw = &mut self.hw.clusters[c];
             hw.power.static_mw =

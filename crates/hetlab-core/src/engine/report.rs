@@ -49,6 +49,9 @@ impl Engine<'_> {
                     min_thermal_cap_khz: cl.min_thermal_cap_khz,
                     online: cl.online,
                     power_downs: cl.power_downs,
+                    off_s: (cl.off_us
+                        + if cl.online && !cl.powered { (self.now_us - cl.off_since_us).max(0.0) } else { 0.0 })
+                        * 1e-6,
                 }
             })
             .collect();
@@ -77,6 +80,7 @@ impl Engine<'_> {
                     cpu: i,
                     cluster: platform.clusters[self.sched.cluster_of[i]].name.clone(),
                     busy_s: c.busy_us * 1e-6,
+                    wakeups: c.wakeups,
                     pmu: c.pmu.to_counts(),
                 })
                 .collect(),
@@ -117,6 +121,7 @@ impl Engine<'_> {
             governor_overhead_s: self.out.governor_overhead_us * 1e-6,
             events: self.out.events,
             marks: std::mem::take(&mut self.out.marks),
+            rcu: self.rcu.used.then(|| self.rcu.rcu.report.clone()),
             series: match std::mem::replace(&mut self.out.series, Series::Off) {
                 Series::Keep(rows) => rows,
                 _ => Vec::new(),

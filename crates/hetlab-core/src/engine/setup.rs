@@ -75,13 +75,23 @@ impl<'a> Engine<'a> {
             .collect();
         let online: Vec<bool> = cluster_of.iter().map(|c| !config.offline_clusters.contains(c)).collect();
         let jitter = Jitter::new(&platform.noise, &online, &mut rng);
+        if !config.start_temp_c.is_empty()
+            && (config.start_temp_c.len() != platform.clusters.len()
+                || config.start_temp_c.iter().any(|t| !t.is_finite() || *t < -50.0 || *t > 150.0))
+        {
+            return Err(format!(
+                "start temperatures: give one per cluster ({}), each within -50..=150 °C",
+                platform.clusters.len()
+            ));
+        }
         if !online.iter().any(|&o| o) {
             return Err("every cluster is offline; keep at least one cluster online".into());
         }
 
         // Tasks: the workload's, then kernel threads.
         let user_tasks = workload.tasks.len();
-        let mut tasks: Vec<Task> = workload.tasks.iter().chain(&config.kernel_threads).cloned().collect();
+        let rcuo = super::rcu::rcuo_kthreads(platform, &config.rcu);
+        let mut tasks: Vec<Task> = workload.tasks.iter().chain(&config.kernel_threads).chain(&rcuo).cloned().collect();
         // rt-app events, numbered in the order they first appear
         let mut events = std::collections::BTreeMap::new();
         for phase in tasks.iter().flat_map(|t| &t.phases) {
@@ -211,7 +221,7 @@ impl<'a> Engine<'a> {
                 cur_khz: cl.max_khz(),
                 cur_opp: cl.opps.len() - 1,
                 power: ClusterPower::default(),
-                thermal: ThermalNode::at(platform.thermal.ambient_c),
+                thermal: ThermalNode::at(config.start_temp_c.get(c).copied().unwrap_or(platform.thermal.ambient_c)),
                 thermal_cap_khz: cl.max_khz(),
                 min_thermal_cap_khz: cl.max_khz(),
                 port: cl.cci_port.map(CciPort::new),
@@ -219,6 +229,8 @@ impl<'a> Engine<'a> {
                 khz_us: 0.0,
                 transitions: 0,
                 power_downs: 0,
+                off_us: 0.0,
+                off_since_us: 0.0,
             });
         }
 
@@ -270,11 +282,15 @@ impl<'a> Engine<'a> {
                 idle_since_sample_us: 0.0,
                 was_idle: false,
                 busy_us: 0.0,
+                wakeups: 0,
                 pmu: Pmu::default(),
                 pmu_at_sample: CorePmu::default(),
             })
             .collect();
+        let thread_task: Vec<usize> = threads.iter().map(|t| t.task).collect();
+        let rcu = super::rcu::RcuState::new(platform, config.rcu.clone(), &tasks, &thread_task, &events);
         let mut engine = Engine {
+            rcu,
             platform,
             workload_name: workload.name.clone(),
             rng,

@@ -103,6 +103,8 @@ pub(super) struct Cpu {
     pub idle_since_sample_us: f64,
     pub was_idle: bool,
     pub busy_us: f64,
+    /// Idle exits.
+    pub wakeups: u64,
     pub pmu: Pmu,
     pub pmu_at_sample: CorePmu,
 }
@@ -176,4 +178,8 @@ pub(super) struct ClusterHw {
     pub transitions: u64,
     /// Cluster power-down/up cycles (cpuidle C1).
     pub power_downs: u64,
+    /// Time spent powered down before the last power-up, and when the current power-down
+    /// began, µs.
+    pub off_us: f64,
+    pub off_since_us: f64,
 }

@@ -108,6 +108,7 @@ fn compute_phase(instructions: f64) -> Phase {
         kind: PhaseKind::Compute { instructions },
         mem: MemProfile::single(1.0, 0.25, access, false, 0.0),
         mark: None,
+        rcu: Default::default(),
     }
 }
 

@@ -149,6 +149,7 @@ impl Engine<'_> {
             let task = &self.tasks[self.threads[t].task];
             match &task.phases[phase].kind {
                 &PhaseKind::Compute { instructions } => {
+                    let instructions = self.rcuo_pass_instructions(t).unwrap_or(instructions);
                     self.threads[t].progress.work_left = instructions;
                     self.make_runnable(t, waker);
                 }
@@ -168,6 +169,11 @@ impl Engine<'_> {
                     } else {
                         self.make_runnable(t, waker);
                     }
+                }
+                PhaseKind::Suspend { .. } if self.rcuo_with_work(t).is_some() => {
+                    // an rcuo kthread with callbacks waiting does not sleep
+                    self.threads[t].progress.phase += 1;
+                    continue;
                 }
                 PhaseKind::Suspend { event } => {
                     let id = self.events[event.as_str()];
@@ -368,6 +374,7 @@ impl Engine<'_> {
             let exit_us = self.power_up(self.sched.cluster_of[cpu]);
             self.threads[t].progress.stolen_us += exit_us;
             self.wake_policy(p);
+            self.cpus[cpu].wakeups += 1;
             self.trace_idle(cpu, CPU_IDLE_EXIT);
         }
         let (prev_tid, prev_state) = prev.unwrap_or((0, PrevState::Runnable));
@@ -427,6 +434,7 @@ impl Engine<'_> {
                     self.migrate(t, cpu);
                 }
                 if self.sched.rqs[cpu].curr.is_none() {
+                    self.rcu_enter_idle(cpu);
                     self.maybe_power_down(self.sched.cluster_of[cpu], self.now_us);
                 }
             }
@@ -600,7 +608,13 @@ impl Engine<'_> {
                 st.pmu.cycles += busy_us * khz as f64 / 1000.0;
                 st.busy_us += busy_us;
                 st.idle_since_sample_us -= busy_us;
-                let mw = crate::model::power::core_dynamic_mw(self.platform.core_type_of(c), self.volts(c), khz, 1.0);
+                st.wakeups += 1;
+                let mut mw =
+                    crate::model::power::core_dynamic_mw(self.platform.core_type_of(c), self.volts(c), khz, 1.0);
+                // the cluster's shared logic wakes with it unless another CPU keeps it busy
+                if !self.sched.cpus_of_cluster[c].iter().any(|&o| self.sched.rqs[o].curr.is_some()) {
+                    mw += self.platform.clusters[c].active_mw_at(self.hw.clusters[c].cur_opp);
+                }
                 self.hw.energy.add_dynamic_mj(c, mw * busy_us * 1e-6);
                 self.out.trace(TraceEvent::CpuIdle { time_us: now, cpu, state: CPU_IDLE_EXIT });
                 self.out.trace(TraceEvent::CpuIdle { time_us: now + busy_us, cpu, state: STATE_WFI });

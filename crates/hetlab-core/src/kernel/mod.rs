@@ -4,6 +4,9 @@
 //!   hit — short enough to be charged as stolen time rather than scheduled.
 //! - [`perf_sampling`]: counter-overflow interrupts of `perf record -c N` on chosen CPUs, charged
 //!   the same way to the thread they interrupt.
+//! - [`rcu`]: Tree RCU's callbacks, grace periods and the two options that move their cost
+//!   (`rcu_nocbs=`, RCU_FAST_NO_HZ); with it the scheduling-clock tick of idle CPUs that RCU
+//!   keeps (NO_HZ idle otherwise: an idle CPU takes no tick).
 //! - Kernel threads ([`kthread`]): long-lived kernel work that the scheduler places like any
 //!   task (per-CPU kworkers, RCU's callback-offload kthreads). They are ordinary [`Task`]s with
 //!   the kernel's naming and no workload behind them; the engine runs them beside the
@@ -11,6 +14,7 @@
 
 pub mod jitter;
 pub mod perf_sampling;
+pub mod rcu;
 
 use crate::workload::{Phase, Task};
 

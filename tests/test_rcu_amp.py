@@ -1,0 +1,173 @@
+"""`hetlab reproduce rcu-amp` (seed 002 on the TC2): every output with its columns, the claims
+computed from the runs (they follow the numbers), the run columns against a run of their own,
+the sensitivity sweep, determinism, the time budget, and bad input (one line, nothing written)."""
+
+import re
+import struct
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from hetlab import api, report, reproduce
+from hetlab.experiments import rcu_amp as ra
+
+E = ra.EXPERIMENT
+
+
+def hetlab_cli(*args):
+    return subprocess.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    """Every benchmark and configuration, 2 seeds."""
+    out = tmp_path_factory.mktemp("rcuamp") / "out"
+    return reproduce.reproduce("rcu-amp", out, reps=2, seed=3, progress=False, log=lambda msg: None)
+
+
+def _png_size(path):
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_a_small_run_writes_every_output_with_the_issues_columns(small):
+    out = small.out
+    charts = [c.file for c in E.charts]
+    assert [p.name for p in small.files] == ["runs.csv", "summary.csv", "summary.md", *charts, "report.md"]
+    runs = pd.read_csv(out / "runs.csv")
+    assert small.runs_count == len(runs) == 2 * 6 * 4
+    assert set(runs.config) == {"reference", "nocb", "fast-no-hz", "both"}
+    for col in (
+        "energy_j",
+        "time_s",
+        "wakeups_cpu0_per_s",
+        "off_share_a15",
+        "off_share_a7",
+        "rcu_a15_ms",
+        "threads_a15_ms",
+    ):
+        assert col in runs.columns, col
+    summary = pd.read_csv(out / "summary.csv")
+    assert list(summary.columns) == [
+        "benchmark",
+        "config",
+        "energy_j_mean",
+        "energy_j_min",
+        "energy_j_max",
+        "time_s_mean",
+        "time_s_min",
+        "time_s_max",
+        "n",
+    ]
+    assert len(summary) == 24 and (summary.n == 2).all()
+    g = runs[(runs.label == "audio") & (runs.config == "nocb")]
+    row = summary[(summary.benchmark == "audio") & (summary.config == "nocb")].iloc[0]
+    assert row.energy_j_mean == pytest.approx(g.energy_j.mean()) and row.time_s_max == pytest.approx(g.time_s.max())
+    for name in charts:
+        w, h = _png_size(out / name)
+        assert w > 500 and h > 300, name
+    text = (out / "report.md").read_text()
+    assert "| claim | paper | hetlab | holds? |" in text
+    assert "## Energy and time against the reference" in text and "## Why: wake-ups" in text
+    assert "## Sensitivity: callback rate and HZ" in text
+    # every point of the sweep is a row
+    for f, k, hz in [(0.25, 1, 100), (1, 1, 100), (4, 1, 100), (1, 0.25, 100), (1, 4, 100), (1, 1, 250), (1, 1, 1000)]:
+        assert re.search(rf"^\| {f:g} \| {k:g} \| {hz} \| [+-]", text, re.M), (f, k, hz)
+    assert "platform `tc2`" in text and "2 seeds (3, 4) per configuration" in text
+    assert not list(out.glob(".*"))
+
+
+def test_nocb_moves_the_rcu_work_off_the_a15s_in_every_benchmark(small):
+    runs = small.runs
+    for b in ra.BENCHMARK_NAMES:
+        for c in ("nocb", "both"):
+            g = runs[(runs.label == b) & (runs.config == c)]
+            assert (g.rcu_a15_ms == 0).all(), (b, c)
+        ref = runs[(runs.label == b) & (runs.config == "reference")]
+        fast = runs[(runs.label == b) & (runs.config == "fast-no-hz")]
+        assert fast.rcu_idle_ticks.mean() <= ref.rcu_idle_ticks.mean(), b
+
+
+def test_the_claims_are_computed_from_the_runs(small):
+    claims = {c.claim: c for c in small.claims}
+    assert len(claims) == 4 and all(c.holds in {"yes", "no", "partly"} and c.note for c in small.claims)
+    first = claims["Both methods give substantial energy gains"]
+    gain = ra._benefit(small.runs, "cyclictest", "nocb", "energy_j")
+    assert f"cyclictest {gain:+.1f} %" in first.hetlab
+    # cut the methods' energy: both now save a lot, distinctly, everywhere
+    runs = small.runs.copy()
+    runs.loc[runs.config == "nocb", "energy_j"] *= 0.9
+    runs.loc[runs.config == "fast-no-hz", "energy_j"] *= 0.8
+    runs.loc[runs.config == "both", "energy_j"] *= 0.5
+    moved = {c.claim: c for c in ra.claims(report.summarize(runs, E), runs)}
+    assert moved["Both methods give substantial energy gains"].holds == "yes"
+    assert moved["Enforced idle saves more than offload, with double-digit gains on some benchmarks"].holds == "yes"
+    assert moved["Combining the two does no better than each alone"].holds == "no"
+    # a much longer run under fast-no-hz is an unambiguous degradation
+    runs.loc[runs.config == "fast-no-hz", "time_s"] *= 1.5
+    slow = {c.claim: c for c in ra.claims(report.summarize(runs, E), runs)}
+    assert slow["Durations are not unambiguously degraded"].holds == "no"
+
+
+def test_each_run_column_agrees_with_its_run(small):
+    both = next(c for c in E.configs if c.name == "both")
+    r = api.simulate("tc2", "audio", seed=3, **ra.simulate_options(E.benchmarks[4], both, small.prepared))
+    row = small.runs[(small.runs.label == "audio") & (small.runs.config == "both") & (small.runs.seed == 3)].iloc[0]
+    s = r.summary
+    assert row.energy_j == pytest.approx(sum(s["energy"]["clusters_j"]))
+    assert row.time_s == pytest.approx(r.time_s)
+    assert row.wakeups_cpu2_per_s == pytest.approx(s["cpus"][2]["wakeups"] / r.time_s)
+    assert row.rcu_callbacks == s["rcu"]["callbacks_queued"]
+    assert s["rcu"]["options"] == "rcu_nocbs=0,1,rcu_fast_no_hz"
+
+
+def test_the_same_seed_gives_the_same_tables(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for out in (a, b):
+        reproduce.reproduce("rcu-amp", out, benchmarks="audio,cyclictest", reps=1, progress=False, log=lambda m: None)
+    for name in ("runs.csv", "summary.csv", "summary.md", "report.md"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+def test_the_whole_reproduction_runs_in_under_two_minutes(tmp_path):
+    r = hetlab_cli("reproduce", "rcu-amp", "--out", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+    total = float(re.search(r"total ([0-9.]+) s", r.stdout + r.stderr)[1])
+    assert total < 120.0, total
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--reps", "0"], "--reps must be at least 1, got 0"),
+        (["--benchmarks", "nope"], "--benchmarks: unknown benchmark 'nope'; known: all, tc2, cyclictest"),
+        (["--platform", "no-such-board.toml"], "cannot read platform file 'no-such-board.toml'"),
+        (["--workload", "audio=missing.toml"], "cannot read workload file 'missing.toml'"),
+    ],
+)
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, args, message):
+    out = tmp_path / "out"
+    r = hetlab_cli("reproduce", "rcu-amp", "--out", str(out), *args)
+    assert r.returncode != 0 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hetlab: error: ") and message in lines[0], r.stderr
+    assert not out.exists()
+
+
+def test_every_benchmark_starts_from_its_warmed_up_board(small):
+    temps = small.prepared.start_temps
+    assert list(temps) == list(ra.BENCHMARK_NAMES) and all(len(t) == 2 for t in temps.values())
+    # a CPU-bound benchmark on the A15s warms them more than cyclictest's timer threads
+    assert temps["andebench2"][0] > temps["cyclictest"][0] + 10.0
+    assert "## Warm-up" in (small.out / "report.md").read_text()
+    # a warm board leaks more: the same run from ambient uses less energy
+    cold = api.simulate("tc2", "andebench2", seed=3, **E.configs[0].options)
+    warm = api.simulate(
+        "tc2", "andebench2", seed=3, **ra.simulate_options(E.benchmarks[2], E.configs[0], small.prepared)
+    )
+    assert warm.summary["clusters"][0]["static_j"] > cold.summary["clusters"][0]["static_j"]
+    with pytest.raises(api.HetlabError, match="give one per cluster"):
+        api.simulate("tc2", "andebench2", start_temp_c=[40.0])
