@@ -173,10 +173,10 @@ def test_same_seed_same_runs(small, tmp_path):
     assert (again.out / "runs.csv").read_bytes() == (small.out / "runs.csv").read_bytes()
 
 
-def test_the_whole_reproduction_runs_in_under_two_minutes(tmp_path):
+def test_the_whole_reproduction_runs_every_benchmark_and_configuration(tmp_path):
+    # its wall time is a benchmark's figure (benches/bench_reproduce.py), never a test's
     r = reproduce.reproduce("four-vs-eight", tmp_path / "all", progress=False, log=lambda m: None)
     assert r.runs_count == len(E.benchmarks) * len(E.configs) * E.reps
-    assert r.timings_s["total"] < 120, r.timings_s
 
 
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path):

