@@ -448,12 +448,17 @@ impl<'a> Params<'a> {
 /// over `size` 4-byte elements. `pattern`: 0/random = one word per 256 B block, randomised
 /// within each 4 KB page, pages in order; 1/sequential = word by word; 16/stride-16 = one word
 /// per 64 B line; any other k = stride of k words. `iterations` = number of dependent loads.
+/// The largest ccbench array: 2^34 4-byte elements (a 64 GiB working set), so that rounding to
+/// the stride and the byte count stay far from u64 overflow.
+pub const CCBENCH_MAX_ELEMENTS: u64 = 1 << 34;
+
 pub fn ccbench(kv: &[(String, String)]) -> Result<Workload, String> {
     let p = Params::new("ccbench", &["size", "pattern", "iterations", "threads"], kv)?;
-    let size = p.num("size", 1048576.0)? as u64;
-    if size < 4 {
-        return Err("ccbench: size must be at least 4 elements".into());
+    let size = p.num("size", 1048576.0)?;
+    if !(4.0..=CCBENCH_MAX_ELEMENTS as f64).contains(&size) {
+        return Err(format!("ccbench: size must be 4..={CCBENCH_MAX_ELEMENTS} elements (4-byte), got {size}"));
     }
+    let size = size as u64;
     let iterations = p.num("iterations", 10_000_000.0)?;
     if iterations < 1.0 {
         return Err("ccbench: iterations must be at least 1".into());
@@ -465,8 +470,10 @@ pub fn ccbench(kv: &[(String, String)]) -> Result<Workload, String> {
         "1" | "sequential" => (Pattern::Sequential, 1, "sequential".to_string()),
         other => {
             let k = other.strip_prefix("stride-").unwrap_or(other);
-            let k: u64 = k.parse().ok().filter(|k| *k > 0).ok_or_else(|| {
-                format!("ccbench: pattern must be random|0, sequential|1, stride-K or K>0, got '{other}'")
+            let k: u64 = k.parse().ok().filter(|k| (1..=size).contains(k)).ok_or_else(|| {
+                format!(
+                    "ccbench: pattern must be random|0, sequential|1, stride-K or K with 0 < K <= size, got '{other}'"
+                )
             })?;
             (if k == 1 { Pattern::Sequential } else { Pattern::Strided }, k, format!("stride-{k}"))
         }

@@ -28,7 +28,7 @@ mod threads;
 mod timers;
 
 pub use crate::model::idle::CpuIdle;
-pub use config::{GovernorSetting, SimConfig};
+pub use config::{GovernorSetting, SimConfig, MAX_TIME_LIMIT_S};
 
 use crate::governor::PolicyView;
 use crate::kernel::jitter::Jitter;
@@ -50,6 +50,7 @@ const EPS_US: f64 = 1e-6;
 
 /// Runs one simulation.
 pub fn simulate(platform: &Platform, workload: &Workload, config: SimConfig) -> Result<RunResult, String> {
+    config.check()?;
     Engine::new(platform, workload, config)?.run()
 }
 
