@@ -211,25 +211,23 @@ def run_all(
         kept = _intervals(bench, config, s, r) if keep else None
         return _row(bench, spec, config, s, r, experiment), kept
 
-    with ThreadPoolExecutor(max_workers=ctx.jobs or os.cpu_count() or 1) as pool:
-        futures = [pool.submit(one, item) for item in plan]
-        bar = tqdm(
-            total=len(plan), desc=experiment.name, unit="run", disable=None if ctx.progress else True, file=sys.stderr
-        )
-        rows, intervals = [], []
-        try:
-            for f in futures:  # plan order: the same inputs give the same table
-                row, kept = f.result()
-                rows.append(row)
-                if kept is not None:
-                    intervals.append(kept)
-                bar.update(1)
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
-        finally:
-            bar.close()
+    pool = ThreadPoolExecutor(max_workers=ctx.jobs or os.cpu_count() or 1)
+    futures = [pool.submit(one, item) for item in plan]
+    bar = tqdm(
+        total=len(plan), desc=experiment.name, unit="run", disable=None if ctx.progress else True, file=sys.stderr
+    )
+    rows, intervals = [], []
+    try:
+        for f in futures:  # plan order: the same inputs give the same table
+            row, kept = f.result()
+            rows.append(row)
+            if kept is not None:
+                intervals.append(kept)
+            bar.update(1)
+    finally:
+        # an interrupt leaves at once: queued runs are dropped, running ones not waited for
+        pool.shutdown(wait=False, cancel_futures=True)
+        bar.close()
     return rows, intervals
 
 
