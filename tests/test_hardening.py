@@ -144,6 +144,15 @@ def test_a_deeply_nested_json_model_is_one_line(tmp_path):
     assert "model" in one_error(["show-model", str(path)], tmp_path)
 
 
+def test_a_loop_that_never_advances_simulated_time_is_stopped_in_one_line(tmp_path):
+    (tmp_path / "w.toml").write_text(
+        'name = "stall"\ndescription = "zero-length sleeps"\n\n[[tasks]]\nname = "nap"\nrepeat = 4000000000\n\n'
+        "[[tasks.phases]]\nsleep_us = 0\n"
+    )
+    before = files(tmp_path)
+    assert "no progress in simulated time" in one_error(["simulate", "--workload", "w.toml"], tmp_path, before)
+
+
 # --- output paths ----------------------------------------------------------------------------
 
 
