@@ -81,6 +81,8 @@ def test_out_of_range_numbers_are_refused_in_one_line(tmp_path, args, says):
         ("ccbench:size=4096,pattern=stride-8192", "pattern"),
         ("ccbench:size=17179869185,pattern=stride-4", "size"),
         ("ccbench:size=1e19", "size"),
+        ("cpu-bound:threads=1000000", "threads"),
+        ("periodic:threads=1e10", "threads"),
     ],
 )
 def test_ccbench_sizes_and_strides_that_overflow_are_refused(tmp_path, spec, says):

@@ -47,6 +47,9 @@ workload specs:
   periodic:run_us=R,period_us=T,duration_us=D,threads=K
   cpu-bound:threads=K,instructions=N
   mixed8, ... (hetlab workloads), or a path to a workload .toml file
+
+limits: at most 65,536 threads per workload; ccbench size 4..2^34 elements, stride <= size;
+--time-limit in (0, 864000] s; a run whose simulated time stops advancing is an error.
 """
 
 

@@ -375,7 +375,9 @@ impl Workload {
                 phases,
             });
         }
-        Ok(Workload { name: file.name, tasks })
+        let w = Workload { name: file.name, tasks };
+        w.check_threads(origin)?;
+        Ok(w)
     }
 
     /// A built-in TOML workload or a generator spec (`ccbench:size=...`).
@@ -387,18 +389,33 @@ impl Workload {
                 item.split_once('=').ok_or_else(|| format!("workload '{name}': expected key=value, got '{item}'"))?;
             kv.push((k.trim().to_string(), v.trim().to_string()));
         }
-        match name {
+        let generated = match name {
             "ccbench" => ccbench(&kv),
             "periodic" => periodic(&kv),
             "cpu-bound" => cpu_bound(&kv),
-            _ => match BUILTIN_WORKLOADS.iter().find(|(n, _)| *n == name) {
-                Some((n, text)) if kv.is_empty() => Workload::from_toml(&format!("{n}.toml (built-in)"), text),
-                Some(_) => Err(format!("workload '{name}' takes no parameters")),
-                None => Err(format!(
-                    "unknown workload '{name}'; generators: ccbench, periodic, cpu-bound; built-in: {} (or give a path to a .toml file)",
-                    BUILTIN_WORKLOADS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
-                )),
-            },
+            _ => return Self::from_builtin(name, &kv),
+        }?;
+        generated.check_threads(name)?;
+        Ok(generated)
+    }
+
+    /// Checks the thread count: at least one, at most [`MAX_THREADS`].
+    fn check_threads(&self, origin: &str) -> Result<(), String> {
+        let n = self.tasks.iter().map(|t| t.threads as u64).sum::<u64>();
+        if !(1..=MAX_THREADS).contains(&n) {
+            return Err(format!("{origin}: threads must total 1..={MAX_THREADS}, got {n}"));
+        }
+        Ok(())
+    }
+
+    fn from_builtin(name: &str, kv: &[(String, String)]) -> Result<Workload, String> {
+        match BUILTIN_WORKLOADS.iter().find(|(n, _)| *n == name) {
+            Some((n, text)) if kv.is_empty() => Workload::from_toml(&format!("{n}.toml (built-in)"), text),
+            Some(_) => Err(format!("workload '{name}' takes no parameters")),
+            None => Err(format!(
+                "unknown workload '{name}'; generators: ccbench, periodic, cpu-bound; built-in: {} (or give a path to a .toml file)",
+                BUILTIN_WORKLOADS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            )),
         }
     }
 
@@ -448,6 +465,10 @@ impl<'a> Params<'a> {
 /// over `size` 4-byte elements. `pattern`: 0/random = one word per 256 B block, randomised
 /// within each 4 KB page, pages in order; 1/sequential = word by word; 16/stride-16 = one word
 /// per 64 B line; any other k = stride of k words. `iterations` = number of dependent loads.
+/// The most threads a workload may have: the engine's cost grows with threads, and no modelled
+/// system comes near this.
+pub const MAX_THREADS: u64 = 65_536;
+
 /// The largest ccbench array: 2^34 4-byte elements (a 64 GiB working set), so that rounding to
 /// the stride and the byte count stay far from u64 overflow.
 pub const CCBENCH_MAX_ELEMENTS: u64 = 1 << 34;
