@@ -664,6 +664,8 @@ def _exit_now(code: int, message: str | None) -> int:
     write nothing; outputs are written only after every run finished)."""
     if message:
         print(message, file=sys.stderr)
+    if threading.active_count() == 1:
+        return code  # nothing to leave behind: return to the caller (main() called from Python)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -690,8 +692,18 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    previous = None
     if not _blocks_signals_itself(args) and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _raise_terminated)
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        return _run(args)
+    finally:
+        if previous is not None:  # main() called from Python (tests) leaves SIGTERM as it was
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Runs the command; every failure becomes one error line and an exit code."""
     try:
         code = args.func(args)
         sys.stdout.flush()  # a full disk or a closed pipe on stdout shows here, not at exit
