@@ -52,13 +52,13 @@ def make_board(root: Path) -> Path:
     return root
 
 
-def write_stat(root: Path, busy: int | None) -> None:
-    """/proc/stat at the start (busy=None), or after 100 more ticks per CPU, `busy` % of them busy.
-    Written by rename, so the daemon never reads half a file."""
+def write_stat(root: Path, busy: int | None, rounds: int = 1) -> None:
+    """/proc/stat at the start (busy=None), or after `rounds` x 100 more ticks per CPU, `busy` %
+    of them busy. Written by rename, so the daemon never reads half a file."""
     lines = ["cpu  0 0 0 0 0 0 0 0 0 0"]
     for cpu in range(8):
-        user = 1000 + (busy or 0)
-        idle = 5000 + (100 - busy if busy is not None else 0)
+        user = 1000 + (busy or 0) * rounds
+        idle = 5000 + ((100 - busy) * rounds if busy is not None else 0)
         lines.append(f"cpu{cpu} {user} 0 0 {idle} 0 0 0 0 0 0")
     tmp = root / "proc" / ".stat.tmp"
     tmp.write_text("\n".join(lines) + "\nintr 0\nctxt 0\n")
@@ -138,9 +138,13 @@ def test_hetlab_govern_restores_on_sigterm(tmp_path):
     deadline = time.time() + 20
     while time.time() < deadline and policy(root, 4, "scaling_governor") != "userspace":
         time.sleep(0.01)
-    write_stat(root, busy=100)
+    # The load keeps advancing until the daemon acts on it: a single write could land before
+    # the daemon's first read of /proc/stat, which then sees no busy ticks at all.
+    rounds = 0
     while time.time() < deadline and policy(root, 4, "scaling_setspeed") != "1800000":
-        time.sleep(0.01)
+        rounds += 1
+        write_stat(root, busy=100, rounds=rounds)
+        time.sleep(0.02)
     assert policy(root, 4, "scaling_setspeed") == "1800000"
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=30)

@@ -1,15 +1,33 @@
 """Files written whole and files hashed: the package's one copy of each rule.
 
-A file is written to a temporary file in its own directory and then renamed over the target
-(os.replace, atomic on POSIX), so a failure or an interrupt never leaves a partial file.
+`write_output` is how every command writes a file:
+- `-` is standard output;
+- a regular file (or a new name) is written to a temporary file with a random name in the same
+  directory (mkstemp: O_CREAT|O_EXCL|O_NOFOLLOW), given mode 0644 less the umask, and renamed
+  over the target (atomic on POSIX, and rename replaces a planted link rather than following
+  it), so a failure or an interrupt never leaves a partial file;
+- a character device or a FIFO is written in place (renaming over it would replace the node);
+  a directory, a block device or a socket is refused;
+- a symbolic link is followed to its target, except when running as root, where it is refused
+  (a link planted in a shared directory must not redirect a root write).
+Failures raise `OutputError`, one line naming the file, the reason and the fix.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
+import sys
 import tempfile
 from pathlib import Path
+
+OUTPUT_MODE = 0o644
+
+
+class OutputError(ValueError):
+    """An output file cannot be written; the message names it, the reason and the fix."""
 
 
 def _umask() -> int:
@@ -18,19 +36,151 @@ def _umask() -> int:
     return mask
 
 
-def write_atomically(path: str | os.PathLike, data: str | bytes) -> None:
-    """Writes `data` (text or bytes) to `path` through a temporary file in the same directory;
-    the file gets the mode open() would give it (0o666 less the umask)."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def _fix(e: OSError) -> str:
+    if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return "choose a writable directory"
+    if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "free some space or choose another file system"
+    if e.errno in (errno.ENOENT, errno.ENOTDIR):
+        return "create the directory first"
+    return "choose another path"
+
+
+def _fail(path: str | os.PathLike, what: str, e: OSError) -> OutputError:
+    return OutputError(f"cannot write {what} '{path}': {e.strerror or e}; {_fix(e)}")
+
+
+def _as_bytes(data: str | bytes) -> bytes:
+    if isinstance(data, str):
+        return data.encode()
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return bytes(data)
+    raise TypeError(f"an output is text or bytes, not {type(data).__name__}")
+
+
+def _write_fd(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def write_stdout(data: str | bytes) -> None:
+    """Writes `data` to standard output and flushes it (errors as OSError, e.g. EPIPE, ENOSPC)."""
+    sys.stdout.flush()
+    out = sys.stdout.buffer if hasattr(sys.stdout, "buffer") else None
+    if out is None:
+        sys.stdout.write(data if isinstance(data, str) else data.decode())
+    else:
+        out.write(_as_bytes(data))
+    sys.stdout.flush()
+
+
+def check_output_path(path: str | os.PathLike, what: str = "output") -> None:
+    """Raises `OutputError` now when `path` can certainly not be written (missing directory, a
+    directory, a refused node or link): commands check before long runs, not after."""
+    if str(path) == "-":
+        return
+    p = Path(path)
     try:
-        with os.fdopen(fd, "wb" if isinstance(data, bytes) else "w") as f:
-            os.fchmod(f.fileno(), 0o666 & ~_umask())  # mkstemp makes it 0o600
-            f.write(data)
-        os.replace(tmp, path)
+        st = os.lstat(p)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise _fail(path, what, e) from None
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        if os.geteuid() == 0:
+            raise OutputError(
+                f"cannot write {what} '{path}': it is a symbolic link, which hetlab does not follow when run as "
+                "root; give the real path"
+            )
+        try:
+            st = os.stat(p)
+        except FileNotFoundError:
+            st = None
+        except OSError as e:
+            raise _fail(path, what, e) from None
+        p = Path(os.path.realpath(p))
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
+            raise OutputError(f"cannot write {what} '{path}': it is a directory; give a file name")
+        if stat.S_ISBLK(st.st_mode) or stat.S_ISSOCK(st.st_mode):
+            raise OutputError(
+                f"cannot write {what} '{path}': it is a block device or a socket; give a regular file, a FIFO or -"
+            )
+        if not stat.S_ISREG(st.st_mode):
+            return
+    parent = p.parent
+    if not parent.is_dir():
+        raise OutputError(f"cannot write {what} '{path}': directory '{parent}' does not exist; create it first")
+
+
+def write_output(path: str | os.PathLike, data: str | bytes, what: str = "output") -> None:
+    """Writes `data` (text or bytes) whole to `path` as the module docstring says."""
+    if str(path) == "-":
+        write_stdout(data)
+        return
+    check_output_path(path, what)
+    p = Path(path)
+    target = Path(os.path.realpath(p)) if p.is_symlink() else p
+    try:
+        st = os.stat(target)
+    except OSError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        # a character device or a FIFO: in place, never replaced
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            try:
+                _write_fd(fd, _as_bytes(data))
+            finally:
+                os.close(fd)
+        except OSError as e:
+            raise _fail(path, what, e) from None
+        return
+    _replace(target, _as_bytes(data), path, what)
+
+
+def _replace(target: Path, data: bytes, shown: str | os.PathLike, what: str) -> None:
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as e:
+        raise _fail(shown, what, e) from None
+    try:
+        try:
+            os.fchmod(fd, OUTPUT_MODE & ~_umask())  # mkstemp makes it 0o600
+            _write_fd(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise _fail(shown, what, e) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_atomically(path: str | os.PathLike, data: str | bytes) -> None:
+    """Writes `data` to the regular file `path` through a temporary file in the same directory."""
+    write_output(path, data)
+
+
+def temporary_path(path: str | os.PathLike) -> Path:
+    """A new, empty file with a random name beside `path` (O_EXCL|O_NOFOLLOW, mode 0600), for a
+    writer that needs a file name (Parquet); the caller renames it over `path` or removes it."""
+    path = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise _fail(path, "output", e) from None
+    os.close(fd)
+    return Path(tmp)
+
+
+def publish(tmp: Path, path: str | os.PathLike) -> None:
+    """Gives a file made by `temporary_path` the outputs' mode and renames it over `path`."""
+    os.chmod(tmp, OUTPUT_MODE & ~_umask())
+    os.replace(tmp, path)
 
 
 def sha256_file(path: str | os.PathLike) -> str:

@@ -15,6 +15,8 @@ from hetlab import _core
 
 DEFAULT_PLATFORM: str = _core.DEFAULT_PLATFORM
 DEFAULT_SEED = 1
+MAX_SEED = (1 << 64) - 1  # seeds are u64 in the engine
+MAX_KHZ = (1 << 32) - 1  # frequencies are u32 kHz, as in cpufreq
 
 
 class HetlabError(ValueError):
@@ -23,9 +25,13 @@ class HetlabError(ValueError):
 
 def _read(path: str, what: str) -> str:
     try:
-        return Path(path).read_text()
+        return Path(path).read_bytes().decode()
     except OSError as e:
         raise HetlabError(f"cannot read {what} file '{path}': {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise HetlabError(
+            f"{what} file '{path}' is not UTF-8 text (byte {e.start}); give a TOML/JSON {what} file"
+        ) from None
 
 
 def _looks_like_file(spec: str) -> bool:
@@ -216,6 +222,13 @@ def simulate(
 
     An unknown keyword (say `cpu_idle=`) is a TypeError.
     """
+    if not 0 <= int(seed) <= MAX_SEED:
+        raise HetlabError(f"seed must be in 0..{MAX_SEED}, got {seed}")
+    for name, khz in (freq or {}).items():
+        if not 0 < int(khz) <= MAX_KHZ:
+            raise HetlabError(f"frequency of {name} must be a positive number of kHz, at most {MAX_KHZ}, got {khz}")
+    if not 0 < int(perf_period) <= MAX_SEED:
+        raise HetlabError(f"perf period must be a positive number of instructions, got {perf_period}")
     p_args, w_args, model_json = _platform_args(platform), _workload_args(workload), _model_json(model)
     try:
         summary_json, columns, trace_text, plat_info_text, run_intervals = _core.simulate(
@@ -274,11 +287,17 @@ def simulate_reps(
     releases the GIL). `progress` wraps the iterator of finished runs (e.g. tqdm)."""
     if reps < 1:
         raise HetlabError(f"--reps must be at least 1, got {reps}")
+    if not 0 <= seed and seed + reps - 1 <= MAX_SEED:
+        raise HetlabError(f"seed must be in 0..{MAX_SEED - reps + 1} for {reps} runs, got {seed}")
     workers = workers or min(reps, os.cpu_count() or 1)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
         futures = [pool.submit(simulate, seed=seed + i, **kwargs) for i in range(reps)]
         done = (f.result() for f in futures)
         return list(progress(done) if progress else done)
+    finally:
+        # an interrupt (Ctrl-C) leaves at once: runs not started are dropped, none is waited for
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def governors() -> list[dict[str, Any]]:

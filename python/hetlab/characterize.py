@@ -14,10 +14,12 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from hetlab import _core, api
+from hetlab._files import check_output_path, publish, temporary_path, write_output
 from hetlab.api import HetlabError
 from hetlab.executor import DaskExecutor, LocalExecutor, executor_from_spec
 
@@ -104,8 +106,7 @@ def characterize(
     if backend == "sim" and given:
         raise HetlabError(f"{', '.join(given)}: board options, for backend 'linux' only")
     out_path = Path(out)
-    if not out_path.parent.is_dir():
-        raise HetlabError(f"cannot write '{out}': directory '{out_path.parent}' does not exist")
+    check_output_path(out_path, "sweep")
     sweep = dict(
         patterns=list(patterns), sizes=list(sizes or []), reps=reps, run_s=run_s, seed=seed, active_opp=active_opp
     )
@@ -149,7 +150,6 @@ def _run_simulated(
     except ValueError as e:
         raise HetlabError(str(e)) from None
     partial = out_path.with_name(out_path.name + ".partial")
-    plan_file = partial / "plan.json"
     plan_doc = {
         "platform": platform,
         "backend": backend,
@@ -161,18 +161,9 @@ def _run_simulated(
         "active_opp": active_opp,
         "platform_sha256": sha,
     }
-    if partial.exists():
-        if not plan_file.exists() or json.loads(plan_file.read_text()) != json.loads(json.dumps(plan_doc)):
-            raise HetlabError(
-                f"'{partial}' holds an interrupted sweep with other parameters; "
-                "delete it or rerun with the same options"
-            )
-    else:
-        partial.mkdir()
-        plan_file.write_text(json.dumps(plan_doc, indent=2))
-
     chunks = plan.chunks
     files = [partial / f"chunk-{active}-{pattern}-{size}.parquet" for active, pattern, size, _ in chunks]
+    _open_partial(partial, plan_doc)
     done = sum(runs for (*_, runs), f in zip(chunks, files) if f.exists())
     bar = progress(sum(runs for *_, runs in chunks), done) if progress else None
     todo = [index for index, file in enumerate(files) if not file.exists()]
@@ -192,6 +183,7 @@ def _run_simulated(
             job = (*api._platform_args(platform), sha, sweep)
             remote.run(_run_chunk, [(*job, index) for index in todo], chunk_done)
     except ValueError as e:
+        _drop_if_empty(partial)  # a failed sweep's leftovers never block the corrected one
         raise HetlabError(str(e)) from None
     finally:
         if bar:
@@ -222,13 +214,14 @@ def _table(columns: dict):
 
 
 def write_parquet(table, path: Path) -> None:
-    """Writes an Arrow table through a temporary file, so an interrupted write leaves no
-    partial file."""
+    """Writes an Arrow table whole through `write_output` (a random temporary name, renamed
+    over the target)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
+    buffer = pa.BufferOutputStream()
+    pq.write_table(table, buffer)
+    write_output(path, buffer.getvalue().to_pybytes(), "sweep")
 
 
 def _concatenate(files: Sequence[Path], path: Path) -> None:
@@ -236,8 +229,52 @@ def _concatenate(files: Sequence[Path], path: Path) -> None:
     one chunk at a time: memory follows the largest chunk, not the sweep."""
     import pyarrow.parquet as pq
 
-    tmp = path.with_name(f".{path.name}.tmp")
-    with pq.ParquetWriter(tmp, pq.read_schema(files[0])) as writer:
-        for f in files:
-            writer.write_table(pq.read_table(f))
-    os.replace(tmp, path)
+    tmp = temporary_path(path)
+    try:
+        with pq.ParquetWriter(tmp, pq.read_schema(files[0])) as writer:
+            for f in files:
+                writer.write_table(pq.read_table(f))
+        publish(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _chunk_files(partial: Path) -> list[Path]:
+    return [f for f in partial.iterdir() if f.name.startswith("chunk-")]
+
+
+def _open_partial(partial: Path, plan_doc: dict) -> None:
+    """Creates OUT.partial/ with its plan.json, or checks that an existing one holds an
+    interrupted sweep of the same plan. A directory with no finished chunk is taken over."""
+    try:
+        st = os.lstat(partial)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        raise HetlabError(f"'{partial}' exists and is not a directory (sweep resume data); remove it")
+    plan_file = partial / "plan.json"
+    wanted = json.loads(json.dumps(plan_doc))
+    if st is not None:
+        try:
+            same = json.loads(plan_file.read_text()) == wanted
+        except (OSError, ValueError):
+            same = False
+        if not same and _chunk_files(partial):
+            raise HetlabError(
+                f"'{partial}' holds an interrupted sweep with other parameters; "
+                "delete it or rerun with the same options"
+            )
+        if same:
+            return
+    else:
+        try:
+            partial.mkdir(mode=0o755)
+        except OSError as e:
+            raise HetlabError(f"cannot create '{partial}': {e.strerror}; choose a writable directory") from None
+    write_output(plan_file, json.dumps(plan_doc, indent=2), "sweep plan")
+
+
+def _drop_if_empty(partial: Path) -> None:
+    if partial.is_dir() and not partial.is_symlink() and not _chunk_files(partial):
+        shutil.rmtree(partial, ignore_errors=True)

@@ -6,14 +6,17 @@ import argparse
 import functools
 import inspect
 import json
+import os
+import signal
 import statistics
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from hetlab import _core, advise, api, reproduce
-from hetlab._files import write_atomically
+from hetlab._files import OutputError, check_output_path, write_output
 from hetlab.executor import EXECUTOR_HELP
 
 MAIN_HELP = """\
@@ -45,11 +48,17 @@ workload specs:
   periodic:run_us=R,period_us=T,duration_us=D,threads=K
   cpu-bound:threads=K,instructions=N
   mixed8, ... (hetlab workloads), or a path to a workload .toml file
+
+limits: at most 65,536 threads per workload; ccbench size 4..2^34 elements, stride <= size;
+--time-limit in (0, 864000] s; a run whose simulated time stops advancing is an error.
 """
 
 
 class CliError(Exception):
     pass
+
+
+MAX_REPS = 100_000  # repetitions of one simulated run (each keeps its summary in memory)
 
 
 def _per_cluster(text: str, flag: str, example: str) -> dict[str, int]:
@@ -80,12 +89,9 @@ def _parse_tunables(items: list[str], flag: str = "--tunable", example: str = "u
     return out
 
 
-def _write(path: str, text: str) -> None:
-    """Writes an output file whole (through a temporary file), once its directory is known to exist."""
-    directory = Path(path).parent
-    if not directory.is_dir():
-        raise CliError(f"cannot write '{path}': directory '{directory}' does not exist")
-    write_atomically(path, text)
+def _write(path: str, text: str, what: str = "output") -> None:
+    """Writes an output file whole (`-`: standard output), as hetlab._files.write_output says."""
+    write_output(path, text, what)
 
 
 def _progress(total: int, desc: str):
@@ -190,8 +196,18 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         time_limit_s=args.time_limit,
         seed=args.seed,
     )
-    if args.reps < 1:
-        raise CliError(f"--reps must be at least 1, got {args.reps}")
+    if not 1 <= args.reps <= MAX_REPS:
+        raise CliError(f"--reps must be in 1..{MAX_REPS}, got {args.reps}")
+    if args.trace == "-" and args.series == "-":
+        raise CliError("--trace - and --series - both want standard output; write one of them to a file")
+    # outputs that cannot be written fail now, not after the run
+    for flag, path in (("--trace", args.trace), ("--series", args.series)):
+        if path:
+            check_output_path(path, f"{flag} file")
+    if args.trace and args.trace != "-":
+        check_output_path(api.plat_info_path(args.trace), "--trace platform info")
+    if args.report:
+        check_output_path(args.report, "--report file")
     if args.governor == "anti-snoop" and args.model is None:
         print(
             f"hetlab: anti-snoop uses the built-in model {api.BUILTIN_MODEL} (the paper's Figure 4 trees, in the "
@@ -207,34 +223,41 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     )
     # All runs succeeded: now write the outputs.
     if args.trace:
-        _write(args.trace, runs[0].trace_text or "")
-        _write(api.plat_info_path(args.trace), runs[0].plat_info_text or "")
+        _write(args.trace, runs[0].trace_text or "", "--trace file")
+        if args.trace != "-":
+            _write(api.plat_info_path(args.trace), runs[0].plat_info_text or "", "--trace platform info")
     if args.series:
-        _write(args.series, runs[0].series_df().to_csv(index=False))
+        _write(args.series, runs[0].series_df().to_csv(index=False), "--series file")
     if args.report:
         from hetlab import html_report
 
         s = runs[0].summary
         title = f"hetlab simulate: {s['workload']} on {s['platform']} (seed {s['seed']})"
-        _write(args.report, html_report.run_page(runs[0], title))
+        _write(args.report, html_report.run_page(runs[0], title), "--report file")
+    # With a data file on standard output, the report goes to standard error.
+    out = sys.stderr if "-" in (args.trace, args.series) else sys.stdout
     if args.json:
         if len(runs) == 1:
-            print(runs[0].to_json())
+            print(runs[0].to_json(), file=out)
         else:
             doc = {
                 "runs": [r.summary for r in runs],
                 "time_s": _stats([r.time_s for r in runs]),
                 "energy_j": _stats([r.energy_j for r in runs]),
             }
-            print(json.dumps(doc))
+            print(json.dumps(doc), file=out)
     else:
-        print(_format_run(runs[0]))
+        print(_format_run(runs[0]), file=out)
         if len(runs) > 1:
             t, e = _stats([r.time_s for r in runs]), _stats([r.energy_j for r in runs])
             seed = runs[0].summary["seed"]
-            print(f"\n{len(runs)} runs (seeds {seed}..{seed + len(runs) - 1}):")
-            print(f"time    mean {t['mean']:.6f} s  std {t['std']:.6f}  min {t['min']:.6f}  max {t['max']:.6f}")
-            print(f"energy  mean {e['mean']:.4f} J  std {e['std']:.4f}  min {e['min']:.4f}  max {e['max']:.4f}")
+            print(f"\n{len(runs)} runs (seeds {seed}..{seed + len(runs) - 1}):", file=out)
+            print(
+                f"time    mean {t['mean']:.6f} s  std {t['std']:.6f}  min {t['min']:.6f}  max {t['max']:.6f}", file=out
+            )
+            print(
+                f"energy  mean {e['mean']:.4f} J  std {e['std']:.4f}  min {e['min']:.4f}  max {e['max']:.4f}", file=out
+            )
     return 0
 
 
@@ -594,23 +617,29 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"random seed; the same seed gives byte-identical results (default: {sim_default('seed')})",
     )
     sim.add_argument(
-        "--reps", type=int, default=1, help="repetitions with seeds seed, seed+1, ... run in parallel (default: 1)"
+        "--reps",
+        type=int,
+        default=1,
+        help=f"repetitions with seeds seed, seed+1, ... run in parallel, at most {MAX_REPS} (default: 1)",
     )
     sim.add_argument(
         "--time-limit",
         type=float,
         metavar="S",
-        help=f"stop after S simulated seconds (default: {sim_default('time_limit_s'):g})",
+        help=f"stop after S simulated seconds, 0 < S <= {_core.MAX_TIME_LIMIT_S:g} "
+        f"(default: {sim_default('time_limit_s'):g})",
     )
     sim.add_argument("--json", action="store_true", help="print the JSON summary (with --reps: all runs plus mean/std)")
     sim.add_argument(
         "--trace",
         metavar="FILE",
         help="write an ftrace text trace (opens in Perfetto UI and LISA) of the first run, and LISA's platform"
-        " info beside it (FILE.plat_info.yml)",
+        " info beside it (FILE.plat_info.yml); - writes the trace alone to standard output",
     )
     sim.add_argument(
-        "--series", metavar="FILE", help="write the per-sample time series of the first run as CSV (pandas.read_csv)"
+        "--series",
+        metavar="FILE",
+        help="write the per-sample time series of the first run as CSV (pandas.read_csv); - for standard output",
     )
     sim.add_argument(
         "--report",
@@ -777,6 +806,53 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def error_line(message: object) -> str:
+    """`hetlab: error: MESSAGE` on one line: control characters a user's value brought in
+    (a newline in an option) are shown escaped."""
+    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(message).strip())
+    return f"hetlab: error: {text}"
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C's KeyboardInterrupt."""
+
+
+def _raise_terminated(signum, frame):
+    raise _Terminated
+
+
+def _blocks_signals_itself(args: argparse.Namespace) -> bool:
+    """Board commands block SIGINT/SIGTERM while they run and read them from a signalfd, to
+    restore the policies first: no Python handler for those."""
+    return args.command in ("govern", "chase") or getattr(args, "backend", None) == "linux"
+
+
+def _exit_now(code: int, message: str | None) -> int:
+    """Leaves at once: simulations still running in worker threads are not waited for (they
+    write nothing; outputs are written only after every run finished)."""
+    if message:
+        print(message, file=sys.stderr)
+    if threading.active_count() == 1:
+        return code  # nothing to leave behind: return to the caller (main() called from Python)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except OSError:
+            pass
+    os._exit(code)
+
+
+def _silence_stdout() -> None:
+    """Points standard output at /dev/null, so the interpreter's own flush at exit has nothing
+    left to fail on (after a full disk or a closed pipe was reported)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
@@ -784,14 +860,46 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    previous = None
+    if not _blocks_signals_itself(args) and threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        return args.func(args)
-    except (CliError, api.HetlabError) as e:
-        print(f"hetlab: error: {e}", file=sys.stderr)
+        return _run(args)
+    finally:
+        if previous is not None:  # main() called from Python (tests) leaves SIGTERM as it was
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Runs the command; every failure becomes one error line and an exit code."""
+    try:
+        code = args.func(args)
+        sys.stdout.flush()  # a full disk or a closed pipe on stdout shows here, not at exit
+        return code
+    except (CliError, api.HetlabError, OutputError) as e:
+        print(error_line(e), file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the reader (`| head`) is gone: stop quietly, as a pipeline expects
+        _silence_stdout()
+        return _exit_now(141, None)
+    except _Terminated:
+        return _exit_now(143, "hetlab: terminated")
     except KeyboardInterrupt:
-        print("hetlab: interrupted", file=sys.stderr)
-        return 130
+        return _exit_now(130, "hetlab: interrupted")
+    except UnicodeDecodeError as e:
+        print(
+            error_line(f"an input file is not UTF-8 text ({e.reason} at byte {e.start}); give a text file"),
+            file=sys.stderr,
+        )
+        return 2
+    except OSError as e:
+        if e.filename:
+            print(error_line(f"cannot use '{e.filename}': {e.strerror or e}"), file=sys.stderr)
+        else:
+            _silence_stdout()
+            print(error_line(f"cannot write standard output: {e.strerror or e}"), file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

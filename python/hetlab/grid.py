@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hetlab import _core, api
+from hetlab._files import check_output_path, publish, temporary_path
 from hetlab.api import HetlabError
 from hetlab.executor import DaskExecutor, LocalExecutor, executor_from_spec
 
@@ -195,7 +196,8 @@ class _ParquetSink:
                 for c in columns
             ]
         )
-        self.path, self.tmp = path, path.with_name(f".{path.name}.tmp")
+        check_output_path(path, "sweep")
+        self.path, self.tmp = path, temporary_path(path)
         self.writer = pq.ParquetWriter(self.tmp, self.schema)
         self.order, self.pending = _InOrder(), []
 
@@ -221,5 +223,5 @@ class _ParquetSink:
     def finish(self) -> Path:
         self._write(self.pending)
         self.writer.close()
-        os.replace(self.tmp, self.path)
+        publish(self.tmp, self.path)
         return self.path

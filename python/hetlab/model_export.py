@@ -14,6 +14,8 @@ import os
 import re
 from pathlib import Path
 
+from hetlab import _core
+from hetlab._files import write_output
 from hetlab.api import HetlabError
 from hetlab.train import INCREASE, fixed_threshold
 
@@ -34,7 +36,12 @@ def model_json_text(model: dict) -> str:
 def read_model(path: str | os.PathLike) -> dict:
     """Reads a model.json; `HetlabError` (one line) when it cannot be used."""
     try:
-        model = json.loads(Path(path).read_text())
+        text = Path(path).read_bytes().decode()
+        model = json.loads(text)
+    except UnicodeDecodeError:
+        raise HetlabError(f"model file '{path}' is not UTF-8 text; pass a model.json from `hetlab train`") from None
+    except RecursionError:
+        raise HetlabError(f"model file '{path}' nests too deeply; pass a model.json from `hetlab train`") from None
     except OSError as e:
         raise HetlabError(
             f"cannot read model file '{path}': {e.strerror}; pass a model.json from `hetlab train`"
@@ -46,7 +53,35 @@ def read_model(path: str | os.PathLike) -> dict:
         raise HetlabError(
             f"model file '{path}' has no [cluster, tree] list under \"trees\"; pass a model.json from `hetlab train`"
         )
+    try:
+        _core.check_model(text)  # the governor's own checks: no cycles, bounded depth, sane numbers
+    except ValueError as e:
+        raise HetlabError(f"model file '{path}': {e}; pass a model.json from `hetlab train`") from None
+    for cluster, tree in trees:
+        for i, node in enumerate(tree["nodes"]):
+            problem = _node_problem(node, len(tree["classes"]))
+            if problem:
+                raise HetlabError(
+                    f"model file '{path}': tree for {cluster}, node {i}: {problem}; "
+                    "pass a model.json from `hetlab train`"
+                )
     return model
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _node_problem(node: dict, classes: int) -> str | None:
+    """What a node lacks for the text, DOT and C renderings (the governor's checks passed)."""
+    if not all(_is_number(node.get(k)) for k in ("entropy", "samples")):
+        return "needs numbers 'entropy' and 'samples'"
+    value = node.get("value")
+    if not isinstance(value, list) or len(value) != classes or not all(_is_number(v) for v in value):
+        return f"needs 'value', one count per class ({classes})"
+    if node.get("feature") is not None and not _is_number(node.get("threshold")):
+        return "a split needs a numeric 'threshold'"
+    return None
 
 
 def write_model(model: dict, out_dir: str | os.PathLike) -> dict[str, Path]:
@@ -64,7 +99,7 @@ def write_model(model: dict, out_dir: str | os.PathLike) -> dict[str, Path]:
         }
         paths = {}
         for name, text in files.items():
-            (out / name).write_text(text)
+            write_output(out / name, text, "model")
             paths[name] = out / name
     except OSError as e:
         raise HetlabError(

@@ -55,7 +55,7 @@ DEFAULT_SHIFT = 24
 # cycle) from prefetching streams (high congestion without a snoop penalty): 95 % / 96 %
 # accuracy and 99 % of the gap recovered. `--max-depth 2` gives the paper's shape.
 DEFAULT_MAX_DEPTH = 3
-MAX_SHIFT = 32  # keeps q (and the float sklearn sees) exact for ratios up to 2^21
+MAX_SHIFT = _core.MAX_FIXED_POINT_SHIFT  # keeps q (and the float sklearn sees) exact for ratios up to 2^21
 TEST_FRACTION = 0.25  # share of configurations held out for the metrics
 
 # Columns read for every sweep; per-cluster columns are added once the cluster names are known.

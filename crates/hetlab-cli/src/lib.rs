@@ -20,8 +20,9 @@ use hetlab_linux::characterize::{self, SweepConfig};
 use hetlab_linux::chase::{self, ChaseOptions, Pattern, DEFAULT_PATTERNS, DEFAULT_SIZES};
 use hetlab_linux::daemon::{self, GovernConfig};
 use hetlab_linux::flags::{self, Command};
+use hetlab_linux::outfile::AtomicFile;
 use hetlab_linux::pingpong::{self, PingpongOptions};
-use hetlab_linux::restore::{read_state, RunLock, STATE_FILE};
+use hetlab_linux::restore::{check_saved, read_state, RunLock, STATE_FILE};
 use hetlab_linux::stop::SignalStop;
 use hetlab_linux::{positive_seconds_us, Roots, DEFAULT_RUN_DIR};
 
@@ -46,6 +47,28 @@ examples:
   hetlabd pingpong --cpus 0-7
   sudo hetlabd characterize --out sweep.csv --reps 5
 ";
+
+/// `print!` that returns a [`Fail`] instead of panicking when standard output cannot be
+/// written (a full disk, a closed pipe).
+macro_rules! out {
+    ($($arg:tt)*) => {
+        write!(std::io::stdout(), $($arg)*).map_err(stdout_failed)?
+    };
+}
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        writeln!(std::io::stdout(), $($arg)*).map_err(stdout_failed)?
+    };
+}
+
+fn stdout_failed(e: std::io::Error) -> Fail {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        // the reader (`| head`) is gone: stop quietly, as a pipeline expects
+        Fail { msg: String::new(), code: 141 }
+    } else {
+        fail(format!("cannot write standard output: {e}"))
+    }
+}
 
 struct Fail {
     msg: String,
@@ -238,9 +261,9 @@ fn cmd_chase(a: &Args) -> Result<i32, Fail> {
         .collect::<Result<Vec<_>, _>>()?;
     let points = chase::sweep(&sizes, &patterns, &opts).map_err(fail)?;
     if a.flag("--json") {
-        println!("{}", chase::report(&opts, &points));
+        outln!("{}", chase::report(&opts, &points));
     } else {
-        print!("{}", chase::text_report(&opts, &points));
+        out!("{}", chase::text_report(&opts, &points));
     }
     Ok(0)
 }
@@ -314,29 +337,32 @@ fn cmd_characterize(a: &Args) -> Result<i32, Fail> {
     let mut stop = SignalStop::new().map_err(fail)?;
     let names: Vec<String> = cfg.platform.clusters.iter().map(|c| c.name.clone()).collect();
     let header = schema(&names).into_iter().map(|(name, _)| name).collect::<Vec<_>>().join(",");
-    let tmp = out.with_extension("csv.partial");
-    let mut file = std::io::BufWriter::new(
-        std::fs::File::create(&tmp).map_err(|e| fail(format!("cannot write {}: {e}", tmp.display())))?,
-    );
-    writeln!(file, "{header}").map_err(|e| fail(e.to_string()))?;
+    // rows go to a new file with a random name beside OUT (see hetlab_linux::outfile)
+    let partial = out.with_extension("csv.partial");
+    let mut atomic = AtomicFile::create(&out).map_err(fail)?;
+    let tmp = atomic.temporary_path().to_path_buf();
+    let mut file = std::io::BufWriter::new(&mut atomic);
+    writeln!(file, "{header}").map_err(|e| fail(format!("writing {}: {e}", tmp.display())))?;
     let mut on_rows = |rows: &Dataset| -> Result<(), String> {
         rows.write_csv_rows(&mut file).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
         file.flush().map_err(|e| format!("writing {}: {e}", tmp.display()))
     };
     let mut err = std::io::stderr();
     let s = characterize::characterize(&cfg, &mut stop, &mut on_rows, &mut err).map_err(fail)?;
+    file.flush().map_err(|e| fail(format!("writing {}: {e}", tmp.display())))?;
     drop(file);
     if let Some(sig) = &s.stopped_by {
+        // kept under a name that says it is incomplete (rename replaces, never follows, a link)
+        atomic.move_to(&partial).map_err(fail)?;
         eprintln!(
             "hetlabd: stopped by {sig} after {} runs; the rows so far are in {} (restored {})",
             s.runs,
-            tmp.display(),
+            partial.display(),
             s.restored.join("; ")
         );
         return Ok(1);
     }
-    std::fs::rename(&tmp, &out)
-        .map_err(|e| fail(format!("cannot move {} to {}: {e}", tmp.display(), out.display())))?;
+    atomic.commit().map_err(fail)?;
     eprintln!(
         "hetlabd: {} runs, {} rows written to {}; restored {}",
         s.runs,
@@ -350,12 +376,18 @@ fn cmd_characterize(a: &Args) -> Result<i32, Fail> {
 fn cmd_restore(a: &Args) -> Result<i32, Fail> {
     let dir = run_dir(a);
     let state = dir.join(STATE_FILE);
-    if !state.exists() {
+    if std::fs::symlink_metadata(&state).is_err() {
         eprintln!("hetlabd: nothing to restore: {} does not exist", state.display());
         return Ok(0);
     }
     let _lock = RunLock::acquire(&dir).map_err(fail)?;
     let saved = read_state(&state).map_err(fail)?;
+    let mut sysfs_root = Roots::default();
+    if let Some(s) = a.get("--sysfs-root") {
+        sysfs_root.sysfs = s.into();
+    }
+    let policies = hetlab_linux::sysfs::discover(&sysfs_root).map_err(fail)?;
+    check_saved(&saved, &policies).map_err(|e| fail(format!("{}: {e}; nothing written", state.display())))?;
     let mut errors = Vec::new();
     for s in &saved {
         errors.extend(s.restore());
@@ -372,17 +404,17 @@ fn cmd_governors(a: &Args) -> Result<i32, Fail> {
     let platform = Platform::builtin(a.get("--platform").unwrap_or(DEFAULT_PLATFORM)).map_err(usage)?;
     let govs = hetlab_core::governor::registry::list(platform.tick_us());
     if a.flag("--json") {
-        println!("{}", serde_json::to_string_pretty(&govs).map_err(|e| fail(e.to_string()))?);
+        outln!("{}", serde_json::to_string_pretty(&govs).map_err(|e| fail(e.to_string()))?);
         return Ok(0);
     }
     for g in govs {
-        println!("{}: {}", g.name, g.summary);
+        outln!("{}: {}", g.name, g.summary);
         for t in g.tunables {
             let d = match t.default {
                 TunableDefault::Value(v) => format!("{v}"),
                 TunableDefault::Policy(p) => p.to_string(),
             };
-            println!("    {:22} default {} {}  {}", t.name, d, t.unit, t.help);
+            outln!("    {:22} default {} {}  {}", t.name, d, t.unit, t.help);
         }
     }
     Ok(0)
@@ -396,13 +428,9 @@ pub fn run(prog: &str, argv: &[String]) -> i32 {
         return 2;
     };
     let r = match name.as_str() {
-        "-h" | "--help" | "help" => {
-            print!("{MAIN_HELP}");
-            Ok(0)
-        }
+        "-h" | "--help" | "help" => write!(std::io::stdout(), "{MAIN_HELP}").map(|()| 0).map_err(stdout_failed),
         "-V" | "--version" => {
-            println!("hetlabd {}", env!("CARGO_PKG_VERSION"));
-            Ok(0)
+            writeln!(std::io::stdout(), "hetlabd {}", env!("CARGO_PKG_VERSION")).map(|()| 0).map_err(stdout_failed)
         }
         other => match flags::command(other) {
             None => Err(usage(format!(
@@ -411,10 +439,7 @@ pub fn run(prog: &str, argv: &[String]) -> i32 {
             ))),
             Some(cmd) => match Args::parse(cmd, &argv[1..]) {
                 Err(f) => Err(f),
-                Ok(Parsed::Help(text)) => {
-                    print!("{text}");
-                    Ok(0)
-                }
+                Ok(Parsed::Help(text)) => write!(std::io::stdout(), "{text}").map(|()| 0).map_err(stdout_failed),
                 Ok(Parsed::Run(a)) => match a.cmd.name {
                     "govern" => cmd_govern(&a),
                     "chase" => cmd_chase(&a),
@@ -427,11 +452,13 @@ pub fn run(prog: &str, argv: &[String]) -> i32 {
             },
         },
     };
-    let _ = std::io::stdout().flush();
+    let r = r.and_then(|code| std::io::stdout().flush().map(|()| code).map_err(stdout_failed));
     match r {
         Ok(code) => code,
         Err(f) => {
-            eprintln!("{prog}: error: {}", f.msg);
+            if !f.msg.is_empty() {
+                eprintln!("{prog}: error: {}", f.msg);
+            }
             f.code
         }
     }

@@ -265,10 +265,73 @@ fn after_sigkill_the_saved_settings_block_a_restart_until_restored() {
     assert!(b.run_dir().join("hetlabd.saved").exists());
     let e = refused(&b, &mut b.govern(&["--governor", "ondemand"]));
     assert!(e.contains("hetlabd restore"), "{e}");
-    let out = Command::new(hetlabd()).arg("restore").arg("--run-dir").arg(b.run_dir()).output().unwrap();
+    let out = restore(&b).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     b.assert_restored();
     assert!(!b.run_dir().join("hetlabd.saved").exists());
+}
+
+fn restore(b: &Board) -> Command {
+    let mut c = Command::new(hetlabd());
+    c.arg("restore").arg("--run-dir").arg(b.run_dir()).arg("--sysfs-root").arg(b.sys());
+    c
+}
+
+/// One `hetlabd: error:` line and exit 1 or 2.
+fn one_error(out: &std::process::Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(matches!(out.status.code(), Some(1 | 2)), "{err}");
+    assert!(err.starts_with("hetlabd: error: ") && err.lines().count() == 1, "{err}");
+    err
+}
+
+#[test]
+fn a_planted_state_file_never_makes_restore_write_outside_the_policies() {
+    let b = Board::new("planted-state");
+    let victim = b.root.join("victim");
+    fs::write(&victim, "precious\n").unwrap();
+    let state = b.run_dir().join("hetlabd.saved");
+    let line = |dir: &std::path::Path, gov: &str, min: u32, max: u32| {
+        format!("policy\tpolicy0\t{}\t{gov}\t{min}\t{max}\t-\n", dir.display())
+    };
+    let before = b.snapshot();
+    for (text, why) in [
+        (line(&b.root, "ondemand", 200000, 1400000), "not a cpufreq policy"),
+        (line(&b.policy(0).join(".."), "ondemand", 200000, 1400000), "not a cpufreq policy"),
+        (line(&b.policy(0), "../../victim", 200000, 1400000), "not one it offers"),
+        (line(&b.policy(0), "ondemand", 1, 1400000), "outside its limits"),
+        (line(&b.policy(0), "ondemand", 1400000, 200000), "above its max"),
+    ] {
+        fs::write(&state, text).unwrap();
+        let err = one_error(&restore(&b).output().unwrap());
+        assert!(err.contains(why) && err.contains("nothing written"), "{err}");
+        assert_eq!(b.snapshot(), before, "nothing in sysfs changed");
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
+    }
+    // a state file that is a link to elsewhere is not read
+    fs::remove_file(&state).unwrap();
+    std::os::unix::fs::symlink(&victim, &state).unwrap();
+    let err = one_error(&restore(&b).output().unwrap());
+    assert!(err.contains("symbolic link"), "{err}");
+    // the good line restores
+    fs::remove_file(&state).unwrap();
+    fs::write(b.policy(0).join("scaling_governor"), "performance\n").unwrap();
+    fs::write(&state, line(&b.policy(0), "schedutil", 300000, 1300000)).unwrap();
+    let out = restore(&b).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    b.assert_restored();
+}
+
+#[test]
+fn a_planted_lock_link_is_refused_and_its_target_untouched() {
+    let b = Board::new("planted-lock");
+    let victim = b.root.join("victim");
+    fs::write(&victim, "precious\n").unwrap();
+    std::os::unix::fs::symlink(&victim, b.run_dir().join("hetlabd.lock")).unwrap();
+    fs::write(b.run_dir().join("hetlabd.saved"), "# nothing\n").unwrap();
+    let err = one_error(&restore(&b).output().unwrap());
+    assert!(err.contains("hetlabd.lock") && err.contains("symbolic link"), "{err}");
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
 }
 
 #[test]
@@ -317,4 +380,30 @@ fn anti_snoop_reads_stand_in_counters_and_consults_its_trees() {
     let consulted: Vec<&str> = stdout.lines().filter(|l| l.contains("cci_congestion=")).collect();
     assert!(!consulted.is_empty(), "the tree saw CCI features: {stdout}");
     assert!(consulted.iter().all(|l| l.contains("tree=increase") || l.contains("tree=decrease")));
+}
+
+#[test]
+fn a_full_or_closed_stdout_is_one_error_line_or_quiet_never_a_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let b = Board::new("stdout");
+    if is_root() {
+        // a /dev/full of our own, never touching /dev
+        let full = b.root.join("full");
+        let c = std::ffi::CString::new(full.as_os_str().as_bytes()).unwrap();
+        // SAFETY: mknod on a NUL-terminated path we own.
+        assert_eq!(unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 7)) }, 0);
+        let sink = fs::OpenOptions::new().write(true).open(&full).unwrap();
+        let out = Command::new(hetlabd()).arg("governors").stdout(sink).output().unwrap();
+        assert!(one_error(&out).contains("cannot write standard output"));
+    }
+    let mut child = Command::new(hetlabd())
+        .args(["governors", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // `| head -0`
+    let out = child.wait_with_output().unwrap();
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(matches!(out.status.code(), Some(0 | 141)), "{:?}", out.status);
 }

@@ -323,18 +323,21 @@ impl Platform {
     }
 
     fn validate(&self) -> Result<(), String> {
+        // No quantity of a platform in its units (µs, ns, mW, kB, ...) comes near MAX_VALUE;
+        // a larger one turns time and energy sums into infinities.
+        const MAX_VALUE: f64 = 1e12;
         fn positive(field: &str, v: f64) -> Result<(), String> {
-            if v.is_finite() && v > 0.0 {
+            if v.is_finite() && v > 0.0 && v <= MAX_VALUE {
                 Ok(())
             } else {
-                Err(format!("{field} must be a positive number, got {v}"))
+                Err(format!("{field} must be a positive number at most {MAX_VALUE:e}, got {v}"))
             }
         }
         fn non_negative(field: &str, v: f64) -> Result<(), String> {
-            if v.is_finite() && v >= 0.0 {
+            if v.is_finite() && (0.0..=MAX_VALUE).contains(&v) {
                 Ok(())
             } else {
-                Err(format!("{field} must not be negative, got {v}"))
+                Err(format!("{field} must not be negative nor above {MAX_VALUE:e}, got {v}"))
             }
         }
         fn fraction(field: &str, v: f64) -> Result<(), String> {

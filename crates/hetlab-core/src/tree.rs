@@ -46,6 +46,13 @@ pub struct DecisionTree {
     pub fixed_point_shift: Option<u32>,
 }
 
+/// The largest fixed-point shift: q = num << S must fit the u128 (and the exported C's u64)
+/// arithmetic for any 32-bit counter ratio. `hetlab.train` reads it from here.
+pub const MAX_FIXED_POINT_SHIFT: u32 = 32;
+
+/// The deepest tree a model may hold (trained trees are a few levels deep).
+pub const MAX_TREE_DEPTH: usize = 64;
+
 impl DecisionTree {
     /// Checks the shape: valid child indices, features and classes; no cycles (children
     /// always have larger indices than their parent, as scikit-learn writes them).
@@ -55,6 +62,11 @@ impl DecisionTree {
         }
         if self.classes.is_empty() {
             return Err("tree has no classes".into());
+        }
+        if let Some(shift) = self.fixed_point_shift.filter(|s| *s > MAX_FIXED_POINT_SHIFT) {
+            return Err(format!(
+                "fixed_point_shift {shift} is above {MAX_FIXED_POINT_SHIFT}; retrain with hetlab train"
+            ));
         }
         for (i, node) in self.nodes.iter().enumerate() {
             match (node.feature, node.left, node.right) {
@@ -82,6 +94,17 @@ impl DecisionTree {
                     }
                 }
                 _ => return Err(format!("node {i} is neither a leaf nor a full split")),
+            }
+        }
+        // Children have larger indices than their parent, so one pass in index order gives
+        // every depth (no recursion: an untrusted file may hold a very deep tree).
+        let mut depth = vec![0usize; self.nodes.len()];
+        for (i, node) in self.nodes.iter().enumerate() {
+            for child in [node.left, node.right].into_iter().flatten() {
+                depth[child] = depth[i] + 1;
+                if depth[child] > MAX_TREE_DEPTH {
+                    return Err(format!("tree is deeper than {MAX_TREE_DEPTH} levels (node {child})"));
+                }
             }
         }
         Ok(())

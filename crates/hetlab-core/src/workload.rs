@@ -494,7 +494,9 @@ impl Workload {
                 phases,
             });
         }
-        Ok(Workload { name: file.name, tasks })
+        let w = Workload { name: file.name, tasks };
+        w.check_threads(origin)?;
+        Ok(w)
     }
 
     /// A built-in TOML workload or a generator spec (`ccbench:size=...`).
@@ -506,18 +508,38 @@ impl Workload {
                 item.split_once('=').ok_or_else(|| format!("workload '{name}': expected key=value, got '{item}'"))?;
             kv.push((k.trim().to_string(), v.trim().to_string()));
         }
-        match name {
+        let generated = match name {
             "ccbench" => ccbench(&kv),
             "periodic" => periodic(&kv),
             "cpu-bound" => cpu_bound(&kv),
-            _ => match BUILTIN_WORKLOADS.iter().find(|(n, _)| *n == name) {
-                Some((n, text)) => Workload::from_toml(&format!("{n}.toml (built-in)"), text)?.with_parallel(&kv),
-                None => Err(format!(
+            _ => return Self::from_builtin(name, &kv),
+        }?;
+        generated.check_threads(name)?;
+        Ok(generated)
+    }
+
+    /// Checks the thread count: at least one, at most [`MAX_THREADS`] (a task with one thread
+    /// per CPU, `threads=cpus`, counts as one here; the CPUs bound it).
+    fn check_threads(&self, origin: &str) -> Result<(), String> {
+        let n = self.tasks.iter().map(|t| (t.threads as u64).max(1)).sum::<u64>();
+        if !(1..=MAX_THREADS).contains(&n) {
+            return Err(format!("{origin}: threads must total 1..={MAX_THREADS}, got {n}"));
+        }
+        Ok(())
+    }
+
+    fn from_builtin(name: &str, kv: &[(String, String)]) -> Result<Workload, String> {
+        let workload = match BUILTIN_WORKLOADS.iter().find(|(n, _)| *n == name) {
+            Some((n, text)) => Workload::from_toml(&format!("{n}.toml (built-in)"), text)?.with_parallel(kv)?,
+            None => {
+                return Err(format!(
                     "unknown workload '{name}'; generators: ccbench, periodic, cpu-bound; built-in: {} (or give a path to a .toml file)",
                     BUILTIN_WORKLOADS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
-                )),
-            },
-        }
+                ))
+            }
+        };
+        workload.check_threads(name)?;
+        Ok(workload)
     }
 
     /// A built-in workload's parameters (`name:threads=4,allocation=static`), for workloads
@@ -618,12 +640,21 @@ impl<'a> Params<'a> {
 /// over `size` 4-byte elements. `pattern`: 0/random = one word per 256 B block, randomised
 /// within each 4 KB page, pages in order; 1/sequential = word by word; 16/stride-16 = one word
 /// per 64 B line; any other k = stride of k words. `iterations` = number of dependent loads.
+/// The most threads a workload may have: the engine's cost grows with threads, and no modelled
+/// system comes near this.
+pub const MAX_THREADS: u64 = 65_536;
+
+/// The largest ccbench array: 2^34 4-byte elements (a 64 GiB working set), so that rounding to
+/// the stride and the byte count stay far from u64 overflow.
+pub const CCBENCH_MAX_ELEMENTS: u64 = 1 << 34;
+
 pub fn ccbench(kv: &[(String, String)]) -> Result<Workload, String> {
     let p = Params::new("ccbench", &["size", "pattern", "iterations", "threads"], kv)?;
-    let size = p.num("size", 1048576.0)? as u64;
-    if size < 4 {
-        return Err("ccbench: size must be at least 4 elements".into());
+    let size = p.num("size", 1048576.0)?;
+    if !(4.0..=CCBENCH_MAX_ELEMENTS as f64).contains(&size) {
+        return Err(format!("ccbench: size must be 4..={CCBENCH_MAX_ELEMENTS} elements (4-byte), got {size}"));
     }
+    let size = size as u64;
     let iterations = p.num("iterations", 10_000_000.0)?;
     if iterations < 1.0 {
         return Err("ccbench: iterations must be at least 1".into());
@@ -635,8 +666,10 @@ pub fn ccbench(kv: &[(String, String)]) -> Result<Workload, String> {
         "1" | "sequential" => (Pattern::Sequential, 1, "sequential".to_string()),
         other => {
             let k = other.strip_prefix("stride-").unwrap_or(other);
-            let k: u64 = k.parse().ok().filter(|k| *k > 0).ok_or_else(|| {
-                format!("ccbench: pattern must be random|0, sequential|1, stride-K or K>0, got '{other}'")
+            let k: u64 = k.parse().ok().filter(|k| (1..=size).contains(k)).ok_or_else(|| {
+                format!(
+                    "ccbench: pattern must be random|0, sequential|1, stride-K or K with 0 < K <= size, got '{other}'"
+                )
             })?;
             (if k == 1 { Pattern::Sequential } else { Pattern::Strided }, k, format!("stride-{k}"))
         }

@@ -188,7 +188,7 @@ impl Worker {
                                     break;
                                 }
                                 let k = left.min(1 << 18);
-                                idx = chase::walk(a.as_slice(), idx, k);
+                                idx = chase::walk(a, idx, k);
                                 left -= k;
                             }
                             std::hint::black_box(idx);

@@ -236,15 +236,19 @@ pub fn verify(arr: &ChaseArray, pattern: Pattern) -> Result<(), String> {
     Ok(())
 }
 
-/// `n` dependent loads from `start`; returns the last index.
+/// `n` dependent loads from `start`; returns the last index. Takes a [`ChaseArray`], not any
+/// slice: only [`build`] fills one, and it writes only in-bounds indices, so the unchecked
+/// loads below are sound for every caller (a slice of arbitrary values would not be).
 #[inline(never)]
-pub fn walk(a: &[u32], start: u32, n: u64) -> u32 {
+pub fn walk(arr: &ChaseArray, start: u32, n: u64) -> u32 {
+    let a = arr.as_slice();
     let mut i = start as usize;
     assert!(i < a.len());
     let p = a.as_ptr();
     let mut left = n;
-    // SAFETY: every element holds an index < a.len() (build() writes only such indices), and
-    // the start index was checked; so every load is in bounds.
+    // SAFETY: every element holds an index < a.len() (zeroed() writes 0, build() writes only
+    // such indices, and nothing else can write a ChaseArray), and the start index was checked;
+    // so every load is in bounds.
     unsafe {
         while left >= 8 {
             i = *p.add(i) as usize;
@@ -339,12 +343,12 @@ pub fn report(opts: &ChaseOptions, points: &[ChasePoint]) -> serde_json::Value {
 pub fn measure(arr: &ChaseArray, pattern: Pattern, opts: &ChaseOptions) -> ChasePoint {
     let a = arr.as_slice();
     let lap = lap_len(a.len(), pattern) as u64;
-    let mut idx = walk(a, 0, lap.max(1)); // warm-up lap
+    let mut idx = walk(arr, 0, lap.max(1)); // warm-up lap
     let chunk = opts.iterations.max(1);
     let mut accesses = 0u64;
     let t0 = Instant::now();
     let elapsed = loop {
-        idx = walk(a, idx, chunk);
+        idx = walk(arr, idx, chunk);
         accesses += chunk;
         let e = t0.elapsed().as_secs_f64();
         if e >= opts.min_time_s {
@@ -400,6 +404,9 @@ pub fn sweep(sizes: &[usize], patterns: &[Pattern], opts: &ChaseOptions) -> Resu
         .map_err(|_| "the chase thread panicked".to_string())?
 }
 
+/// The largest chase: u32 indices reach 2^32 elements of 4 bytes.
+pub const MAX_SIZE_BYTES: usize = 1 << 34;
+
 /// Parses sizes in bytes: `16K`, `64M`, `1G` (binary units), plain bytes, or a range `A..B`
 /// doubling from A to B. Returns bytes.
 pub fn parse_sizes(text: &str) -> Result<Vec<usize>, String> {
@@ -418,6 +425,9 @@ pub fn parse_sizes(text: &str) -> Result<Vec<usize>, String> {
         if b < 4 {
             return Err(format!("size '{}' is below one 4-byte element", s.trim()));
         }
+        if b > MAX_SIZE_BYTES {
+            return Err(format!("size '{}' is above 16G, the most 32-bit indices reach", s.trim()));
+        }
         Ok(b)
     }
     let mut out = Vec::new();
@@ -430,7 +440,7 @@ pub fn parse_sizes(text: &str) -> Result<Vec<usize>, String> {
                 }
                 while a <= b {
                     out.push(a);
-                    a *= 2;
+                    a *= 2; // a <= 16G: no overflow
                 }
             }
             None => out.push(one(item)?),
@@ -555,6 +565,8 @@ mod tests {
         assert_eq!(parse_sizes("4096,1KiB").unwrap(), vec![4096, 1024]);
         assert!(parse_sizes("x").is_err());
         assert!(parse_sizes("2").is_err());
+        assert!(parse_sizes("4..18446744073709551615").unwrap_err().contains("above 16G"));
+        assert_eq!(parse_sizes("8G..16G").unwrap(), vec![8 << 30, 16 << 30]);
         assert_eq!(human_bytes(64 << 20), "64 MB");
     }
 

@@ -368,12 +368,22 @@ Needs root.
 fn restore() -> Command {
     Command {
         name: "restore",
-        usage: "hetlabd restore [--run-dir DIR]",
+        usage: "hetlabd restore [--run-dir DIR] [--sysfs-root DIR]",
         about: "\
 Writes back the governor, min and max saved in DIR/hetlabd.saved by a hetlabd that was killed
-(SIGKILL, power loss) before it could restore them, then deletes the file.
+(SIGKILL, power loss) before it could restore them, then deletes the file. Every saved line
+must name a cpufreq policy found under the sysfs root, a governor it offers and frequencies
+within its limits; otherwise nothing is written.
 ",
-        flags: vec![Flag::valued("--run-dir", "DIR", "where hetlabd.saved lives").default(DEFAULT_RUN_DIR)],
+        flags: vec![
+            Flag::valued("--run-dir", "DIR", "where hetlabd.saved lives").default(DEFAULT_RUN_DIR),
+            Flag::valued(
+                "--sysfs-root",
+                "DIR",
+                "the sysfs tree the saved policies must be under (as given to the daemon)",
+            )
+            .default(crate::Roots::default().sysfs.display()),
+        ],
     }
 }
 

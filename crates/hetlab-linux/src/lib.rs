@@ -19,6 +19,7 @@ pub mod chase;
 pub mod cpus;
 pub mod daemon;
 pub mod flags;
+pub mod outfile;
 pub mod perf;
 pub mod pingpong;
 pub mod procstat;

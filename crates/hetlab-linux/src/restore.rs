@@ -15,8 +15,10 @@ use std::io::{Read, Seek, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use crate::display;
+use std::os::unix::fs::OpenOptionsExt;
+
 use crate::sysfs::{self, Policy};
+use crate::{display, outfile};
 
 /// One policy's settings before hetlabd touched it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,10 +153,7 @@ impl Guard {
             text += &s.line();
             text.push('\n');
         }
-        let tmp = path.with_extension("saved.tmp");
-        fs::write(&tmp, text)
-            .and_then(|_| fs::rename(&tmp, path))
-            .map_err(|e| format!("cannot write {}: {e}; check --run-dir", display(path)))
+        outfile::write_whole(path, text.as_bytes()).map_err(|e| format!("{e}; check --run-dir"))
     }
 
     /// Restores every saved policy (each step tried even if another failed). On success the
@@ -212,9 +211,27 @@ impl Drop for Guard {
     }
 }
 
-/// Reads a state file written by a [`Guard`].
+/// Reads a state file written by a [`Guard`] (never through a link: the run directory may be
+/// shared).
 pub fn read_state(path: &Path) -> Result<Vec<Saved>, String> {
-    let text = fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", display(path)))?;
+    let mut text = String::new();
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(path)
+        .and_then(|f| {
+            if f.metadata()?.file_type().is_file() {
+                Ok(f)
+            } else {
+                Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"))
+            }
+        })
+        .and_then(|mut f| f.read_to_string(&mut text))
+        .map_err(|e| {
+            let why =
+                if e.raw_os_error() == Some(libc::ELOOP) { "it is a symbolic link".into() } else { e.to_string() };
+            format!("cannot read {}: {why}", display(path))
+        })?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.starts_with('#') || line.trim().is_empty() {
@@ -223,6 +240,46 @@ pub fn read_state(path: &Path) -> Result<Vec<Saved>, String> {
         out.push(Saved::parse(line).ok_or_else(|| format!("{}:{}: not a saved policy line", display(path), i + 1))?);
     }
     Ok(out)
+}
+
+/// Checks saved settings against the policies the kernel has (`policies`, from
+/// [`sysfs::discover`] under the sysfs root): each must name one of their directories, a
+/// governor the policy offers and frequencies within its cpuinfo limits. A planted or corrupt
+/// state file can then make `hetlabd restore` write only cpufreq attributes, and only values
+/// the policy accepts.
+pub fn check_saved(saved: &[Saved], policies: &[Policy]) -> Result<(), String> {
+    for s in saved {
+        let p = policies.iter().find(|p| p.dir == s.dir && p.name == s.name).ok_or_else(|| {
+            format!(
+                "saved policy {} at {} is not a cpufreq policy under the sysfs root (found: {}); pass the daemon's \
+                 --sysfs-root, or remove the state file if it was not written by hetlabd",
+                s.name,
+                display(&s.dir),
+                policies.iter().map(|p| display(&p.dir)).collect::<Vec<_>>().join(", ")
+            )
+        })?;
+        if !p.available_governors.is_empty() && !p.available_governors.contains(&s.governor) {
+            return Err(format!(
+                "saved governor '{}' of {} is not one it offers ({})",
+                s.governor,
+                s.name,
+                p.available_governors.join(" ")
+            ));
+        }
+        let limits = p.cpuinfo_min_khz..=p.cpuinfo_max_khz;
+        for (what, khz) in [("min", Some(s.min_khz)), ("max", Some(s.max_khz)), ("setspeed", s.setspeed_khz)] {
+            if let Some(khz) = khz.filter(|k| !limits.contains(k)) {
+                return Err(format!(
+                    "saved {what} {khz} kHz of {} is outside its limits {}..{} kHz",
+                    s.name, p.cpuinfo_min_khz, p.cpuinfo_max_khz
+                ));
+            }
+        }
+        if s.min_khz > s.max_khz {
+            return Err(format!("saved min {} kHz of {} is above its max {} kHz", s.min_khz, s.name, s.max_khz));
+        }
+    }
+    Ok(())
 }
 
 pub const LOCK_FILE: &str = "hetlabd.lock";
@@ -240,13 +297,7 @@ impl RunLock {
             return Err(format!("run directory {} does not exist; create it or pass --run-dir DIR", display(run_dir)));
         }
         let path = run_dir.join(LOCK_FILE);
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| format!("cannot open {}: {e}; pass a writable --run-dir", display(&path)))?;
+        let mut file = outfile::open_lock(&path)?;
         // SAFETY: flock on a descriptor we own.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             let mut pid = String::new();

@@ -61,3 +61,15 @@ pub fn builtin_model_json(name: &str) -> PyResult<String> {
     }
     serde_json::to_string_pretty(&model).map_err(|e| err(e.to_string()))
 }
+
+/// Checks a model's JSON text as the governor would load it: every tree's shape (no cycles,
+/// depth at most `MAX_TREE_DEPTH`, finite thresholds, fixed-point shift in range). Raises
+/// ValueError naming the first problem.
+#[pyfunction]
+pub fn check_model(model_json: &str) -> PyResult<()> {
+    let model = AntiSnoopModel::from_json(model_json).map_err(|e| err(format!("the model is {e}")))?;
+    for (cluster, tree) in &model.trees {
+        tree.validate().map_err(|e| err(format!("tree for {cluster}: {e}")))?;
+    }
+    Ok(())
+}

@@ -49,6 +49,10 @@ pub struct SimConfig {
     pub time_limit_s: f64,
 }
 
+/// The longest simulated run: ten days, far beyond any experiment (simulated time is kept in
+/// f64 µs, exact to well below a nanosecond there).
+pub const MAX_TIME_LIMIT_S: f64 = 864_000.0;
+
 impl SimConfig {
     /// A run of `governors` with every other option at its default: pinned placement, WFI
     /// only, every cluster online, no restriction, no perf sampling, series kept, no trace, a
@@ -71,6 +75,18 @@ impl SimConfig {
             series: true,
             time_limit_s: 3600.0,
         }
+    }
+
+    /// Checks the run's bounds: the time limit is a positive, finite number of seconds no larger
+    /// than [`MAX_TIME_LIMIT_S`] (a NaN or negative limit would run unbounded or not at all).
+    pub fn check(&self) -> Result<(), String> {
+        let t = self.time_limit_s;
+        if !(t.is_finite() && t > 0.0 && t <= MAX_TIME_LIMIT_S) {
+            return Err(format!(
+                "time limit {t} s is out of range; give a number of simulated seconds in (0, {MAX_TIME_LIMIT_S}]"
+            ));
+        }
+        Ok(())
     }
 
     /// Resolves a governor name for every policy. Besides the governors, two of the seed

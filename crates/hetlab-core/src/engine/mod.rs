@@ -30,7 +30,7 @@ mod threads;
 mod timers;
 
 pub use crate::model::idle::CpuIdle;
-pub use config::{GovernorSetting, SimConfig};
+pub use config::{GovernorSetting, SimConfig, MAX_TIME_LIMIT_S};
 
 use crate::governor::PolicyView;
 use crate::kernel::jitter::Jitter;
@@ -52,6 +52,7 @@ const EPS_US: f64 = 1e-6;
 
 /// Runs one simulation.
 pub fn simulate(platform: &Platform, workload: &Workload, config: SimConfig) -> Result<RunResult, String> {
+    config.check()?;
     Engine::new(platform, workload, config)?.run()
 }
 
@@ -202,6 +203,10 @@ struct Scratch {
     speed_on_cpu: Vec<state::Speed>,
 }
 
+/// Events at one simulated instant after which a run counts as making no progress (far above
+/// any real burst: every thread of a 1e5-thread workload waking at once).
+pub const MAX_EVENTS_WITHOUT_PROGRESS: u64 = 10_000_000;
+
 impl<'a> Engine<'a> {
     /// Hands each time-series row to `sink` as the sample is taken instead of keeping it
     /// in the result (for long runs: memory stays constant).
@@ -213,6 +218,13 @@ impl<'a> Engine<'a> {
     pub fn run(mut self) -> Result<RunResult, String> {
         let limit_us = self.config.time_limit_s * 1e6;
         let completed = self.run_until(limit_us);
+        if !completed && self.now_us < limit_us {
+            return Err(format!(
+                "no progress in simulated time at {:.6} s after {MAX_EVENTS_WITHOUT_PROGRESS} events: a task loops \
+                 through phases without work or sleep; give its phases instructions or sleep_us",
+                self.now_us / 1e6
+            ));
+        }
         Ok(self.finish(completed))
     }
 
@@ -222,6 +234,9 @@ impl<'a> Engine<'a> {
         if self.dirty {
             self.recompute();
         }
+        // A run whose events stop moving simulated time (a loop of zero-work phases) would
+        // never reach the limit: it stops here, with `now` short of `limit_us`.
+        let (mut last_us, mut same_time) = (self.now_us, 0u64);
         while self.live_user_threads > 0 {
             let next = self.next_event_us();
             let tick = self.next_tick_us();
@@ -240,6 +255,14 @@ impl<'a> Engine<'a> {
                 self.recompute();
             }
             self.out.events += 1;
+            if self.now_us > last_us {
+                (last_us, same_time) = (self.now_us, 0);
+            } else {
+                same_time += 1;
+                if same_time >= MAX_EVENTS_WITHOUT_PROGRESS {
+                    return false;
+                }
+            }
         }
         true
     }

@@ -35,7 +35,16 @@ fn simulate_chase(
     let governors = SimConfig::governor_plan(platform, "userspace", &[], Some(chunk.active), fixed_khz)?;
     let config =
         SimConfig { seed, cluster: Some(chunk.active), time_limit_s: TIME_LIMIT_S, ..SimConfig::new(governors) };
-    simulate(platform, &workload, config)
+    let result = simulate(platform, &workload, config)?;
+    // A run cut by the time limit measured a truncated chase: not training data.
+    if !result.completed {
+        return Err(format!(
+            "a {} chase of {} elements ({iterations} loads) on {} hit the {TIME_LIMIT_S} s simulated-time limit; \
+             it is not training data: lower --run-s or --sizes",
+            chunk.pattern, chunk.size_elements, platform.clusters[chunk.active].name
+        ));
+    }
+    Ok(result)
 }
 
 /// The active cluster's sampling periods of a run.

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs each libFuzzer target of fuzz/ (platform .toml, workload specs and .toml, model.json and
+# the tree evaluator) for SECONDS (default 60) from the seed corpus in fuzz/corpus/<target>.
+# Needs the nightly toolchain; installs cargo-fuzz from crates.io when it is missing.
+# A crash leaves its input in fuzz/artifacts/<target>/ and fails the script.
+#   scripts/fuzz.sh            # 60 s per target
+#   scripts/fuzz.sh 600        # a longer local run
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    cargo install --locked cargo-fuzz@0.13.2
+fi
+for target in platform_toml workload model_json; do
+    echo "fuzz target $target, $seconds s:"
+    work="$(mktemp -d)"  # new inputs go here; the committed corpus only seeds the run
+    cargo +nightly fuzz run --fuzz-dir fuzz "$target" "$work" "fuzz/corpus/$target" -- \
+        -max_total_time="$seconds" -max_len=16384 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 2>&1 \
+        | grep -E "^(stat::number_of_executed_units|==|SUMMARY|Done)|panicked|crash" || true
+    status="${PIPESTATUS[0]}"
+    rm -rf "$work"
+    if [ "$status" != 0 ]; then
+        echo "fuzz target $target failed (exit $status); the input is in fuzz/artifacts/$target/" >&2
+        exit 1
+    fi
+done

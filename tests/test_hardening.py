@@ -1,0 +1,328 @@
+"""Issue 14's failure classes as a regression corpus: bad input, output paths (devices, FIFOs,
+links, missing or unwritable directories, a full disk, a closed pipe), untrusted model files,
+and Ctrl-C / SIGTERM. Every bad-input case asserts one `hetlab: error:` line on stderr, a
+non-zero exit, no traceback and no file left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from hetlab import _core
+
+QUICK = ["simulate", "--workload", "ccbench:size=4096,iterations=20000"]
+IS_ROOT = os.geteuid() == 0
+
+
+def hetlab(args, cwd, **kw):
+    return subprocess.run(
+        [sys.executable, "-m", "hetlab", *args], capture_output=True, text=True, cwd=cwd, timeout=120, **kw
+    )
+
+
+def files(d: Path) -> set[str]:
+    return {str(p.relative_to(d)) for p in d.rglob("*")}
+
+
+def one_error(args, cwd: Path, before: set[str] | None = None) -> str:
+    """Runs hetlab; asserts a single `hetlab: error:` line, exit != 0, no traceback, no new file."""
+    before = files(cwd) if before is None else before
+    r = hetlab(args, cwd)
+    assert r.returncode not in (0, None), r.stdout + r.stderr
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith("hetlab: error: ") and len(r.stderr.splitlines()) == 1, r.stderr
+    assert files(cwd) == before, "no partial output"
+    return r.stderr
+
+
+# --- input -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--freq", "little=99999999999999"], "kHz"),
+        (["--freq", "little=0"], "kHz"),
+        (["--seed", "-1"], "seed"),
+        (["--seed", str(1 << 64)], "seed"),
+        (["--seed", str((1 << 64) - 1), "--reps", "2"], "seed"),
+        (["--time-limit", "-1"], "time limit"),
+        (["--time-limit", "0"], "time limit"),
+        (["--time-limit", "nan"], "time limit"),
+        (["--time-limit", "inf"], "time limit"),
+        (["--time-limit", "1e308"], "time limit"),
+        (["--reps", "0"], "--reps"),
+        (["--reps", "1000000000"], "--reps"),
+        (["--perf-period", "-5"], "perf period"),
+        (["--cluster", "prime"], "unknown cluster"),
+    ],
+)
+def test_out_of_range_numbers_are_refused_in_one_line(tmp_path, args, says):
+    assert says in one_error([*QUICK, *args], tmp_path)
+
+
+@pytest.mark.parametrize(
+    "spec, says",
+    [
+        ("ccbench:size=1e30", "size"),
+        ("ccbench:size=nan", "size"),
+        ("ccbench:size=inf", "size"),
+        ("ccbench:size=2", "size"),
+        ("ccbench:size=4096,pattern=stride-99999999999999999999", "pattern"),
+        ("ccbench:size=4096,pattern=stride-8192", "pattern"),
+        ("ccbench:size=17179869185,pattern=stride-4", "size"),
+        ("ccbench:size=1e19", "size"),
+        ("cpu-bound:threads=1000000", "threads"),
+        ("periodic:threads=1e10", "threads"),
+    ],
+)
+def test_ccbench_sizes_and_strides_that_overflow_are_refused(tmp_path, spec, says):
+    assert says in one_error(["simulate", "--workload", spec], tmp_path)
+
+
+def test_files_that_are_not_utf8_are_refused_naming_the_file(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b'name = "\xff\xfe"\n')
+    before = files(tmp_path)
+    assert "bad.toml" in one_error(["simulate", "--platform", str(bad)], tmp_path, before)
+    assert "bad.toml" in one_error(["simulate", "--workload", str(bad)], tmp_path, before)
+    bad_model = tmp_path / "model.json"
+    bad_model.write_bytes(b"\xff\xff{}")
+    before = files(tmp_path)
+    assert "UTF-8" in one_error(["show-model", str(bad_model)], tmp_path, before)
+    assert "model" in one_error([*QUICK, "--model", str(bad_model)], tmp_path, before)
+
+
+def _model(nodes, shift=24):
+    tree = {"features": ["cci_congestion", "memory_access"], "classes": ["keep", "increase_frequency"]}
+    return {"name": "m", "trees": [["big", {**tree, "nodes": nodes, "fixed_point_shift": shift}]]}
+
+
+def _split(left, right):
+    return {"feature": 0, "threshold": 0.5, "left": left, "right": right, "value": [1, 1], "entropy": 1.0, "samples": 2}
+
+
+LEAF = {"feature": None, "left": None, "right": None, "value": [1, 1], "entropy": 1.0, "samples": 2}
+
+
+@pytest.mark.parametrize(
+    "model, says",
+    [
+        (_model([_split(0, 1), LEAF]), "invalid children"),  # a cycle
+        (_model([_split(1, 2), _split(0, 2), LEAF]), "invalid children"),
+        (_model([_split(i + 1, i + 2) for i in range(0, 400, 2)] + [LEAF] * 2), "invalid children"),
+        (_model([n for k in range(100) for n in (_split(2 * k + 1, 2 * k + 2), LEAF)] + [LEAF]), "deeper than"),
+        (_model([_split(1, 2), LEAF, LEAF], shift=64), "fixed_point_shift"),
+        (_model([{**_split(1, 2), "threshold": None}, LEAF, LEAF]), "model"),
+    ],
+)
+def test_untrusted_model_files_are_checked_before_use(tmp_path, model, says):
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(model))
+    before = files(tmp_path)
+    assert says in one_error(["show-model", str(path)], tmp_path, before)
+    assert says in one_error([*QUICK, "--model", str(path)], tmp_path, before)
+
+
+def test_show_model_checks_the_fields_it_prints(tmp_path):
+    bare = {k: v for k, v in LEAF.items() if k != "samples"}
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(_model([_split(1, 2), bare, bare])))
+    assert "'samples'" in one_error(["show-model", str(path)], tmp_path)
+
+
+def test_a_deeply_nested_json_model_is_one_line(tmp_path):
+    path = tmp_path / "model.json"
+    path.write_text("[" * 200_000 + "]" * 200_000)
+    assert "model" in one_error(["show-model", str(path)], tmp_path)
+
+
+def test_a_loop_that_never_advances_simulated_time_is_stopped_in_one_line(tmp_path):
+    (tmp_path / "w.toml").write_text(
+        'name = "stall"\ndescription = "zero-length sleeps"\n\n[[tasks]]\nname = "nap"\nrepeat = 4000000000\n\n'
+        "[[tasks.phases]]\nsleep_us = 0\n"
+    )
+    before = files(tmp_path)
+    assert "no progress in simulated time" in one_error(["simulate", "--workload", "w.toml"], tmp_path, before)
+
+
+# --- output paths ----------------------------------------------------------------------------
+
+
+def test_trace_and_series_dash_write_to_stdout_and_the_report_to_stderr(tmp_path):
+    r = hetlab([*QUICK, "--trace", "-"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "sched_switch" in r.stdout or "cpu_frequency" in r.stdout
+    assert r.stderr.startswith("platform ")
+    r = hetlab([*QUICK, "--series", "-"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0].startswith("time_s,")
+    assert files(tmp_path) == set()
+    assert "standard output" in one_error([*QUICK, "--trace", "-", "--series", "-"], tmp_path)
+
+
+@pytest.mark.parametrize("where", ["missing/out.trace", "dir", "/proc/hetlab-cannot-write.trace"])
+def test_unwritable_outputs_fail_before_the_run_in_one_line(tmp_path, where):
+    (tmp_path / "dir").mkdir()
+    assert "cannot write" in one_error([*QUICK, "--trace", where], tmp_path)
+    assert "cannot write" in one_error([*QUICK, "--series", where], tmp_path)
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="mknod needs root")
+def test_a_device_node_is_written_in_place_never_replaced(tmp_path):
+    null = tmp_path / "null"
+    os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    r = hetlab([*QUICK, "--series", str(null)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert stat.S_ISCHR(os.lstat(null).st_mode), "still the device node"
+    assert files(tmp_path) == {"null"}
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="mknod needs root")
+def test_a_full_device_and_stdout_on_it_give_one_line(tmp_path):
+    full = tmp_path / "full"
+    os.mknod(full, stat.S_IFCHR | 0o666, os.makedev(1, 7))
+    assert "No space left" in one_error([*QUICK, "--series", str(full)], tmp_path)
+    assert stat.S_ISCHR(os.lstat(full).st_mode)
+    with open(full, "w") as out:
+        r = subprocess.run([sys.executable, "-m", "hetlab", "platforms"], stdout=out, stderr=subprocess.PIPE, text=True)
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("hetlab: error: cannot write standard output") and len(r.stderr.splitlines()) == 1
+
+
+def test_a_fifo_is_written_in_place(tmp_path):
+    fifo = tmp_path / "series.fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    r = hetlab([*QUICK, "--series", str(fifo)], tmp_path)
+    reader.join(30)
+    assert r.returncode == 0, r.stderr
+    assert got and got[0].startswith("time_s,")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_a_symlink_is_refused_as_root_and_followed_otherwise(tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    link = tmp_path / "out.csv"
+    link.symlink_to(victim)
+    if IS_ROOT:
+        assert "symbolic link" in one_error([*QUICK, "--series", str(link)], tmp_path)
+        assert victim.read_text() == "precious\n"
+    else:
+        assert hetlab([*QUICK, "--series", str(link)], tmp_path).returncode == 0
+        assert link.is_symlink() and victim.read_text().startswith("time_s,")
+
+
+def test_outputs_get_mode_0644_even_with_umask_000(tmp_path):
+    r = subprocess.run(
+        [sys.executable, "-c", "import os, sys; os.umask(0); from hetlab.cli import main; sys.exit(main(sys.argv[1:]))"]
+        + [*QUICK, "--series", "s.csv"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    assert stat.S_IMODE(os.stat(tmp_path / "s.csv").st_mode) == 0o644
+    assert files(tmp_path) == {"s.csv"}, "no temporary file left"
+
+
+def test_a_closed_pipe_stops_quietly(tmp_path):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hetlab", *QUICK, "--trace", "-"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+    )
+    proc.stdout.readline()
+    proc.stdout.close()  # `| head -1`
+    err = proc.stderr.read().decode()
+    proc.wait(60)
+    assert "Traceback" not in err and "error" not in err.replace("platform", ""), err
+    assert proc.returncode in (0, 141)
+
+
+# --- characterize ----------------------------------------------------------------------------
+
+
+def test_a_planted_partial_path_is_refused_and_a_failed_plan_never_blocks_the_next(tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (tmp_path / "s.parquet.partial").symlink_to(victim)
+    args = ["characterize", "--out", "s.parquet", "--sizes", "4096", "--patterns", "random", "--reps", "2"]
+    assert "not a directory" in one_error([*args, "--active-opp", "top", "--run-s", "0.01"], tmp_path)
+    (tmp_path / "s.parquet.partial").unlink()
+    # a leftover with another plan but no finished chunk is taken over
+    left = tmp_path / "s.parquet.partial"
+    left.mkdir()
+    (left / "plan.json").write_text('{"seed": 99}')
+    r = hetlab([*args, "--active-opp", "top", "--run-s", "0.01"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert files(tmp_path) == {"s.parquet", "victim"}
+
+
+def test_the_sweep_never_records_a_run_cut_by_the_time_limit(tmp_path):
+    from hetlab.characterize import characterize
+
+    # a run of 1e5 s at the top OPPs cannot finish inside the 3600 s simulated-time limit
+    with pytest.raises(ValueError, match="time limit.*not training data"):
+        characterize(
+            str(tmp_path / "s.parquet"), reps=2, sizes=(4096,), patterns=("random",), active_opp="top", run_s=1e5
+        )
+    assert list(tmp_path.iterdir()) == [], "nothing written, no leftover blocks the next run"
+
+
+# --- signals ---------------------------------------------------------------------------------
+
+LONG = [
+    "simulate",
+    "--workload",
+    "periodic:run_us=10,period_us=20,duration_us=3600000000,threads=8",
+    "--time-limit",
+    "3600",
+]
+
+
+@pytest.mark.parametrize("sig, code, says", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_stops_an_hour_long_run_within_a_second(tmp_path, sig, code, says):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hetlab", *LONG, "--series", "s.csv", "--trace", "t.trace"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    # wait until the run is under way: Python imported and the engine started (a busy CPU)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and _cpu_ticks(proc.pid) < 50:
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.stderr.read()
+    sent = time.monotonic()
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - sent < 1.0
+    assert proc.returncode == code and err == f"hetlab: {says}\n", err
+    assert files(tmp_path) == set(), "nothing written"
+
+
+def _cpu_ticks(pid: int) -> int:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(fields[11]) + int(fields[12])
+
+
+def test_max_limits_come_from_the_engine():
+    assert _core.MAX_TIME_LIMIT_S > 3600 and 0 < _core.MAX_FIXED_POINT_SHIFT < 64
