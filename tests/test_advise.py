@@ -4,18 +4,13 @@ one line."""
 
 import re
 import struct
-import subprocess
-import sys
 
 import pytest
 
+from helpers import hetlab_cli
 from hetlab import advise
 from hetlab.advise import Candidate, Outcome
 from hetlab.api import HetlabError
-
-
-def hetlab_cli(*args):
-    return subprocess.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True)
 
 
 def _recommended(stdout: str) -> str:

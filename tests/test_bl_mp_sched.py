@@ -5,13 +5,13 @@ from, and bad input gets the one-line error with nothing written."""
 
 import os
 import re
-import struct
 import subprocess
 import sys
 
 import pandas as pd
 import pytest
 
+from helpers import hetlab_cli, png_size
 from hetlab import _core, api, report, reproduce
 from hetlab.experiment import NOT_RUN
 from hetlab.experiments import bl_mp_sched as bl
@@ -19,21 +19,11 @@ from hetlab.experiments import bl_mp_sched as bl
 E = bl.EXPERIMENT
 
 
-def hetlab_cli(*args):
-    return subprocess.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True)
-
-
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
     """Every part, 3 seeds: what the claims and figures need, in about two seconds."""
     out = tmp_path_factory.mktemp("blmp") / "out"
     return reproduce.reproduce("bl-mp-sched", out, reps=3, seed=5, progress=False, log=lambda msg: None)
-
-
-def _png_size(path):
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    return struct.unpack(">II", data[16:24])
 
 
 def test_a_small_run_writes_every_output_with_its_columns(small):
@@ -80,7 +70,7 @@ def test_a_small_run_writes_every_output_with_its_columns(small):
     assert "| benchmark | metric | smp | bL-vanilla | bL-optimized |" in md
     # figures: real PNGs of a sensible size
     for name in charts:
-        w, h = _png_size(out / name)
+        w, h = png_size(out / name)
         assert w > 500 and h > 300, name
     text = (out / "report.md").read_text()
     assert "| claim | paper | hetlab | holds? |" in text and "## vexpress: the seed's tables" in text

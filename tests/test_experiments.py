@@ -8,8 +8,6 @@ import ast
 import hashlib
 import inspect
 import os
-import subprocess
-import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -17,6 +15,7 @@ import pandas as pd
 import pytest
 
 import hetlab
+from helpers import hetlab_cli
 from hetlab import _files, api, report, reproduce
 from hetlab.api import HetlabError
 from hetlab.experiment import Benchmark, Claim, Config, Experiment, Figure, Table
@@ -25,10 +24,6 @@ from hetlab.experiments import EXPERIMENTS, lctes2020
 PACKAGE = Path(hetlab.__file__).parent
 SIMULATE_OPTIONS = set(inspect.signature(api.simulate).parameters) - {"platform", "workload", "seed", "trace"}
 CHASE = "ccbench:size=1048576,pattern=random,iterations=200000"
-
-
-def hetlab_cli(*args):
-    return subprocess.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True)
 
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS.values(), ids=list(EXPERIMENTS))

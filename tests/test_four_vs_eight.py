@@ -3,13 +3,10 @@ summary columns, the claims are judged from the numbers (a changed number change
 the figures render, runs are deterministic, the whole reproduction fits its time budget, and bad
 input gets the one-line error with nothing written."""
 
-import struct
-import subprocess
-import sys
-
 import pandas as pd
 import pytest
 
+from helpers import hetlab_cli, png_size
 from hetlab import api, reproduce
 from hetlab.experiment import NOT_RUN
 from hetlab.experiments import four_vs_eight as fve
@@ -28,10 +25,6 @@ SUMMARY_COLUMNS = [
 ]
 
 
-def hetlab_cli(*args):
-    return subprocess.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True)
-
-
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
     """An integer, a shared read-modify-write and a memory-bound benchmark, 2 seeds."""
@@ -39,12 +32,6 @@ def small(tmp_path_factory):
     return reproduce.reproduce(
         "four-vs-eight", out, reps=2, seed=3, benchmarks="dhrystone,binomial,sfft", progress=False, log=lambda m: None
     )
-
-
-def _png_size(path):
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    return struct.unpack(">II", data[16:24])
 
 
 def test_a_small_run_writes_every_output_with_the_issues_columns(small):
@@ -66,7 +53,7 @@ def test_a_small_run_writes_every_output_with_the_issues_columns(small):
     # throughput is the work over the time: the same instructions in every configuration
     assert one.throughput_gips.iloc[0] == pytest.approx(one.instructions.iloc[0] / one.time_s.iloc[0] / 1e9)
     for f in figures:
-        w, h = _png_size(out / f)
+        w, h = png_size(out / f)
         assert w > 300 and h > 200
     report_md = (out / "report.md").read_text()
     assert "| claim | paper | hetlab | holds? |" in report_md

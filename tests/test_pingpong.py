@@ -3,17 +3,12 @@ next to the model's same-cluster and cross-cluster transfer latencies."""
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
+from helpers import hetlab_cli
 from hetlab import api
 from hetlab.api import HetlabError
-
-
-def hetlab_cli(*args):
-    return subprocess.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True)
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="a line needs two CPUs to bounce between")

@@ -3,21 +3,15 @@ computed from the runs (they follow the numbers), the run columns against a run 
 the sensitivity sweep, determinism, the time budget, and bad input (one line, nothing written)."""
 
 import re
-import struct
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
 
+from helpers import hetlab_cli, png_size
 from hetlab import api, report, reproduce
 from hetlab.experiments import rcu_amp as ra
 
 E = ra.EXPERIMENT
-
-
-def hetlab_cli(*args):
-    return subprocess.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True)
 
 
 @pytest.fixture(scope="module")
@@ -25,12 +19,6 @@ def small(tmp_path_factory):
     """Every benchmark and configuration, 2 seeds."""
     out = tmp_path_factory.mktemp("rcuamp") / "out"
     return reproduce.reproduce("rcu-amp", out, reps=2, seed=3, progress=False, log=lambda msg: None)
-
-
-def _png_size(path):
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    return struct.unpack(">II", data[16:24])
 
 
 def test_a_small_run_writes_every_output_with_the_issues_columns(small):
@@ -67,7 +55,7 @@ def test_a_small_run_writes_every_output_with_the_issues_columns(small):
     row = summary[(summary.benchmark == "audio") & (summary.config == "nocb")].iloc[0]
     assert row.energy_j_mean == pytest.approx(g.energy_j.mean()) and row.time_s_max == pytest.approx(g.time_s.max())
     for name in charts:
-        w, h = _png_size(out / name)
+        w, h = png_size(out / name)
         assert w > 500 and h > 300, name
     text = (out / "report.md").read_text()
     assert "| claim | paper | hetlab | holds? |" in text

@@ -492,21 +492,14 @@ def cmd_export_em(args: argparse.Namespace) -> int:
         print(f"wrote {args.out} (laid out like /sys/kernel/debug/energy_model)")
         return 0
     text = energy_model.toml_tables(energy_model.domains_of(em), f"exported from {em['platform']} by hetlab")
-    if args.out:
-        _write(args.out, text)
-    else:
-        print(text, end="")
+    _write(args.out or "-", text, "energy model tables")
     return 0
 
 
 def cmd_import_em(args: argparse.Namespace) -> int:
     from hetlab import energy_model
 
-    text = energy_model.toml_tables(energy_model.read_debugfs(args.dir), f"read from {args.dir}")
-    if args.out:
-        _write(args.out, text)
-    else:
-        print(text, end="")
+    _write(args.out or "-", energy_model.toml_tables(energy_model.read_debugfs(args.dir), f"read from {args.dir}"))
     return 0
 
 
