@@ -18,7 +18,7 @@ from pathlib import Path
 
 from hetlab import _core, api
 from hetlab.api import HetlabError
-from hetlab.executor import EXECUTOR_HELP, executor_from_spec
+from hetlab.executor import EXECUTOR_HELP, using
 
 OBJECTIVES = ("time", "energy", "edp", "time-under-energy")
 GOVERNORS = ("performance", "powersave", "ondemand", "conservative", "interactive", "schedutil")
@@ -105,19 +105,18 @@ def simulate_all(
     come back with the reason."""
     from tqdm import tqdm
 
-    runner = executor_from_spec(executor, jobs)  # a bad --executor fails before anything starts
     results: list = [None] * len(cands)
-    bar = tqdm(total=len(cands), desc="advise", unit="run", disable=None if progress else True, file=sys.stderr)
+    with using(executor, jobs) as runner:  # a bad --executor fails before anything starts
+        bar = tqdm(total=len(cands), desc="advise", unit="run", disable=None if progress else True, file=sys.stderr)
 
-    def done(index: int, result) -> None:
-        results[index] = result
-        bar.update(1)
+        def done(index: int, result) -> None:
+            results[index] = result
+            bar.update(1)
 
-    try:
-        runner.run(_run_candidate, [(workload, platform, c, seed) for c in cands], done)
-    finally:
-        bar.close()
-        runner.close()
+        try:
+            runner.run(_run_candidate, [(workload, platform, c, seed) for c in cands], done)
+        finally:
+            bar.close()
     outcomes = [r for r in results if not isinstance(r, str)]
     refused = [(c, r) for c, r in zip(cands, results) if isinstance(r, str)]
     return outcomes, refused

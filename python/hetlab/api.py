@@ -60,6 +60,26 @@ def _model_json(model: str | None) -> str | None:
     return _read(model, "model")
 
 
+def metric_columns(clusters: Sequence[str]) -> list[str]:
+    """The columns of `SimResult.metrics()`, in order, for a platform with these clusters: a
+    table of runs (hetlab.sweep's Parquet) can lay out its schema before any run ends."""
+    return [
+        "completed",
+        "time_s",
+        "energy_j",
+        "edp_js",
+        "energy_total_j",
+        *(f"energy_{c}_j" for c in clusters),
+        "energy_dram_j",
+        "energy_board_j",
+        *(f"avg_freq_{c}_khz" for c in clusters),
+        "instructions",
+        "l2_mpki",
+        "governor_samples",
+        "governor_overhead_s",
+    ]
+
+
 @dataclass
 class SimResult:
     """One simulated run: `summary` is the JSON summary as a dict; `series` the per-sample
@@ -101,26 +121,24 @@ class SimResult:
         # The seed paper's energy: the on-board sensors (CPU clusters and DRAM rails) read every
         # 263,808 µs (LCTES'20 §5.2); the whole board's energy is kept beside it.
         sensors_j = s["energy"]["sensor_readings_j"]
-        row = {
+        inst = sum(t["pmu"]["inst_retired"] for t in s["threads"])
+        refills = sum(t["pmu"]["l2d_cache_refill"] for t in s["threads"])
+        values = {
             "completed": bool(s["completed"]),
             "time_s": self.time_s,
             "energy_j": sensors_j,
             "edp_js": self.time_s * sensors_j,
             "energy_total_j": self.energy_j,
+            **{f"energy_{c['name']}_j": j for c, j in zip(s["clusters"], s["energy"]["clusters_j"])},
+            "energy_dram_j": s["energy"]["dram_j"],
+            "energy_board_j": s["energy"]["board_j"],
+            **{f"avg_freq_{c['name']}_khz": c["avg_freq_khz"] for c in s["clusters"]},
+            "instructions": inst,
+            "l2_mpki": 1000.0 * refills / inst if inst else 0.0,
+            "governor_samples": s.get("governor_samples", 0),
+            "governor_overhead_s": s.get("governor_overhead_s", 0.0),
         }
-        for c, j in zip(s["clusters"], s["energy"]["clusters_j"]):
-            row[f"energy_{c['name']}_j"] = j
-        row["energy_dram_j"] = s["energy"]["dram_j"]
-        row["energy_board_j"] = s["energy"]["board_j"]
-        for c in s["clusters"]:
-            row[f"avg_freq_{c['name']}_khz"] = c["avg_freq_khz"]
-        inst = sum(t["pmu"]["inst_retired"] for t in s["threads"])
-        refills = sum(t["pmu"]["l2d_cache_refill"] for t in s["threads"])
-        row["instructions"] = inst
-        row["l2_mpki"] = 1000.0 * refills / inst if inst else 0.0
-        row["governor_samples"] = s.get("governor_samples", 0)
-        row["governor_overhead_s"] = s.get("governor_overhead_s", 0.0)
-        return row
+        return {name: values[name] for name in metric_columns([c["name"] for c in s["clusters"]])}
 
     @property
     def marks(self) -> list[dict[str, Any]]:

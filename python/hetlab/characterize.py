@@ -21,7 +21,7 @@ from pathlib import Path
 from hetlab import _core, api
 from hetlab._files import check_output_path, publish, temporary_path, write_output
 from hetlab.api import HetlabError
-from hetlab.executor import DaskExecutor, LocalExecutor, executor_from_spec
+from hetlab.executor import DaskExecutor, LocalExecutor, using
 
 _DEFAULTS = _core.SWEEP_DEFAULTS
 PATTERNS: tuple[str, ...] = tuple(_DEFAULTS["known_patterns"])
@@ -124,13 +124,9 @@ def characterize(
         write_parquet(_table(columns), out_path)
         return out_path
     sha = platform_sha256(platform)
-    local = executor is None or executor == "local" or isinstance(executor, LocalExecutor)
-    remote = None if local else executor_from_spec(executor) if isinstance(executor, str) else executor
-    try:
+    with using(executor) as runner:
+        remote = None if isinstance(runner, LocalExecutor) else runner
         return _run_simulated(out_path, platform, backend, sweep, sha, workers, remote, progress)
-    finally:
-        if remote is not None and remote is not executor:
-            remote.close()
 
 
 def _run_simulated(
@@ -144,23 +140,12 @@ def _run_simulated(
     progress: Callable[[int, int], object] | None,
 ) -> Path:
     """The simulated sweep, chunk by chunk, here or on `remote`; see `characterize`."""
-    patterns, reps, run_s, seed, active_opp = (sweep[k] for k in ("patterns", "reps", "run_s", "seed", "active_opp"))
     try:
         plan = _core.SweepPlan(*api._platform_args(platform), sha, **sweep)
     except ValueError as e:
         raise HetlabError(str(e)) from None
     partial = out_path.with_name(out_path.name + ".partial")
-    plan_doc = {
-        "platform": platform,
-        "backend": backend,
-        "patterns": list(patterns),
-        "sizes": plan.sizes,
-        "reps": reps,
-        "run_s": run_s,
-        "seed": seed,
-        "active_opp": active_opp,
-        "platform_sha256": sha,
-    }
+    plan_doc = {"platform": platform, "backend": backend, **sweep, "sizes": plan.sizes, "platform_sha256": sha}
     chunks = plan.chunks
     files = [partial / f"chunk-{active}-{pattern}-{size}.parquet" for active, pattern, size, _ in chunks]
     _open_partial(partial, plan_doc)

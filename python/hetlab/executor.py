@@ -15,8 +15,9 @@ TCP transport, and a job whose worker dies is re-run on another worker by the sc
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from typing import Any
 
 from hetlab.api import HetlabError
@@ -40,7 +41,6 @@ class LocalExecutor:
 
     def __init__(self, workers: int | None = None):
         self.workers = workers or os.cpu_count() or 1
-        self.spec = "local"
 
     def run(self, fn: Callable, items: Sequence[tuple], on_result: Callable[[int, Any], None]) -> None:
         pool = ThreadPoolExecutor(max_workers=self.workers)
@@ -120,3 +120,17 @@ def executor_from_spec(spec: str | None, workers: int | None = None) -> LocalExe
             raise HetlabError(f"--jobs applies to the local executor; {spec}'s workers are set where they start")
         return DaskExecutor(spec)
     raise HetlabError(f"--executor '{spec}': use local or dask://HOST:PORT (e.g. dask://127.0.0.1:8786)")
+
+
+@contextmanager
+def using(executor: str | LocalExecutor | DaskExecutor | None, workers: int | None = None) -> Iterator:
+    """The executor `executor` is, or the one its spec names (`executor_from_spec`); one made
+    here is closed on leaving."""
+    if isinstance(executor, (LocalExecutor, DaskExecutor)):
+        yield executor
+        return
+    made = executor_from_spec(executor, workers)
+    try:
+        yield made
+    finally:
+        made.close()

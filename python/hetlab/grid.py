@@ -16,7 +16,7 @@ from typing import Any
 from hetlab import _core, api
 from hetlab._files import check_output_path, publish, temporary_path
 from hetlab.api import HetlabError
-from hetlab.executor import DaskExecutor, LocalExecutor, executor_from_spec
+from hetlab.executor import DaskExecutor, LocalExecutor, using
 
 # rows per Parquet row group when streaming
 ROWS_PER_CHUNK = 1024
@@ -91,9 +91,7 @@ def sweep(
             _core.workload_summary(*api._workload_args(workload))
         except ValueError as e:
             raise HetlabError(str(e)) from None
-    owned = not isinstance(executor, (LocalExecutor, DaskExecutor))
-    runner = executor_from_spec(executor, jobs) if owned else executor
-    try:
+    with using(executor, jobs) as runner:
         sink = _ParquetSink(Path(out), columns) if out is not None else _FrameSink(columns)
         try:
             runner.run(_one_run, grid, sink.put)
@@ -101,14 +99,11 @@ def sweep(
             sink.abort()
             raise
         return sink.finish()
-    finally:
-        if owned:
-            runner.close()
 
 
 def _columns(platforms: list[str]) -> list[str]:
-    """Every column a row of these platforms can have, in `metrics()`'s order (per-cluster
-    columns in the order the platforms name their clusters)."""
+    """Every column a row of these platforms can have: the grid's keys, then `metrics()`'s
+    (per-cluster columns in the order the platforms name their clusters)."""
     clusters: list[str] = []
     for platform in platforms:
         try:
@@ -116,22 +111,7 @@ def _columns(platforms: list[str]) -> list[str]:
         except ValueError as e:
             raise HetlabError(str(e)) from None
         clusters += [c["name"] for c in summary["clusters"] if c["name"] not in clusters]
-    return [
-        *KEY_COLUMNS,
-        "completed",
-        "time_s",
-        "energy_j",
-        "edp_js",
-        "energy_total_j",
-        *(f"energy_{c}_j" for c in clusters),
-        "energy_dram_j",
-        "energy_board_j",
-        *(f"avg_freq_{c}_khz" for c in clusters),
-        "instructions",
-        "l2_mpki",
-        "governor_samples",
-        "governor_overhead_s",
-    ]
+    return [*KEY_COLUMNS, *api.metric_columns(clusters)]
 
 
 class _InOrder:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from hetlab import api, experiments
 from hetlab.api import HetlabError
-from hetlab.executor import EXECUTOR_HELP, executor_from_spec
+from hetlab.executor import EXECUTOR_HELP, using
 from hetlab.experiment import Benchmark, Config, Context, Experiment, Prepared
 
 SEED = 1
@@ -284,11 +284,10 @@ def reproduce(
         )
     platform = platform if platform is not None else exp.platform
     # a bad platform fails here, before anything is written
-    ctx = Context(platform, platform_sha256(platform), jobs, progress, log, executor_from_spec(executor, jobs))
-    try:
+    sha = platform_sha256(platform)
+    with using(executor, jobs) as runner:
+        ctx = Context(platform, sha, jobs, progress, log, runner)
         return _reproduce(exp, selected, settings, reps, seed, out, ctx, t0, force)
-    finally:
-        ctx.executor.close()
 
 
 def _reproduce(
