@@ -115,7 +115,7 @@ def test_a_worker_killed_mid_sweep_has_its_chunks_run_elsewhere(cluster, tmp_pat
         text=True,
     )
     # once the first chunk is back, the others are queued or running on both workers
-    _wait_for(lambda: partial.exists() and any(partial.glob("chunk-*.parquet")), "the first chunk")
+    _wait_for(lambda: partial.exists() and any(partial.glob("chunk-*.arrow")), "the first chunk")
     victim = sorted(client.run(os.getpid).items())[0][1]
     os.kill(victim, signal.SIGKILL)
     _, stderr = sweep.communicate(timeout=300)
@@ -132,11 +132,11 @@ def test_an_interrupted_cluster_sweep_resumes_from_its_finished_chunks(cluster, 
     partial = tmp_path / "dask.parquet.partial"
     args = [str(BIN / "hetlab"), "characterize", *LONG_SWEEP, "--out", str(out), "--executor", spec]
     sweep = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _wait_for(lambda: partial.exists() and any(partial.glob("chunk-*.parquet")), "the first chunk")
+    _wait_for(lambda: partial.exists() and any(partial.glob("chunk-*.arrow")), "the first chunk")
     sweep.send_signal(signal.SIGINT)  # Ctrl-C
     _, stderr = sweep.communicate(timeout=60)
     assert sweep.returncode == 130 and "Traceback" not in stderr, stderr
-    finished = {p.name for p in partial.glob("chunk-*.parquet")}
+    finished = {p.name for p in partial.glob("chunk-*.arrow")}
     assert finished and not out.exists()
     hetlab(*args[1:])  # the same command again: only the unfinished chunks go to the cluster
     hetlab("characterize", *LONG_SWEEP, "--out", str(tmp_path / "local.parquet"))

@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import stat
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -139,7 +140,10 @@ def _run_simulated(
     remote: DaskExecutor | None,
     progress: Callable[[int, int], object] | None,
 ) -> Path:
-    """The simulated sweep, chunk by chunk, here or on `remote`; see `characterize`."""
+    """The simulated sweep, chunk by chunk, here or on `remote`; see `characterize`.
+
+    Each finished chunk is kept in OUT.partial/ (for a resume) and appended to OUT in plan order
+    as soon as the chunks before it are in, while the others still run."""
     try:
         plan = _core.SweepPlan(*api._platform_args(platform), sha, **sweep)
     except ValueError as e:
@@ -147,33 +151,49 @@ def _run_simulated(
     partial = out_path.with_name(out_path.name + ".partial")
     plan_doc = {"platform": platform, "backend": backend, **sweep, "sizes": plan.sizes, "platform_sha256": sha}
     chunks = plan.chunks
-    files = [partial / f"chunk-{active}-{pattern}-{size}.parquet" for active, pattern, size, _ in chunks]
+    files = [partial / f"chunk-{active}-{pattern}-{size}.arrow" for active, pattern, size, _ in chunks]
     _open_partial(partial, plan_doc)
     done = sum(runs for (*_, runs), f in zip(chunks, files) if f.exists())
     bar = progress(sum(runs for *_, runs in chunks), done) if progress else None
     todo = [index for index, file in enumerate(files) if not file.exists()]
+    stopping = threading.Event()
+    counted = threading.Lock()
+
+    def tick(runs: int) -> None:
+        """Called by the engine with the runs it finished (from any worker thread)."""
+        if stopping.is_set():
+            raise KeyboardInterrupt  # this process is leaving: the chunk stops
+        if bar and runs:
+            with counted:
+                bar.update(runs)
+
+    def here(index: int):
+        """A chunk on a local worker thread: simulated, converted and kept, all off the main thread."""
+        table = _table(plan.run_chunk(index, workers=1, progress=tick))
+        _write_chunk(table, files[index])
+        return table
+
     try:
-        if remote is None:
-            # here: one chunk at a time, its runs on every core (the engine's own threads)
-            for index in todo:
-                columns = plan.run_chunk(index, workers=workers, progress=bar.update if bar else None)
-                write_parquet(_table(columns), files[index])
-        else:
+        with _OrderedParquet(out_path, files, todo) as result:
+            if remote is None:
+                LocalExecutor(workers).run(here, [(index,) for index in todo], result.add)
+            else:
 
-            def chunk_done(i: int, columns: dict) -> None:
-                write_parquet(_table(columns), files[todo[i]])
-                if bar:
-                    bar.update(chunks[todo[i]][3])
+                def arrived(i: int, columns: dict) -> None:
+                    table = _table(columns)
+                    _write_chunk(table, files[todo[i]])
+                    tick(chunks[todo[i]][3])
+                    result.add(i, table)
 
-            job = (*api._platform_args(platform), sha, sweep)
-            remote.run(_run_chunk, [(*job, index) for index in todo], chunk_done)
+                job = (*api._platform_args(platform), sha, sweep)
+                remote.run(_run_chunk, [(*job, index) for index in todo], arrived)
     except ValueError as e:
         _drop_if_empty(partial)  # a failed sweep's leftovers never block the corrected one
         raise HetlabError(str(e)) from None
     finally:
+        stopping.set()
         if bar:
             bar.close()
-    _concatenate(files, out_path)
     shutil.rmtree(partial)
     return out_path
 
@@ -209,20 +229,63 @@ def write_parquet(table, path: Path) -> None:
     write_output(path, buffer.getvalue().to_pybytes(), "sweep")
 
 
-def _concatenate(files: Sequence[Path], path: Path) -> None:
-    """The chunk files, in plan order, as one Parquet file (a row group per chunk), streamed
-    one chunk at a time: memory follows the largest chunk, not the sweep."""
-    import pyarrow.parquet as pq
+def _write_chunk(table, path: Path) -> None:
+    """A finished chunk, kept for a resume as Arrow IPC (LZ4): written and read back at memory
+    speed, where Parquet would encode every chunk twice."""
+    import pyarrow as pa
 
-    tmp = temporary_path(path)
-    try:
-        with pq.ParquetWriter(tmp, pq.read_schema(files[0])) as writer:
-            for f in files:
-                writer.write_table(pq.read_table(f))
-        publish(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    buffer = pa.BufferOutputStream()
+    with pa.ipc.new_file(buffer, table.schema, options=pa.ipc.IpcWriteOptions(compression="lz4")) as writer:
+        writer.write_table(table)
+    write_output(path, buffer.getvalue().to_pybytes(), "sweep chunk")
+
+
+class _OrderedParquet:
+    """OUT written one row group per chunk, in plan order, as chunks arrive in any order: a
+    chunk waits in memory only until the ones before it are in; chunks finished by an earlier,
+    interrupted run are read from their files at their turn. OUT appears (renamed from a random
+    temporary name) only when every chunk is in."""
+
+    def __init__(self, out_path: Path, files: Sequence[Path], todo: Sequence[int]):
+        self.out_path, self.files, self.todo = out_path, files, todo
+        self.running = set(todo)
+        self.waiting: dict[int, object] = {}
+        self.next = 0  # the first chunk (plan index) not yet in OUT
+        self.tmp = temporary_path(out_path)
+        self.writer = None
+
+    def __enter__(self):
+        self._flush()  # finished chunks at the head of the plan
+        return self
+
+    def add(self, i: int, table) -> None:
+        """Chunk `todo[i]` arrived."""
+        self.waiting[self.todo[i]] = table
+        self._flush()
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        while self.next < len(self.files):
+            table = self.waiting.pop(self.next, None)
+            if table is None:
+                if self.next in self.running:
+                    return  # still running
+                with pa.memory_map(str(self.files[self.next])) as source:
+                    table = pa.ipc.open_file(source).read_all()
+            if self.writer is None:
+                self.writer = pq.ParquetWriter(self.tmp, table.schema)
+            self.writer.write_table(table)
+            self.next += 1
+
+    def __exit__(self, kind, error, traceback) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        if kind is None and self.next == len(self.files):
+            publish(self.tmp, self.out_path)
+        else:
+            self.tmp.unlink(missing_ok=True)
 
 
 def _chunk_files(partial: Path) -> list[Path]:

@@ -47,7 +47,8 @@ class LocalExecutor:
         try:
             futures = {pool.submit(fn, *item): i for i, item in enumerate(items)}
             for f in as_completed(futures):
-                on_result(futures[f], f.result())
+                # dropped as it is handed over: a sweep's results are not all kept in memory
+                on_result(futures.pop(f), f.result())
         finally:
             # Ctrl-C or a failed job leaves at once: queued jobs are dropped, running ones
             # not waited for

@@ -78,7 +78,8 @@ impl SweepPlan {
 
     /// Simulates every run of chunk `index` on `workers` threads (default: one per CPU) and
     /// returns its rows as numpy columns, in dataset order. `progress(n)` is called with the
-    /// number of runs finished since its last call. Ctrl-C stops the chunk within a run's time
+    /// number of runs finished since its last call (0 included), at least every 50 ms; if it
+    /// raises, the chunk stops and the error is raised here. Ctrl-C stops the chunk within a run's time
     /// and raises KeyboardInterrupt.
     #[pyo3(signature = (index, *, workers=None, progress=None))]
     fn run_chunk(
@@ -96,9 +97,9 @@ impl SweepPlan {
         let rows = py.allow_threads(|| {
             let mut tick = |finished: usize| {
                 Python::with_gil(|py| {
-                    let called = py.check_signals().and_then(|()| match (&progress, finished) {
-                        (Some(f), 1..) => f.call1(py, (finished,)).map(drop),
-                        _ => Ok(()),
+                    let called = py.check_signals().and_then(|()| match &progress {
+                        Some(f) => f.call1(py, (finished,)).map(drop),
+                        None => Ok(()),
                     });
                     called.map_err(|e| raised = Some(e)).is_ok()
                 })

@@ -56,11 +56,15 @@ impl Engine<'_> {
             })
             .collect();
         let energy = self.hw.energy.report(platform.board.rest_power_mw, self.now_us, self.hw.sensors.readings_mj);
-        let max_tid = self.threads.iter().map(|t| t.tid as usize).max().unwrap_or(0);
-        let mut trace_threads = TraceThreads { names: vec![String::new(); max_tid + 1], prios: vec![120; max_tid + 1] };
-        for (t, th) in self.threads.iter().enumerate() {
-            trace_threads.names[th.tid as usize] = self.thread_name(t);
-            trace_threads.prios[th.tid as usize] = 120 + self.tasks[th.task].nice;
+        // Indexed by tid (user tids start at 1000): built only for a trace, which alone reads it.
+        let mut trace_threads = TraceThreads::default();
+        if self.config.trace {
+            let max_tid = self.threads.iter().map(|t| t.tid as usize).max().unwrap_or(0);
+            trace_threads = TraceThreads { names: vec![String::new(); max_tid + 1], prios: vec![120; max_tid + 1] };
+            for (t, th) in self.threads.iter().enumerate() {
+                trace_threads.names[th.tid as usize] = self.thread_name(t);
+                trace_threads.prios[th.tid as usize] = 120 + self.tasks[th.task].nice;
+            }
         }
         RunResult {
             platform: platform.name.clone(),

@@ -69,6 +69,10 @@ pub fn chunk_iterations(platform: &Platform, plan: &Plan, c: usize) -> Result<u6
     Ok(iterations(plan.options.run_s, probe.time_s / PROBE_LOADS as f64))
 }
 
+/// Runs a worker claims at a time: each block's rows are built on the worker that ran them,
+/// and its thread sends one message per block, not per run.
+const BLOCK_RUNS: usize = 16;
+
 /// Runs chunk `c` of `plan` on `workers` threads and returns its rows in run-id order.
 ///
 /// `tick(n)` is called on the calling thread with the number of runs finished since its last
@@ -84,22 +88,34 @@ pub fn run_chunk(
     let chunk = &plan.chunks[c];
     let iterations = chunk_iterations(platform, plan, c)?;
     let runs: Vec<Run> = plan.runs(c).collect();
-    let mut measured: Vec<Option<(f64, Vec<Period>)>> = vec![None; runs.len()];
+    let blocks: Vec<&[Run]> = runs.chunks(BLOCK_RUNS).collect();
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
+    // The rows of one block of runs, in run order; None if the chunk stopped meanwhile.
+    let run_block = |block: &[Run]| -> Result<Option<Dataset>, String> {
+        let mut rows = Dataset::new(&plan.clusters, "sim");
+        for run in block {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
+            let r = simulate_chase(platform, chunk, &plan.fixed_khz(run), iterations, run.seed)?;
+            let periods = periods(&r, chunk.active);
+            rows.push_run(plan, &RunRecord { chunk, run, iterations, run_time_s: r.time_s, periods: &periods });
+        }
+        Ok(Some(rows))
+    };
+    let mut finished_blocks: Vec<Option<Dataset>> = (0..blocks.len()).map(|_| None).collect();
     let mut failed = None;
     let mut stopped = false;
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel();
-        for _ in 0..workers.clamp(1, runs.len().max(1)) {
-            let (tx, runs, next, stop) = (tx.clone(), &runs, &next, &stop);
+        for _ in 0..workers.clamp(1, blocks.len().max(1)) {
+            let (tx, blocks, next, stop, run_block) = (tx.clone(), &blocks, &next, &stop, &run_block);
             scope.spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(run) = runs.get(i) else { break };
-                    let result = simulate_chase(platform, chunk, &plan.fixed_khz(run), iterations, run.seed)
-                        .map(|r| (r.time_s, periods(&r, chunk.active)));
-                    if tx.send((i, result)).is_err() {
+                    let b = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(block) = blocks.get(b) else { break };
+                    if tx.send((b, run_block(block))).is_err() {
                         break;
                     }
                 }
@@ -108,12 +124,13 @@ pub fn run_chunk(
         drop(tx);
         loop {
             let mut finished = 0;
-            let mut take = |msg: (usize, Result<(f64, Vec<Period>), String>)| match msg {
-                (i, Ok(m)) => {
-                    measured[i] = Some(m);
-                    finished += 1;
+            let mut take = |(b, rows): (usize, Result<Option<Dataset>, String>)| match rows {
+                Ok(Some(rows)) => {
+                    finished += blocks[b].len();
+                    finished_blocks[b] = Some(rows);
                 }
-                (_, Err(e)) => {
+                Ok(None) => {}
+                Err(e) => {
                     failed.get_or_insert(e);
                     stop.store(true, Ordering::Relaxed);
                 }
@@ -143,9 +160,8 @@ pub fn run_chunk(
         return Ok(None);
     }
     let mut rows = Dataset::new(&plan.clusters, "sim");
-    for (run, m) in runs.iter().zip(measured) {
-        let (run_time_s, periods) = m.expect("every run finished");
-        rows.push_run(plan, &RunRecord { chunk, run, iterations, run_time_s, periods: &periods });
+    for block in finished_blocks {
+        rows.append(block.expect("every block finished"));
     }
     Ok(Some(rows))
 }
