@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 BIN = Path(sys.executable).parent
@@ -83,9 +84,14 @@ def test_a_reproduction_report_renders_in_chromium(chromium, tmp_path):
     assert "<th>holds?</th>" in text and "Provenance" in text
     claims = re.findall(r"^\| (LinSched[^|]*)\|.*\| (yes|no|partly) \|$", (out / "report.md").read_text(), re.MULTILINE)
     assert claims and all(verdict in text for _, verdict in claims)
+    # the drill-down's series: the first seed of every configuration, each cpufreq policy
+    runs, series = pd.read_csv(out / "runs.csv"), pd.read_csv(out / "series.csv")
+    assert set(series["config"]) == set(runs["config"]) and set(series["seed"]) == {runs["seed"].min()}
+    assert series.groupby("config")["cluster"].nunique().min() == 2
+    assert "linsched-test-linsched: frequency, power and snoop latency per policy" in text
     dom, log = render(chromium, page, tmp_path)
-    # the experiment's two LinSched figures, and a placement chart per configuration
-    check(dom, log, figures_at_least=4)
+    # the experiment's two LinSched figures, a placement chart per configuration, the series
+    check(dom, log, figures_at_least=5)
     # `hetlab report DIR` writes the same page from the folder
     hetlab("report", str(out), "--out", str(tmp_path / "again.html"))
     assert (tmp_path / "again.html").read_text() == text

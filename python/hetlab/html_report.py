@@ -3,7 +3,8 @@ every figure an inline SVG (vector, searchable text), styles inline, no scripts 
 
 - `experiment_page(DIR)` (`hetlab report DIR`, `hetlab reproduce ... --html`): the experiment's
   report.md (claims, notes, tables, provenance) with its figures redrawn as vectors from the
-  runs in DIR, and a drill-down per benchmark: every run's metrics and, where the experiment
+  runs in DIR, and a drill-down per benchmark: every run's metrics, the first seed's frequency,
+  power and snoop latency per cpufreq policy under each configuration and, where the experiment
   kept them, where each thread ran over time.
 - `run_page(result)` (`hetlab simulate ... --report FILE`): one run: its summary, frequency per
   cpufreq policy, power per rail, snoop latency, task placement over time and migrations.
@@ -110,6 +111,56 @@ def _line_chart(result: SimResult, column: str, ylabel: str, title: str):
         ax.set_title(title, fontsize=11)
         ax.grid(linestyle=":", linewidth=0.6)
         ax.legend(fontsize=8, frameon=False)
+        save_figure(fig, path)
+
+    return draw
+
+
+def _series_chart(series, title: str):
+    """A benchmark's first-seed series under each configuration: a panel per quantity, a
+    colour per configuration, a line style per cluster (cpufreq policy)."""
+
+    def draw(path: Path) -> None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from hetlab.plots import save_figure
+        from hetlab.report import SERIES_COLUMNS
+
+        # (axis label, scale): the charts show MHz where series.csv keeps kHz
+        axis = {
+            "freq_khz": ("frequency (MHz)", 1e-3),
+            "power_mw": ("power (mW)", 1.0),
+            "snoop_latency_ns": ("snoop latency (ns)", 1.0),
+        }
+        configs = list(dict.fromkeys(series["config"]))
+        clusters = list(dict.fromkeys(series["cluster"]))
+        styles = ["-", "--", ":", "-."]
+        colours = plt.get_cmap("tab10" if len(configs) <= 10 else "tab20")
+        fig, axes = plt.subplots(len(SERIES_COLUMNS), 1, figsize=(9, 1.9 * len(SERIES_COLUMNS)), dpi=100, sharex=True)
+        for (config, cluster), part in series.groupby(["config", "cluster"], sort=False):
+            style = dict(
+                color=colours(configs.index(config) % colours.N),
+                linestyle=styles[clusters.index(cluster) % len(styles)],
+                linewidth=1.0,
+                label=f"{config}, {cluster}",
+            )
+            for ax, column in zip(axes, SERIES_COLUMNS):
+                ax.step(part["time_s"], part[column] * axis[column][1], where="post", **style)
+        for ax, column in zip(axes, SERIES_COLUMNS):
+            ax.set_ylabel(axis[column][0], fontsize=8)
+            ax.grid(linestyle=":", linewidth=0.6)
+        axes[0].set_title(title, fontsize=11)
+        axes[-1].set_xlabel("time (s)")
+        axes[-1].legend(
+            fontsize=7,
+            ncol=min(4, len(configs) * len(clusters)),
+            frameon=False,
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.45),
+        )
         save_figure(fig, path)
 
     return draw
@@ -242,6 +293,8 @@ def experiment_page(out_dir: str | Path) -> str:
     summary = pd.read_csv(out / "summary.csv")
     intervals_path = out / report.INTERVALS
     intervals = pd.read_csv(intervals_path) if intervals_path.is_file() else pd.DataFrame()
+    series_path = out / report.SERIES
+    series = pd.read_csv(series_path) if series_path.is_file() else pd.DataFrame()
 
     with tempfile.TemporaryDirectory() as tmp:
         names = plots.write_figures(Path(tmp), experiment, summary, runs, intervals, suffix=".svg")
@@ -256,19 +309,32 @@ def experiment_page(out_dir: str | Path) -> str:
         return f"<figure>{svgs[src]}<figcaption>{html.escape(alt)}</figcaption></figure>"
 
     body = re.sub(r'<img alt="(?P<alt>[^"]*)" src="(?P<src>[^"]+)"\s*/?>', inline, body)
-    body += "\n" + _drilldown(runs, intervals)
+    body += "\n" + _drilldown(runs, intervals, series)
     title = re.search(r"^# (.+)$", md, re.MULTILINE)
     return page(title.group(1) if title else experiment.name, body)
 
 
-def _drilldown(runs, intervals) -> str:
-    """Per benchmark label: every run's metrics, and the first seed's placement per
-    configuration where the experiment kept the run intervals."""
+def _drilldown(runs, intervals, series) -> str:
+    """Per benchmark label: every run's metrics, the first seed's frequency, power and snoop
+    latency under each configuration (series.csv), and its placement per configuration where
+    the experiment kept the run intervals."""
     parts = ["<h2>Runs</h2>", "<p>Every run of runs.csv, by benchmark; open one to see its runs.</p>"]
     shown = [c for c in runs.columns if c not in ("benchmark", "label", "group", "workload")]
     for label, mine in runs.groupby("label", sort=False):
         parts.append(f"<details><summary>{html.escape(str(label))} ({len(mine)} runs)</summary>")
         parts.append(_table(mine[shown]))
+        if not series.empty and "label" in series:
+            ran = series[series["label"] == label]
+            if len(ran):
+                name = re.sub(r"\W+", "-", f"{label}-series")
+                svg = _svg(_series_chart(ran, f"{label}: frequency, power and snoop latency per policy"), name)
+                parts.append(
+                    _figure(
+                        svg,
+                        f"seed {int(ran['seed'].iloc[0])}, from series.csv: each governor sample, "
+                        "at most 200 per run and cluster",
+                    )
+                )
         if not intervals.empty and "label" in intervals:
             for config, placed in intervals[intervals["label"] == label].groupby("config", sort=False):
                 first = placed[placed["seed"] == placed["seed"].min()]

@@ -30,6 +30,11 @@ from hetlab.experiment import NOT_RUN, Claim, Experiment, Prepared
 RATIOS = (("speedup", "time_s"), ("energy_saving", "energy_j"), ("edp_ratio", "edp_js"))
 TABLES = ("runs.csv", "summary.csv", "summary.md")
 INTERVALS = "intervals.csv"
+# the first seed's time series of every benchmark and configuration, for the HTML drill-down
+SERIES = "series.csv"
+SERIES_COLUMNS = ("freq_khz", "power_mw", "snoop_latency_ns")
+# samples kept per run and cluster: the drill-down's charts are a few hundred pixels wide
+SERIES_POINTS = 200
 LONG_COLUMNS = ("benchmark", "config", "metric", "mean", "std", "min", "max", "n")
 
 
@@ -38,6 +43,7 @@ def outputs(experiment: Experiment) -> tuple[str, ...]:
     return (
         *TABLES,
         *((INTERVALS,) if experiment.charts else ()),
+        SERIES,
         *(f.file for f in experiment.figures),
         *(c.file for c in experiment.charts),
         "report.md",
@@ -64,6 +70,13 @@ def intervals_frame(parts: list[pd.DataFrame]) -> pd.DataFrame:
     """The kept run intervals as one table (intervals.csv), in plan order."""
     if not parts:
         return pd.DataFrame(columns=["label", "config", "seed", "tid", "thread", "cpu", "start_s", "end_s"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def series_frame(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """The kept time series as one table (series.csv), in plan order."""
+    if not parts:
+        return pd.DataFrame(columns=["label", "config", "seed", "time_s", "cluster", *SERIES_COLUMNS])
     return pd.concat(parts, ignore_index=True)
 
 
@@ -377,6 +390,7 @@ def write_outputs(
     claims: list[Claim],
     prov: Provenance,
     intervals: pd.DataFrame | None = None,
+    series: pd.DataFrame | None = None,
 ) -> list[Path]:
     """Renders every output into a staging directory inside `out`, then moves each into place
     (os.replace: each file appears whole); outputs of an earlier run that this run does not
@@ -395,6 +409,8 @@ def write_outputs(
         if not intervals.empty:
             # times to the µs, as ftrace prints them
             (staging / INTERVALS).write_text(intervals.to_csv(index=False, float_format="%.6f"))
+        if series is not None and not series.empty:
+            (staging / SERIES).write_text(series.to_csv(index=False, float_format="%.6g"))
         figures = plots.write_figures(staging, experiment, summary, runs, intervals)
         (staging / "report.md").write_text(report_markdown(experiment, summary, claims, prov, figures, runs))
         produced = sorted(p.name for p in staging.iterdir())

@@ -197,6 +197,28 @@ def _intervals(bench: Benchmark, config: Config, seed: int, r: api.SimResult):
     return df
 
 
+def _series(bench: Benchmark, config: Config, seed: int, r: api.SimResult):
+    """A run's time series, every cluster's decimated to `SERIES_POINTS` samples, with the
+    columns that say which run it comes from."""
+    import numpy as np
+    import pandas as pd
+
+    from hetlab.report import SERIES_COLUMNS, SERIES_POINTS
+
+    s = r.series
+    clusters = np.asarray(s["cluster"])
+    keep = np.zeros(len(clusters), dtype=bool)
+    for name in dict.fromkeys(clusters):
+        mine = np.flatnonzero(clusters == name)
+        keep[mine[:: max(1, -(-len(mine) // SERIES_POINTS))]] = True
+    df = pd.DataFrame({"time_s": s["time_s"][keep], "cluster": clusters[keep]})
+    for column in SERIES_COLUMNS:
+        df[column] = s[column][keep]
+    for i, (col, value) in enumerate((("label", bench.label), ("config", config.name), ("seed", seed))):
+        df.insert(i, col, value)
+    return df
+
+
 def run_all(
     experiment: Experiment,
     benchmarks: list[Benchmark],
@@ -205,10 +227,11 @@ def run_all(
     reps: int,
     seed: int,
     ctx: Context,
-) -> tuple[list[dict], list]:
+) -> tuple[list[dict], list, list]:
     """Every benchmark under every configuration that runs it, with seeds seed..seed+reps-1,
     on the context's executor; the rows come back in plan order, with the run intervals of the
-    first seed's runs that recorded them (DataFrames, plan order)."""
+    first seed's runs that recorded them and the first seed's time series (DataFrames, plan
+    order)."""
     from tqdm import tqdm
 
     plan = [(b, c, seed + i) for b in benchmarks for c in experiment.configs if c.runs(b) for i in range(reps)]
@@ -221,7 +244,8 @@ def run_all(
         r = api.simulate(bench.platform or platform, spec, seed=s, **options)
         keep = experiment.charts and s == seed and r.intervals is not None
         kept = _intervals(bench, config, s, r) if keep else None
-        return _row(bench, spec, config, s, r, experiment), kept
+        series = _series(bench, config, s, r) if s == seed else None
+        return _row(bench, spec, config, s, r, experiment), kept, series
 
     results: list = [None] * len(plan)
 
@@ -237,7 +261,8 @@ def run_all(
     finally:
         bar.close()
     # plan order: the same inputs give the same table, whichever executor ran them
-    return [row for row, _ in results], [kept for _, kept in results if kept is not None]
+    rows = [row for row, _, _ in results]
+    return rows, [kept for _, kept, _ in results if kept is not None], [s for *_, s in results if s is not None]
 
 
 # --- the command --------------------------------------------------------------------------------
@@ -314,7 +339,7 @@ def _reproduce(
     prepared = exp.prepare(plan, out_dir, ctx) if exp.prepare else Prepared()
     t_runs = time.perf_counter()
     specs = exp.calibrate(selected, ctx) if exp.calibrate else {b.label: b.workload for b in selected}
-    rows, kept = run_all(exp, selected, specs, prepared, reps, seed, ctx)
+    rows, kept, series = run_all(exp, selected, specs, prepared, reps, seed, ctx)
     t_out = time.perf_counter()
 
     runs_df = report.runs_frame(rows)
@@ -322,7 +347,9 @@ def _reproduce(
     summary_df = report.summarize(runs_df, exp)
     claims = exp.claims(summary_df, runs_df)
     prov = report.Provenance(platform, ctx.platform_sha256, list(range(seed, seed + reps)), specs, prepared, boards)
-    files = report.write_outputs(out_dir, exp, runs_df, summary_df, claims, prov, intervals_df)
+    files = report.write_outputs(
+        out_dir, exp, runs_df, summary_df, claims, prov, intervals_df, report.series_frame(series)
+    )
     t_end = time.perf_counter()
     timings = {**prepared.timings_s, "experiments": t_out - t_runs, "outputs": t_end - t_out, "total": t_end - t0}
     return Outcome(out_dir, files, runs_df, summary_df, claims, prepared, len(rows), timings, intervals_df)
