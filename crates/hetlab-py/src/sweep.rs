@@ -129,13 +129,20 @@ pub fn columns(py: Python<'_>, rows: Dataset) -> PyResult<PyObject> {
             Values::Text(v) => {
                 let mut index: HashMap<Arc<str>, i32> = HashMap::new();
                 let mut names: Vec<Arc<str>> = Vec::new();
+                // rows of a run share one Arc (`Dataset::push_run`): a pointer check skips the hash
+                let mut last: Option<(&Arc<str>, i32)> = None;
                 let codes: Vec<i32> = v
                     .iter()
-                    .map(|s| {
-                        *index.entry(s.clone()).or_insert_with(|| {
-                            names.push(s.clone());
-                            (names.len() - 1) as i32
-                        })
+                    .map(|s| match last {
+                        Some((prev, code)) if Arc::ptr_eq(prev, s) => code,
+                        _ => {
+                            let code = *index.entry(s.clone()).or_insert_with(|| {
+                                names.push(s.clone());
+                                (names.len() - 1) as i32
+                            });
+                            last = Some((s, code));
+                            code
+                        }
                     })
                     .collect();
                 let names: Vec<&str> = names.iter().map(|s| &**s).collect();

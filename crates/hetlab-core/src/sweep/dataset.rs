@@ -198,6 +198,17 @@ impl Dataset {
         self.rows += record.periods.len();
     }
 
+    /// Makes room for `rows` more rows in every column.
+    pub fn reserve(&mut self, rows: usize) {
+        for column in &mut self.columns {
+            match column {
+                Values::Text(v) => v.reserve(rows),
+                Values::Int(v) => v.reserve(rows),
+                Values::Float(v) => v.reserve(rows),
+            }
+        }
+    }
+
     /// Appends `other`'s rows (same plan and backend).
     pub fn append(&mut self, other: Dataset) {
         debug_assert_eq!(self.names, other.names);

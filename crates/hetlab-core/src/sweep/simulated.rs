@@ -160,6 +160,7 @@ pub fn run_chunk(
         return Ok(None);
     }
     let mut rows = Dataset::new(&plan.clusters, "sim");
+    rows.reserve(finished_blocks.iter().flatten().map(Dataset::len).sum());
     for block in finished_blocks {
         rows.append(block.expect("every block finished"));
     }
