@@ -494,7 +494,8 @@ pub fn workload_toml(platform: &Platform, req: &Request) -> Result<String, Strin
                 ),
             );
         }
-        let wf_run = at.last().expect("a run");
+        let largest_l2 = l2_sizes[l2_sizes.len() - 1];
+        let wf_run = &at[runs.iter().position(|r| r.ll_bytes == largest_l2).expect("checked")];
         let ll_data = wf_run.dlmr + wf_run.dlmw;
         let write_fraction = if ll_data > 0.0 { wf_run.dlmw / ll_data } else { 0.0 };
         line(&mut out, &format!("instructions = {:.6e}", phase.ir));
@@ -582,15 +583,10 @@ mod tests {
             .iter()
             .map(|g| {
                 let misses = if g.ll[0] >= 2 << 20 { 10.0 } else { 200.0 };
-                let part = Counts {
-                    ir: 1e6,
-                    dr: 3e5,
-                    dw: 1e5,
-                    d1mr: 2e4,
-                    dlmr: misses,
-                    dlmw: misses / 2.0,
-                    ..Default::default()
-                };
+                // beyond the largest platform L2 the write share differs: not the one written
+                let writes = if g.ll[0] > 2 << 20 { misses } else { misses / 2.0 };
+                let part =
+                    Counts { ir: 1e6, dr: 3e5, dw: 1e5, d1mr: 2e4, dlmr: misses, dlmw: writes, ..Default::default() };
                 Run { ll_bytes: g.ll[0], parts: vec![part; 8] }
             })
             .collect();
@@ -606,5 +602,6 @@ mod tests {
         assert_eq!(w.tasks[0].phases.len(), 2);
         assert!(text.contains("# MEASURED MPKI at 512 KB: 0.300"), "{text}");
         assert!(text.contains("# MEASURED MPKI at 2 MB: 0.015"), "{text}");
+        assert!(text.contains("write_fraction = 0.333333"), "{text}");
     }
 }
