@@ -61,7 +61,7 @@ def test_section_runs_the_measured_profile_beside_the_assumed_one():
         ]
     )
     prepared = lctes2020.Trained({}, lctes2020.FIG4, lctes2020.FIG4)
-    lines = measured_profiles.section(summary, prepared)
+    lines = measured_profiles.section(summary, prepared, lctes2020.EXPERIMENT)
     table = [ln for ln in lines if ln.startswith("| speedometer2 |")]
     assert len(table) == 4  # assumed and measured, on both clusters
     measured = [ln for ln in table if "measured: `measured-js-todomvc`" in ln]
@@ -70,5 +70,5 @@ def test_section_runs_the_measured_profile_beside_the_assumed_one():
         cells = [c.strip() for c in ln.strip("|").split("|")]
         assert float(cells[3]) >= 0  # its MPKI
         assert all(c.endswith("x") for c in cells[4:]), ln
-    nothing = measured_profiles.section(summary.assign(benchmark="povray-train"), prepared)
+    nothing = measured_profiles.section(summary.assign(benchmark="povray-train"), prepared, lctes2020.EXPERIMENT)
     assert nothing[-1].startswith("Not run")

@@ -19,6 +19,7 @@ import re
 import shlex
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -39,14 +40,18 @@ DEFAULT_DUMP_BBS = 2_000_000
 DUMPS_PER_SLICE = 8
 MIN_INSTRS_PER_BB = 4
 
-CAVEATS = (
-    "caveats: the program ran as x86-64 code with 64-bit pointers, not ARMv7 with 32-bit ones (its heap "
-    "objects are larger, so data misses read high; x86 executes fewer instructions for the same work, so "
-    "per-instruction figures read high too); the simulator's LL is inclusive of L1 and uses LRU, the ARM L2s "
-    "pseudo-random replacement; no prefetcher is simulated (the model applies its own only to sequential "
-    "components, and these are random); threads share one simulated cache in valgrind's serialised order; "
-    "processes a program starts are concatenated in pid order."
-)
+
+def caveats() -> str:
+    """What separates this host's measurement from an ARMv7 board."""
+    pointer_bits = 8 * struct.calcsize("P")
+    return (
+        f"caveats: the program ran as {host.machine()} code with {pointer_bits}-bit pointers, not ARMv7 with 32-bit "
+        "ones (larger heap objects make data misses read high; the instruction counts differ from ARM's, and "
+        "x86-64 executes fewer instructions for the same work, so per-instruction figures read high too); the "
+        "simulator's LL is inclusive of L1 and uses LRU, the ARM L2s pseudo-random replacement; no prefetcher is "
+        "simulated (the model applies its own only to sequential components, and these are random); threads share "
+        "one simulated cache in valgrind's serialised order; processes a program starts are concatenated in pid order."
+    )
 
 
 class ProfileError(api.HetlabError):
@@ -174,7 +179,7 @@ def profile(
         "sliced), one run per LL size",
         f"platform: {platform}; runs: {geometry}",
         f"host: {host.machine()} Linux {host.release()}; measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
-        CAVEATS,
+        caveats(),
     ]
     desc = description or f"measured with hetlab profile: {shlex.join(command)}"
     try:
