@@ -19,6 +19,7 @@ pub mod governor;
 pub mod input;
 pub mod isa;
 pub mod kernel;
+pub mod measured;
 pub mod model;
 pub mod platform;
 pub mod random;

@@ -167,6 +167,20 @@ pub struct CoreType {
     /// (`model::code_class`); `None`: such phases cannot run on this core type.
     #[serde(default)]
     pub code_classes: Option<crate::isa::ClassCycles>,
+    /// Cache geometry the model itself does not use (instruction side, associativity), for a
+    /// cache simulator that profiles real programs (`hetlab profile`); `None`: not described.
+    #[serde(default)]
+    pub caches: Option<CacheGeometry>,
+}
+
+/// L1 geometry of a core type beyond `l1d_bytes` and `line_bytes`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheGeometry {
+    pub l1i_bytes: u64,
+    pub l1i_ways: u32,
+    pub l1i_line_bytes: u64,
+    pub l1d_ways: u32,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -179,6 +193,9 @@ pub struct Cluster {
     #[serde(default)]
     pub cci_port: Option<u8>,
     pub l2_bytes: u64,
+    /// L2 associativity; only for a cache simulator (`CoreType::caches`), the model does not use it.
+    #[serde(default)]
+    pub l2_ways: Option<u32>,
     pub transition_latency_ns: u32,
     /// `[kHz, µV]` pairs, ascending.
     pub opps: Vec<[u32; 2]>,

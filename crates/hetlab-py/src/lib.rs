@@ -20,6 +20,7 @@ use pyo3::prelude::*;
 
 mod board;
 mod energy_model;
+mod profile;
 mod simulate;
 mod sweep;
 mod tree;
@@ -172,6 +173,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(platform_summary, m)?)?;
     m.add_function(wrap_pyfunction!(energy_model::energy_model, m)?)?;
     m.add_function(wrap_pyfunction!(workload_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(profile::profile_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(profile::profile_workload, m)?)?;
+    m.add_function(wrap_pyfunction!(profile::phase_miss_ratios, m)?)?;
     m.add_class::<sweep::SweepPlan>()?;
     m.add("SWEEP_DEFAULTS", sweep::defaults(m.py())?)?;
     m.add("DEFAULT_PLATFORM", hetlab_core::platform::DEFAULT_PLATFORM)?;

@@ -33,6 +33,7 @@ from hetlab.experiment import (
     Table,
     merged_options,
 )
+from hetlab.experiments import measured_profiles
 
 if TYPE_CHECKING:
     import argparse
@@ -866,7 +867,11 @@ def _overhead_section(summary: pd.DataFrame) -> list[str]:
 
 
 def report_sections(summary: pd.DataFrame, prepared: Trained) -> list[list[str]]:
-    return [_accuracy_section(prepared), _overhead_section(summary)]
+    return [
+        _accuracy_section(prepared),
+        _overhead_section(summary),
+        measured_profiles.section(summary, prepared, EXPERIMENT),
+    ]
 
 
 def provenance(prepared: Trained) -> list[str]:
