@@ -34,6 +34,7 @@ def test_a_small_run_writes_every_output_with_its_columns(small):
         "summary.csv",
         "summary.md",
         "intervals.csv",
+        "series.csv",
         *charts,
         "report.md",
     ]
@@ -122,6 +123,7 @@ def test_a_part_alone_runs_only_its_configurations_and_figures(tmp_path):
         "summary.csv",
         "summary.md",
         "intervals.csv",
+        "series.csv",
         "fig_linsched_placement.png",
         "fig_linsched_residency.png",
         "report.md",

@@ -116,7 +116,14 @@ TOY = Experiment(
 def test_a_made_up_experiment_runs_through_the_generic_core(tmp_path):
     out = tmp_path / "toy"
     result = reproduce.reproduce(TOY, out, reps=2, seed=3, progress=False, log=lambda msg: None)
-    assert [p.name for p in result.files] == ["runs.csv", "summary.csv", "summary.md", "toy_time.png", "report.md"]
+    assert [p.name for p in result.files] == [
+        "runs.csv",
+        "summary.csv",
+        "summary.md",
+        "series.csv",
+        "toy_time.png",
+        "report.md",
+    ]
     assert set(result.timings_s) == {"experiments", "outputs", "total"} and result.runs_count == 2 * 5 * 2
     runs = pd.read_csv(out / "runs.csv")
     assert list(runs.columns[:4]) == ["benchmark", "cluster", "label", "group"]

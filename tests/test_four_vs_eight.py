@@ -37,7 +37,14 @@ def small(tmp_path_factory):
 def test_a_small_run_writes_every_output_with_the_issues_columns(small):
     out = small.out
     figures = [f.file for f in E.figures]
-    assert [p.name for p in small.files] == ["runs.csv", "summary.csv", "summary.md", *figures, "report.md"]
+    assert [p.name for p in small.files] == [
+        "runs.csv",
+        "summary.csv",
+        "summary.md",
+        "series.csv",
+        *figures,
+        "report.md",
+    ]
     runs = pd.read_csv(out / "runs.csv")
     # 3 benchmarks x 2 allocators x 3 configurations x 2 seeds
     assert small.runs_count == len(runs) == 3 * 2 * 3 * 2

@@ -24,7 +24,14 @@ def small(tmp_path_factory):
 def test_a_small_run_writes_every_output_with_the_issues_columns(small):
     out = small.out
     charts = [c.file for c in E.charts]
-    assert [p.name for p in small.files] == ["runs.csv", "summary.csv", "summary.md", *charts, "report.md"]
+    assert [p.name for p in small.files] == [
+        "runs.csv",
+        "summary.csv",
+        "summary.md",
+        "series.csv",
+        *charts,
+        "report.md",
+    ]
     runs = pd.read_csv(out / "runs.csv")
     assert small.runs_count == len(runs) == 2 * 6 * 4
     assert set(runs.config) == {"reference", "nocb", "fast-no-hz", "both"}
