@@ -103,6 +103,19 @@ def test_profiled_workload_simulates(profiled):
     assert "workload measured-walk" in sim.stdout
 
 
+def test_advise_takes_a_recorded_profile(profiled):
+    """`hetlab advise` on the workload a real program's profile became: every candidate runs,
+    and the one recommended for energy is on the cheapest energy row of the table."""
+    out, run = profiled
+    assert run.returncode == 0, run.stderr
+    advice = hetlab_cli("advise", str(out), "--objective", "energy", "--no-progress")
+    assert advice.returncode == 0, advice.stderr
+    recommended = re.search(r"^recommended for energy: (.+?) — ([\d.]+) s, ([\d.]+) J$", advice.stdout, re.M)
+    assert recommended, advice.stdout
+    energies = [float(m) for m in re.findall(r"^\S+ \S+ \S+\s+[\d.]+\s+([\d.]+)\s", advice.stdout, re.M)]
+    assert energies and float(recommended.group(3)) == pytest.approx(min(energies), rel=1e-3)
+
+
 def test_slice_instructions_cut_phases(walk, tmp_path):
     out = tmp_path / "p.toml"
     run = hetlab_cli("profile", "--slice-instructions", "5e6", "--out", str(out), "--", str(walk))
