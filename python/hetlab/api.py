@@ -35,7 +35,7 @@ def _read(path: str, what: str) -> str:
 
 
 def _looks_like_file(spec: str) -> bool:
-    return spec.endswith(".toml") or os.sep in spec
+    return spec.endswith((".toml", ".json")) or os.sep in spec
 
 
 def _platform_args(platform: str) -> tuple[str | None, str, str | None]:

@@ -47,7 +47,7 @@ workload specs:
                                           I dependent loads (default 10,000,000)
   periodic:run_us=R,period_us=T,duration_us=D,threads=K
   cpu-bound:threads=K,instructions=N
-  mixed8, ... (hetlab workloads), or a path to a workload .toml file
+  mixed8, ... (hetlab workloads), or a path to a workload .toml file or an rt-app .json file
 
 limits: at most 65,536 threads per workload; ccbench size 4..2^34 elements, stride <= size;
 --time-limit in (0, 864000] s; a run whose simulated time stops advancing is an error.
@@ -582,7 +582,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--platform", help=f"built-in platform name or platform .toml (default: {sim_default('platform')})"
     )
-    sim.add_argument("--workload", help=f"workload spec, name or .toml (see above; default: {sim_default('workload')})")
+    sim.add_argument(
+        "--workload", help=f"workload spec, name, .toml or rt-app .json (see above; default: {sim_default('workload')})"
+    )
     sim.add_argument("--cluster", help="run every task on this cluster only (little or big), like taskset")
     sim.add_argument(
         "--governor",

@@ -24,6 +24,7 @@ pub mod model;
 pub mod platform;
 pub mod random;
 pub mod result;
+pub mod rtapp;
 pub mod sched;
 pub mod sweep;
 pub mod trace;

@@ -218,40 +218,40 @@ fn one() -> u32 {
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct PhaseFile {
-    instructions: Option<f64>,
-    sleep_us: Option<u64>,
-    run_us: Option<f64>,
-    suspend: Option<String>,
-    resume: Option<String>,
-    mark: Option<String>,
-    period_us: Option<u64>,
-    duration_us: Option<u64>,
-    count: Option<u64>,
-    cpi: Option<f64>,
-    refs_per_instr: Option<f64>,
-    working_set_bytes: Option<u64>,
-    pattern: Option<Pattern>,
-    stride_bytes: Option<u64>,
-    order: Option<Order>,
-    dependent_loads: Option<bool>,
-    write_fraction: Option<f64>,
-    components: Option<Vec<AccessFile>>,
+pub(crate) struct PhaseFile {
+    pub(crate) instructions: Option<f64>,
+    pub(crate) sleep_us: Option<u64>,
+    pub(crate) run_us: Option<f64>,
+    pub(crate) suspend: Option<String>,
+    pub(crate) resume: Option<String>,
+    pub(crate) mark: Option<String>,
+    pub(crate) period_us: Option<u64>,
+    pub(crate) duration_us: Option<u64>,
+    pub(crate) count: Option<u64>,
+    pub(crate) cpi: Option<f64>,
+    pub(crate) refs_per_instr: Option<f64>,
+    pub(crate) working_set_bytes: Option<u64>,
+    pub(crate) pattern: Option<Pattern>,
+    pub(crate) stride_bytes: Option<u64>,
+    pub(crate) order: Option<Order>,
+    pub(crate) dependent_loads: Option<bool>,
+    pub(crate) write_fraction: Option<f64>,
+    pub(crate) components: Option<Vec<AccessFile>>,
     /// Instruction class -> share (`crate::isa::CLASSES`).
-    mix: Option<BTreeMap<String, f64>>,
-    parallel_instructions: Option<f64>,
-    allocation: Option<String>,
-    chunk_instructions: Option<f64>,
-    shared_rmw_fraction: Option<f64>,
-    shared_working_set: Option<bool>,
-    call_rcu_per_s: Option<f64>,
-    rcu_callback_us: Option<f64>,
-    rcu_lazy: Option<bool>,
+    pub(crate) mix: Option<BTreeMap<String, f64>>,
+    pub(crate) parallel_instructions: Option<f64>,
+    pub(crate) allocation: Option<String>,
+    pub(crate) chunk_instructions: Option<f64>,
+    pub(crate) shared_rmw_fraction: Option<f64>,
+    pub(crate) shared_working_set: Option<bool>,
+    pub(crate) call_rcu_per_s: Option<f64>,
+    pub(crate) rcu_callback_us: Option<f64>,
+    pub(crate) rcu_lazy: Option<bool>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct AccessFile {
+pub(crate) struct AccessFile {
     fraction: f64,
     working_set_bytes: u64,
     pattern: Option<Pattern>,
@@ -289,7 +289,7 @@ fn access_from(
 }
 
 impl PhaseFile {
-    fn into_phase(self, at: &str) -> Result<Phase, String> {
+    pub(crate) fn into_phase(self, at: &str) -> Result<Phase, String> {
         let single = self.working_set_bytes.is_some()
             || self.pattern.is_some()
             || self.stride_bytes.is_some()
@@ -520,7 +520,7 @@ impl Workload {
 
     /// Checks the thread count: at least one, at most [`MAX_THREADS`] (a task with one thread
     /// per CPU, `threads=cpus`, counts as one here; the CPUs bound it).
-    fn check_threads(&self, origin: &str) -> Result<(), String> {
+    pub(crate) fn check_threads(&self, origin: &str) -> Result<(), String> {
         let n = self.tasks.iter().map(|t| (t.threads as u64).max(1)).sum::<u64>();
         if !(1..=MAX_THREADS).contains(&n) {
             return Err(format!("{origin}: threads must total 1..={MAX_THREADS}, got {n}"));

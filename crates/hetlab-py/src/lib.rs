@@ -148,6 +148,8 @@ fn workload_summary(spec: &str, origin: &str, text: Option<&str>) -> PyResult<(S
 
 pub(crate) fn load_workload(spec: &str, origin: &str, text: Option<&str>) -> PyResult<Workload> {
     match text {
+        // rt-app's JSON (`hetlab_core::rtapp`), else hetlab's TOML
+        Some(text) if origin.ends_with(".json") => hetlab_core::rtapp::from_rtapp_json(origin, text).map_err(err),
         Some(text) => Workload::from_toml(origin, text).map_err(err),
         None => Workload::from_spec(spec).map_err(err),
     }

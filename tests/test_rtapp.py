@@ -1,0 +1,70 @@
+"""rt-app JSON workloads (`hetlab_core::rtapp`) through the API and the command line: `run` is
+calibrated work that stretches on slower cores, a timer keeps its period under load, and what
+is not supported is one error line naming it."""
+
+import json
+
+import pytest
+
+from helpers import hetlab_cli
+from hetlab import api
+
+
+def write(tmp_path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def thread(result: api.SimResult, name: str) -> dict:
+    return next(t for t in result.summary["threads"] if t["name"].startswith(name))
+
+
+def test_run_is_reference_work_that_stretches_on_little(tmp_path):
+    # rt-app's own dialect: comments and trailing commas
+    doc = write(
+        tmp_path,
+        "burst.json",
+        """/* one burst of calibrated work */
+        { "global": { "calibration": 110, },
+          "tasks": { "burst": { "run": 200000, }, }, // 200 ms on the calibration CPU
+        }""",
+    )
+    on = {c: api.simulate("exynos5422", doc, cluster=c, governor="performance") for c in ("big", "little")}
+    big_s, little_s = (thread(on[c], "burst")["finish_s"] for c in ("big", "little"))
+    # the reference is the biggest core at its top OPP: 200 ms there, longer on the A7
+    assert big_s == pytest.approx(0.2, rel=0.02)
+    assert little_s > 1.5 * big_s
+
+
+def test_a_timer_keeps_its_period_under_load(tmp_path):
+    periodic = {"loop": 100, "cpus": [0], "run": 1000, "timer": {"ref": "tick", "period": 10000, "mode": "absolute"}}
+    hog = {"cpus": [0], "run": 500000}
+    alone = write(tmp_path, "alone.json", json.dumps({"tasks": {"frame": periodic}}))
+    loaded = write(tmp_path, "loaded.json", json.dumps({"tasks": {"frame": periodic, "hog": hog}}))
+    options = dict(cluster="little", governor="performance", scheduler="smp")
+    frame_alone = thread(api.simulate("exynos5422", alone, **options), "frame")
+    run = api.simulate("exynos5422", loaded, **options)
+    frame, hog_thread = thread(run, "frame"), thread(run, "hog")
+    # 100 periods of 10 ms (plus the random start within the first period), hog or not: the
+    # hog shares the CPU, the timer's releases stay on their absolute schedule
+    for f in (frame_alone, frame):
+        assert 1.0 <= f["finish_s"] <= 1.0 + 0.010 + 0.002, f
+    assert hog_thread["finish_s"] > frame["finish_s"] / 2 and frame["cpu_time_s"] == pytest.approx(
+        frame_alone["cpu_time_s"], rel=0.05
+    )
+
+
+@pytest.mark.parametrize(
+    "task, says",
+    [
+        ({"lock": "m", "run": 10}, "tasks.t.lock: rt-app's 'lock' event is not supported yet"),
+        ({"runtime": 10}, "tasks.t.runtime: rt-app's 'runtime' event is not supported yet"),
+        ({"util_min": 128, "run": 10}, "tasks.t.util_min: unknown or unsupported task key"),
+    ],
+)
+def test_what_is_not_supported_is_one_error_line(tmp_path, task, says):
+    doc = write(tmp_path, "bad.json", json.dumps({"tasks": {"t": task}}))
+    run = hetlab_cli("simulate", "--workload", doc)
+    assert run.returncode != 0 and run.stdout == ""
+    assert run.stderr.count("\n") == 1 and run.stderr.startswith("hetlab: error: ") and says in run.stderr
