@@ -316,6 +316,32 @@ def test_a_signal_stops_an_hour_long_run_within_a_second(tmp_path, sig, code, sa
     assert files(tmp_path) == set(), "nothing written"
 
 
+API_LONG_RUN = """
+import hetlab, sys
+print("started", flush=True)
+try:
+    hetlab.simulate(workload="periodic:run_us=10,period_us=20,duration_us=3600000000,threads=8", time_limit_s=3600)
+except KeyboardInterrupt:
+    print("KeyboardInterrupt", flush=True)
+    sys.exit(7)
+"""
+
+
+def test_ctrl_c_stops_a_direct_api_call_with_keyboard_interrupt():
+    """`hetlab.simulate()` called from Python (a notebook, a script) stops on Ctrl-C with a
+    KeyboardInterrupt the caller can catch, instead of running its hour to the end."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", API_LONG_RUN], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout.readline() == "started\n"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and _cpu_ticks(proc.pid) < 50:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)  # the run itself would take hours
+    assert proc.returncode == 7 and out == "KeyboardInterrupt\n", err
+
+
 def _cpu_ticks(pid: int) -> int:
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()

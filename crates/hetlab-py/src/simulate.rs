@@ -2,6 +2,11 @@
 //! columns, the trace text (with its LISA platform info) and the threads' run intervals out. The defaults live in the Python API's signature
 //! (`hetlab.simulate`), which always passes every argument.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::Duration;
+
 use hetlab_core::engine::{simulate as run_simulation, CpuIdle, SimConfig};
 use hetlab_core::kernel::perf_sampling::PerfSampling;
 use hetlab_core::kernel::rcu::RcuOptions;
@@ -13,6 +18,41 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::{err, load_model, load_platform, load_workload};
+
+/// How often a simulation running for Python looks for Ctrl-C.
+const SIGNAL_CHECK: Duration = Duration::from_millis(50);
+
+/// Runs `job` (a simulation that watches `stop`) off the GIL on a thread of its own, while this
+/// thread checks Python's signals every [`SIGNAL_CHECK`]: Ctrl-C in the main thread sets
+/// `stop`, and its KeyboardInterrupt is raised here once the job has left.
+fn stoppable<T: Send>(py: Python<'_>, stop: &AtomicBool, job: impl FnOnce() -> T + Send) -> PyResult<T> {
+    let mut raised = None;
+    let out = py.allow_threads(|| {
+        std::thread::scope(|scope| {
+            let (tx, rx) = mpsc::channel();
+            scope.spawn(move || tx.send(job()));
+            loop {
+                match rx.recv_timeout(SIGNAL_CHECK) {
+                    Ok(out) => return Some(out),
+                    Err(RecvTimeoutError::Timeout) if raised.is_none() => {
+                        if let Err(e) = Python::with_gil(|py| py.check_signals()) {
+                            raised = Some(e);
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                    Err(RecvTimeoutError::Timeout) => {}
+                    // the job panicked: the scope raises its panic on leaving
+                    Err(RecvTimeoutError::Disconnected) => return None,
+                }
+            }
+        })
+    });
+    match (raised, out) {
+        (Some(e), _) => Err(e),
+        (None, Some(out)) => Ok(out),
+        (None, None) => Err(err("the simulation thread ended without a result".into())),
+    }
+}
 
 /// What `simulate` returns: summary JSON, time series, trace text, LISA platform info, run
 /// intervals.
@@ -75,6 +115,7 @@ pub fn simulate(
     let fixed = freq.iter().map(|(name, khz)| Ok((cluster_of(name)?, *khz))).collect::<PyResult<Vec<_>>>()?;
     let offline = offline.iter().map(|name| cluster_of(name)).collect::<PyResult<Vec<_>>>()?;
     let model = model.map(|json| load_model(json, &platform)).transpose()?;
+    let stop = Arc::new(AtomicBool::new(false));
     let config = SimConfig {
         seed,
         scheduler: SchedPolicy::parse(scheduler).map_err(err)?,
@@ -92,9 +133,10 @@ pub fn simulate(
         trace: trace || intervals, // the intervals are read from the sched_switch events
         series: true,
         time_limit_s,
+        stop: Some(stop.clone()),
     };
 
-    let result = py.allow_threads(|| run_simulation(&platform, &workload, config)).map_err(err)?;
+    let result = stoppable(py, &stop, || run_simulation(&platform, &workload, config))?.map_err(err)?;
     let summary = serde_json::to_string(&result).map_err(|e| err(e.to_string()))?;
     // The time series as numpy arrays, one per column (moved, not copied element by element):
     // long runs have tens of thousands of samples.

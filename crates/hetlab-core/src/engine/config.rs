@@ -1,6 +1,9 @@
 //! What a simulation run is asked to do: governors per cpufreq policy, placement, idle states,
 //! hotplugged clusters, kernel threads, outputs and the seed.
 
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
 use crate::kernel::perf_sampling::PerfSampling;
 use crate::kernel::rcu::RcuOptions;
 use crate::model::idle::CpuIdle;
@@ -47,6 +50,9 @@ pub struct SimConfig {
     pub series: bool,
     /// Stop after this much simulated time even if tasks remain.
     pub time_limit_s: f64,
+    /// Set by the caller to abandon the run (Ctrl-C in Python): the engine looks at it every
+    /// [`STOP_CHECK_EVENTS`](super::STOP_CHECK_EVENTS) events, which changes nothing else.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 /// The longest simulated run: ten days, far beyond any experiment (simulated time is kept in
@@ -74,6 +80,7 @@ impl SimConfig {
             trace: false,
             series: true,
             time_limit_s: 3600.0,
+            stop: None,
         }
     }
 

@@ -207,6 +207,12 @@ struct Scratch {
 /// any real burst: every thread of a 1e5-thread workload waking at once).
 pub const MAX_EVENTS_WITHOUT_PROGRESS: u64 = 10_000_000;
 
+/// Events between two looks at `SimConfig::stop` (a load of an atomic: free at this spacing).
+pub const STOP_CHECK_EVENTS: u64 = 4096;
+
+/// The error of a run abandoned through `SimConfig::stop`.
+pub const STOPPED: &str = "the run was stopped";
+
 impl<'a> Engine<'a> {
     /// Hands each time-series row to `sink` as the sample is taken instead of keeping it
     /// in the result (for long runs: memory stays constant).
@@ -218,6 +224,9 @@ impl<'a> Engine<'a> {
     pub fn run(mut self) -> Result<RunResult, String> {
         let limit_us = self.config.time_limit_s * 1e6;
         let completed = self.run_until(limit_us);
+        if !completed && self.stop_asked() {
+            return Err(STOPPED.into());
+        }
         if !completed && self.now_us < limit_us {
             return Err(format!(
                 "no progress in simulated time at {:.6} s after {MAX_EVENTS_WITHOUT_PROGRESS} events: a task loops \
@@ -226,6 +235,10 @@ impl<'a> Engine<'a> {
             ));
         }
         Ok(self.finish(completed))
+    }
+
+    fn stop_asked(&self) -> bool {
+        self.config.stop.as_ref().is_some_and(|stop| stop.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// Processes events up to `limit_us`; true if the workload finished first. Then `now` is
@@ -255,6 +268,9 @@ impl<'a> Engine<'a> {
                 self.recompute();
             }
             self.out.events += 1;
+            if self.out.events % STOP_CHECK_EVENTS == 0 && self.stop_asked() {
+                return false;
+            }
             if self.now_us > last_us {
                 (last_us, same_time) = (self.now_us, 0);
             } else {

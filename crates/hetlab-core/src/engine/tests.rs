@@ -396,3 +396,18 @@ fn cpu_time_is_kept_per_cpu() {
     assert!((on.iter().sum::<f64>() - r.threads[0].cpu_time_s).abs() < 1e-9);
     assert!((on[0] - r.cpus[0].busy_s).abs() < 0.01 && on[4] > 0.0, "{on:?}");
 }
+
+/// A caller's stop flag ends a run with `STOPPED` once set, and changes nothing while unset.
+#[test]
+fn a_stop_flag_ends_a_run_and_is_otherwise_invisible() {
+    let p = exynos();
+    let w = Workload::from_spec("mixed8").unwrap();
+    let plain = simulate(&p, &w, config(&p, "ondemand", None, &[])).unwrap();
+    let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watched =
+        simulate(&p, &w, SimConfig { stop: Some(flag.clone()), ..config(&p, "ondemand", None, &[]) }).unwrap();
+    assert_eq!(serde_json::to_string(&plain).unwrap(), serde_json::to_string(&watched).unwrap());
+    flag.store(true, Ordering::Relaxed);
+    let stopped = simulate(&p, &w, SimConfig { stop: Some(flag), ..config(&p, "ondemand", None, &[]) });
+    assert_eq!(stopped.unwrap_err(), STOPPED);
+}
