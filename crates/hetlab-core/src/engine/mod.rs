@@ -268,7 +268,7 @@ impl<'a> Engine<'a> {
                 self.recompute();
             }
             self.out.events += 1;
-            if self.out.events % STOP_CHECK_EVENTS == 0 && self.stop_asked() {
+            if self.out.events.is_multiple_of(STOP_CHECK_EVENTS) && self.stop_asked() {
                 return false;
             }
             if self.now_us > last_us {
