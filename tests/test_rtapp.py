@@ -68,3 +68,10 @@ def test_what_is_not_supported_is_one_error_line(tmp_path, task, says):
     run = hetlab_cli("simulate", "--workload", doc)
     assert run.returncode != 0 and run.stdout == ""
     assert run.stderr.count("\n") == 1 and run.stderr.startswith("hetlab: error: ") and says in run.stderr
+
+
+def test_a_forever_loop_of_workless_events_ends_with_an_error(tmp_path):
+    # rt-app would spin here; a simulation must not hang on it
+    doc = write(tmp_path, "spin.json", json.dumps({"tasks": {"t": {"loop": -1, "resume": "nobody"}}}))
+    run = hetlab_cli("simulate", "--workload", doc)
+    assert run.returncode != 0 and run.stderr.startswith("hetlab: error: no progress in simulated time")

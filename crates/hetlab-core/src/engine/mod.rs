@@ -131,6 +131,9 @@ struct Outputs<'a> {
     /// The placement's over-utilisation state last traced.
     overutilized: Option<bool>,
     marks: Vec<crate::result::Mark>,
+    /// A thread went through more than MAX_EVENTS_WITHOUT_PROGRESS work-less phases inside one
+    /// event (a loop of `resume` phases): the run ends as making no progress.
+    stuck: bool,
 }
 
 impl Outputs<'_> {
@@ -227,7 +230,7 @@ impl<'a> Engine<'a> {
         if !completed && self.stop_asked() {
             return Err(STOPPED.into());
         }
-        if !completed && self.now_us < limit_us {
+        if self.out.stuck || (!completed && self.now_us < limit_us) {
             return Err(format!(
                 "no progress in simulated time at {:.6} s after {MAX_EVENTS_WITHOUT_PROGRESS} events: a task loops \
                  through phases without work or sleep; give its phases instructions or sleep_us",
@@ -251,6 +254,9 @@ impl<'a> Engine<'a> {
         // never reach the limit: it stops here, with `now` short of `limit_us`.
         let (mut last_us, mut same_time) = (self.now_us, 0u64);
         while self.live_user_threads > 0 {
+            if self.out.stuck {
+                return false;
+            }
             let next = self.next_event_us();
             let tick = self.next_tick_us();
             if next.min(tick) > limit_us {

@@ -331,6 +331,7 @@ impl<'a> Engine<'a> {
                 trace: config.trace.then(Vec::new),
                 overutilized: None,
                 marks: Vec::new(),
+                stuck: false,
             },
             tasks,
             config,

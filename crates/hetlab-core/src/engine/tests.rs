@@ -411,3 +411,17 @@ fn a_stop_flag_ends_a_run_and_is_otherwise_invisible() {
     let stopped = simulate(&p, &w, SimConfig { stop: Some(flag), ..config(&p, "ondemand", None, &[]) });
     assert_eq!(stopped.unwrap_err(), STOPPED);
 }
+
+/// A task that loops through work-less phases forever, all inside one event (resume wakes no
+/// one and takes no time), ends as making no progress instead of hanging.
+#[test]
+fn a_loop_of_workless_phases_inside_one_event_is_an_error() {
+    let p = exynos();
+    let w = Workload::from_toml(
+        "loop.toml",
+        "name = \"loop\"\n[[tasks]]\nname = \"spin\"\nrepeat = 4294967295\n[[tasks.phases]]\nresume = \"nobody\"\n",
+    )
+    .unwrap();
+    let e = simulate(&p, &w, config(&p, "ondemand", None, &[])).unwrap_err();
+    assert!(e.starts_with("no progress in simulated time"), "{e}");
+}

@@ -128,7 +128,12 @@ impl Engine<'_> {
     }
 
     fn enter_phases(&mut self, t: usize, waker: Option<usize>) {
-        loop {
+        for step in 0u64.. {
+            if step == super::MAX_EVENTS_WITHOUT_PROGRESS {
+                // work-less phases looping inside this one event: the run ends as stuck
+                self.out.stuck = true;
+                return;
+            }
             let th = &self.threads[t];
             let task = &self.tasks[th.task];
             if th.progress.phase >= task.phases.len() {
