@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Run LISA's task-state, load-tracking and frequency analyses on a hetlab trace and print what
+"""Run LISA's task-state, load-tracking, frequency and idle analyses on a hetlab trace and print what
 they find as JSON on stdout.
 
 Run it with the LISA venv's interpreter (``scripts/lisa-venv.sh`` prints its path), not with the
@@ -22,6 +22,7 @@ the trace's own timestamps)::
      "capacities": [[time, cpu, capacity, capacity_orig, capacity_curr], ...],
      "frequencies": [[time, cpu, kHz], ...],                                # ana.frequency
      "freq_residency": {first_cpu_of_domain: {kHz: [total_s, active_s]}},   # ana.frequency
+     "idle_residency": {cpu: {state: s}},  # ana.idle; state -1: not idle
      "overutilized": [[time, overutilized, len_s], ...]}                    # ana.status
 
 Exit status 2 on a usage error, 1 if LISA fails.
@@ -125,6 +126,13 @@ def analyse(trace_path, plat_info_path):
         out["freq_residency"][int(domain[0])] = {
             int(khz): [float(row.total_time), float(row.active_time)] for khz, row in df.iterrows()
         }
+
+    # Idle: the time each CPU spent in each cpu_idle state (-1: not idle).
+    idle = trace.ana.idle
+    out["idle_residency"] = {
+        cpu: {int(state): float(row.time) for state, row in idle.df_cpu_idle_state_residency(cpu).iterrows()}
+        for cpu in range(int(plat_info["cpus-count"]))
+    }
 
     try:
         ou = trace.ana.status.df_overutilized()
