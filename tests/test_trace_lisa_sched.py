@@ -346,14 +346,6 @@ def test_lisa_frequency_residency_is_the_runs(sched_run):
 
 
 @pytest.mark.lisa
-@pytest.mark.xfail(
-    strict=True,
-    reason="known engine bug, found by this test: OS jitter on an idle CPU is charged at once "
-    "(charge_kernel_time: busy time, energy, and a cpu_idle entry at the burst's end); a thread "
-    "switched in during the burst overlaps it, so the trace shows an idle entry while the thread "
-    "runs and busy_s counts the overlap twice (4 ms of 850 ms on CPU 1 here). Fixing it delays the "
-    "thread behind the burst and moves every reproduction's results.",
-)
 def test_lisa_idle_residency_is_the_runs_busy_time(sched_run):
     """ana.idle: the time each CPU spent out of idle (cpu_idle state -1) is the CPU's busy time
     in the run's summary; the rest of the run it sat in an idle state."""

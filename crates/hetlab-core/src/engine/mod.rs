@@ -146,6 +146,21 @@ impl Outputs<'_> {
             t.push(event);
         }
     }
+
+    /// Removes the events `traced_ahead` matches among the latest few thousand: events traced
+    /// in advance (a kernel burst's idle entry) that did not happen after all.
+    fn drop_recent(&mut self, traced_ahead: impl Fn(&TraceEvent) -> bool) {
+        if let Some(t) = &mut self.trace {
+            let from = t.len().saturating_sub(4096);
+            let mut i = t.len();
+            while i > from {
+                i -= 1;
+                if traced_ahead(&t[i]) {
+                    t.remove(i);
+                }
+            }
+        }
+    }
 }
 
 pub struct Engine<'a> {

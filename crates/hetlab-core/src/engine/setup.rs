@@ -285,6 +285,7 @@ impl<'a> Engine<'a> {
                 wakeups: 0,
                 pmu: Pmu::default(),
                 pmu_at_sample: CorePmu::default(),
+                kernel_burst: None,
             })
             .collect();
         let thread_task: Vec<usize> = threads.iter().map(|t| t.task).collect();

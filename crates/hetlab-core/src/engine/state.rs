@@ -107,6 +107,17 @@ pub(super) struct Cpu {
     pub wakeups: u64,
     pub pmu: Pmu,
     pub pmu_at_sample: CorePmu,
+    /// Kernel work charged at once on this idle CPU and not over yet (`charge_kernel_time`).
+    pub kernel_burst: Option<KernelBurst>,
+}
+
+/// Kernel work charged in advance on an idle CPU: when it ends, and what each µs of it was
+/// charged, so a thread switched in before the end can take the rest back.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct KernelBurst {
+    pub until_us: f64,
+    pub khz: u32,
+    pub mw: f64,
 }
 
 /// Threads that ran since a policy's previous sample, with their counters at that sample:

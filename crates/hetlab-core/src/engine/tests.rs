@@ -425,3 +425,28 @@ fn a_loop_of_workless_phases_inside_one_event_is_an_error() {
     let e = simulate(&p, &w, config(&p, "ondemand", None, &[])).unwrap_err();
     assert!(e.starts_with("no progress in simulated time"), "{e}");
 }
+
+/// OS jitter on an idle CPU is traced ahead (its idle entry at the burst's end); a thread
+/// switched in before that end waits for the burst, and the entry is dropped: in time order, no
+/// CPU enters an idle state while a thread runs on it, and each CPU's busy time is the time a
+/// thread or a burst held it, counted once.
+#[test]
+fn a_thread_switched_in_during_a_kernel_burst_waits_for_it() {
+    let p = exynos();
+    let mut c = config(&p, "schedutil", None, &[]);
+    c.scheduler = SchedPolicy::parse("smp").unwrap();
+    c.trace = true;
+    let r = run(&p, "mixed8", c);
+    let mut events: Vec<&TraceEvent> = r.trace.iter().collect();
+    events.sort_by(|a, b| a.time_us().total_cmp(&b.time_us()));
+    let mut running = vec![false; p.ncpus()];
+    for e in events {
+        match *e {
+            TraceEvent::SchedSwitch { cpu, next_tid, .. } => running[cpu] = next_tid != 0,
+            TraceEvent::CpuIdle { cpu, state, time_us } if state != crate::trace::CPU_IDLE_EXIT => {
+                assert!(!running[cpu], "CPU {cpu} enters idle state {state} at {time_us} µs with a thread on it");
+            }
+            _ => {}
+        }
+    }
+}

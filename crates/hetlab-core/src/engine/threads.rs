@@ -4,10 +4,10 @@
 //! pulls, migration of waiting and running threads (with the cold cache it leaves), and the
 //! PELT signals updated where the kernel updates them (enqueue, dequeue, the tick, migration).
 
-use super::state::ThreadState;
+use super::state::{KernelBurst, ThreadState};
 use super::Engine;
 use crate::model::cci;
-use crate::model::idle::STATE_WFI;
+use crate::model::idle::{STATE_CLUSTER_OFF, STATE_WFI};
 use crate::random::uniform;
 use crate::result::Mark;
 use crate::sched::cfs;
@@ -375,7 +375,10 @@ impl Engine<'_> {
     /// CPU was idle).
     fn switch_in(&mut self, cpu: usize, t: usize, prev: Option<(u32, PrevState)>) {
         let p = self.policy_of(cpu);
-        if prev.is_none() {
+        if prev.is_none() && self.in_kernel_burst(cpu) {
+            // the CPU has not gone back to idle: the thread runs after the rest of the burst
+            self.join_kernel_burst(cpu, t);
+        } else if prev.is_none() {
             let exit_us = self.power_up(self.sched.cluster_of[cpu]);
             self.threads[t].progress.stolen_us += exit_us;
             self.wake_policy(p);
@@ -621,11 +624,48 @@ impl Engine<'_> {
                     mw += self.platform.clusters[c].active_mw_at(self.hw.clusters[c].cur_opp);
                 }
                 self.hw.energy.add_dynamic_mj(c, mw * busy_us * 1e-6);
+                self.cpus[cpu].kernel_burst = Some(KernelBurst { until_us: now + busy_us, khz, mw });
                 self.out.trace(TraceEvent::CpuIdle { time_us: now, cpu, state: CPU_IDLE_EXIT });
                 self.out.trace(TraceEvent::CpuIdle { time_us: now + busy_us, cpu, state: STATE_WFI });
                 self.maybe_power_down(c, now + busy_us);
             }
         }
+    }
+
+    fn in_kernel_burst(&self, cpu: usize) -> bool {
+        self.cpus[cpu].kernel_burst.is_some_and(|b| b.until_us > self.now_us)
+    }
+
+    /// A thread switched in on `cpu` while kernel work charged in advance is still under way
+    /// (softirqs run before the scheduler returns to a task): the thread waits for the rest as
+    /// stolen time, which its own busy time then covers, so the CPU's busy time, cycles and
+    /// energy charged for that rest are taken back, and the idle entry traced at the burst's
+    /// end is dropped (the CPU never went idle).
+    fn join_kernel_burst(&mut self, cpu: usize, t: usize) {
+        let Some(burst) = self.cpus[cpu].kernel_burst.take() else { return };
+        let rest_us = burst.until_us - self.now_us;
+        self.threads[t].progress.stolen_us += rest_us;
+        let st = &mut self.cpus[cpu];
+        st.busy_us -= rest_us;
+        st.idle_since_sample_us += rest_us;
+        st.pmu.cycles -= rest_us * burst.khz as f64 / 1000.0;
+        self.hw.energy.add_dynamic_mj(self.sched.cluster_of[cpu], -burst.mw * rest_us * 1e-6);
+        let until_us = burst.until_us;
+        let c = self.sched.cluster_of[cpu];
+        if !self.hw.clusters[c].powered && self.hw.clusters[c].off_since_us > self.now_us {
+            // a power-down decided for the burst's end never happens
+            self.integrate();
+            self.hw.clusters[c].powered = true;
+            self.dirty = true;
+            let (off_since_us, cluster_cpus) = (self.hw.clusters[c].off_since_us, &self.sched.cpus_of_cluster[c]);
+            self.out.drop_recent(|e| {
+                matches!(*e, TraceEvent::CpuIdle { time_us, cpu: other, state: STATE_CLUSTER_OFF }
+                    if time_us == off_since_us && cluster_cpus.contains(&other))
+            });
+        }
+        self.out.drop_recent(|e| {
+            matches!(*e, TraceEvent::CpuIdle { time_us, cpu: c, state: STATE_WFI } if c == cpu && time_us == until_us)
+        });
     }
 
     /// OS jitter: the burst due on `cpu` now (`kernel::jitter`).
