@@ -196,6 +196,7 @@ def simulate(
     offline: Sequence[str] = (),
     scheduler: str = "pinned",
     sched_tunables: Mapping[str, float] | None = None,
+    switching: str = "gts",
     cpuidle: str = "wfi",
     model: str | None = None,
     perf_cpus: Sequence[int] = (),
@@ -220,6 +221,10 @@ def simulate(
     scheduler: task placement, `pinned`, `smp`, `hmp` or `eas` (list: `schedulers()`).
     sched_tunables: the placement's knobs with their sysfs names, e.g. {"up_threshold": 512}
         for `hmp` (/sys/kernel/hmp/); defaults are the platform's, else the policy's.
+    switching: which cores the OS's CPUs run on (list: `switching_modes()`): `gts` (every core;
+        the default), `iks` (the in-kernel switcher: one CPU per big/LITTLE pair, switched by
+        the frequency its governor asks on the virtual OPP table) or `cluster-switching` (one
+        cluster online, switched whole the same way).
     cpuidle: `wfi` (default; idle clusters stay powered and snooped, as on the seed paper's
         board) or `cluster-off` (cpuidle may power an idle cluster down).
     model: anti-snoop model: `lctes2020-fig4` (default) or a path to a trained model.json.
@@ -255,6 +260,7 @@ def simulate(
             seed=int(seed),
             scheduler=scheduler,
             sched_tunables=[(k, float(v)) for k, v in (sched_tunables or {}).items()],
+            switching=switching,
             governor=governor,
             tunables=[(k, float(v)) for k, v in (tunables or {}).items()],
             cluster=cluster,
@@ -321,6 +327,11 @@ def simulate_reps(
 def governors() -> list[dict[str, Any]]:
     """Governors with their tunables (sysfs names, defaults, units)."""
     return json.loads(_core.governors())
+
+
+def switching_modes() -> list[dict[str, Any]]:
+    """The big.LITTLE switching modes: name and summary."""
+    return json.loads(_core.switching_modes())
 
 
 def schedulers() -> list[dict[str, Any]]:

@@ -120,7 +120,8 @@ def _format_run(r: api.SimResult) -> str:
     s = r.summary
     e = s["energy"]
     lines = [
-        f"platform {s['platform']}  workload {s['workload']}  seed {s['seed']}  scheduler {s['scheduler']}",
+        f"platform {s['platform']}  workload {s['workload']}  seed {s['seed']}  scheduler {s['scheduler']}"
+        + ("" if s["switching"] == "gts" else f"  switching {s['switching']} ({s['cpu_switches']} CPU switches)"),
         f"time         {s['time_s']:.6f} s" + ("" if s["completed"] else "  (time limit reached)"),
         f"energy       {e['total_j']:.4f} J  = "
         + "  ".join(f"{c['name']} {j:.4f}" for c, j in zip(s["clusters"], e["clusters_j"]))
@@ -201,6 +202,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         tunables=_parse_tunables(args.tunable) if args.tunable else None,
         offline=[c for c in args.offline.split(",") if c] if args.offline else None,
         scheduler=args.scheduler,
+        switching=args.switching,
         sched_tunables=_parse_tunables(args.sched_tunable, "--sched-tunable", "up_threshold=512")
         if args.sched_tunable
         else None,
@@ -312,6 +314,9 @@ def cmd_schedulers(args: argparse.Namespace) -> int:
         print(f"{s['name']}: {s['summary']}")
         for t in s["tunables"]:
             print(f"    {t['name']:30} default {t['default']!s:>6} {t['help']}")
+    print("\nswitching modes (simulate --switching; iks and cluster-switching run with pinned or smp):")
+    for m in api.switching_modes():
+        print(f"  {m['name']}: {m['summary']}")
     return 0
 
 
@@ -611,6 +616,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--scheduler",
         choices=[s["name"] for s in api.schedulers()],
         help=f"task placement (default: {sim_default('scheduler')}; list: hetlab schedulers)",
+    )
+    sim.add_argument(
+        "--switching",
+        choices=[m["name"] for m in api.switching_modes()],
+        help=f"which cores the OS's CPUs run on (default: {sim_default('switching')}): gts, every core; iks, the "
+        "in-kernel switcher (one CPU per big/LITTLE pair, moved by the frequency asked on the virtual OPP table, "
+        "LITTLE kHz halved); cluster-switching, one cluster online, switched whole (list: hetlab schedulers)",
     )
     sim.add_argument(
         "--sched-tunable",

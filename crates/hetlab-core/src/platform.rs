@@ -113,6 +113,12 @@ pub struct SchedCosts {
     /// (0: not described).
     #[serde(default)]
     pub tick_cycles: f64,
+    /// A big.LITTLE switch (`sched::switching`): the time a logical CPU stops between its
+    /// outbound core saving its context and its inbound core resuming it (GIC migration, CPU
+    /// PM notifiers, state save and restore), besides the inbound cluster's power-up and the
+    /// cold caches, µs (0: not described).
+    #[serde(default)]
+    pub switch_transfer_us: f64,
 }
 
 /// On-board power sensors (the Odroid-XU3's INA231s) as an experiment reads them.
@@ -372,6 +378,7 @@ impl Platform {
         }
         non_negative("sched.active_migration_latency_us", self.sched.active_migration_latency_us)?;
         non_negative("sched.tick_cycles", self.sched.tick_cycles)?;
+        non_negative("sched.switch_transfer_us", self.sched.switch_transfer_us)?;
         if self.core_types.is_empty() {
             return Err("core_types: at least one core type is needed".into());
         }

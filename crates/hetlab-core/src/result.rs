@@ -13,6 +13,10 @@ pub struct RunResult {
     pub scheduler: String,
     /// Governor per cluster, in cluster order.
     pub governors: Vec<String>,
+    /// Which cores the logical CPUs ran on (`sched::switching`: gts, iks, cluster-switching).
+    pub switching: String,
+    /// Times the switcher moved a logical CPU to its partner core.
+    pub cpu_switches: u64,
     /// Whether every task finished before the time limit.
     pub completed: bool,
     /// Makespan: time until the last task finished, s.

@@ -138,6 +138,16 @@ fn schedulers() -> String {
     serde_json::Value::Array(list).to_string()
 }
 
+/// The big.LITTLE switching modes (name, summary), as JSON.
+#[pyfunction]
+fn switching_modes() -> String {
+    let list: Vec<serde_json::Value> = hetlab_core::sched::switching::SwitchingMode::ALL
+        .iter()
+        .map(|&m| serde_json::json!({"name": m.name(), "summary": m.summary()}))
+        .collect();
+    serde_json::Value::Array(list).to_string()
+}
+
 /// Checks a workload spec or file and returns its name and thread count.
 #[pyfunction]
 #[pyo3(signature = (spec, origin="", text=None))]
@@ -168,6 +178,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(board::characterize_board, m)?)?;
     m.add_function(wrap_pyfunction!(governors, m)?)?;
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;
+    m.add_function(wrap_pyfunction!(switching_modes, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_platforms, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_workloads, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_platform_text, m)?)?;

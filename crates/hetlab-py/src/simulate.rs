@@ -10,6 +10,7 @@ use std::time::Duration;
 use hetlab_core::engine::{simulate as run_simulation, CpuIdle, SimConfig};
 use hetlab_core::kernel::perf_sampling::PerfSampling;
 use hetlab_core::kernel::rcu::RcuOptions;
+use hetlab_core::sched::switching::SwitchingMode;
 use hetlab_core::sched::SchedPolicy;
 use hetlab_core::trace::{run_intervals, write_ftrace, write_lisa_plat_info};
 
@@ -64,14 +65,14 @@ type Simulated = (String, PyObject, Option<String>, Option<String>, Option<PyObj
 /// `intervals`).
 /// `model` is a model's JSON text (None: the paper's Figure 4 trees); `freq` pins clusters'
 /// frequencies, kHz; `sched_tunables` are the placement policy's knobs (sysfs name, value);
-/// `perf_cpus` (empty: off) and `perf_period` are `perf record -e instructions -C <cpus> -c
+/// `switching` is `gts`, `iks` or `cluster-switching` (`sched::switching`); `perf_cpus` (empty: off) and `perf_period` are `perf record -e instructions -C <cpus> -c
 /// <period>` running beside the workload; `kernel` are RCU's boot options
 /// (`rcu_nocbs=0-1,rcu_fast_no_hz`, "" for none); an unknown keyword is a TypeError.
 #[pyfunction]
 #[pyo3(signature = (
     platform_name, platform_origin, platform_text, workload_spec, workload_origin, workload_text, *,
-    seed, scheduler, sched_tunables, governor, tunables, cluster, freq, offline, model, cpuidle, perf_cpus,
-    perf_period, kernel, start_temp_c, trace, intervals, time_limit_s
+    seed, scheduler, sched_tunables, switching, governor, tunables, cluster, freq, offline, model, cpuidle,
+    perf_cpus, perf_period, kernel, start_temp_c, trace, intervals, time_limit_s
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
@@ -85,6 +86,7 @@ pub fn simulate(
     seed: u64,
     scheduler: &str,
     sched_tunables: Vec<(String, f64)>,
+    switching: &str,
     governor: &str,
     tunables: Vec<(String, f64)>,
     cluster: Option<&str>,
@@ -120,6 +122,7 @@ pub fn simulate(
         seed,
         scheduler: SchedPolicy::parse(scheduler).map_err(err)?,
         sched_tunables,
+        switching: SwitchingMode::parse(switching).map_err(err)?,
         governors: SimConfig::governor_plan(&platform, governor, &tunables, cluster, &fixed).map_err(err)?,
         model,
         offline_clusters: offline,

@@ -8,6 +8,7 @@ use crate::kernel::perf_sampling::PerfSampling;
 use crate::kernel::rcu::RcuOptions;
 use crate::model::idle::CpuIdle;
 use crate::platform::Platform;
+use crate::sched::switching::SwitchingMode;
 use crate::sched::SchedPolicy;
 use crate::tree::AntiSnoopModel;
 use crate::workload::Task;
@@ -25,7 +26,11 @@ pub struct SimConfig {
     pub scheduler: SchedPolicy,
     /// The placement policy's tunables (sysfs name, value), over its and the platform's defaults.
     pub sched_tunables: Vec<(String, f64)>,
-    /// One per cpufreq policy, in policy order (one policy per cluster, in platform order).
+    /// Which cores the logical CPUs run on (`sched::switching`): all (GTS), one per big/LITTLE
+    /// pair (IKS) or one cluster's (cluster switching).
+    pub switching: SwitchingMode,
+    /// One per cluster, in platform order: under GTS each cluster's policy runs its own; under
+    /// a switcher every policy runs the setting of cpu0's cluster.
     pub governors: Vec<GovernorSetting>,
     pub model: Option<AntiSnoopModel>,
     /// Clusters whose CPUs are hotplugged off (cluster powered down, CCI port disabled).
@@ -68,6 +73,7 @@ impl SimConfig {
             seed: 1,
             scheduler: SchedPolicy::Pinned,
             sched_tunables: Vec::new(),
+            switching: SwitchingMode::Gts,
             governors,
             model: None,
             offline_clusters: Vec::new(),

@@ -8,7 +8,7 @@
 //! Map: `config` (what a run is asked), `setup` (building it), `state` (threads, CPUs,
 //! policies, clusters), this file (the loop), `threads` (phases, wake-ups, context switches,
 //! migration), `timers` (sleep timers), `idle` (cpuidle), `dvfs` (frequency requests,
-//! thermal caps), `sampling` (governor samples), `rates` (the model re-solved at each change),
+//! thermal caps), `cpumap` and `switcher` (logical CPUs on physical cores, big.LITTLE switches), `sampling` (governor samples), `rates` (the model re-solved at each change),
 //! `integrate` (energy, temperature and counters between changes), `report` (results).
 //! Who owns what: `crate::model` the mechanisms, `crate::sched` placement and run queues,
 //! `crate::kernel` the kernel's own work, `crate::governor` DVFS policies.
@@ -26,6 +26,7 @@ mod sampling;
 mod sched_trace;
 mod setup;
 mod state;
+mod switcher;
 mod threads;
 mod timers;
 
@@ -134,6 +135,8 @@ struct Outputs<'a> {
     /// A thread went through more than MAX_EVENTS_WITHOUT_PROGRESS work-less phases inside one
     /// event (a loop of `resume` phases): the run ends as making no progress.
     stuck: bool,
+    /// Logical CPUs the switcher moved to their partner core.
+    cpu_switches: u64,
 }
 
 impl Outputs<'_> {
@@ -190,6 +193,8 @@ pub struct Engine<'a> {
     /// Counter-overflow sampling on chosen CPUs, if configured.
     perf: Option<PerfCounters>,
     policies: Vec<Policy>,
+    /// The big.LITTLE switcher, under IKS or cluster switching (`switcher`).
+    switcher: Option<crate::sched::switching::Switcher>,
     /// Per logical CPU: its cpufreq policy.
     policy_of_cpu: Vec<usize>,
     hw: Hardware,

@@ -35,13 +35,19 @@ impl Engine<'_> {
             .iter()
             .enumerate()
             .map(|(c, cl)| {
-                let policy = self.policies.iter().find(|p| p.cluster == c).expect("one policy per cluster");
+                // under a switcher a cluster may have no policy left on it: all run one governor
+                let policy = self.policies.iter().find(|p| p.cluster == c).unwrap_or(&self.policies[0]);
                 let energy = &self.hw.energy.clusters[c];
                 ClusterReport {
                     name: platform.clusters[c].name.clone(),
                     governor: policy.governor_name.clone(),
                     avg_freq_khz: if self.now_us > 0.0 { cl.khz_us / self.now_us } else { cl.cur_khz as f64 },
-                    residency: policy.opps_khz.iter().zip(&cl.residency_us).map(|(&f, &us)| (f, us * 1e-6)).collect(),
+                    residency: platform.clusters[c]
+                        .opps
+                        .iter()
+                        .zip(&cl.residency_us)
+                        .map(|(o, &us)| (o[0], us * 1e-6))
+                        .collect(),
                     dynamic_j: energy.dynamic_j(),
                     static_j: energy.static_j(),
                     transitions: cl.transitions,
@@ -50,7 +56,11 @@ impl Engine<'_> {
                     online: cl.online,
                     power_downs: cl.power_downs,
                     off_s: (cl.off_us
-                        + if cl.online && !cl.powered { (self.now_us - cl.off_since_us).max(0.0) } else { 0.0 })
+                        + if !cl.powered && !self.config.offline_clusters.contains(&c) {
+                            (self.now_us - cl.off_since_us).max(0.0)
+                        } else {
+                            0.0
+                        })
                         * 1e-6,
                 }
             })
@@ -71,7 +81,9 @@ impl Engine<'_> {
             workload: self.workload_name.clone(),
             seed: self.config.seed,
             scheduler: self.config.scheduler.name().into(),
-            governors: self.policies.iter().map(|p| p.governor_name.clone()).collect(),
+            governors: clusters.iter().map(|c| c.governor.clone()).collect(),
+            switching: self.config.switching.name().into(),
+            cpu_switches: self.out.cpu_switches,
             completed,
             time_s: time_us * 1e-6,
             energy,

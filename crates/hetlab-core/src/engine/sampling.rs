@@ -64,12 +64,13 @@ impl Engine<'_> {
         }
         view.now_us = self.now_us as u64;
         view.policy = p;
-        view.cpuinfo_min_khz = cluster.min_khz();
-        view.cpuinfo_max_khz = cluster.max_khz();
-        view.policy_min_khz = cluster.min_khz();
-        view.policy_max_khz = cluster.max_khz();
+        let (min_khz, max_khz) = (policy.opps_khz[0], *policy.opps_khz.last().expect("a policy has OPPs"));
+        view.cpuinfo_min_khz = min_khz;
+        view.cpuinfo_max_khz = max_khz;
+        view.policy_min_khz = min_khz;
+        view.policy_max_khz = max_khz;
         view.thermal_cap_khz = self.upper_limit_khz(p);
-        view.cur_khz = self.hw.clusters[c].cur_khz;
+        view.cur_khz = policy.request_khz;
         view.transition_latency_ns = cluster.transition_latency_ns;
         view.tick_us = self.platform.tick_us();
         view.cpu_capacity = self.platform.cpu_capacity(c);

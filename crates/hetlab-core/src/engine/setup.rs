@@ -23,6 +23,7 @@ use crate::random::SeedableRng;
 use crate::sched::cfs;
 use crate::sched::cfs::RunQueue;
 use crate::sched::pelt::SchedAvg;
+use crate::sched::switching::Switcher;
 use crate::sched::{CpuMask, WakeKind};
 use crate::sched::{Placement, SchedEntity};
 use crate::trace::TraceEvent;
@@ -66,6 +67,10 @@ impl<'a> Engine<'a> {
                 platform.name
             ));
         }
+        let switcher = Switcher::new(platform, config.switching)?;
+        if let Some(sw) = &switcher {
+            check_switcher_config(sw, &config, placement.name())?;
+        }
         let mut rng = Rng::seed_from_u64(config.seed);
         let ncpus = platform.ncpus();
         let perf = config.perf_sampling.as_ref().map(|s| PerfCounters::new(s, platform, ncpus)).transpose()?;
@@ -73,7 +78,12 @@ impl<'a> Engine<'a> {
         let cluster_of: Vec<usize> = (0..ncpus)
             .map(|cpu| platform.clusters.iter().position(|c| c.cpus.contains(&cpu)).expect("validated"))
             .collect();
-        let online: Vec<bool> = cluster_of.iter().map(|c| !config.offline_clusters.contains(c)).collect();
+        let online: Vec<bool> = (0..ncpus)
+            .map(|cpu| {
+                !config.offline_clusters.contains(&cluster_of[cpu])
+                    && switcher.as_ref().is_none_or(|sw| sw.online_at_boot(cpu))
+            })
+            .collect();
         let jitter = Jitter::new(&platform.noise, &online, &mut rng);
         if !config.start_temp_c.is_empty()
             && (config.start_temp_c.len() != platform.clusters.len()
@@ -187,32 +197,50 @@ impl<'a> Engine<'a> {
             return Err(format!("{kernel_threads} kernel threads; at most {}", FIRST_USER_TID - FIRST_KERNEL_TID));
         }
 
-        // One cpufreq policy per cluster (cpufreq-dt on big.LITTLE), its CPUs `related_cpus`.
-        let mut policies = Vec::new();
-        let mut clusters = Vec::new();
-        for (c, cl) in platform.clusters.iter().enumerate() {
-            let setting = &config.governors[c];
+        // One cpufreq policy per cluster (cpufreq-dt on big.LITTLE), its CPUs `related_cpus`;
+        // under a switcher, its policies over the virtual OPP table.
+        let policy = |cluster: usize, setting: &super::GovernorSetting, cpus: Vec<usize>, opps_khz: Vec<u32>| {
             let ctx = crate::governor::GovernorContext {
-                cluster_name: &cl.name,
+                cluster_name: &platform.clusters[cluster].name,
                 tick_us: platform.tick_us(),
                 model: config.model.as_ref(),
             };
-            let governor = registry::build(&setting.name, &setting.tunables, &ctx)?;
-            policies.push(Policy {
-                cluster: c,
-                cpus: cl.cpus.clone(),
+            Ok::<_, String>(Policy {
+                cluster,
+                cpus,
                 busy_cpus: 0,
-                governor,
+                governor: registry::build(&setting.name, &setting.tunables, &ctx)?,
                 governor_name: setting.name.clone(),
-                opps_khz: cl.freqs_khz(),
+                // the cluster boots at its top OPP, as the bootloader leaves it
+                request_khz: platform.clusters[cluster].max_khz(),
+                opps_khz,
                 pending: None,
                 next_sample_us: 0.0,
                 last_sample_us: 0.0,
                 ran: RanSince::new(threads.len()),
                 ports_at_sample: vec![(0, 0); nclusters],
                 cci_cycles_at_sample: 0,
-            });
-            let is_online = !config.offline_clusters.contains(&c);
+            })
+        };
+        let mut policies = Vec::new();
+        match &switcher {
+            None => {
+                for (c, cl) in platform.clusters.iter().enumerate() {
+                    policies.push(policy(c, &config.governors[c], cl.cpus.clone(), cl.freqs_khz())?);
+                }
+            }
+            Some(sw) => {
+                for cpus in sw.policies() {
+                    let mut p = policy(sw.first, &config.governors[sw.first], cpus, sw.virtual_khz.clone())?;
+                    p.request_khz = sw.virtual_of(sw.first, p.request_khz);
+                    policies.push(p);
+                }
+            }
+        }
+        let mut clusters = Vec::new();
+        for (c, cl) in platform.clusters.iter().enumerate() {
+            // a switcher's other cluster has no core in use: powered down until a switch
+            let is_online = !config.offline_clusters.contains(&c) && switcher.as_ref().is_none_or(|sw| sw.first == c);
             clusters.push(ClusterHw {
                 online: is_online,
                 powered: is_online,
@@ -233,6 +261,13 @@ impl<'a> Engine<'a> {
                 off_since_us: 0.0,
             });
         }
+        // Every logical CPU has a policy: an offline one its partner's (or the first).
+        let policy_of_cpu: Vec<usize> = (0..ncpus)
+            .map(|cpu| {
+                let partner = switcher.as_ref().and_then(|sw| sw.partner(cpu)).unwrap_or(cpu);
+                policies.iter().position(|p| p.cpus.contains(&cpu) || p.cpus.contains(&partner)).unwrap_or(0)
+            })
+            .collect();
 
         // Reference work for periodic phases: instructions per µs on the biggest core type at
         // its top OPP, idle memory, no snoop penalty.
@@ -257,10 +292,10 @@ impl<'a> Engine<'a> {
         let tick_us = platform.tick_us() as f64;
         let track_util = placement.uses_util() || policies.iter().any(|p| p.governor.reads_util());
         // LSK-MP 0019 counts performance and powersave as single-frequency: load scale 1024
-        let load_freq_invariant = policies
-            .iter()
-            .map(|p| {
-                placement.frequency_invariant_load() && !matches!(p.governor_name.as_str(), "performance" | "powersave")
+        let load_freq_invariant = (0..nclusters)
+            .map(|c| {
+                placement.frequency_invariant_load()
+                    && !matches!(config.governors[c].name.as_str(), "performance" | "powersave")
             })
             .collect();
         let sched = Sched {
@@ -307,10 +342,10 @@ impl<'a> Engine<'a> {
             sched,
             jitter,
             perf,
-            policy_of_cpu: (0..ncpus)
-                .map(|cpu| policies.iter().position(|p| p.cpus.contains(&cpu)).expect("every CPU has a policy"))
-                .collect(),
+            policy_of_cpu,
+            views: vec![PolicyView::default(); policies.len()],
             policies,
+            switcher,
             hw: Hardware {
                 clusters,
                 dram: DramState::default(),
@@ -322,7 +357,6 @@ impl<'a> Engine<'a> {
             reference_ips,
             snoop_cycles: (0..nclusters).map(|c| cci::snoop_response_cycles(platform, c)).collect(),
             dirty: true,
-            views: vec![PolicyView::default(); nclusters],
             scratch: Scratch::default(),
             out: Outputs {
                 events: 0,
@@ -333,6 +367,7 @@ impl<'a> Engine<'a> {
                 overutilized: None,
                 marks: Vec::new(),
                 stuck: false,
+                cpu_switches: 0,
             },
             tasks,
             config,
@@ -345,7 +380,7 @@ impl<'a> Engine<'a> {
     /// fork).
     fn start(&mut self) {
         for p in 0..self.policies.len() {
-            let khz = self.hw.clusters[self.policies[p].cluster].cur_khz;
+            let khz = self.policies[p].request_khz;
             for i in 0..self.policies[p].cpus.len() {
                 let cpu = self.policies[p].cpus[i];
                 self.out.trace(TraceEvent::CpuFrequency { time_us: 0.0, cpu, freq_khz: khz });
@@ -376,6 +411,26 @@ impl<'a> Engine<'a> {
             WakeKind::Fork
         }
     }
+}
+
+/// What a switcher cannot run with: hard affinity to a cluster or hotplugged clusters (the
+/// switcher owns which cores are online) and a placement that reads the CPUs' asymmetry (the
+/// OS sees one kind of logical CPU).
+fn check_switcher_config(sw: &Switcher, config: &SimConfig, placement: &str) -> Result<(), String> {
+    let mode = sw.mode.name();
+    if config.cluster.is_some() || !config.offline_clusters.is_empty() {
+        return Err(format!(
+            "switching mode {mode}: the switcher decides which cluster runs; drop --cluster and --offline (limit the \
+             frequency instead: the virtual OPPs above the LITTLE range run on big cores)"
+        ));
+    }
+    if !matches!(placement, "pinned" | "smp") {
+        return Err(format!(
+            "switching mode {mode} with scheduler {placement}: under a switcher the OS sees identical logical CPUs; \
+             use pinned or smp"
+        ));
+    }
+    Ok(())
 }
 
 /// Threads the tasks run.

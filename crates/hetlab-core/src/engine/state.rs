@@ -151,7 +151,7 @@ impl RanSince {
 
 /// A cpufreq policy: a governor choosing one frequency for its CPUs.
 pub(super) struct Policy {
-    /// Its hardware cluster (the clock it sets).
+    /// The hardware cluster its CPUs run on now (the clock it sets; a switcher changes it).
     pub cluster: usize,
     /// Its logical CPUs (`related_cpus`).
     pub cpus: Vec<usize>,
@@ -159,7 +159,10 @@ pub(super) struct Policy {
     pub busy_cpus: u32,
     pub governor: Box<dyn Governor>,
     pub governor_name: String,
+    /// The OPP table its governor sees: its cluster's, or the switcher's virtual table.
     pub opps_khz: Vec<u32>,
+    /// The frequency last set, in `opps_khz` terms (`policy->cur`).
+    pub request_khz: u32,
     /// A requested frequency and when the transition completes.
     pub pending: Option<(f64, u32)>,
     pub next_sample_us: f64,

@@ -578,7 +578,7 @@ impl Engine<'_> {
     /// within a cluster (the L2 is shared), in L1 and L2 across clusters — at the latencies the
     /// model gives for an idle memory system, overlapped by the core's memory-level
     /// parallelism unless its loads are dependent.
-    fn cold_cache_us(&self, t: usize, from: usize, to: usize) -> f64 {
+    pub(super) fn cold_cache_us(&self, t: usize, from: usize, to: usize) -> f64 {
         let th = &self.threads[t];
         let mem = &self.tasks[th.task].phases[th.progress.phase.min(self.tasks[th.task].phases.len() - 1)].mem;
         let core = self.platform.core_type_of(to);

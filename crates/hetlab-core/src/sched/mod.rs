@@ -15,6 +15,8 @@
 //! and [`eas`] (mainline energy-aware scheduling over the platform's energy model).
 //! Shared by the CFS policies: [`domains`] (the domain layouts), [`select`] (CFS's wake-up and
 //! fork CPU choice) and [`balance`] (new-idle, periodic and idle load balancing).
+//! Beside them, [`switching`]: the in-kernel switcher and cluster migration, which change
+//! which cores the logical CPUs run on.
 
 pub mod balance;
 pub mod cfs;
@@ -25,6 +27,7 @@ pub mod pelt;
 pub mod pinned;
 pub mod select;
 pub mod smp;
+pub mod switching;
 
 use crate::governor::tunables::{TunableInfo, Values};
 use crate::platform::Platform;
