@@ -140,13 +140,18 @@ def _format_run(r: api.SimResult) -> str:
             f"{c['static_j']:8.4f} {c['peak_temp_c']:7.1f}  {res}"
         )
     lines += ["", f"{'PMC totals':10} {'cpu_cycles':>14} {'inst_retired':>14} {'l2d_refill':>12} {'bus_access':>12}"]
-    for c in s["clusters"]:
-        cpus = [p for p in s["cpus"] if p["cluster"] == c["name"]]
+    # under a switcher a CPU's counts span both clusters: totals per CPU, not per cluster
+    groups = (
+        [(c["name"], [p for p in s["cpus"] if p["cluster"] == c["name"]]) for c in s["clusters"]]
+        if s["switching"] == "gts"
+        else [(f"cpu{p['cpu']}", [p]) for p in s["cpus"] if p["busy_s"] > 0]
+    )
+    for name, cpus in groups:
         tot = {
             k: sum(p["pmu"][k] for p in cpus) for k in ("cpu_cycles", "inst_retired", "l2d_cache_refill", "bus_access")
         }
         lines.append(
-            f"{c['name']:10} {tot['cpu_cycles']:14d} {tot['inst_retired']:14d}"
+            f"{name:10} {tot['cpu_cycles']:14d} {tot['inst_retired']:14d}"
             f" {tot['l2d_cache_refill']:12d} {tot['bus_access']:12d}"
         )
     rcu = s.get("rcu")
