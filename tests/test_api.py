@@ -56,6 +56,7 @@ def test_an_unknown_option_is_an_error_not_ignored():
         seed=1,
         scheduler="pinned",
         sched_tunables=[],
+        switching="gts",
         governor="ondemand",
         tunables=[],
         cluster=None,
