@@ -13,13 +13,18 @@ fn exynos5433() -> Platform {
     Platform::builtin("exynos5433").unwrap()
 }
 
-fn run(p: &Platform, workload: &str, governor: &str, mode: SwitchingMode, cluster: Option<&str>) -> RunResult {
-    let w = Workload::from_spec(workload).unwrap();
+/// `governor` on every policy under `mode`.
+fn config(p: &Platform, governor: &str, mode: SwitchingMode) -> SimConfig {
     let mut c = SimConfig::new(SimConfig::governor_plan(p, governor, &[], None, &[]).unwrap());
     c.switching = mode;
-    c.cluster = cluster.map(|n| p.cluster_index(n).unwrap());
     c.series = false;
-    simulate(p, &w, c).unwrap()
+    c
+}
+
+fn run(p: &Platform, workload: &str, governor: &str, mode: SwitchingMode, cluster: Option<&str>) -> RunResult {
+    let mut c = config(p, governor, mode);
+    c.cluster = cluster.map(|n| p.cluster_index(n).unwrap());
+    simulate(p, &Workload::from_spec(workload).unwrap(), c).unwrap()
 }
 
 fn cluster<'r>(r: &'r RunResult, name: &str) -> &'r hetlab_core::result::ClusterReport {
@@ -88,8 +93,7 @@ fn one_busy_cpu_switches_alone_under_iks_and_takes_the_cluster_under_cluster_swi
 fn a_switcher_refuses_what_it_cannot_run() {
     let p = exynos5433();
     let w = Workload::from_spec("cpu-bound:threads=1,instructions=1e6").unwrap();
-    let mut c = SimConfig::new(SimConfig::governor_plan(&p, "performance", &[], None, &[]).unwrap());
-    c.switching = SwitchingMode::Iks;
+    let mut c = config(&p, "performance", SwitchingMode::Iks);
     c.scheduler = hetlab_core::sched::SchedPolicy::Hmp;
     let err = simulate(&p, &w, c.clone()).unwrap_err();
     assert!(err.contains("use pinned or smp"), "{err}");
