@@ -169,11 +169,14 @@ def _format_run(r: api.SimResult) -> str:
             )
     if not s["cci_ports"]:
         return "\n".join([*lines, "", "no CCI on this platform"])
-    lines += ["", f"{'CCI port':10} {'si_rrq_hs_any':>14} {'stall_tt_full':>14} {'congestion':>11}"]
+    lines += [
+        "",
+        f"{'CCI port':10} {'si_rrq_hs_any':>14} {'stall_tt_full':>14} {'congestion':>11} {'fetch retries':>13}",
+    ]
     for p in s["cci_ports"]:
         lines.append(
             f"S{p['port']} {p['cluster']:7} {p['si_rrq_hs_any']:14d} {p['si_rrq_stall_tt_full']:14d}"
-            f" {p['cci_congestion']:11.5f}"
+            f" {p['cci_congestion']:11.5f} {p['mi_retry_speculative_fetch']:13d}"
         )
     return "\n".join(lines)
 

@@ -165,6 +165,9 @@ pub struct CoreType {
     pub mlp: f64,
     /// Share of sequential/strided misses the prefetcher hides, 0..=1.
     pub prefetch_coverage: f64,
+    /// Lines the stride prefetcher keeps in flight ahead of a stream: read requests a
+    /// streaming thread adds to its own misses at the interconnect (`model::cci`).
+    pub prefetch_degree: u32,
     /// CPI of compute-bound code relative to the reference (big) core type.
     pub cpi_factor: f64,
     /// Switching activity of a core stalled on memory, relative to a busy core, 0..=1.
@@ -225,6 +228,21 @@ pub struct Cluster {
     pub thermal_capacitance_j_per_c: f64,
 }
 
+/// What happens to the DRAM data of a speculative fetch that returns before the snoop response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SpeculativeFetch {
+    /// Discarded, and the read retried when the snoop response arrives (CCI-400 TRM DDI 0470D
+    /// §2.3): a miss the snoop outlasts costs snoop + DRAM and reads DRAM twice.
+    Retry,
+    /// Kept: the slower of snoop and DRAM decides (an interconnect that buffers early data).
+    Overlap,
+}
+
+/// Most misses (or prefetches) one core may have in flight: far above any real core's miss
+/// handling registers, low enough to keep the interconnect's request-source model small.
+pub const MAX_REQUESTS_IN_FLIGHT: u32 = 64;
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cci {
@@ -232,6 +250,12 @@ pub struct Cci {
     pub latency_ns: f64,
     pub read_tracker_entries: u32,
     pub snoop_path_l2_lookups: f64,
+    /// Part of a snoop's latency that does not scale with the snooped cluster's clock (the
+    /// interconnect's own cycles, asynchronous bridge crossings), ns.
+    pub snoop_fixed_ns: f64,
+    /// What the interconnect does when a speculative DRAM fetch returns before the snoop
+    /// response (`model::cci::SpeculativeFetch`).
+    pub speculative_fetch: SpeculativeFetch,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -392,10 +416,18 @@ impl Platform {
             }
             non_negative(&f("l1_hit_cycles"), t.l1_hit_cycles)?;
             non_negative(&f("l2_hit_cycles"), t.l2_hit_cycles)?;
-            if t.mlp.is_nan() || t.mlp < 1.0 {
-                return Err(format!("{} must be at least 1, got {}", f("mlp"), t.mlp));
+            // Bounded: each miss in flight is a request source of the interconnect's tracker model.
+            if t.mlp.is_nan() || !(1.0..=MAX_REQUESTS_IN_FLIGHT as f64).contains(&t.mlp) {
+                return Err(format!("{} must be between 1 and {MAX_REQUESTS_IN_FLIGHT}, got {}", f("mlp"), t.mlp));
             }
             fraction(&f("prefetch_coverage"), t.prefetch_coverage)?;
+            if t.prefetch_degree > MAX_REQUESTS_IN_FLIGHT {
+                return Err(format!(
+                    "{} must be at most {MAX_REQUESTS_IN_FLIGHT}, got {}",
+                    f("prefetch_degree"),
+                    t.prefetch_degree
+                ));
+            }
             positive(&f("cpi_factor"), t.cpi_factor)?;
             fraction(&f("stall_activity"), t.stall_activity)?;
             if let Some(cc) = &t.code_classes {
@@ -513,6 +545,7 @@ impl Platform {
             non_negative("cci.latency_ns", cci.latency_ns)?;
             positive("cci.read_tracker_entries", cci.read_tracker_entries as f64)?;
             non_negative("cci.snoop_path_l2_lookups", cci.snoop_path_l2_lookups)?;
+            non_negative("cci.snoop_fixed_ns", cci.snoop_fixed_ns)?;
         }
         if let Some(cost) = &self.perf_sample {
             positive("perf_sample.cycles", cost.cycles)?;

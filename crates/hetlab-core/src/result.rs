@@ -96,6 +96,9 @@ pub struct CciPortReport {
     pub si_rrq_hs_any: u64,
     pub si_rrq_stall_tt_full: u64,
     pub cci_congestion: f64,
+    /// This port's speculative fetches discarded and retried because the snoop response came
+    /// after the DRAM data (the CCI counts them at its master interface to memory).
+    pub mi_retry_speculative_fetch: u64,
 }
 
 /// A thread entered a marked phase.

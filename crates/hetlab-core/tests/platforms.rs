@@ -13,7 +13,7 @@ fn linsched_big_runs_compute_twice_as_fast_as_little() {
     let ns = |c: usize| {
         let core = p.core_type_of(c);
         let m = cache::miss_ratios(&mem, core, p.clusters[c].l2_bytes as f64);
-        let miss_ns = cci::miss_latency_ns(cci::traversal_ns(&p), p.dram.idle_latency_ns, 0.0);
+        let miss_ns = cci::unloaded_miss_ns(&p);
         cache::instr_time(&mem, core, p.clusters[c].max_khz() as f64 / 1e6, &m, miss_ns).total_ns()
     };
     let (little, big) = (p.cluster_index("little").unwrap(), p.cluster_index("big").unwrap());

@@ -200,8 +200,6 @@ pub struct Engine<'a> {
     hw: Hardware,
     /// Reference-work conversion for periodic phases, per task and phase: instructions per µs.
     reference_ips: Vec<Vec<f64>>,
-    /// Snoop response of each cluster, in its own cycles (`model::cci`).
-    snoop_cycles: Vec<f64>,
     /// Something changed that affects rates or power since the last `recompute`.
     dirty: bool,
     /// Governor views, reused between samples.

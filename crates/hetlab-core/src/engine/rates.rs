@@ -6,6 +6,7 @@
 use super::{Engine, Scratch};
 use crate::model::cache::{self, InstrTime};
 use crate::model::{cci, coherence, dram, power};
+use crate::platform::SpeculativeFetch;
 use crate::result::MAX_CLUSTERS;
 
 /// A running thread while the model is re-solved.
@@ -21,6 +22,8 @@ pub(super) struct Running {
     /// 1 + the share of refills that cost a write-back.
     write_factor: f64,
     dram_lines_per_instr: f64,
+    /// Reads it can have in flight beyond its L2 (`cache::requests_in_flight`).
+    requests_in_flight: u32,
     /// Shared read-modify-write lines moved into this core per instruction from another
     /// cluster, that transfer's latency, and the stall all such transfers add per instruction.
     cross_transfers_per_instr: f64,
@@ -45,7 +48,7 @@ impl Engine<'_> {
         if !cluster.powered {
             return 0.0;
         }
-        cci::snoop_latency_ns(self.snoop_cycles[c], cluster.cur_khz)
+        cci::platform_snoop_ns(self.platform, c, cluster.cur_khz)
     }
 
     /// Latency of moving a line from a core of cluster `from` into a core of cluster `to`
@@ -171,6 +174,7 @@ impl Engine<'_> {
             r.refills_per_instr = mem.refs_per_instr * m.l2_refills;
             r.write_factor = 1.0 + mem.write_fraction;
             r.dram_lines_per_instr = mem.refs_per_instr * m.l2_refills * (1.0 + mem.write_fraction);
+            r.requests_in_flight = cache::requests_in_flight(mem, platform.core_type_of(c));
         }
 
         self.solve_coherence(running);
@@ -179,19 +183,27 @@ impl Engine<'_> {
         let capacity_lines_per_ns = dram::capacity_lines_per_ns(&platform.dram);
         let service_ns = 1.0 / capacity_lines_per_ns;
         let idle_ns = platform.dram.idle_latency_ns * self.hw.dram.noise;
-        // Per cluster: the latency of an L2 miss at DRAM utilisation `rho`, ns.
-        let miss_ns_at = |rho: f64| {
+        let fetch = platform.cci.as_ref().map_or(SpeculativeFetch::Overlap, |cci| cci.speculative_fetch);
+        // Per cluster: an L2 miss at DRAM utilisation `rho`.
+        let miss_at = |rho: f64| {
             let dram_ns = dram::latency_ns(idle_ns, service_ns, rho);
-            snoop_for.map(|snoop| cci::miss_latency_ns(cci::traversal_ns(platform), dram_ns, snoop))
+            snoop_for.map(|snoop| cci::miss(fetch, cci::traversal_ns(platform), dram_ns, snoop))
+        };
+        // DRAM lines per instruction: a retried fetch reads its line a second time.
+        let lines_per_instr = |r: &Running, miss: cci::Miss| {
+            r.dram_lines_per_instr + if miss.retried { r.refills_per_instr } else { 0.0 }
         };
         let demand = |rho: f64| -> f64 {
-            let miss_ns = miss_ns_at(rho);
-            running.iter().map(|r| r.dram_lines_per_instr / r.time_at(miss_ns[r.cluster]).total_ns()).sum::<f64>()
+            let miss = miss_at(rho);
+            running
+                .iter()
+                .map(|r| lines_per_instr(r, miss[r.cluster]) / r.time_at(miss[r.cluster].latency_ns).total_ns())
+                .sum::<f64>()
                 / capacity_lines_per_ns
         };
         let rho = dram::solve_utilisation(self.hw.dram.utilisation, demand);
         self.hw.dram.utilisation = rho;
-        let miss_ns = miss_ns_at(rho);
+        let miss = miss_at(rho);
 
         // Each running thread's rates, and what they put on the CCI ports and the DRAM.
         for port in self.hw.clusters.iter_mut().filter_map(|cl| cl.port.as_mut()) {
@@ -199,12 +211,15 @@ impl Engine<'_> {
         }
         // The queue's latency alone does not cap demand when prefetching and overlap hide it:
         // past the sustained bandwidth every thread waits its turn at the controller.
-        let demand_lines_per_us: f64 =
-            running.iter().map(|r| r.dram_lines_per_instr * 1000.0 / r.time_at(miss_ns[r.cluster]).total_ns()).sum();
+        let demand_lines_per_us: f64 = running
+            .iter()
+            .map(|r| lines_per_instr(r, miss[r.cluster]) * 1000.0 / r.time_at(miss[r.cluster].latency_ns).total_ns())
+            .sum();
         let stretch = dram::bandwidth_stretch(demand_lines_per_us, capacity_lines_per_ns * 1000.0);
         let mut lines_per_us = 0.0;
         for r in running.iter() {
-            let mut it: InstrTime = r.time_at(miss_ns[r.cluster]);
+            let miss = miss[r.cluster];
+            let mut it = r.time_at(miss.latency_ns);
             if stretch > 1.0 {
                 it.stall_ns += it.total_ns() * (stretch - 1.0);
             }
@@ -215,12 +230,17 @@ impl Engine<'_> {
             speed.refills_per_instr = r.refills_per_instr;
             speed.bus_per_instr = speed.refills_per_instr * r.write_factor;
             if let Some(port) = &mut self.hw.clusters[r.cluster].port {
-                port.add_reader(speed.instr_per_us * speed.refills_per_instr, miss_ns[r.cluster]);
-                if r.cross_transfers_per_instr > 0.0 {
-                    port.add_reader(speed.instr_per_us * r.cross_transfers_per_instr, r.cross_transfer_ns);
+                let refills_per_us = speed.instr_per_us * speed.refills_per_instr;
+                let cross_per_us = speed.instr_per_us * r.cross_transfers_per_instr;
+                let reads_per_us = refills_per_us + cross_per_us;
+                if reads_per_us > 0.0 {
+                    let hold_ns =
+                        (refills_per_us * miss.latency_ns + cross_per_us * r.cross_transfer_ns) / reads_per_us;
+                    let retries_per_us = if miss.retried { refills_per_us } else { 0.0 };
+                    port.add_reader(reads_per_us, hold_ns, r.requests_in_flight, retries_per_us);
                 }
             }
-            lines_per_us += speed.instr_per_us * speed.bus_per_instr;
+            lines_per_us += speed.instr_per_us * lines_per_instr(r, miss);
         }
         if let Some(cci) = &platform.cci {
             for port in self.hw.clusters.iter_mut().filter_map(|cl| cl.port.as_mut()) {

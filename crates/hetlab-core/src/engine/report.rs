@@ -114,6 +114,7 @@ impl Engine<'_> {
                         si_rrq_hs_any: reads,
                         si_rrq_stall_tt_full: stalls,
                         cci_congestion: port.congestion(),
+                        mi_retry_speculative_fetch: port.retries(),
                     }
                 })
                 .collect(),

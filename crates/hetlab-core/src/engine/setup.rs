@@ -275,7 +275,7 @@ impl<'a> Engine<'a> {
         let ref_core = platform.core_type_of(reference);
         let ref_ghz = platform.clusters[reference].max_khz() as f64 / 1e6;
         let ref_l2 = platform.clusters[reference].l2_bytes as f64;
-        let miss_ns = cci::miss_latency_ns(cci::traversal_ns(platform), platform.dram.idle_latency_ns, 0.0);
+        let miss_ns = cci::unloaded_miss_ns(platform);
         let reference_ips = tasks
             .iter()
             .map(|t| {
@@ -355,7 +355,6 @@ impl<'a> Engine<'a> {
                 integrated_until_us: 0.0,
             },
             reference_ips,
-            snoop_cycles: (0..nclusters).map(|c| cci::snoop_response_cycles(platform, c)).collect(),
             dirty: true,
             scratch: Scratch::default(),
             out: Outputs {

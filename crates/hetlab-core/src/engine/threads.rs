@@ -590,9 +590,7 @@ impl Engine<'_> {
         let mut ns = l1_lines * core.l2_hit_cycles / ghz / mlp;
         if from != to {
             let l2_lines = ws.min(self.platform.clusters[from].l2_bytes as f64) / line;
-            let miss_ns =
-                cci::miss_latency_ns(cci::traversal_ns(self.platform), self.platform.dram.idle_latency_ns, 0.0);
-            ns += l2_lines * miss_ns / mlp;
+            ns += l2_lines * cci::unloaded_miss_ns(self.platform) / mlp;
         }
         ns * 1e-3
     }

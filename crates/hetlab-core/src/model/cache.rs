@@ -113,6 +113,16 @@ pub fn compute_cycles(mem: &MemProfile, core: &CoreType) -> f64 {
     }
 }
 
+/// Reads a thread of `mem` on `core` can have in flight beyond its L2 — the request sources it
+/// offers the interconnect's read tracker (`model::cci`): one for a dependent chain, else the
+/// core's overlap of independent misses rounded up, plus the prefetcher's degree when the phase
+/// streams (a sequential or strided component).
+pub fn requests_in_flight(mem: &MemProfile, core: &CoreType) -> u32 {
+    let demand = if mem.dependent_loads { 1 } else { core.mlp.ceil() as u32 };
+    let streams = mem.accesses().iter().any(|a| matches!(a.pattern, Pattern::Sequential | Pattern::Strided));
+    demand + if streams { core.prefetch_degree } else { 0 }
+}
+
 /// [`instr_time`] with everything but the miss latency worked out, for solvers that try
 /// many miss latencies.
 #[derive(Debug, Clone, Copy, Default)]
@@ -186,6 +196,21 @@ mod tests {
         let seq = miss_ratios(&chase(4194304, "sequential"), a7, 524288.0);
         assert!((seq.l2_refills - line_miss_ratio(32.0, Order::Cyclic) / 16.0).abs() < 1e-12);
         assert!((seq.l2 - seq.l2_refills * 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_chain_has_one_read_in_flight_a_stream_adds_its_prefetches() {
+        let p = Platform::builtin("exynos5422").unwrap();
+        let (a7, a15) = (p.core_type_of(0), p.core_type_of(1));
+        assert_eq!(requests_in_flight(&chase(1 << 20, "random"), a7), 1);
+        assert_eq!(requests_in_flight(&chase(1 << 20, "random"), a15), 1);
+        // a sequential chase: its one demand miss and the prefetcher's lines (A7 1, A15 8)
+        assert_eq!(requests_in_flight(&chase(1 << 20, "sequential"), a7), 2);
+        assert_eq!(requests_in_flight(&chase(1 << 20, "sequential"), a15), 9);
+        // independent misses: the overlap rounded up (A7 mlp 1.2, A15 4)
+        let mut independent = chase(1 << 20, "random");
+        independent.dependent_loads = false;
+        assert_eq!((requests_in_flight(&independent, a7), requests_in_flight(&independent, a15)), (2, 4));
     }
 
     #[test]

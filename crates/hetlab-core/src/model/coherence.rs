@@ -33,8 +33,7 @@ pub fn platform_transfer_ns(platform: &Platform, from: usize, to: usize) -> f64 
     let core = platform.core_type_of(to);
     let ghz = platform.clusters[to].max_khz() as f64 / 1e6;
     let cross = (from != to).then(|| {
-        let snoop_ns =
-            cci::snoop_latency_ns(cci::snoop_response_cycles(platform, from), platform.clusters[from].max_khz());
+        let snoop_ns = cci::platform_snoop_ns(platform, from, platform.clusters[from].max_khz());
         (cci::traversal_ns(platform), snoop_ns)
     });
     transfer_ns(core.l1_hit_cycles, core.l2_hit_cycles, ghz, cross)

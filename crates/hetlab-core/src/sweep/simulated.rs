@@ -200,8 +200,10 @@ mod tests {
         let Values::Int(seeds) = col("seed") else { panic!() };
         assert!(runs.windows(2).all(|w| w[0] <= w[1]) && runs[0] == 0 && *runs.last().unwrap() == 3);
         assert!(runs.iter().zip(seeds).all(|(r, s)| *s == 1 + r), "seed + run_id, per run");
+        let Values::Int(reads) = col("si_rrq_hs_any_little") else { panic!() };
+        assert!(reads.iter().all(|&n| n > 0), "a random 1 MB chase on little reads through its port");
         let Values::Float(congestion) = col("cci_congestion_little") else { panic!() };
-        assert!(congestion.iter().any(|&c| c > 0.0), "a random 4 MB chase on little reads through its port");
+        assert!(congestion.iter().all(|&c| c == 0.0), "with one read in flight it never waits for a tracker entry");
         assert!(run_chunk(&p, &plan, 0, 2, &mut |_| false).unwrap().is_none());
     }
 }
