@@ -1,0 +1,92 @@
+"""The CCI unknowns against the seed paper's claims: re-runs `hetlab reproduce lctes2020` on
+variants of the Exynos 5422 platform file, one unknown changed at a time, and prints a Markdown
+table of the claims each variant holds (docs/training.md shows its output).
+
+    python scripts/cci_sensitivity.py [OUT]      # about 2-3 minutes on 2 cores
+
+The unknowns: the read tracker's entries per slave port (SIx_R_MAX, not public), the snoop's
+frequency-independent part (with the snoop path re-derived from the same observation, the
+paper's 0.6-0.7 GHz threshold: (145 ns - fixed) x 0.65 GHz / 27 A15 L2 cycles), and what the
+CCI does with a speculative fetch that returns before the snoop response (the TRM's retry, or
+keeping the early data).
+"""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+PLATFORM = Path(__file__).resolve().parent.parent / "data" / "platforms" / "exynos5422.toml"
+
+# (label, {key: value}) — the default first.
+VARIANTS = [
+    ("default (4 entries, fixed 0 ns, retry)", {}),
+    ("read_tracker_entries = 1", {"read_tracker_entries": "1"}),
+    ("read_tracker_entries = 2", {"read_tracker_entries": "2"}),
+    ("read_tracker_entries = 8", {"read_tracker_entries": "8"}),
+    *(
+        (
+            f"snoop_fixed_ns = {fixed} (lookups {(145 - fixed) * 0.65 / 27:.2f})",
+            {"snoop_fixed_ns": f"{fixed:.1f}", "snoop_path_l2_lookups": f"{(145 - fixed) * 0.65 / 27:.4f}"},
+        )
+        for fixed in (40, 100)
+    ),
+    ('speculative_fetch = "overlap"', {"speculative_fetch": '"overlap"'}),
+]
+
+# The claims shown, by the start of their text in report.md's claims table.
+CLAIMS = [
+    ("gcc-L speedup", "gcc-g23 on LITTLE: anti-snoop speedup"),
+    ("gcc-L energy", "gcc-g23 on LITTLE: anti-snoop energy"),
+    ("ccbench mean", "ccbench grid: mean"),
+    ("gcc snoop penalty", "snoop penalty of gcc"),
+    ("all-max most energy", "Realistic benchmarks: all-max spends"),
+    ("bbench", "bbench:"),
+    ("speedometer2", "speedometer2:"),
+]
+
+
+def variant_text(changes: dict[str, str]) -> str:
+    text = PLATFORM.read_text()
+    for key, value in changes.items():
+        text, n = re.subn(rf"(?m)^{key} = .*$", f"{key} = {value}", text, count=1)
+        assert n == 1, key
+    return text
+
+
+def claims(report: Path) -> list[tuple[str, str, str]]:
+    rows = []
+    for line in report.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and cells[-1] in ("yes", "no", "partly"):
+            rows.append((cells[0], cells[-2], cells[-1]))
+    return rows
+
+
+def main() -> None:
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "cci-sensitivity")
+    out.mkdir(parents=True, exist_ok=True)
+    header = ["variant", "claims held (partly)", *(name for name, _ in CLAIMS)]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for i, (label, changes) in enumerate(VARIANTS):
+        platform = out / f"variant-{i}.toml"
+        platform.write_text(variant_text(changes))
+        run = out / f"variant-{i}"
+        subprocess.run(
+            ["hetlab", "reproduce", "lctes2020", "--platform", str(platform), "--out", str(run)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        rows = claims(run / "report.md")
+        held = sum(r[2] == "yes" for r in rows)
+        partly = sum(r[2] == "partly" for r in rows)
+        cells = []
+        for _, start in CLAIMS:
+            claim, value, verdict = next(r for r in rows if r[0].startswith(start))
+            cells.append(f"{value} ({verdict})")
+        print(f"| {label} | {held}/{len(rows)} ({partly}) | " + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
