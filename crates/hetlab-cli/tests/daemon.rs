@@ -81,14 +81,11 @@ fn follows_load_writes_only_listed_frequencies_and_restores_exactly_on_sigterm()
     wait_for("both policies on userspace", 10.0, || both_userspace(&b));
     assert!(b.run_dir().join("hetlabd.saved").exists(), "saved settings are persisted while running");
     // fully busy: ondemand goes to each policy's max (scaling_max_freq, below cpuinfo max)
-    b.load(100);
-    wait_for("policy max under full load", 10.0, || setspeeds(&b, 1300000, 1800000));
+    b.load_until(100, "policy max under full load", |b| setspeeds(b, 1300000, 1800000));
     // idle: cpuinfo min, clamped up to each policy's min
-    b.load(0);
-    wait_for("policy min when idle", 10.0, || setspeeds(&b, 300000, 400000));
+    b.load_until(0, "policy min when idle", |b| setspeeds(b, 300000, 400000));
     // half busy: cpuinfo min + 50 % of the range, closest OPP
-    b.load(50);
-    wait_for("proportional frequency at 50 % load", 10.0, || setspeeds(&b, 800000, 1100000));
+    b.load_until(50, "proportional frequency at 50 % load", |b| setspeeds(b, 800000, 1100000));
     signal(&child, libc::SIGTERM);
     let f = finish(child);
     let seen = watch.finish();
@@ -120,8 +117,7 @@ fn sigint_mid_run_restores_and_missing_pmus_are_said_once() {
     let mut b = Board::new("sigint");
     let child = b.govern(&["--governor", "anti-snoop", "--tunable", "sampling_rate=10000", "-v"]).spawn().unwrap();
     wait_for("both policies on userspace", 10.0, || both_userspace(&b));
-    b.load(100);
-    wait_for("max", 10.0, || setspeeds(&b, 1300000, 1800000));
+    b.load_until(100, "max", |b| setspeeds(b, 1300000, 1800000));
     signal(&child, libc::SIGINT);
     let f = finish(child);
     assert_eq!(f.code, Some(0), "stderr:\n{}", f.stderr);
@@ -142,8 +138,7 @@ fn a_failing_sysfs_write_mid_run_restores_what_was_changed() {
     let mut b = Board::new("failwrite");
     let child = b.govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000"]).spawn().unwrap();
     wait_for("both policies on userspace", 10.0, || both_userspace(&b));
-    b.load(100);
-    wait_for("max", 10.0, || setspeeds(&b, 1300000, 1800000));
+    b.load_until(100, "max", |b| setspeeds(b, 1300000, 1800000));
     // root ignores file modes: make the next write fail by putting a directory in the way
     let f4 = b.policy(4).join("scaling_setspeed");
     fs::remove_file(&f4).unwrap();

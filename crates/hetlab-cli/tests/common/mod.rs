@@ -105,6 +105,16 @@ impl Board {
         self.write_stat();
     }
 
+    /// Keeps the CPUs `busy_pct` % busy until `cond` holds (10 s at most): the tick counters go
+    /// on advancing while the test waits, as /proc/stat's do. A single write would be seen only
+    /// if the daemon had read the counters before it, and its first read may come later.
+    pub fn load_until(&mut self, busy_pct: u64, what: &str, cond: impl Fn(&Board) -> bool) {
+        wait_for(what, 10.0, || {
+            self.load(busy_pct);
+            cond(self)
+        });
+    }
+
     /// Every file of the sysfs tree and its contents.
     pub fn snapshot(&self) -> Vec<(PathBuf, String)> {
         let mut out = Vec::new();
