@@ -52,9 +52,10 @@ def test_registered_experiments_are_well_formed(experiment):
 
 def test_lctes2020_runs_each_benchmark_on_each_cluster_in_the_figures_order():
     e = lctes2020.EXPERIMENT
-    assert len(e.benchmarks) == 2 * (15 + 7)
+    # the paper's Figure 5: 7 sizes x 3 patterns on each cluster
+    assert len(e.benchmarks) == 2 * (21 + 7)
     grid = [b.label for b in e.benchmarks if b.group == "ccbench"]
-    assert grid[:2] == ["ccbench-4096-random-L", "ccbench-16384-random-L"] and grid[15] == "ccbench-4096-random-b"
+    assert grid[:2] == ["ccbench-4-random-L", "ccbench-65536-random-L"] and grid[21] == "ccbench-4-random-b"
     rest = [b.label for b in e.benchmarks if b.group != "ccbench"]
     assert rest[:3] == ["gcc-g23-L", "gcc-g23-b", "bwaves-test-L"]
     assert all(b.options == {"cluster": "little" if b.label.endswith("-L") else "big"} for b in e.benchmarks)

@@ -72,9 +72,11 @@ def ns_per_access(size, cluster, iterations=200_000):
 def test_l2_step_sits_between_the_l2_sizes(cluster, below, above):
     sizes = [below // 4, below // 2, below, above, above * 2]
     t = {s: ns_per_access(s, cluster) for s in sizes}
-    # flat inside L2, a jump of more than 3x across the L2 size
-    assert t[below] < 1.2 * t[below // 4]
-    assert t[above] > 3 * t[below]
+    # flat inside L2, a jump of more than 3x across the L2 size; at the size itself part of the
+    # lap already misses (the system's share of the L2, as ramlat measures on hardware)
+    assert t[below // 2] < 1.2 * t[below // 4]
+    assert t[below // 2] < t[below] < t[above]
+    assert t[above] > 3 * t[below // 2]
     assert t[above * 2] >= t[above]
 
 

@@ -53,6 +53,12 @@ pub struct Platform {
     pub noise: Noise,
     pub governor_cost: GovernorCost,
     pub sensors: Sensors,
+    /// What the core PMU's events count where the architecture leaves it open (`[pmu]`).
+    #[serde(default)]
+    pub pmu: PmuSemantics,
+    /// What of each data cache a phase's working set cannot have (`model::cache`).
+    #[serde(default)]
+    pub caches: CacheSharing,
     /// CPU cost of one perf counter-overflow sample on this board's kernel; `None`: not
     /// described (perf sampling cannot be simulated on this platform).
     #[serde(default)]
@@ -121,11 +127,59 @@ pub struct SchedCosts {
     pub switch_transfer_us: f64,
 }
 
+/// Where ARMv7's BUS_ACCESS (event 0x19) draws "the boundary of the processor and its
+/// closely-coupled caches", which the architecture leaves IMPLEMENTATION DEFINED.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BusAccess {
+    /// One per cache line between the cluster's L2 and the interconnect (refills and
+    /// write-backs): the L2 as part of the processor.
+    #[default]
+    L2Line,
+    /// One per data beat between a core's L1 and the L2 (line fills and write-backs, line bytes /
+    /// `beat_bytes` each), as later ARM cores count it.
+    L1Beat,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PmuSemantics {
+    pub bus_access: BusAccess,
+    /// Width of the L1-L2 data path, bytes per beat; needed with `bus_access = "l1-beat"`.
+    #[serde(default)]
+    pub beat_bytes: Option<u32>,
+}
+
+impl PmuSemantics {
+    /// BUS_ACCESS counts per instruction from the line traffic: `l2_lines` between the L2 and
+    /// the interconnect, `l1_lines` between the L1 and the L2 (write-backs included in both).
+    pub fn bus_access_per_instr(&self, l2_lines: f64, l1_lines: f64, line_bytes: u64) -> f64 {
+        match self.bus_access {
+            BusAccess::L2Line => l2_lines,
+            BusAccess::L1Beat => l1_lines * line_bytes as f64 / self.beat_bytes.unwrap_or(line_bytes as u32) as f64,
+        }
+    }
+}
+
+/// The data caches as a program on this board finds them.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheSharing {
+    /// Share of every data cache (L1D, each L2) held by lines outside a phase's working set —
+    /// page tables, code, stack, the kernel's data — 0..1; 0: the whole cache is the phase's.
+    pub system_share: f64,
+}
+
 /// On-board power sensors (the Odroid-XU3's INA231s) as an experiment reads them.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Sensors {
     pub period_us: u64,
+    /// Constant power of sensed rails the model does not simulate (the XU3's GPU rail with the
+    /// GPU idle), mW: added to every reading, not to the board's total (the rest of the board's
+    /// draw already holds it).
+    #[serde(default)]
+    pub unmodelled_rails_mw: f64,
 }
 
 /// What one perf counter-overflow sample costs the CPU it interrupts (PMU interrupt, the
@@ -571,6 +625,15 @@ impl Platform {
         }
         non_negative("noise.dram_latency_sigma", self.noise.dram_latency_sigma)?;
         positive("sensors.period_us", self.sensors.period_us as f64)?;
+        non_negative("sensors.unmodelled_rails_mw", self.sensors.unmodelled_rails_mw)?;
+        if self.pmu.bus_access == BusAccess::L1Beat && !matches!(self.pmu.beat_bytes, Some(b) if b > 0) {
+            return Err(
+                "pmu.bus_access = \"l1-beat\" needs pmu.beat_bytes, the L1-L2 data path's width in bytes".into()
+            );
+        }
+        if !(0.0..1.0).contains(&self.caches.system_share) {
+            return Err(format!("caches.system_share must be in [0, 1), got {}", self.caches.system_share));
+        }
         non_negative("governor_cost.pmc_sample_base_us", self.governor_cost.pmc_sample_base_us)?;
         non_negative("governor_cost.pmc_per_thread_us", self.governor_cost.pmc_per_thread_us)?;
         non_negative("governor_cost.cci_read_us", self.governor_cost.cci_read_us)?;

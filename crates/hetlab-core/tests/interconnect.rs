@@ -96,3 +96,33 @@ fn a_snoop_slower_than_dram_costs_a_retried_fetch() {
     assert!(no_retries == 0 && (lines - 2.0).abs() < 0.02, "{no_retries} {lines}");
     assert!(retries > 0 && retries <= little_port(&on_little(&retry, &chase(), 200_000)).si_rrq_hs_any);
 }
+
+#[test]
+fn bus_access_counts_l2_lines_or_l1_beats() {
+    use hetlab_core::platform::BusAccess;
+    let lines = Platform::builtin("exynos5422").unwrap();
+    assert_eq!(lines.pmu.bus_access, BusAccess::L2Line);
+    let mut beats = lines.clone();
+    beats.pmu.bus_access = BusAccess::L1Beat;
+    beats.pmu.beat_bytes = Some(16);
+    let bus = |p: &Platform, size: &str| {
+        let w = Workload::from_spec(&format!("ccbench:size={size},pattern=random")).unwrap();
+        let r = on_little(p, &w, 2_000_000);
+        let (bus, reads) = (r.cpus.iter().map(|c| c.pmu.bus_access).sum::<u64>(), little_port(&r).si_rrq_hs_any);
+        (bus as f64, reads as f64)
+    };
+    // A DRAM chase: every load misses L1 and L2 alike; a 64-byte line is 4 beats of 16 bytes.
+    let (per_line, reads) = bus(&lines, "1048576");
+    assert!((per_line / reads - 1.0).abs() < 0.01, "one count per L2 refill: {per_line} vs {reads}");
+    let (per_beat, _) = bus(&beats, "1048576");
+    assert!((per_beat / per_line - 4.0).abs() < 0.05, "{per_beat} vs {per_line}");
+    // An L2-resident chase: no line leaves the cluster, but its L1 fills are beats.
+    let (l2_resident, _) = bus(&lines, "65536");
+    let (l2_resident_beats, _) = bus(&beats, "65536");
+    assert!(l2_resident < 1.0 && l2_resident_beats > 1e4, "{l2_resident} {l2_resident_beats}");
+    // The option needs the data path's width.
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/platforms/exynos5422.toml");
+    let text = std::fs::read_to_string(file).unwrap().replace("bus_access = \"l2-line\"", "bus_access = \"l1-beat\"");
+    let e = Platform::from_toml("x.toml", &text).unwrap_err();
+    assert!(e.contains("pmu.beat_bytes"), "{e}");
+}

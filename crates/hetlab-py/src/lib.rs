@@ -167,6 +167,7 @@ pub(crate) fn load_workload(spec: &str, origin: &str, text: Option<&str>) -> PyR
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("PAPER_CCBENCH_SIZES", hetlab_core::sweep::PAPER_SIZES.to_vec())?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(tree::tree_predict, m)?)?;
     m.add_function(wrap_pyfunction!(tree::builtin_model_json, m)?)?;

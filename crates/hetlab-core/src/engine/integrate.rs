@@ -33,9 +33,12 @@ impl Engine<'_> {
         dram::power_mw(&self.platform.dram, self.hw.dram.lines_per_us)
     }
 
-    /// One reading of the on-board sensors: the CPU-cluster and DRAM rails' power now.
+    /// One reading of the on-board sensors: the CPU-cluster and DRAM rails' power now, and the
+    /// rails sensed but not simulated.
     pub(super) fn read_sensors(&mut self) {
-        let rails_mw = self.hw.clusters.iter().map(|c| c.power.total_mw).sum::<f64>() + self.dram_power_mw();
+        let rails_mw = self.hw.clusters.iter().map(|c| c.power.total_mw).sum::<f64>()
+            + self.dram_power_mw()
+            + self.platform.sensors.unmodelled_rails_mw;
         self.hw.sensors.read(rails_mw);
     }
 }

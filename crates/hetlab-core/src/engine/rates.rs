@@ -19,6 +19,8 @@ pub(super) struct Running {
     cost: cache::InstrCost,
     refs_per_instr: f64,
     refills_per_instr: f64,
+    /// Lines filled into its L1 per instruction (BUS_ACCESS per beat counts these).
+    l1_refills_per_instr: f64,
     /// 1 + the share of refills that cost a write-back.
     write_factor: f64,
     dram_lines_per_instr: f64,
@@ -163,7 +165,7 @@ impl Engine<'_> {
             let m = match th.speed.cached_misses.filter(|(p, s, _)| (*p, *s) == key) {
                 Some((_, _, m)) => m,
                 None => {
-                    let m = cache::miss_ratios(mem, platform.core_type_of(c), l2_share);
+                    let m = cache::miss_ratios(mem, platform.core_type_of(c), l2_share, platform.caches.system_share);
                     self.threads[r.thread].speed.cached_misses = Some((key.0, key.1, m));
                     m
                 }
@@ -172,6 +174,7 @@ impl Engine<'_> {
             r.cost = cache::InstrCost::new(mem, platform.core_type_of(c), ghz, &m);
             r.refs_per_instr = mem.refs_per_instr;
             r.refills_per_instr = mem.refs_per_instr * m.l2_refills;
+            r.l1_refills_per_instr = mem.refs_per_instr * m.l1_refills;
             r.write_factor = 1.0 + mem.write_fraction;
             r.dram_lines_per_instr = mem.refs_per_instr * m.l2_refills * (1.0 + mem.write_fraction);
             r.requests_in_flight = cache::requests_in_flight(mem, platform.core_type_of(c));
@@ -228,7 +231,11 @@ impl Engine<'_> {
             speed.stall_share = it.stall_ns / it.total_ns();
             speed.refs_per_instr = r.refs_per_instr;
             speed.refills_per_instr = r.refills_per_instr;
-            speed.bus_per_instr = speed.refills_per_instr * r.write_factor;
+            speed.bus_per_instr = platform.pmu.bus_access_per_instr(
+                speed.refills_per_instr * r.write_factor,
+                r.l1_refills_per_instr * r.write_factor,
+                platform.core_type_of(r.cluster).line_bytes,
+            );
             if let Some(port) = &mut self.hw.clusters[r.cluster].port {
                 let refills_per_us = speed.instr_per_us * speed.refills_per_instr;
                 let cross_per_us = speed.instr_per_us * r.cross_transfers_per_instr;

@@ -65,7 +65,12 @@ impl Engine<'_> {
                 }
             })
             .collect();
-        let energy = self.hw.energy.report(platform.board.rest_power_mw, self.now_us, self.hw.sensors.readings_mj);
+        let energy = self.hw.energy.report(
+            platform.board.rest_power_mw,
+            platform.sensors.unmodelled_rails_mw,
+            self.now_us,
+            self.hw.sensors.readings_mj,
+        );
         // Indexed by tid (user tids start at 1000): built only for a trace, which alone reads it.
         let mut trace_threads = TraceThreads::default();
         if self.config.trace {

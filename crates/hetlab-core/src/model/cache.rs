@@ -14,6 +14,8 @@ pub struct MissRatios {
     pub l2: f64,
     /// L2 line refills per reference, prefetched ones included (what l2d_cache_refill counts).
     pub l2_refills: f64,
+    /// L1 line fills per reference, prefetched ones included (the lines crossing from L2 to L1).
+    pub l1_refills: f64,
 }
 
 /// Steady-state miss probability of a line when a working set `x` times the cache's capacity is
@@ -47,7 +49,9 @@ pub fn line_miss_ratio(x: f64, order: Order) -> f64 {
     }
 }
 
-/// Miss ratios of `mem` on `core` with `l2_bytes` of L2 available to it.
+/// Miss ratios of `mem` on `core` with `l2_bytes` of L2 available to it, when `system_share` of
+/// each cache (L1D and that L2) holds lines outside the phase's working set (page tables, code,
+/// stack, the kernel's: `platform.caches`; 0 for a program alone, as a cache simulator sees it).
 ///
 /// Strides of a power of two between a line and a page touch `stride/line` times fewer lines
 /// but also map to that many times fewer cache sets, so the capacity ratio is the array size
@@ -55,8 +59,9 @@ pub fn line_miss_ratio(x: f64, order: Order) -> f64 {
 ///
 /// A phase with several access components is a stack-distance step curve: components are
 /// sorted by working set, and each sees the capacity the smaller (hotter) ones leave.
-pub fn miss_ratios(mem: &MemProfile, core: &CoreType, l2_bytes: f64) -> MissRatios {
+pub fn miss_ratios(mem: &MemProfile, core: &CoreType, l2_bytes: f64, system_share: f64) -> MissRatios {
     let mut total = MissRatios::default();
+    let usable = 1.0 - system_share;
     let (mut l1_used, mut l2_used) = (0.0, 0.0);
     for a in mem.accesses() {
         let ws = a.working_set_bytes as f64;
@@ -69,12 +74,13 @@ pub fn miss_ratios(mem: &MemProfile, core: &CoreType, l2_bytes: f64) -> MissRati
             Pattern::Sequential | Pattern::Strided => core.prefetch_coverage,
         };
         let ratio = |capacity: f64| if capacity <= 0.0 { f64::INFINITY } else { ws / capacity };
-        let l1_lines = line_miss_ratio(ratio(core.l1d_bytes as f64 - l1_used), a.order) / refs_per_line;
+        let l1_lines = line_miss_ratio(ratio(core.l1d_bytes as f64 * usable - l1_used), a.order) / refs_per_line;
         // An L2 miss is also an L1 miss: the L2 sees at most the L1's misses.
-        let l2_lines = (line_miss_ratio(ratio(l2_bytes - l2_used), a.order) / refs_per_line).min(l1_lines);
+        let l2_lines = (line_miss_ratio(ratio(l2_bytes * usable - l2_used), a.order) / refs_per_line).min(l1_lines);
         total.l1 += a.fraction * l1_lines * (1.0 - hidden);
         total.l2 += a.fraction * l2_lines * (1.0 - hidden);
         total.l2_refills += a.fraction * l2_lines;
+        total.l1_refills += a.fraction * l1_lines;
         l1_used += ws;
         l2_used += ws;
     }
@@ -185,17 +191,29 @@ mod tests {
         let p = Platform::builtin("exynos5422").unwrap();
         let a7 = p.core_type_of(0);
         let a15 = p.core_type_of(1);
-        let l2 = |size, core, l2| miss_ratios(&chase(size, "random"), core, l2).l2;
+        let l2 = |size, core, l2| miss_ratios(&chase(size, "random"), core, l2, 0.0).l2;
         assert_eq!(l2(131072, a7, 524288.0), 0.0);
         assert!(l2(262144, a7, 524288.0) > 0.7);
         assert_eq!(l2(524288, a15, 2097152.0), 0.0);
         assert!(l2(1048576, a15, 2097152.0) > 0.7);
         // 8192 elements = 32 KB fits L1 entirely
-        assert_eq!(miss_ratios(&chase(8192, "random"), a7, 524288.0).l1, 0.0);
+        assert_eq!(miss_ratios(&chase(8192, "random"), a7, 524288.0, 0.0).l1, 0.0);
         // sequential word-by-word: one line refill per 16 accesses, half hidden on the A7
-        let seq = miss_ratios(&chase(4194304, "sequential"), a7, 524288.0);
+        let seq = miss_ratios(&chase(4194304, "sequential"), a7, 524288.0, 0.0);
         assert!((seq.l2_refills - line_miss_ratio(32.0, Order::Cyclic) / 16.0).abs() < 1e-12);
         assert!((seq.l2 - seq.l2_refills * 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_systems_share_of_a_cache_makes_a_cache_sized_working_set_miss() {
+        let p = Platform::builtin("exynos5422").unwrap();
+        let a7 = p.core_type_of(0);
+        // 512 KB on the A7's 512 KB L2: no misses when the program has the whole cache
+        assert_eq!(miss_ratios(&chase(131072, "random"), a7, 524288.0, 0.0).l2, 0.0);
+        // with 11.7 % held by the system, the lap no longer fits: m solves m = 1 - exp(-m x)
+        let x = 1.0 / (1.0 - 0.117);
+        let m = miss_ratios(&chase(131072, "random"), a7, 524288.0, 0.117).l2;
+        assert!((m - line_miss_ratio(x, Order::Cyclic)).abs() < 1e-12 && m > 0.2, "{m}");
     }
 
     #[test]
@@ -220,12 +238,12 @@ mod tests {
         let text = "name='x'\n[[tasks]]\nname='t'\n[[tasks.phases]]\ninstructions=10\ncomponents=[{fraction=0.9, working_set_bytes=16384}, {fraction=0.1, working_set_bytes=67108864}]\n";
         let mem = Workload::from_toml("t.toml", text).unwrap().tasks[0].phases[0].mem;
         // the 16 KB component fits L1 and L2; the 64 MB one misses (uniform: 1 - C/W) in both
-        let m = miss_ratios(&mem, a7, 524288.0);
+        let m = miss_ratios(&mem, a7, 524288.0, 0.0);
         let l2_big = 1.0 - (524288.0 - 16384.0) / 67108864.0;
         assert!((m.l2 - 0.1 * l2_big).abs() < 1e-12, "{m:?}");
         // an L1 (32 KB) smaller than the hot component (64 KB) leaves nothing to the cold one
         let hot = Workload::from_toml("t.toml", &text.replace("16384", "65536")).unwrap().tasks[0].phases[0].mem;
-        let m = miss_ratios(&hot, a7, 524288.0);
+        let m = miss_ratios(&hot, a7, 524288.0, 0.0);
         assert!((m.l1 - (0.9 * 0.5 + 0.1)).abs() < 1e-12, "{m:?}");
     }
 }

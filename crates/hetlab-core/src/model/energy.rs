@@ -60,14 +60,22 @@ impl EnergyAccount {
     }
 
     /// The run's energy after `elapsed_us`, with the rest of the board drawing
-    /// `board_power_mw` throughout and `sensor_readings_mj` from the [`Sensors`].
-    pub fn report(&self, board_power_mw: f64, elapsed_us: f64, sensor_readings_mj: f64) -> Energy {
+    /// `board_power_mw` throughout, sensed rails the model does not simulate drawing
+    /// `unmodelled_sensed_mw` (part of the board's draw), and `sensor_readings_mj` from the
+    /// [`Sensors`].
+    pub fn report(
+        &self,
+        board_power_mw: f64,
+        unmodelled_sensed_mw: f64,
+        elapsed_us: f64,
+        sensor_readings_mj: f64,
+    ) -> Energy {
         let clusters_j: Vec<f64> = self.clusters.iter().map(|c| c.dynamic_j() + c.static_j()).collect();
         let dram_j = self.dram_mj * 1e-3;
         let board_j = board_power_mw * elapsed_us * 1e-9;
         Energy {
             total_j: clusters_j.iter().sum::<f64>() + dram_j + board_j,
-            sensors_j: clusters_j.iter().sum::<f64>() + dram_j,
+            sensors_j: clusters_j.iter().sum::<f64>() + dram_j + unmodelled_sensed_mw * elapsed_us * 1e-9,
             sensor_readings_j: sensor_readings_mj * 1e-3,
             clusters_j,
             dram_j,
@@ -107,7 +115,7 @@ mod tests {
         a.add_cluster(0, ClusterPower { total_mw: 300.0, static_mw: 100.0 }, 2.0);
         a.add_dynamic_mj(1, 50.0);
         a.add_dram(60.0, 2.0);
-        let e = a.report(1000.0, 2e6, 700.0);
+        let e = a.report(1000.0, 0.0, 2e6, 700.0);
         assert!((e.clusters_j[0] - 0.6).abs() < 1e-12);
         assert!((a.clusters[0].static_j() - 0.2).abs() < 1e-12);
         assert!((e.clusters_j[1] - 0.05).abs() < 1e-12);

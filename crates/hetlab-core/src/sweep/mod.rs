@@ -63,7 +63,8 @@ impl ActiveOpp {
 pub struct SweepOptions {
     /// Names from [`PATTERNS`].
     pub patterns: Vec<String>,
-    /// Array sizes, 4-byte elements; empty = [`default_sizes`].
+    /// Array sizes, 4-byte elements; empty = [`default_sizes`], or [`PAPER_SIZES`] in the
+    /// paper's layout (`ActiveOpp::Top`).
     pub sizes: Vec<usize>,
     /// Repetitions per configuration (the t-test needs 2 or more).
     pub reps: u32,
@@ -110,6 +111,11 @@ impl SweepOptions {
         Ok(())
     }
 }
+
+/// The seed paper's ccbench array sizes, 4-byte elements: the labels of its Figure 5 (seed 001),
+/// 7 sizes; with 3 patterns and 5 repetitions they make the 105 samples per idle-cluster OPP of
+/// its Figure 4 (1,995 = 19 x 105, 1,365 = 13 x 105). The sweep's paper layout uses them.
+pub const PAPER_SIZES: [usize; 7] = [4, 65536, 131072, 160100, 1048576, 33554432, 67108864];
 
 /// Array sizes (4-byte elements) half and twice every cache size of every cluster (L1D of its
 /// core type, its L2): each size fits, or does not fit, each L1 and L2 (the paper's choice).
@@ -207,7 +213,10 @@ impl Plan {
             return Err(format!("the sweep needs at least one frequency for each of {}", clusters.join(", ")));
         }
         if options.sizes.is_empty() {
-            options.sizes = default_sizes(platform);
+            options.sizes = match options.active_opp {
+                ActiveOpp::All => default_sizes(platform),
+                ActiveOpp::Top => PAPER_SIZES.to_vec(),
+            };
         }
         let freq_clusters = [first, second];
         let mut chunks = Vec::new();
@@ -344,11 +353,19 @@ mod tests {
         assert_eq!(plan.clusters[little.active], "little");
         assert_eq!(little.pairs.len(), 19);
         assert!(little.pairs.iter().all(|p| p[1] == 1_400_000));
-        let big = &plan.chunks[5];
+        let big = &plan.chunks[PAPER_SIZES.len()];
         assert_eq!(plan.clusters[big.active], "big");
         assert_eq!(big.pairs.len(), 13);
         assert!(big.pairs.iter().all(|p| p[0] == 2_000_000));
-        assert_eq!(big.first_run, 5 * 19 * 5);
+        assert_eq!(big.first_run as usize, PAPER_SIZES.len() * 19 * 5);
+        // the paper's Figure 4 counts: 3 patterns x 7 sizes x 5 repetitions per idle-cluster OPP
+        let opts = SweepOptions { active_opp: ActiveOpp::Top, ..Default::default() };
+        let plan = Plan::every_opp(&exynos(), "ab", opts).unwrap();
+        assert_eq!(plan.options.sizes, PAPER_SIZES);
+        let runs_of = |active: &str| {
+            plan.chunks.iter().filter(|c| plan.clusters[c.active] == active).map(|c| c.pairs.len() * 5).sum::<usize>()
+        };
+        assert_eq!((runs_of("little"), runs_of("big")), (1995, 1365));
     }
 
     #[test]
