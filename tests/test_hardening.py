@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from hetlab import _core
+from hetlab import _core, api
 
 QUICK = ["simulate", "--workload", "ccbench:size=4096,iterations=20000"]
 IS_ROOT = os.geteuid() == 0
@@ -342,6 +343,45 @@ def test_ctrl_c_stops_a_direct_api_call_with_keyboard_interrupt():
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)  # the run itself would take hours
     assert proc.returncode == 7 and out == "KeyboardInterrupt\n", err
+
+
+class _Enough(Exception):
+    pass
+
+
+def test_a_long_run_reports_the_simulated_time_it_reached_and_its_callback_can_stop_it():
+    reached = []
+
+    def on_progress(simulated_s):
+        reached.append(simulated_s)
+        if len(reached) == 4:
+            raise _Enough
+
+    with pytest.raises(_Enough):
+        api.simulate(
+            workload="periodic:run_us=10,period_us=20,duration_us=3600000000,threads=8",
+            time_limit_s=3600,
+            on_progress=on_progress,
+        )
+    assert len(reached) == 4 and 0 < reached[1] and reached == sorted(reached) and reached[-1] < 3600, reached
+
+
+def test_simulate_on_a_terminal_shows_the_simulated_time_reached(tmp_path):
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "hetlab", *LONG], stdout=subprocess.PIPE, stderr=slave, cwd=tmp_path)
+    os.close(slave)
+    seen, deadline = b"", time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline and seen.count(b"simulated s per wall s") < 2:
+            seen += os.read(master, 4096)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+        os.close(master)
+    lines = re.findall(rb"\rhetlab: simulated ([\d.]+) s of at most 3600 s, [\d.]+ simulated s per wall s", seen)
+    assert len(lines) >= 2 and float(lines[1]) >= float(lines[0]) > 0, seen
 
 
 def _cpu_ticks(pid: int) -> int:

@@ -207,6 +207,7 @@ def simulate(
     trace: bool = False,
     intervals: bool = False,
     time_limit_s: float = 3600.0,
+    on_progress: Callable[[float], None] | None = None,
 ) -> SimResult:
     """Simulate `workload` on `platform`.
 
@@ -242,6 +243,8 @@ def simulate(
     trace: record the ftrace text (`SimResult.trace_text`) and LISA's platform info.
     intervals: record where each thread ran (`SimResult.intervals`, from the sched_switch events).
     time_limit_s: stop after this much simulated time.
+    on_progress: called with the simulated time reached (s) every 50 ms of wall time while the
+        run lasts (an exception it raises stops the run).
 
     An unknown keyword (say `cpu_idle=`) is a TypeError.
     """
@@ -275,6 +278,7 @@ def simulate(
             trace=bool(trace),
             intervals=bool(intervals),
             time_limit_s=float(time_limit_s),
+            progress=on_progress,
         )
     except ValueError as e:
         raise HetlabError(str(e)) from None

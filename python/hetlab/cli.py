@@ -11,6 +11,7 @@ import signal
 import statistics
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -49,8 +50,10 @@ workload specs:
   cpu-bound:threads=K,instructions=N
   mixed8, ... (hetlab workloads), or a path to a workload .toml file or an rt-app .json file
 
-limits: at most 65,536 threads per workload; ccbench size 4..2^34 elements, stride <= size;
---time-limit in (0, 864000] s; a run whose simulated time stops advancing is an error.
+limits: at most 65,536 threads per workload; ccbench size 4..2^34 elements, stride 1..2^34
+(ccbench rounds the array up to twice the stride); --time-limit in (0, 864000] s; a run whose
+simulated time stops advancing is an error. On a terminal, a single run that lasts over a
+second shows the simulated time it has reached; Ctrl-C stops it at once.
 """
 
 PROFILE_HELP = """\
@@ -114,6 +117,33 @@ def _progress(total: int, desc: str):
     from tqdm import tqdm
 
     return lambda it: tqdm(it, total=total, desc=desc, unit="run", disable=None, file=sys.stderr)
+
+
+class _SimulatedProgress:
+    """One line on a terminal's stderr while a single long run goes on: the simulated time it
+    has reached and its pace; silent for the first second, and cleared when the run ends."""
+
+    def __init__(self, limit_s: float):
+        self.limit_s = limit_s
+        self.start = time.monotonic()
+        self.shown = False
+
+    def __call__(self, reached_s: float) -> None:
+        wall_s = time.monotonic() - self.start
+        if wall_s < 1.0:
+            return
+        print(
+            f"\rhetlab: simulated {reached_s:.1f} s of at most {self.limit_s:g} s, "
+            f"{reached_s / wall_s:.1f} simulated s per wall s",
+            end="",
+            file=sys.stderr,
+            flush=True,
+        )
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
 
 
 def _format_run(r: api.SimResult) -> str:
@@ -240,13 +270,21 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             "authors' counter scaling); give --model with one `hetlab train` made for this platform",
             file=sys.stderr,
         )
-    runs = api.simulate_reps(
-        args.reps,
-        trace=bool(args.trace),
-        intervals=bool(args.report),
-        progress=_progress(args.reps, "simulate") if args.reps > 1 else None,
-        **kwargs,
-    )
+    # a single long run shows the simulated time it reached; several show runs done
+    limit_s = args.time_limit if args.time_limit is not None else _default(api.simulate, "time_limit_s")
+    reached = _SimulatedProgress(limit_s) if args.reps == 1 and sys.stderr.isatty() else None
+    try:
+        runs = api.simulate_reps(
+            args.reps,
+            trace=bool(args.trace),
+            intervals=bool(args.report),
+            progress=_progress(args.reps, "simulate") if args.reps > 1 else None,
+            **kwargs,
+            **({"on_progress": reached} if reached else {}),
+        )
+    finally:
+        if reached:
+            reached.clear()
     # All runs succeeded: now write the outputs.
     if args.trace:
         _write(args.trace, runs[0].trace_text or "", "--trace file")

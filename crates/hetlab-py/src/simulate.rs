@@ -2,7 +2,7 @@
 //! columns, the trace text (with its LISA platform info) and the threads' run intervals out. The defaults live in the Python API's signature
 //! (`hetlab.simulate`), which always passes every argument.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,10 +23,23 @@ use crate::{err, load_model, load_platform, load_workload};
 /// How often a simulation running for Python looks for Ctrl-C.
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 
+/// A Python callable told the simulated time reached (s), and where the engine publishes it.
+struct Progress<'a> {
+    callback: &'a PyObject,
+    reached_us: &'a AtomicU64,
+}
+
 /// Runs `job` (a simulation that watches `stop`) off the GIL on a thread of its own, while this
 /// thread checks Python's signals every [`SIGNAL_CHECK`]: Ctrl-C in the main thread sets
-/// `stop`, and its KeyboardInterrupt is raised here once the job has left.
-fn stoppable<T: Send>(py: Python<'_>, stop: &AtomicBool, job: impl FnOnce() -> T + Send) -> PyResult<T> {
+/// `stop`, and its KeyboardInterrupt is raised here once the job has left. With `progress`, its
+/// callback hears the simulated time reached at the same pace (an exception it raises stops
+/// the run like Ctrl-C).
+fn stoppable<T: Send>(
+    py: Python<'_>,
+    stop: &AtomicBool,
+    progress: Option<Progress<'_>>,
+    job: impl FnOnce() -> T + Send,
+) -> PyResult<T> {
     let mut raised = None;
     let out = py.allow_threads(|| {
         std::thread::scope(|scope| {
@@ -36,7 +49,15 @@ fn stoppable<T: Send>(py: Python<'_>, stop: &AtomicBool, job: impl FnOnce() -> T
                 match rx.recv_timeout(SIGNAL_CHECK) {
                     Ok(out) => return Some(out),
                     Err(RecvTimeoutError::Timeout) if raised.is_none() => {
-                        if let Err(e) = Python::with_gil(|py| py.check_signals()) {
+                        let checked = Python::with_gil(|py| {
+                            py.check_signals()?;
+                            if let Some(p) = &progress {
+                                let reached_s = f64::from_bits(p.reached_us.load(Ordering::Relaxed)) * 1e-6;
+                                p.callback.call1(py, (reached_s,))?;
+                            }
+                            Ok::<_, PyErr>(())
+                        });
+                        if let Err(e) = checked {
                             raised = Some(e);
                             stop.store(true, Ordering::Relaxed);
                         }
@@ -67,12 +88,13 @@ type Simulated = (String, PyObject, Option<String>, Option<String>, Option<PyObj
 /// frequencies, kHz; `sched_tunables` are the placement policy's knobs (sysfs name, value);
 /// `switching` is `gts`, `iks` or `cluster-switching` (`sched::switching`); `perf_cpus` (empty: off) and `perf_period` are `perf record -e instructions -C <cpus> -c
 /// <period>` running beside the workload; `kernel` are RCU's boot options
-/// (`rcu_nocbs=0-1,rcu_fast_no_hz`, "" for none); an unknown keyword is a TypeError.
+/// (`rcu_nocbs=0-1,rcu_fast_no_hz`, "" for none); `progress`, a callable, hears the simulated
+/// time reached (s) every 50 ms of wall time; an unknown keyword is a TypeError.
 #[pyfunction]
 #[pyo3(signature = (
     platform_name, platform_origin, platform_text, workload_spec, workload_origin, workload_text, *,
     seed, scheduler, sched_tunables, switching, governor, tunables, cluster, freq, offline, model, cpuidle,
-    perf_cpus, perf_period, kernel, start_temp_c, trace, intervals, time_limit_s
+    perf_cpus, perf_period, kernel, start_temp_c, trace, intervals, time_limit_s, progress=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
@@ -101,6 +123,7 @@ pub fn simulate(
     trace: bool,
     intervals: bool,
     time_limit_s: f64,
+    progress: Option<PyObject>,
 ) -> PyResult<Simulated> {
     let platform = load_platform(platform_name, platform_origin, platform_text)?;
     let workload = load_workload(workload_spec, workload_origin, workload_text)?;
@@ -118,6 +141,7 @@ pub fn simulate(
     let offline = offline.iter().map(|name| cluster_of(name)).collect::<PyResult<Vec<_>>>()?;
     let model = model.map(|json| load_model(json, &platform)).transpose()?;
     let stop = Arc::new(AtomicBool::new(false));
+    let reached_us = Arc::new(AtomicU64::new(0f64.to_bits()));
     let config = SimConfig {
         seed,
         scheduler: SchedPolicy::parse(scheduler).map_err(err)?,
@@ -137,9 +161,11 @@ pub fn simulate(
         series: true,
         time_limit_s,
         stop: Some(stop.clone()),
+        progress_us: progress.is_some().then(|| reached_us.clone()),
     };
 
-    let result = stoppable(py, &stop, || run_simulation(&platform, &workload, config))?.map_err(err)?;
+    let progress = progress.as_ref().map(|callback| Progress { callback, reached_us: &reached_us });
+    let result = stoppable(py, &stop, progress, || run_simulation(&platform, &workload, config))?.map_err(err)?;
     let summary = serde_json::to_string(&result).map_err(|e| err(e.to_string()))?;
     // The time series as numpy arrays, one per column (moved, not copied element by element):
     // long runs have tens of thousands of samples.

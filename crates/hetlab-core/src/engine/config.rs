@@ -1,7 +1,7 @@
 //! What a simulation run is asked to do: governors per cpufreq policy, placement, idle states,
 //! hotplugged clusters, kernel threads, outputs and the seed.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
 use crate::kernel::perf_sampling::PerfSampling;
@@ -58,6 +58,9 @@ pub struct SimConfig {
     /// Set by the caller to abandon the run (Ctrl-C in Python): the engine looks at it every
     /// [`STOP_CHECK_EVENTS`](super::STOP_CHECK_EVENTS) events, which changes nothing else.
     pub stop: Option<Arc<AtomicBool>>,
+    /// Where the engine publishes the simulated time it has reached (µs, as `f64::to_bits`) at
+    /// the same checkpoints, for a caller that shows progress on a long run.
+    pub progress_us: Option<Arc<AtomicU64>>,
 }
 
 /// The longest simulated run: ten days, far beyond any experiment (simulated time is kept in
@@ -87,6 +90,7 @@ impl SimConfig {
             series: true,
             time_limit_s: 3600.0,
             stop: None,
+            progress_us: None,
         }
     }
 

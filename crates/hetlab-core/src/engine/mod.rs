@@ -262,6 +262,15 @@ impl<'a> Engine<'a> {
         self.config.stop.as_ref().is_some_and(|stop| stop.load(std::sync::atomic::Ordering::Relaxed))
     }
 
+    /// Every [`STOP_CHECK_EVENTS`] events: publishes the simulated time reached (if asked) and
+    /// says whether the caller asked the run to stop.
+    fn checkpoint(&self) -> bool {
+        if let Some(progress) = &self.config.progress_us {
+            progress.store(self.now_us.to_bits(), std::sync::atomic::Ordering::Relaxed);
+        }
+        self.stop_asked()
+    }
+
     /// Processes events up to `limit_us`; true if the workload finished first. Then `now` is
     /// the last event's time, or `limit_us` if the workload has not finished.
     pub fn run_until(&mut self, limit_us: f64) -> bool {
@@ -292,7 +301,7 @@ impl<'a> Engine<'a> {
                 self.recompute();
             }
             self.out.events += 1;
-            if self.out.events.is_multiple_of(STOP_CHECK_EVENTS) && self.stop_asked() {
+            if self.out.events.is_multiple_of(STOP_CHECK_EVENTS) && self.checkpoint() {
                 return false;
             }
             if self.now_us > last_us {
