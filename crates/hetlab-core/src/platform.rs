@@ -308,7 +308,7 @@ pub struct Cci {
     /// interconnect's own cycles, asynchronous bridge crossings), ns.
     pub snoop_fixed_ns: f64,
     /// What the interconnect does when a speculative DRAM fetch returns before the snoop
-    /// response (`model::cci::SpeculativeFetch`).
+    /// response.
     pub speculative_fetch: SpeculativeFetch,
 }
 

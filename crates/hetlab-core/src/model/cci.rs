@@ -61,12 +61,12 @@ pub struct Miss {
 /// wins; once the snoop is slower, `mode` decides.
 pub fn miss(mode: SpeculativeFetch, cci_latency_ns: f64, dram_ns: f64, snoop_ns: f64) -> Miss {
     let retried = mode == SpeculativeFetch::Retry && snoop_ns > dram_ns;
-    let beyond_ns = match mode {
-        _ if retried => snoop_ns + dram_ns,
-        _ => dram_ns.max(snoop_ns),
-    };
+    let beyond_ns = if retried { snoop_ns + dram_ns } else { dram_ns.max(snoop_ns) };
     Miss { latency_ns: cci_latency_ns + beyond_ns, retried }
 }
+
+/// Sources beyond the tracker's entries that [`tracker_wait_probability`] tells apart.
+const MAX_WAITING_SOURCES: u32 = 256;
 
 /// Share of time a read request waits for one of `entries` tracker entries, when `sources`
 /// request sources (misses a thread can have in flight) each alternate between thinking and
@@ -76,6 +76,10 @@ pub fn miss(mode: SpeculativeFetch, cci_latency_ns: f64, dram_ns: f64, snoop_ns:
 /// r = hold / think, and r is found from the busy entries observed. Never above 0 while
 /// `sources <= entries`: a lone dependent chain cannot fill a tracker.
 pub fn tracker_wait_probability(entries: u32, sources: u32, busy_entries: f64) -> f64 {
+    // Many more sources than entries behave as infinitely many (the waiting line's tail is
+    // geometric while the entries keep up): the solve's cost stays bounded however many
+    // threads a cluster runs.
+    let sources = sources.min(entries.saturating_add(MAX_WAITING_SOURCES));
     if sources <= entries || busy_entries <= 0.0 {
         return 0.0;
     }
@@ -264,6 +268,11 @@ mod tests {
         let two = tracker_wait_probability(2, 6, 1.0);
         assert!(two > 0.0 && two < tracker_wait_probability(2, 6, 1.5));
         assert!(tracker_wait_probability(2, 3, 1.0) < two);
+        // Very many sources are an open queue: one entry is M/M/1, where a request waits while
+        // two or more are present, probability rho^2 (0.25 at rho 0.5), whatever the count.
+        let open = tracker_wait_probability(1, 1_000_000, 0.5);
+        assert!((open - 0.25).abs() < 2e-3, "{open}");
+        assert_eq!(open, tracker_wait_probability(1, u32::MAX, 0.5));
     }
 
     #[test]
