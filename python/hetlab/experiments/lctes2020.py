@@ -884,7 +884,7 @@ ACCOUNTED = "gcc-g23-L"  # the benchmark of the paper's energy claim (1.7x)
 ACCOUNT_CONFIGS = ("ondemand", "anti-snoop", "all-max")
 
 
-def _energy_account_section(summary: pd.DataFrame, runs: pd.DataFrame, prepared: Trained) -> list[str]:
+def _energy_account_section(runs: pd.DataFrame) -> list[str]:
     """The energy ratio's algebra on the runs of the paper's energy claim: which terms grow with
     time and which with work, and where the model puts each one."""
     lines = ["## Where the energy goes: the account behind the energy claims", ""]
@@ -943,7 +943,7 @@ def _energy_account_section(summary: pd.DataFrame, runs: pd.DataFrame, prepared:
 
 
 def runs_sections(summary: pd.DataFrame, runs: pd.DataFrame, prepared: Trained) -> list[list[str]]:
-    return [_energy_account_section(summary, runs, prepared)]
+    return [_energy_account_section(runs)]
 
 
 def report_sections(summary: pd.DataFrame, prepared: Trained) -> list[list[str]]:
