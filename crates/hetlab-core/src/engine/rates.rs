@@ -23,7 +23,6 @@ pub(super) struct Running {
     l1_refills_per_instr: f64,
     /// 1 + the share of refills that cost a write-back.
     write_factor: f64,
-    dram_lines_per_instr: f64,
     /// Reads it can have in flight beyond its L2 (`cache::requests_in_flight`).
     requests_in_flight: u32,
     /// Shared read-modify-write lines moved into this core per instruction from another
@@ -176,7 +175,6 @@ impl Engine<'_> {
             r.refills_per_instr = mem.refs_per_instr * m.l2_refills;
             r.l1_refills_per_instr = mem.refs_per_instr * m.l1_refills;
             r.write_factor = 1.0 + mem.write_fraction;
-            r.dram_lines_per_instr = mem.refs_per_instr * m.l2_refills * (1.0 + mem.write_fraction);
             r.requests_in_flight = cache::requests_in_flight(mem, platform.core_type_of(c));
         }
 
@@ -192,9 +190,10 @@ impl Engine<'_> {
             let dram_ns = dram::latency_ns(idle_ns, service_ns, rho);
             snoop_for.map(|snoop| cci::miss(fetch, cci::traversal_ns(platform), dram_ns, snoop))
         };
-        // DRAM lines per instruction: a retried fetch reads its line a second time.
+        // DRAM lines per instruction: refills and their write-backs; a retried fetch reads its
+        // line a second time.
         let lines_per_instr = |r: &Running, miss: cci::Miss| {
-            r.dram_lines_per_instr + if miss.retried { r.refills_per_instr } else { 0.0 }
+            r.refills_per_instr * r.write_factor + if miss.retried { r.refills_per_instr } else { 0.0 }
         };
         let demand = |rho: f64| -> f64 {
             let miss = miss_at(rho);
