@@ -16,7 +16,12 @@
 //! CPU. hetlab's reference is the biggest core at its top OPP (what LISA calibrates on), so a
 //! `run` stretches on slower cores and OPPs as rt-app's does.
 
-use crate::workload::{PhaseFile, Task, Workload};
+use std::collections::BTreeMap;
+
+use crate::workload::{
+    Access, MemProfile, Order, Pattern, Phase, PhaseFile, PhaseKind, RtappEvent, RtappStep, RtappSteps, SyncOp, Task,
+    Workload,
+};
 
 /// Most phases one task may unroll to (a phase's `loop` repeats its events).
 const MAX_PHASES: usize = 4096;
@@ -224,6 +229,55 @@ const EVENTS: &[&str] = &[
 const LOGGING_KEYS: &[&str] =
     &["logdir", "log_basename", "log_size", "ftrace", "gnuplot", "lock_pages", "pi_enabled", "cumulative_slack"];
 
+/// rt-app's `mem_buffer_size` default, bytes (src/rt-app_types.h DEFAULT_MEM_BUF_SIZE).
+const DEFAULT_MEM_BUFFER_BYTES: u64 = 4 * 1024 * 1024;
+
+/// rt-app's byte loops (`memread`/`memwrite` in src/rt-app.c: one volatile byte access per
+/// iteration) as gcc -O2 compiles them for ARMv7: ldrb or strb, add, cmp, bne. ASSUMPTION:
+/// counted from the loop's C, not from a disassembly.
+const BYTE_LOOP_INSTRUCTIONS: f64 = 4.0;
+
+/// Bytes `memset` writes per instruction (rt-app's `mem` event): glibc's ARMv7 memset stores
+/// 8 bytes per `strd`/`stm` pair in its main loop, with about one loop instruction per store
+/// (sysdeps/arm/memset.S). ASSUMPTION: read from the source, not measured.
+const MEMSET_BYTES_PER_INSTRUCTION: f64 = 8.0;
+
+/// Instructions of one `write()` to /dev/null (rt-app's `iorun`: the null device takes no
+/// data, so a write costs its system call alone). ASSUMPTION: not measured on these cores; a
+/// write of the default 4 MB buffer is one call, so it matters only for tiny counts.
+const NULL_WRITE_INSTRUCTIONS: f64 = 2000.0;
+
+/// rt-app's number for each event type (`resource_t`, src/rt-app_types.h), which its
+/// `rtapp_event` ftrace markers print.
+fn type_number(event: &str) -> u32 {
+    match event {
+        "wait" => 2,
+        "signal" => 3,
+        "broad" => 4,
+        "sleep" => 5,
+        "run" => 6,
+        "sync" => 7,
+        "lock" => 8,
+        "unlock" => 9,
+        "timer" => 10,
+        "timer_unique" => 11,
+        "suspend" => 12,
+        "resume" => 13,
+        "mem" => 14,
+        "memrun_write" => 15,
+        "memrun_read" => 16,
+        "memrun_chase" => 17,
+        "iorun" => 18,
+        "runtime" => 19,
+        "yield" => 20,
+        "barrier" => 21,
+        "fork" => 22,
+        "sem_wait" => 23,
+        "sem_post" => 24,
+        _ => 0,
+    }
+}
+
 fn event_of(key: &str) -> Option<&'static str> {
     // "run" and "sleep" are tried together first in rt-app, then "runtime" wins over "run"
     if key.starts_with("sleep") {
@@ -252,7 +306,8 @@ fn whole(at: &str, value: &Json, min: f64, max: f64) -> Result<f64, String> {
 
 fn text<'v>(at: &str, value: &'v Json) -> Result<&'v str, String> {
     match value {
-        Json::Str(s) => Ok(s),
+        Json::Str(s) if !s.is_empty() => Ok(s),
+        Json::Str(_) => Err(format!("{at} must not be empty")),
         other => Err(format!("{at} must be a string, got {}", other.kind())),
     }
 }
@@ -264,6 +319,19 @@ fn object<'v>(at: &str, value: &'v Json) -> Result<&'v [(String, Json)], String>
     }
 }
 
+/// A member of an event's object, if given.
+fn member<'v>(members: &'v [(String, Json)], key: &str) -> Option<&'v Json> {
+    members.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+/// Checks an event object has only `known` keys.
+fn only_keys(at: &str, members: &[(String, Json)], known: &[&str]) -> Result<(), String> {
+    match members.iter().find(|(k, _)| !known.contains(&k.as_str())) {
+        Some((k, _)) => Err(format!("{at}.{k}: unknown key (known: {})", known.join(", "))),
+        None => Ok(()),
+    }
+}
+
 fn sched_other(at: &str, value: &Json) -> Result<(), String> {
     match text(at, value)? {
         "SCHED_OTHER" => Ok(()),
@@ -271,22 +339,28 @@ fn sched_other(at: &str, value: &Json) -> Result<(), String> {
     }
 }
 
+/// What `global` sets.
+struct Global {
+    duration_us: Option<u64>,
+    reference_cpu: Option<usize>,
+    mem_buffer_bytes: u64,
+}
+
 /// A workload from an rt-app JSON document; `origin` names it in errors and gives the name.
 pub fn from_rtapp_json(origin: &str, text_in: &str) -> Result<Workload, String> {
     let root = parse(origin, text_in)?;
     let members = object(origin, &root)?;
     let mut tasks_json = None;
+    // rt-app calibrates on CPU0 unless told otherwise
+    let mut global = Global { duration_us: None, reference_cpu: Some(0), mem_buffer_bytes: DEFAULT_MEM_BUFFER_BYTES };
     for (key, value) in members {
         let at = format!("{origin}: {key}");
         match key.as_str() {
             "tasks" => tasks_json = Some(object(&at, value)?),
-            "global" => check_global(&at, value)?,
-            "resources" if matches!(value, Json::Obj(m) if m.is_empty()) => {}
+            "global" => global = parse_global(&at, value)?,
+            // legacy: rt-app creates resources from the events that name them
             "resources" => {
-                return Err(format!(
-                    "{at}: declared resources (mutexes, conditions, barriers, timers) are not supported yet; \
-                     remove the section (timers and suspend/resume need none)"
-                ))
+                object(&at, value)?;
             }
             _ => return Err(format!("{at}: unknown key; an rt-app file has tasks, global and resources")),
         }
@@ -295,49 +369,81 @@ pub fn from_rtapp_json(origin: &str, text_in: &str) -> Result<Workload, String> 
     if tasks_json.is_empty() {
         return Err(format!("{origin}: tasks: a workload needs at least one task"));
     }
-    let tasks = tasks_json
-        .iter()
-        .map(|(name, body)| task(&format!("{origin}: tasks.{name}"), name, body))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut barrier_users = BTreeMap::new();
+    let mut translated = Vec::new();
+    for (name, body) in tasks_json {
+        let at = format!("{origin}: tasks.{name}");
+        translated.push(task(&at, name, body, &global, &mut barrier_users)?);
+    }
+    // a barrier waits for every thread of every task that names it, once per naming event
+    for phase in translated.iter_mut().flat_map(|(t, _)| t.phases.iter_mut()) {
+        if let PhaseKind::Sync { op: SyncOp::Barrier { parties }, object } = &mut phase.kind {
+            *parties = barrier_users[object.as_str()];
+        }
+    }
+    let tasks = add_forked_tasks(origin, translated)?;
     let name = std::path::Path::new(origin).file_stem().and_then(|s| s.to_str()).unwrap_or("rt-app").to_string();
-    let workload = Workload { name, tasks };
+    let workload = Workload { name, tasks, duration_us: global.duration_us, reference_cpu: global.reference_cpu };
     workload.check_threads(origin)?;
     Ok(workload)
 }
 
-fn check_global(at: &str, value: &Json) -> Result<(), String> {
+fn parse_global(at: &str, value: &Json) -> Result<Global, String> {
+    let mut global = Global { duration_us: None, reference_cpu: Some(0), mem_buffer_bytes: DEFAULT_MEM_BUFFER_BYTES };
     for (key, value) in object(at, value)? {
         let at = format!("{at}.{key}");
         match key.as_str() {
             "duration" => {
-                if number(&at, value)? > 0.0 {
-                    return Err(format!(
-                        "{at}: a run length is not supported yet; give loop counts, or stop the run with \
-                         hetlab simulate --time-limit"
-                    ));
-                }
+                let s = whole(&at, value, -1.0, 1e9)?;
+                global.duration_us = (s > 0.0).then_some(s as u64 * 1_000_000);
             }
             "calibration" => {
-                if !matches!(value, Json::Num(_)) {
+                global.reference_cpu = match value {
+                    // ns per loop, measured by whoever wrote the file: LISA measures on the
+                    // biggest CPU at its top OPP, hetlab's own reference
+                    Json::Num(_) => {
+                        whole(&at, value, 1.0, 1e9)?;
+                        None
+                    }
+                    Json::Str(cpu) => Some(
+                        cpu.strip_prefix("CPU")
+                            .and_then(|n| n.parse::<usize>().ok())
+                            .filter(|&n| n < crate::platform::MAX_CPUS)
+                            .ok_or_else(|| format!("{at} must be \"CPU<n>\" or ns per loop, got \"{cpu}\""))?,
+                    ),
+                    other => return Err(format!("{at} must be \"CPU<n>\" or ns per loop, got {}", other.kind())),
+                };
+            }
+            "default_policy" => sched_other(&at, value)?,
+            "mem_buffer_size" => global.mem_buffer_bytes = whole(&at, value, 1.0, 1e12)? as u64,
+            "io_device" => {
+                if text(&at, value)? != "/dev/null" {
                     return Err(format!(
-                        "{at}: calibrating on a named CPU is not supported yet; give the ns per loop (as LISA \
-                         writes it): run durations are then work of the biggest core at its top OPP"
+                        "{at}: only /dev/null is supported (hetlab has no storage model); iorun then costs its \
+                         system calls"
                     ));
                 }
             }
-            "default_policy" => sched_other(&at, value)?,
             k if LOGGING_KEYS.contains(&k) => {}
             _ => return Err(format!("{at}: unknown or unsupported global key")),
         }
     }
-    Ok(())
+    Ok(global)
 }
 
-fn task(at: &str, name: &str, body: &Json) -> Result<Task, String> {
-    let mut threads = 1u32;
-    let mut repeat = 1u32;
-    let mut forever = false;
-    let mut delay_us = 0.0;
+/// What one task translates to, and its instance count (0: a template only `fork` starts).
+type Translated = (Task, u32);
+
+fn task(
+    at: &str,
+    name: &str,
+    body: &Json,
+    global: &Global,
+    barrier_users: &mut BTreeMap<String, u32>,
+) -> Result<Translated, String> {
+    let mut instances = 1u32;
+    let mut task_loop = None;
+    let mut delay_us = 0u64;
     let mut nice = 0;
     let mut affinity = None;
     let mut phases_json = None;
@@ -345,13 +451,12 @@ fn task(at: &str, name: &str, body: &Json) -> Result<Task, String> {
     for (key, value) in object(at, body)? {
         let at_key = format!("{at}.{key}");
         match key.as_str() {
-            "instance" => threads = whole(&at_key, value, 1.0, crate::workload::MAX_THREADS as f64)? as u32,
+            "instance" => instances = whole(&at_key, value, 0.0, crate::workload::MAX_THREADS as f64)? as u32,
             "loop" => match whole(&at_key, value, -1.0, u32::MAX as f64)? {
-                -1.0 => forever = true,
                 0.0 => return Err(format!("{at_key}: 0 loops would run nothing; give -1 (forever) or a count")),
-                n => repeat = n as u32,
+                n => task_loop = Some(n),
             },
-            "delay" => delay_us = whole(&at_key, value, 0.0, 1e12)?,
+            "delay" => delay_us = whole(&at_key, value, 0.0, 1e12)? as u64,
             "priority" => nice = whole(&at_key, value, -20.0, 19.0)? as i32,
             "policy" => sched_other(&at_key, value)?,
             "cpus" => {
@@ -361,131 +466,352 @@ fn task(at: &str, name: &str, body: &Json) -> Result<Task, String> {
                 affinity = Some(cpus?);
             }
             "phases" => phases_json = Some(object(&at_key, value)?),
+            "util_min" | "util_max" | "taskgroup" | "nodes_membind" | "dl-runtime" | "dl-period" | "dl-deadline" => {
+                return Err(format!("{at_key}: not supported yet (no uclamp, cgroups, NUMA or SCHED_DEADLINE)"))
+            }
             k if event_of(k).is_some() => events.push((key.as_str(), value)),
             _ => return Err(format!("{at_key}: unknown or unsupported task key")),
         }
     }
-    let mut body_phases = Vec::new();
-    match phases_json {
+    let mut out = Unrolled {
+        at,
+        task: name,
+        instances,
+        origin_us: delay_us,
+        global,
+        barrier_users,
+        phases: vec![],
+        steps: vec![],
+    };
+    if delay_us > 0 {
+        // rt-app sleeps `delay` once, before the first loop: a prologue phase
+        out.phases.push(Phase::new(PhaseKind::Sleep { duration_us: delay_us }));
+        out.steps.push(RtappStep { phase: 0, phase_loop: 0, loop_start: false, event: None });
+    }
+    let prologue_phases = out.phases.len();
+    // rt-app's loop rules (parse_task_data): with phases, the thread loops `loop` times
+    // (default forever) over phases that each loop their own `loop` (default 1); without, the
+    // task is one phase that loops `loop` times within one thread loop (forever if no `loop`)
+    let (repeat, repeats_are_phase_loops) = match phases_json {
         Some(_) if !events.is_empty() => {
             return Err(format!("{at}: give events either in phases or in the task, not both"));
         }
         Some(phases) => {
-            for (phase_name, phase) in phases {
+            for (index, (phase_name, phase)) in phases.iter().enumerate() {
                 let at_phase = format!("{at}.phases.{phase_name}");
-                let mut loops = 1usize;
+                let mut loops = 1u32;
                 let mut phase_events = Vec::new();
                 for (key, value) in object(&at_phase, phase)? {
                     match key.as_str() {
-                        "loop" => loops = whole(&format!("{at_phase}.loop"), value, 1.0, MAX_PHASES as f64)? as usize,
+                        "loop" => loops = whole(&format!("{at_phase}.loop"), value, 1.0, MAX_PHASES as f64)? as u32,
                         k if event_of(k).is_some() => phase_events.push((key.as_str(), value)),
                         _ => return Err(format!("{at_phase}.{key}: unknown or unsupported phase key")),
                     }
                 }
-                body_phases.extend(events_to_phases(&at_phase, &phase_events, loops)?);
+                for phase_loop in 0..loops {
+                    out.add_loop(&at_phase, index as u32, phase_loop, &phase_events)?;
+                }
             }
+            (task_loop.unwrap_or(-1.0), false)
         }
-        None if is_periodic(&events) => {
-            // the task's loops are the timer's periods: one periodic phase keeps the schedule
-            let loops = if forever { u32::MAX as usize } else { repeat as usize };
-            body_phases = events_to_phases(at, &events, loops)?;
-            (repeat, forever) = (1, false);
+        None => {
+            out.add_loop(at, 0, 0, &events)?;
+            (task_loop.unwrap_or(-1.0), task_loop.is_some())
         }
-        None => body_phases = events_to_phases(at, &events, 1)?,
-    }
-    if body_phases.is_empty() {
+    };
+    if out.phases.len() == prologue_phases {
         return Err(format!("{at}: no events"));
     }
-    let mut phases = Vec::new();
-    if delay_us > 0.0 {
-        // rt-app sleeps `delay` once, before the first loop: the loops are unrolled behind it
-        if forever {
-            return Err(format!("{at}: delay with loop -1 is not supported yet; give a loop count"));
-        }
-        phases.push(PhaseFile { sleep_us: Some(delay_us as u64), ..Default::default() }.into_phase(at)?);
-        for _ in 0..repeat {
-            phases.extend(body_phases.iter().cloned());
-        }
-        if phases.len() > MAX_PHASES {
-            return Err(format!("{at}: delay with {repeat} loops unrolls to more than {MAX_PHASES} phases"));
-        }
-        repeat = 1;
-    } else {
-        phases = body_phases;
-    }
-    Ok(Task {
+    let task = Task {
         name: name.to_string(),
-        threads,
+        threads: instances,
         nice,
         affinity,
-        repeat: if forever { u32::MAX } else { repeat },
-        phases,
-    })
+        repeat: if repeat < 0.0 { u32::MAX } else { repeat as u32 },
+        phases: out.phases,
+        prologue_phases,
+        forked: false,
+        rtapp: Some(RtappSteps { steps: out.steps, repeats_are_phase_loops }),
+    };
+    Ok((task, instances))
 }
 
-/// A loop of exactly `run`, then `timer`: a periodic task.
-fn is_periodic(events: &[(&str, &Json)]) -> bool {
-    let kinds: Vec<&str> = events.iter().map(|(k, _)| event_of(k).unwrap_or("")).collect();
-    kinds == ["run", "timer"]
+/// A task's phases as they are unrolled, with where each comes from.
+struct Unrolled<'a> {
+    at: &'a str,
+    task: &'a str,
+    instances: u32,
+    /// The thread's start, from the run's: its delay.
+    origin_us: u64,
+    global: &'a Global,
+    barrier_users: &'a mut BTreeMap<String, u32>,
+    phases: Vec<Phase>,
+    steps: Vec<RtappStep>,
 }
 
-/// One loop's events as phases, `loops` times; `run` then `timer` is one periodic phase.
-fn events_to_phases(at: &str, events: &[(&str, &Json)], loops: usize) -> Result<Vec<crate::workload::Phase>, String> {
-    let kinds: Vec<&str> = events.iter().map(|(k, _)| event_of(k).unwrap_or("")).collect();
-    if kinds.contains(&"timer") {
-        let ["run", "timer"] = kinds[..] else {
-            return Err(format!(
-                "{at}: a timer is supported after exactly one run event (a periodic task: run, then timer); \
-                 other timer placements are not supported yet"
-            ));
-        };
-        let run_us = number(&format!("{at}.{}", events[0].0), events[0].1)?;
-        let timer_at = format!("{at}.{}", events[1].0);
-        let mut period_us = None;
-        for (key, value) in object(&timer_at, events[1].1)? {
-            match key.as_str() {
-                "period" => period_us = Some(whole(&format!("{timer_at}.period"), value, 1.0, 1e12)?),
-                // absolute and relative timers differ only after an overrun, which keeps the
-                // absolute schedule here (the engine's periodic release)
-                "ref" | "mode" => {
-                    text(&format!("{timer_at}.{key}"), value)?;
-                }
-                _ => return Err(format!("{timer_at}.{key}: unknown timer key")),
+impl Unrolled<'_> {
+    /// One loop of rt-app phase `phase`: its events in order.
+    fn add_loop(&mut self, at: &str, phase: u32, phase_loop: u32, events: &[(&str, &Json)]) -> Result<(), String> {
+        for (id, &(key, value)) in events.iter().enumerate() {
+            let at_event = format!("{at}.{key}");
+            // barriers count their users as rt-app's parser does: once per naming event
+            let counts_users = phase_loop == 0;
+            let (phases, mut event) = self.event(&at_event, key, value, counts_users)?;
+            event.id = id as u32;
+            for (i, p) in phases.into_iter().enumerate() {
+                self.phases.push(p);
+                self.steps.push(RtappStep {
+                    phase,
+                    phase_loop,
+                    loop_start: id == 0 && i == 0,
+                    event: (i == 0).then(|| event.clone()),
+                });
+            }
+            if self.phases.len() > MAX_PHASES {
+                return Err(format!("{}: its phase loops unroll to more than {MAX_PHASES} steps", self.at));
             }
         }
-        let period_us = period_us.ok_or_else(|| format!("{timer_at}: no period"))?;
-        let phase = PhaseFile {
-            run_us: Some(run_us),
-            period_us: Some(period_us as u64),
-            count: Some(loops as u64),
-            ..Default::default()
-        };
-        return Ok(vec![phase.into_phase(at)?]);
+        Ok(())
     }
-    let mut one_loop = Vec::new();
-    for (key, value) in events {
-        let at_event = format!("{at}.{key}");
-        let phase = match event_of(key).unwrap_or("") {
-            "run" => PhaseFile { run_us: Some(number(&at_event, value)?), ..Default::default() },
-            "sleep" => PhaseFile { sleep_us: Some(whole(&at_event, value, 0.0, 1e12)? as u64), ..Default::default() },
-            "suspend" => PhaseFile { suspend: Some(text(&at_event, value)?.to_string()), ..Default::default() },
-            "resume" => PhaseFile { resume: Some(text(&at_event, value)?.to_string()), ..Default::default() },
-            event => {
-                return Err(format!(
-                    "{at_event}: rt-app's '{event}' event is not supported yet (supported: run, sleep, timer, \
-                     suspend, resume)"
-                ))
+
+    /// The phases one event becomes, and its marker.
+    fn event(
+        &mut self,
+        at: &str,
+        key: &str,
+        value: &Json,
+        counts_users: bool,
+    ) -> Result<(Vec<Phase>, RtappEvent), String> {
+        let kind = event_of(key).expect("an event key");
+        let mut marker = RtappEvent { id: 0, type_number: type_number(kind), desc: key.to_string(), run_us: 0 };
+        let sync = |op: SyncOp, object: &str| Phase::new(PhaseKind::Sync { op, object: object.to_string() });
+        let phases = match kind {
+            "run" | "runtime" => {
+                let us = whole(at, value, 1.0, 1e12)? as u64;
+                marker.run_us = us;
+                if kind == "run" {
+                    vec![PhaseFile { run_us: Some(us as f64), ..Default::default() }.into_phase(at)?]
+                } else {
+                    vec![Phase::new(PhaseKind::Runtime { duration_us: us })]
+                }
             }
+            "sleep" => vec![Phase::new(PhaseKind::Sleep { duration_us: whole(at, value, 0.0, 1e12)? as u64 })],
+            "timer" => {
+                let members = object(at, value)?;
+                only_keys(at, members, &["ref", "period", "mode"])?;
+                let name =
+                    member(members, "ref").map(|v| text(&format!("{at}.ref"), v)).transpose()?.unwrap_or("unknown");
+                let period_us = match member(members, "period") {
+                    Some(v) => whole(&format!("{at}.period"), v, 0.0, 1e12)? as u64,
+                    None => 0,
+                };
+                let relative = match member(members, "mode").map(|v| text(&format!("{at}.mode"), v)).transpose()? {
+                    None | Some("relative") => true,
+                    Some("absolute") => false,
+                    Some(other) => {
+                        return Err(format!("{at}.mode must be \"relative\" or \"absolute\", got \"{other}\""))
+                    }
+                };
+                let per_thread = name.starts_with("unique");
+                if per_thread {
+                    marker.type_number = type_number("timer_unique");
+                }
+                marker.desc = format!("{key}:{name}");
+                vec![Phase::new(PhaseKind::Timer {
+                    timer: name.to_string(),
+                    period_us,
+                    relative,
+                    per_thread,
+                    origin_us: self.origin_us,
+                })]
+            }
+            "memrun" => {
+                let (phase, type_name) = memrun(at, value)?;
+                marker.type_number = type_number(type_name);
+                vec![phase]
+            }
+            "mem" => {
+                let bytes = whole(at, value, 1.0, 1e15)?;
+                let buffer = (self.global.mem_buffer_bytes as f64).min(bytes) as u64;
+                let access = Access::new(buffer, Pattern::Sequential, 8, Order::Cyclic);
+                let mut phase = Phase::new(PhaseKind::Compute { instructions: bytes / MEMSET_BYTES_PER_INSTRUCTION });
+                phase.mem = MemProfile::single(1.0, 1.0, access, false, 1.0);
+                vec![phase]
+            }
+            "iorun" => {
+                let bytes = whole(at, value, 1.0, 1e15)?;
+                let calls = (bytes / self.global.mem_buffer_bytes as f64).ceil();
+                vec![Phase::new(PhaseKind::Compute { instructions: calls * NULL_WRITE_INSTRUCTIONS })]
+            }
+            "lock" | "unlock" => {
+                let mutex = text(at, value)?;
+                marker.desc = format!("{key}:{mutex}");
+                vec![sync(if kind == "lock" { SyncOp::Lock } else { SyncOp::Unlock }, mutex)]
+            }
+            "signal" => {
+                let condition = text(at, value)?;
+                marker.desc = format!("{key}:{condition}");
+                vec![sync(SyncOp::Signal, condition)]
+            }
+            "broad" => {
+                let condition = text(at, value)?;
+                marker.desc = format!("{key}:{condition}");
+                vec![Phase::new(PhaseKind::Resume { event: condition.to_string() })]
+            }
+            "wait" | "sync" => {
+                // pthread_cond_wait: release the mutex, wait, take the mutex again; `sync`
+                // signals the condition first
+                let members = object(at, value)?;
+                only_keys(at, members, &["ref", "mutex"])?;
+                let field = |f: &str| -> Result<String, String> {
+                    let v = member(members, f).ok_or_else(|| format!("{at}: no \"{f}\""))?;
+                    Ok(text(&format!("{at}.{f}"), v)?.to_string())
+                };
+                let (condition, mutex) = (field("ref")?, field("mutex")?);
+                marker.desc = format!("{key}:{condition}:{mutex}");
+                let mut phases = Vec::new();
+                if kind == "sync" {
+                    phases.push(sync(SyncOp::Signal, &condition));
+                }
+                phases.push(sync(SyncOp::Unlock, &mutex));
+                phases.push(Phase::new(PhaseKind::Suspend { event: condition }));
+                phases.push(sync(SyncOp::Lock, &mutex));
+                phases
+            }
+            "suspend" => {
+                // the parameter is ignored: a task suspends on its own name (doc/tutorial.txt)
+                marker.desc = format!("{key}:{0}:{0}", self.task);
+                vec![Phase::new(PhaseKind::Suspend { event: self.task.to_string() })]
+            }
+            "resume" => {
+                let target = text(at, value)?;
+                marker.desc = format!("{key}:{target}:{target}");
+                vec![Phase::new(PhaseKind::Resume { event: target.to_string() })]
+            }
+            "barrier" => {
+                let name = text(at, value)?;
+                marker.desc = format!("{key}:{name}");
+                let users = self.barrier_users.entry(name.to_string()).or_insert(0);
+                if counts_users {
+                    *users += self.instances;
+                }
+                vec![sync(SyncOp::Barrier { parties: 0 }, name)] // parties: once every task is read
+            }
+            "yield" => vec![Phase::new(PhaseKind::Yield)],
+            "fork" => {
+                let target = text(at, value)?;
+                marker.desc = format!("{key}:{target}");
+                vec![Phase::new(PhaseKind::Fork { task: target.to_string() })]
+            }
+            "sem_post" | "sem_wait" => {
+                let name = text(at, value)?;
+                marker.desc = format!("{key}:{name}");
+                vec![sync(if kind == "sem_post" { SyncOp::SemPost } else { SyncOp::SemWait }, name)]
+            }
+            other => unreachable!("event {other} is in EVENTS"),
         };
-        one_loop.push(phase.into_phase(&at_event)?);
+        Ok((phases, marker))
     }
-    if one_loop.len() * loops > MAX_PHASES {
-        return Err(format!(
-            "{at}: {loops} loops of {} events unroll to more than {MAX_PHASES} phases",
-            one_loop.len()
-        ));
+}
+
+/// A `memrun` event (`{"type": "read"|"write"|"chase", "size", "count", "stride", "pattern",
+/// "ref"}`, src/rt-app_parse_config.c): `count` steps over a buffer of `size` bytes, and the
+/// name of its rt-app type.
+fn memrun(at: &str, value: &Json) -> Result<(Phase, &'static str), String> {
+    let members = object(at, value)?;
+    only_keys(at, members, &["type", "size", "count", "stride", "pattern", "ref"])?;
+    let get = |k: &str| member(members, k);
+    let size = whole(&format!("{at}.size"), get("size").ok_or_else(|| format!("{at}: no \"size\""))?, 1.0, 1e15)?;
+    let count = whole(&format!("{at}.count"), get("count").ok_or_else(|| format!("{at}: no \"count\""))?, 1.0, 1e15)?;
+    let kind = get("type").ok_or_else(|| format!("{at}: no \"type\" (read, write or chase)"))?;
+    // a named buffer is one copy the threads share
+    let shared = get("ref").map(|v| text(&format!("{at}.ref"), v)).transpose()?.is_some();
+    let kind = text(&format!("{at}.type"), kind)?;
+    if kind != "chase" && (get("stride").is_some() || get("pattern").is_some()) {
+        return Err(format!("{at}: stride and pattern belong to type \"chase\""));
     }
-    Ok((0..loops).flat_map(|_| one_loop.iter().cloned()).collect())
+    let (phase, name) = match kind {
+        "chase" => {
+            // a linked list of size/stride nodes, one dependent load per step, in bit-reversed
+            // (random) or address order, as ccbench's chase
+            let stride = match get("stride") {
+                Some(v) => whole(&format!("{at}.stride"), v, 4.0, 1e12)?,
+                None => 64.0,
+            };
+            let nodes = (size / stride).floor();
+            if nodes < 2.0 {
+                return Err(format!("{at}: the chase buffer needs at least 2 x stride bytes (rt-app's check)"));
+            }
+            let pattern = match get("pattern").map(|v| text(&format!("{at}.pattern"), v)).transpose()? {
+                None | Some("random") => Pattern::Random,
+                Some("sequential") if stride == 4.0 => Pattern::Sequential,
+                Some("sequential") => Pattern::Strided,
+                Some(other) => {
+                    return Err(format!("{at}.pattern must be \"random\" or \"sequential\", got \"{other}\""))
+                }
+            };
+            let access = Access::new((nodes * stride) as u64, pattern, stride as u64, Order::Cyclic);
+            // the load-to-use latency is the whole cost of a step (as in ccbench: cpi 0)
+            let mut phase = Phase::new(PhaseKind::Compute { instructions: count });
+            phase.mem = MemProfile::single(0.0, 1.0, access, true, 0.0);
+            (phase, "memrun_chase")
+        }
+        "read" | "write" => {
+            let access = Access::new(size as u64, Pattern::Sequential, 1, Order::Cyclic);
+            let write_fraction = if kind == "write" { 1.0 } else { 0.0 };
+            let mut phase = Phase::new(PhaseKind::Compute { instructions: count * BYTE_LOOP_INSTRUCTIONS });
+            phase.mem = MemProfile::single(1.0, 1.0 / BYTE_LOOP_INSTRUCTIONS, access, false, write_fraction);
+            (phase, if kind == "read" { "memrun_read" } else { "memrun_write" })
+        }
+        other => return Err(format!("{at}.type must be read, write or chase, got \"{other}\"")),
+    };
+    let mut phase = phase;
+    phase.mem.shared_working_set = shared;
+    Ok((phase, name))
+}
+
+/// The threads `fork` starts: per forked task a copy with one thread per fork, marked
+/// `forked`; a task of 0 instances only exists through its forks.
+fn add_forked_tasks(origin: &str, translated: Vec<Translated>) -> Result<Vec<Task>, String> {
+    let mut forks: BTreeMap<String, u64> = BTreeMap::new();
+    for (task, _) in &translated {
+        let per_loop = task.phases.iter().filter(|p| matches!(p.kind, PhaseKind::Fork { .. }));
+        for phase in per_loop {
+            let PhaseKind::Fork { task: target } = &phase.kind else { continue };
+            if !translated.iter().any(|(t, _)| &t.name == target) {
+                return Err(format!("{origin}: tasks.{}: fork names '{target}', which is not a task", task.name));
+            }
+            if task.repeat == u32::MAX {
+                return Err(format!(
+                    "{origin}: tasks.{}: a fork in a task that loops forever is not supported; give it a loop count",
+                    task.name
+                ));
+            }
+            *forks.entry(target.clone()).or_default() += task.threads as u64 * task.repeat as u64;
+        }
+    }
+    let mut tasks = Vec::new();
+    for (task, instances) in translated {
+        if let Some(&n) = forks.get(&task.name) {
+            if task.phases.iter().any(|p| matches!(p.kind, PhaseKind::Fork { .. })) {
+                return Err(format!(
+                    "{origin}: tasks.{}: a forked task that forks again is not supported yet",
+                    task.name
+                ));
+            }
+            let threads = u32::try_from(n).ok().filter(|&n| n as u64 <= crate::workload::MAX_THREADS);
+            let threads =
+                threads.ok_or_else(|| format!("{origin}: tasks.{}: forked {n} times, too many", task.name))?;
+            tasks.push(Task { threads, forked: true, ..task.clone() });
+        }
+        if instances > 0 {
+            tasks.push(task);
+        }
+    }
+    if tasks.iter().all(|t| t.forked) {
+        return Err(format!("{origin}: tasks: every task has 0 instances; give one at least 1"));
+    }
+    Ok(tasks)
 }
 
 #[cfg(test)]
@@ -527,48 +853,142 @@ mod tests {
                               "run": 2000, "timer": { "ref": "t", "period": 16000, "mode": "absolute" } },
                 "burst": { "delay": 500, "loop": 2,
                            "phases": { "p0": { "loop": 3, "run0": 100, "sleep0": 50, "run1": 10 },
-                                       "p1": { "suspend": "go" } } },
-                "waker": { "sleep": 1000, "resume": "go" },
+                                       "p1": { "suspend": "ignored" } } },
+                "waker": { "sleep": 1000, "resume": "burst" },
             }
         }"#;
         let w = from_rtapp_json("dir/demo.json", doc).unwrap();
-        assert_eq!(w.name, "demo");
+        assert_eq!((w.name.as_str(), w.reference_cpu, w.duration_us), ("demo", None, None));
+        // without phases, `loop` loops the task's one phase: run, then the timer
         let t = &w.tasks[0];
-        // the task's 100 loops are the timer's 100 periods, in one periodic phase
-        assert_eq!((t.threads, t.nice, t.repeat, t.affinity.clone()), (2, -5, 1, Some(vec![0, 1])));
-        assert_eq!(t.phases[0].kind, PhaseKind::Periodic { run_us: 2000.0, period_us: 16000, count: 100 });
+        assert_eq!((t.threads, t.nice, t.repeat, t.affinity.clone()), (2, -5, 100, Some(vec![0, 1])));
+        assert_eq!(t.phases[0].kind, PhaseKind::Periodic { run_us: 2000.0, period_us: 0, count: 1 });
+        let timer =
+            PhaseKind::Timer { timer: "t".into(), period_us: 16000, relative: false, per_thread: false, origin_us: 0 };
+        assert_eq!(t.phases[1].kind, timer);
+        assert!(t.rtapp.as_ref().unwrap().repeats_are_phase_loops);
+        // with phases: the delay once (a prologue), then 2 loops of (3 x run, sleep, run) and
+        // the suspend, which waits on the task's own name
         let burst = &w.tasks[1];
-        // the delay once, then 2 loops of (3 x run, sleep, run) and the suspend
-        assert_eq!(burst.repeat, 1);
-        assert_eq!(burst.phases.len(), 1 + 2 * (3 * 3 + 1));
+        assert_eq!((burst.repeat, burst.prologue_phases, burst.phases.len()), (2, 1, 1 + 3 * 3 + 1));
         assert_eq!(burst.phases[0].kind, PhaseKind::Sleep { duration_us: 500 });
-        assert_eq!(burst.phases[1].kind, PhaseKind::Periodic { run_us: 100.0, period_us: 0, count: 1 });
         assert_eq!(burst.phases[2].kind, PhaseKind::Sleep { duration_us: 50 });
-        assert_eq!(burst.phases[10].kind, PhaseKind::Suspend { event: "go".into() });
-        assert_eq!(w.tasks[2].phases[1].kind, PhaseKind::Resume { event: "go".into() });
-        let forever = from_rtapp_json("f.json", r#"{"tasks": {"t": {"loop": -1, "run": 10, "sleep": 10}}}"#).unwrap();
-        assert_eq!(forever.tasks[0].repeat, u32::MAX);
+        assert_eq!(burst.phases[10].kind, PhaseKind::Suspend { event: "burst".into() });
+        let steps = &burst.rtapp.as_ref().unwrap().steps;
+        let starts: Vec<(u32, u32)> = steps.iter().filter(|s| s.loop_start).map(|s| (s.phase, s.phase_loop)).collect();
+        assert_eq!(starts, [(0, 0), (0, 1), (0, 2), (1, 0)]);
+        assert_eq!(steps[0].event, None); // the delay
+        let run1 = steps[3].event.as_ref().unwrap();
+        assert_eq!((run1.id, run1.type_number, run1.desc.as_str(), run1.run_us), (2, 6, "run1", 10));
+        // no loop and no phases: rt-app loops forever (bounded by its duration)
+        assert_eq!(w.tasks[2].repeat, u32::MAX);
+        assert_eq!(w.tasks[2].phases[1].kind, PhaseKind::Resume { event: "burst".into() });
+        let calibrated = from_rtapp_json(
+            "c.json",
+            r#"{"global": {"calibration": "CPU4", "duration": 3}, "tasks": {"t": {"run": 1}}}"#,
+        );
+        let calibrated = calibrated.unwrap();
+        assert_eq!((calibrated.reference_cpu, calibrated.duration_us), (Some(4), Some(3_000_000)));
+        let default = from_rtapp_json("d.json", r#"{"tasks": {"t": {"run": 1}}}"#).unwrap();
+        assert_eq!(default.reference_cpu, Some(0)); // rt-app calibrates on CPU0
+    }
+
+    #[test]
+    fn every_event_becomes_phases() {
+        let doc = r#"{
+            "global": { "mem_buffer_size": 1024, "io_device": "/dev/null" },
+            "tasks": {
+                "a": { "loop": 1, "lock": "m", "wait": { "ref": "c", "mutex": "m" }, "unlock": "m",
+                       "sync": { "ref": "c", "mutex": "m" }, "signal": "c", "broad": "c",
+                       "runtime": 300, "timer": { "ref": "unique", "period": 1000 },
+                       "memrun": { "type": "chase", "size": 4194304, "count": 1000 },
+                       "memrun1": { "type": "write", "size": 65536, "count": 131072, "ref": "buf" },
+                       "mem": 4096, "iorun": 4096, "yield": "", "barrier": "b", "fork": "child",
+                       "sem_post": "s", "sem_wait": "s" },
+                "child": { "instance": 0, "loop": 1, "run": 10 },
+                "b": { "instance": 2, "loop": 1, "barrier": "b" }
+            }
+        }"#;
+        let w = from_rtapp_json("all.json", doc).unwrap();
+        let sync = |op, object: &str| PhaseKind::Sync { op, object: object.into() };
+        let kinds: Vec<PhaseKind> = w.tasks[0].phases.iter().map(|p| p.kind.clone()).collect();
+        let expected_head = [
+            sync(SyncOp::Lock, "m"),
+            // wait: release, wait, take again
+            sync(SyncOp::Unlock, "m"),
+            PhaseKind::Suspend { event: "c".into() },
+            sync(SyncOp::Lock, "m"),
+            sync(SyncOp::Unlock, "m"),
+            // sync: signal first
+            sync(SyncOp::Signal, "c"),
+            sync(SyncOp::Unlock, "m"),
+            PhaseKind::Suspend { event: "c".into() },
+            sync(SyncOp::Lock, "m"),
+            sync(SyncOp::Signal, "c"),
+            PhaseKind::Resume { event: "c".into() },
+            PhaseKind::Runtime { duration_us: 300 },
+            PhaseKind::Timer {
+                timer: "unique".into(),
+                period_us: 1000,
+                relative: true,
+                per_thread: true,
+                origin_us: 0,
+            },
+        ];
+        assert_eq!(kinds[..expected_head.len()], expected_head);
+        let rest = &w.tasks[0].phases[expected_head.len()..];
+        // the chase: one dependent load per step over size/stride 64-byte nodes
+        assert_eq!(rest[0].kind, PhaseKind::Compute { instructions: 1000.0 });
+        assert!(rest[0].mem.dependent_loads && rest[0].mem.working_set_bytes() == 4194304);
+        // a byte loop writing a shared buffer
+        assert_eq!(rest[1].kind, PhaseKind::Compute { instructions: 131072.0 * BYTE_LOOP_INSTRUCTIONS });
+        assert!(rest[1].mem.shared_working_set && rest[1].mem.write_fraction == 1.0);
+        // memset over the thread's buffer; writes to /dev/null, one system call per buffer
+        assert_eq!(rest[2].mem.working_set_bytes(), 1024);
+        assert_eq!(rest[3].kind, PhaseKind::Compute { instructions: 4.0 * NULL_WRITE_INSTRUCTIONS });
+        // the barrier waits for a's thread and b's two
+        assert_eq!(
+            rest[4..].iter().map(|p| p.kind.clone()).collect::<Vec<_>>(),
+            [
+                PhaseKind::Yield,
+                sync(SyncOp::Barrier { parties: 3 }, "b"),
+                PhaseKind::Fork { task: "child".into() },
+                sync(SyncOp::SemPost, "s"),
+                sync(SyncOp::SemWait, "s"),
+            ]
+        );
+        // the child has no instance of its own: one forked thread per fork
+        let child: Vec<&Task> = w.tasks.iter().filter(|t| t.name == "child").collect();
+        assert_eq!(child.len(), 1);
+        assert!(child[0].forked && child[0].threads == 1);
+        let markers: Vec<u32> = w.tasks[0]
+            .rtapp
+            .as_ref()
+            .unwrap()
+            .steps
+            .iter()
+            .filter_map(|s| s.event.as_ref())
+            .map(|e| e.type_number)
+            .collect();
+        assert_eq!(markers, [8, 2, 9, 7, 3, 4, 19, 11, 17, 15, 14, 18, 20, 21, 22, 24, 23]);
     }
 
     #[test]
     fn what_is_not_supported_is_a_one_line_error_naming_it() {
         let cases = [
-            (
-                r#"{"tasks": {"t": {"lock": "m", "run": 10}}}"#,
-                "tasks.t.lock: rt-app's 'lock' event is not supported yet",
-            ),
-            (r#"{"tasks": {"t": {"runtime": 10}}}"#, "rt-app's 'runtime' event is not supported yet"),
-            (r#"{"tasks": {"t": {"barrier": "b"}}}"#, "rt-app's 'barrier' event"),
-            (r#"{"tasks": {"t": {"memrun": 10}}}"#, "rt-app's 'memrun' event"),
-            (r#"{"tasks": {"t": {"fork": "x"}}}"#, "rt-app's 'fork' event"),
-            (r#"{"tasks": {"t": {"util_min": 100, "run": 1}}}"#, "tasks.t.util_min: unknown or unsupported task key"),
+            (r#"{"tasks": {"t": {"memrun": 10}}}"#, "tasks.t.memrun must be an object"),
+            (r#"{"tasks": {"t": {"memrun": {"type": "chase", "size": 64, "count": 1}}}}"#, "at least 2 x stride"),
+            (r#"{"tasks": {"t": {"loop": 1, "fork": "x"}}}"#, "fork names 'x', which is not a task"),
+            (r#"{"tasks": {"t": {"fork": "u"}, "u": {"instance": 0, "run": 1}}}"#, "loops forever is not supported"),
+            (r#"{"tasks": {"t": {"util_min": 100, "run": 1}}}"#, "tasks.t.util_min: not supported yet"),
             (r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "run": 1}}}"#, "SCHED_FIFO is not supported yet"),
-            (r#"{"global": {"duration": 5}, "tasks": {"t": {"run": 1}}}"#, "global.duration: a run length"),
-            (r#"{"global": {"calibration": "CPU0"}, "tasks": {"t": {"run": 1}}}"#, "calibrating on a named CPU"),
-            (r#"{"resources": {"m": {"type": "mutex"}}, "tasks": {"t": {"run": 1}}}"#, "resources"),
-            (r#"{"tasks": {"t": {"sleep": 1, "timer": {"period": 5}, "run": 1}}}"#, "a timer is supported after"),
+            (r#"{"global": {"io_device": "/tmp/x"}, "tasks": {"t": {"run": 1}}}"#, "only /dev/null"),
+            (r#"{"global": {"calibration": "big"}, "tasks": {"t": {"run": 1}}}"#, "\"CPU<n>\" or ns per loop"),
+            (r#"{"tasks": {"t": {"timer": {"period": 5, "mode": "late"}}}}"#, "mode must be"),
+            (r#"{"tasks": {"t": {"wait": {"ref": "c"}}}}"#, "tasks.t.wait: no \"mutex\""),
+            (r#"{"tasks": {"t": {"lock": ""}}}"#, "tasks.t.lock must not be empty"),
             (r#"{"tasks": {}}"#, "at least one task"),
-            (r#"{"tasks": {"t": {"instance": 0, "run": 1}}}"#, "instance must be a whole number in 1"),
+            (r#"{"tasks": {"t": {"instance": 0, "run": 1}}}"#, "every task has 0 instances"),
         ];
         for (doc, says) in cases {
             let e = from_rtapp_json("x.json", doc).unwrap_err();

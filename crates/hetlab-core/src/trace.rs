@@ -70,6 +70,9 @@ pub enum TraceEvent {
     CpuIdle { time_us: f64, cpu: usize, state: u32 },
     /// An atrace counter (`tracing_mark_write: C|pid|name|value`), e.g. cluster power in mW.
     Counter { time_us: f64, cpu: usize, name: String, value: f64 },
+    /// A user-space marker `tid` writes to `trace_marker` on `cpu` (`tracing_mark_write:
+    /// <text>`), e.g. rt-app's `rtapp_loop: event=start ...`.
+    Marker { time_us: f64, cpu: usize, tid: u32, text: String },
 }
 
 impl TraceEvent {
@@ -85,7 +88,8 @@ impl TraceEvent {
             | TraceEvent::SchedOverutilized { time_us, .. }
             | TraceEvent::CpuFrequency { time_us, .. }
             | TraceEvent::CpuIdle { time_us, .. }
-            | TraceEvent::Counter { time_us, .. } => *time_us,
+            | TraceEvent::Counter { time_us, .. }
+            | TraceEvent::Marker { time_us, .. } => *time_us,
         }
     }
 }
@@ -221,6 +225,7 @@ impl Namer<'_> {
 ///   prev_state is always `R` (as the kernel prints it for the idle task).
 /// * Counters become atrace lines `tracing_mark_write: C|0|<name>|<value>` with the value
 ///   rounded to 3 decimals; counters whose value is not finite are skipped.
+/// * Markers are `tracing_mark_write: <text>` lines of the thread that wrote them.
 /// * `ncpus` is printed in the header (`#P:`); events on a CPU >= `ncpus` are still rendered.
 pub fn write_ftrace(events: &[TraceEvent], threads: &TraceThreads, ncpus: usize, out: &mut String) {
     use std::fmt::Write as _;
@@ -264,11 +269,13 @@ pub fn write_ftrace(events: &[TraceEvent], threads: &TraceThreads, ncpus: usize,
             TraceEvent::SchedOverutilized { cpu, .. } => (*cpu, "sched_overutilized"),
             TraceEvent::CpuFrequency { cpu, .. } => (*cpu, "cpu_frequency"),
             TraceEvent::CpuIdle { cpu, .. } => (*cpu, "cpu_idle"),
-            TraceEvent::Counter { cpu, .. } => (*cpu, "tracing_mark_write"),
+            TraceEvent::Counter { cpu, .. } | TraceEvent::Marker { cpu, .. } => (*cpu, "tracing_mark_write"),
         };
         let running = match ev {
             // The switching-out task is by definition the one current on the CPU.
             TraceEvent::SchedSwitch { prev_tid, .. } => *prev_tid,
+            // A marker is written by its thread.
+            TraceEvent::Marker { tid, .. } => *tid,
             _ => current_on(&mut current, cpu),
         };
 
@@ -372,6 +379,9 @@ pub fn write_ftrace(events: &[TraceEvent], threads: &TraceThreads, ncpus: usize,
                     sanitize_counter_name(name),
                     format_counter_value(*value),
                 );
+            }
+            TraceEvent::Marker { text, .. } => {
+                let _ = writeln!(out, "{text}");
             }
         }
     }

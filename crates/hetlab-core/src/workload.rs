@@ -135,6 +135,53 @@ pub enum PhaseKind {
         total_instructions: f64,
         allocation: Allocation,
     },
+    /// Busy for `duration_us` of wall-clock time whatever the core's speed (rt-app `runtime`,
+    /// which checks the clock between bursts of calibrated work): time preempted counts too.
+    Runtime {
+        duration_us: u64,
+    },
+    /// Sleep to the timer's next expiry (rt-app `timer`). Each use moves the expiry `period_us`
+    /// on, counted from `origin_us` (the thread's start: rt-app's t_first, the run's start plus
+    /// the task's delay); after an overrun a `relative` timer restarts from now, an absolute one
+    /// keeps its grid. `per_thread`: one timer per thread (a ref starting with "unique"), else
+    /// one per name, shared by every thread that uses it, as in rt-app.
+    Timer {
+        timer: String,
+        period_us: u64,
+        relative: bool,
+        per_thread: bool,
+        origin_us: u64,
+    },
+    /// An operation on a named object shared between threads (`engine::sync`).
+    Sync {
+        op: SyncOp,
+        object: String,
+    },
+    /// Give the CPU to the next waiting thread, if one waits (`sched_yield`).
+    Yield,
+    /// Start the next not yet started thread of the task named `task` (rt-app `fork`; that
+    /// task is `Task::forked`).
+    Fork {
+        task: String,
+    },
+}
+
+/// What a `PhaseKind::Sync` phase does to its object (rt-app's resources).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SyncOp {
+    /// Take the mutex, or wait for it (`pthread_mutex_lock`).
+    Lock,
+    /// Release the mutex; the longest waiter gets it.
+    Unlock,
+    /// Wake the longest waiter on the condition, if any (`pthread_cond_signal`; a condition is
+    /// the object `suspend` and `resume` use too).
+    Signal,
+    /// Count the semaphore up, or wake its longest waiter (`sem_post`).
+    SemPost,
+    /// Count the semaphore down, or wait until it is positive (`sem_wait`).
+    SemWait,
+    /// Wait until `parties` threads have arrived, then all go on.
+    Barrier { parties: u32 },
 }
 
 /// How a parallel phase splits its work among the task's threads.
@@ -168,6 +215,21 @@ pub struct Phase {
     pub mark: Option<String>,
 }
 
+/// The memory profile of a phase that gives none: `cpi`, references per instruction and one
+/// random working set of this many bytes (a small program's hot data).
+const DEFAULT_CPI: f64 = 1.0;
+const DEFAULT_REFS_PER_INSTR: f64 = 0.25;
+const DEFAULT_WORKING_SET_BYTES: u64 = 16384;
+
+impl Phase {
+    /// A phase of `kind` with the default memory profile.
+    pub fn new(kind: PhaseKind) -> Phase {
+        let access = access_from("", None, None, None, None).expect("the defaults are valid");
+        let mem = MemProfile::single(DEFAULT_CPI, DEFAULT_REFS_PER_INSTR, access, false, 0.0);
+        Phase { kind, mem, rcu: RcuCalls::default(), mark: None }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Task {
     pub name: String,
@@ -178,12 +240,58 @@ pub struct Task {
     pub affinity: Option<Vec<usize>>,
     pub repeat: u32,
     pub phases: Vec<Phase>,
+    /// Leading phases run once, before the repeats (rt-app's `delay`).
+    pub prologue_phases: usize,
+    /// Its threads start at another task's `fork` phase, one per fork, not at the start.
+    pub forked: bool,
+    /// Where each phase comes from in an rt-app file (for its ftrace markers), if it does.
+    pub rtapp: Option<RtappSteps>,
+}
+
+/// Where each phase of a task comes from in its rt-app file, for the markers rt-app writes to
+/// ftrace (`rtapp_loop`, `rtapp_event`, `rtapp_stats`; made by `rtapp::from_rtapp_json`, written by
+/// `engine::rtapp_markers`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RtappSteps {
+    /// One per phase of the task, its delay included.
+    pub steps: Vec<RtappStep>,
+    /// The task's repeats are loops of its only rt-app phase (a task without `phases` that
+    /// gives `loop`: rt-app runs that phase `loop` times within one thread loop).
+    pub repeats_are_phase_loops: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RtappStep {
+    /// The rt-app phase and which of its loops this is.
+    pub phase: u32,
+    pub phase_loop: u32,
+    /// The first phase of a loop of the rt-app phase (`rtapp_loop: event=start`).
+    pub loop_start: bool,
+    /// The first phase of an rt-app event (`wait` becomes unlock, wait, lock); none for the
+    /// delay.
+    pub event: Option<RtappEvent>,
+}
+
+/// One rt-app event as its `rtapp_event` marker names it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RtappEvent {
+    /// Its index in its rt-app phase.
+    pub id: u32,
+    pub type_number: u32,
+    pub desc: String,
+    /// The µs a `run` or `runtime` asks (`rtapp_stats`' c_run); 0 for other events.
+    pub run_us: u64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Workload {
     pub name: String,
     pub tasks: Vec<Task>,
+    /// Every thread stops then, finished or not (rt-app's global `duration`), µs.
+    pub duration_us: Option<u64>,
+    /// The CPU whose top OPP defines a `run_us` of reference work (rt-app's `calibration`
+    /// CPU); `None`: the biggest core.
+    pub reference_cpu: Option<usize>,
 }
 
 // ---- TOML format -------------------------------------------------------------------------
@@ -281,7 +389,7 @@ fn access_from(
         Pattern::Random => Order::Uniform,
         _ => Order::Cyclic,
     });
-    let working_set_bytes = ws.unwrap_or(16384);
+    let working_set_bytes = ws.unwrap_or(DEFAULT_WORKING_SET_BYTES);
     if working_set_bytes == 0 {
         return Err(format!("{at}.working_set_bytes must be positive"));
     }
@@ -295,8 +403,8 @@ impl PhaseFile {
             || self.stride_bytes.is_some()
             || self.order.is_some();
         let mut mem = MemProfile::single(
-            self.cpi.unwrap_or(1.0),
-            self.refs_per_instr.unwrap_or(0.25),
+            self.cpi.unwrap_or(DEFAULT_CPI),
+            self.refs_per_instr.unwrap_or(DEFAULT_REFS_PER_INSTR),
             access_from(at, self.working_set_bytes, self.pattern, self.stride_bytes, self.order)?,
             self.dependent_loads.unwrap_or(false),
             self.write_fraction.unwrap_or(0.0),
@@ -492,9 +600,12 @@ impl Workload {
                 affinity: t.affinity,
                 repeat: t.repeat.max(1),
                 phases,
+                prologue_phases: 0,
+                forked: false,
+                rtapp: None,
             });
         }
-        let w = Workload { name: file.name, tasks };
+        let w = Workload { name: file.name, tasks, duration_us: None, reference_cpu: None };
         w.check_threads(origin)?;
         Ok(w)
     }
@@ -684,6 +795,8 @@ pub fn ccbench(kv: &[(String, String)]) -> Result<Workload, String> {
     // latency of each level is the whole cost of an iteration (cpi 0, one reference each).
     let mem = MemProfile::single(0.0, 1.0, Access::new(n * 4, pattern, stride_words * 4, Order::Cyclic), true, 0.0);
     Ok(Workload {
+        duration_us: None,
+        reference_cpu: None,
         name: format!("ccbench-{n}-{label}"),
         tasks: vec![Task {
             name: "ccbench".into(),
@@ -691,6 +804,9 @@ pub fn ccbench(kv: &[(String, String)]) -> Result<Workload, String> {
             nice: 0,
             affinity: None,
             repeat: 1,
+            prologue_phases: 0,
+            forked: false,
+            rtapp: None,
             phases: vec![Phase {
                 kind: PhaseKind::Compute { instructions: iterations },
                 mem,
@@ -718,6 +834,8 @@ pub fn periodic(kv: &[(String, String)]) -> Result<Workload, String> {
     let mem = MemProfile::single(1.2, 0.3, Access::new(ws, Pattern::Random, 64, Order::Uniform), false, 0.1);
     check_mem("periodic", &mem)?;
     Ok(Workload {
+        duration_us: None,
+        reference_cpu: None,
         name: format!("periodic-{run_us}us-{period_us}us"),
         tasks: vec![Task {
             name: "periodic".into(),
@@ -725,6 +843,9 @@ pub fn periodic(kv: &[(String, String)]) -> Result<Workload, String> {
             nice: p.num("nice", 0.0)? as i32,
             affinity: None,
             repeat: 1,
+            prologue_phases: 0,
+            forked: false,
+            rtapp: None,
             phases: vec![Phase {
                 kind: PhaseKind::Periodic { run_us, period_us, count: (duration_us / period_us).max(1) },
                 mem,
@@ -755,6 +876,8 @@ pub fn cpu_bound(kv: &[(String, String)]) -> Result<Workload, String> {
         return Err("cpu-bound: instructions must be positive".into());
     }
     Ok(Workload {
+        duration_us: None,
+        reference_cpu: None,
         name: "cpu-bound".into(),
         tasks: vec![Task {
             name: "cpu-bound".into(),
@@ -762,6 +885,9 @@ pub fn cpu_bound(kv: &[(String, String)]) -> Result<Workload, String> {
             nice: 0,
             affinity: None,
             repeat: 1,
+            prologue_phases: 0,
+            forked: false,
+            rtapp: None,
             phases: vec![Phase {
                 kind: PhaseKind::Compute { instructions },
                 mem,

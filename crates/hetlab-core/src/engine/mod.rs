@@ -8,8 +8,10 @@
 //! Map: `config` (what a run is asked), `setup` (building it), `state` (threads, CPUs,
 //! policies, clusters), this file (the loop), `threads` (phases, wake-ups, context switches,
 //! migration), `timers` (sleep timers), `idle` (cpuidle), `dvfs` (frequency requests,
-//! thermal caps), `cpumap` and `switcher` (logical CPUs on physical cores, big.LITTLE switches), `sampling` (governor samples), `rates` (the model re-solved at each change),
-//! `integrate` (energy, temperature and counters between changes), `report` (results).
+//! thermal caps), `cpumap` and `switcher` (logical CPUs on physical cores, big.LITTLE switches), `sync`
+//! (named objects threads wait on: rt-app's conditions, mutexes, semaphores, barriers, timers), `sampling` (governor samples), `rates` (the model re-solved at each change),
+//! `integrate` (energy, temperature and counters between changes), `report` (results),
+//! `rtapp_markers` (rt-app's ftrace markers).
 //! Who owns what: `crate::model` the mechanisms, `crate::sched` placement and run queues,
 //! `crate::kernel` the kernel's own work, `crate::governor` DVFS policies.
 
@@ -22,11 +24,13 @@ mod parallel;
 mod rates;
 mod rcu;
 mod report;
+mod rtapp_markers;
 mod sampling;
 mod sched_trace;
 mod setup;
 mod state;
 mod switcher;
+mod sync;
 mod threads;
 mod timers;
 
@@ -171,13 +175,16 @@ pub struct Engine<'a> {
     /// The workload's tasks, then the kernel threads' tasks.
     tasks: Vec<Task>,
     workload_name: String,
+    /// The workload's own end (rt-app's `duration`), µs.
+    duration_us: Option<f64>,
     config: SimConfig,
     rng: Rng,
     now_us: f64,
     threads: Vec<Thread>,
-    /// rt-app event names (`suspend`/`resume` phases) and the threads suspended on each.
-    events: std::collections::BTreeMap<String, usize>,
-    waiters: Vec<Vec<usize>>,
+    /// Named objects threads synchronise on (`sync`).
+    sync: sync::SyncObjects,
+    /// Per thread, when tracing: its rt-app loop under way (`rtapp_markers`).
+    rtapp_marks: Vec<rtapp_markers::ThreadMarks>,
     /// Each task's parallel phases: work pool and barrier (`parallel`), by task and phase.
     pools: Vec<Vec<parallel::Pool>>,
     /// A running thread's CPU while it goes through its zero-work phases (`resume`, then
@@ -244,7 +251,14 @@ impl<'a> Engine<'a> {
     /// Runs to the end of the workload (or the time limit) and reports.
     pub fn run(mut self) -> Result<RunResult, String> {
         let limit_us = self.config.time_limit_s * 1e6;
-        let completed = self.run_until(limit_us);
+        let mut completed = self.run_until(self.duration_us.map_or(limit_us, |d| d.min(limit_us)));
+        if let Some(end_us) = self.duration_us.filter(|&d| !completed && d <= limit_us && self.now_us >= d) {
+            // the workload's duration is up: every thread stops there (rt-app's end)
+            for th in self.threads.iter_mut().filter(|th| !th.kernel && th.state != ThreadState::Done) {
+                th.finish_us = end_us;
+            }
+            completed = true;
+        }
         if !completed && self.stop_asked() {
             return Err(STOPPED.into());
         }
@@ -459,8 +473,13 @@ impl<'a> Engine<'a> {
         self.timers.pop_due(now + EPS_US, &mut due);
         due.sort_unstable();
         for &(t, seq) in &due {
-            if self.threads[t].timer_seq == seq && matches!(self.threads[t].state, ThreadState::Sleeping { .. }) {
+            if self.threads[t].timer_seq != seq {
+                continue; // a timer the thread no longer waits for
+            }
+            if matches!(self.threads[t].state, ThreadState::Sleeping { .. }) {
                 self.wake(t, None);
+            } else if self.threads[t].progress.runtime_end_us.is_some() {
+                self.end_runtime(t);
             }
         }
         self.scratch.due = due;

@@ -64,7 +64,7 @@ impl RcuState {
         options: RcuOptions,
         tasks: &[Task],
         thread_task: &[usize],
-        events: &std::collections::BTreeMap<String, usize>,
+        sync: &super::sync::SyncObjects,
     ) -> RcuState {
         let ncpus = platform.ncpus();
         let mut rcuo_thread = vec![None; ncpus];
@@ -72,7 +72,7 @@ impl RcuState {
         for &cpu in &options.nocbs {
             let name = format!("rcuop/{cpu}");
             rcuo_thread[cpu] = thread_task.iter().position(|&ti| tasks[ti].name == name);
-            rcuo_event[cpu] = events.get(&rcuo_event_name(cpu)).copied();
+            rcuo_event[cpu] = sync.find(super::sync::Object::Condition, &rcuo_event_name(cpu));
         }
         let used = options != RcuOptions::default();
         RcuState {
@@ -200,10 +200,10 @@ impl Engine<'_> {
         let (Some(t), Some(event)) = (self.rcu.rcuo_thread[cpu], self.rcu.rcuo_event[cpu]) else {
             return;
         };
-        if self.threads[t].state != ThreadState::Suspended || !self.waiters[event].contains(&t) {
+        if self.threads[t].state != ThreadState::Suspended || !self.sync.waiters[event].contains(&t) {
             return;
         }
-        self.waiters[event].retain(|&w| w != t);
+        self.sync.waiters[event].retain(|&w| w != t);
         self.threads[t].progress.phase += 1;
         self.enter_phase(t, None);
     }

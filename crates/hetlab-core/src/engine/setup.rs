@@ -27,7 +27,6 @@ use crate::sched::switching::Switcher;
 use crate::sched::{CpuMask, WakeKind};
 use crate::sched::{Placement, SchedEntity};
 use crate::trace::TraceEvent;
-use crate::workload::PhaseKind;
 use crate::workload::{Task, Workload};
 
 impl<'a> Engine<'a> {
@@ -102,14 +101,6 @@ impl<'a> Engine<'a> {
         let user_tasks = workload.tasks.len();
         let rcuo = super::rcu::rcuo_kthreads(platform, &config.rcu);
         let mut tasks: Vec<Task> = workload.tasks.iter().chain(&config.kernel_threads).chain(&rcuo).cloned().collect();
-        // rt-app events, numbered in the order they first appear
-        let mut events = std::collections::BTreeMap::new();
-        for phase in tasks.iter().flat_map(|t| &t.phases) {
-            if let PhaseKind::Suspend { event } | PhaseKind::Resume { event } = &phase.kind {
-                let next = events.len();
-                events.entry(event.clone()).or_insert(next);
-            }
-        }
         let mut threads = Vec::new();
         let mut entities = Vec::new();
         for ti in 0..tasks.len() {
@@ -165,6 +156,7 @@ impl<'a> Engine<'a> {
                         stolen_us: 0.0,
                         jobs_left: 0,
                         next_release_us: 0.0,
+                        runtime_end_us: None,
                     },
                     speed: Speed::default(),
                     pmu: Pmu::default(),
@@ -269,9 +261,20 @@ impl<'a> Engine<'a> {
             })
             .collect();
 
-        // Reference work for periodic phases: instructions per µs on the biggest core type at
-        // its top OPP, idle memory, no snoop penalty.
-        let reference = (0..nclusters).max_by_key(|&c| platform.cpu_capacity(c)).unwrap_or(0);
+        // Reference work for periodic phases: instructions per µs on the biggest core type (or
+        // the workload's calibration CPU) at its top OPP, idle memory, no snoop penalty.
+        let reference = match workload.reference_cpu {
+            Some(cpu) if cpu >= ncpus => {
+                return Err(format!(
+                    "workload '{}': calibration CPU{cpu} is not on platform {} (cpu0-{})",
+                    workload.name,
+                    platform.name,
+                    ncpus - 1
+                ))
+            }
+            Some(cpu) => cluster_of[cpu],
+            None => (0..nclusters).max_by_key(|&c| platform.cpu_capacity(c)).unwrap_or(0),
+        };
         let ref_core = platform.core_type_of(reference);
         let ref_ghz = platform.clusters[reference].max_khz() as f64 / 1e6;
         let ref_l2 = platform.clusters[reference].l2_bytes as f64;
@@ -324,20 +327,25 @@ impl<'a> Engine<'a> {
             })
             .collect();
         let thread_task: Vec<usize> = threads.iter().map(|t| t.task).collect();
-        let rcu = super::rcu::RcuState::new(platform, config.rcu.clone(), &tasks, &thread_task, &events);
+        let nthreads = threads.len();
+        let first_thread: Vec<usize> =
+            (0..tasks.len()).map(|ti| thread_task.iter().position(|&x| x == ti).unwrap_or(threads.len())).collect();
+        let sync = super::sync::SyncObjects::new(&tasks, &first_thread);
+        let rcu = super::rcu::RcuState::new(platform, config.rcu.clone(), &tasks, &thread_task, &sync);
         let mut engine = Engine {
             rcu,
             platform,
             workload_name: workload.name.clone(),
+            duration_us: workload.duration_us.map(|d| d as f64),
             rng,
             now_us: 0.0,
             timers: Timers::new(ncpus),
             live_user_threads,
             threads,
-            waiters: vec![Vec::new(); events.len()],
             pools: tasks.iter().map(|t| vec![Default::default(); t.phases.len()]).collect(),
             deferred_preempt: None,
-            events,
+            sync,
+            rtapp_marks: if config.trace { vec![Default::default(); nthreads] } else { Vec::new() },
             cpus,
             sched,
             jitter,
@@ -395,7 +403,11 @@ impl<'a> Engine<'a> {
             self.policies[p].next_sample_us = decision.next_sample_us as f64;
         }
         for t in 0..self.threads.len() {
-            self.enter_phase(t, None);
+            if self.tasks[self.threads[t].task].forked {
+                self.threads[t].state = ThreadState::Suspended; // until a `fork` starts it
+            } else {
+                self.enter_phase(t, None);
+            }
         }
     }
 
@@ -404,7 +416,7 @@ impl<'a> Engine<'a> {
     /// for a negligible time and went to sleep).
     pub(super) fn wake_kind(&mut self, t: usize) -> WakeKind {
         let placed_before = std::mem::replace(&mut self.threads[t].placed, true);
-        if placed_before || self.now_us > 0.0 {
+        if placed_before || (self.now_us > 0.0 && !self.tasks[self.threads[t].task].forked) {
             WakeKind::Wakeup
         } else {
             WakeKind::Fork

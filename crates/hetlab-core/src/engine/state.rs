@@ -17,7 +17,7 @@ pub(super) enum ThreadState {
     Sleeping {
         wake_us: f64,
     },
-    /// Waiting for another thread's `resume` (rt-app `suspend`).
+    /// Waiting on a named object (`engine::sync`), or a forked thread not started yet.
     Suspended,
     Done,
 }
@@ -63,6 +63,8 @@ pub(super) struct Progress {
     /// Periodic phases: jobs left and the next release time.
     pub jobs_left: u64,
     pub next_release_us: f64,
+    /// A `runtime` phase: when its wall-clock time is up, µs.
+    pub runtime_end_us: Option<f64>,
 }
 
 /// How fast a running thread goes and what it does to the memory system, from the last

@@ -253,6 +253,8 @@ fn sleep_timers_wake_each_thread_on_time() {
         ]
     };
     let w = Workload {
+        duration_us: None,
+        reference_cpu: None,
         name: "sleepers".into(),
         tasks: (1..=200)
             .map(|i| crate::workload::Task {
@@ -261,6 +263,9 @@ fn sleep_timers_wake_each_thread_on_time() {
                 nice: 0,
                 affinity: Some(vec![4]),
                 repeat: 1,
+                prologue_phases: 0,
+                forked: false,
+                rtapp: None,
                 phases: phases(i),
             })
             .collect(),
@@ -310,10 +315,13 @@ fn sharing(nices: &[i32]) -> Workload {
             nice,
             affinity: Some(vec![4]),
             repeat: 1,
+            prologue_phases: 0,
+            forked: false,
+            rtapp: None,
             phases: vec![compute_phase(1e12)],
         })
         .collect();
-    Workload { name: "sharing".into(), tasks }
+    Workload { name: "sharing".into(), tasks, duration_us: None, reference_cpu: None }
 }
 
 fn cpu_times(p: &Platform, w: &Workload, limit_s: f64) -> Vec<f64> {
@@ -346,6 +354,9 @@ fn a_waking_sleeper_preempts_a_cpu_hog() {
         nice: 0,
         affinity: Some(vec![4]),
         repeat: 1,
+        prologue_phases: 0,
+        forked: false,
+        rtapp: None,
         phases: vec![
             Phase { kind: PhaseKind::Sleep { duration_us: 50_000 }, ..compute_phase(0.0) },
             compute_phase(2e5),

@@ -5,6 +5,7 @@
 //! PELT signals updated where the kernel updates them (enqueue, dequeue, the tick, migration).
 
 use super::state::{KernelBurst, ThreadState};
+use super::sync::{object_of, Object};
 use super::Engine;
 use crate::model::cci;
 use crate::model::idle::{STATE_CLUSTER_OFF, STATE_WFI};
@@ -118,48 +119,60 @@ impl Engine<'_> {
         if defers {
             self.deferred_preempt = Some((cpu, false));
         }
-        self.enter_phases(t, waker);
+        let yielded = self.enter_phases(t, waker);
         if defers {
             let preempts = self.deferred_preempt.take().is_some_and(|(_, woken)| woken);
-            if preempts && self.sched.rqs[cpu].curr == Some(t) {
-                self.preempt(cpu);
+            if self.sched.rqs[cpu].curr == Some(t) {
+                if yielded {
+                    self.yield_cpu(cpu);
+                } else if preempts {
+                    self.preempt(cpu);
+                }
             }
         }
     }
 
-    fn enter_phases(&mut self, t: usize, waker: Option<usize>) {
+    /// Goes through `t`'s phases until one takes time; true if it went through a `yield`.
+    fn enter_phases(&mut self, t: usize, waker: Option<usize>) -> bool {
+        let mut yielded = false;
         for step in 0u64.. {
             if step == super::MAX_EVENTS_WITHOUT_PROGRESS {
                 // work-less phases looping inside this one event: the run ends as stuck
                 self.out.stuck = true;
-                return;
+                break;
             }
             let th = &self.threads[t];
             let task = &self.tasks[th.task];
             if th.progress.phase >= task.phases.len() {
+                let prologue = task.prologue_phases;
                 let p = &mut self.threads[t].progress;
                 p.repeats_left = p.repeats_left.saturating_sub(1);
                 if p.repeats_left == 0 {
                     self.exit_thread(t);
-                    return;
+                    break;
                 }
-                p.phase = 0;
+                p.phase = prologue;
                 continue;
             }
             let phase = th.progress.phase;
+            self.rtapp_enter(t, phase);
+            let th = &self.threads[t];
+            let task = &self.tasks[th.task];
             let ips = self.reference_ips[th.task][phase];
             if let Some(name) = &task.phases[phase].mark {
                 self.out.marks.push(Mark { time_s: self.now_us * 1e-6, tid: th.tid, name: name.clone() });
             }
             let task = &self.tasks[self.threads[t].task];
-            match &task.phases[phase].kind {
+            let goes_on = match &task.phases[phase].kind {
                 &PhaseKind::Compute { instructions } => {
                     let instructions = self.rcuo_pass_instructions(t).unwrap_or(instructions);
                     self.threads[t].progress.work_left = instructions;
                     self.make_runnable(t, waker);
+                    false
                 }
                 &PhaseKind::Sleep { duration_us } => {
                     self.sleep_until(t, self.now_us + duration_us as f64);
+                    false
                 }
                 &PhaseKind::Periodic { run_us, count, period_us } => {
                     // Periodic threads start at a random phase within their period, as
@@ -174,26 +187,54 @@ impl Engine<'_> {
                     } else {
                         self.make_runnable(t, waker);
                     }
+                    false
                 }
-                PhaseKind::Suspend { .. } if self.rcuo_with_work(t).is_some() => {
-                    // an rcuo kthread with callbacks waiting does not sleep
-                    self.threads[t].progress.phase += 1;
-                    continue;
-                }
+                // an rcuo kthread with callbacks waiting does not sleep
+                PhaseKind::Suspend { .. } if self.rcuo_with_work(t).is_some() => true,
                 PhaseKind::Suspend { event } => {
-                    let id = self.events[event.as_str()];
-                    self.suspend(t, id);
+                    let id = self.sync.id(Object::Condition, event);
+                    self.wait_on(t, id);
+                    false
                 }
-                PhaseKind::Parallel { .. } => self.enter_parallel(t, waker),
+                PhaseKind::Parallel { .. } => {
+                    self.enter_parallel(t, waker);
+                    false
+                }
                 PhaseKind::Resume { event } => {
-                    let id = self.events[event.as_str()];
-                    self.resume(t, id);
-                    self.threads[t].progress.phase += 1;
-                    continue;
+                    let id = self.sync.id(Object::Condition, event);
+                    let cpu = self.sched.entities[t].cpu;
+                    self.wake_all(id, cpu);
+                    true
                 }
+                PhaseKind::Sync { op, object } => {
+                    let (op, id) = (*op, self.sync.id(object_of(*op), object));
+                    self.sync_op(t, op, id)
+                }
+                &PhaseKind::Runtime { duration_us } if duration_us > 0 => {
+                    self.start_runtime(t, duration_us, waker);
+                    false
+                }
+                PhaseKind::Runtime { .. } => true,
+                &PhaseKind::Timer { ref timer, period_us, relative, per_thread, origin_us } => {
+                    let id = self.sync.id(Object::Timer, timer);
+                    self.timer_wait(t, id, period_us, relative, per_thread, origin_us)
+                }
+                PhaseKind::Yield => {
+                    yielded = true;
+                    true
+                }
+                PhaseKind::Fork { task } => {
+                    let forked = self.sync.fork_target(task);
+                    self.fork(forked, self.sched.entities[t].cpu);
+                    true
+                }
+            };
+            if !goes_on {
+                break;
             }
-            return;
+            self.threads[t].progress.phase += 1;
         }
+        yielded
     }
 
     pub(super) fn job_done(&mut self, t: usize) {
@@ -227,7 +268,7 @@ impl Engine<'_> {
         } // else it continues on its CPU
     }
 
-    fn sleep_until(&mut self, t: usize, wake_us: f64) {
+    pub(super) fn sleep_until(&mut self, t: usize, wake_us: f64) {
         let was_running = self.threads[t].state == ThreadState::Running;
         let cpu = self.sched.entities[t].cpu;
         if was_running {
@@ -240,12 +281,6 @@ impl Engine<'_> {
         self.timers.arm(cpu, wake_us, t, th.timer_seq);
     }
 
-    /// `t` waits for `event` (rt-app `suspend`).
-    fn suspend(&mut self, t: usize, event: usize) {
-        self.block(t);
-        self.waiters[event].push(t);
-    }
-
     /// `t` sleeps until someone wakes it (a condition or barrier wait).
     pub(super) fn block(&mut self, t: usize) {
         if self.threads[t].state == ThreadState::Running {
@@ -256,26 +291,12 @@ impl Engine<'_> {
         }
     }
 
-    /// `t` wakes every thread suspended on `event`, in thread order (rt-app `resume`).
-    fn resume(&mut self, t: usize, event: usize) {
-        let mut waiting = std::mem::take(&mut self.waiters[event]);
-        waiting.sort_unstable();
-        let cpu = self.sched.entities[t].cpu;
-        for &w in &waiting {
-            self.threads[w].progress.phase += 1;
-            self.enter_phase(w, Some(cpu));
-        }
-        waiting.clear();
-        if self.waiters[event].is_empty() {
-            self.waiters[event] = waiting; // keep the allocation
-        }
-    }
-
     fn exit_thread(&mut self, t: usize) {
         self.threads[t].finish_us = self.now_us;
         if !self.threads[t].kernel {
             self.live_user_threads -= 1;
         }
+        self.rtapp_exit(t);
         let cpu = self.sched.entities[t].cpu;
         if self.threads[t].state == ThreadState::Running {
             self.switch_out(cpu, ThreadState::Done, PrevState::Dead);
@@ -486,14 +507,26 @@ impl Engine<'_> {
         self.update_curr(cpu);
         self.update_util(cpu);
         let t = self.sched.rqs[cpu].curr.expect("running");
-        let next = match self.leftmost(cpu) {
-            Some(l) if self.sched.entities[l].vruntime < self.sched.entities[t].vruntime => l,
-            _ => {
-                // still the leftmost: a new turn, no switch
-                self.sched.rqs[cpu].slice_start_us = self.now_us;
-                return;
-            }
-        };
+        match self.leftmost(cpu) {
+            Some(l) if self.sched.entities[l].vruntime < self.sched.entities[t].vruntime => self.switch_to(cpu, t, l),
+            // still the leftmost: a new turn, no switch
+            _ => self.sched.rqs[cpu].slice_start_us = self.now_us,
+        }
+    }
+
+    /// The running thread of `cpu` lets the leftmost waiting thread run, if there is one
+    /// (`sched_yield`: CFS marks it the skip buddy, so the next pick passes over it once).
+    fn yield_cpu(&mut self, cpu: usize) {
+        self.update_curr(cpu);
+        self.update_util(cpu);
+        let t = self.sched.rqs[cpu].curr.expect("running");
+        if let Some(next) = self.leftmost(cpu) {
+            self.switch_to(cpu, t, next);
+        }
+    }
+
+    /// `t`, running on `cpu`, goes back to the queue and the waiting `next` runs.
+    fn switch_to(&mut self, cpu: usize, t: usize, next: usize) {
         let e = &self.sched.entities;
         let rq = &mut self.sched.rqs[cpu];
         rq.remove(next, e[next].vruntime);

@@ -1,0 +1,218 @@
+//! rt-app's events as the engine runs them (`hetlab_core::rtapp` translates, `engine::sync`
+//! synchronises): a mutex serialises, a condition wakes one or all, a barrier waits for the
+//! last thread, a semaphore remembers its posts, `runtime` is wall time where `run` is
+//! calibrated work, a relative timer re-bases after an overrun where an absolute one keeps its
+//! grid, `yield` gives the CPU away, `fork` starts threads, `duration` ends the run, and the
+//! trace carries rt-app's own markers.
+
+use hetlab_core::engine::{simulate, SimConfig};
+use hetlab_core::platform::Platform;
+use hetlab_core::result::RunResult;
+use hetlab_core::rtapp::from_rtapp_json;
+use hetlab_core::sched::SchedPolicy;
+use hetlab_core::trace::TraceEvent;
+
+/// `doc` on the Exynos 5422 at full speed under the SMP scheduler, traced.
+fn run(doc: &str) -> RunResult {
+    let p = Platform::builtin("exynos5422").unwrap();
+    let w = from_rtapp_json("t.json", doc).unwrap();
+    let mut c = SimConfig::new(SimConfig::governor_plan(&p, "performance", &[], None, &[]).unwrap());
+    c.scheduler = SchedPolicy::Smp;
+    c.trace = true;
+    c.series = false;
+    c.time_limit_s = 10.0;
+    simulate(&p, &w, c).unwrap()
+}
+
+/// Finish times of the threads of task `task`, ms, in thread order.
+fn finish_ms(r: &RunResult, task: &str) -> Vec<f64> {
+    let prefix = format!("{task}-");
+    r.threads.iter().filter(|t| t.name.starts_with(&prefix)).map(|t| t.finish_s * 1e3).collect()
+}
+
+fn near(x: f64, want: f64, tolerance: f64) -> bool {
+    (x - want).abs() <= tolerance
+}
+
+#[test]
+fn a_mutex_serialises_its_holders() {
+    let body = |cpu: u32| format!(r#"{{ "cpus": [{cpu}], "loop": 1, "lock": "m", "runtime": 100000, "unlock": "m" }}"#);
+    let r = run(&format!(r#"{{ "tasks": {{ "a": {}, "b": {} }} }}"#, body(4), body(5)));
+    let mut ends = [finish_ms(&r, "a")[0], finish_ms(&r, "b")[0]];
+    ends.sort_by(f64::total_cmp);
+    // on two CPUs, one after the other
+    assert!(near(ends[0], 100.0, 1.0) && near(ends[1], 200.0, 1.0), "{ends:?}");
+}
+
+#[test]
+fn a_signal_wakes_one_waiter_a_broadcast_all() {
+    let doc = |wake: &str| {
+        format!(
+            r#"{{ "global": {{ "duration": 1 }}, "tasks": {{
+                "waiter": {{ "instance": 2, "loop": 1, "lock": "m", "wait": {{ "ref": "c", "mutex": "m" }},
+                             "unlock": "m", "runtime": 1000 }},
+                "waker": {{ "loop": 1, "sleep": 50000, "lock": "m", "{wake}": "c", "unlock": "m" }} }} }}"#
+        )
+    };
+    let signalled = finish_ms(&run(&doc("signal")), "waiter");
+    // one goes on 50 ms in; the other waits until the run's duration ends it
+    assert!(near(signalled[0].min(signalled[1]), 51.0, 1.0), "{signalled:?}");
+    assert!(near(signalled[0].max(signalled[1]), 1000.0, 0.01), "{signalled:?}");
+    let broadcast = finish_ms(&run(&doc("broad")), "waiter");
+    assert!(broadcast.iter().all(|&f| f > 50.0 && f < 53.0), "{broadcast:?}");
+}
+
+#[test]
+fn a_barrier_waits_for_its_last_thread() {
+    let task = |us: u32| format!(r#"{{ "loop": 1, "runtime": {us}, "barrier": "meet", "runtime1": 1000 }}"#);
+    let r = run(&format!(r#"{{ "tasks": {{ "fast": {}, "slow": {} }} }}"#, task(10_000), task(50_000)));
+    for f in [finish_ms(&r, "fast")[0], finish_ms(&r, "slow")[0]] {
+        assert!(near(f, 51.0, 0.5), "{f}");
+    }
+}
+
+#[test]
+fn a_semaphore_remembers_its_posts() {
+    let doc = r#"{ "tasks": {
+        "poster": { "loop": 1, "sem_post": "s", "sem_post1": "s", "sem_post2": "s", "sleep": 20000, "sem_post3": "late" },
+        "early": { "loop": 1, "sleep": 10000, "sem_wait": "s", "sem_wait1": "s", "sem_wait2": "s", "runtime": 1000 },
+        "blocked": { "loop": 1, "sem_wait": "late", "runtime": 1000 } } }"#;
+    let r = run(doc);
+    // three posts before any wait: the waits go through at once
+    assert!(near(finish_ms(&r, "early")[0], 11.0, 0.5), "{:?}", finish_ms(&r, "early"));
+    // a wait before the post blocks until it
+    assert!(near(finish_ms(&r, "blocked")[0], 21.0, 0.5), "{:?}", finish_ms(&r, "blocked"));
+}
+
+#[test]
+fn runtime_is_wall_time_where_run_is_calibrated_work() {
+    // calibrated on the A15 (CPU4): a `run` takes its time there and longer on the A7
+    let doc = |cpu: u32, event: &str| {
+        format!(
+            r#"{{ "global": {{ "calibration": "CPU4" }}, "tasks": {{ "t": {{ "cpus": [{cpu}], "loop": 1, "{event}": 100000 }} }} }}"#
+        )
+    };
+    let ms = |cpu, event| finish_ms(&run(&doc(cpu, event)), "t")[0];
+    assert!(near(ms(4, "run"), 100.0, 2.0), "{}", ms(4, "run"));
+    assert!(ms(0, "run") > 150.0, "{}", ms(0, "run"));
+    for cpu in [0, 4] {
+        assert!(near(ms(cpu, "runtime"), 100.0, 0.5), "cpu{cpu}: {}", ms(cpu, "runtime"));
+    }
+    // sharing one CPU: wall time passes for both, while calibrated work waits its turn
+    let shared = |event: &str| {
+        let task = format!(r#"{{ "cpus": [4], "loop": 1, "{event}": 100000 }}"#);
+        let r =
+            run(&format!(r#"{{ "global": {{ "calibration": "CPU4" }}, "tasks": {{ "a": {task}, "b": {task} }} }}"#));
+        finish_ms(&r, "a")[0].max(finish_ms(&r, "b")[0])
+    };
+    assert!(near(shared("runtime"), 100.0, 2.0), "{}", shared("runtime"));
+    assert!(near(shared("run"), 200.0, 4.0), "{}", shared("run"));
+}
+
+#[test]
+fn after_an_overrun_a_relative_timer_rebases_and_an_absolute_one_keeps_its_grid() {
+    let doc = |mode: &str| {
+        format!(
+            r#"{{ "tasks": {{ "t": {{ "cpus": [4], "loop": 1, "phases": {{
+                "late": {{ "runtime": 35000, "timer": {{ "ref": "tick", "period": 10000, "mode": "{mode}" }} }},
+                "on": {{ "loop": 3, "runtime": 1000, "timer": {{ "ref": "tick", "period": 10000, "mode": "{mode}" }} }} }} }} }} }}"#
+        )
+    };
+    // absolute: expiries at 10, 20, 30 passed (no sleep), the next at 40
+    assert!(near(finish_ms(&run(&doc("absolute")), "t")[0], 40.0, 0.5));
+    // relative: the overrun at 35 ms re-bases the timer; expiries at 45, 55, 65
+    assert!(near(finish_ms(&run(&doc("relative")), "t")[0], 65.0, 0.5));
+}
+
+#[test]
+fn yield_gives_the_cpu_to_the_waiting_thread() {
+    let doc = r#"{ "global": { "calibration": "CPU4" }, "tasks": {
+        "a": { "cpus": [4], "loop": 1, "run": 2000, "yield": "", "run1": 20000 },
+        "b": { "cpus": [4], "loop": 1, "delay": 500, "run": 20000 } } }"#;
+    let r = run(doc);
+    let tid = |name: &str| r.threads.iter().find(|t| t.name.starts_with(name)).unwrap().tid;
+    let (a, b) = (tid("a-"), tid("b-"));
+    let yield_us = r
+        .trace
+        .iter()
+        .find_map(|e| match e {
+            TraceEvent::Marker { time_us, tid, text, .. } if *tid == a && text.contains("type=20") => Some(*time_us),
+            _ => None,
+        })
+        .expect("a yield marker");
+    let switched = r.trace.iter().any(|e| {
+        matches!(e, TraceEvent::SchedSwitch { time_us, prev_tid, next_tid, .. }
+            if *time_us == yield_us && *prev_tid == a && *next_tid == b)
+    });
+    assert!(switched, "no switch from a to b at the yield ({yield_us} µs)");
+}
+
+#[test]
+fn fork_starts_a_thread_per_fork() {
+    let doc = r#"{ "tasks": {
+        "parent": { "loop": 2, "run": 1000, "fork": "child", "sleep": 10000 },
+        "child": { "instance": 0, "loop": 1, "run": 1000 } } }"#;
+    let r = run(doc);
+    let child = finish_ms(&r, "child");
+    assert_eq!(child.len(), 2);
+    // each starts at its fork, as a new task (sched_wakeup_new)
+    let new_tasks: Vec<f64> = r
+        .trace
+        .iter()
+        .filter_map(|e| match e {
+            TraceEvent::SchedWakeup { time_us, new_task: true, tid, .. }
+                if r.threads.iter().any(|t| t.tid == *tid && t.name.starts_with("child-")) =>
+            {
+                Some(*time_us / 1e3)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(new_tasks.len(), 2, "{new_tasks:?}");
+    assert!(new_tasks[0] > 0.5 && new_tasks[1] > 10.0, "{new_tasks:?}");
+}
+
+#[test]
+fn the_duration_ends_a_workload_that_loops_forever() {
+    let r = run(r#"{ "global": { "duration": 1 }, "tasks": { "t": { "run": 1000, "sleep": 1000 } } }"#);
+    assert!(r.completed && r.time_s == 1.0, "{} {}", r.completed, r.time_s);
+}
+
+#[test]
+fn the_trace_carries_rt_apps_markers() {
+    let doc = r#"{ "global": { "calibration": "CPU4" }, "tasks": {
+        "t": { "cpus": [4], "loop": 3, "run": 2000, "timer": { "ref": "unique", "period": 10000 } } } }"#;
+    let r = run(doc);
+    let markers: Vec<&str> = r
+        .trace
+        .iter()
+        .filter_map(|e| match e {
+            TraceEvent::Marker { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(markers[0], "rtapp_main: event=start");
+    assert!(markers[1].starts_with("rtapp_main: event=clock_ref data="));
+    assert_eq!(markers[2], "rtapp_task: event=start");
+    // the task's loop loops its one phase: phase_loop counts, thread_loop stays 0
+    let loops: Vec<&&str> = markers.iter().filter(|m| m.starts_with("rtapp_loop")).collect();
+    assert_eq!(loops.len(), 6);
+    assert_eq!(*loops[4], "rtapp_loop: event=start thread_loop=0 phase=0 phase_loop=2");
+    assert_eq!(*loops[5], "rtapp_loop: event=end thread_loop=0 phase=0 phase_loop=2");
+    let events: Vec<&&str> = markers.iter().filter(|m| m.starts_with("rtapp_event")).collect();
+    assert_eq!(*events[0], "rtapp_event: id=0 type=6 desc=run");
+    assert_eq!(*events[1], "rtapp_event: id=1 type=11 desc=timer:unique");
+    // each loop: 10 ms period, 2 ms of run, 8 ms of slack
+    let stats: Vec<&&str> = markers.iter().filter(|m| m.starts_with("rtapp_stats")).collect();
+    assert_eq!(stats.len(), 3);
+    let field = |line: &str, name: &str| -> i64 {
+        line.split(' ').find_map(|kv| kv.strip_prefix(&format!("{name}="))).unwrap().parse().unwrap()
+    };
+    for s in &stats[1..] {
+        assert!((field(s, "period") - 10_000).abs() <= 50, "{s}");
+        assert!((field(s, "run") - 2000).abs() <= 50 && field(s, "c_run") == 2000, "{s}");
+        assert!(field(s, "c_period") == 10_000 && (field(s, "slack") - 8000).abs() <= 50, "{s}");
+    }
+    assert_eq!(markers[markers.len() - 2], "rtapp_task: event=end");
+    assert_eq!(markers[markers.len() - 1], "rtapp_main: event=end");
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Run LISA's rt-app analysis (``trace.ana.rta``) on a hetlab trace and print what it finds as
+JSON on stdout.
+
+Run it with the LISA venv's interpreter (``scripts/lisa-venv.sh`` prints its path):
+
+    .venv-lisa/bin/python tests/lisa_rtapp_analysis.py TRACE PLAT_INFO_YML
+
+Output (times in seconds, the trace's own timestamps)::
+
+    {"window": [start, end],                                   # rtapp_window (rtapp_main)
+     "tasks": {comm: {"pid": pid,
+                      "task": [[time, event], ...],              # df_rtapp_task
+                      "phases": [[start, duration, phase], ...], # df_phases
+                      "events": N,                               # df_rtapp_event rows
+                      "stats": [[time, period, run, slack, c_period, c_run, perf_index], ...],
+                      "active_s": s}}}                           # ana.tasks: time running
+
+hetlab's trace is the kernel's `trace` text, where a write to trace_marker prints as
+``tracing_mark_write: <text>`` (the ``print`` event's format: the writing function, then the
+text). LISA takes user-space events (``userspace@rtapp_loop``, ...) from the ``print`` event as
+``trace-cmd report`` shows it, which its text parser for the kernel's format does not produce.
+So the lines are read as they are, with LISA's ``HRTxtTraceParser``, and handed back to LISA as
+the ``print`` events they are (``ip`` tracing_mark_write, ``buf`` the text) through its
+``MockTraceParser``: LISA's own meta-event parsing and rt-app analysis then run on them.
+
+Exit status 2 on a usage error, 1 if LISA fails.
+"""
+
+import argparse
+import json
+import logging
+import sys
+import warnings
+
+SCHED_EVENTS = ["sched_switch", "sched_wakeup", "sched_wakeup_new", "sched_waking"]
+
+
+def analyse(trace_path, plat_info_path):
+    from lisa.analysis.tasks import TaskState
+    from lisa.platforms.platinfo import PlatformInfo
+    from lisa.trace import HRTxtTraceParser, MockTraceParser, Trace
+
+    plat_info = PlatformInfo.from_yaml_map(plat_info_path)
+    text = Trace(
+        trace_path,
+        plat_info=plat_info,
+        parser=HRTxtTraceParser.from_txt_file,
+        events=[*SCHED_EVENTS, "tracing_mark_write"],
+        normalize_time=False,
+        enable_swap=False,
+    )
+    dfs = {event: text.df_event(event) for event in SCHED_EVENTS}
+    marks = text.df_event("tracing_mark_write")
+    dfs["print"] = marks.assign(ip="tracing_mark_write")[["__cpu", "__pid", "__comm", "ip", "buf"]]
+    trace = Trace(
+        parser=MockTraceParser(dfs, time_range=(text.start, text.end)),
+        plat_info=plat_info,
+        normalize_time=False,
+        enable_swap=False,
+    )
+    rta = trace.ana.rta
+    start, end = rta.rtapp_window
+    out = {"window": [float(start), float(end)], "tasks": {}}
+    for task in rta.rtapp_tasks:
+        phases = rta.df_phases(task)
+        stats = rta.df_rtapp_stats(task)
+        states = text.ana.tasks.df_task_states(task.pid)
+        task_events = rta.df_rtapp_task(task)
+        stat_columns = ["period", "run", "slack", "c_period", "c_run", "perf_index"]
+        out["tasks"][task.comm] = {
+            "pid": int(task.pid),
+            "task": [[float(t), str(e)] for t, e in zip(task_events.index, task_events["event"])],
+            "phases": [
+                [float(t), float(d), int(p)] for t, d, p in zip(phases.index, phases["duration"], phases["phase"])
+            ],
+            "events": len(rta.df_rtapp_event(task)),
+            "stats": [[float(t), *map(float, row)] for t, row in zip(stats.index, stats[stat_columns].to_numpy())],
+            "active_s": float(states["delta"][states["curr_state"] == TaskState.TASK_ACTIVE].sum()),
+        }
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("trace")
+    parser.add_argument("plat_info")
+    args = parser.parse_args()
+    logging.disable(logging.WARNING)
+    warnings.simplefilter("ignore")
+    try:
+        result = analyse(args.trace, args.plat_info)
+    except Exception as error:  # LISA's own exceptions vary by version
+        print(f"LISA failed: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+    json.dump(result, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
