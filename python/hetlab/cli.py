@@ -570,6 +570,20 @@ def cmd_import_em(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_from_board(args: argparse.Namespace) -> int:
+    from hetlab import energy_model
+
+    try:
+        text = _core.platform_from_board(args.template, sysfs_root=args.sysfs_root, procfs_root=args.procfs_root)
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    em_dir = Path(args.sysfs_root) / "kernel" / "debug" / "energy_model"
+    if em_dir.is_dir():
+        text += "\n" + energy_model.toml_tables(energy_model.read_debugfs(em_dir), f"read: {em_dir}")
+    _write(args.out or "-", text, "platform")
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from hetlab import html_report
 
@@ -837,7 +851,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sm.set_defaults(func=cmd_show_model)
 
-    pl = sub.add_parser("platform", help="a platform's energy model in and out (export-em, import-em)")
+    pl = sub.add_parser(
+        "platform", help="a platform from a board, its energy model in and out (from-board, export-em, import-em)"
+    )
     pl_sub = pl.add_subparsers(dest="platform_command", metavar="COMMAND", required=True)
     ex = pl_sub.add_parser(
         "export-em",
@@ -860,6 +876,22 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("dir", metavar="DIR", help="e.g. /sys/kernel/debug/energy_model")
     im.add_argument("--out", metavar="FILE", help="where the tables go (default: stdout)")
     im.set_defaults(func=cmd_import_em)
+    fb = pl_sub.add_parser(
+        "from-board",
+        help="write a platform .toml from a running board's sysfs, over a built-in template",
+        description="Reads what the kernel shows of the board's CPUs (cpufreq policies: related CPUs, OPP lists, "
+        "transition latencies; each CPU's cpu_capacity, caches and cpuidle states; /proc/cpuinfo's CPU part; the "
+        "energy model under <sysfs>/kernel/debug/energy_model if debugfs has it) and lays it over TEMPLATE for "
+        "what sysfs does not show (OPP voltages, power, the memory system, thermal). Every value's comment says "
+        "whether it was read, derived, or is a TODO from the template with the reason. The result loads.",
+    )
+    fb.add_argument(
+        "--template", default="exynos5422", help="built-in platform for what sysfs does not show (default: exynos5422)"
+    )
+    fb.add_argument("--sysfs-root", metavar="DIR", default="/sys", help="where sysfs is (default: /sys)")
+    fb.add_argument("--procfs-root", metavar="DIR", default="/proc", help="where procfs is (default: /proc)")
+    fb.add_argument("--out", metavar="FILE", help="where the platform goes (default: stdout)")
+    fb.set_defaults(func=cmd_from_board)
 
     rp = sub.add_parser(
         "report",

@@ -14,6 +14,7 @@
 //!   real board.
 
 pub mod backend;
+pub mod board_platform;
 pub mod characterize;
 pub mod chase;
 pub mod cpus;

@@ -245,3 +245,17 @@ pub fn characterize_board(
         .map_err(err)?;
     Ok((crate::sweep::columns(py, rows)?, summary.runs, summary.restored, summary.stopped_by))
 }
+
+/// A platform TOML for the board whose sysfs and procfs are at the given roots (default `/sys`,
+/// `/proc`), over the built-in `template` (`hetlab_linux::board_platform`).
+#[pyfunction]
+#[pyo3(signature = (template, *, sysfs_root=None, procfs_root=None))]
+pub fn platform_from_board(
+    template: &str,
+    sysfs_root: Option<PathBuf>,
+    procfs_root: Option<PathBuf>,
+) -> PyResult<String> {
+    let defaults = Roots::default();
+    let roots = Roots::new(sysfs_root.unwrap_or(defaults.sysfs), procfs_root.unwrap_or(defaults.procfs));
+    hetlab_linux::board_platform::from_board(&roots, template).map_err(err)
+}
