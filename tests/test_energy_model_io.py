@@ -1,6 +1,7 @@
 """Energy models out and back in: `hetlab platform export-em` writes the tree Linux shows under
 /sys/kernel/debug/energy_model (or platform tables); `import-em` reads such a tree back; a
-platform file given those tables has the same model, and EAS decides the same on it."""
+platform file given those tables has the same model, and EAS decides the same on it; LISA's
+LinuxEnergyModel reads an exported tree as it reads a board's and estimates what hetlab's EM does."""
 
 import subprocess
 import sys
@@ -86,3 +87,60 @@ def test_bad_trees_are_one_line_errors(tmp_path):
         text=True,
     )
     assert proc.returncode != 0 and proc.stderr.startswith("hetlab: error: --format debugfs writes a directory")
+
+
+# LISA's `LinuxEnergyModel` reads an exported tree as it reads a board (tests/lisa_energy_model.py
+# in the LISA venv: conftest.py's `lisa_python`).
+UTILS = [[0] * 8, [100, 0, 0, 0, 0, 0, 0, 0], [300, 300, 0, 0, 600, 0, 0, 0], [400] * 4 + [900] * 4]
+
+
+def expected_bogo_watts(em: dict, utils: list[int]) -> float:
+    """EAS's estimate by hand: per domain, the lowest state whose capacity covers its busiest
+    CPU, each CPU charged that state's power x util / capacity (util at most the CPU's
+    capacity), the capacity at a state being
+    frequency / top frequency x the CPU's capacity (em_cpu_energy's cost x util / scale_cpu)."""
+    total = 0.0
+    for domain in em["domains"]:
+        top_khz = domain["states"][-1]["frequency_khz"]
+        capacity = {s["frequency_khz"]: s["frequency_khz"] / top_khz * domain["capacity"] for s in domain["states"]}
+        util = {c: min(utils[c], domain["capacity"]) for c in domain["cpus"]}  # a CPU runs at most flat out
+        busiest = max(util.values())
+        state = next(s for s in domain["states"] if capacity[s["frequency_khz"]] >= busiest)
+        total += sum(state["power_mw"] * u / capacity[state["frequency_khz"]] for u in util.values())
+    return total
+
+
+@pytest.mark.lisa
+def test_lisa_reads_an_exported_model_as_it_reads_a_board(tmp_path, lisa_python):
+    import json
+
+    root = tmp_path / "board"
+    hetlab_cli(
+        "platform",
+        "export-em",
+        "exynos5422",
+        "--format",
+        "debugfs",
+        "--out",
+        str(root / "sys/kernel/debug/energy_model"),
+    )
+    em = energy_model.energy_model("exynos5422")
+    for domain in em["domains"]:
+        for cpu in domain["cpus"]:
+            d = root / f"sys/devices/system/cpu/cpu{cpu}"
+            d.mkdir(parents=True)
+            (d / "cpu_capacity").write_text(f"{domain['capacity']}\n")
+    script = [lisa_python, str(Path(__file__).parent / "lisa_energy_model.py"), str(root), json.dumps(UTILS)]
+    proc = subprocess.run(script, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    lisa = json.loads(proc.stdout)
+    assert sorted(lisa["freq_domains"]) == sorted(d["cpus"] for d in em["domains"])
+    for domain in em["domains"]:
+        for cpu in domain["cpus"]:
+            states = lisa["cpus"][str(cpu)]
+            assert [f for f, _, _ in states] == [s["frequency_khz"] for s in domain["states"]]
+            assert [p for _, _, p in states] == [s["power_mw"] for s in domain["states"]]
+            # the kernel's performance is the same ratio, truncated to an integer
+            assert [c for _, c, _ in states] == pytest.approx([s["performance"] for s in domain["states"]], abs=1)
+    for utils, estimate in zip(UTILS, lisa["estimates"]):
+        assert estimate == pytest.approx(expected_bogo_watts(em, utils), rel=1e-3), utils
