@@ -448,6 +448,7 @@ fn task(
     let mut affinity = None;
     let mut phases_json = None;
     let mut events = Vec::new();
+    let mut clamp = (0, crate::workload::UTIL_CLAMP_SCALE);
     for (key, value) in object(at, body)? {
         let at_key = format!("{at}.{key}");
         match key.as_str() {
@@ -466,8 +467,10 @@ fn task(
                 affinity = Some(cpus?);
             }
             "phases" => phases_json = Some(object(&at_key, value)?),
-            "util_min" | "util_max" | "taskgroup" | "nodes_membind" | "dl-runtime" | "dl-period" | "dl-deadline" => {
-                return Err(format!("{at_key}: not supported yet (no uclamp, cgroups, NUMA or SCHED_DEADLINE)"))
+            "util_min" => clamp.0 = whole(&at_key, value, 0.0, 1024.0)? as u32,
+            "util_max" => clamp.1 = whole(&at_key, value, 0.0, 1024.0)? as u32,
+            "taskgroup" | "nodes_membind" | "dl-runtime" | "dl-period" | "dl-deadline" => {
+                return Err(format!("{at_key}: not supported yet (no cgroups, NUMA or SCHED_DEADLINE)"))
             }
             k if event_of(k).is_some() => events.push((key.as_str(), value)),
             _ => return Err(format!("{at_key}: unknown or unsupported task key")),
@@ -532,6 +535,7 @@ fn task(
         prologue_phases,
         forked: false,
         rtapp: Some(RtappSteps { steps: out.steps, repeats_are_phase_loops }),
+        uclamp: crate::workload::UtilClamp::new(at, clamp.0, clamp.1)?,
     };
     Ok((task, instances))
 }
@@ -849,7 +853,7 @@ mod tests {
         let doc = r#"{
             "global": { "calibration": 120, "default_policy": "SCHED_OTHER", "duration": -1, "logdir": "." },
             "tasks": {
-                "periodic": { "instance": 2, "priority": -5, "cpus": [0, 1], "loop": 100,
+                "periodic": { "instance": 2, "priority": -5, "cpus": [0, 1], "loop": 100, "util_min": 128,
                               "run": 2000, "timer": { "ref": "t", "period": 16000, "mode": "absolute" } },
                 "burst": { "delay": 500, "loop": 2,
                            "phases": { "p0": { "loop": 3, "run0": 100, "sleep0": 50, "run1": 10 },
@@ -862,6 +866,7 @@ mod tests {
         // without phases, `loop` loops the task's one phase: run, then the timer
         let t = &w.tasks[0];
         assert_eq!((t.threads, t.nice, t.repeat, t.affinity.clone()), (2, -5, 100, Some(vec![0, 1])));
+        assert_eq!((t.uclamp.min, t.uclamp.max), (128, 1024));
         assert_eq!(t.phases[0].kind, PhaseKind::Periodic { run_us: 2000.0, period_us: 0, count: 1 });
         let timer =
             PhaseKind::Timer { timer: "t".into(), period_us: 16000, relative: false, per_thread: false, origin_us: 0 };
@@ -980,7 +985,8 @@ mod tests {
             (r#"{"tasks": {"t": {"memrun": {"type": "chase", "size": 64, "count": 1}}}}"#, "at least 2 x stride"),
             (r#"{"tasks": {"t": {"loop": 1, "fork": "x"}}}"#, "fork names 'x', which is not a task"),
             (r#"{"tasks": {"t": {"fork": "u"}, "u": {"instance": 0, "run": 1}}}"#, "loops forever is not supported"),
-            (r#"{"tasks": {"t": {"util_min": 100, "run": 1}}}"#, "tasks.t.util_min: not supported yet"),
+            (r#"{"tasks": {"t": {"taskgroup": "/a", "run": 1}}}"#, "tasks.t.taskgroup: not supported yet"),
+            (r#"{"tasks": {"t": {"util_min": 600, "util_max": 500, "run": 1}}}"#, "min <= max"),
             (r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "run": 1}}}"#, "SCHED_FIFO is not supported yet"),
             (r#"{"global": {"io_device": "/tmp/x"}, "tasks": {"t": {"run": 1}}}"#, "only /dev/null"),
             (r#"{"global": {"calibration": "big"}, "tasks": {"t": {"run": 1}}}"#, "\"CPU<n>\" or ns per loop"),

@@ -230,6 +230,48 @@ impl Phase {
     }
 }
 
+/// The kernel's SCHED_CAPACITY_SCALE: the top of a utilisation clamp.
+pub const UTIL_CLAMP_SCALE: u32 = 1024;
+
+/// A task's utilisation clamps (uclamp: rt-app's `util_min`/`util_max`), 0..=1024; the
+/// scheduler and schedutil apply them (`sched::uclamp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UtilClamp {
+    pub min: u32,
+    pub max: u32,
+}
+
+impl Default for UtilClamp {
+    /// No clamping (`uclamp_none`).
+    fn default() -> Self {
+        UtilClamp { min: 0, max: UTIL_CLAMP_SCALE }
+    }
+}
+
+impl UtilClamp {
+    /// Checks the bounds; `at` names the task in the error.
+    pub fn new(at: &str, min: u32, max: u32) -> Result<UtilClamp, String> {
+        if min > UTIL_CLAMP_SCALE || max > UTIL_CLAMP_SCALE || min > max {
+            return Err(format!("{at}: util_min {min} and util_max {max} must be within 0..=1024, min <= max"));
+        }
+        Ok(UtilClamp { min, max })
+    }
+
+    pub fn is_default(self) -> bool {
+        self == UtilClamp::default()
+    }
+
+    /// Two sets of clamps on one run queue: the larger of each (max-aggregation).
+    pub fn max_aggregate(self, other: UtilClamp) -> UtilClamp {
+        UtilClamp { min: self.min.max(other.min), max: self.max.max(other.max) }
+    }
+
+    /// `uclamp_task_util`: the task's own utilisation within its clamps.
+    pub fn task_util(self, util: u64) -> u64 {
+        util.clamp(u64::from(self.min), u64::from(self.max))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Task {
     pub name: String,
@@ -246,6 +288,8 @@ pub struct Task {
     pub forked: bool,
     /// Where each phase comes from in an rt-app file (for its ftrace markers), if it does.
     pub rtapp: Option<RtappSteps>,
+    /// Its threads' utilisation clamps (`sched::uclamp`; rt-app's `util_min`/`util_max`).
+    pub uclamp: UtilClamp,
 }
 
 /// Where each phase of a task comes from in its rt-app file, for the markers rt-app writes to
@@ -317,6 +361,9 @@ struct TaskFile {
     affinity: Option<Vec<usize>>,
     #[serde(default = "one")]
     repeat: u32,
+    /// Utilisation clamps, 0..=1024 (`sched::uclamp`).
+    util_min: Option<u32>,
+    util_max: Option<u32>,
     phases: Vec<PhaseFile>,
 }
 
@@ -603,6 +650,7 @@ impl Workload {
                 prologue_phases: 0,
                 forked: false,
                 rtapp: None,
+                uclamp: UtilClamp::new(&at, t.util_min.unwrap_or(0), t.util_max.unwrap_or(UTIL_CLAMP_SCALE))?,
             });
         }
         let w = Workload { name: file.name, tasks, duration_us: None, reference_cpu: None };
@@ -807,6 +855,7 @@ pub fn ccbench(kv: &[(String, String)]) -> Result<Workload, String> {
             prologue_phases: 0,
             forked: false,
             rtapp: None,
+            uclamp: Default::default(),
             phases: vec![Phase {
                 kind: PhaseKind::Compute { instructions: iterations },
                 mem,
@@ -846,6 +895,7 @@ pub fn periodic(kv: &[(String, String)]) -> Result<Workload, String> {
             prologue_phases: 0,
             forked: false,
             rtapp: None,
+            uclamp: Default::default(),
             phases: vec![Phase {
                 kind: PhaseKind::Periodic { run_us, period_us, count: (duration_us / period_us).max(1) },
                 mem,
@@ -888,6 +938,7 @@ pub fn cpu_bound(kv: &[(String, String)]) -> Result<Workload, String> {
             prologue_phases: 0,
             forked: false,
             rtapp: None,
+            uclamp: Default::default(),
             phases: vec![Phase {
                 kind: PhaseKind::Compute { instructions },
                 mem,

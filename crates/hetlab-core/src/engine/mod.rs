@@ -83,6 +83,8 @@ struct Sched {
     tick_us: f64,
     /// CFS tunables, scaled for the number of CPUs.
     cfs: crate::sched::cfs::Tunables,
+    /// Some thread has utilisation clamps (the kernel's `sched_uclamp_used`).
+    uclamp_used: bool,
 }
 
 impl Sched {

@@ -26,7 +26,7 @@ impl Engine<'_> {
         view.cpus.clear();
         for i in 0..self.policies[p].cpus.len() {
             let cpu = self.policies[p].cpus[i];
-            let util_avg = if reads_util { self.cpu_util(cpu) } else { 0 };
+            let util_avg = if reads_util { self.cpu_util_for_frequency(cpu) } else { 0 };
             let st = &self.cpus[cpu];
             let idle_us = if self.sched.rqs[cpu].online { count(st.idle_since_sample_us.max(0.0)) } else { wall_us };
             view.cpus.push(CpuSample {

@@ -176,6 +176,7 @@ impl<'a> Engine<'a> {
                     kernel,
                     // a user task starts fully loaded (LSK-MP 0027), a kernel thread does not
                     // (children of kthreadd, 0079)
+                    uclamp: task.uclamp,
                     avg: if kernel { SchedAvg::default() } else { SchedAvg::new_task(0) },
                 });
             }
@@ -307,6 +308,7 @@ impl<'a> Engine<'a> {
             last_tick_us: 0.0, // boot; the first tick comes a jiffy later
             tick_us,
             cfs: cfs::Tunables::for_cpus(ncpus),
+            uclamp_used: entities.iter().any(|e: &SchedEntity| !e.uclamp.is_default()),
             placement,
             rqs: online.iter().map(|&on| RunQueue::new(on)).collect(),
             entities,

@@ -266,6 +266,7 @@ fn sleep_timers_wake_each_thread_on_time() {
                 prologue_phases: 0,
                 forked: false,
                 rtapp: None,
+                uclamp: Default::default(),
                 phases: phases(i),
             })
             .collect(),
@@ -318,6 +319,7 @@ fn sharing(nices: &[i32]) -> Workload {
             prologue_phases: 0,
             forked: false,
             rtapp: None,
+            uclamp: Default::default(),
             phases: vec![compute_phase(1e12)],
         })
         .collect();
@@ -357,6 +359,7 @@ fn a_waking_sleeper_preempts_a_cpu_hog() {
         prologue_phases: 0,
         forked: false,
         rtapp: None,
+        uclamp: Default::default(),
         phases: vec![
             Phase { kind: PhaseKind::Sleep { duration_us: 50_000 }, ..compute_phase(0.0) },
             compute_phase(2e5),

@@ -13,7 +13,7 @@ use crate::random::uniform;
 use crate::result::Mark;
 use crate::sched::cfs;
 use crate::sched::pelt::{self, State};
-use crate::sched::WakeKind;
+use crate::sched::{uclamp, WakeKind};
 use crate::trace::{PrevState, TraceEvent, CPU_IDLE_EXIT};
 use crate::workload::PhaseKind;
 
@@ -98,10 +98,21 @@ impl Engine<'_> {
         }
     }
 
-    /// The CPU's PELT utilisation now (`cfs_rq->avg.util_avg`), what schedutil reads.
+    /// The CPU's PELT utilisation now (`cfs_rq->avg.util_avg`).
     pub(super) fn cpu_util(&mut self, cpu: usize) -> u32 {
         self.update_rq_avg(cpu);
         self.sched.rqs[cpu].avg.util_avg as u32
+    }
+
+    /// What schedutil reads (`schedutil_cpu_util`, FREQUENCY_UTIL): the CPU's utilisation
+    /// within its run queue's clamps (`sched::uclamp`).
+    pub(super) fn cpu_util_for_frequency(&mut self, cpu: usize) -> u32 {
+        let util = self.cpu_util(cpu);
+        if !self.sched.uclamp_used {
+            return util;
+        }
+        let rq = uclamp::rq_clamp(&self.sched.rqs[cpu], &self.sched.entities);
+        uclamp::util_with(u64::from(util), rq, None) as u32
     }
 
     // ---- phases ----------------------------------------------------------------------------

@@ -24,7 +24,8 @@ pub struct CpuSample {
     /// Busy time of nice>0 tasks since then, µs (for `ignore_nice_load`).
     pub nice_us: u64,
     /// PELT utilisation of the CPU's CFS runqueue, 0..=1024 in the CPU's capacity scale
-    /// (frequency- and capacity-invariant as in Linux 5.x).
+    /// (frequency- and capacity-invariant as in Linux 5.x), within its run queue's uclamp
+    /// clamps (`sched::uclamp`), as schedutil reads it.
     pub util_avg: u32,
     /// Whether the CPU has been idle at all since the previous sample (schedutil's
     /// `sugov_cpu_is_busy` check).

@@ -36,5 +36,6 @@ pub fn kthread(name: &str, cpus: Option<Vec<usize>>, phases: Vec<Phase>) -> Task
         prologue_phases: 0,
         forked: false,
         rtapp: None,
+        uclamp: Default::default(),
     }
 }

@@ -33,7 +33,10 @@
 //! Utilisations are PELT's `util_avg` ([`SchedEntity::avg`], [`RunQueue::avg`]): a waking
 //! task's decayed to now (`sync_entity_load_avg`), an idle CPU's blocked utilisation decayed to
 //! now (what the kernel's blocked-load updates approximate), a busy CPU's as of its last update
-//! (at most a tick old, as in the kernel). Not modelled: `util_est`, uclamp, RT/DL/IRQ
+//! (at most a tick old, as in the kernel). Utilisation clamps (`uclamp`) count where 5.10 reads
+//! them: a candidate CPU must fit the clamped utilisation, `compute_energy`'s max utilisation
+//! (the OPP) is clamped, the sum (the busy time) is not, and a task misfits by its clamped
+//! utilisation. Not modelled: `util_est`, RT/DL/IRQ
 //! utilisation and thermal pressure (capacity_of = capacity_orig), `select_idle_capacity` on
 //! the CFS path, the doubling of the balance interval while balanced. The kernel runs EAS only
 //! with schedutil on every policy ([`Placement::required_governor`]) and on CPUs of more than
@@ -45,6 +48,7 @@
 use super::cfs::RunQueue;
 use super::pelt::State;
 use super::smp::Smp;
+use super::uclamp::{self, Clamp};
 use super::{Migration, Placement, SchedEntity, SchedView, WakeKind};
 use crate::model::energy_model::{EnergyModel, PerfDomain};
 use crate::platform::Platform;
@@ -81,13 +85,17 @@ pub struct Eas {
     placed: Vec<bool>,
     /// CFS's placement and load balancing, for forks and while over-utilised.
     cfs: Smp,
+    /// A task with clamps has been seen (the kernel's `sched_uclamp_used`): clamps are looked
+    /// up from then on.
+    uclamp_used: bool,
 }
 
-/// The waking task as `cpu_util_next` sees it.
+/// The waking task as `cpu_util_next` sees it, and its clamps.
 #[derive(Clone, Copy)]
 struct Wakee {
     prev: usize,
     util: u64,
+    clamp: Clamp,
 }
 
 impl Eas {
@@ -129,6 +137,7 @@ impl Eas {
             util: vec![0; ncpus],
             placed: Vec::new(),
             cfs: Smp::new(platform),
+            uclamp_used: false,
         })
     }
 
@@ -164,15 +173,27 @@ impl Eas {
         util.min(u64::from(view.capacity[cpu]))
     }
 
+    /// `uclamp_rq_util_with`: `util` of `cpu` within its run queue's clamps, and the wakee's
+    /// if it is to run there.
+    fn clamped(view: &SchedView, cpu: usize, util: u64, wakee: Option<Clamp>) -> u64 {
+        uclamp::util_with(util, uclamp::rq_clamp(&view.rqs[cpu], view.tasks), wakee)
+    }
+
     /// `compute_energy` (5.10) with no RT, DL or IRQ utilisation: over the domain's online
-    /// CPUs, Σ and max of `schedutil_cpu_util` (= the CFS utilisation capped at the domain's
-    /// capacity), priced by the EM.
+    /// CPUs, Σ of `schedutil_cpu_util` (ENERGY_UTIL: the CFS utilisation capped at the
+    /// domain's capacity) and its max (FREQUENCY_UTIL: also within the clamps, the wakee's on
+    /// `dst`), priced by the EM.
     fn compute_energy(&self, view: &SchedView, pd: &PerfDomain, w: Wakee, dst: Option<usize>) -> u64 {
         let (mut max_util, mut sum_util) = (0, 0);
         for cpu in (0..view.ncpus()).filter(|&c| view.cluster_of[c] == pd.cluster && view.rqs[c].online) {
             let util = self.cpu_util_next(view, cpu, w, dst).min(pd.capacity);
             sum_util += util;
-            max_util = max_util.max(util);
+            let frequency_util = if self.uclamp_used {
+                Self::clamped(view, cpu, util, (dst == Some(cpu)).then_some(w.clamp)).min(pd.capacity)
+            } else {
+                util
+            };
+            max_util = max_util.max(frequency_util);
         }
         pd.energy(max_util, sum_util)
     }
@@ -183,10 +204,11 @@ impl Eas {
         let task = &view.tasks[thread];
         let prev = task.cpu;
         let now_ns = now_ns(view);
-        let w = Wakee { prev, util: task_util_now(task, now_ns) };
+        let w = Wakee { prev, util: task_util_now(task, now_ns), clamp: task.uclamp };
         if w.util == 0 {
             return prev;
         }
+        self.uclamp_used |= !task.uclamp.is_default();
         self.refresh_utils(view);
         let (mut prev_delta, mut best_delta) = (u64::MAX, u64::MAX);
         let mut best_energy_cpu = prev;
@@ -199,6 +221,8 @@ impl Eas {
                 let util = self.cpu_util_next(view, cpu, w, Some(cpu));
                 let cpu_cap = u64::from(view.capacity[cpu]);
                 let spare_cap = cpu_cap.saturating_sub(util);
+                // the capacity the clamps ask of the CPU must fit too
+                let util = if self.uclamp_used { Self::clamped(view, cpu, util, Some(w.clamp)) } else { util };
                 if !fits_capacity(util, cpu_cap) {
                     continue;
                 }
@@ -236,7 +260,8 @@ impl Eas {
     fn update_misfit(&mut self, view: &SchedView, cpu: usize) {
         self.misfit[cpu] = view.rqs[cpu].curr.filter(|&t| {
             let task = &view.tasks[t];
-            task.allowed.count() > 1 && !fits_capacity(task.avg.util_avg, u64::from(view.capacity[cpu]))
+            let util = task.uclamp.task_util(task.avg.util_avg);
+            task.allowed.count() > 1 && !fits_capacity(util, u64::from(view.capacity[cpu]))
         });
     }
 

@@ -28,6 +28,7 @@ pub mod pinned;
 pub mod select;
 pub mod smp;
 pub mod switching;
+pub mod uclamp;
 
 use crate::governor::tunables::{TunableInfo, Values};
 use crate::platform::Platform;
@@ -120,6 +121,8 @@ pub struct SchedEntity {
     pub kernel: bool,
     /// PELT signals, up to date as of their last update.
     pub avg: SchedAvg,
+    /// Its utilisation clamps (`uclamp`).
+    pub uclamp: uclamp::Clamp,
 }
 
 /// What a placement policy may look at.
@@ -302,6 +305,7 @@ pub(crate) mod testutil {
                     exec_start_us: f64::NEG_INFINITY,
                     kernel: false,
                     avg: SchedAvg::default(),
+                    uclamp: Default::default(),
                 })
                 .collect();
             Fixture {
@@ -326,6 +330,7 @@ pub(crate) mod testutil {
                     exec_start_us: f64::NEG_INFINITY,
                     kernel: false,
                     avg: SchedAvg::new_task(0),
+                    uclamp: Default::default(),
                 });
                 self.put(self.tasks.len() - 1, cpu);
             }

@@ -1,0 +1,63 @@
+//! Utilisation clamps (`sched::uclamp`) where Linux 5.10 reads them: schedutil's frequency
+//! follows a task's util_min up and its util_max down, and EAS places a boosted task where its
+//! clamped utilisation fits.
+
+use hetlab_core::engine::{simulate, SimConfig};
+use hetlab_core::platform::Platform;
+use hetlab_core::result::RunResult;
+use hetlab_core::rtapp::from_rtapp_json;
+use hetlab_core::sched::SchedPolicy;
+
+fn run(doc: &str, scheduler: SchedPolicy) -> RunResult {
+    let p = Platform::builtin("exynos5422").unwrap();
+    let w = from_rtapp_json("t.json", doc).unwrap();
+    let mut c = SimConfig::new(SimConfig::governor_plan(&p, "schedutil", &[], None, &[]).unwrap());
+    c.scheduler = scheduler;
+    c.series = false;
+    c.time_limit_s = 10.0;
+    simulate(&p, &w, c).unwrap()
+}
+
+/// Average frequency of cluster `name`, MHz.
+fn avg_mhz(r: &RunResult, name: &str) -> f64 {
+    r.clusters.iter().find(|c| c.name == name).unwrap().avg_freq_khz / 1000.0
+}
+
+/// A task pinned to `cpus`, with `clamps` (JSON members), for 2 s: `run` 4 ms every 16 ms.
+fn light(cpus: &str, clamps: &str) -> String {
+    format!(
+        r#"{{ "global": {{ "duration": 2 }}, "tasks": {{ "t": {{ "cpus": {cpus} {clamps},
+            "run": 4000, "timer": {{ "ref": "unique", "period": 16000 }} }} }} }}"#
+    )
+}
+
+#[test]
+fn util_min_raises_schedutils_frequency_and_util_max_lowers_it() {
+    let plain = avg_mhz(&run(&light("[4]", ""), SchedPolicy::Smp), "big");
+    let boosted = avg_mhz(&run(&light("[4]", r#", "util_min": 1024"#), SchedPolicy::Smp), "big");
+    assert!(boosted > 1.5 * plain, "boosted {boosted} vs {plain} MHz");
+    // a hog capped at 300: 1.25 x 300/1024 of 2 GHz, the 800 MHz OPP, instead of the top
+    let hog = |clamps: &str| {
+        let doc = format!(
+            r#"{{ "global": {{ "duration": 2 }}, "tasks": {{ "h": {{ "cpus": [4] {clamps}, "runtime": 10000 }} }} }}"#
+        );
+        avg_mhz(&run(&doc, SchedPolicy::Smp), "big")
+    };
+    let (free, capped) = (hog(""), hog(r#", "util_max": 300"#));
+    assert!(free > 1800.0, "{free}");
+    assert!((capped - 800.0).abs() < 60.0, "{capped}");
+}
+
+#[test]
+fn eas_places_a_boosted_task_where_its_clamped_utilisation_fits() {
+    // a light task stays on LITTLE under EAS; boosted to 600 it fits only a big CPU (5.10's
+    // fit test: a boost to 1024 would fit nowhere, and the task would stay where it was)
+    let big_share = |clamps: &str| {
+        let r = run(&light("[0, 1, 2, 3, 4, 5, 6, 7]", clamps), SchedPolicy::Eas);
+        let t = &r.threads[0];
+        t.cpu_time_on_s[4..].iter().sum::<f64>() / t.cpu_time_s
+    };
+    let (plain, boosted) = (big_share(""), big_share(r#", "util_min": 600"#));
+    assert!(plain < 0.1, "{plain}");
+    assert!(boosted > 0.9, "{boosted}");
+}
