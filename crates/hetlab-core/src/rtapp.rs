@@ -7,14 +7,15 @@
 //! `parse_task_event_data` (so `runtime...` is `runtime`, not `run`).
 //!
 //! What is translated: `tasks` (`instance`, `loop`, `delay`, `cpus`, `priority`, `policy`
-//! SCHED_OTHER, `phases` with their own `loop`), `global` (`duration` -1, `calibration` as ns per
-//! loop, `default_policy`, and the logging keys, which change nothing in a simulation), and the
-//! events `run`, `sleep`, `timer` (after one `run`: a periodic task), `suspend` and `resume`.
-//! Every other event or key is a one-line error naming it, never skipped.
+//! SCHED_OTHER, `util_min`/`util_max`, `phases` with their own `loop`, by rt-app's loop rules),
+//! `global` (`duration`, `calibration`, `default_policy`, `mem_buffer_size`, `io_device`
+//! /dev/null, and the logging keys, which change nothing in a simulation) and every event, each
+//! into phases (src/rt-app_parse_config.c and src/rt-app.c say what each does; docs/workloads.md
+//! has the table). Every other key is a one-line error naming it, never skipped.
 //!
 //! `run` is rt-app's calibrated work: a number of loops that take that long on the calibration
-//! CPU. hetlab's reference is the biggest core at its top OPP (what LISA calibrates on), so a
-//! `run` stretches on slower cores and OPPs as rt-app's does.
+//! CPU at its top OPP (rt-app's default CPU0; with ns per loop, the biggest core, where LISA
+//! calibrates), so a `run` stretches on slower cores and OPPs as rt-app's does.
 
 use std::collections::BTreeMap;
 
@@ -228,6 +229,10 @@ const EVENTS: &[&str] = &[
 /// `global` keys that only concern rt-app's logs and memory locking: nothing to simulate.
 const LOGGING_KEYS: &[&str] =
     &["logdir", "log_basename", "log_size", "ftrace", "gnuplot", "lock_pages", "pi_enabled", "cumulative_slack"];
+
+/// The timer a task's `delay` sleeps on: a name no rt-app file can give (this reader takes no
+/// `\u` escapes).
+const DELAY_TIMER: &str = "\u{0}delay";
 
 /// rt-app's `mem_buffer_size` default, bytes (src/rt-app_types.h DEFAULT_MEM_BUF_SIZE).
 const DEFAULT_MEM_BUFFER_BYTES: u64 = 4 * 1024 * 1024;
@@ -487,8 +492,16 @@ fn task(
         steps: vec![],
     };
     if delay_us > 0 {
-        // rt-app sleeps `delay` once, before the first loop: a prologue phase
-        out.phases.push(Phase::new(PhaseKind::Sleep { duration_us: delay_us }));
+        // rt-app sleeps once, before the first loop, until t_first = the run's start + delay
+        // (clock_nanosleep TIMER_ABSTIME: a thread forked later does not sleep at all): an
+        // absolute timer of its own, a prologue phase
+        out.phases.push(Phase::new(PhaseKind::Timer {
+            timer: DELAY_TIMER.into(),
+            period_us: delay_us,
+            relative: false,
+            per_thread: true,
+            origin_us: 0,
+        }));
         out.steps.push(RtappStep { phase: 0, phase_loop: 0, loop_start: false, event: None });
     }
     let prologue_phases = out.phases.len();
@@ -876,7 +889,14 @@ mod tests {
         // the suspend, which waits on the task's own name
         let burst = &w.tasks[1];
         assert_eq!((burst.repeat, burst.prologue_phases, burst.phases.len()), (2, 1, 1 + 3 * 3 + 1));
-        assert_eq!(burst.phases[0].kind, PhaseKind::Sleep { duration_us: 500 });
+        let delay = PhaseKind::Timer {
+            timer: DELAY_TIMER.into(),
+            period_us: 500,
+            relative: false,
+            per_thread: true,
+            origin_us: 0,
+        };
+        assert_eq!(burst.phases[0].kind, delay);
         assert_eq!(burst.phases[2].kind, PhaseKind::Sleep { duration_us: 50 });
         assert_eq!(burst.phases[10].kind, PhaseKind::Suspend { event: "burst".into() });
         let steps = &burst.rtapp.as_ref().unwrap().steps;

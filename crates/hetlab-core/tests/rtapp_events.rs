@@ -2,8 +2,8 @@
 //! synchronises): a mutex serialises, a condition wakes one or all, a barrier waits for the
 //! last thread, a semaphore remembers its posts, `runtime` is wall time where `run` is
 //! calibrated work, a relative timer re-bases after an overrun where an absolute one keeps its
-//! grid, `yield` gives the CPU away, `fork` starts threads, `duration` ends the run, and the
-//! trace carries rt-app's own markers.
+//! grid, `yield` gives the CPU away, `fork` starts threads (and `delay` is until an absolute
+//! time), `duration` ends the run, and the trace carries rt-app's own markers.
 
 use hetlab_core::engine::{simulate, SimConfig};
 use hetlab_core::platform::Platform;
@@ -151,7 +151,7 @@ fn yield_gives_the_cpu_to_the_waiting_thread() {
 fn fork_starts_a_thread_per_fork() {
     let doc = r#"{ "tasks": {
         "parent": { "loop": 2, "run": 1000, "fork": "child", "sleep": 10000 },
-        "child": { "instance": 0, "loop": 1, "run": 1000 } } }"#;
+        "child": { "instance": 0, "loop": 1, "delay": 5000, "run": 1000 } } }"#;
     let r = run(doc);
     let child = finish_ms(&r, "child");
     assert_eq!(child.len(), 2);
@@ -170,6 +170,10 @@ fn fork_starts_a_thread_per_fork() {
         .collect();
     assert_eq!(new_tasks.len(), 2, "{new_tasks:?}");
     assert!(new_tasks[0] > 0.5 && new_tasks[1] > 10.0, "{new_tasks:?}");
+    // the delay is until 5 ms after the run's start (rt-app's t_first): the first child waits
+    // for it, the second, forked after it, does not
+    assert!(child[0] > 5.0 && child[0] < 7.0, "{child:?}");
+    assert!(child[1] - new_tasks[1] < 2.0, "{child:?} {new_tasks:?}");
 }
 
 #[test]
