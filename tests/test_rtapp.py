@@ -76,6 +76,7 @@ def test_a_timer_keeps_its_period_under_load(tmp_path):
         ({"policy": "SCHED_FIFO", "run": 10}, "tasks.t.policy: SCHED_FIFO is not supported yet"),
         ({"memrun": {"type": "scan", "size": 4096, "count": 1}}, "memrun.type must be read, write or chase"),
         ({"wait": {"ref": "c"}}, 'tasks.t.wait: no "mutex"'),
+        ({"loop": 1, "phases": {"p": {"cpus": [99], "run": 10}}}, "a phase's cpus name cpu99"),
     ],
 )
 def test_what_is_not_supported_is_one_error_line(tmp_path, task, says):

@@ -337,6 +337,11 @@ fn only_keys(at: &str, members: &[(String, Json)], known: &[&str]) -> Result<(),
     }
 }
 
+fn cpu_list(at: &str, value: &Json) -> Result<Vec<usize>, String> {
+    let Json::Arr(cpus) = value else { return Err(format!("{at} must be an array of CPU numbers")) };
+    cpus.iter().map(|c| whole(at, c, 0.0, 4095.0).map(|c| c as usize)).collect()
+}
+
 fn sched_other(at: &str, value: &Json) -> Result<(), String> {
     match text(at, value)? {
         "SCHED_OTHER" => Ok(()),
@@ -465,12 +470,7 @@ fn task(
             "delay" => delay_us = whole(&at_key, value, 0.0, 1e12)? as u64,
             "priority" => nice = whole(&at_key, value, -20.0, 19.0)? as i32,
             "policy" => sched_other(&at_key, value)?,
-            "cpus" => {
-                let Json::Arr(cpus) = value else { return Err(format!("{at_key} must be an array of CPU numbers")) };
-                let cpus: Result<Vec<usize>, String> =
-                    cpus.iter().map(|c| whole(&at_key, c, 0.0, 4095.0).map(|c| c as usize)).collect();
-                affinity = Some(cpus?);
-            }
+            "cpus" => affinity = Some(cpu_list(&at_key, value)?),
             "phases" => phases_json = Some(object(&at_key, value)?),
             "util_min" => clamp.0 = whole(&at_key, value, 0.0, 1024.0)? as u32,
             "util_max" => clamp.1 = whole(&at_key, value, 0.0, 1024.0)? as u32,
@@ -513,25 +513,39 @@ fn task(
             return Err(format!("{at}: give events either in phases or in the task, not both"));
         }
         Some(phases) => {
-            for (index, (phase_name, phase)) in phases.iter().enumerate() {
+            // rt-app sets a phase's affinity (its own, else the task's) at each of its loops,
+            // and its priority only where it gives one: phases that say either become a
+            // SetSched step at each loop, and then every phase does (to put the task's back)
+            let mut parsed = Vec::new();
+            for (phase_name, phase) in phases {
                 let at_phase = format!("{at}.phases.{phase_name}");
-                let mut loops = 1u32;
+                let (mut loops, mut cpus, mut priority) = (1u32, None, None);
                 let mut phase_events = Vec::new();
                 for (key, value) in object(&at_phase, phase)? {
+                    let at_key = format!("{at_phase}.{key}");
                     match key.as_str() {
-                        "loop" => loops = whole(&format!("{at_phase}.loop"), value, 1.0, MAX_PHASES as f64)? as u32,
+                        "loop" => loops = whole(&at_key, value, 1.0, MAX_PHASES as f64)? as u32,
+                        "cpus" => cpus = Some(cpu_list(&at_key, value)?),
+                        "priority" => priority = Some(whole(&at_key, value, -20.0, 19.0)? as i32),
+                        "policy" => sched_other(&at_key, value)?,
                         k if event_of(k).is_some() => phase_events.push((key.as_str(), value)),
-                        _ => return Err(format!("{at_phase}.{key}: unknown or unsupported phase key")),
+                        _ => return Err(format!("{at_key}: unknown or unsupported phase key")),
                     }
                 }
-                for phase_loop in 0..loops {
-                    out.add_loop(&at_phase, index as u32, phase_loop, &phase_events)?;
+                parsed.push((at_phase, loops, cpus, priority, phase_events));
+            }
+            let sets_sched = parsed.iter().any(|(_, _, cpus, priority, _)| cpus.is_some() || priority.is_some());
+            for (index, (at_phase, loops, cpus, priority, phase_events)) in parsed.iter().enumerate() {
+                let sched = sets_sched
+                    .then(|| PhaseKind::SetSched { cpus: cpus.clone().or_else(|| affinity.clone()), nice: *priority });
+                for phase_loop in 0..*loops {
+                    out.add_loop(at_phase, index as u32, phase_loop, sched.clone(), phase_events)?;
                 }
             }
             (task_loop.unwrap_or(-1.0), false)
         }
         None => {
-            out.add_loop(at, 0, 0, &events)?;
+            out.add_loop(at, 0, 0, None, &events)?;
             (task_loop.unwrap_or(-1.0), task_loop.is_some())
         }
     };
@@ -567,8 +581,21 @@ struct Unrolled<'a> {
 }
 
 impl Unrolled<'_> {
-    /// One loop of rt-app phase `phase`: its events in order.
-    fn add_loop(&mut self, at: &str, phase: u32, phase_loop: u32, events: &[(&str, &Json)]) -> Result<(), String> {
+    /// One loop of rt-app phase `phase`: its scheduling attributes if it sets them, then its
+    /// events in order.
+    fn add_loop(
+        &mut self,
+        at: &str,
+        phase: u32,
+        phase_loop: u32,
+        sched: Option<PhaseKind>,
+        events: &[(&str, &Json)],
+    ) -> Result<(), String> {
+        let sets_sched = sched.is_some();
+        if let Some(kind) = sched {
+            self.phases.push(Phase::new(kind));
+            self.steps.push(RtappStep { phase, phase_loop, loop_start: true, event: None });
+        }
         for (id, &(key, value)) in events.iter().enumerate() {
             let at_event = format!("{at}.{key}");
             // barriers count their users as rt-app's parser does: once per naming event
@@ -580,7 +607,7 @@ impl Unrolled<'_> {
                 self.steps.push(RtappStep {
                     phase,
                     phase_loop,
-                    loop_start: id == 0 && i == 0,
+                    loop_start: id == 0 && i == 0 && !sets_sched,
                     event: (i == 0).then(|| event.clone()),
                 });
             }
@@ -996,6 +1023,21 @@ mod tests {
             .map(|e| e.type_number)
             .collect();
         assert_eq!(markers, [8, 2, 9, 7, 3, 4, 19, 11, 17, 15, 14, 18, 20, 21, 22, 24, 23]);
+    }
+
+    #[test]
+    fn a_phase_that_sets_its_cpus_or_priority_sets_them_at_each_loop() {
+        let doc = r#"{"tasks": {"t": {"cpus": [0, 1], "loop": 1, "phases": {
+            "a": {"loop": 2, "cpus": [4], "priority": 5, "run": 10},
+            "b": {"run": 20} } } } }"#;
+        let t = &from_rtapp_json("s.json", doc).unwrap().tasks[0];
+        let kinds: Vec<&PhaseKind> = t.phases.iter().map(|p| &p.kind).collect();
+        let here = PhaseKind::SetSched { cpus: Some(vec![4]), nice: Some(5) };
+        // phase b has none of its own: the task's cpus come back, its priority stays
+        let back = PhaseKind::SetSched { cpus: Some(vec![0, 1]), nice: None };
+        assert_eq!([kinds[0], kinds[2], kinds[4]], [&here, &here, &back]);
+        let steps = &t.rtapp.as_ref().unwrap().steps;
+        assert!(steps[0].loop_start && !steps[1].loop_start && steps[1].event.is_some());
     }
 
     #[test]

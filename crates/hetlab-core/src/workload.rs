@@ -159,6 +159,13 @@ pub enum PhaseKind {
     },
     /// Give the CPU to the next waiting thread, if one waits (`sched_yield`).
     Yield,
+    /// Set the thread's scheduling attributes, as rt-app does at each loop of a phase: its
+    /// allowed CPUs (`sched_setaffinity`; `None`: every CPU; a running thread on a CPU no
+    /// longer allowed moves at once) and, if given, its nice value (`setpriority`).
+    SetSched {
+        cpus: Option<Vec<usize>>,
+        nice: Option<i32>,
+    },
     /// Start the next not yet started thread of the task named `task` (rt-app `fork`; that
     /// task is `Task::forked`).
     Fork {

@@ -220,3 +220,38 @@ fn the_trace_carries_rt_apps_markers() {
     assert_eq!(markers[markers.len() - 2], "rtapp_task: event=end");
     assert_eq!(markers[markers.len() - 1], "rtapp_main: event=end");
 }
+
+#[test]
+fn a_phases_cpus_move_the_thread_and_its_priority_reweights_it() {
+    let doc = r#"{ "tasks": {
+        "mover": { "loop": 1, "cpus": [0], "phases": {
+            "here": { "runtime": 10000 },
+            "there": { "cpus": [4], "runtime": 10000 },
+            "back": { "runtime": 10000 } } },
+        "meek": { "loop": 1, "cpus": [5], "phases": {
+            "fair": { "runtime": 20000 },
+            "meek": { "priority": 19, "runtime": 100000 } } },
+        "hog": { "loop": 1, "cpus": [5], "runtime": 120000 } } }"#;
+    let r = run(doc);
+    let thread = |name: &str| r.threads.iter().find(|t| t.name.starts_with(name)).unwrap();
+    let mover = thread("mover-");
+    // 10 ms on cpu0, 10 on cpu4, then back on cpu0 (the task's own cpus again)
+    let on = |cpu: usize| mover.cpu_time_on_s[cpu] * 1e3;
+    assert!(near(on(0), 20.0, 0.5) && near(on(4), 10.0, 0.5), "{:?}", mover.cpu_time_on_s);
+    let moves: Vec<(usize, usize)> = r
+        .trace
+        .iter()
+        .filter_map(|e| match e {
+            TraceEvent::SchedMigrateTask { tid, orig_cpu, dest_cpu, .. } if *tid == mover.tid => {
+                Some((*orig_cpu, *dest_cpu))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(moves, [(0, 4), (4, 0)]);
+    // nice 19 against nice 0 on one CPU: 15 against 1024 of the weight, so the hog has the
+    // CPU while the meek phase lasts (both 50/50 without the priority: 70 and 60 ms)
+    let (meek, hog) = (thread("meek-"), thread("hog-"));
+    assert!(meek.cpu_time_s < 0.035, "{}", meek.cpu_time_s);
+    assert!(hog.cpu_time_s > 0.090, "{}", hog.cpu_time_s);
+}

@@ -85,6 +85,8 @@ struct Sched {
     cfs: crate::sched::cfs::Tunables,
     /// Some thread has utilisation clamps (the kernel's `sched_uclamp_used`).
     uclamp_used: bool,
+    /// The CPUs the workload's threads may be given (online, within `--cluster`).
+    user_cpus: CpuMask,
 }
 
 impl Sched {

@@ -27,7 +27,7 @@ use crate::sched::switching::Switcher;
 use crate::sched::{CpuMask, WakeKind};
 use crate::sched::{Placement, SchedEntity};
 use crate::trace::TraceEvent;
-use crate::workload::{Task, Workload};
+use crate::workload::{PhaseKind, Task, Workload};
 
 impl<'a> Engine<'a> {
     /// A run of `workload` on `platform` with the placement policy `config.scheduler` names.
@@ -103,9 +103,12 @@ impl<'a> Engine<'a> {
         let mut tasks: Vec<Task> = workload.tasks.iter().chain(&config.kernel_threads).chain(&rcuo).cloned().collect();
         let mut threads = Vec::new();
         let mut entities = Vec::new();
+        let user_cpus =
+            CpuMask::of((0..ncpus).filter(|&c| online[c] && config.cluster.is_none_or(|k| cluster_of[c] == k)));
         for ti in 0..tasks.len() {
             let task = &tasks[ti];
             let kernel = ti >= user_tasks;
+            check_phase_affinity(task, ncpus, user_cpus)?;
             let mut allowed = match &task.affinity {
                 Some(a) => {
                     if let Some(bad) = a.iter().find(|&&c| c >= ncpus) {
@@ -309,6 +312,7 @@ impl<'a> Engine<'a> {
             tick_us,
             cfs: cfs::Tunables::for_cpus(ncpus),
             uclamp_used: entities.iter().any(|e: &SchedEntity| !e.uclamp.is_default()),
+            user_cpus,
             placement,
             rqs: online.iter().map(|&on| RunQueue::new(on)).collect(),
             entities,
@@ -424,6 +428,27 @@ impl<'a> Engine<'a> {
             WakeKind::Fork
         }
     }
+}
+
+/// A phase's allowed CPUs (`PhaseKind::SetSched`) must exist and leave one the run may use.
+fn check_phase_affinity(task: &Task, ncpus: usize, user_cpus: CpuMask) -> Result<(), String> {
+    for phase in &task.phases {
+        let PhaseKind::SetSched { cpus: Some(cpus), .. } = &phase.kind else { continue };
+        if let Some(bad) = cpus.iter().find(|&&c| c >= ncpus) {
+            return Err(format!(
+                "task '{}': a phase's cpus name cpu{bad}, the platform has cpu0-{}",
+                task.name,
+                ncpus - 1
+            ));
+        }
+        if !CpuMask::of(cpus.iter().copied()).intersects(user_cpus) {
+            return Err(format!(
+                "task '{}': a phase's cpus {cpus:?} has no online CPU it may run on (check --cluster and --offline)",
+                task.name
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What a switcher cannot run with: hard affinity to a cluster or hotplugged clusters (the

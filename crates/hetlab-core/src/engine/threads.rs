@@ -13,7 +13,7 @@ use crate::random::uniform;
 use crate::result::Mark;
 use crate::sched::cfs;
 use crate::sched::pelt::{self, State};
-use crate::sched::{uclamp, WakeKind};
+use crate::sched::{uclamp, CpuMask, WakeKind};
 use crate::trace::{PrevState, TraceEvent, CPU_IDLE_EXIT};
 use crate::workload::PhaseKind;
 
@@ -131,6 +131,12 @@ impl Engine<'_> {
             self.deferred_preempt = Some((cpu, false));
         }
         let yielded = self.enter_phases(t, waker);
+        // a running thread whose CPU a `SetSched` phase disallowed moves (the stopper's
+        // migration, to the first allowed CPU: `__set_cpus_allowed_ptr`'s cpumask_any_and)
+        let allowed = self.sched.entities[t].allowed;
+        if self.threads[t].state == ThreadState::Running && !allowed.contains(cpu) {
+            self.migrate(t, allowed.first().expect("checked at set-up: not empty"));
+        }
         if defers {
             let preempts = self.deferred_preempt.take().is_some_and(|(_, woken)| woken);
             if self.sched.rqs[cpu].curr == Some(t) {
@@ -234,6 +240,15 @@ impl Engine<'_> {
                     yielded = true;
                     true
                 }
+                PhaseKind::SetSched { cpus, nice } => {
+                    let allowed = match cpus {
+                        Some(cpus) => CpuMask::of(cpus.iter().copied()).and(self.sched.user_cpus),
+                        None => self.sched.user_cpus,
+                    };
+                    let nice = *nice;
+                    self.set_sched(t, allowed, nice);
+                    true
+                }
                 PhaseKind::Fork { task } => {
                     let forked = self.sync.fork_target(task);
                     self.fork(forked, self.sched.entities[t].cpu);
@@ -299,6 +314,21 @@ impl Engine<'_> {
             self.switch_out(cpu, ThreadState::Suspended, PrevState::Sleeping);
         } else {
             self.threads[t].state = ThreadState::Suspended;
+        }
+    }
+
+    /// `t`'s allowed CPUs become `allowed` and, if given, its nice value `nice` (its weight
+    /// changes on its run queue at once, its vruntime does not: `reweight_entity`, 5.10).
+    fn set_sched(&mut self, t: usize, allowed: CpuMask, nice: Option<i32>) {
+        self.sched.entities[t].allowed = allowed;
+        let Some(nice) = nice else { return };
+        let (cpu, old) = (self.sched.entities[t].cpu, self.sched.entities[t].weight);
+        let weight = cfs::weight_of(nice);
+        let se = &mut self.sched.entities[t];
+        (se.nice, se.weight) = (nice, weight);
+        if matches!(self.threads[t].state, ThreadState::Running | ThreadState::Runnable) {
+            let rq = &mut self.sched.rqs[cpu];
+            rq.load_weight = rq.load_weight - old + weight;
         }
     }
 
