@@ -20,8 +20,8 @@
 use std::collections::BTreeMap;
 
 use crate::workload::{
-    Access, MemProfile, Order, Pattern, Phase, PhaseFile, PhaseKind, RtappEvent, RtappStep, RtappSteps, SyncOp, Task,
-    Workload,
+    Access, MemProfile, Order, Pattern, Phase, PhaseFile, PhaseKind, RtappEvent, RtappStep, RtappSteps, SchedAttr,
+    SyncOp, Task, Workload,
 };
 
 /// Most phases one task may unroll to (a phase's `loop` repeats its events).
@@ -441,6 +441,24 @@ fn parse_global(at: &str, value: &Json) -> Result<Global, String> {
     Ok(global)
 }
 
+/// A clamp a phase sets stays until another phase sets it (rt-app calls sched_setattr only for
+/// what a phase gives): every phase, on the first and the later thread loops, must leave
+/// util_min <= util_max, or the kernel would refuse it.
+fn check_phase_clamps<'a>(
+    at: &str,
+    task: (u32, u32),
+    phases: impl Iterator<Item = (&'a str, &'a SchedAttr)> + Clone,
+) -> Result<(), String> {
+    let (mut min, mut max) = task;
+    for (at_phase, attr) in phases.clone().chain(phases) {
+        (min, max) = (attr.util_min.unwrap_or(min), attr.util_max.unwrap_or(max));
+        if min > max {
+            return Err(format!("{at_phase}: util_min {min} above util_max {max} (set here or before: {at})"));
+        }
+    }
+    Ok(())
+}
+
 /// What one task translates to, and its instance count (0: a template only `fork` starts).
 type Translated = (Task, u32);
 
@@ -514,32 +532,35 @@ fn task(
         }
         Some(phases) => {
             // rt-app sets a phase's affinity (its own, else the task's) at each of its loops,
-            // and its priority only where it gives one: phases that say either become a
-            // SetSched step at each loop, and then every phase does (to put the task's back)
+            // and its priority and clamps only where it gives them: phases that set any become
+            // a SetSched step at each loop, and then every phase does (to put the task's back)
             let mut parsed = Vec::new();
             for (phase_name, phase) in phases {
                 let at_phase = format!("{at}.phases.{phase_name}");
-                let (mut loops, mut cpus, mut priority) = (1u32, None, None);
+                let (mut loops, mut attr) = (1u32, SchedAttr::default());
                 let mut phase_events = Vec::new();
                 for (key, value) in object(&at_phase, phase)? {
                     let at_key = format!("{at_phase}.{key}");
                     match key.as_str() {
                         "loop" => loops = whole(&at_key, value, 1.0, MAX_PHASES as f64)? as u32,
-                        "cpus" => cpus = Some(cpu_list(&at_key, value)?),
-                        "priority" => priority = Some(whole(&at_key, value, -20.0, 19.0)? as i32),
+                        "cpus" => attr.cpus = Some(cpu_list(&at_key, value)?),
+                        "priority" => attr.nice = Some(whole(&at_key, value, -20.0, 19.0)? as i32),
+                        "util_min" => attr.util_min = Some(whole(&at_key, value, 0.0, 1024.0)? as u32),
+                        "util_max" => attr.util_max = Some(whole(&at_key, value, 0.0, 1024.0)? as u32),
                         "policy" => sched_other(&at_key, value)?,
                         k if event_of(k).is_some() => phase_events.push((key.as_str(), value)),
                         _ => return Err(format!("{at_key}: unknown or unsupported phase key")),
                     }
                 }
-                parsed.push((at_phase, loops, cpus, priority, phase_events));
+                parsed.push((at_phase, loops, attr, phase_events));
             }
-            let sets_sched = parsed.iter().any(|(_, _, cpus, priority, _)| cpus.is_some() || priority.is_some());
-            for (index, (at_phase, loops, cpus, priority, phase_events)) in parsed.iter().enumerate() {
-                let sched = sets_sched
-                    .then(|| PhaseKind::SetSched { cpus: cpus.clone().or_else(|| affinity.clone()), nice: *priority });
-                for phase_loop in 0..*loops {
-                    out.add_loop(at_phase, index as u32, phase_loop, sched.clone(), phase_events)?;
+            check_phase_clamps(at, clamp, parsed.iter().map(|(at, _, attr, _)| (at.as_str(), attr)))?;
+            let sets_sched = parsed.iter().any(|(_, _, attr, _)| *attr != SchedAttr::default());
+            for (index, (at_phase, loops, attr, phase_events)) in parsed.into_iter().enumerate() {
+                let attr = SchedAttr { cpus: attr.cpus.or_else(|| affinity.clone()), ..attr };
+                let sched = sets_sched.then_some(PhaseKind::SetSched(attr));
+                for phase_loop in 0..loops {
+                    out.add_loop(&at_phase, index as u32, phase_loop, sched.clone(), &phase_events)?;
                 }
             }
             (task_loop.unwrap_or(-1.0), false)
@@ -1032,9 +1053,9 @@ mod tests {
             "b": {"run": 20} } } } }"#;
         let t = &from_rtapp_json("s.json", doc).unwrap().tasks[0];
         let kinds: Vec<&PhaseKind> = t.phases.iter().map(|p| &p.kind).collect();
-        let here = PhaseKind::SetSched { cpus: Some(vec![4]), nice: Some(5) };
+        let here = PhaseKind::SetSched(SchedAttr { cpus: Some(vec![4]), nice: Some(5), ..Default::default() });
         // phase b has none of its own: the task's cpus come back, its priority stays
-        let back = PhaseKind::SetSched { cpus: Some(vec![0, 1]), nice: None };
+        let back = PhaseKind::SetSched(SchedAttr { cpus: Some(vec![0, 1]), ..Default::default() });
         assert_eq!([kinds[0], kinds[2], kinds[4]], [&here, &here, &back]);
         let steps = &t.rtapp.as_ref().unwrap().steps;
         assert!(steps[0].loop_start && !steps[1].loop_start && steps[1].event.is_some());
@@ -1048,6 +1069,10 @@ mod tests {
             (r#"{"tasks": {"t": {"loop": 1, "fork": "x"}}}"#, "fork names 'x', which is not a task"),
             (r#"{"tasks": {"t": {"fork": "u"}, "u": {"instance": 0, "run": 1}}}"#, "loops forever is not supported"),
             (r#"{"tasks": {"t": {"taskgroup": "/a", "run": 1}}}"#, "tasks.t.taskgroup: not supported yet"),
+            (
+                r#"{"tasks": {"t": {"util_max": 500, "phases": {"a": {"util_min": 100, "run": 1}, "b": {"util_min": 600, "run": 1}}}}}"#,
+                "tasks.t.phases.b: util_min 600 above util_max 500",
+            ),
             (r#"{"tasks": {"t": {"util_min": 600, "util_max": 500, "run": 1}}}"#, "min <= max"),
             (r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "run": 1}}}"#, "SCHED_FIFO is not supported yet"),
             (r#"{"global": {"io_device": "/tmp/x"}, "tasks": {"t": {"run": 1}}}"#, "only /dev/null"),

@@ -159,18 +159,25 @@ pub enum PhaseKind {
     },
     /// Give the CPU to the next waiting thread, if one waits (`sched_yield`).
     Yield,
-    /// Set the thread's scheduling attributes, as rt-app does at each loop of a phase: its
-    /// allowed CPUs (`sched_setaffinity`; `None`: every CPU; a running thread on a CPU no
-    /// longer allowed moves at once) and, if given, its nice value (`setpriority`).
-    SetSched {
-        cpus: Option<Vec<usize>>,
-        nice: Option<i32>,
-    },
+    /// Set the thread's scheduling attributes, as rt-app does at each loop of a phase.
+    SetSched(SchedAttr),
     /// Start the next not yet started thread of the task named `task` (rt-app `fork`; that
     /// task is `Task::forked`).
     Fork {
         task: String,
     },
+}
+
+/// The scheduling attributes a `PhaseKind::SetSched` phase sets: the allowed CPUs
+/// (`sched_setaffinity`; `None`: every CPU; a running thread on a CPU no longer allowed moves
+/// at once) and, each only if given, the nice value (`setpriority`) and the utilisation clamps
+/// (`sched_setattr`'s util_min/util_max).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SchedAttr {
+    pub cpus: Option<Vec<usize>>,
+    pub nice: Option<i32>,
+    pub util_min: Option<u32>,
+    pub util_max: Option<u32>,
 }
 
 /// What a `PhaseKind::Sync` phase does to its object (rt-app's resources).

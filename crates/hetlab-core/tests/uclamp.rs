@@ -61,3 +61,19 @@ fn eas_places_a_boosted_task_where_its_clamped_utilisation_fits() {
     assert!(plain < 0.1, "{plain}");
     assert!(boosted > 0.9, "{boosted}");
 }
+
+#[test]
+fn a_phase_sets_its_own_clamps() {
+    // the same light frames, boosted in one phase only: the boost lasts while that phase runs
+    let doc = |boost: &str| {
+        format!(
+            r#"{{ "tasks": {{ "t": {{ "cpus": [4], "loop": 1, "phases": {{
+                "first": {{ "loop": 60 {boost}, "run": 4000, "timer": {{ "ref": "unique", "period": 16000 }} }},
+                "then": {{ "loop": 60, "util_min": 0, "run": 4000, "timer": {{ "ref": "unique", "period": 16000 }} }} }} }} }} }}"#
+        )
+    };
+    let (plain, boosted) = (run(&doc(""), SchedPolicy::Smp), run(&doc(r#", "util_min": 1024"#), SchedPolicy::Smp));
+    assert!(avg_mhz(&boosted, "big") > 1.3 * avg_mhz(&plain, "big"));
+    // 120 frames of 16 ms either way
+    assert!((boosted.time_s - plain.time_s).abs() < 0.001);
+}

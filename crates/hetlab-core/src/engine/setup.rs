@@ -27,7 +27,7 @@ use crate::sched::switching::Switcher;
 use crate::sched::{CpuMask, WakeKind};
 use crate::sched::{Placement, SchedEntity};
 use crate::trace::TraceEvent;
-use crate::workload::{PhaseKind, Task, Workload};
+use crate::workload::{PhaseKind, SchedAttr, Task, Workload};
 
 impl<'a> Engine<'a> {
     /// A run of `workload` on `platform` with the placement policy `config.scheduler` names.
@@ -311,7 +311,11 @@ impl<'a> Engine<'a> {
             last_tick_us: 0.0, // boot; the first tick comes a jiffy later
             tick_us,
             cfs: cfs::Tunables::for_cpus(ncpus),
-            uclamp_used: entities.iter().any(|e: &SchedEntity| !e.uclamp.is_default()),
+            uclamp_used: entities.iter().any(|e: &SchedEntity| !e.uclamp.is_default())
+                || tasks
+                    .iter()
+                    .flat_map(|t| &t.phases)
+                    .any(|p| matches!(&p.kind, PhaseKind::SetSched(a) if a.util_min.is_some() || a.util_max.is_some())),
             user_cpus,
             placement,
             rqs: online.iter().map(|&on| RunQueue::new(on)).collect(),
@@ -433,7 +437,7 @@ impl<'a> Engine<'a> {
 /// A phase's allowed CPUs (`PhaseKind::SetSched`) must exist and leave one the run may use.
 fn check_phase_affinity(task: &Task, ncpus: usize, user_cpus: CpuMask) -> Result<(), String> {
     for phase in &task.phases {
-        let PhaseKind::SetSched { cpus: Some(cpus), .. } = &phase.kind else { continue };
+        let PhaseKind::SetSched(SchedAttr { cpus: Some(cpus), .. }) = &phase.kind else { continue };
         if let Some(bad) = cpus.iter().find(|&&c| c >= ncpus) {
             return Err(format!(
                 "task '{}': a phase's cpus name cpu{bad}, the platform has cpu0-{}",

@@ -15,7 +15,7 @@ use crate::sched::cfs;
 use crate::sched::pelt::{self, State};
 use crate::sched::{uclamp, CpuMask, WakeKind};
 use crate::trace::{PrevState, TraceEvent, CPU_IDLE_EXIT};
-use crate::workload::PhaseKind;
+use crate::workload::{PhaseKind, SchedAttr};
 
 /// What a CPU whose thread left does next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -240,13 +240,9 @@ impl Engine<'_> {
                     yielded = true;
                     true
                 }
-                PhaseKind::SetSched { cpus, nice } => {
-                    let allowed = match cpus {
-                        Some(cpus) => CpuMask::of(cpus.iter().copied()).and(self.sched.user_cpus),
-                        None => self.sched.user_cpus,
-                    };
-                    let nice = *nice;
-                    self.set_sched(t, allowed, nice);
+                PhaseKind::SetSched(attr) => {
+                    let attr = attr.clone();
+                    self.set_sched(t, &attr);
                     true
                 }
                 PhaseKind::Fork { task } => {
@@ -317,11 +313,17 @@ impl Engine<'_> {
         }
     }
 
-    /// `t`'s allowed CPUs become `allowed` and, if given, its nice value `nice` (its weight
-    /// changes on its run queue at once, its vruntime does not: `reweight_entity`, 5.10).
-    fn set_sched(&mut self, t: usize, allowed: CpuMask, nice: Option<i32>) {
-        self.sched.entities[t].allowed = allowed;
-        let Some(nice) = nice else { return };
+    /// `t` takes the attributes: its allowed CPUs, and if given its clamps and nice value (its
+    /// weight changes on its run queue at once, its vruntime does not: `reweight_entity`, 5.10).
+    fn set_sched(&mut self, t: usize, attr: &SchedAttr) {
+        let se = &mut self.sched.entities[t];
+        se.allowed = match &attr.cpus {
+            Some(cpus) => CpuMask::of(cpus.iter().copied()).and(self.sched.user_cpus),
+            None => self.sched.user_cpus,
+        };
+        se.uclamp.min = attr.util_min.unwrap_or(se.uclamp.min);
+        se.uclamp.max = attr.util_max.unwrap_or(se.uclamp.max);
+        let Some(nice) = attr.nice else { return };
         let (cpu, old) = (self.sched.entities[t].cpu, self.sched.entities[t].weight);
         let weight = cfs::weight_of(nice);
         let se = &mut self.sched.entities[t];
