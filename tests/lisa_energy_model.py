@@ -18,10 +18,10 @@ LISA reads a board through a devlib target; ``TreeTarget`` is the two calls of i
 """
 
 import json
-import logging
 import sys
-import warnings
 from pathlib import Path
+
+from lisa_common import print_json
 
 
 class TreeTarget:
@@ -50,28 +50,19 @@ class TreeTarget:
         return kind(value) if kind else value
 
 
-def main():
-    logging.disable(logging.WARNING)
-    warnings.simplefilter("ignore")
-    root, utils = sys.argv[1], json.loads(sys.argv[2])
-    try:
-        from lisa.energy_model import LinuxEnergyModel
+def analyse(root, utils):
+    from lisa.energy_model import LinuxEnergyModel
 
-        em = LinuxEnergyModel.from_target(TreeTarget(root))
-        out = {
-            "freq_domains": [list(d) for d in em.freq_domains],
-            "cpus": {
-                int(node.cpu): [[int(f), float(s.capacity), float(s.power)] for f, s in node.active_states.items()]
-                for node in em.cpu_nodes
-            },
-            "estimates": [float(sum(em.estimate_from_cpu_util(u).values())) for u in utils],
-        }
-    except Exception as error:  # LISA's own exceptions vary by version
-        print(f"LISA failed: {type(error).__name__}: {error}", file=sys.stderr)
-        return 1
-    json.dump(out, sys.stdout)
-    return 0
+    em = LinuxEnergyModel.from_target(TreeTarget(root))
+    return {
+        "freq_domains": [list(d) for d in em.freq_domains],
+        "cpus": {
+            int(node.cpu): [[int(f), float(s.capacity), float(s.power)] for f, s in node.active_states.items()]
+            for node in em.cpu_nodes
+        },
+        "estimates": [float(sum(em.estimate_from_cpu_util(u).values())) for u in utils],
+    }
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(print_json(analyse, sys.argv[1], json.loads(sys.argv[2])))

@@ -28,34 +28,24 @@ Exit status 2 on a usage error, 1 if LISA fails.
 """
 
 import argparse
-import json
-import logging
 import sys
-import warnings
+
+from lisa_common import print_json, read_text_trace
 
 SCHED_EVENTS = ["sched_switch", "sched_wakeup", "sched_wakeup_new", "sched_waking"]
 
 
 def analyse(trace_path, plat_info_path):
     from lisa.analysis.tasks import TaskState
-    from lisa.platforms.platinfo import PlatformInfo
-    from lisa.trace import HRTxtTraceParser, MockTraceParser, Trace
+    from lisa.trace import MockTraceParser, Trace
 
-    plat_info = PlatformInfo.from_yaml_map(plat_info_path)
-    text = Trace(
-        trace_path,
-        plat_info=plat_info,
-        parser=HRTxtTraceParser.from_txt_file,
-        events=[*SCHED_EVENTS, "tracing_mark_write"],
-        normalize_time=False,
-        enable_swap=False,
-    )
+    text = read_text_trace(trace_path, plat_info_path, [*SCHED_EVENTS, "tracing_mark_write"])
     dfs = {event: text.df_event(event) for event in SCHED_EVENTS}
     marks = text.df_event("tracing_mark_write")
     dfs["print"] = marks.assign(ip="tracing_mark_write")[["__cpu", "__pid", "__comm", "ip", "buf"]]
     trace = Trace(
         parser=MockTraceParser(dfs, time_range=(text.start, text.end)),
-        plat_info=plat_info,
+        plat_info=text.plat_info,
         normalize_time=False,
         enable_swap=False,
     )
@@ -86,15 +76,7 @@ def main():
     parser.add_argument("trace")
     parser.add_argument("plat_info")
     args = parser.parse_args()
-    logging.disable(logging.WARNING)
-    warnings.simplefilter("ignore")
-    try:
-        result = analyse(args.trace, args.plat_info)
-    except Exception as error:  # LISA's own exceptions vary by version
-        print(f"LISA failed: {type(error).__name__}: {error}", file=sys.stderr)
-        return 1
-    json.dump(result, sys.stdout)
-    return 0
+    return print_json(analyse, args.trace, args.plat_info)
 
 
 if __name__ == "__main__":

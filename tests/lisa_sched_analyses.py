@@ -29,10 +29,9 @@ Exit status 2 on a usage error, 1 if LISA fails.
 """
 
 import argparse
-import json
-import logging
 import sys
-import warnings
+
+from lisa_common import print_json, read_text_trace
 
 EVENTS = [
     "sched_switch",
@@ -61,18 +60,10 @@ def analyse(trace_path, plat_info_path):
     from importlib.metadata import version
 
     from lisa.analysis.tasks import TaskState
-    from lisa.platforms.platinfo import PlatformInfo
-    from lisa.trace import HRTxtTraceParser, MissingTraceEventError, Trace
+    from lisa.trace import MissingTraceEventError
 
-    plat_info = PlatformInfo.from_yaml_map(plat_info_path)
-    trace = Trace(
-        trace_path,
-        plat_info=plat_info,
-        parser=HRTxtTraceParser.from_txt_file,
-        events=EVENTS,
-        normalize_time=False,
-        enable_swap=False,
-    )
+    trace = read_text_trace(trace_path, plat_info_path, EVENTS)
+    plat_info = trace.plat_info
     out = {
         "lisa_version": version("lisa-linux"),
         "plat_info": {
@@ -148,19 +139,7 @@ def main(argv=None):
     ap.add_argument("trace", help="hetlab ftrace text trace")
     ap.add_argument("plat_info", help="its LISA platform info (<trace>.plat_info.yml)")
     args = ap.parse_args(argv)
-    warnings.simplefilter("ignore")
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    try:
-        result = analyse(args.trace, args.plat_info)
-    except Exception as exc:  # one line on stderr, not a pandas traceback in the JSON stream
-        import traceback
-
-        traceback.print_exc(file=sys.stderr)
-        print(f"lisa_sched_analyses: LISA failed on {args.trace}: {exc!r}", file=sys.stderr)
-        return 1
-    json.dump(result, sys.stdout)
-    sys.stdout.write("\n")
-    return 0
+    return print_json(analyse, args.trace, args.plat_info)
 
 
 if __name__ == "__main__":

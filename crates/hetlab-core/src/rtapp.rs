@@ -650,6 +650,12 @@ impl Unrolled<'_> {
         let kind = event_of(key).expect("an event key");
         let mut marker = RtappEvent { id: 0, type_number: type_number(kind), desc: key.to_string(), run_us: 0 };
         let sync = |op: SyncOp, object: &str| Phase::new(PhaseKind::Sync { op, object: object.to_string() });
+        // events on one named object: the value is its name, the marker says `event:name`
+        let named = ["lock", "unlock", "signal", "broad", "resume", "barrier", "fork", "sem_post", "sem_wait"];
+        let name = if named.contains(&kind) { text(at, value)? } else { "" };
+        if !name.is_empty() {
+            marker.desc = format!("{key}:{name}");
+        }
         let phases = match kind {
             "run" | "runtime" => {
                 let us = whole(at, value, 1.0, 1e12)? as u64;
@@ -708,21 +714,10 @@ impl Unrolled<'_> {
                 let calls = (bytes / self.global.mem_buffer_bytes as f64).ceil();
                 vec![Phase::new(PhaseKind::Compute { instructions: calls * NULL_WRITE_INSTRUCTIONS })]
             }
-            "lock" | "unlock" => {
-                let mutex = text(at, value)?;
-                marker.desc = format!("{key}:{mutex}");
-                vec![sync(if kind == "lock" { SyncOp::Lock } else { SyncOp::Unlock }, mutex)]
-            }
-            "signal" => {
-                let condition = text(at, value)?;
-                marker.desc = format!("{key}:{condition}");
-                vec![sync(SyncOp::Signal, condition)]
-            }
-            "broad" => {
-                let condition = text(at, value)?;
-                marker.desc = format!("{key}:{condition}");
-                vec![Phase::new(PhaseKind::Resume { event: condition.to_string() })]
-            }
+            "lock" => vec![sync(SyncOp::Lock, name)],
+            "unlock" => vec![sync(SyncOp::Unlock, name)],
+            "signal" => vec![sync(SyncOp::Signal, name)],
+            "broad" => vec![Phase::new(PhaseKind::Resume { event: name.to_string() })],
             "wait" | "sync" => {
                 // pthread_cond_wait: release the mutex, wait, take the mutex again; `sync`
                 // signals the condition first
@@ -749,13 +744,10 @@ impl Unrolled<'_> {
                 vec![Phase::new(PhaseKind::Suspend { event: self.task.to_string() })]
             }
             "resume" => {
-                let target = text(at, value)?;
-                marker.desc = format!("{key}:{target}:{target}");
-                vec![Phase::new(PhaseKind::Resume { event: target.to_string() })]
+                marker.desc = format!("{key}:{name}:{name}");
+                vec![Phase::new(PhaseKind::Resume { event: name.to_string() })]
             }
             "barrier" => {
-                let name = text(at, value)?;
-                marker.desc = format!("{key}:{name}");
                 let users = self.barrier_users.entry(name.to_string()).or_insert(0);
                 if counts_users {
                     *users += self.instances;
@@ -763,16 +755,9 @@ impl Unrolled<'_> {
                 vec![sync(SyncOp::Barrier { parties: 0 }, name)] // parties: once every task is read
             }
             "yield" => vec![Phase::new(PhaseKind::Yield)],
-            "fork" => {
-                let target = text(at, value)?;
-                marker.desc = format!("{key}:{target}");
-                vec![Phase::new(PhaseKind::Fork { task: target.to_string() })]
-            }
-            "sem_post" | "sem_wait" => {
-                let name = text(at, value)?;
-                marker.desc = format!("{key}:{name}");
-                vec![sync(if kind == "sem_post" { SyncOp::SemPost } else { SyncOp::SemWait }, name)]
-            }
+            "fork" => vec![Phase::new(PhaseKind::Fork { task: name.to_string() })],
+            "sem_post" => vec![sync(SyncOp::SemPost, name)],
+            "sem_wait" => vec![sync(SyncOp::SemWait, name)],
             other => unreachable!("event {other} is in EVENTS"),
         };
         Ok((phases, marker))
