@@ -11,7 +11,7 @@ seconds="${1:-60}"
 if ! cargo fuzz --version >/dev/null 2>&1; then
     cargo install --locked cargo-fuzz@0.13.2
 fi
-for target in platform_toml workload model_json; do
+for target in platform_toml workload model_json rtapp_sim; do
     echo "fuzz target $target, $seconds s:"
     work="$(mktemp -d)"  # new inputs go here; the committed corpus only seeds the run
     cargo +nightly fuzz run --fuzz-dir fuzz "$target" "$work" "fuzz/corpus/$target" -- \

@@ -255,3 +255,29 @@ fn a_phases_cpus_move_the_thread_and_its_priority_reweights_it() {
     assert!(meek.cpu_time_s < 0.035, "{}", meek.cpu_time_s);
     assert!(hog.cpu_time_s > 0.090, "{}", hog.cpu_time_s);
 }
+
+#[test]
+fn a_priority_set_before_the_first_run_reweights_nothing_yet() {
+    // found by fuzz/fuzz_targets/rtapp_sim.rs: the first phase sets a nice value before the
+    // thread is on any run queue
+    let doc = r#"{ "tasks": { "t": { "loop": 2, "phases": { "a": { "priority": 5, "run": 500 } } } } }"#;
+    assert!(run(doc).completed);
+}
+
+#[test]
+fn a_sleeping_thread_whose_cpus_changed_wakes_on_an_allowed_cpu_under_every_placement() {
+    // found by fuzz/fuzz_targets/rtapp_sim.rs: EAS keeps a task without utilisation on its
+    // previous CPU, which the new phase no longer allows; the core's fallback takes over
+    let doc = r#"{ "tasks": { "t": { "loop": 3, "cpus": [0], "phases": {
+        "a": { "cpus": [4], "sleep": 1000, "run": 100 } } } } }"#;
+    let p = Platform::builtin("exynos5422").unwrap();
+    let w = from_rtapp_json("t.json", doc).unwrap();
+    for scheduler in [SchedPolicy::Pinned, SchedPolicy::Smp, SchedPolicy::Hmp, SchedPolicy::Eas] {
+        let governor = if scheduler == SchedPolicy::Eas { "schedutil" } else { "performance" };
+        let mut c = SimConfig::new(SimConfig::governor_plan(&p, governor, &[], None, &[]).unwrap());
+        c.scheduler = scheduler;
+        let r = simulate(&p, &w, c).unwrap();
+        let t = &r.threads[0];
+        assert!(r.completed && t.cpu_time_on_s[4] == t.cpu_time_s, "{scheduler:?}: {:?}", t.cpu_time_on_s);
+    }
+}

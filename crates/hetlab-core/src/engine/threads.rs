@@ -324,12 +324,12 @@ impl Engine<'_> {
         se.uclamp.min = attr.util_min.unwrap_or(se.uclamp.min);
         se.uclamp.max = attr.util_max.unwrap_or(se.uclamp.max);
         let Some(nice) = attr.nice else { return };
-        let (cpu, old) = (self.sched.entities[t].cpu, self.sched.entities[t].weight);
+        let (cpu, old, vruntime) = (se.cpu, se.weight, se.vruntime);
         let weight = cfs::weight_of(nice);
-        let se = &mut self.sched.entities[t];
         (se.nice, se.weight) = (nice, weight);
-        if matches!(self.threads[t].state, ThreadState::Running | ThreadState::Runnable) {
-            let rq = &mut self.sched.rqs[cpu];
+        // on a run queue (running or waiting), its weight is in the queue's load
+        let rq = &mut self.sched.rqs[cpu];
+        if rq.curr == Some(t) || rq.queue.contains(t, vruntime) {
             rq.load_weight = rq.load_weight - old + weight;
         }
     }
@@ -386,9 +386,16 @@ impl Engine<'_> {
         if kind == WakeKind::Wakeup {
             self.trace_waking(t, waker_cpu); // a new task has no sched_waking
         }
-        let target = self.sched.ask(self.now_us, waker_cpu, |placement, view| placement.select_cpu(view, t, kind));
+        let mut target = self.sched.ask(self.now_us, waker_cpu, |placement, view| placement.select_cpu(view, t, kind));
+        let allowed = self.sched.entities[t].allowed;
+        if !allowed.contains(target) {
+            // a placement may keep the previous CPU, which a `SetSched` may have taken from
+            // the thread while it slept: the core's `select_fallback_rq` (one node: the
+            // lowest-numbered allowed CPU)
+            debug_assert!(!allowed.contains(from), "placement chose a CPU not allowed");
+            target = allowed.first().expect("checked at set-up: not empty");
+        }
         self.note_overutilized(target);
-        debug_assert!(self.sched.entities[t].allowed.contains(target), "placement chose a CPU not allowed");
         self.update_entity_avg(t); // the time it slept
         if target != from {
             if self.threads[t].cpu_time_us > 0.0 {

@@ -103,6 +103,10 @@ impl Timeline {
     pub fn remove(&mut self, task: usize, vruntime: f64) -> bool {
         self.0.remove(&(Self::key(vruntime), task))
     }
+    /// `task` waits here with `vruntime`.
+    pub fn contains(&self, task: usize, vruntime: f64) -> bool {
+        self.0.contains(&(Self::key(vruntime), task))
+    }
     /// The task to run next (`__pick_first_entity`).
     pub fn first(&self) -> Option<usize> {
         self.0.first().map(|&(_, t)| t)
