@@ -133,8 +133,8 @@ impl Engine<'_> {
         let yielded = self.enter_phases(t, waker);
         // a running thread whose CPU a `SetSched` phase disallowed moves (the stopper's
         // migration, to the first allowed CPU: `__set_cpus_allowed_ptr`'s cpumask_any_and)
-        let allowed = self.sched.entities[t].allowed;
-        if self.threads[t].state == ThreadState::Running && !allowed.contains(cpu) {
+        let (allowed, on) = (self.sched.entities[t].allowed, self.sched.entities[t].cpu);
+        if self.threads[t].state == ThreadState::Running && !allowed.contains(on) {
             self.migrate(t, allowed.first().expect("checked at set-up: not empty"));
         }
         if defers {
