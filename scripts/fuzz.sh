@@ -14,8 +14,8 @@ fi
 for target in platform_toml workload model_json rtapp_sim; do
     echo "fuzz target $target, $seconds s:"
     work="$(mktemp -d)"  # new inputs go here; the committed corpus only seeds the run
-    # a simulated rt-app file that loops forever through work-less events is reported as
-    # making no progress after 10 million such steps: ~20 s in the instrumented build
+    # rtapp_sim simulates: up to 64 threads for 20 ms of EAS take seconds in the instrumented
+    # build (a work-less forever loop is reported after a million steps, about one second)
     timeout=10
     [ "$target" = rtapp_sim ] && timeout=60
     cargo +nightly fuzz run --fuzz-dir fuzz "$target" "$work" "fuzz/corpus/$target" -- \

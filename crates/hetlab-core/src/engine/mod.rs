@@ -237,8 +237,9 @@ struct Scratch {
 }
 
 /// Events at one simulated instant after which a run counts as making no progress (far above
-/// any real burst: every thread of a 1e5-thread workload waking at once).
-pub const MAX_EVENTS_WITHOUT_PROGRESS: u64 = 10_000_000;
+/// any real burst: 15 for each of the most threads a workload may have, all at once), reported
+/// within about a second.
+pub const MAX_EVENTS_WITHOUT_PROGRESS: u64 = 1_000_000;
 
 /// Events between two looks at `SimConfig::stop` (a load of an atomic: free at this spacing).
 pub const STOP_CHECK_EVENTS: u64 = 4096;

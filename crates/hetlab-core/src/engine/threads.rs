@@ -187,6 +187,9 @@ impl Engine<'_> {
                     self.make_runnable(t, waker);
                     false
                 }
+                // nanosleep of nothing returns at once: its expired hrtimer wakes the sleeper
+                // before it would schedule (do_nanosleep)
+                PhaseKind::Sleep { duration_us: 0 } => true,
                 &PhaseKind::Sleep { duration_us } => {
                     self.sleep_until(t, self.now_us + duration_us as f64);
                     false
