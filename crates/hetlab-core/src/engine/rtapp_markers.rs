@@ -1,7 +1,9 @@
 //! The markers rt-app writes to ftrace (src/rt-app.c, doc/tutorial.txt "Trace and Log"):
 //! `rtapp_main`, `rtapp_task`, `rtapp_loop`, `rtapp_event` and `rtapp_stats`, as
-//! `tracing_mark_write` lines of the thread that writes them, so that LISA's rt-app analysis
-//! reads a simulated run as it reads a real one. Only in a trace, only for rt-app tasks.
+//! `tracing_mark_write` lines of the thread that writes them (the kernel's `trace` text of a
+//! trace_marker write), so that LISA's rt-app analysis reads a simulated run as it reads a real
+//! one (LISA takes them from the `print` event: tests/lisa_rtapp_analysis.py shows how). Only
+//! in a trace, only for rt-app tasks.
 //!
 //! A run has no rt-app main process: its `rtapp_main` start, clock reference and end are on
 //! the first rt-app thread's line. A thread another one wakes enters its next event at the
