@@ -189,7 +189,7 @@ pub struct Engine<'a> {
     /// Named objects threads synchronise on (`sync`).
     sync: sync::SyncObjects,
     /// Per thread, when tracing: its rt-app loop under way (`rtapp_markers`).
-    rtapp_marks: Vec<rtapp_markers::ThreadMarks>,
+    rtapp_marks: rtapp_markers::RtappMarks,
     /// Each task's parallel phases: work pool and barrier (`parallel`), by task and phase.
     pools: Vec<Vec<parallel::Pool>>,
     /// A running thread's CPU while it goes through its zero-work phases (`resume`, then

@@ -11,11 +11,29 @@
 
 use super::Engine;
 use crate::trace::TraceEvent;
-use crate::workload::RtappStep;
+use crate::workload::{RtappStep, Task};
+
+/// The markers' state, when tracing.
+pub(super) struct RtappMarks {
+    /// The thread that writes the main process's markers: the first of an rt-app task.
+    main_thread: Option<usize>,
+    /// Per thread.
+    threads: Vec<ThreadMarks>,
+}
+
+impl RtappMarks {
+    /// `thread_task[t]`: thread t's task.
+    pub fn new(tasks: &[Task], thread_task: &[usize], trace: bool) -> RtappMarks {
+        RtappMarks {
+            main_thread: thread_task.iter().position(|&task| tasks[task].rtapp.is_some()),
+            threads: if trace { vec![ThreadMarks::default(); thread_task.len()] } else { Vec::new() },
+        }
+    }
+}
 
 /// One thread's open loop and what `rtapp_stats` reports about it.
 #[derive(Debug, Default, Clone)]
-pub(super) struct ThreadMarks {
+struct ThreadMarks {
     started: bool,
     open: Option<OpenLoop>,
     /// A `run`/`runtime` under way: when it started.
@@ -45,11 +63,6 @@ impl Engine<'_> {
         self.out.trace(TraceEvent::Marker { time_us, cpu, tid, text });
     }
 
-    /// The first rt-app thread writes the main process's markers.
-    fn is_first_rtapp_thread(&self, t: usize) -> bool {
-        self.threads.iter().position(|th| self.tasks[th.task].rtapp.is_some()) == Some(t)
-    }
-
     fn step(&self, t: usize, phase: usize) -> Option<&RtappStep> {
         let task = &self.tasks[self.threads[t].task];
         task.rtapp.as_ref().and_then(|r| r.steps.get(phase))
@@ -62,8 +75,8 @@ impl Engine<'_> {
         }
         let now = self.now_us;
         self.rtapp_event_ends(t);
-        if !std::mem::replace(&mut self.rtapp_marks[t].started, true) {
-            if self.is_first_rtapp_thread(t) {
+        if !std::mem::replace(&mut self.rtapp_marks.threads[t].started, true) {
+            if self.rtapp_marks.main_thread == Some(t) {
                 self.marker(t, "rtapp_main: event=start".into());
                 self.marker(t, format!("rtapp_main: event=clock_ref data={}", now.round() as u64));
             }
@@ -85,7 +98,7 @@ impl Engine<'_> {
                     step.phase
                 ),
             );
-            self.rtapp_marks[t].open = Some(OpenLoop {
+            self.rtapp_marks.threads[t].open = Some(OpenLoop {
                 thread_loop,
                 phase: step.phase,
                 phase_loop,
@@ -100,7 +113,7 @@ impl Engine<'_> {
         if let Some(event) = &step.event {
             self.marker(t, format!("rtapp_event: id={} type={} desc={}", event.id, event.type_number, event.desc));
             if event.run_us > 0 {
-                let marks = &mut self.rtapp_marks[t];
+                let marks = &mut self.rtapp_marks.threads[t];
                 marks.run_started_us = Some(now);
                 if let Some(open) = marks.open.as_mut() {
                     open.c_run_us += event.run_us;
@@ -115,7 +128,7 @@ impl Engine<'_> {
             return;
         }
         let now = self.now_us;
-        let marks = &mut self.rtapp_marks[t];
+        let marks = &mut self.rtapp_marks.threads[t];
         if let Some(open) = marks.open.as_mut() {
             open.c_period_us += period_us;
             open.slack_us = expiry_us - now;
@@ -142,7 +155,7 @@ impl Engine<'_> {
     /// The run or timer wait under way, if any, ends now.
     fn rtapp_event_ends(&mut self, t: usize) {
         let now = self.now_us;
-        let marks = &mut self.rtapp_marks[t];
+        let marks = &mut self.rtapp_marks.threads[t];
         if let (Some(start), Some(open)) = (marks.run_started_us.take(), marks.open.as_mut()) {
             open.run_us += now - start;
         }
@@ -152,7 +165,7 @@ impl Engine<'_> {
     }
 
     fn rtapp_close_loop(&mut self, t: usize) {
-        let Some(open) = self.rtapp_marks[t].open.take() else { return };
+        let Some(open) = self.rtapp_marks.threads[t].open.take() else { return };
         let OpenLoop { thread_loop, phase, phase_loop, .. } = open;
         self.marker(
             t,

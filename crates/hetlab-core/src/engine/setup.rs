@@ -337,10 +337,7 @@ impl<'a> Engine<'a> {
             })
             .collect();
         let thread_task: Vec<usize> = threads.iter().map(|t| t.task).collect();
-        let nthreads = threads.len();
-        let first_thread: Vec<usize> =
-            (0..tasks.len()).map(|ti| thread_task.iter().position(|&x| x == ti).unwrap_or(threads.len())).collect();
-        let sync = super::sync::SyncObjects::new(&tasks, &first_thread);
+        let sync = super::sync::SyncObjects::new(&tasks);
         let rcu = super::rcu::RcuState::new(platform, config.rcu.clone(), &tasks, &thread_task, &sync);
         let mut engine = Engine {
             rcu,
@@ -355,7 +352,7 @@ impl<'a> Engine<'a> {
             pools: tasks.iter().map(|t| vec![Default::default(); t.phases.len()]).collect(),
             deferred_preempt: None,
             sync,
-            rtapp_marks: if config.trace { vec![Default::default(); nthreads] } else { Vec::new() },
+            rtapp_marks: super::rtapp_markers::RtappMarks::new(&tasks, &thread_task, config.trace),
             cpus,
             sched,
             jitter,

@@ -47,8 +47,8 @@ pub(super) struct SyncObjects {
 }
 
 impl SyncObjects {
-    /// Every object the tasks' phases name; `first_thread[i]` is task i's first thread.
-    pub fn new(tasks: &[Task], first_thread: &[usize]) -> SyncObjects {
+    /// Every object the tasks' phases name (the engine numbers threads task by task).
+    pub fn new(tasks: &[Task]) -> SyncObjects {
         let mut objects = SyncObjects {
             ids: Default::default(),
             waiters: Vec::new(),
@@ -76,9 +76,14 @@ impl SyncObjects {
                 }
             }
         }
-        for (i, task) in tasks.iter().enumerate().filter(|(_, t)| t.forked) {
-            objects.fork_ids.insert(task.name.clone(), objects.forks.len());
-            objects.forks.push((first_thread[i], first_thread[i] + task.threads as usize));
+        let mut first_thread = 0;
+        for task in tasks {
+            let end = first_thread + task.threads as usize;
+            if task.forked {
+                objects.fork_ids.insert(task.name.clone(), objects.forks.len());
+                objects.forks.push((first_thread, end));
+            }
+            first_thread = end;
         }
         objects
     }
