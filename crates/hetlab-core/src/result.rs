@@ -119,6 +119,9 @@ pub struct ThreadReport {
     pub finish_s: f64,
     pub migrations: u64,
     pub pmu: CorePmu,
+    /// Cache lines it took from other cores' caches (cache-to-cache transfers: shared
+    /// updates and data other threads wrote), within its cluster or across the CCI.
+    pub peer_lines_in: u64,
 }
 
 /// One governor sample of one cluster.

@@ -65,6 +65,10 @@ pub struct MemProfile {
     /// Share of the references that read-modify-write data shared by the task's threads: a
     /// line last written by another thread moves to this core (`model::coherence`).
     pub shared_rmw_fraction: f64,
+    /// Share of the references that read a line another running thread of the task wrote
+    /// last (data handed from producer to consumer): each brings that line from the writer's
+    /// core; the reads are independent, so they overlap as misses do (`model::coherence`).
+    pub peer_written_fraction: f64,
     /// The working set is one copy shared by the task's threads (read-only tables, a shared
     /// lattice): each cluster caches it once, not once per thread.
     pub shared_working_set: bool,
@@ -84,6 +88,7 @@ impl MemProfile {
             write_fraction,
             mix: None,
             shared_rmw_fraction: 0.0,
+            peer_written_fraction: 0.0,
             shared_working_set: false,
         }
     }
@@ -412,6 +417,7 @@ pub(crate) struct PhaseFile {
     pub(crate) allocation: Option<String>,
     pub(crate) chunk_instructions: Option<f64>,
     pub(crate) shared_rmw_fraction: Option<f64>,
+    pub(crate) peer_written_fraction: Option<f64>,
     pub(crate) shared_working_set: Option<bool>,
     pub(crate) call_rcu_per_s: Option<f64>,
     pub(crate) rcu_callback_us: Option<f64>,
@@ -510,11 +516,21 @@ impl PhaseFile {
             mem.refs_per_instr = self.refs_per_instr.unwrap_or(mix.refs_per_instr());
             mem.mix = Some(mix);
         }
-        if let Some(f) = self.shared_rmw_fraction {
-            if !(0.0..=1.0).contains(&f) {
-                return Err(format!("{at}.shared_rmw_fraction must be within 0..=1, got {f}"));
+        for (key, value, field) in [
+            ("shared_rmw_fraction", self.shared_rmw_fraction, &mut mem.shared_rmw_fraction),
+            ("peer_written_fraction", self.peer_written_fraction, &mut mem.peer_written_fraction),
+        ] {
+            if let Some(f) = value {
+                if !(0.0..=1.0).contains(&f) {
+                    return Err(format!("{at}.{key} must be within 0..=1, got {f}"));
+                }
+                *field = f;
             }
-            mem.shared_rmw_fraction = f;
+        }
+        if mem.shared_rmw_fraction + mem.peer_written_fraction > 1.0 {
+            return Err(format!(
+                "{at}: shared_rmw_fraction + peer_written_fraction must be at most 1 (they are shares of the same references)"
+            ));
         }
         mem.shared_working_set = self.shared_working_set.unwrap_or(false);
         check_mem(at, &mem)?;

@@ -109,3 +109,46 @@ fn a_shared_working_set_is_one_copy_per_cluster() {
     let one = |shared: bool| run(&p, &[0], &phase(shared)).time_s;
     assert_eq!(one(true), one(false));
 }
+
+#[test]
+fn handed_over_data_moves_at_the_transfer_latency_between_the_pair() {
+    let p = exynos5433();
+    // A producer-consumer pair in lockstep: 200 blocks, each thread writing its half of a block
+    // while reading the other's previous one (every 16-byte read starts 1/4 of a line: one
+    // reference in 8 brings a line the other thread wrote), a barrier after each.
+    let pair = |cpus: &[usize], fraction: f64| {
+        let w = format!(
+            "name='w'\n[[tasks]]\nname='t'\nthreads=2\naffinity={cpus:?}\nrepeat=200\n[[tasks.phases]]\n\
+             parallel_instructions=1e6\nallocation='static'\n\
+             mix={{neon_int=0.3, int_alu=0.2, load=0.25, store=0.25}}\nworking_set_bytes=65536\n\
+             pattern='sequential'\nstride_bytes=16\nwrite_fraction=0.5\npeer_written_fraction={fraction}\n"
+        );
+        let plan = SimConfig::governor_plan(&p, "performance", &[], None, &[]).unwrap();
+        simulate(&p, &Workload::from_toml("w.toml", &w).unwrap(), SimConfig::new(plan)).unwrap()
+    };
+    let reads = |r: &RunResult| r.cci_ports.iter().map(|c| c.si_rrq_hs_any).sum::<u64>();
+    let lines = |r: &RunResult| r.threads.iter().map(|t| t.peer_lines_in).sum::<u64>();
+    let big_pair = pair(&[4, 5], 0.125);
+    let cross_pair = pair(&[0, 4], 0.125);
+    // Every handed-over line is counted, waiting at the barrier or not: 2e8 instr x 0.5 refs x 0.125.
+    for r in [&big_pair, &cross_pair] {
+        assert!((lines(r) as f64 / (2e8 * 0.5 * 0.125) - 1.0).abs() < 1e-3, "{} lines", lines(r));
+    }
+    // Within the cluster they come through its L2; across, each is a CCI read and an L2 refill.
+    assert_eq!(reads(&big_pair), reads(&pair(&[4, 5], 0.0)));
+    // (The ports count on through the OS's stolen time, when the thread does not progress.)
+    let cross_reads = reads(&cross_pair) - reads(&pair(&[0, 4], 0.0));
+    assert!((cross_reads as f64 / lines(&cross_pair) as f64 - 1.0).abs() < 0.01, "{cross_reads} CCI reads");
+    let refills: u64 = cross_pair.threads.iter().map(|t| t.pmu.l2d_cache_refill).sum();
+    assert!(refills >= lines(&cross_pair), "{refills} L2 refills");
+    // The A57 of the cross pair waits longer for lines from the A53 than from another A57.
+    let a57_busy_s = |r: &RunResult| r.threads.iter().find(|t| t.cpu_time_on_s[4] > 0.0).unwrap().cpu_time_s;
+    assert!(
+        a57_busy_s(&cross_pair) > 1.2 * a57_busy_s(&big_pair),
+        "{} vs {}",
+        a57_busy_s(&cross_pair),
+        a57_busy_s(&big_pair)
+    );
+    // Alone, a thread reads back its own data: no transfer.
+    assert_eq!(lines(&run(&p, &[4], "instructions=1e6\npeer_written_fraction=0.5")), 0);
+}

@@ -9,6 +9,7 @@ runs and the report's sections. DESCRIPTION says what it runs.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -38,10 +39,14 @@ use, each thread hard-pinned to its own CPU (Sandra's affinity), interactive gov
                                pair; a pair's core follows the frequency its governor asks
                     cs-4       cluster switching: 4 CPUs on one cluster, switched whole
   allocators      static (equal shares, a barrier: the slowest thread sets the time) and
-                  dynamic (a shared pool of chunks; the counter's line moves between cores)
+                  dynamic (a shared pool of chunks; the counter's line moves between cores);
+                  inter-core bandwidth runs static only (blocks handed between threads in
+                  lockstep)
 
 Metrics (runs.csv, summary.csv): time, throughput (instructions retired per second), energy
-(CPU clusters and DRAM) and EDP, DRAM bandwidth used, CCI reads. Ratios to all-8 per benchmark:
+(CPU clusters and DRAM) and EDP, DRAM bandwidth used, CCI reads, the bandwidth of lines moved
+core to core (peer_gb_s: inter-core bandwidth's figure). Beside them, the model's inter-core
+latency and the bandwidth of every pair of clusters at three block sizes. Ratios to all-8 per benchmark:
 all-8 vs big-4 and big-4 vs little-4. Figures: grouped bars per benchmark (time ratio, energy,
 EDP); report.md judges the seed's qualitative statements from the runs."""
 
@@ -54,7 +59,10 @@ FAMILIES = {
     "crypto": ("crypto-aes", "crypto-sha"),
     "finance": ("black-scholes", "binomial", "monte-carlo"),
     "science": ("sgemm", "dgemm", "sfft", "dfft", "nbody"),
+    "multi-core": ("intercore-bandwidth",),
 }
+# Producer-consumer blocks in lockstep: each block is one thread's, there is no work to pool.
+STATIC_ONLY = ("intercore-bandwidth",)
 # The seed's "heavy NEON code such as binomial, GEMM and FFT" (its examples, in our names).
 HEAVY_SIMD = ("binomial", "sgemm", "dgemm", "sfft", "dfft")
 
@@ -68,6 +76,7 @@ BENCHMARKS = tuple(
     for family, names in FAMILIES.items()
     for name in names
     for alloc in ALLOCATORS
+    if alloc == "static" or name not in STATIC_ONLY
 )
 NAMES = tuple(n for names in FAMILIES.values() for n in names)
 
@@ -135,9 +144,18 @@ def _allocator(bench: Benchmark) -> str:
     return bench.label.rsplit("-", 1)[1]
 
 
+# Both core types' cache line (exynos5433.toml: line_bytes).
+LINE_BYTES = 64
+
+
+def _gb_s(lines: float, r: api.SimResult) -> float:
+    return lines * LINE_BYTES / r.time_s / 1e9 if r.time_s > 0 else float("nan")
+
+
 def run_columns(bench: Benchmark, config: Config, r: api.SimResult) -> dict:
-    """Throughput (instructions retired per second), the DRAM bandwidth the run used and the
-    reads on the CCI's CPU ports (coherent misses and shared-line transfers)."""
+    """Throughput (instructions retired per second), the DRAM bandwidth the run used, the
+    reads on the CCI's CPU ports (coherent misses and shared-line transfers) and the bandwidth
+    of lines taken from other cores' caches."""
     s = r.summary
     inst = sum(t["pmu"]["inst_retired"] for t in s["threads"])
     return {
@@ -145,8 +163,9 @@ def run_columns(bench: Benchmark, config: Config, r: api.SimResult) -> dict:
         "mode": config.options.get("switching", "gts"),
         "cpu_switches": s["cpu_switches"],
         "throughput_gips": inst / r.time_s / 1e9 if r.time_s > 0 else float("nan"),
-        "dram_gb_s": s["dram_lines"] * 64 / r.time_s / 1e9 if r.time_s > 0 else float("nan"),
+        "dram_gb_s": _gb_s(s["dram_lines"], r),
         "cci_reads_m": sum(p["si_rrq_hs_any"] for p in s["cci_ports"]) / 1e6,
+        "peer_gb_s": _gb_s(sum(t["peer_lines_in"] for t in s["threads"]), r),
     }
 
 
@@ -161,6 +180,7 @@ def measures(g: pd.DataFrame, row: dict) -> dict:
         "n": len(g),
         "dram_gb_s_mean": float(g.dram_gb_s.mean()),
         "cci_reads_m_mean": float(g.cci_reads_m.mean()),
+        "peer_gb_s_mean": float(g.peer_gb_s.mean()),
         "cpu_switches_mean": float(g.cpu_switches.mean()),
     }
 
@@ -296,6 +316,8 @@ class Sensitivity(Prepared):
     rows: list[dict] = field(default_factory=list)
     # the model's one-way line transfer latency, (from cluster, to cluster) -> ns, top OPPs
     line_transfer_ns: dict = field(default_factory=dict)
+    # inter-core bandwidth of one pair of threads, (block KB, cluster, cluster) -> GB/s
+    pair_gb_s: dict = field(default_factory=dict)
 
 
 def _platform_text(platform: str) -> str:
@@ -304,9 +326,61 @@ def _platform_text(platform: str) -> str:
     return _core.builtin_platform_text(platform)
 
 
+# Inter-core bandwidth between one pair of threads: the workload's block (16 KB, its file)
+# scaled to these sizes, as Sandra averages over block sizes.
+PAIR_BLOCKS_KB = (4, 16, 64)
+BANDWIDTH_WORKLOAD = "sandra-intercore-bandwidth"
+
+
+def _pair_workloads(out: Path, platform: str) -> list[tuple[int, str, str, str]]:
+    """The inter-core bandwidth workload for two threads pinned to a pair of CPUs — two of one
+    cluster, or one of each of two — at each block size, written to OUT/pairs/: (block KB,
+    cluster, cluster, path). The file's per-thread work and working set are scaled by the block
+    size; its rounds stay."""
+    clusters = json.loads(_core.platform_summary(*api._platform_args(platform)))["clusters"]
+    text = _core.builtin_workload_text(BANDWIDTH_WORKLOAD)
+    pairs = [
+        (a["name"], b["name"], (a["cpus"][0], a["cpus"][1] if a is b else b["cpus"][0]))
+        for i, a in enumerate(clusters)
+        for b in clusters[i:]
+        if len(a["cpus"]) > 1 or a is not b
+    ]
+    work, working_set = (
+        int(re.search(rf"\n{key} = (\d+)", text)[1]) for key in ("parallel_instructions", "working_set_bytes")
+    )
+    (out / "pairs").mkdir(exist_ok=True)
+    written = []
+    for kb in PAIR_BLOCKS_KB:
+        scale = kb / 16
+        # a round of 8 blocks becomes one of 2
+        body = text.replace(
+            f"\nparallel_instructions = {work}\n", f"\nparallel_instructions = {work * scale / 4:.0f}\n"
+        )
+        body = body.replace(
+            f"\nworking_set_bytes = {working_set}\n", f"\nworking_set_bytes = {working_set * scale:.0f}\n"
+        )
+        for a, b, cpus in pairs:
+            path = out / "pairs" / f"{a}-{b}-{kb}kb.toml"
+            path.write_text(body.replace("\nthreads = 8\n", f"\nthreads = 2\naffinity = [{cpus[0]}, {cpus[1]}]\n", 1))
+            written.append((kb, a, b, str(path)))
+    return written
+
+
+def _pair_bandwidth(out: Path, ctx: Context, pool: ThreadPoolExecutor) -> dict:
+    """(block KB, cluster, cluster) -> GB/s of lines handed between the pair's two threads."""
+
+    def one(item):
+        kb, a, b, path = item
+        r = api.simulate(ctx.platform, path, seed=1, governor="interactive", scheduler="pinned")
+        return (kb, a, b), _gb_s(sum(t["peer_lines_in"] for t in r.summary["threads"]), r)
+
+    return dict(pool.map(one, _pair_workloads(out, ctx.platform)))
+
+
 def prepare(plan: None, out: Path, ctx: Context) -> Sensitivity:
     """Runs the sensitivity grid on platform variants written to OUT/sensitivity/ (a parameter
-    the platform file does not have is skipped)."""
+    the platform file does not have is skipped), and the inter-core bandwidth of each pair of
+    clusters (OUT/pairs/)."""
     t0 = time.perf_counter()
     text = _platform_text(ctx.platform)
     variants = [("file value", "", ctx.platform)]
@@ -328,6 +402,7 @@ def prepare(plan: None, out: Path, ctx: Context) -> Sensitivity:
 
     with ThreadPoolExecutor(max_workers=ctx.jobs or os.cpu_count() or 1) as pool:
         times = list(pool.map(one, grid))
+        pair_gb_s = _pair_bandwidth(out, ctx, pool)
     t = {(v[0], v[1], b, c): x for (v, b, c), x in zip(grid, times)}
     rows = [
         {
@@ -343,7 +418,9 @@ def prepare(plan: None, out: Path, ctx: Context) -> Sensitivity:
     import pandas as pd
 
     pd.DataFrame(rows).to_csv(out / "sensitivity.csv", index=False)
-    return Sensitivity({"sensitivity": time.perf_counter() - t0}, rows, api.line_transfer_ns(ctx.platform))
+    return Sensitivity(
+        {"sensitivity and pairs": time.perf_counter() - t0}, rows, api.line_transfer_ns(ctx.platform), pair_gb_s
+    )
 
 
 def _latency_section(prepared: Prepared) -> list[str]:
@@ -362,6 +439,52 @@ def _latency_section(prepared: Prepared) -> list[str]:
         "|---|" + "---|" * len(names),
         *(f"| {dst} | " + " | ".join(f"{ns[(src, dst)]:.1f}" for src in names) + " |" for dst in names),
     ]
+
+
+def _bandwidth_section(summary: pd.DataFrame, prepared: Prepared) -> list[str]:
+    """Inter-core bandwidth: the benchmark's aggregate per configuration, and one pair of
+    threads per pair of clusters at each block size."""
+    label = f"{BANDWIDTH_WORKLOAD.removeprefix('sandra-')}-static"
+    runs = summary[summary.label == label]
+    pairs = getattr(prepared, "pair_gb_s", {})
+    if runs.empty and not pairs:
+        return []
+    lines = [
+        "## Inter-core bandwidth (model)",
+        "",
+        "Sandra's producer-consumer test (`sandra-intercore-bandwidth.toml`): in lockstep rounds every thread reads "
+        "a block another thread wrote and writes its next one; each line read comes from the writer's cache, "
+        "through the shared L2 within a cluster or through the CCI and a snoop of the other cluster across "
+        "(`model/coherence.rs`), the reads overlapping as the core's misses do. GB/s of lines moved core to core "
+        "(peer_gb_s), all threads together.",
+        "",
+    ]
+    if not runs.empty:
+        lines += [
+            "| configuration | threads' CPUs | GB/s | DRAM GB/s | CCI reads (M) |",
+            "|---|---|---|---|---|",
+            *(
+                f"| {c.name} | {c.title} | {r.peer_gb_s_mean:.2f} | {r.dram_gb_s_mean:.2f} | "
+                f"{r.cci_reads_m_mean:.1f} |"
+                for c in CONFIGS
+                for _, r in runs[runs.config == c.name].iterrows()
+            ),
+            "",
+        ]
+    if pairs:
+        names = list(dict.fromkeys((a, b) for _, a, b in pairs))
+        lines += [
+            "One pair of threads, pinned to two CPUs of one cluster or one CPU of each (OUT/pairs/), by block size "
+            "(the benchmark's 16 KB scaled; Sandra averages over sizes it does not list):",
+            "",
+            "| pair | " + " | ".join(f"{kb} KB blocks" for kb in PAIR_BLOCKS_KB) + " |",
+            "|---|" + "---|" * len(PAIR_BLOCKS_KB),
+            *(
+                f"| {a} – {b} | " + " | ".join(f"{pairs[(kb, a, b)]:.2f}" for kb in PAIR_BLOCKS_KB) + " |"
+                for a, b in names
+            ),
+        ]
+    return lines
 
 
 def _sensitivity_section(prepared: Prepared) -> list[str]:
@@ -501,7 +624,6 @@ def _not_modelled_section(summary: pd.DataFrame) -> list[str]:
         "",
         "- A switched-out core under IKS leaks as part of its powered cluster: leakage is one lump per cluster "
         "(`model/power.rs`), so with both clusters powered IKS is charged the gated cores' leakage too.",
-        "- Sandra's inter-core bandwidth benchmark is not among the workloads.",
         "- The seed's measured results are withheld: every constant of exynos5433.toml and of the sandra-*.toml "
         "workloads comes from a cited source or is a marked ASSUMPTION; none was fitted to an outcome.",
     ]
@@ -512,6 +634,7 @@ def report_sections(summary: pd.DataFrame, prepared: Prepared) -> list[list[str]
         _ratio_section(summary),
         _switching_section(summary),
         _latency_section(prepared),
+        _bandwidth_section(summary, prepared),
         _sensitivity_section(prepared),
         _not_modelled_section(summary),
     )

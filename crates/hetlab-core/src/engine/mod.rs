@@ -415,6 +415,7 @@ impl<'a> Engine<'a> {
             let (refills, bus, refs) =
                 (instr * th.speed.refills_per_instr, instr * th.speed.bus_per_instr, instr * th.speed.refs_per_instr);
             th.pmu.cycles += cycles;
+            th.peer_lines += instr * th.speed.peer_lines_per_instr;
             for p in [&mut th.pmu, &mut cpu.pmu] {
                 p.inst += instr;
                 p.l2_refill += refills;

@@ -3,6 +3,7 @@
 //! they settle on, the CCI port rates, and each cluster's power (`model::power`) — re-solved
 //! whenever something they depend on changes.
 
+use super::state::ThreadState;
 use super::{Engine, Scratch};
 use crate::model::cache::{self, InstrTime};
 use crate::model::{cci, coherence, dram, power};
@@ -25,11 +26,21 @@ pub(super) struct Running {
     write_factor: f64,
     /// Reads it can have in flight beyond its L2 (`cache::requests_in_flight`).
     requests_in_flight: u32,
-    /// Shared read-modify-write lines moved into this core per instruction from another
-    /// cluster, that transfer's latency, and the stall all such transfers add per instruction.
+    /// Lines moved into this core per instruction from other cores' caches (shared updates
+    /// and handed-over data), those from another cluster, that transfer's latency, and the
+    /// stall all such transfers add per instruction.
+    peer_lines_per_instr: f64,
     cross_transfers_per_instr: f64,
     cross_transfer_ns: f64,
     coherence_stall_ns: f64,
+}
+
+/// Where the other threads a thread takes lines from are (`Engine::others_by_cluster`).
+#[derive(Default)]
+struct Others {
+    same: usize,
+    cross: usize,
+    cross_ns: f64,
 }
 
 impl Running {
@@ -229,14 +240,17 @@ impl Engine<'_> {
             speed.instr_per_us = 1000.0 / it.total_ns();
             speed.stall_share = it.stall_ns / it.total_ns();
             speed.refs_per_instr = r.refs_per_instr;
-            speed.refills_per_instr = r.refills_per_instr;
+            speed.peer_lines_per_instr = r.peer_lines_per_instr;
+            // A line from the other cluster refills the L2 as one from DRAM does (the PMU
+            // cannot tell them apart); one from a core of its own cluster refills the L1 only.
+            speed.refills_per_instr = r.refills_per_instr + r.cross_transfers_per_instr;
             speed.bus_per_instr = platform.pmu.bus_access_per_instr(
                 speed.refills_per_instr * r.write_factor,
-                r.l1_refills_per_instr * r.write_factor,
+                (r.l1_refills_per_instr + r.peer_lines_per_instr) * r.write_factor,
                 platform.core_type_of(r.cluster).line_bytes,
             );
             if let Some(port) = &mut self.hw.clusters[r.cluster].port {
-                let refills_per_us = speed.instr_per_us * speed.refills_per_instr;
+                let refills_per_us = speed.instr_per_us * r.refills_per_instr;
                 let cross_per_us = speed.instr_per_us * r.cross_transfers_per_instr;
                 let reads_per_us = refills_per_us + cross_per_us;
                 if reads_per_us > 0.0 {
@@ -263,36 +277,80 @@ impl Engine<'_> {
         self.scratch = scratch;
     }
 
-    /// Shared read-modify-write data: each running thread's line transfers from the other
-    /// running threads of its task (`model::coherence`), at the latencies the cache and CCI
+    /// Lines other cores wrote: each running thread's transfers from its task's other
+    /// threads (`model::coherence`) — shared updates, from the threads running beside it,
+    /// each waited for; handed-over data, from the caches of the live threads that wrote it
+    /// (running or waiting), overlapped as misses are — at the latencies the cache and CCI
     /// parameters give now.
     fn solve_coherence(&self, running: &mut [Running]) {
         for i in 0..running.len() {
             let r = running[i];
-            let th = &self.threads[r.thread];
-            let rmw = self.tasks[th.task].phases[th.progress.phase].mem.shared_rmw_fraction;
-            if rmw == 0.0 {
+            let task = self.threads[r.thread].task;
+            let mem = self.mem_of(r.thread);
+            if mem.shared_rmw_fraction == 0.0 && mem.peer_written_fraction == 0.0 {
                 continue;
             }
-            let mut same = 0;
-            let mut cross = 0;
-            let mut cross_ns = 0.0;
-            for o in running.iter().filter(|o| o.thread != r.thread && self.threads[o.thread].task == th.task) {
-                if o.cluster == r.cluster {
-                    same += 1;
-                } else {
-                    cross += 1;
-                    cross_ns += self.transfer_from_cluster_ns(o.cluster, r.cluster);
-                }
-            }
-            let cross_ns = if cross > 0 { cross_ns / cross as f64 } else { 0.0 };
             let same_ns = self.transfer_from_cluster_ns(r.cluster, r.cluster);
-            let (same_per_instr, cross_per_instr) = coherence::transfers_per_instr(r.refs_per_instr * rmw, same, cross);
+            let updaters = self.others_by_cluster(
+                r.cluster,
+                running
+                    .iter()
+                    .filter(|o| o.thread != r.thread && self.threads[o.thread].task == task)
+                    .map(|o| o.cluster),
+            );
+            let (rmw_same, rmw_cross) = coherence::transfers_per_instr(
+                r.refs_per_instr * mem.shared_rmw_fraction,
+                updaters.same,
+                updaters.cross,
+            );
+            let mut stall_ns = rmw_same * same_ns + rmw_cross * updaters.cross_ns;
+            let (mut cross_lines, mut cross_ns) = (rmw_cross, rmw_cross * updaters.cross_ns);
+            let mut lines = rmw_same + rmw_cross;
+            if mem.peer_written_fraction > 0.0 {
+                // A scan of the threads, made only for phases that read what others wrote.
+                let writers = self.others_by_cluster(
+                    r.cluster,
+                    self.threads.iter().enumerate().filter_map(|(t, th)| {
+                        let live = th.placed && !matches!(th.state, ThreadState::Done);
+                        (t != r.thread && th.task == task && live)
+                            .then(|| self.sched.cluster_of[self.sched.entities[t].cpu])
+                    }),
+                );
+                let (same, cross) = coherence::peer_transfers_per_instr(
+                    r.refs_per_instr * mem.peer_written_fraction,
+                    writers.same,
+                    writers.cross,
+                );
+                let overlap = cache::overlap(mem, self.platform.core_type_of(r.cluster));
+                stall_ns += (same * same_ns + cross * writers.cross_ns) / overlap;
+                cross_lines += cross;
+                cross_ns += cross * writers.cross_ns;
+                lines += same + cross;
+            }
             let r = &mut running[i];
-            r.cross_transfers_per_instr = cross_per_instr;
-            r.cross_transfer_ns = cross_ns;
-            r.coherence_stall_ns = same_per_instr * same_ns + cross_per_instr * cross_ns;
+            r.peer_lines_per_instr = lines;
+            r.cross_transfers_per_instr = cross_lines;
+            r.cross_transfer_ns = if cross_lines > 0.0 { cross_ns / cross_lines } else { 0.0 };
+            r.coherence_stall_ns = stall_ns;
         }
+    }
+
+    /// Other threads' clusters seen from `cluster`: how many share it, how many do not, and
+    /// the mean latency of a line from the latter.
+    fn others_by_cluster(&self, cluster: usize, others: impl Iterator<Item = usize>) -> Others {
+        let mut o = Others::default();
+        for c in others {
+            if c == cluster {
+                o.same += 1;
+            } else {
+                o.cross += 1;
+                o.cross_ns += self.transfer_from_cluster_ns(c, cluster);
+            }
+        }
+        if o.cross > 0 {
+            o.cross_ns /= o.cross as f64;
+        }
+        o
     }
 
     /// Each cluster's power: every core by its activity, and the cluster's leakage at its

@@ -136,6 +136,7 @@ impl Engine<'_> {
                         finish_s: th.finish_us * 1e-6,
                         migrations: th.migrations,
                         pmu: th.pmu.to_counts(),
+                        peer_lines_in: super::state::count(th.peer_lines),
                     }
                 })
                 .collect(),

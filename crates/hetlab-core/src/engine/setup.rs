@@ -163,6 +163,7 @@ impl<'a> Engine<'a> {
                     },
                     speed: Speed::default(),
                     pmu: Pmu::default(),
+                    peer_lines: 0.0,
                     cpu_time_us: 0.0,
                     cpu_time_on_us: vec![0.0; ncpus],
                     finish_us: 0.0,

@@ -76,6 +76,8 @@ pub(super) struct Speed {
     pub refills_per_instr: f64,
     pub bus_per_instr: f64,
     pub refs_per_instr: f64,
+    /// Lines it takes from other cores' caches per instruction (`model::coherence`).
+    pub peer_lines_per_instr: f64,
     /// Miss ratios for (phase, L2 bytes available), kept while both stay the same.
     pub cached_misses: Option<(usize, f64, MissRatios)>,
 }
@@ -91,6 +93,8 @@ pub(super) struct Thread {
     pub progress: Progress,
     pub speed: Speed,
     pub pmu: Pmu,
+    /// Lines taken from other cores' caches.
+    pub peer_lines: f64,
     pub cpu_time_us: f64,
     /// Its CPU time on each logical CPU, µs.
     pub cpu_time_on_us: Vec<f64>,

@@ -129,6 +129,16 @@ pub fn requests_in_flight(mem: &MemProfile, core: &CoreType) -> u32 {
     demand + if streams { core.prefetch_degree } else { 0 }
 }
 
+/// How many of `mem`'s misses on `core` overlap: none for a dependent chain, else the core's
+/// memory-level parallelism.
+pub fn overlap(mem: &MemProfile, core: &CoreType) -> f64 {
+    if mem.dependent_loads {
+        1.0
+    } else {
+        core.mlp
+    }
+}
+
 /// [`instr_time`] with everything but the miss latency worked out, for solvers that try
 /// many miss latencies.
 #[derive(Debug, Clone, Copy, Default)]
@@ -144,14 +154,14 @@ pub struct InstrCost {
 impl InstrCost {
     pub fn new(mem: &MemProfile, core: &CoreType, freq_ghz: f64, misses: &MissRatios) -> InstrCost {
         let cycle_ns = 1.0 / freq_ghz;
-        let (l1_ns, mlp) = if mem.dependent_loads { (core.l1_hit_cycles * cycle_ns, 1.0) } else { (0.0, core.mlp) };
+        let l1_ns = if mem.dependent_loads { core.l1_hit_cycles * cycle_ns } else { 0.0 };
         InstrCost {
             compute_ns: compute_cycles(mem, core) * cycle_ns,
             refs_per_instr: mem.refs_per_instr,
             l1_ns,
             l2_hit_ns: misses.l1 * core.l2_hit_cycles * cycle_ns,
             l2_misses: misses.l2,
-            mlp,
+            mlp: overlap(mem, core),
         }
     }
 

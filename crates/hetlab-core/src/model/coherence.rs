@@ -12,6 +12,13 @@
 //! was last written by another thread with probability (n-1)/n; by a thread of the requester's
 //! own cluster with probability same/n, of another cluster cross/n. Each such access is a
 //! dependent transfer (the update waits for the line).
+//!
+//! Data handed between threads (`MemProfile::peer_written_fraction`: a producer writes a
+//! block, a consumer reads it — Sandra's inter-core bandwidth test): every such read finds a
+//! line another thread wrote, that thread being in the reader's cluster with probability
+//! same/(n-1). The reads are independent of each other, so they overlap as the core's misses
+//! do (`cache::overlap`); the bandwidth between two cores is then the line size over the
+//! transfer latency, times that overlap, until the compute between reads dominates.
 
 use super::cci;
 use crate::platform::Platform;
@@ -47,6 +54,17 @@ pub fn transfers_per_instr(rmw_refs_per_instr: f64, same: usize, cross: usize) -
     (rmw_refs_per_instr * same as f64 / n, rmw_refs_per_instr * cross as f64 / n)
 }
 
+/// Transfers per instruction of a thread whose `peer_refs_per_instr` references read lines
+/// written by the task's other threads, while `same` of them run in its cluster and `cross` in
+/// others: (same-cluster, cross-cluster). With no other thread running the data is its own.
+pub fn peer_transfers_per_instr(peer_refs_per_instr: f64, same: usize, cross: usize) -> (f64, f64) {
+    let others = (same + cross) as f64;
+    if others == 0.0 {
+        return (0.0, 0.0);
+    }
+    (peer_refs_per_instr * same as f64 / others, peer_refs_per_instr * cross as f64 / others)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,6 +75,15 @@ mod tests {
         // 3 others in the cluster, 4 in the other: 3/8 and 4/8 of the updates move a line.
         let (same, cross) = transfers_per_instr(0.1, 3, 4);
         assert!((same - 0.0375).abs() < 1e-12 && (cross - 0.05).abs() < 1e-12);
+    }
+
+    #[test]
+    fn handed_over_data_always_comes_from_another_thread() {
+        assert_eq!(peer_transfers_per_instr(0.1, 0, 0), (0.0, 0.0));
+        // One consumer, its producer in the other cluster: every read crosses.
+        assert_eq!(peer_transfers_per_instr(0.1, 0, 1), (0.0, 0.1));
+        let (same, cross) = peer_transfers_per_instr(0.1, 3, 4);
+        assert!((same - 0.3 / 7.0).abs() < 1e-12 && (cross - 0.4 / 7.0).abs() < 1e-12);
     }
 
     #[test]
