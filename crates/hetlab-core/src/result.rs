@@ -64,8 +64,10 @@ pub struct Energy {
 pub struct ClusterReport {
     pub name: String,
     pub governor: String,
+    /// Mean clock over the time it was online.
     pub avg_freq_khz: f64,
-    /// (kHz, seconds at that frequency), every OPP listed.
+    /// (kHz, seconds at that frequency while online), every OPP listed: a cluster no CPU is
+    /// online on (hotplugged off, or switched out) has no policy clocking it and counts none.
     pub residency: Vec<(u32, f64)>,
     pub dynamic_j: f64,
     pub static_j: f64,

@@ -42,6 +42,14 @@ fn under_iks_a_busy_cpu_at_top_speed_runs_on_its_big_partner() {
     // the LITTLE cluster is powered down once its last core left, and did no work
     let little = cluster(&iks, "little");
     assert!(!little.online && little.off_s > 0.9 * iks.time_s, "{little:?}");
+    // Time in state counts only while a cluster is online: the A53s' until the switch, the
+    // A57s' from it; together the run.
+    let online_s = |c: &hetlab_core::result::ClusterReport| c.residency.iter().map(|(_, s)| s).sum::<f64>();
+    let big = cluster(&iks, "big");
+    assert!(online_s(little) < 0.01 * iks.time_s, "{little:?}");
+    assert!((online_s(little) + online_s(big) - iks.time_s).abs() < 1e-6, "{little:?} {big:?}");
+    // and the A57s' mean clock is over their online time: the top OPP
+    assert_eq!(big.avg_freq_khz.round() as u32, p.clusters[p.cluster_index("big").unwrap()].max_khz());
     // the same work on the 4 A57s under GTS: the switcher's run is longer by the switch only
     let gts = run(&p, work, "performance", SwitchingMode::Gts, Some("big"));
     let extra_ms = (iks.time_s - gts.time_s) * 1e3;
@@ -55,6 +63,7 @@ fn under_iks_at_the_lowest_speed_nothing_switches_and_big_stays_off() {
     assert_eq!(r.cpu_switches, 0);
     let big = cluster(&r, "big");
     assert!(!big.online && big.static_j == 0.0 && big.dynamic_j == 0.0, "{big:?}");
+    assert!(big.residency.iter().all(|(_, s)| *s == 0.0), "{big:?}");
     // the virtual table's lowest entry is the A53's lowest OPP halved: the A53s run at it
     let little = cluster(&r, "little");
     let lowest = p.clusters[p.cluster_index("little").unwrap()].min_khz();

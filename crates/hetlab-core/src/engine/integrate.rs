@@ -17,8 +17,14 @@ impl Engine<'_> {
         let ambient_c = self.platform.thermal.ambient_c;
         for (c, cl) in self.hw.clusters.iter_mut().enumerate() {
             self.hw.energy.add_cluster(c, cl.power, dt_s);
-            cl.residency_us[cl.cur_opp] += dt;
-            cl.khz_us += cl.cur_khz as f64 * dt;
+            // A cluster no CPU is online on (hotplugged off, or left by the switcher) has no
+            // cpufreq policy clocking it: no time in any state.
+            if cl.online {
+                cl.residency_us[cl.cur_opp] += dt;
+                cl.khz_us += cl.cur_khz as f64 * dt;
+            } else {
+                cl.offline_us += dt;
+            }
             cl.thermal.step(ambient_c, cl.power.total_mw, &self.platform.clusters[c], dt_s);
             if let Some(port) = &mut cl.port {
                 port.integrate(dt);

@@ -41,7 +41,14 @@ impl Engine<'_> {
                 ClusterReport {
                     name: platform.clusters[c].name.clone(),
                     governor: policy.governor_name.clone(),
-                    avg_freq_khz: if self.now_us > 0.0 { cl.khz_us / self.now_us } else { cl.cur_khz as f64 },
+                    avg_freq_khz: {
+                        let online_us = self.now_us - cl.offline_us;
+                        if online_us > 0.0 {
+                            cl.khz_us / online_us
+                        } else {
+                            cl.cur_khz as f64
+                        }
+                    },
                     residency: platform.clusters[c]
                         .opps
                         .iter()

@@ -255,6 +255,7 @@ impl<'a> Engine<'a> {
                 transitions: 0,
                 power_downs: 0,
                 off_us: 0.0,
+                offline_us: 0.0,
                 off_since_us: 0.0,
             });
         }

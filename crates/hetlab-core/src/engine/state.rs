@@ -193,8 +193,11 @@ pub(super) struct ClusterHw {
     pub min_thermal_cap_khz: u32,
     /// Its CCI slave port; `None` on a platform without a CCI.
     pub port: Option<CciPort>,
+    /// Time at each OPP while online, and the clock integrated over it.
     pub residency_us: Vec<f64>,
     pub khz_us: f64,
+    /// Time not online (no residency counted), µs.
+    pub offline_us: f64,
     pub transitions: u64,
     /// Cluster power-down/up cycles (cpuidle C1).
     pub power_downs: u64,
