@@ -264,6 +264,11 @@ pub struct Cluster {
     pub opps: Vec<[u32; 2]>,
     /// Leakage of the powered cluster at 1.0 V and 25 °C, mW.
     pub leakage_mw: f64,
+    /// Share of that leakage in the cores, split evenly among them: a core no logical CPU is
+    /// on (the switcher's outbound core, power-gated) does not leak; the rest (L2, snoop
+    /// control) leaks while the cluster is powered. 0: all of it shared.
+    #[serde(default)]
+    pub core_leakage_share: f64,
     /// Power of the cluster's shared logic (L2, snoop control, bus interface) while at least
     /// one of its CPUs is busy, per OPP in `opps` order, mW: the legacy EAS model's "cluster"
     /// busy power. Empty: not described (the cluster costs only its cores and leakage).
@@ -540,6 +545,7 @@ impl Platform {
             }
             positive(&f("l2_bytes"), c.l2_bytes as f64)?;
             non_negative(&f("leakage_mw"), c.leakage_mw)?;
+            fraction(&f("core_leakage_share"), c.core_leakage_share)?;
             non_negative(&f("cluster_off_wakeup_energy_uj"), c.cluster_off_wakeup_energy_uj)?;
             if !c.active_mw.is_empty() && c.active_mw.len() != c.opps.len() {
                 return Err(format!(

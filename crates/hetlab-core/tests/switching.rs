@@ -96,6 +96,14 @@ fn one_busy_cpu_switches_alone_under_iks_and_takes_the_cluster_under_cluster_swi
     // the same speed, but cluster switching pays no LITTLE cluster beside the big one
     assert!((cs.time_s / iks.time_s - 1.0).abs() < 0.01, "CS {} s, IKS {} s", cs.time_s, iks.time_s);
     assert!(cluster(&cs, "little").static_j < cluster(&iks, "little").static_j);
+    // Under IKS the three A57s no CPU is on are power-gated: the cluster leaks its shared part
+    // and one core's share (`core_leakage_share`); with the share at 0 it leaks as a whole.
+    let mut whole = p.clone();
+    whole.clusters.iter_mut().for_each(|c| c.core_leakage_share = 0.0);
+    let lump = run(&whole, work, "ondemand", SwitchingMode::Iks, None);
+    let share = p.clusters[p.cluster_index("big").unwrap()].core_leakage_share;
+    let ratio = cluster(&iks, "big").static_j / cluster(&lump, "big").static_j;
+    assert!((ratio / (1.0 - share * 3.0 / 4.0) - 1.0).abs() < 0.02, "{ratio} with share {share}");
 }
 
 #[test]

@@ -365,8 +365,10 @@ impl Engine<'_> {
             let volts = self.volts(c);
             let mut dynamic = 0.0;
             let mut busy = false;
+            let mut online_cpus = 0;
             for &cpu in &self.sched.cpus_of_cluster[c] {
                 let rq = &self.sched.rqs[cpu];
+                online_cpus += rq.online as usize;
                 let activity = match rq.curr {
                     Some(t) if rq.online => power::activity(core, self.threads[t].speed.stall_share),
                     _ => 0.0, // offline, or idle in WFI: clock-gated
@@ -378,8 +380,13 @@ impl Engine<'_> {
                 dynamic += cluster.active_mw_at(self.hw.clusters[c].cur_opp);
             }
             let hw = &mut self.hw.clusters[c];
-            hw.power.static_mw =
-                if hw.powered { power::cluster_static_mw(cluster, volts, hw.thermal.temp_c) } else { 0.0 };
+            // A core no online logical CPU is on is power-gated (the switcher's outbound core).
+            let gated_cores = cluster.cpus.len().saturating_sub(online_cpus);
+            hw.power.static_mw = if hw.powered {
+                power::cluster_static_mw(cluster, volts, hw.thermal.temp_c, gated_cores)
+            } else {
+                0.0
+            };
             hw.power.total_mw = dynamic + hw.power.static_mw;
         }
     }

@@ -20,11 +20,13 @@ pub fn activity(core: &CoreType, stall_share: f64) -> f64 {
     (1.0 - stall_share) + stall_share * core.stall_activity
 }
 
-/// Leakage of a powered cluster, mW: the platform's value at 1.0 V and 25 °C, scaled by V²
-/// (ASSUMPTION: leakage current roughly proportional to V over the DVFS range) and doubling
-/// every ~35 °C (`LEAKAGE_TEMP_COEFF_PER_C`).
-pub fn cluster_static_mw(cluster: &Cluster, voltage_v: f64, temp_c: f64) -> f64 {
-    cluster.leakage_mw * voltage_v * voltage_v * (LEAKAGE_TEMP_COEFF_PER_C * (temp_c - 25.0)).exp()
+/// Leakage of a powered cluster with `gated_cores` of its cores power-gated, mW: the
+/// platform's value at 1.0 V and 25 °C less the gated cores' part of it
+/// (`core_leakage_share`), scaled by V² (ASSUMPTION: leakage current roughly proportional to V
+/// over the DVFS range) and doubling every ~35 °C (`LEAKAGE_TEMP_COEFF_PER_C`).
+pub fn cluster_static_mw(cluster: &Cluster, voltage_v: f64, temp_c: f64, gated_cores: usize) -> f64 {
+    let gated = cluster.core_leakage_share * gated_cores as f64 / cluster.cpus.len() as f64;
+    cluster.leakage_mw * (1.0 - gated) * voltage_v * voltage_v * (LEAKAGE_TEMP_COEFF_PER_C * (temp_c - 25.0)).exp()
 }
 
 #[cfg(test)]
@@ -46,7 +48,18 @@ mod tests {
     fn leakage_doubles_every_35_degrees() {
         let p = Platform::builtin("exynos5422").unwrap();
         let c = &p.clusters[1];
-        let r = cluster_static_mw(c, 1.0, 60.0) / cluster_static_mw(c, 1.0, 25.0);
+        let r = cluster_static_mw(c, 1.0, 60.0, 0) / cluster_static_mw(c, 1.0, 25.0, 0);
         assert!((r - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_gated_core_takes_its_share_of_the_leakage_away() {
+        let mut p = Platform::builtin("exynos5433").unwrap();
+        let c = &mut p.clusters[1];
+        c.core_leakage_share = 0.5;
+        let all = cluster_static_mw(c, 1.0, 25.0, 0);
+        assert_eq!(all, c.leakage_mw);
+        // 3 of 4 gated: the shared half and one core's eighth
+        assert!((cluster_static_mw(c, 1.0, 25.0, 3) / all - 0.625).abs() < 1e-12);
     }
 }
