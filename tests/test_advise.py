@@ -34,9 +34,13 @@ def test_compute_and_bandwidth_bound_workloads_get_different_advice(tmp_path):
     assert not m.startswith("all "), m
     assert "memory-bound" in memory.stdout
     # every candidate is listed with its time and energy: 3 affinities x 2 allocators x 6 governors x 4
-    # placements, less eas without schedutil
-    rows = [ln for ln in compute.stdout.splitlines() if re.match(r"^(all|big|little) (static|dynamic) ", ln)]
+    # placements, less eas without schedutil, and the 5433's two switchers with the placements that
+    # see identical CPUs
+    cores = r"all|big|little|iks|cluster-switching"
+    rows = [ln for ln in compute.stdout.splitlines() if re.match(rf"^({cores}) (static|dynamic) ", ln)]
     assert len(rows) == int(re.search(r"(\d+) candidates simulated", compute.stdout)[1]) > 50
+    switched = [ln for ln in rows if ln.startswith(("iks ", "cluster-switching "))]
+    assert len(switched) == 2 * 2 * len(advise.GOVERNORS) * 2, switched
     data = plot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", data[16:24])[0] > 300
 

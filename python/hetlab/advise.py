@@ -1,10 +1,12 @@
 """`hetlab advise`: which configuration runs a workload best on a board, by simulation.
 
-It simulates the candidates — affinity (every cluster, or one), for parallel workloads the thread
-count (one per CPU of the affinity) and the work allocator (static split or dynamic pool), the
-governor and the placement policy — in parallel, prints each one's predicted time and energy
-with the recommendation for the objective (time, energy, EDP, or time under an energy budget)
-and why, and draws time against energy with the Pareto front. Every number is the simulator's.
+It simulates the candidates — affinity (every cluster, or one) or, where the platform pairs its
+cores, a big.LITTLE switcher (the in-kernel switcher or cluster switching: the OS sees one CPU
+per pair), for parallel workloads the thread count (one per CPU of the affinity) and the work
+allocator (static split or dynamic pool), the governor and the placement policy — in parallel,
+prints each one's predicted time and energy with the recommendation for the objective (time,
+energy, EDP, or time under an energy budget) and why, and draws time against energy with the
+Pareto front. Every number is the simulator's.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ OBJECTIVES = ("time", "energy", "edp", "time-under-energy")
 GOVERNORS = ("performance", "powersave", "ondemand", "conservative", "interactive", "schedutil")
 SCHEDULERS = ("pinned", "smp", "hmp", "eas")
 ALLOCATORS = ("static", "dynamic")
+# Under a switcher the OS sees identical CPUs: only the placements that do not tell them apart.
+SWITCHERS = ("iks", "cluster-switching")
+SWITCHED_SCHEDULERS = ("pinned", "smp")
 
 
 @dataclass(frozen=True)
@@ -32,10 +37,14 @@ class Candidate:
     allocator: str | None  # None: the workload as given (no parallel phase)
     governor: str
     scheduler: str
+    switching: str = "gts"  # or a switcher (then every CPU: the switcher picks the cluster)
+
+    def cores(self) -> str:
+        """Which cores it runs on: a cluster, all of them, or a switcher's pairs."""
+        return self.switching if self.switching != "gts" else self.cluster or "all"
 
     def name(self) -> str:
-        parts = [self.cluster or "all", *([self.allocator] if self.allocator else []), self.governor, self.scheduler]
-        return " ".join(parts)
+        return " ".join([self.cores(), *([self.allocator] if self.allocator else []), self.governor, self.scheduler])
 
 
 @dataclass(frozen=True)
@@ -62,16 +71,34 @@ def _parallel(workload: str, platform: str) -> bool:
     return True
 
 
+def _switches(workload: str, platform: str, mode: str) -> bool:
+    """Whether the platform runs the workload under switcher `mode` (its clusters pair up)."""
+    try:
+        api.simulate(platform, workload, governor="performance", switching=mode, time_limit_s=1e-6)
+    except HetlabError:
+        return False
+    return True
+
+
 def candidates(workload: str, platform: str) -> list[Candidate]:
     clusters = [c["name"] for c in json.loads(_core.platform_summary(*api._platform_args(platform)))["clusters"]]
     allocators: tuple[str | None, ...] = ALLOCATORS if _parallel(workload, platform) else (None,)
-    return [
+    gts = [
         Candidate(cluster, alloc, gov, sched)
         for cluster in (None, *clusters)
         for alloc in allocators
         for gov in GOVERNORS
         for sched in SCHEDULERS
     ]
+    switched = [
+        Candidate(None, alloc, gov, sched, mode)
+        for mode in SWITCHERS
+        if _switches(workload, platform, mode)
+        for alloc in allocators
+        for gov in GOVERNORS
+        for sched in SWITCHED_SCHEDULERS
+    ]
+    return gts + switched
 
 
 def _spec(workload: str, c: Candidate) -> str:
@@ -82,7 +109,13 @@ def _run_candidate(workload: str, platform: str, c: Candidate, seed: int) -> Out
     """One candidate's run (on an executor's worker); the simulator's refusal as its text."""
     try:
         r = api.simulate(
-            platform, _spec(workload, c), cluster=c.cluster, governor=c.governor, scheduler=c.scheduler, seed=seed
+            platform,
+            _spec(workload, c),
+            cluster=c.cluster,
+            governor=c.governor,
+            scheduler=c.scheduler,
+            switching=c.switching,
+            seed=seed,
         )
     except HetlabError as e:
         return str(e)
@@ -146,21 +179,27 @@ def recommend(outcomes: list[Outcome], objective: str, budget_j: float | None) -
 
 
 def why(best: Outcome, outcomes: list[Outcome]) -> list[str]:
-    """The recommendation against the best run of each other affinity with the same allocator,
-    governor and placement: what the other cores add or cost, in throughput, time, energy and
-    DRAM traffic."""
+    """The recommendation against the run of each other affinity or switcher with the same
+    allocator, governor and placement: what the other cores add or cost, in throughput, time,
+    energy and DRAM traffic."""
     lines = []
     c = best.candidate
     for o in outcomes:
         oc = o.candidate
         same = (oc.allocator, oc.governor, oc.scheduler) == (c.allocator, c.governor, c.scheduler)
-        if not same or oc.cluster == c.cluster:
+        if not same or oc.cores() == c.cores():
             continue
         lines.append(
             f"vs {oc.name()}: throughput {best.throughput_gips:.2f} vs {o.throughput_gips:.2f} G instr/s "
             f"({100 * (best.throughput_gips / o.throughput_gips - 1):+.0f}%), time {best.time_s:.3f} vs "
             f"{o.time_s:.3f} s, energy {best.energy_j:.2f} vs {o.energy_j:.2f} J, DRAM {best.dram_gb_s:.2f} vs "
             f"{o.dram_gb_s:.2f} GB/s"
+        )
+    if c.switching != "gts":
+        lines.append(
+            f"under {c.switching} the OS runs one CPU per core pair and the switcher picks each pair's core by the "
+            "frequency asked: the cores it leaves are power-gated and a cluster with none in use is powered down, "
+            "where on one cluster under GTS the other stays powered, idle"
         )
     most_dram = max(o.dram_gb_s for o in outcomes)
     if most_dram > 1.0 and best.dram_gb_s >= 0.95 * most_dram:
@@ -174,7 +213,13 @@ def why(best: Outcome, outcomes: list[Outcome]) -> list[str]:
                 o
                 for o in outcomes
                 if o.candidate
-                == Candidate(c.cluster, "static" if c.allocator == "dynamic" else "dynamic", c.governor, c.scheduler)
+                == Candidate(
+                    c.cluster,
+                    "static" if c.allocator == "dynamic" else "dynamic",
+                    c.governor,
+                    c.scheduler,
+                    c.switching,
+                )
             ),
             None,
         )
