@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use hetlab_core::governor::tunables::TunableDefault;
 use hetlab_core::platform::{Platform, DEFAULT_PLATFORM};
-use hetlab_core::sweep::dataset::{schema, Dataset};
+use hetlab_core::sweep::dataset::{csv_writer, schema, Dataset};
 use hetlab_core::sweep::{ActiveOpp, FREQ_CLUSTERS};
 use hetlab_core::tree::AntiSnoopModel;
 use hetlab_linux::backend::{BackendConfig, CounterMode, PmuSource};
@@ -336,13 +336,13 @@ fn cmd_characterize(a: &Args) -> Result<i32, Fail> {
     }
     let mut stop = SignalStop::new().map_err(fail)?;
     let names: Vec<String> = cfg.platform.clusters.iter().map(|c| c.name.clone()).collect();
-    let header = schema(&names).into_iter().map(|(name, _)| name).collect::<Vec<_>>().join(",");
     // rows go to a new file with a random name beside OUT (see hetlab_linux::outfile)
     let partial = out.with_extension("csv.partial");
     let mut atomic = AtomicFile::create(&out).map_err(fail)?;
     let tmp = atomic.temporary_path().to_path_buf();
-    let mut file = std::io::BufWriter::new(&mut atomic);
-    writeln!(file, "{header}").map_err(|e| fail(format!("writing {}: {e}", tmp.display())))?;
+    let mut file = csv_writer(&mut atomic);
+    file.write_record(schema(&names).into_iter().map(|(name, _)| name))
+        .map_err(|e| fail(format!("writing {}: {e}", tmp.display())))?;
     let mut on_rows = |rows: &Dataset| -> Result<(), String> {
         rows.write_csv_rows(&mut file).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
         file.flush().map_err(|e| format!("writing {}: {e}", tmp.display()))

@@ -382,11 +382,8 @@ impl Engine<'_> {
             let hw = &mut self.hw.clusters[c];
             // A core no online logical CPU is on is power-gated (the switcher's outbound core).
             let gated_cores = cluster.cpus.len().saturating_sub(online_cpus);
-            hw.power.static_mw = if hw.powered {
-                power::cluster_static_mw(cluster, volts, hw.thermal.temp_c, gated_cores)
-            } else {
-                0.0
-            };
+            hw.power.static_mw =
+                if hw.powered { power::cluster_static_mw(cluster, volts, hw.thermal.temp_c, gated_cores) } else { 0.0 };
             hw.power.total_mw = dynamic + hw.power.static_mw;
         }
     }

@@ -3,6 +3,7 @@
 //! from the period's counters. Both backends write these rows, so `hetlab train` does not know
 //! where the data came from.
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::sync::Arc;
 
@@ -240,32 +241,30 @@ impl Dataset {
         self.names.into_iter().zip(self.columns).collect()
     }
 
-    /// The CSV header line (no newline).
-    pub fn csv_header(&self) -> String {
-        self.names.join(",")
-    }
-
-    /// Every row as a CSV line. Floats keep a decimal point or an exponent (`0.0`, `1e-7`), so
-    /// a reader infers the same types as the columns have.
-    pub fn write_csv_rows(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        let mut line = String::with_capacity(256);
+    /// Every row as a CSV record. Floats keep a decimal point or an exponent (`0.0`, `1e-7`),
+    /// so a reader infers the same types as the columns have.
+    pub fn write_csv_rows<W: Write>(&self, out: &mut csv::Writer<W>) -> csv::Result<()> {
+        let mut field = String::with_capacity(32);
         for i in 0..self.rows {
-            line.clear();
-            for (k, column) in self.columns.iter().enumerate() {
-                if k > 0 {
-                    line.push(',');
-                }
+            for column in &self.columns {
+                field.clear();
                 match column {
-                    Values::Text(v) => line.push_str(&v[i]),
-                    Values::Int(v) => line.push_str(&v[i].to_string()),
-                    Values::Float(v) => line.push_str(&format!("{:?}", v[i])),
+                    Values::Text(v) => field.push_str(&v[i]),
+                    Values::Int(v) => write!(field, "{}", v[i]).expect("a String takes any text"),
+                    Values::Float(v) => write!(field, "{:?}", v[i]).expect("a String takes any text"),
                 }
+                out.write_field(&field)?;
             }
-            line.push('\n');
-            out.write_all(line.as_bytes())?;
+            out.write_record(None::<&[u8]>)?;
         }
         Ok(())
     }
+}
+
+/// A CSV writer for the dataset's rows and header: a field is quoted only where it must be (a
+/// platform file's cluster names, in the column names and the rows, are the user's).
+pub fn csv_writer<W: Write>(out: W) -> csv::Writer<W> {
+    csv::WriterBuilder::new().has_headers(false).from_writer(out)
 }
 
 #[cfg(test)]
@@ -292,16 +291,20 @@ mod tests {
             RunRecord { chunk: &plan.chunks[0], run: &run, iterations: 1000, run_time_s: 0.5, periods: &periods };
         let mut d = Dataset::new(&plan.clusters, "linux");
         d.push_run(&plan, &record);
-        assert_eq!(d.csv_header(), COLUMNS);
+        assert_eq!(d.names().join(","), COLUMNS);
         assert_eq!(schema(&plan.clusters).len(), COLUMNS.split(',').count());
         assert_eq!(d.len(), 2);
-        let mut csv = Vec::new();
+        let mut csv = csv_writer(Vec::new());
         d.write_csv_rows(&mut csv).unwrap();
-        let text = String::from_utf8(csv).unwrap();
+        let text = String::from_utf8(csv.into_inner().unwrap()).unwrap();
         let first = text.lines().next().unwrap();
         // seed = 3 + run_id 1; no reads on big's port: congestion 0.0, never NaN
         assert_eq!(first, "linux,exynos5422,ab,1,little-random-262144-200000-1400000,little,big,200000,1400000,random,262144,1000,1,4,0.5,0,0.03,0.01,9,100,5,0.05,0,0,0.0,1000,10,50,4,0.05");
         assert!(text.lines().nth(1).unwrap().contains(",0.5,1,0.03,"), "period_index counts up");
+        // a name with the separator in it is quoted, not split
+        let mut quoted = csv_writer(Vec::new());
+        quoted.write_record(["big,fast", "say \"hi\""]).unwrap();
+        assert_eq!(quoted.into_inner().unwrap(), b"\"big,fast\",\"say \"\"hi\"\"\"\n");
         let cols = d.into_columns();
         match &cols[0].1 {
             Values::Text(v) => assert!(Arc::ptr_eq(&v[0], &v[1]), "a run's text is shared"),
