@@ -140,10 +140,14 @@ def test_a_template_of_other_cores_lends_its_figures_and_says_so(tmp_path):
     [
         (lambda root: __import__("shutil").rmtree(root / "sys/devices/system/cpu/cpufreq"), "no cpufreq policies"),
         (lambda root: None, "unknown platform 'nope'"),
+        (
+            lambda root: (root / "sys/kernel/debug/energy_model/cpu0/cpus").write_text("0-2\n"),
+            "the energy model does not fit the board's cpufreq policies",
+        ),
     ],
 )
 def test_what_cannot_be_read_is_one_error_line(tmp_path, breakage, says):
-    board = make_board(tmp_path / "board", with_em=False)
+    board = make_board(tmp_path / "board", with_em=True)
     breakage(board)
     template = "nope" if "nope" in says else "exynos5433"
     run = hetlab("platform", "from-board", "--template", template, "--sysfs-root", str(board / "sys"))
