@@ -222,6 +222,33 @@ fn the_trace_carries_rt_apps_markers() {
 }
 
 #[test]
+fn a_woken_thread_writes_its_markers_when_it_runs_and_counts_the_wait_as_wake_up_latency() {
+    // A periodic thread shares CPU 4 with a hog of far higher weight: its timer fires while the
+    // hog runs, and it runs (and writes its next event's marker) only when the hog's slice ends.
+    let doc = r#"{ "global": { "calibration": "CPU4" }, "tasks": {
+        "hog": { "cpus": [4], "priority": -20, "loop": 1, "runtime": 100000 },
+        "p": { "cpus": [4], "priority": 19, "loop": 4, "run": 500, "timer": { "ref": "unique", "period": 10000 } } } }"#;
+    let r = run(doc);
+    let tid = r.threads.iter().find(|t| t.name.starts_with("p-")).unwrap().tid;
+    let mut last_switch_in_us = f64::NAN;
+    let mut woken_late = 0;
+    for e in &r.trace {
+        match e {
+            TraceEvent::SchedSwitch { time_us, next_tid, .. } if *next_tid == tid => last_switch_in_us = *time_us,
+            TraceEvent::Marker { time_us, tid: writer, text, .. } if *writer == tid => {
+                // every marker of the thread is written while it runs: at or after its switch-in
+                assert!(*time_us >= last_switch_in_us, "{text} at {time_us} µs before the switch-in");
+                let wu_lat: i64 =
+                    text.split(' ').find_map(|kv| kv.strip_prefix("wu_lat=")).map_or(0, |v| v.parse().unwrap());
+                woken_late += (wu_lat > 1000) as u32;
+            }
+            _ => {}
+        }
+    }
+    assert!(woken_late >= 1, "no loop saw the wait for the hog as wake-up latency");
+}
+
+#[test]
 fn a_phases_cpus_move_the_thread_and_its_priority_reweights_it() {
     let doc = r#"{ "tasks": {
         "mover": { "loop": 1, "cpus": [0], "phases": {

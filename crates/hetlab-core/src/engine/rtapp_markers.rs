@@ -6,9 +6,12 @@
 //! in a trace, only for rt-app tasks.
 //!
 //! A run has no rt-app main process: its `rtapp_main` start, clock reference and end are on
-//! the first rt-app thread's line. A thread another one wakes enters its next event at the
-//! wake-up (when the engine moves it on), not when it first runs after it.
+//! the first rt-app thread's line. rt-app writes a marker when its thread runs: a thread the
+//! engine moves on while it is not running (woken by a timer, a signal, a resume; forked)
+//! writes its markers, and takes its times (a loop's start, a timer's wake-up latency), when it
+//! is next switched in.
 
+use super::state::ThreadState;
 use super::Engine;
 use crate::trace::TraceEvent;
 use crate::workload::{RtappStep, Task};
@@ -34,6 +37,8 @@ impl RtappMarks {
 /// One thread's open loop and what `rtapp_stats` reports about it.
 #[derive(Debug, Default, Clone)]
 struct ThreadMarks {
+    /// Phases entered while not running, with the loops done then: entered when it runs.
+    pending: Vec<(usize, u32)>,
     started: bool,
     open: Option<OpenLoop>,
     /// A `run`/`runtime` under way: when it started.
@@ -68,11 +73,32 @@ impl Engine<'_> {
         task.rtapp.as_ref().and_then(|r| r.steps.get(phase))
     }
 
-    /// `t` enters phase `phase`: the markers of what ends and starts there.
+    /// `t` enters phase `phase`: the markers of what ends and starts there, now if it runs,
+    /// else when it is next switched in.
     pub(super) fn rtapp_enter(&mut self, t: usize, phase: usize) {
         if self.out.trace.is_none() || self.step(t, phase).is_none() {
             return;
         }
+        let th = &self.threads[t];
+        let loops_done = self.tasks[th.task].repeat - th.progress.repeats_left;
+        if th.state == ThreadState::Running {
+            self.rtapp_entered(t, phase, loops_done);
+        } else {
+            self.rtapp_marks.threads[t].pending.push((phase, loops_done));
+        }
+    }
+
+    /// `t` was switched in: what it entered meanwhile.
+    pub(super) fn rtapp_switched_in(&mut self, t: usize) {
+        if self.out.trace.is_none() || self.rtapp_marks.threads[t].pending.is_empty() {
+            return;
+        }
+        for (phase, loops_done) in std::mem::take(&mut self.rtapp_marks.threads[t].pending) {
+            self.rtapp_entered(t, phase, loops_done);
+        }
+    }
+
+    fn rtapp_entered(&mut self, t: usize, phase: usize, loops_done: u32) {
         let now = self.now_us;
         self.rtapp_event_ends(t);
         if !std::mem::replace(&mut self.rtapp_marks.threads[t].started, true) {
@@ -85,9 +111,7 @@ impl Engine<'_> {
         let step = self.step(t, phase).expect("checked").clone();
         if step.loop_start {
             self.rtapp_close_loop(t);
-            let th = &self.threads[t];
-            let task = &self.tasks[th.task];
-            let loops_done = task.repeat - th.progress.repeats_left;
+            let task = &self.tasks[self.threads[t].task];
             let repeats_are_phase_loops = task.rtapp.as_ref().is_some_and(|r| r.repeats_are_phase_loops);
             let (thread_loop, phase_loop) =
                 if repeats_are_phase_loops { (0, loops_done) } else { (loops_done, step.phase_loop) };
@@ -139,11 +163,12 @@ impl Engine<'_> {
         marks.timer_expiry_us = sleeps.then_some(expiry_us);
     }
 
-    /// `t` exits: its loop's end and the task's.
+    /// `t` exits (running, or as the engine moves it on): its loop's end and the task's.
     pub(super) fn rtapp_exit(&mut self, t: usize) {
         if self.out.trace.is_none() || self.tasks[self.threads[t].task].rtapp.is_none() {
             return;
         }
+        self.rtapp_switched_in(t);
         self.rtapp_event_ends(t);
         self.rtapp_close_loop(t);
         self.marker(t, "rtapp_task: event=end".into());

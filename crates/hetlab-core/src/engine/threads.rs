@@ -479,6 +479,7 @@ impl Engine<'_> {
         self.threads[t].state = ThreadState::Running;
         self.sched.entities[t].cpu = cpu;
         self.sched.entities[t].exec_start_us = self.now_us;
+        self.rtapp_switched_in(t);
     }
 
     /// The running thread of `cpu` stops (to `state`: asleep, suspended or done) and leaves the
