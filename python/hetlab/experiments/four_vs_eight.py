@@ -45,10 +45,11 @@ use, each thread hard-pinned to its own CPU (Sandra's affinity), interactive gov
 
 Metrics (runs.csv, summary.csv): time, throughput (instructions retired per second), energy
 (CPU clusters and DRAM) and EDP, DRAM bandwidth used, CCI reads, the bandwidth of lines moved
-core to core (peer_gb_s: inter-core bandwidth's figure). Beside them, the model's inter-core
-latency and the bandwidth of every pair of clusters at three block sizes. Ratios to all-8 per benchmark:
-all-8 vs big-4 and big-4 vs little-4. Figures: grouped bars per benchmark (time ratio, energy,
-EDP); report.md judges the seed's qualitative statements from the runs."""
+core to core (peer_gb_s: inter-core bandwidth's figure). Ratios to all-8 per benchmark: all-8
+vs big-4 and big-4 vs little-4. Beside them, the model's inter-core latency and the bandwidth
+of one pair of threads per pair of clusters at three block sizes. Figures: grouped bars per
+benchmark (time ratio, energy, EDP); report.md judges the seed's qualitative statements from
+the runs."""
 
 ALLOCATORS = ("static", "dynamic")
 # --benchmarks groups: Sandra's benchmark families (seed 004)
