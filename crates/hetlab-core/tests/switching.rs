@@ -119,3 +119,22 @@ fn a_switcher_refuses_what_it_cannot_run() {
     let err = simulate(&p, &w, c).unwrap_err();
     assert!(err.contains("drop --cluster"), "{err}");
 }
+
+#[test]
+fn a_thermal_cap_below_the_big_opps_switches_the_cpus_back_to_little() {
+    // A trip already passed at ambient temperature caps the A57s below their lowest OPP: the
+    // cooling device caps the switcher's policies in the LITTLE part of the virtual table, so
+    // at the first thermal poll every CPU goes back to its A53, which runs at the A53s' own cap
+    // (the A57s' cap, in LITTLE virtual kHz, would be 1 GHz).
+    let mut p = exynos5433();
+    p.thermal.trips.truncate(1);
+    p.thermal.trips[0].temp_c = 0.0;
+    p.thermal.trips[0].caps_khz.insert("big".into(), 500_000);
+    p.thermal.trips[0].caps_khz.insert("little".into(), 1_300_000);
+    let r = run(&p, "cpu-bound:threads=4,instructions=2e9", "performance", SwitchingMode::Iks, None);
+    // up to the A57s for the performance governor, then down at the poll, once each
+    assert_eq!(r.cpu_switches, 8, "{:?}", r.clusters);
+    let little = cluster(&r, "little");
+    assert!(little.online && !cluster(&r, "big").online, "{:?}", r.clusters);
+    assert_eq!(little.residency.iter().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap().0, 1_300_000);
+}

@@ -8,11 +8,21 @@ use crate::trace::TraceEvent;
 
 impl Engine<'_> {
     /// The highest frequency policy `p` may ask for now, in its table's terms: its cluster's
-    /// thermal cap; under a switcher the big cluster's (the top of the virtual table is big;
-    /// the LITTLE cluster's cap bounds its clock in `cluster_clock_khz`).
+    /// thermal cap. Under a switcher the cooling device caps the policy over the virtual table
+    /// (`cpufreq_cooling` on the switcher's policy): the big cluster's cap while it allows one
+    /// of its OPPs; a cap below them reaches into the LITTLE part of the table, the LITTLE
+    /// cluster's cap in virtual kHz, so the CPU switches down (the LITTLE cap also bounds its
+    /// clock in `cluster_clock_khz`).
     pub(super) fn upper_limit_khz(&self, p: usize) -> u32 {
-        let c = self.switcher.as_ref().map_or(self.policies[p].cluster, |sw| sw.big);
-        self.hw.clusters[c].thermal_cap_khz
+        let Some(sw) = self.switcher.as_ref() else {
+            return self.hw.clusters[self.policies[p].cluster].thermal_cap_khz;
+        };
+        let big_cap_khz = self.hw.clusters[sw.big].thermal_cap_khz;
+        if big_cap_khz >= self.platform.clusters[sw.big].min_khz() {
+            big_cap_khz
+        } else {
+            sw.virtual_of(sw.little, self.hw.clusters[sw.little].thermal_cap_khz)
+        }
     }
 
     /// The voltage of cluster `c`'s current OPP, V (what `Cluster::voltage_v` finds for it).
