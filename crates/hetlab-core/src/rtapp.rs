@@ -342,6 +342,20 @@ fn cpu_list(at: &str, value: &Json) -> Result<Vec<usize>, String> {
     cpus.iter().map(|c| whole(at, c, 0.0, 4095.0).map(|c| c as usize)).collect()
 }
 
+/// `nodes_membind`: the NUMA nodes a thread's memory comes from. hetlab's SoCs have one memory
+/// node (node 0), so binding to it changes nothing; another node is rt-app's own error ("Invalid
+/// node %u in numaset", beyond `numa_max_node()`).
+fn nodes_membind(at: &str, value: &Json) -> Result<(), String> {
+    let Json::Arr(nodes) = value else { return Err(format!("{at} must be an array of NUMA node numbers")) };
+    for node in nodes {
+        let n = whole(at, node, 0.0, 4095.0)?;
+        if n != 0.0 {
+            return Err(format!("{at}: node {n} does not exist (the platform has one memory node, node 0)"));
+        }
+    }
+    Ok(())
+}
+
 fn sched_other(at: &str, value: &Json) -> Result<(), String> {
     match text(at, value)? {
         "SCHED_OTHER" => Ok(()),
@@ -492,8 +506,9 @@ fn task(
             "phases" => phases_json = Some(object(&at_key, value)?),
             "util_min" => clamp.0 = whole(&at_key, value, 0.0, 1024.0)? as u32,
             "util_max" => clamp.1 = whole(&at_key, value, 0.0, 1024.0)? as u32,
-            "taskgroup" | "nodes_membind" | "dl-runtime" | "dl-period" | "dl-deadline" => {
-                return Err(format!("{at_key}: not supported yet (no cgroups, NUMA or SCHED_DEADLINE)"))
+            "nodes_membind" => nodes_membind(&at_key, value)?,
+            "taskgroup" | "dl-runtime" | "dl-period" | "dl-deadline" => {
+                return Err(format!("{at_key}: not supported yet (no cgroups or SCHED_DEADLINE)"))
             }
             k if event_of(k).is_some() => events.push((key.as_str(), value)),
             _ => return Err(format!("{at_key}: unknown or unsupported task key")),
@@ -548,6 +563,7 @@ fn task(
                         "util_min" => attr.util_min = Some(whole(&at_key, value, 0.0, 1024.0)? as u32),
                         "util_max" => attr.util_max = Some(whole(&at_key, value, 0.0, 1024.0)? as u32),
                         "policy" => sched_other(&at_key, value)?,
+                        "nodes_membind" => nodes_membind(&at_key, value)?,
                         k if event_of(k).is_some() => phase_events.push((key.as_str(), value)),
                         _ => return Err(format!("{at_key}: unknown or unsupported phase key")),
                     }
@@ -1047,6 +1063,17 @@ mod tests {
     }
 
     #[test]
+    fn binding_memory_to_the_one_node_changes_nothing() {
+        let doc = |task_bind: &str, phase_bind: &str| {
+            format!(
+                r#"{{"tasks": {{"t": {{ {task_bind} "loop": 1, "phases": {{"p": {{ {phase_bind} "loop": 2, "run": 100, "sleep": 100}}}}}}}}}}"#
+            )
+        };
+        let phases = |doc: String| format!("{:?}", from_rtapp_json("t.json", &doc).unwrap().tasks[0].phases);
+        assert_eq!(phases(doc("", "")), phases(doc(r#""nodes_membind": [0],"#, r#""nodes_membind": [0],"#)));
+    }
+
+    #[test]
     fn what_is_not_supported_is_a_one_line_error_naming_it() {
         let cases = [
             (r#"{"tasks": {"t": {"memrun": 10}}}"#, "tasks.t.memrun must be an object"),
@@ -1054,6 +1081,8 @@ mod tests {
             (r#"{"tasks": {"t": {"loop": 1, "fork": "x"}}}"#, "fork names 'x', which is not a task"),
             (r#"{"tasks": {"t": {"fork": "u"}, "u": {"instance": 0, "run": 1}}}"#, "loops forever is not supported"),
             (r#"{"tasks": {"t": {"taskgroup": "/a", "run": 1}}}"#, "tasks.t.taskgroup: not supported yet"),
+            (r#"{"tasks": {"t": {"nodes_membind": [0, 1], "run": 1}}}"#, "node 1 does not exist"),
+            (r#"{"tasks": {"t": {"nodes_membind": 0, "run": 1}}}"#, "must be an array of NUMA node numbers"),
             (
                 r#"{"tasks": {"t": {"util_max": 500, "phases": {"a": {"util_min": 100, "run": 1}, "b": {"util_min": 600, "run": 1}}}}}"#,
                 "tasks.t.phases.b: util_min 600 above util_max 500",
