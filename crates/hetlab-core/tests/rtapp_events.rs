@@ -177,6 +177,23 @@ fn fork_starts_a_thread_per_fork() {
 }
 
 #[test]
+fn a_forked_thread_forks_in_turn() {
+    // 2 parents' loops fork 2 children each; each child forks a grandchild: 4 and 4
+    let doc = r#"{ "tasks": {
+        "parent": { "instance": 2, "loop": 2, "run": 1000, "fork": "child" },
+        "child": { "instance": 0, "loop": 1, "run": 1000, "fork": "grandchild", "sleep": 1000 },
+        "grandchild": { "instance": 0, "loop": 1, "run": 1000 } } }"#;
+    let r = run(doc);
+    assert!(r.completed);
+    assert_eq!((finish_ms(&r, "child").len(), finish_ms(&r, "grandchild").len()), (4, 4));
+    assert!(finish_ms(&r, "grandchild").iter().all(|&ms| ms > 1.0), "{:?}", finish_ms(&r, "grandchild"));
+    // forks that come back to where they started would never end
+    let cycle = r#"{ "tasks": { "a": { "loop": 1, "fork": "b" }, "b": { "instance": 0, "loop": 1, "fork": "a" } } }"#;
+    let e = from_rtapp_json("t.json", cycle).unwrap_err();
+    assert!(e.contains("its forks lead back to it"), "{e}");
+}
+
+#[test]
 fn the_duration_ends_a_workload_that_loops_forever() {
     let r = run(r#"{ "global": { "duration": 1 }, "tasks": { "t": { "run": 1000, "sleep": 1000 } } }"#);
     assert!(r.completed && r.time_s == 1.0, "{} {}", r.completed, r.time_s);
