@@ -251,6 +251,7 @@ def run_section(result: SimResult, title: str) -> str:
                 "cpu_time_s": t["cpu_time_s"],
                 "finish_s": t["finish_s"],
                 "migrations": t["migrations"],
+                "lines_from_other_cores": t["peer_lines_in"],
             }
             for t in s["threads"]
         ]
