@@ -325,3 +325,13 @@ fn a_sleeping_thread_whose_cpus_changed_wakes_on_an_allowed_cpu_under_every_plac
         assert!(r.completed && t.cpu_time_on_s[4] == t.cpu_time_s, "{scheduler:?}: {:?}", t.cpu_time_on_s);
     }
 }
+
+#[test]
+fn a_fork_as_the_first_event_starts_the_child_at_once() {
+    let doc = r#"{ "tasks": {
+        "parent": { "loop": 2, "fork": "child", "run": 1000, "sleep": 10000 },
+        "child": { "instance": 0, "loop": 1, "run": 1000 } } }"#;
+    let r = run(doc);
+    assert!(r.completed);
+    assert_eq!(finish_ms(&r, "child").len(), 2);
+}

@@ -411,10 +411,15 @@ impl<'a> Engine<'a> {
             self.request_freq(p, decision.target_khz);
             self.policies[p].next_sample_us = decision.next_sample_us as f64;
         }
+        // forked threads wait for their `fork` first: a thread's first phase may fork one
+        let forked = |e: &Self, t: usize| e.tasks[e.threads[t].task].forked;
         for t in 0..self.threads.len() {
-            if self.tasks[self.threads[t].task].forked {
-                self.threads[t].state = ThreadState::Suspended; // until a `fork` starts it
-            } else {
+            if forked(self, t) {
+                self.threads[t].state = ThreadState::Suspended;
+            }
+        }
+        for t in 0..self.threads.len() {
+            if !forked(self, t) {
                 self.enter_phase(t, None);
             }
         }
