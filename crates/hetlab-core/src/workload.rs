@@ -639,8 +639,12 @@ fn check_mem(at: &str, m: &MemProfile) -> Result<(), String> {
     if !(m.refs_per_instr.is_finite() && m.refs_per_instr >= 0.0) {
         return Err(format!("{at}.refs_per_instr must not be negative, got {}", m.refs_per_instr));
     }
-    if m.cpi == 0.0 && m.refs_per_instr == 0.0 {
-        return Err(format!("{at}: cpi and refs_per_instr cannot both be zero (the phase would take no time)"));
+    // With no compute cycles only a dependent chain's L1 latency takes time; independent
+    // loads that hit the L1 would retire in no time at all.
+    if m.cpi == 0.0 && m.mix.is_none() && !(m.dependent_loads && m.refs_per_instr > 0.0) {
+        return Err(format!(
+            "{at}: cpi 0 is for a dependent pointer chase (dependent_loads = true, refs_per_instr > 0); give a positive cpi"
+        ));
     }
     if !(0.0..=1.0).contains(&m.write_fraction) {
         return Err(format!("{at}.write_fraction must be within 0..=1, got {}", m.write_fraction));
