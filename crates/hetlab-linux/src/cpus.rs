@@ -1,20 +1,29 @@
 //! CPU lists ("0-3,5" as in sysfs `related_cpus`/`cpus` files) and thread affinity.
 
+/// No kernel numbers a CPU at or beyond this: the largest `CONFIG_NR_CPUS` of any architecture
+/// (x86's MAXSMP, 8192; arm64 allows 4096).
+pub const MAX_CPU_NUMBER: usize = 8192;
+
 /// Parses a kernel CPU list: space- or comma-separated numbers and ranges ("0-3 4", "0-3,6").
 pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
     let mut cpus = Vec::new();
     for item in text.split(|c: char| c == ',' || c.is_whitespace()).filter(|s| !s.is_empty()) {
-        let bad = || format!("'{item}' in CPU list '{}' is not a CPU number or range like 0-3", text.trim());
+        let bad = || {
+            format!(
+                "'{item}' in CPU list '{}' is not a CPU number (below {MAX_CPU_NUMBER}) or range like 0-3",
+                text.trim()
+            )
+        };
+        let cpu = |n: &str| n.parse::<usize>().ok().filter(|&n| n < MAX_CPU_NUMBER).ok_or_else(bad);
         match item.split_once('-') {
             Some((a, b)) => {
-                let a: usize = a.parse().map_err(|_| bad())?;
-                let b: usize = b.parse().map_err(|_| bad())?;
+                let (a, b) = (cpu(a)?, cpu(b)?);
                 if b < a {
                     return Err(bad());
                 }
                 cpus.extend(a..=b);
             }
-            None => cpus.push(item.parse().map_err(|_| bad())?),
+            None => cpus.push(cpu(item)?),
         }
     }
     cpus.sort_unstable();
@@ -88,6 +97,10 @@ mod tests {
         assert_eq!(parse_cpu_list("").unwrap(), Vec::<usize>::new());
         assert!(parse_cpu_list("3-1").is_err());
         assert!(parse_cpu_list("a").unwrap_err().contains("'a'"));
+        // a corrupt list cannot ask for billions of CPUs
+        assert!(parse_cpu_list("0-18446744073709551615").is_err());
+        assert!(parse_cpu_list("0-4000000000").unwrap_err().contains("below 8192"));
+        assert!(parse_cpu_list("99999999").is_err());
         assert_eq!(format_cpu_list(&[0, 1, 2, 3, 6]), "0-3,6");
     }
 
