@@ -55,4 +55,7 @@ def test_bad_input_is_one_line():
             or "error" in p.stderr
         ), p.stderr
     with pytest.raises(HetlabError, match="not one this process may run on"):
+        api.pingpong("8000")
+    # no kernel numbers a CPU past CONFIG_NR_CPUS's largest value
+    with pytest.raises(HetlabError, match="below 8192"):
         api.pingpong("100000")
