@@ -60,24 +60,20 @@ class Outcome:
         return self.time_s * self.energy_j
 
 
+def _accepted(platform: str, workload: str, **options) -> bool:
+    """Whether the simulator takes the workload on the platform with these options."""
+    try:
+        api.simulate(platform, workload, governor="performance", time_limit_s=1e-6, **options)
+    except HetlabError:
+        return False
+    return True
+
+
 def _parallel(workload: str, platform: str) -> bool:
     """Whether the workload takes the parallel parameters (a built-in with parallel phases)."""
     if api._looks_like_file(workload) or ":" in workload:
         return False
-    try:
-        api.simulate(platform, f"{workload}:threads=cpus", governor="performance", time_limit_s=1e-6)
-    except HetlabError:
-        return False
-    return True
-
-
-def _switches(workload: str, platform: str, mode: str) -> bool:
-    """Whether the platform runs the workload under switcher `mode` (its clusters pair up)."""
-    try:
-        api.simulate(platform, workload, governor="performance", switching=mode, time_limit_s=1e-6)
-    except HetlabError:
-        return False
-    return True
+    return _accepted(platform, f"{workload}:threads=cpus")
 
 
 def candidates(workload: str, platform: str) -> list[Candidate]:
@@ -93,7 +89,7 @@ def candidates(workload: str, platform: str) -> list[Candidate]:
     switched = [
         Candidate(None, alloc, gov, sched, mode)
         for mode in SWITCHERS
-        if _switches(workload, platform, mode)
+        if _accepted(platform, workload, switching=mode)
         for alloc in allocators
         for gov in GOVERNORS
         for sched in SWITCHED_SCHEDULERS
