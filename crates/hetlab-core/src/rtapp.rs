@@ -7,7 +7,8 @@
 //! `parse_task_event_data` (so `runtime...` is `runtime`, not `run`).
 //!
 //! What is translated: `tasks` (`instance`, `loop`, `delay`, `cpus`, `priority`, `policy`
-//! SCHED_OTHER, `util_min`/`util_max`, `phases` with their own `loop`, by rt-app's loop rules),
+//! SCHED_OTHER/FIFO/RR (a phase's priority alone means what the policy in effect makes it),
+//! `util_min`/`util_max`, `phases` with their own `loop`, by rt-app's loop rules),
 //! `global` (`duration`, `calibration`, `default_policy`, `mem_buffer_size`, `io_device`
 //! /dev/null, and the logging keys, which change nothing in a simulation) and every event, each
 //! into phases (src/rt-app_parse_config.c and src/rt-app.c say what each does; docs/workloads.md
@@ -21,7 +22,7 @@ use std::collections::BTreeMap;
 
 use crate::workload::{
     Access, MemProfile, Order, Pattern, Phase, PhaseFile, PhaseKind, RtappEvent, RtappStep, RtappSteps, SchedAttr,
-    SyncOp, Task, Workload,
+    SchedClass, SyncOp, Task, Workload,
 };
 
 /// Most phases one task may unroll to (a phase's `loop` repeats its events).
@@ -356,16 +357,71 @@ fn nodes_membind(at: &str, value: &Json) -> Result<(), String> {
     Ok(())
 }
 
-fn sched_other(at: &str, value: &Json) -> Result<(), String> {
+/// rt-app's `policy`: one hetlab schedules, or an error naming what it does not.
+fn policy<'v>(at: &str, value: &'v Json) -> Result<&'v str, String> {
     match text(at, value)? {
-        "SCHED_OTHER" => Ok(()),
-        other => Err(format!("{at}: {other} is not supported yet (hetlab schedules SCHED_OTHER tasks only)")),
+        p @ ("SCHED_OTHER" | "SCHED_FIFO" | "SCHED_RR") => Ok(p),
+        p @ ("SCHED_IDLE" | "SCHED_DEADLINE") => {
+            Err(format!("{at}: {p} is not supported yet (hetlab schedules SCHED_OTHER, SCHED_FIFO and SCHED_RR)"))
+        }
+        other => Err(format!(
+            "{at}: unknown policy '{other}'; rt-app knows SCHED_OTHER, SCHED_FIFO, SCHED_RR, SCHED_IDLE and SCHED_DEADLINE"
+        )),
     }
+}
+
+/// rt-app's `priority` as given: a nice value or a real-time priority, by the policy.
+fn priority(at: &str, value: &Json) -> Result<i64, String> {
+    Ok(whole(at, value, -20.0, f64::from(SchedClass::MAX_RT_PRIORITY))? as i64)
+}
+
+/// The class and nice value of rt-app `policy` at `priority`: a nice value for SCHED_OTHER
+/// (default 0), a `sched_priority` for the real-time policies (default 10): rt-app.h's
+/// DEFAULT_THREAD_NICE and DEFAULT_THREAD_PRIORITY.
+fn sched_class(at: &str, policy: &str, priority: Option<i64>) -> Result<(SchedClass, Option<i32>), String> {
+    if policy != "SCHED_OTHER" {
+        return Ok((SchedClass::parse(at, policy, Some(priority.unwrap_or(10)))?, None));
+    }
+    match priority.unwrap_or(0) {
+        nice @ -20..=19 => Ok((SchedClass::Normal, Some(nice as i32))),
+        nice => Err(format!("{at}: a SCHED_OTHER priority is a nice value within -20..=19, got {nice}")),
+    }
+}
+
+/// The policy in effect when each phase starts: the last one a phase before it set, else
+/// the task's on the first thread loop and the last phase's setting on the later ones (rt-app
+/// changes the policy only where a phase gives one). A phase that gives a priority but no
+/// policy needs one policy in effect on every loop, to know what its priority means.
+fn policies_in_effect<'p>(
+    at_phases: &[String],
+    set: &[Option<&'p str>],
+    task_policy: &'p str,
+) -> Result<Vec<&'p str>, String> {
+    let last_set = set.iter().rev().flatten().next().copied();
+    let mut in_effect = Vec::new();
+    let mut current = None;
+    for (at_phase, own) in at_phases.iter().zip(set) {
+        let policy = match current {
+            Some(p) => p,
+            None if last_set.is_none_or(|l| l == task_policy) => task_policy,
+            None => {
+                return Err(format!(
+                    "{at_phase}: give its policy with its priority: {task_policy} on the first loop, {} on later ones",
+                    last_set.unwrap_or(task_policy)
+                ))
+            }
+        };
+        in_effect.push(policy);
+        current = own.or(current);
+    }
+    Ok(in_effect)
 }
 
 /// What `global` sets.
 struct Global {
     duration_us: Option<u64>,
+    /// A task's policy unless it gives one.
+    default_policy: String,
     reference_cpu: Option<usize>,
     mem_buffer_bytes: u64,
 }
@@ -376,7 +432,12 @@ pub fn from_rtapp_json(origin: &str, text_in: &str) -> Result<Workload, String> 
     let members = object(origin, &root)?;
     let mut tasks_json = None;
     // rt-app calibrates on CPU0 unless told otherwise
-    let mut global = Global { duration_us: None, reference_cpu: Some(0), mem_buffer_bytes: DEFAULT_MEM_BUFFER_BYTES };
+    let mut global = Global {
+        duration_us: None,
+        default_policy: "SCHED_OTHER".into(),
+        reference_cpu: Some(0),
+        mem_buffer_bytes: DEFAULT_MEM_BUFFER_BYTES,
+    };
     for (key, value) in members {
         let at = format!("{origin}: {key}");
         match key.as_str() {
@@ -413,7 +474,12 @@ pub fn from_rtapp_json(origin: &str, text_in: &str) -> Result<Workload, String> 
 }
 
 fn parse_global(at: &str, value: &Json) -> Result<Global, String> {
-    let mut global = Global { duration_us: None, reference_cpu: Some(0), mem_buffer_bytes: DEFAULT_MEM_BUFFER_BYTES };
+    let mut global = Global {
+        duration_us: None,
+        default_policy: "SCHED_OTHER".into(),
+        reference_cpu: Some(0),
+        mem_buffer_bytes: DEFAULT_MEM_BUFFER_BYTES,
+    };
     for (key, value) in object(at, value)? {
         let at = format!("{at}.{key}");
         match key.as_str() {
@@ -438,7 +504,7 @@ fn parse_global(at: &str, value: &Json) -> Result<Global, String> {
                     other => return Err(format!("{at} must be \"CPU<n>\" or ns per loop, got {}", other.kind())),
                 };
             }
-            "default_policy" => sched_other(&at, value)?,
+            "default_policy" => global.default_policy = policy(&at, value)?.to_string(),
             "mem_buffer_size" => global.mem_buffer_bytes = whole(&at, value, 1.0, 1e12)? as u64,
             "io_device" => {
                 if text(&at, value)? != "/dev/null" {
@@ -486,7 +552,7 @@ fn task(
     let mut instances = 1u32;
     let mut task_loop = None;
     let mut delay_us = 0u64;
-    let mut nice = 0;
+    let (mut task_policy, mut task_priority) = (global.default_policy.as_str(), None);
     let mut affinity = None;
     let mut phases_json = None;
     let mut events = Vec::new();
@@ -500,8 +566,8 @@ fn task(
                 n => task_loop = Some(n),
             },
             "delay" => delay_us = whole(&at_key, value, 0.0, 1e12)? as u64,
-            "priority" => nice = whole(&at_key, value, -20.0, 19.0)? as i32,
-            "policy" => sched_other(&at_key, value)?,
+            "priority" => task_priority = Some(priority(&at_key, value)?),
+            "policy" => task_policy = policy(&at_key, value)?,
             "cpus" => affinity = Some(cpu_list(&at_key, value)?),
             "phases" => phases_json = Some(object(&at_key, value)?),
             "util_min" => clamp.0 = whole(&at_key, value, 0.0, 1024.0)? as u32,
@@ -514,6 +580,7 @@ fn task(
             _ => return Err(format!("{at_key}: unknown or unsupported task key")),
         }
     }
+    let (class, nice) = sched_class(at, task_policy, task_priority)?;
     let mut out = Unrolled {
         at,
         task: name,
@@ -549,26 +616,39 @@ fn task(
             // rt-app sets a phase's affinity (its own, else the task's) at each of its loops,
             // and its priority and clamps only where it gives them: phases that set any become
             // a SetSched step at each loop, and then every phase does (to put the task's back)
-            let mut parsed = Vec::new();
+            let (mut parsed, mut policies) = (Vec::new(), Vec::new());
             for (phase_name, phase) in phases {
                 let at_phase = format!("{at}.phases.{phase_name}");
                 let (mut loops, mut attr) = (1u32, SchedAttr::default());
+                let (mut phase_policy, mut phase_priority) = (None, None);
                 let mut phase_events = Vec::new();
                 for (key, value) in object(&at_phase, phase)? {
                     let at_key = format!("{at_phase}.{key}");
                     match key.as_str() {
                         "loop" => loops = whole(&at_key, value, 1.0, MAX_PHASES as f64)? as u32,
                         "cpus" => attr.cpus = Some(cpu_list(&at_key, value)?),
-                        "priority" => attr.nice = Some(whole(&at_key, value, -20.0, 19.0)? as i32),
+                        "priority" => phase_priority = Some(priority(&at_key, value)?),
                         "util_min" => attr.util_min = Some(whole(&at_key, value, 0.0, 1024.0)? as u32),
                         "util_max" => attr.util_max = Some(whole(&at_key, value, 0.0, 1024.0)? as u32),
-                        "policy" => sched_other(&at_key, value)?,
+                        "policy" => phase_policy = Some(policy(&at_key, value)?),
                         "nodes_membind" => nodes_membind(&at_key, value)?,
                         k if event_of(k).is_some() => phase_events.push((key.as_str(), value)),
                         _ => return Err(format!("{at_key}: unknown or unsupported phase key")),
                     }
                 }
                 parsed.push((at_phase, loops, attr, phase_events));
+                policies.push((phase_policy, phase_priority));
+            }
+            let at_phases: Vec<String> = parsed.iter().map(|(at, ..)| at.clone()).collect();
+            let set: Vec<Option<&str>> = policies.iter().map(|&(p, _)| p).collect();
+            let in_effect = policies_in_effect(&at_phases, &set, task_policy)?;
+            for ((entry, (own, given)), current) in parsed.iter_mut().zip(&policies).zip(in_effect) {
+                if own.is_some() || given.is_some() {
+                    let (class, nice) = sched_class(&entry.0, own.unwrap_or(current), *given)?;
+                    // a priority alone keeps the policy: CFS's is a nice value only
+                    entry.2.class = (own.is_some() || class.rt_priority().is_some()).then_some(class);
+                    entry.2.nice = nice;
+                }
             }
             check_phase_clamps(at, clamp, parsed.iter().map(|(at, _, attr, _)| (at.as_str(), attr)))?;
             let sets_sched = parsed.iter().any(|(_, _, attr, _)| *attr != SchedAttr::default());
@@ -592,7 +672,7 @@ fn task(
     let task = Task {
         name: name.to_string(),
         threads: instances,
-        nice,
+        nice: nice.unwrap_or(0),
         affinity,
         repeat: if repeat < 0.0 { u32::MAX } else { repeat as u32 },
         phases: out.phases,
@@ -600,6 +680,7 @@ fn task(
         forked: false,
         rtapp: Some(RtappSteps { steps: out.steps, repeats_are_phase_loops }),
         uclamp: crate::workload::UtilClamp::new(at, clamp.0, clamp.1)?,
+        class,
     };
     Ok((task, instances))
 }
@@ -1119,7 +1200,14 @@ mod tests {
                 "tasks.t.phases.b: util_min 600 above util_max 500",
             ),
             (r#"{"tasks": {"t": {"util_min": 600, "util_max": 500, "run": 1}}}"#, "min <= max"),
-            (r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "run": 1}}}"#, "SCHED_FIFO is not supported yet"),
+            (r#"{"tasks": {"t": {"policy": "SCHED_DEADLINE", "run": 1}}}"#, "SCHED_DEADLINE is not supported yet"),
+            (r#"{"tasks": {"t": {"policy": "SCHED_BATCH", "run": 1}}}"#, "unknown policy 'SCHED_BATCH'"),
+            (r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "priority": 0, "run": 1}}}"#, "within 1..=99, got 0"),
+            (r#"{"tasks": {"t": {"priority": 50, "run": 1}}}"#, "nice value within -20..=19, got 50"),
+            (
+                r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "phases": {"a": {"priority": 5, "run": 1}, "b": {"policy": "SCHED_OTHER", "run": 1}}}}}"#,
+                "tasks.t.phases.a: give its policy with its priority: SCHED_FIFO on the first loop, SCHED_OTHER on later ones",
+            ),
             (r#"{"global": {"io_device": "/tmp/x"}, "tasks": {"t": {"run": 1}}}"#, "only /dev/null"),
             (r#"{"global": {"calibration": "big"}, "tasks": {"t": {"run": 1}}}"#, "\"CPU<n>\" or ns per loop"),
             (r#"{"tasks": {"t": {"timer": {"period": 5, "mode": "late"}}}}"#, "mode must be"),

@@ -98,8 +98,11 @@ impl TraceEvent {
 #[derive(Debug, Clone, Default)]
 pub struct TraceThreads {
     pub names: Vec<String>,
-    /// Kernel priority (120 + nice) per tid.
+    /// Kernel priority per tid at the start (120 + nice; 99 - sched_priority for real time).
     pub prios: Vec<i32>,
+    /// Priority changes (`sched_setscheduler`, `setpriority`) in the order they happened: the
+    /// number of events traced before it, the tid and its new priority.
+    pub prio_changes: Vec<(usize, u32, i32)>,
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -173,6 +176,10 @@ fn cpumask_hex(mask: u64, nbits: usize) -> String {
 
 struct Namer<'a> {
     threads: &'a TraceThreads,
+    /// Per tid, its priority as of the event being printed.
+    prios: Vec<i32>,
+    /// The next change of `threads.prio_changes` to apply.
+    next_change: usize,
 }
 
 impl Namer<'_> {
@@ -198,7 +205,20 @@ impl Namer<'_> {
         if tid == 0 {
             DEFAULT_PRIO
         } else {
-            self.threads.prios.get(tid as usize).copied().unwrap_or(DEFAULT_PRIO)
+            self.prios.get(tid as usize).copied().unwrap_or(DEFAULT_PRIO)
+        }
+    }
+
+    /// Applies the priority changes made before event number `event` was traced.
+    fn catch_up(&mut self, event: usize) {
+        while let Some(&(before, tid, prio)) = self.threads.prio_changes.get(self.next_change) {
+            if before > event {
+                break;
+            }
+            if let Some(p) = self.prios.get_mut(tid as usize) {
+                *p = prio;
+            }
+            self.next_change += 1;
         }
     }
 }
@@ -230,7 +250,7 @@ impl Namer<'_> {
 pub fn write_ftrace(events: &[TraceEvent], threads: &TraceThreads, ncpus: usize, out: &mut String) {
     use std::fmt::Write as _;
 
-    let namer = Namer { threads };
+    let mut namer = Namer { threads, prios: threads.prios.clone(), next_change: 0 };
     let mut order: Vec<usize> = (0..events.len())
         .filter(|&i| match &events[i] {
             TraceEvent::Counter { value, .. } => value.is_finite(),
@@ -256,6 +276,7 @@ pub fn write_ftrace(events: &[TraceEvent], threads: &TraceThreads, ncpus: usize,
     };
 
     for i in order {
+        namer.catch_up(i);
         let ev = &events[i];
         let (cpu, name) = match ev {
             TraceEvent::SchedSwitch { cpu, .. } => (*cpu, "sched_switch"),
@@ -493,7 +514,11 @@ mod tests {
     use super::*;
 
     fn threads() -> TraceThreads {
-        TraceThreads { names: vec![String::new(), "task0".into(), "my worker".into()], prios: vec![120, 120, 100] }
+        TraceThreads {
+            names: vec![String::new(), "task0".into(), "my worker".into()],
+            prios: vec![120, 120, 100],
+            prio_changes: vec![],
+        }
     }
 
     fn render(events: &[TraceEvent], ncpus: usize) -> String {
@@ -1013,6 +1038,7 @@ mod tests {
         let th = TraceThreads {
             names: (0..=nthreads).map(|i| format!("thread {i}")).collect(),
             prios: (0..=nthreads as i32).map(|i| 100 + i).collect(),
+            prio_changes: vec![],
         };
         let mut text = String::new();
         write_ftrace(&events, &th, ncpus, &mut text);

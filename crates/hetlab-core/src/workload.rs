@@ -175,11 +175,12 @@ pub enum PhaseKind {
 
 /// The scheduling attributes a `PhaseKind::SetSched` phase sets: the allowed CPUs
 /// (`sched_setaffinity`; `None`: every CPU; a running thread on a CPU no longer allowed moves
-/// at once) and, each only if given, the nice value (`setpriority`) and the utilisation clamps
-/// (`sched_setattr`'s util_min/util_max).
+/// at once) and, each only if given, the class (`sched_setscheduler`), the nice value
+/// (`setpriority`) and the utilisation clamps (`sched_setattr`'s util_min/util_max).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SchedAttr {
     pub cpus: Option<Vec<usize>>,
+    pub class: Option<SchedClass>,
     pub nice: Option<i32>,
     pub util_min: Option<u32>,
     pub util_max: Option<u32>,
@@ -249,6 +250,56 @@ impl Phase {
     }
 }
 
+/// A thread's scheduling class (`sched_setscheduler`'s policy): CFS (SCHED_OTHER, weighted by
+/// its nice value), or real-time (`sched::rt`) with its `sched_priority`, 1..=99.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SchedClass {
+    #[default]
+    Normal,
+    Fifo(u8),
+    RoundRobin(u8),
+}
+
+impl SchedClass {
+    /// `MAX_RT_PRIO - 1`: the highest `sched_priority`.
+    pub const MAX_RT_PRIORITY: u8 = 99;
+
+    /// The class of policy `name` (`normal`/`other`, `fifo`, `rr`, any case, an optional
+    /// `SCHED_` prefix) at `priority` (its `sched_priority`; ignored for CFS); `at` names it
+    /// in errors.
+    pub fn parse(at: &str, name: &str, priority: Option<i64>) -> Result<SchedClass, String> {
+        let upper = name.to_ascii_uppercase();
+        let rt = |make: fn(u8) -> SchedClass| match priority {
+            Some(p @ 1..=99) => Ok(make(p as u8)),
+            Some(p) => Err(format!("{at}: a real-time priority is within 1..=99, got {p}")),
+            None => Err(format!("{at}: a real-time policy needs its priority (1..=99)")),
+        };
+        match upper.strip_prefix("SCHED_").unwrap_or(&upper) {
+            "OTHER" | "NORMAL" => Ok(SchedClass::Normal),
+            "FIFO" => rt(SchedClass::Fifo),
+            "RR" => rt(SchedClass::RoundRobin),
+            _ => Err(format!("{at}: unknown policy '{name}'; give SCHED_OTHER, SCHED_FIFO or SCHED_RR")),
+        }
+    }
+
+    /// The `sched_priority` of a real-time class.
+    pub fn rt_priority(self) -> Option<u8> {
+        match self {
+            SchedClass::Normal => None,
+            SchedClass::Fifo(p) | SchedClass::RoundRobin(p) => Some(p),
+        }
+    }
+
+    /// The kernel's `prio` as the scheduler's tracepoints print it: 120 + nice for CFS,
+    /// `MAX_RT_PRIO - 1 - sched_priority` for real time.
+    pub fn kernel_prio(self, nice: i32) -> i32 {
+        match self.rt_priority() {
+            Some(p) => i32::from(Self::MAX_RT_PRIORITY - p),
+            None => 120 + nice,
+        }
+    }
+}
+
 /// The kernel's SCHED_CAPACITY_SCALE: the top of a utilisation clamp.
 pub const UTIL_CLAMP_SCALE: u32 = 1024;
 
@@ -309,6 +360,8 @@ pub struct Task {
     pub rtapp: Option<RtappSteps>,
     /// Its threads' utilisation clamps (`sched::uclamp`; rt-app's `util_min`/`util_max`).
     pub uclamp: UtilClamp,
+    /// Its threads' class: CFS, or real-time with a priority.
+    pub class: SchedClass,
 }
 
 /// Where each phase of a task comes from in its rt-app file, for the markers rt-app writes to
@@ -383,6 +436,9 @@ struct TaskFile {
     /// Utilisation clamps, 0..=1024 (`sched::uclamp`).
     util_min: Option<u32>,
     util_max: Option<u32>,
+    /// `normal` (CFS, the default), `fifo` or `rr` (real time, at `rt_priority` 1..=99).
+    policy: Option<String>,
+    rt_priority: Option<i64>,
     phases: Vec<PhaseFile>,
 }
 
@@ -685,6 +741,13 @@ impl Workload {
                 forked: false,
                 rtapp: None,
                 uclamp: UtilClamp::new(&at, t.util_min.unwrap_or(0), t.util_max.unwrap_or(UTIL_CLAMP_SCALE))?,
+                class: match (&t.policy, t.rt_priority) {
+                    (Some(policy), priority) => SchedClass::parse(&format!("{at}.policy"), policy, priority)?,
+                    (None, None) => SchedClass::Normal,
+                    (None, Some(_)) => {
+                        return Err(format!("{at}.rt_priority: give policy = \"fifo\" or \"rr\" with it"))
+                    }
+                },
             });
         }
         let w = Workload { name: file.name, tasks, duration_us: None, reference_cpu: None };
@@ -890,6 +953,7 @@ pub fn ccbench(kv: &[(String, String)]) -> Result<Workload, String> {
             forked: false,
             rtapp: None,
             uclamp: Default::default(),
+            class: Default::default(),
             phases: vec![Phase {
                 kind: PhaseKind::Compute { instructions: iterations },
                 mem,
@@ -930,6 +994,7 @@ pub fn periodic(kv: &[(String, String)]) -> Result<Workload, String> {
             forked: false,
             rtapp: None,
             uclamp: Default::default(),
+            class: Default::default(),
             phases: vec![Phase {
                 kind: PhaseKind::Periodic { run_us, period_us, count: (duration_us / period_us).max(1) },
                 mem,
@@ -973,6 +1038,7 @@ pub fn cpu_bound(kv: &[(String, String)]) -> Result<Workload, String> {
             forked: false,
             rtapp: None,
             uclamp: Default::default(),
+            class: Default::default(),
             phases: vec![Phase {
                 kind: PhaseKind::Compute { instructions },
                 mem,

@@ -86,6 +86,12 @@ struct Sched {
     cfs: crate::sched::cfs::Tunables,
     /// Some thread has utilisation clamps (the kernel's `sched_uclamp_used`).
     uclamp_used: bool,
+    /// A SCHED_RR slice, ticks.
+    rr_slice_ticks: u64,
+    /// RT tasks queued so far (their arrival numbers order each priority's list).
+    rt_arrivals: u64,
+    /// RT placement asks whether a CPU's capacity fits the task (5.10 on asymmetric CPUs).
+    rt_fitness: bool,
     /// The CPUs the workload's threads may be given (online, within `--cluster`).
     user_cpus: CpuMask,
 }
@@ -146,6 +152,8 @@ struct Outputs<'a> {
     stuck: bool,
     /// Logical CPUs the switcher moved to their partner core.
     cpu_switches: u64,
+    /// Priority changes, for a trace: events traced before, tid, new kernel priority.
+    prio_changes: Vec<(usize, u32, i32)>,
 }
 
 impl Outputs<'_> {
@@ -156,6 +164,13 @@ impl Outputs<'_> {
     fn trace(&mut self, event: TraceEvent) {
         if let Some(t) = &mut self.trace {
             t.push(event);
+        }
+    }
+
+    /// Thread `tid` has kernel priority `prio` from now on (only a trace prints priorities).
+    fn note_prio(&mut self, tid: u32, prio: i32) {
+        if let Some(t) = &self.trace {
+            self.prio_changes.push((t.len(), tid, prio));
         }
     }
 
@@ -509,7 +524,7 @@ impl<'a> Engine<'a> {
             || self.sched.track_util
             || self.rcu.rcu.active()
             || !self.rcu.pending_wakes.is_empty()
-            || self.sched.rqs.iter().any(|rq| rq.curr.is_some() && !rq.queue.is_empty());
+            || self.sched.rqs.iter().any(|rq| (rq.cfs_curr().is_some() && !rq.queue.is_empty()) || !rq.rt.is_empty());
         if !needed {
             return f64::INFINITY;
         }

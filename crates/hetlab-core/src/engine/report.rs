@@ -82,10 +82,15 @@ impl Engine<'_> {
         let mut trace_threads = TraceThreads::default();
         if self.config.trace {
             let max_tid = self.threads.iter().map(|t| t.tid as usize).max().unwrap_or(0);
-            trace_threads = TraceThreads { names: vec![String::new(); max_tid + 1], prios: vec![120; max_tid + 1] };
+            trace_threads = TraceThreads {
+                names: vec![String::new(); max_tid + 1],
+                prios: vec![120; max_tid + 1],
+                prio_changes: std::mem::take(&mut self.out.prio_changes),
+            };
             for (t, th) in self.threads.iter().enumerate() {
+                let task = &self.tasks[th.task];
                 trace_threads.names[th.tid as usize] = self.thread_name(t);
-                trace_threads.prios[th.tid as usize] = 120 + self.tasks[th.task].nice;
+                trace_threads.prios[th.tid as usize] = task.class.kernel_prio(task.nice);
             }
         }
         RunResult {

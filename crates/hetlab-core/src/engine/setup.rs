@@ -103,6 +103,7 @@ impl<'a> Engine<'a> {
         let mut tasks: Vec<Task> = workload.tasks.iter().chain(&config.kernel_threads).chain(&rcuo).cloned().collect();
         let mut threads = Vec::new();
         let mut entities = Vec::new();
+        let rr_slice_ticks = crate::sched::rt::rr_slice_ticks(platform.hz);
         let user_cpus =
             CpuMask::of((0..ncpus).filter(|&c| online[c] && config.cluster.is_none_or(|k| cluster_of[c] == k)));
         for ti in 0..tasks.len() {
@@ -181,6 +182,9 @@ impl<'a> Engine<'a> {
                     // a user task starts fully loaded (LSK-MP 0027), a kernel thread does not
                     // (children of kthreadd, 0079)
                     uclamp: task.uclamp,
+                    class: task.class,
+                    rt_arrival: 0,
+                    rr_slice_left_ticks: rr_slice_ticks,
                     avg: if kernel { SchedAvg::default() } else { SchedAvg::new_task(0) },
                 });
             }
@@ -319,6 +323,9 @@ impl<'a> Engine<'a> {
                     .flat_map(|t| &t.phases)
                     .any(|p| matches!(&p.kind, PhaseKind::SetSched(a) if a.util_min.is_some() || a.util_max.is_some())),
             user_cpus,
+            rr_slice_ticks,
+            rt_arrivals: 0,
+            rt_fitness: placement.rt_capacity_fitness(),
             placement,
             rqs: online.iter().map(|&on| RunQueue::new(on)).collect(),
             entities,
@@ -384,6 +391,7 @@ impl<'a> Engine<'a> {
                 marks: Vec::new(),
                 stuck: false,
                 cpu_switches: 0,
+                prio_changes: Vec::new(),
             },
             tasks,
             config,

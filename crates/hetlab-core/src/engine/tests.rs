@@ -267,6 +267,7 @@ fn sleep_timers_wake_each_thread_on_time() {
                 forked: false,
                 rtapp: None,
                 uclamp: Default::default(),
+                class: Default::default(),
                 phases: phases(i),
             })
             .collect(),
@@ -320,6 +321,7 @@ fn sharing(nices: &[i32]) -> Workload {
             forked: false,
             rtapp: None,
             uclamp: Default::default(),
+            class: Default::default(),
             phases: vec![compute_phase(1e12)],
         })
         .collect();
@@ -360,6 +362,7 @@ fn a_waking_sleeper_preempts_a_cpu_hog() {
         forked: false,
         rtapp: None,
         uclamp: Default::default(),
+        class: Default::default(),
         phases: vec![
             Phase { kind: PhaseKind::Sleep { duration_us: 50_000 }, ..compute_phase(0.0) },
             compute_phase(2e5),
@@ -466,4 +469,116 @@ fn a_thread_switched_in_during_a_kernel_burst_waits_for_it() {
             _ => {}
         }
     }
+}
+
+// ---- the RT class ------------------------------------------------------------------------
+
+/// An rt-app workload run under `governor` (and `scheduler`), traced.
+fn rtapp_run(p: &Platform, doc: &str, governor: &str, scheduler: SchedPolicy) -> RunResult {
+    let w = crate::rtapp::from_rtapp_json("rt.json", doc).unwrap();
+    let mut c = config(p, governor, None, &[]);
+    c.scheduler = scheduler;
+    c.trace = true;
+    simulate(p, &w, c).unwrap()
+}
+
+fn trace_text(r: &RunResult) -> String {
+    let mut text = String::new();
+    crate::trace::write_ftrace(&r.trace, &r.trace_threads, r.threads[0].cpu_time_on_s.len(), &mut text);
+    text
+}
+
+fn thread<'r>(r: &'r RunResult, name: &str) -> &'r crate::result::ThreadReport {
+    r.threads.iter().find(|t| t.name.starts_with(name)).unwrap_or_else(|| panic!("no thread {name}"))
+}
+
+/// A CFS hog on CPU 4 from the start, and task `rt` of `policy` waking 10 ms in for 50 ms of
+/// work there: its finish time, and the hog's.
+fn waking_beside_a_hog(policy: &str) -> (f64, f64) {
+    let priority = if policy == "SCHED_OTHER" { 0 } else { 50 };
+    let p = exynos();
+    let doc = format!(
+        r#"{{"global": {{"calibration": "CPU4"}}, "tasks": {{
+            "hog": {{"cpus": [4], "loop": 1, "run": 200000}},
+            "rt": {{"cpus": [4], "policy": "{policy}", "priority": {priority}, "loop": 1, "delay": 10000, "run": 50000}}}}}}"#
+    );
+    let r = rtapp_run(&p, &doc, "performance", SchedPolicy::Smp);
+    (thread(&r, "rt").finish_s, thread(&r, "hog").finish_s)
+}
+
+#[test]
+fn a_fifo_task_preempts_cfs_at_once_and_runs_to_its_end() {
+    let (rt_s, hog_s) = waking_beside_a_hog("SCHED_FIFO");
+    // 10 ms + its 50 ms, within a wake-up's exit latency; the hog waits for all of it
+    assert!((rt_s - 0.060).abs() < 0.5e-3, "FIFO task done at {rt_s} s");
+    assert!((hog_s - 0.250).abs() < 1e-3, "hog done at {hog_s} s");
+    // as a CFS task it shares the CPU with the hog
+    let (cfs_s, _) = waking_beside_a_hog("SCHED_OTHER");
+    assert!(cfs_s > 0.09, "CFS task done at {cfs_s} s");
+}
+
+#[test]
+fn round_robin_shares_a_priority_in_100_ms_turns_and_fifo_does_not() {
+    let p = exynos();
+    let two = |policy: &str| {
+        let doc = format!(
+            r#"{{"global": {{"calibration": "CPU4"}}, "tasks": {{"a": {{"cpus": [4], "policy": "{policy}", "priority": 20,
+                "instance": 2, "loop": 1, "run": 250000}}}}}}"#
+        );
+        let r = rtapp_run(&p, &doc, "performance", SchedPolicy::Smp);
+        let mut finish: Vec<f64> = r.threads.iter().filter(|t| t.name.starts_with('a')).map(|t| t.finish_s).collect();
+        finish.sort_by(f64::total_cmp);
+        let switches =
+            trace_text(&r).lines().filter(|l| l.contains("sched_switch") && l.contains("prev_state=R+")).count();
+        (finish, switches)
+    };
+    let (fifo, fifo_switches) = two("SCHED_FIFO");
+    assert!((fifo[0] - 0.25).abs() < 1e-3 && (fifo[1] - 0.5).abs() < 1e-3, "{fifo:?}");
+    assert_eq!(fifo_switches, 0);
+    // RR: 100 ms turns (HZ 200: 20 ticks): a 0-100, b 100-200, a 200-300, b 300-400, a done
+    // at 450, b at 500
+    let (rr, rr_switches) = two("SCHED_RR");
+    assert!((rr[0] - 0.45).abs() < 1e-3 && (rr[1] - 0.5).abs() < 1e-3, "{rr:?}");
+    assert_eq!(rr_switches, 4, "turns end at 100, 200, 300 and 400 ms");
+}
+
+#[test]
+fn rt_tasks_are_pushed_to_cpus_they_can_run_on_and_pull_back() {
+    let p = exynos();
+    // a pinned FIFO 90 on CPU 4 for 100 ms; two FIFO 50s woken there that may use CPUs 4-5,
+    // where CPU 5 runs a CFS hog: one goes to CPU 5 at once (preempting the hog), the other
+    // waits and is pulled to CPU 4 when the FIFO 90 ends
+    let doc = r#"{"global": {"calibration": "CPU4"}, "tasks": {
+        "high": {"cpus": [4], "policy": "SCHED_FIFO", "priority": 90, "loop": 1, "run": 100000},
+        "hog": {"cpus": [5], "loop": 1, "run": 300000},
+        "mid": {"cpus": [4, 5], "policy": "SCHED_FIFO", "priority": 50, "instance": 2, "loop": 1, "delay": 1000,
+                "run": 50000}}}"#;
+    let r = rtapp_run(&p, doc, "performance", SchedPolicy::Smp);
+    let mut mids: Vec<_> = r.threads.iter().filter(|t| t.name.starts_with("mid")).collect();
+    mids.sort_by(|a, b| a.finish_s.total_cmp(&b.finish_s));
+    assert!((mids[0].finish_s - 0.051).abs() < 1e-3, "first mid at {} s", mids[0].finish_s);
+    assert!(mids[0].cpu_time_on_s[5] > 0.049, "{:?}", mids[0].cpu_time_on_s);
+    // the second: on CPU 5 after the first (or CPU 4 after the FIFO 90) at 101 ms
+    assert!((mids[1].finish_s - 0.101).abs() < 1.5e-3, "second mid at {} s", mids[1].finish_s);
+    assert!((thread(&r, "high").finish_s - 0.1).abs() < 1e-3);
+    // the trace prints the kernel's priorities: 99 - 50 and 99 - 90
+    assert!(trace_text(&r).contains("next_prio=49") && trace_text(&r).contains("next_prio=9"));
+}
+
+#[test]
+fn schedutil_runs_at_the_top_while_rt_work_is_runnable_and_eas_puts_it_on_big() {
+    let p = exynos();
+    let big = &p.clusters[cluster(&p, "big")].cpus;
+    // a light FIFO task (2 ms every 20 ms) free to go anywhere
+    let doc = r#"{"global": {"calibration": "CPU4"}, "tasks": {"light": {"policy": "SCHED_FIFO", "priority": 10,
+        "loop": 50, "run": 2000, "timer": {"ref": "t", "period": 20000}}}}"#;
+    let r = rtapp_run(&p, doc, "schedutil", SchedPolicy::Eas);
+    let t = thread(&r, "light");
+    let on_big: f64 = big.iter().map(|&c| t.cpu_time_on_s[c]).sum();
+    assert!(on_big / t.cpu_time_s > 0.99, "{:?}", t.cpu_time_on_s);
+    // as CFS it is light enough for EAS to keep it on LITTLE
+    let r = rtapp_run(&p, &doc.replace("SCHED_FIFO", "SCHED_OTHER"), "schedutil", SchedPolicy::Eas);
+    let t = thread(&r, "light");
+    let on_big: f64 = big.iter().map(|&c| t.cpu_time_on_s[c]).sum();
+    assert!(on_big / t.cpu_time_s < 0.5, "{:?}", t.cpu_time_on_s);
 }

@@ -1,8 +1,11 @@
-//! Threads through their phases, and what CFS does with them (`sched::cfs` holds the rules):
-//! wake-ups placed by the placement policy, enqueue with the CFS vruntime placement and
-//! wake-up preemption, context switches to the smallest vruntime, tick preemption, new-idle
-//! pulls, migration of waiting and running threads (with the cold cache it leaves), and the
-//! PELT signals updated where the kernel updates them (enqueue, dequeue, the tick, migration).
+//! Threads through their phases, and what the scheduler classes do with them (`sched::cfs` and
+//! `sched::rt` hold the rules): wake-ups placed by the placement policy (CFS) or the RT class's
+//! own choice, enqueue with the CFS vruntime placement and wake-up preemption (an RT task
+//! preempts CFS and lower RT priorities at once), context switches to the highest RT priority
+//! or else the smallest vruntime, tick preemption (CFS slices, SCHED_RR turns), RT push and
+//! pull, new-idle pulls, migration of waiting and running threads (with the cold cache it
+//! leaves), and the PELT signals updated where the kernel updates them (enqueue, dequeue, the
+//! tick, migration).
 
 use super::state::{KernelBurst, ThreadState};
 use super::sync::{object_of, Object};
@@ -13,7 +16,7 @@ use crate::random::uniform;
 use crate::result::Mark;
 use crate::sched::cfs;
 use crate::sched::pelt::{self, State};
-use crate::sched::{uclamp, CpuMask, WakeKind};
+use crate::sched::{rt, uclamp, CpuMask, WakeKind};
 use crate::trace::{PrevState, TraceEvent, CPU_IDLE_EXIT};
 use crate::workload::{PhaseKind, SchedAttr};
 
@@ -61,7 +64,8 @@ impl Engine<'_> {
 
     /// Accounts `t`'s PELT signals up to now in the state it has been in since the last update.
     pub(super) fn update_entity_avg(&mut self, t: usize) {
-        if !self.sched.track_util {
+        // an RT task has no CFS signal to update (5.10 tracks RT time per run queue only)
+        if !self.sched.track_util || self.sched.entities[t].is_rt() {
             return;
         }
         let cpu = self.sched.entities[t].cpu;
@@ -76,14 +80,14 @@ impl Engine<'_> {
         }
     }
 
-    /// Accounts `cpu`'s run-queue signals up to now (runnable while anything is queued there,
-    /// running while something runs).
+    /// Accounts `cpu`'s CFS run-queue signals up to now (runnable while a CFS task is queued
+    /// there, running while one runs).
     pub(super) fn update_rq_avg(&mut self, cpu: usize) {
         if !self.sched.track_util {
             return;
         }
         let rq = &self.sched.rqs[cpu];
-        let state = self.pelt_state(cpu, rq.nr_running() > 0, rq.curr.is_some());
+        let state = self.pelt_state(cpu, rq.cfs_nr_running() > 0, rq.cfs_curr().is_some());
         let now = self.now_ns();
         if self.sched.rqs[cpu].avg.update(now, state) {
             self.trace_pelt_cfs(cpu);
@@ -105,8 +109,13 @@ impl Engine<'_> {
     }
 
     /// What schedutil reads (`schedutil_cpu_util`, FREQUENCY_UTIL): the CPU's utilisation
-    /// within its run queue's clamps (`sched::uclamp`).
+    /// within its run queue's clamps (`sched::uclamp`); its whole capacity while an RT task is
+    /// runnable there (without uclamp `rt_rq_is_runnable` asks for the top frequency; with it,
+    /// an RT task's default util_min of 1024 does).
     pub(super) fn cpu_util_for_frequency(&mut self, cpu: usize) -> u32 {
+        if self.sched.rqs[cpu].rt.is_runnable() {
+            return self.sched.capacity[cpu];
+        }
         let util = self.cpu_util(cpu);
         if !self.sched.uclamp_used {
             return util;
@@ -316,8 +325,9 @@ impl Engine<'_> {
         }
     }
 
-    /// `t` takes the attributes: its allowed CPUs, and if given its clamps and nice value (its
-    /// weight changes on its run queue at once, its vruntime does not: `reweight_entity`, 5.10).
+    /// `t` takes the attributes: its allowed CPUs, and if given its clamps, nice value (its
+    /// weight changes on its run queue at once, its vruntime does not: `reweight_entity`, 5.10)
+    /// and class.
     fn set_sched(&mut self, t: usize, attr: &SchedAttr) {
         let se = &mut self.sched.entities[t];
         se.allowed = match &attr.cpus {
@@ -326,14 +336,85 @@ impl Engine<'_> {
         };
         se.uclamp.min = attr.util_min.unwrap_or(se.uclamp.min);
         se.uclamp.max = attr.util_max.unwrap_or(se.uclamp.max);
-        let Some(nice) = attr.nice else { return };
-        let (cpu, old, vruntime) = (se.cpu, se.weight, se.vruntime);
-        let weight = cfs::weight_of(nice);
-        (se.nice, se.weight) = (nice, weight);
-        // on a run queue (running or waiting), its weight is in the queue's load
-        let rq = &mut self.sched.rqs[cpu];
-        if rq.curr == Some(t) || rq.queue.contains(t, vruntime) {
-            rq.load_weight = rq.load_weight - old + weight;
+        if let Some(nice) = attr.nice {
+            let (cpu, old, vruntime) = (se.cpu, se.weight, se.vruntime);
+            let weight = cfs::weight_of(nice);
+            (se.nice, se.weight) = (nice, weight);
+            // on a CFS run queue (running or waiting), its weight is in the queue's load
+            let rq = &mut self.sched.rqs[cpu];
+            if rq.cfs_curr() == Some(t) || rq.queue.contains(t, vruntime) {
+                rq.load_weight = rq.load_weight - old + weight;
+            }
+            self.out.note_prio(self.threads[t].tid, self.sched.entities[t].kernel_prio());
+        }
+        if let Some(class) = attr.class {
+            self.set_class(t, class);
+        }
+    }
+
+    /// `t` changes class or RT priority (`__sched_setscheduler`): it leaves its class's queue
+    /// and joins the other's (its CFS load and utilisation leave or join the run queue's:
+    /// `switched_from_fair`, `switched_to_fair`); a running thread that now ranks lower gives
+    /// way once its zero-work phases are done.
+    fn set_class(&mut self, t: usize, class: rt::SchedClass) {
+        let old = self.sched.entities[t].class;
+        if old == class {
+            return;
+        }
+        let cpu = self.sched.entities[t].cpu;
+        let running = self.threads[t].state == ThreadState::Running;
+        let waiting = self.threads[t].state == ThreadState::Runnable;
+        if waiting {
+            self.dequeue_waiting(t);
+        }
+        let was_cfs = old.rt_priority().is_none();
+        if running {
+            self.update_curr(cpu);
+            self.update_util(cpu);
+            if was_cfs {
+                self.sched.rqs[cpu].load_weight -= self.sched.entities[t].weight;
+            }
+            self.stop_running(cpu, t);
+        }
+        if was_cfs && (running || waiting) && self.sched.track_util {
+            let avg = self.sched.entities[t].avg;
+            self.sched.rqs[cpu].avg.detach(&avg);
+        }
+        self.sched.entities[t].class = class;
+        self.sched.entities[t].rr_slice_left_ticks = self.sched.rr_slice_ticks;
+        if class.rt_priority().is_none() {
+            // joins CFS at the queue's minimum (`attach_task_cfs_rq`)
+            self.sched.entities[t].vruntime = self.sched.rqs[cpu].min_vruntime;
+        }
+        if running {
+            let rq = &mut self.sched.rqs[cpu];
+            rq.curr = Some(t);
+            rq.rt.running = class.rt_priority();
+            rq.slice_start_us = self.now_us;
+            rq.exec_start_us = self.now_us;
+            if class.rt_priority().is_none() {
+                rq.load_weight += self.sched.entities[t].weight;
+                self.attach_avg(cpu, t);
+            }
+            let lower = class.rt_priority().unwrap_or(0) < old.rt_priority().unwrap_or(0);
+            match &mut self.deferred_preempt {
+                Some((deferred, woken)) if *deferred == cpu => *woken |= lower,
+                _ if lower => self.preempt(cpu),
+                _ => {}
+            }
+        } else if waiting {
+            self.enqueue(cpu, t, Arrival::Migration);
+        }
+        self.out.note_prio(self.threads[t].tid, self.sched.entities[t].kernel_prio());
+    }
+
+    /// A CFS task's utilisation joins `cpu`'s run queue's signal.
+    fn attach_avg(&mut self, cpu: usize, t: usize) {
+        if self.sched.track_util {
+            self.update_rq_avg(cpu);
+            let mut avg = self.sched.entities[t].avg;
+            self.sched.rqs[cpu].avg.attach(&mut avg);
+            self.sched.entities[t].avg = avg;
         }
     }
 
@@ -350,7 +431,7 @@ impl Engine<'_> {
             self.threads[t].state = ThreadState::Done;
         }
         // an exiting task takes its utilisation with it (`detach_entity_load_avg`)
-        if self.sched.track_util {
+        if self.sched.track_util && !self.sched.entities[t].is_rt() {
             let se = self.sched.entities[t].avg;
             self.sched.rqs[cpu].avg.detach(&se);
             self.trace_pelt_cfs(cpu);
@@ -359,10 +440,10 @@ impl Engine<'_> {
 
     // ---- CFS -------------------------------------------------------------------------------
 
-    /// Accounts the running thread's virtual runtime up to now (`update_curr`).
+    /// Accounts the running CFS thread's virtual runtime up to now (`update_curr`).
     fn update_curr(&mut self, cpu: usize) {
         let rq = &mut self.sched.rqs[cpu];
-        let Some(t) = rq.curr else { return };
+        let Some(t) = rq.cfs_curr() else { return };
         let delta_us = self.now_us - rq.exec_start_us;
         if delta_us > 0.0 {
             let se = &mut self.sched.entities[t];
@@ -389,7 +470,12 @@ impl Engine<'_> {
         if kind == WakeKind::Wakeup {
             self.trace_waking(t, waker_cpu); // a new task has no sched_waking
         }
-        let mut target = self.sched.ask(self.now_us, waker_cpu, |placement, view| placement.select_cpu(view, t, kind));
+        let fitness = self.sched.rt_fitness;
+        let mut target = if self.sched.entities[t].is_rt() {
+            self.sched.ask(self.now_us, waker_cpu, |_, view| rt::select_cpu(view, t, fitness))
+        } else {
+            self.sched.ask(self.now_us, waker_cpu, |placement, view| placement.select_cpu(view, t, kind))
+        };
         let allowed = self.sched.entities[t].allowed;
         if !allowed.contains(target) {
             // a placement may keep the previous CPU, which a `SetSched` may have taken from
@@ -419,6 +505,9 @@ impl Engine<'_> {
     fn enqueue(&mut self, cpu: usize, t: usize, arrival: Arrival) {
         self.update_rq_avg(cpu);
         self.update_curr(cpu);
+        if self.sched.entities[t].is_rt() {
+            return self.enqueue_rt(cpu, t);
+        }
         let tunables = self.sched.cfs;
         let rq = &mut self.sched.rqs[cpu];
         let se = &mut self.sched.entities[t];
@@ -435,14 +524,115 @@ impl Engine<'_> {
         };
         rq.queue.insert(t, se.vruntime);
         let e = &self.sched.entities;
+        // CFS never preempts an RT task
         if arrival != Arrival::Migration
+            && !e[curr].is_rt()
             && cfs::wakeup_preempts(&tunables, e[curr].vruntime, e[t].vruntime, e[t].weight)
         {
-            match &mut self.deferred_preempt {
-                Some((deferred, woken)) if *deferred == cpu => *woken = true,
-                _ => self.preempt(cpu),
-            }
+            self.resched(cpu);
         }
+    }
+
+    /// The running thread of `cpu` must give way (`resched_curr`): now, or once the zero-work
+    /// phases of the thread that caused it are done when that thread runs here.
+    fn resched(&mut self, cpu: usize) {
+        match &mut self.deferred_preempt {
+            Some((deferred, woken)) if *deferred == cpu => *woken = true,
+            _ => self.preempt(cpu),
+        }
+    }
+
+    /// RT `t` joins `cpu`'s RT queue at the tail of its priority: runs at once on an idle CPU,
+    /// preempts CFS or a lower priority, or else waits and is pushed to a CPU where it would run
+    /// (`task_woken_rt`).
+    fn enqueue_rt(&mut self, cpu: usize, t: usize) {
+        self.threads[t].state = ThreadState::Runnable;
+        let Some(curr) = self.sched.rqs[cpu].curr else {
+            self.switch_in(cpu, t, None);
+            return;
+        };
+        self.rt_queue_tail(cpu, t);
+        let priority = self.sched.entities[t].class.rt_priority();
+        if self.sched.entities[curr].class.rt_priority() < priority {
+            self.resched(cpu);
+        } else {
+            self.push_rt(cpu);
+        }
+    }
+
+    /// RT `t` waits on `cpu` behind the tasks of its priority already there.
+    fn rt_queue_tail(&mut self, cpu: usize, t: usize) {
+        self.sched.rt_arrivals += 1;
+        let se = &mut self.sched.entities[t];
+        se.rt_arrival = self.sched.rt_arrivals;
+        let priority = se.class.rt_priority().expect("an RT task");
+        self.sched.rqs[cpu].rt.insert(t, priority, se.rt_arrival);
+    }
+
+    /// `push_rt_tasks`: while the highest-priority waiting RT task of `cpu` that may move would
+    /// run first elsewhere, it moves there.
+    fn push_rt(&mut self, cpu: usize) {
+        let fitness = self.sched.rt_fitness;
+        loop {
+            let rq = &self.sched.rqs[cpu];
+            let Some(t) = rq.rt.iter().find(|&t| self.sched.entities[t].allowed.count() > 1) else { return };
+            let Some(to) = self.sched.ask(self.now_us, cpu, |_, view| rt::push_target(view, t, fitness)) else {
+                return;
+            };
+            self.move_waiting(t, to, cpu);
+            self.enqueue_rt(to, t);
+        }
+    }
+
+    /// Waiting `t` leaves its queue and its entity moves to `to`'s run queue, the move done on
+    /// CPU `on` (traced there).
+    fn move_waiting(&mut self, t: usize, to: usize, on: usize) {
+        let from = self.sched.entities[t].cpu;
+        self.update_rq_avg(from);
+        self.update_entity_avg(t);
+        self.dequeue_waiting(t);
+        self.threads[t].migrations += 1;
+        self.trace_migrate(t, from, to, on);
+        self.move_entity(t, from, to);
+    }
+
+    /// Waiting `t` leaves its CPU's run queue (and, CFS, its weight the queue's load).
+    fn dequeue_waiting(&mut self, t: usize) {
+        self.unqueue(t);
+        let se = &self.sched.entities[t];
+        if !se.is_rt() {
+            self.sched.rqs[se.cpu].load_weight -= se.weight;
+        }
+    }
+
+    /// Waiting `t` leaves its class's queue on its CPU, to run there or to leave the CPU.
+    fn unqueue(&mut self, t: usize) {
+        let se = &self.sched.entities[t];
+        let rq = &mut self.sched.rqs[se.cpu];
+        let was_waiting = match se.class.rt_priority() {
+            Some(priority) => rq.rt.remove(t, priority, se.rt_arrival),
+            None => rq.remove(t, se.vruntime),
+        };
+        debug_assert!(was_waiting, "thread {t} was not waiting on CPU {}", se.cpu);
+    }
+
+    /// Running `t` stops running on `cpu` (it stays runnable or leaves; the caller says): an
+    /// RT task's class state is brought up to date (what is left of a SCHED_RR slice).
+    fn stop_running(&mut self, cpu: usize, t: usize) {
+        let rq = &mut self.sched.rqs[cpu];
+        rq.curr = None;
+        if rq.rt.running.take().is_some() {
+            let started_us = rq.slice_start_us;
+            let ticks_run = self.ticks_since(started_us);
+            let se = &mut self.sched.entities[t];
+            se.rr_slice_left_ticks = rt::rr_slice_left(ticks_run, se.rr_slice_left_ticks, self.sched.rr_slice_ticks);
+        }
+    }
+
+    /// Scheduler ticks from `since_us` to now (ticks fall on multiples of the tick period).
+    fn ticks_since(&self, since_us: f64) -> u64 {
+        let tick = self.sched.tick_us;
+        ((self.now_us / tick + 1e-9).floor() - (since_us / tick + 1e-9).floor()).max(0.0) as u64
     }
 
     /// Puts `t` on `cpu`, which must have nothing running; `prev` says who left (`None`: the
@@ -474,6 +664,7 @@ impl Engine<'_> {
         }
         let rq = &mut self.sched.rqs[cpu];
         rq.curr = Some(t);
+        rq.rt.running = self.sched.entities[t].class.rt_priority();
         rq.slice_start_us = self.now_us;
         rq.exec_start_us = self.now_us;
         self.threads[t].state = ThreadState::Running;
@@ -487,17 +678,21 @@ impl Engine<'_> {
     fn switch_out(&mut self, cpu: usize, state: ThreadState, prev_state: PrevState) {
         self.update_curr(cpu);
         self.update_util(cpu);
-        let rq = &mut self.sched.rqs[cpu];
-        let t = rq.curr.take().expect("a thread was running");
-        rq.load_weight -= self.sched.entities[t].weight;
+        let t = self.sched.rqs[cpu].curr.expect("a thread was running");
+        let prev_rt = self.sched.entities[t].is_rt();
+        if !prev_rt {
+            self.sched.rqs[cpu].load_weight -= self.sched.entities[t].weight;
+        }
+        self.stop_running(cpu, t);
         self.threads[t].state = state;
-        self.reschedule(cpu, (self.threads[t].tid, prev_state));
+        self.reschedule(cpu, (self.threads[t].tid, prev_state), prev_rt);
     }
 
-    /// `cpu` has nothing running (`prev` just left): run the next thread, or go idle.
-    fn reschedule(&mut self, cpu: usize, prev: (u32, PrevState)) {
+    /// `cpu` has nothing running (`prev`, an RT task if `prev_rt`, just left): run the next
+    /// thread, or go idle.
+    fn reschedule(&mut self, cpu: usize, prev: (u32, PrevState), prev_rt: bool) {
         self.dirty = true;
-        match self.pick_next(cpu) {
+        match self.pick_next(cpu, prev_rt) {
             Next::Run(next) => self.switch_in(cpu, next, Some(prev)),
             next => {
                 let p = self.policy_of(cpu);
@@ -524,10 +719,21 @@ impl Engine<'_> {
         }
     }
 
-    /// The next thread for a CPU: the smallest vruntime waiting there, else what the
-    /// placement's new-idle balance pulls: a waiting thread runs at once, a running one
-    /// (HMP's idle pull) comes through the stopper.
-    fn pick_next(&mut self, cpu: usize) -> Next {
+    /// The next thread for a CPU: the highest RT priority waiting there, else (after an RT
+    /// task left) the best RT task waiting elsewhere that may run here (`pull_rt_task`), else
+    /// the smallest vruntime waiting there, else what the placement's new-idle balance pulls:
+    /// a waiting thread runs at once, a running one (HMP's idle pull) comes through the stopper.
+    fn pick_next(&mut self, cpu: usize, prev_rt: bool) -> Next {
+        if let Some(t) = self.sched.rqs[cpu].rt.first() {
+            self.unqueue(t);
+            return Next::Run(t);
+        }
+        if prev_rt {
+            if let Some(t) = self.sched.ask(self.now_us, cpu, |_, view| rt::pull_candidate(view, cpu)) {
+                self.move_waiting(t, cpu, cpu);
+                return Next::Run(t);
+            }
+        }
         if let Some(t) = self.leftmost(cpu) {
             self.sched.rqs[cpu].remove(t, self.sched.entities[t].vruntime);
             return Next::Run(t);
@@ -538,57 +744,86 @@ impl Engine<'_> {
             return Next::Idle;
         };
         let t = pull.thread;
+        debug_assert!(!self.sched.entities[t].is_rt(), "CFS balancing moves CFS tasks only");
         if self.threads[t].state == ThreadState::Running {
             return Next::Pull(t);
         }
-        let from = self.sched.entities[t].cpu;
         debug_assert!(pull.to_cpu == cpu && self.threads[t].state == ThreadState::Runnable);
-        self.update_rq_avg(from);
-        self.update_entity_avg(t);
-        self.sched.rqs[from].remove(t, self.sched.entities[t].vruntime);
-        self.sched.rqs[from].load_weight -= self.sched.entities[t].weight;
-        self.trace_migrate(t, from, cpu, cpu);
-        self.move_entity(t, from, cpu);
-        self.threads[t].migrations += 1;
+        self.move_waiting(t, cpu, cpu);
         self.update_rq_avg(cpu);
         self.sched.rqs[cpu].load_weight += self.sched.entities[t].weight;
         Next::Run(t)
     }
 
-    /// The running thread of `cpu` goes back to the queue and the smallest vruntime runs
-    /// (it may be the same thread: then nothing switches).
+    /// The running thread of `cpu` goes back to its queue if a waiting one ranks before it: a
+    /// higher RT priority, any RT task before a CFS one, or the smallest vruntime among CFS
+    /// tasks (it may be the same thread: then nothing switches, a CFS task starts a new turn).
     pub(super) fn preempt(&mut self, cpu: usize) {
         self.update_curr(cpu);
         self.update_util(cpu);
-        let t = self.sched.rqs[cpu].curr.expect("running");
+        let rq = &self.sched.rqs[cpu];
+        let t = rq.curr.expect("running");
+        let e = &self.sched.entities;
+        if rq.rt.highest_waiting() > e[t].class.rt_priority() {
+            let next = rq.rt.first().expect("an RT task waits");
+            return self.switch_to(cpu, t, next);
+        }
+        if e[t].is_rt() {
+            return;
+        }
         match self.leftmost(cpu) {
-            Some(l) if self.sched.entities[l].vruntime < self.sched.entities[t].vruntime => self.switch_to(cpu, t, l),
+            Some(l) if e[l].vruntime < e[t].vruntime => self.switch_to(cpu, t, l),
             // still the leftmost: a new turn, no switch
             _ => self.sched.rqs[cpu].slice_start_us = self.now_us,
         }
     }
 
-    /// The running thread of `cpu` lets the leftmost waiting thread run, if there is one
-    /// (`sched_yield`: CFS marks it the skip buddy, so the next pick passes over it once).
+    /// The running thread of `cpu` lets the next waiting thread run, if there is one
+    /// (`sched_yield`: CFS marks it the skip buddy, so the next pick passes over it once; an RT
+    /// task goes to the tail of its priority, behind the others of its priority).
     fn yield_cpu(&mut self, cpu: usize) {
         self.update_curr(cpu);
         self.update_util(cpu);
         let t = self.sched.rqs[cpu].curr.expect("running");
+        if self.sched.entities[t].is_rt() {
+            return self.rt_requeue_tail(cpu, t);
+        }
         if let Some(next) = self.leftmost(cpu) {
             self.switch_to(cpu, t, next);
         }
     }
 
-    /// `t`, running on `cpu`, goes back to the queue and the waiting `next` runs.
+    /// Running RT `t` goes to the tail of its priority's list (`requeue_task_rt`); the first
+    /// other task of its priority, if one waits, runs.
+    fn rt_requeue_tail(&mut self, cpu: usize, t: usize) {
+        let rq = &self.sched.rqs[cpu];
+        if rq.rt.highest_waiting().is_some() && rq.rt.highest_waiting() == self.sched.entities[t].class.rt_priority() {
+            let next = rq.rt.first().expect("waiting");
+            self.sched.rt_arrivals += 1;
+            self.sched.entities[t].rt_arrival = self.sched.rt_arrivals;
+            self.switch_to(cpu, t, next);
+        }
+    }
+
+    /// `t`, running on `cpu`, goes back to its class's queue (an RT task keeps its place in its
+    /// list) and the waiting `next` runs.
     fn switch_to(&mut self, cpu: usize, t: usize, next: usize) {
-        let e = &self.sched.entities;
-        let rq = &mut self.sched.rqs[cpu];
-        rq.remove(next, e[next].vruntime);
-        rq.queue.insert(t, e[t].vruntime);
-        rq.curr = None;
+        // both stay on the run queue: its load does not change
+        self.unqueue(next);
+        let se = &self.sched.entities[t];
+        match se.class.rt_priority() {
+            Some(priority) => self.sched.rqs[cpu].rt.insert(t, priority, se.rt_arrival),
+            None => self.sched.rqs[cpu].queue.insert(t, se.vruntime),
+        }
+        self.stop_running(cpu, t);
         self.threads[t].state = ThreadState::Runnable;
         let prev = (self.threads[t].tid, PrevState::Runnable);
         self.switch_in(cpu, next, Some(prev));
+        // a preempted RT task that may run elsewhere goes there (`task_woken_rt`/post-schedule
+        // push)
+        if self.sched.entities[t].is_rt() {
+            self.push_rt(cpu);
+        }
     }
 
     /// CFS's tick on busy `cpu` at `now`: the running thread's vruntime and PELT signals are
@@ -597,10 +832,27 @@ impl Engine<'_> {
         self.update_curr(cpu);
         self.update_util(cpu);
         let rq = &self.sched.rqs[cpu];
+        if let Some(t) = rq.curr.filter(|&t| self.sched.entities[t].is_rt()) {
+            self.rr_tick(cpu, t);
+            return false;
+        }
         let (Some(t), Some(l)) = (rq.curr, self.leftmost(cpu)) else { return false };
         let e = &self.sched.entities;
         let ran_us = self.now_us - rq.slice_start_us;
         cfs::tick_preempts(rq, &self.sched.cfs, e[t].weight, e[t].vruntime, ran_us, Some(e[l].vruntime))
+    }
+
+    /// `task_tick_rt`: a SCHED_RR task whose slice ran out at this tick goes behind the others
+    /// of its priority (its slice refilled); SCHED_FIFO has no slice.
+    fn rr_tick(&mut self, cpu: usize, t: usize) {
+        let se = &self.sched.entities[t];
+        if !matches!(se.class, rt::SchedClass::RoundRobin(_)) {
+            return;
+        }
+        let ticks_run = self.ticks_since(self.sched.rqs[cpu].slice_start_us);
+        if rt::rr_slice_ends(ticks_run, se.rr_slice_left_ticks, self.sched.rr_slice_ticks) {
+            self.rt_requeue_tail(cpu, t);
+        }
     }
 
     /// Moves `t` to `to_cpu`: a waiting thread leaves its queue; a running one is stopped
@@ -617,20 +869,20 @@ impl Engine<'_> {
             ThreadState::Running => {
                 self.update_curr(from);
                 self.update_util(from);
-                let rq = &mut self.sched.rqs[from];
-                rq.curr = None;
-                rq.load_weight -= self.sched.entities[t].weight;
+                let is_rt = self.sched.entities[t].is_rt();
+                if !is_rt {
+                    self.sched.rqs[from].load_weight -= self.sched.entities[t].weight;
+                }
+                self.stop_running(from, t);
                 self.threads[t].state = ThreadState::Runnable;
                 // migration -> schedule on the target (seed 003's forced-migration latency)
                 self.threads[t].progress.stolen_us += self.platform.sched.active_migration_latency_us;
-                self.reschedule(from, (self.threads[t].tid, PrevState::Runnable));
+                self.reschedule(from, (self.threads[t].tid, PrevState::Runnable), is_rt);
             }
             ThreadState::Runnable => {
                 self.update_rq_avg(from);
                 self.update_entity_avg(t);
-                let rq = &mut self.sched.rqs[from];
-                rq.remove(t, self.sched.entities[t].vruntime);
-                rq.load_weight -= self.sched.entities[t].weight;
+                self.dequeue_waiting(t);
             }
             ThreadState::Sleeping { .. } | ThreadState::Suspended | ThreadState::Done => return,
         }

@@ -37,5 +37,6 @@ pub fn kthread(name: &str, cpus: Option<Vec<usize>>, phases: Vec<Phase>) -> Task
         forked: false,
         rtapp: None,
         uclamp: Default::default(),
+        class: Default::default(),
     }
 }

@@ -410,7 +410,7 @@ impl Balancer {
         let src = busiest.cpu;
         let rq = &view.rqs[src];
         let mut all_pinned = true;
-        if let Some(curr) = rq.curr {
+        if let Some(curr) = rq.cfs_curr() {
             if view.tasks[curr].allowed.contains(this) && !self.pass.moved.contains(&curr) {
                 all_pinned = false; // may run here, but runs
             }

@@ -126,15 +126,17 @@ impl Timeline {
     }
 }
 
-/// One CPU's CFS run queue.
+/// One CPU's run queue: its CFS tasks, and its real-time ones (`sched::rt`) above them.
 #[derive(Debug, Clone)]
 pub struct RunQueue {
     pub online: bool,
-    /// The task running here (`cfs_rq->curr`).
+    /// The task running here, of either class (`rq->curr`).
     pub curr: Option<usize>,
-    /// Tasks waiting here, by vruntime (the smallest runs next).
+    /// CFS tasks waiting here, by vruntime (the smallest runs next).
     pub queue: Timeline,
-    /// Sum of the weights of `curr` and the waiting tasks (`cfs_rq->load.weight`).
+    /// The real-time tasks: which priority runs, and the ones waiting.
+    pub rt: super::rt::RtQueue,
+    /// Sum of the weights of the CFS tasks running or waiting here (`cfs_rq->load.weight`).
     pub load_weight: u64,
     /// Monotonic floor of the tasks' vruntimes (`min_vruntime`).
     pub min_vruntime: f64,
@@ -152,6 +154,7 @@ impl RunQueue {
             online,
             curr: None,
             queue: Timeline::default(),
+            rt: Default::default(),
             load_weight: 0,
             min_vruntime: 0.0,
             slice_start_us: 0.0,
@@ -160,9 +163,19 @@ impl RunQueue {
         }
     }
 
-    /// Tasks running or waiting here (`rq->nr_running`).
+    /// Tasks running or waiting here, of either class (`rq->nr_running`).
     pub fn nr_running(&self) -> usize {
-        self.queue.len() + self.curr.is_some() as usize
+        self.queue.len() + self.rt.len() + self.curr.is_some() as usize
+    }
+
+    /// The CFS task running here (`cfs_rq->curr`: none while an RT task runs).
+    pub fn cfs_curr(&self) -> Option<usize> {
+        self.curr.filter(|_| self.rt.running.is_none())
+    }
+
+    /// CFS tasks running or waiting here (`cfs_rq->nr_running`).
+    pub fn cfs_nr_running(&self) -> usize {
+        self.queue.len() + self.cfs_curr().is_some() as usize
     }
 
     pub fn is_idle(&self) -> bool {
@@ -176,7 +189,7 @@ impl RunQueue {
 
     /// `sched_slice`: the wall time `weight` may run this period.
     pub fn slice_us(&self, tunables: &Tunables, weight: u64) -> f64 {
-        let nr = self.nr_running().max(1);
+        let nr = self.cfs_nr_running().max(1);
         let total = self.load_weight.max(weight);
         tunables.period_us(nr) * weight as f64 / total as f64
     }

@@ -258,7 +258,7 @@ impl Eas {
 
     /// `update_misfit_status` for `cpu`'s running thread.
     fn update_misfit(&mut self, view: &SchedView, cpu: usize) {
-        self.misfit[cpu] = view.rqs[cpu].curr.filter(|&t| {
+        self.misfit[cpu] = view.rqs[cpu].cfs_curr().filter(|&t| {
             let task = &view.tasks[t];
             let util = task.uclamp.task_util(task.avg.util_avg);
             task.allowed.count() > 1 && !fits_capacity(util, u64::from(view.capacity[cpu]))
@@ -267,7 +267,7 @@ impl Eas {
 
     /// The misfit thread still running on `cpu`, if any.
     fn misfit_on(&self, view: &SchedView, cpu: usize) -> Option<usize> {
-        self.misfit[cpu].filter(|&t| view.rqs[cpu].curr == Some(t))
+        self.misfit[cpu].filter(|&t| view.rqs[cpu].cfs_curr() == Some(t))
     }
 
     /// The root domain is overloaded (`rd->overload`): a CPU runs two tasks or a misfit one.
@@ -397,6 +397,12 @@ impl Placement for Eas {
 
     fn required_governor(&self) -> Option<&'static str> {
         Some("schedutil")
+    }
+
+    /// EAS needs asymmetric capacities (`sched_asym_cpucapacity`), which turn the RT class's
+    /// capacity fitness on.
+    fn rt_capacity_fitness(&self) -> bool {
+        true
     }
 
     fn overutilized(&self) -> Option<bool> {

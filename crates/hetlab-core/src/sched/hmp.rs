@@ -348,7 +348,7 @@ impl Ctx<'_, '_> {
     fn rq_ratio(&self, cpu: usize, cap: u64) -> u64 {
         let rq = &self.view.rqs[cpu];
         let mut sum = 0;
-        for t in rq.curr.into_iter().chain(rq.queue.iter()) {
+        for t in rq.cfs_curr().into_iter().chain(rq.queue.iter()) {
             sum += self.ratio(t);
             if sum > cap {
                 break;
@@ -536,7 +536,7 @@ impl Hmp {
         let topo = self.topo.as_ref().expect("prepared");
         let mut claimed = CpuMask::EMPTY;
         for cpu in topo.domains.online().iter() {
-            let Some(curr) = view.rqs[cpu].curr else { continue };
+            let Some(curr) = view.rqs[cpu].cfs_curr() else { continue };
             let ctx = Ctx { view, topo, knobs: &self.knobs, stamps: &self.stamps, now };
             let idle = |claimed: CpuMask, domain: CpuMask| {
                 ctx.min_load(domain, topo.domains.online(), claimed).is_some_and(|(load, _)| load == 0)
@@ -572,7 +572,7 @@ impl Hmp {
         let ctx = Ctx { view, topo, knobs: &self.knobs, stamps: &self.stamps, now };
         let mut best: Option<(usize, u64)> = None;
         for cpu in topo.slower(this).iter() {
-            let Some(curr) = view.rqs[cpu].curr else { continue };
+            let Some(curr) = view.rqs[cpu].cfs_curr() else { continue };
             let t = ctx.heaviest(cpu, curr);
             let ratio = ctx.ratio(t);
             let eligible = ratio >= self.knobs.up_threshold && !ctx.filtered(t);
@@ -657,7 +657,8 @@ impl Placement for Hmp {
         let topo = self.topo.as_ref().expect("prepared");
         // the rebalance softirq runs if the periodic balance is due or the running task's load
         // is above the up threshold (__update_task_entity_contrib pulls next_balance to now)
-        let heavy = view.rqs[cpu].curr.is_some_and(|t| view.tasks[t].avg.load_avg_ratio() > self.knobs.up_threshold);
+        let heavy =
+            view.rqs[cpu].cfs_curr().is_some_and(|t| view.tasks[t].avg.load_avg_ratio() > self.knobs.up_threshold);
         if (heavy || self.balancer.due(view, &topo.domains, cpu)) && self.last_scan != Some(jiffy) {
             self.last_scan = Some(jiffy);
             self.force_migrations(view, out);

@@ -15,6 +15,7 @@
 //! and [`eas`] (mainline energy-aware scheduling over the platform's energy model).
 //! Shared by the CFS policies: [`domains`] (the domain layouts), [`select`] (CFS's wake-up and
 //! fork CPU choice) and [`balance`] (new-idle, periodic and idle load balancing).
+//! Above CFS, [`rt`]: the real-time class (SCHED_FIFO/RR), its queues and its own placement.
 //! Beside them, [`switching`]: the in-kernel switcher and cluster migration, which change
 //! which cores the logical CPUs run on.
 
@@ -25,6 +26,7 @@ pub mod eas;
 pub mod hmp;
 pub mod pelt;
 pub mod pinned;
+pub mod rt;
 pub mod select;
 pub mod smp;
 pub mod switching;
@@ -123,6 +125,22 @@ pub struct SchedEntity {
     pub avg: SchedAvg,
     /// Its utilisation clamps (`uclamp`).
     pub uclamp: uclamp::Clamp,
+    /// CFS, or real-time with its priority ([`rt`]).
+    pub class: rt::SchedClass,
+    /// An RT task's place in its priority's list: the number of its last arrival there.
+    pub rt_arrival: u64,
+    /// A SCHED_RR task's ticks left of its slice as of when it last started running.
+    pub rr_slice_left_ticks: u64,
+}
+
+impl SchedEntity {
+    pub fn is_rt(&self) -> bool {
+        self.class.rt_priority().is_some()
+    }
+    /// The kernel's `prio`, as traces print it.
+    pub fn kernel_prio(&self) -> i32 {
+        self.class.kernel_prio(self.nice)
+    }
 }
 
 /// What a placement policy may look at.
@@ -206,6 +224,12 @@ pub trait Placement: Send {
     /// default); today's `util_avg` is frequency-invariant either way.
     fn frequency_invariant_load(&self) -> bool {
         true
+    }
+
+    /// Whether the RT class's placement asks if a CPU's capacity fits the task (Linux 5.10 on
+    /// asymmetric CPU capacities, `rt_task_fits_capacity`; the 3.10 kernels have no such test).
+    fn rt_capacity_fitness(&self) -> bool {
+        false
     }
 
     /// The root domain's over-utilisation state now (EAS's tipping point), or `None` for a
@@ -306,6 +330,9 @@ pub(crate) mod testutil {
                     kernel: false,
                     avg: SchedAvg::default(),
                     uclamp: Default::default(),
+                    class: Default::default(),
+                    rt_arrival: 0,
+                    rr_slice_left_ticks: 0,
                 })
                 .collect();
             Fixture {
@@ -331,6 +358,9 @@ pub(crate) mod testutil {
                     kernel: false,
                     avg: SchedAvg::new_task(0),
                     uclamp: Default::default(),
+                    class: Default::default(),
+                    rt_arrival: 0,
+                    rr_slice_left_ticks: 0,
                 });
                 self.put(self.tasks.len() - 1, cpu);
             }

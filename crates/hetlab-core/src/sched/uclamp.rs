@@ -14,9 +14,9 @@ use super::SchedEntity;
 pub use crate::workload::{UtilClamp as Clamp, UTIL_CLAMP_SCALE as SCALE};
 
 /// The run queue's clamps: the largest min and the largest max of its runnable tasks (running
-/// and waiting); `None` with none runnable.
+/// and waiting, of either class); `None` with none runnable.
 pub fn rq_clamp(rq: &RunQueue, tasks: &[SchedEntity]) -> Option<Clamp> {
-    rq.curr.into_iter().chain(rq.queue.iter()).map(|t| tasks[t].uclamp).reduce(Clamp::max_aggregate)
+    rq.curr.into_iter().chain(rq.queue.iter()).chain(rq.rt.iter()).map(|t| tasks[t].uclamp).reduce(Clamp::max_aggregate)
 }
 
 /// `uclamp_rq_util_with`: `util` within the run queue's clamps, with `task`'s added as if it

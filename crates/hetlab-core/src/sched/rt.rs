@@ -1,0 +1,315 @@
+//! The real-time class, SCHED_FIFO and SCHED_RR (kernel/sched/rt.c and cpupri.c; the rules
+//! are the same in the 3.10 and 5.10 kernels hetlab models, but for 5.10's capacity fitness):
+//!
+//! - It sits above CFS: an RT task runs before any CFS task and preempts one at once
+//!   (`check_preempt_curr`); among RT tasks the higher `sched_priority` (1..99) preempts at
+//!   once (`check_preempt_curr_rt`), and equal priorities do not preempt each other.
+//! - Each CPU queues its RT tasks by priority, first come first served within one (the
+//!   `rt_prio_array` lists): a woken or moved task joins the tail of its priority's list, a
+//!   preempted one keeps its place at the head ([`RtQueue`]).
+//! - SCHED_RR: after `sched_rr_timeslice` (100 ms, counted in ticks) the running task goes to
+//!   the tail of its list if another of its priority waits there (`task_tick_rt`); SCHED_FIFO
+//!   runs until it blocks or yields.
+//! - Placement ([`select_cpu`], `select_task_rq_rt`): a waking RT task stays on its CPU unless
+//!   an RT task of higher or equal priority runs there; then it goes to a CPU whose highest RT
+//!   priority is the lowest (`cpupri`: CPUs with no RT task first, idle or running CFS alike)
+//!   if it would run first there, preferring its own CPU, then the waker's, then the first of
+//!   its cluster (`find_lowest_rq`'s walk up the domains).
+//! - Push and pull keep the highest-priority tasks running: a task left waiting is pushed to
+//!   such a CPU ([`push_target`]), and a CPU whose RT task blocks pulls the best waiting RT task
+//!   that may run on it from the others ([`pull_candidate`]).
+//! - 5.10 on an asymmetric system (`sched_asym_cpucapacity`): a CPU fits an RT task when its
+//!   capacity reaches the task's `util_min`, which is 1024 for an RT task without one of its
+//!   own (`sysctl_sched_uclamp_util_min_rt_default`, Linux 5.9+): RT tasks go to the biggest
+//!   CPUs while those have room (`rt_task_fits_capacity`, `cpupri_find_fitness`).
+//!
+//! Not modelled: RT throttling (`sched_rt_runtime_us` 950 ms per 1 s period: an RT task that
+//! never sleeps is stopped for the last 50 ms of each second), the RT run queue's PELT signal
+//! that 5.10 takes from CFS's capacity (`scale_rt_capacity`), group scheduling, SCHED_DEADLINE.
+
+use super::{SchedEntity, SchedView};
+pub use crate::workload::SchedClass;
+use std::collections::BTreeSet;
+
+/// `sched_rr_timeslice`: RR_TIMESLICE = 100 ms in jiffies (include/linux/sched/rt.h).
+const RR_TIMESLICE_MS: u64 = 100;
+
+/// A SCHED_RR slice in ticks at `hz` (`100 * HZ / 1000`).
+pub fn rr_slice_ticks(hz: u32) -> u64 {
+    (RR_TIMESLICE_MS * u64::from(hz) / 1000).max(1)
+}
+
+/// The RT capacity demand of an RT task without a `util_min` of its own
+/// (`sysctl_sched_uclamp_util_min_rt_default`, kernel/sched/core.c: SCHED_CAPACITY_SCALE).
+const UTIL_MIN_RT_DEFAULT: u32 = 1024;
+
+/// A CPU's RT tasks: the one running and the ones waiting.
+#[derive(Debug, Clone, Default)]
+pub struct RtQueue {
+    /// Waiting, highest priority first, then by arrival: (`99 - sched_priority`, arrival, task).
+    waiting: BTreeSet<(u8, u64, usize)>,
+    /// The priority of the RT task running here, if one is.
+    pub running: Option<u8>,
+}
+
+impl RtQueue {
+    fn key(priority: u8, arrival: u64, task: usize) -> (u8, u64, usize) {
+        (SchedClass::MAX_RT_PRIORITY - priority, arrival, task)
+    }
+    /// `task`, of `priority`, waits here; `arrival` orders it within its priority (a new number
+    /// puts it at the tail, its old one keeps its place).
+    pub fn insert(&mut self, task: usize, priority: u8, arrival: u64) {
+        self.waiting.insert(Self::key(priority, arrival, task));
+    }
+    /// Removes a waiting task; false if it was not waiting here.
+    pub fn remove(&mut self, task: usize, priority: u8, arrival: u64) -> bool {
+        self.waiting.remove(&Self::key(priority, arrival, task))
+    }
+    /// The task to run next (`pick_next_rt_entity`).
+    pub fn first(&self) -> Option<usize> {
+        self.waiting.first().map(|&(_, _, t)| t)
+    }
+    /// The highest priority waiting.
+    pub fn highest_waiting(&self) -> Option<u8> {
+        self.waiting.first().map(|&(p, _, _)| SchedClass::MAX_RT_PRIORITY - p)
+    }
+    /// The waiting tasks, in the order they would run.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.waiting.iter().map(|&(_, _, t)| t)
+    }
+    pub fn len(&self) -> usize {
+        self.waiting.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+    /// Some RT task is running or waiting here (`rt_rq_is_runnable`).
+    pub fn is_runnable(&self) -> bool {
+        self.running.is_some() || !self.waiting.is_empty()
+    }
+    /// The CPU's `cpupri` level: the highest RT priority running or waiting here, 0 with none.
+    pub fn level(&self) -> u8 {
+        self.running.unwrap_or(0).max(self.highest_waiting().unwrap_or(0))
+    }
+}
+
+/// `task`'s RT priority; it must be an RT task.
+fn priority(task: &SchedEntity) -> u8 {
+    task.class.rt_priority().expect("an RT task")
+}
+
+/// `rt_task_fits_capacity`: `cpu` is big enough for `task` (always, without `fitness`).
+fn fits(view: &SchedView, task: &SchedEntity, cpu: usize, fitness: bool) -> bool {
+    if !fitness {
+        return true;
+    }
+    let min = if task.uclamp.min == 0 { UTIL_MIN_RT_DEFAULT } else { task.uclamp.min };
+    view.capacity[cpu] >= min.min(task.uclamp.max)
+}
+
+/// `find_lowest_rq`: a CPU `thread` may run on whose `cpupri` level is the lowest and below the
+/// thread's priority (fitting ones first, with `fitness`), preferring the thread's own CPU,
+/// then `view.this_cpu` within the thread's cluster, the first of that cluster, then
+/// `view.this_cpu` anywhere, then the first anywhere; `None` if every allowed CPU runs RT work
+/// of its priority or higher.
+pub fn find_lowest_cpu(view: &SchedView, thread: usize, fitness: bool) -> Option<usize> {
+    let task = &view.tasks[thread];
+    let prio = priority(task);
+    let candidates = |fit_only: bool| {
+        let mut best: Option<(u8, super::CpuMask)> = None;
+        for cpu in task.allowed.iter().filter(|&c| view.rqs[c].online) {
+            if fit_only && !fits(view, task, cpu, fitness) {
+                continue;
+            }
+            let level = view.rqs[cpu].rt.level();
+            if level >= prio {
+                continue;
+            }
+            best = match best {
+                Some((l, mask)) if l == level => Some((l, mask.with(cpu))),
+                Some((l, _)) if l < level => best,
+                _ => Some((level, super::CpuMask::EMPTY.with(cpu))),
+            };
+        }
+        best.map(|(_, mask)| mask)
+    };
+    // cpupri_find_fitness: without a fitting CPU, any of the lowest level
+    let lowest = candidates(true).or_else(|| if fitness { candidates(false) } else { None })?;
+    if lowest.contains(task.cpu) {
+        return Some(task.cpu);
+    }
+    let this = view.this_cpu;
+    let cluster = view.cluster_of[task.cpu];
+    let in_cluster = lowest.iter().filter(|&c| view.cluster_of[c] == cluster);
+    if lowest.contains(this) && view.cluster_of[this] == cluster {
+        return Some(this);
+    }
+    if let Some(first) = in_cluster.into_iter().next() {
+        return Some(first);
+    }
+    if lowest.contains(this) {
+        return Some(this);
+    }
+    lowest.first()
+}
+
+/// `select_task_rq_rt`: the CPU for RT `thread`, woken or forked from `view.this_cpu`.
+pub fn select_cpu(view: &SchedView, thread: usize, fitness: bool) -> usize {
+    let task = &view.tasks[thread];
+    let cpu = task.cpu;
+    let rq = &view.rqs[cpu];
+    // an RT task runs there that it cannot preempt (or that cannot move)
+    let blocked = rq.curr.is_some_and(|c| {
+        view.tasks[c].class.rt_priority().is_some_and(|p| p >= priority(task) || view.tasks[c].allowed.count() < 2)
+    });
+    let fits_here = fits(view, task, cpu, fitness);
+    if !blocked && fits_here {
+        return cpu;
+    }
+    let Some(target) = find_lowest_cpu(view, thread, fitness) else { return cpu };
+    if !blocked && !fits(view, task, target, fitness) {
+        return cpu;
+    }
+    if priority(task) > view.rqs[target].rt.level() {
+        target
+    } else {
+        cpu
+    }
+}
+
+/// `push_rt_task`: where waiting RT `thread` should go to run now (a CPU where it would run
+/// first), if anywhere; a task pinned to one CPU stays.
+pub fn push_target(view: &SchedView, thread: usize, fitness: bool) -> Option<usize> {
+    let task = &view.tasks[thread];
+    if task.allowed.count() < 2 {
+        return None;
+    }
+    let target = find_lowest_cpu(view, thread, fitness)?;
+    (target != task.cpu && priority(task) > view.rqs[target].rt.level()).then_some(target)
+}
+
+/// `pull_rt_task`: the waiting RT task on another CPU that `cpu` should take: the highest
+/// priority that may run on `cpu` and is above `cpu`'s own RT level, and that would not run
+/// first where it waits anyway; ties to the lower CPU.
+pub fn pull_candidate(view: &SchedView, cpu: usize) -> Option<usize> {
+    let level = view.rqs[cpu].rt.level();
+    let mut best: Option<(u8, usize)> = None;
+    for (src, rq) in view.rqs.iter().enumerate() {
+        if src == cpu || !rq.online {
+            continue;
+        }
+        let running = rq.rt.running.unwrap_or(0);
+        let Some(t) = rq.rt.iter().find(|&t| view.tasks[t].allowed.contains(cpu)) else { continue };
+        let p = priority(&view.tasks[t]);
+        if p > level && p <= running && best.is_none_or(|(b, _)| p > b) {
+            best = Some((p, t));
+        }
+    }
+    best.map(|(_, t)| t)
+}
+
+/// SCHED_RR's turn: whether the tick numbered `ticks_run` (1 = the first) since the task
+/// started running with `slice_left_ticks` of its slice ends a slice (`task_tick_rt`
+/// decrements at each tick and refills to `slice_ticks` when it reaches 0).
+pub fn rr_slice_ends(ticks_run: u64, slice_left_ticks: u64, slice_ticks: u64) -> bool {
+    ticks_run >= slice_left_ticks && (ticks_run - slice_left_ticks).is_multiple_of(slice_ticks)
+}
+
+/// What is left of an RR slice of `slice_left_ticks` after `ticks_run` ticks (refilled to
+/// `slice_ticks` each time it ran out).
+pub fn rr_slice_left(ticks_run: u64, slice_left_ticks: u64, slice_ticks: u64) -> u64 {
+    if ticks_run < slice_left_ticks {
+        slice_left_ticks - ticks_run
+    } else {
+        slice_ticks - (ticks_run - slice_left_ticks) % slice_ticks
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::Fixture;
+    use super::*;
+
+    fn rt(f: &mut Fixture, t: usize, class: SchedClass) {
+        f.tasks[t].class = class;
+    }
+
+    #[test]
+    fn the_queue_serves_priority_then_arrival() {
+        let mut q = RtQueue::default();
+        q.insert(4, 10, 7);
+        q.insert(2, 50, 9);
+        q.insert(3, 10, 1);
+        q.insert(1, 50, 12);
+        assert_eq!(q.iter().collect::<Vec<_>>(), [2, 1, 3, 4]);
+        assert_eq!((q.first(), q.highest_waiting(), q.level()), (Some(2), Some(50), 50));
+        q.running = Some(60);
+        assert_eq!(q.level(), 60);
+        assert!(q.remove(2, 50, 9) && !q.remove(2, 50, 9));
+        assert_eq!(q.first(), Some(1));
+    }
+
+    #[test]
+    fn a_woken_rt_task_avoids_a_cpu_running_higher_rt_work() {
+        // 4 CPUs, two clusters of 2; task 0 (FIFO 20) waking on CPU 0, where FIFO 50 runs
+        let mut f = Fixture::new(4, &[&[0, 1, 2, 3], &[0, 1]]);
+        f.cluster_of = vec![0, 0, 1, 1];
+        rt(&mut f, 0, SchedClass::Fifo(20));
+        rt(&mut f, 1, SchedClass::Fifo(50));
+        f.put(1, 0);
+        f.rqs[0].rt.running = Some(50);
+        // CPU 1 runs CFS, CPUs 2 and 3 idle: all at level 0; its own cluster's first wins
+        f.busy(1, 1);
+        f.this_cpu = 3;
+        assert_eq!(select_cpu(&f.view(), 0, false), 1);
+        // the waker's CPU when it is in the task's cluster and at the lowest level
+        f.this_cpu = 1;
+        assert_eq!(select_cpu(&f.view(), 0, false), 1);
+        // a CPU with a waiting FIFO 30 is above the task's level: not a target
+        f.rqs[1].rt.insert(9, 30, 1);
+        f.this_cpu = 3;
+        assert_eq!(select_cpu(&f.view(), 0, false), 3);
+        // a lower RT priority running there does not keep it away, unless it cannot move
+        f.rqs[0].rt.running = Some(10);
+        f.tasks[1].class = SchedClass::Fifo(10);
+        assert_eq!(select_cpu(&f.view(), 0, false), 0);
+        f.tasks[1].allowed = crate::sched::CpuMask::of([0]);
+        assert_eq!(select_cpu(&f.view(), 0, false), 3);
+        f.tasks[1].allowed = crate::sched::CpuMask::of([0, 1]);
+        // 5.10 fitness: capacity 1024 only on cluster 1; the task leaves a fitting-less CPU
+        f.capacity = vec![430, 430, 1024, 1024];
+        assert_eq!(select_cpu(&f.view(), 0, true), 3);
+        // with its own util_min of 400 the LITTLE CPU fits
+        f.tasks[0].uclamp.min = 400;
+        assert_eq!(select_cpu(&f.view(), 0, true), 0);
+    }
+
+    #[test]
+    fn push_and_pull_move_only_tasks_that_run_first_there() {
+        let mut f = Fixture::new(2, &[&[0, 1], &[0, 1], &[0]]);
+        for (t, p) in [(0, 50), (1, 40), (2, 30)] {
+            rt(&mut f, t, SchedClass::Fifo(p));
+        }
+        // CPU 0 runs FIFO 50 with FIFO 40 waiting; CPU 1 runs FIFO 30 (pinned to CPU 0 it is not)
+        f.rqs[0].rt.running = Some(50);
+        f.rqs[0].rt.insert(1, 40, 1);
+        f.tasks[1].cpu = 0;
+        f.rqs[1].rt.running = Some(30);
+        assert_eq!(push_target(&f.view(), 1, false), Some(1));
+        assert_eq!(pull_candidate(&f.view(), 1), Some(1));
+        // CPU 1 at 45: neither pushes nor pulls the 40
+        f.rqs[1].rt.running = Some(45);
+        assert_eq!((push_target(&f.view(), 1, false), pull_candidate(&f.view(), 1)), (None, None));
+        // a task that would preempt where it waits is not pulled (it runs there next)
+        f.rqs[0].rt.running = Some(35);
+        f.rqs[1].rt.running = None;
+        assert_eq!(pull_candidate(&f.view(), 1), None);
+    }
+
+    #[test]
+    fn rr_slices_count_ticks_and_refill() {
+        // 100 ticks per slice, 30 left when it started running
+        assert!(!rr_slice_ends(29, 30, 100) && rr_slice_ends(30, 30, 100) && rr_slice_ends(130, 30, 100));
+        assert_eq!((rr_slice_left(10, 30, 100), rr_slice_left(30, 30, 100), rr_slice_left(31, 30, 100)), (20, 100, 99));
+    }
+}
