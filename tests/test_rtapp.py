@@ -68,12 +68,38 @@ def test_a_timer_keeps_its_period_under_load(tmp_path):
     )
 
 
+def test_a_fifo_frame_beside_a_hog_keeps_its_latency_and_the_trace_prints_its_priority(tmp_path):
+    # 100 frames of 7 ms every 10 ms on CPU0 beside a CFS hog; rt-app's default RT priority 10
+    frame = {"loop": 100, "cpus": [0], "run": 7000, "timer": {"ref": "tick", "period": 10000}}
+    hog = {"loop": 1, "cpus": [0], "run": 3000000}
+    cpu_time = {}
+    for policy in ("SCHED_OTHER", "SCHED_FIFO"):
+        doc = {"global": {"calibration": "CPU0"}, "tasks": {"frame": {**frame, "policy": policy}, "hog": hog}}
+        path = write(tmp_path, f"{policy}.json", json.dumps(doc))
+        trace = tmp_path / f"{policy}.trace"
+        run = hetlab_cli(
+            "simulate", "--workload", path, "--cluster", "little", "--governor", "performance",
+            "--scheduler", "smp", "--time-limit", "0.5", "--trace", str(trace), "--json",
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        summary = json.loads(run.stdout)
+        frames = next(t for t in summary["threads"] if t["name"].startswith("frame"))
+        cpu_time[policy] = frames["cpu_time_s"]
+        prios = {line.split("next_prio=")[1] for line in trace.read_text().splitlines() if "next_comm=frame" in line}
+        assert prios == ({"89"} if policy == "SCHED_FIFO" else {"120"}), prios
+    # FIFO: every frame runs its 7 ms as soon as its period starts, 50 of them in 0.5 s; under
+    # CFS the hog takes its fair half and the frames fall behind their timer
+    assert cpu_time["SCHED_FIFO"] == pytest.approx(0.35, rel=0.03)
+    assert cpu_time["SCHED_OTHER"] < 0.9 * cpu_time["SCHED_FIFO"]
+
+
 @pytest.mark.parametrize(
     "task, says",
     [
         ({"taskgroup": "/bg", "run": 10}, "tasks.t.taskgroup: not supported yet"),
         ({"util_min": 600, "util_max": 500, "run": 10}, "min <= max"),
-        ({"policy": "SCHED_FIFO", "run": 10}, "tasks.t.policy: SCHED_FIFO is not supported yet"),
+        ({"policy": "SCHED_DEADLINE", "run": 10}, "tasks.t.policy: SCHED_DEADLINE is not supported yet"),
+        ({"policy": "SCHED_RR", "priority": 100, "run": 10}, "tasks.t.priority must be a whole number in -20..=99"),
         ({"memrun": {"type": "scan", "size": 4096, "count": 1}}, "memrun.type must be read, write or chase"),
         ({"wait": {"ref": "c"}}, 'tasks.t.wait: no "mutex"'),
         ({"loop": 1, "phases": {"p": {"cpus": [99], "run": 10}}}, "a phase's cpus name cpu99"),
