@@ -152,7 +152,9 @@ def _format_run(r: api.SimResult) -> str:
     lines = [
         f"platform {s['platform']}  workload {s['workload']}  seed {s['seed']}  scheduler {s['scheduler']}"
         + ("" if s["switching"] == "gts" else f"  switching {s['switching']} ({s['cpu_switches']} CPU switches)"),
-        f"time         {s['time_s']:.6f} s" + ("" if s["completed"] else "  (time limit reached)"),
+        f"time         {s['time_s']:.6f} s"
+        + ("" if s["completed"] else "  (time limit reached)")
+        + (f"  RT throttled {s['rt_throttles']} times" if s["rt_throttles"] else ""),
         f"energy       {e['total_j']:.4f} J  = "
         + "  ".join(f"{c['name']} {j:.4f}" for c, j in zip(s["clusters"], e["clusters_j"]))
         + f"  dram {e['dram_j']:.4f}  board {e['board_j']:.4f}",

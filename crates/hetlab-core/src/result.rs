@@ -17,6 +17,8 @@ pub struct RunResult {
     pub switching: String,
     /// Times the switcher moved a logical CPU to its partner core.
     pub cpu_switches: u64,
+    /// Times a CPU's RT tasks were throttled for using their runtime (`sched::rt`).
+    pub rt_throttles: u64,
     /// Whether every task finished before the time limit.
     pub completed: bool,
     /// Makespan: time until the last task finished, s.

@@ -92,6 +92,9 @@ struct Sched {
     rt_arrivals: u64,
     /// RT placement asks whether a CPU's capacity fits the task (5.10 on asymmetric CPUs).
     rt_fitness: bool,
+    rt_bandwidth: crate::sched::rt::Bandwidth,
+    /// The RT period timer's next expiry, µs (infinite while no RT work is about).
+    rt_period_next_us: f64,
     /// The CPUs the workload's threads may be given (online, within `--cluster`).
     user_cpus: CpuMask,
 }
@@ -154,6 +157,8 @@ struct Outputs<'a> {
     cpu_switches: u64,
     /// Priority changes, for a trace: events traced before, tid, new kernel priority.
     prio_changes: Vec<(usize, u32, i32)>,
+    /// Times a CPU's RT queue was throttled (the kernel's "sched: RT throttling activated").
+    rt_throttles: u64,
 }
 
 impl Outputs<'_> {
@@ -359,7 +364,8 @@ impl<'a> Engine<'a> {
             .next_any_us()
             .min(hw.dram.next_noise_us)
             .min(hw.next_thermal_us)
-            .min(hw.sensors.next_reading_us);
+            .min(hw.sensors.next_reading_us)
+            .min(self.sched.rt_period_next_us);
         for policy in &self.policies {
             // An idle policy samples at its next wake-up instead (see `handle_events`).
             if policy.busy_cpus > 0 {
@@ -468,6 +474,9 @@ impl<'a> Engine<'a> {
             self.read_sensors();
             self.hw.sensors.next_reading_us += self.hw.sensors.period_us;
         }
+        if self.sched.rt_period_next_us <= now + EPS_US {
+            self.rt_period_timer();
+        }
         if self.hw.dram.next_noise_us <= now + EPS_US {
             self.hw.dram.noise = (self.platform.noise.dram_latency_sigma * normal_sample(&mut self.rng)).exp();
             self.dirty = true;
@@ -524,7 +533,9 @@ impl<'a> Engine<'a> {
             || self.sched.track_util
             || self.rcu.rcu.active()
             || !self.rcu.pending_wakes.is_empty()
-            || self.sched.rqs.iter().any(|rq| (rq.cfs_curr().is_some() && !rq.queue.is_empty()) || !rq.rt.is_empty());
+            || self.sched.rqs.iter().any(|rq| {
+                (rq.cfs_curr().is_some() && !rq.queue.is_empty()) || !rq.rt.is_empty() || rq.rt.running.is_some()
+            });
         if !needed {
             return f64::INFINITY;
         }

@@ -101,6 +101,7 @@ impl Engine<'_> {
             governors: clusters.iter().map(|c| c.governor.clone()).collect(),
             switching: self.config.switching.name().into(),
             cpu_switches: self.out.cpu_switches,
+            rt_throttles: self.out.rt_throttles,
             completed,
             time_s: time_us * 1e-6,
             energy,

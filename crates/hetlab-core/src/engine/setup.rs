@@ -311,6 +311,7 @@ impl<'a> Engine<'a> {
                     && !matches!(config.governors[c].name.as_str(), "performance" | "powersave")
             })
             .collect();
+        let rt_bandwidth = crate::sched::rt::Bandwidth::linux_default(placement.rt_runtime_share());
         let sched = Sched {
             track_util,
             load_freq_invariant,
@@ -326,8 +327,17 @@ impl<'a> Engine<'a> {
             rr_slice_ticks,
             rt_arrivals: 0,
             rt_fitness: placement.rt_capacity_fitness(),
+            rt_bandwidth,
+            rt_period_next_us: f64::INFINITY,
             placement,
-            rqs: online.iter().map(|&on| RunQueue::new(on)).collect(),
+            rqs: online
+                .iter()
+                .map(|&on| {
+                    let mut rq = RunQueue::new(on);
+                    rq.rt.runtime_us = rt_bandwidth.runtime_us;
+                    rq
+                })
+                .collect(),
             entities,
             core_of: (0..ncpus).collect(),
             capacity: cluster_of.iter().map(|&c| platform.cpu_capacity(c)).collect(),
@@ -392,6 +402,7 @@ impl<'a> Engine<'a> {
                 stuck: false,
                 cpu_switches: 0,
                 prio_changes: Vec::new(),
+                rt_throttles: 0,
             },
             tasks,
             config,

@@ -582,3 +582,27 @@ fn schedutil_runs_at_the_top_while_rt_work_is_runnable_and_eas_puts_it_on_big() 
     let on_big: f64 = big.iter().map(|&c| t.cpu_time_on_s[c]).sum();
     assert!(on_big / t.cpu_time_s < 0.5, "{:?}", t.cpu_time_on_s);
 }
+
+/// A FIFO hog of 2 s of CPU4's work pinned there, and a CFS hog beside it.
+fn rt_hog(scheduler: SchedPolicy, governor: &str) -> RunResult {
+    let doc = r#"{"global": {"calibration": "CPU4"}, "tasks": {
+        "rt": {"cpus": [4], "policy": "SCHED_FIFO", "priority": 50, "loop": 1, "run": 2000000},
+        "cfs": {"cpus": [4], "loop": 1, "run": 100000}}}"#;
+    rtapp_run(&exynos(), doc, governor, scheduler)
+}
+
+#[test]
+fn a_fifo_hog_is_throttled_to_950_ms_a_second_in_5_10_and_borrows_runtime_in_3_10() {
+    // 5.10 (EAS): 950 ms of each 1 s period, past it (at the next tick) CFS runs until the
+    // period timer; the FIFO hog needs a third period
+    let r = rt_hog(SchedPolicy::Eas, "schedutil");
+    let (rt_s, cfs_s) = (thread(&r, "rt").finish_s, thread(&r, "cfs").finish_s);
+    assert!(r.rt_throttles == 2 && (2.095..2.11).contains(&rt_s), "{} throttles, done at {rt_s} s", r.rt_throttles);
+    // the CFS hog ran in the two 45-50 ms windows and finished after the FIFO hog
+    assert!(cfs_s > rt_s && thread(&r, "cfs").cpu_time_s > 0.09, "{cfs_s}");
+    // 3.10 (RT_RUNTIME_SHARE): CPU 4 borrows the idle CPUs' spare runtime up to the whole
+    // period and is never throttled
+    let r = rt_hog(SchedPolicy::Smp, "performance");
+    assert_eq!(r.rt_throttles, 0);
+    assert!((thread(&r, "rt").finish_s - 2.0).abs() < 2e-3);
+}

@@ -547,13 +547,19 @@ impl Engine<'_> {
     /// (`task_woken_rt`).
     fn enqueue_rt(&mut self, cpu: usize, t: usize) {
         self.threads[t].state = ThreadState::Runnable;
-        let Some(curr) = self.sched.rqs[cpu].curr else {
+        if self.sched.rt_period_next_us.is_infinite() {
+            // `start_rt_bandwidth`: the period timer starts at once
+            self.sched.rt_period_next_us = self.now_us;
+        }
+        let throttled = self.sched.rqs[cpu].rt.throttled;
+        let curr = self.sched.rqs[cpu].curr;
+        if curr.is_none() && !throttled {
             self.switch_in(cpu, t, None);
             return;
-        };
+        }
         self.rt_queue_tail(cpu, t);
         let priority = self.sched.entities[t].class.rt_priority();
-        if self.sched.entities[curr].class.rt_priority() < priority {
+        if !throttled && curr.is_some_and(|c| self.sched.entities[c].class.rt_priority() < priority) {
             self.resched(cpu);
         } else {
             self.push_rt(cpu);
@@ -619,6 +625,7 @@ impl Engine<'_> {
     /// Running `t` stops running on `cpu` (it stays runnable or leaves; the caller says): an
     /// RT task's class state is brought up to date (what is left of a SCHED_RR slice).
     fn stop_running(&mut self, cpu: usize, t: usize) {
+        self.account_rt(cpu);
         let rq = &mut self.sched.rqs[cpu];
         rq.curr = None;
         if rq.rt.running.take().is_some() {
@@ -626,6 +633,83 @@ impl Engine<'_> {
             let ticks_run = self.ticks_since(started_us);
             let se = &mut self.sched.entities[t];
             se.rr_slice_left_ticks = rt::rr_slice_left(ticks_run, se.rr_slice_left_ticks, self.sched.rr_slice_ticks);
+        }
+    }
+
+    /// `update_curr_rt`'s accounting: the RT run time of `cpu` up to now.
+    fn account_rt(&mut self, cpu: usize) {
+        let rt = &mut self.sched.rqs[cpu].rt;
+        if rt.running.is_some() {
+            rt.time_us += self.now_us - rt.accounted_us;
+        }
+        rt.accounted_us = self.now_us;
+    }
+
+    /// `sched_rt_runtime_exceeded`, at a tick of `cpu` running RT work: over its runtime (after
+    /// borrowing, with RT_RUNTIME_SHARE), its RT queue is throttled and the running RT task
+    /// gives way to CFS or idle, keeping its place at the head of its list.
+    fn rt_check_runtime(&mut self, cpu: usize, t: usize) -> bool {
+        self.account_rt(cpu);
+        let bw = self.sched.rt_bandwidth;
+        let rt = &self.sched.rqs[cpu].rt;
+        if rt.runtime_us >= bw.period_us || rt.time_us <= rt.runtime_us {
+            return false;
+        }
+        if bw.share {
+            rt::borrow_runtime(&mut self.sched.rqs, cpu, bw.period_us);
+            let rt = &self.sched.rqs[cpu].rt;
+            if rt.runtime_us >= bw.period_us || rt.time_us <= rt.runtime_us {
+                return false;
+            }
+        }
+        self.sched.rqs[cpu].rt.throttled = true;
+        self.out.rt_throttles += 1;
+        self.stop_running(cpu, t);
+        let se = &self.sched.entities[t];
+        let priority = se.class.rt_priority().expect("an RT task");
+        self.sched.rqs[cpu].rt.insert(t, priority, se.rt_arrival);
+        self.threads[t].state = ThreadState::Runnable;
+        self.reschedule(cpu, (self.threads[t].tid, PrevState::Runnable), true);
+        true
+    }
+
+    /// `sched_rt_period_timer`: each CPU's RT run time is paid back by its runtime (5.10 first
+    /// returns borrowed runtime: no sharing), a throttled CPU whose debt is below its runtime
+    /// runs RT work again, and the timer stops once no CPU has RT time or tasks.
+    pub(super) fn rt_period_timer(&mut self) {
+        let bw = self.sched.rt_bandwidth;
+        let mut idle = true;
+        for cpu in 0..self.sched.rqs.len() {
+            if !self.sched.rqs[cpu].online {
+                continue;
+            }
+            self.account_rt(cpu);
+            let rq = &mut self.sched.rqs[cpu];
+            if !bw.share {
+                rq.rt.runtime_us = bw.runtime_us;
+            }
+            if rq.rt.time_us <= 0.0 && rq.rt.running.is_none() && rq.rt.is_empty() {
+                continue;
+            }
+            idle = false;
+            rq.rt.time_us -= rq.rt.time_us.min(rq.rt.runtime_us);
+            if rq.rt.throttled && rq.rt.time_us < rq.rt.runtime_us {
+                rq.rt.throttled = false;
+                self.rt_unthrottled(cpu);
+            }
+        }
+        self.sched.rt_period_next_us = if idle { f64::INFINITY } else { self.now_us + bw.period_us };
+    }
+
+    /// `cpu`'s RT queue may run again: its first RT task runs now, before any CFS task.
+    fn rt_unthrottled(&mut self, cpu: usize) {
+        let Some(first) = self.sched.rqs[cpu].rt.first() else { return };
+        match self.sched.rqs[cpu].curr {
+            None => {
+                self.unqueue(first);
+                self.switch_in(cpu, first, None);
+            }
+            Some(_) => self.preempt(cpu),
         }
     }
 
@@ -665,6 +749,7 @@ impl Engine<'_> {
         let rq = &mut self.sched.rqs[cpu];
         rq.curr = Some(t);
         rq.rt.running = self.sched.entities[t].class.rt_priority();
+        rq.rt.accounted_us = self.now_us;
         rq.slice_start_us = self.now_us;
         rq.exec_start_us = self.now_us;
         self.threads[t].state = ThreadState::Running;
@@ -724,11 +809,12 @@ impl Engine<'_> {
     /// the smallest vruntime waiting there, else what the placement's new-idle balance pulls:
     /// a waiting thread runs at once, a running one (HMP's idle pull) comes through the stopper.
     fn pick_next(&mut self, cpu: usize, prev_rt: bool) -> Next {
-        if let Some(t) = self.sched.rqs[cpu].rt.first() {
+        let throttled = self.sched.rqs[cpu].rt.throttled;
+        if let Some(t) = self.sched.rqs[cpu].rt.first().filter(|_| !throttled) {
             self.unqueue(t);
             return Next::Run(t);
         }
-        if prev_rt {
+        if prev_rt && !throttled {
             if let Some(t) = self.sched.ask(self.now_us, cpu, |_, view| rt::pull_candidate(view, cpu)) {
                 self.move_waiting(t, cpu, cpu);
                 return Next::Run(t);
@@ -764,7 +850,7 @@ impl Engine<'_> {
         let rq = &self.sched.rqs[cpu];
         let t = rq.curr.expect("running");
         let e = &self.sched.entities;
-        if rq.rt.highest_waiting() > e[t].class.rt_priority() {
+        if !rq.rt.throttled && rq.rt.highest_waiting() > e[t].class.rt_priority() {
             let next = rq.rt.first().expect("an RT task waits");
             return self.switch_to(cpu, t, next);
         }
@@ -833,7 +919,9 @@ impl Engine<'_> {
         self.update_util(cpu);
         let rq = &self.sched.rqs[cpu];
         if let Some(t) = rq.curr.filter(|&t| self.sched.entities[t].is_rt()) {
-            self.rr_tick(cpu, t);
+            if !self.rt_check_runtime(cpu, t) {
+                self.rr_tick(cpu, t);
+            }
             return false;
         }
         let (Some(t), Some(l)) = (rq.curr, self.leftmost(cpu)) else { return false };

@@ -405,6 +405,11 @@ impl Placement for Eas {
         true
     }
 
+    /// 5.10: RT_RUNTIME_SHARE is off.
+    fn rt_runtime_share(&self) -> bool {
+        false
+    }
+
     fn overutilized(&self) -> Option<bool> {
         Some(self.overutilized)
     }

@@ -232,6 +232,12 @@ pub trait Placement: Send {
         false
     }
 
+    /// Whether a CPU over its RT runtime borrows from the others (RT_RUNTIME_SHARE: on in the
+    /// 3.10 kernels, off in 5.10).
+    fn rt_runtime_share(&self) -> bool {
+        true
+    }
+
     /// The root domain's over-utilisation state now (EAS's tipping point), or `None` for a
     /// policy without one. The engine asks after each placement decision and traces changes
     /// (`sched_overutilized`).

@@ -23,9 +23,14 @@
 //!   own (`sysctl_sched_uclamp_util_min_rt_default`, Linux 5.9+): RT tasks go to the biggest
 //!   CPUs while those have room (`rt_task_fits_capacity`, `cpupri_find_fitness`).
 //!
-//! Not modelled: RT throttling (`sched_rt_runtime_us` 950 ms per 1 s period: an RT task that
-//! never sleeps is stopped for the last 50 ms of each second), the RT run queue's PELT signal
-//! that 5.10 takes from CFS's capacity (`scale_rt_capacity`), group scheduling, SCHED_DEADLINE.
+//! - Throttling ([`Bandwidth`]): a CPU's RT tasks may run `sched_rt_runtime_us` (950 ms) of each
+//!   `sched_rt_period_us` (1 s); past that, checked at its ticks, the CPU's RT queue stops
+//!   (CFS runs) until the period timer gives the runtime back. With RT_RUNTIME_SHARE (on in
+//!   3.10, off since 5.10) a CPU first borrows spare runtime from the others
+//!   ([`borrow_runtime`]), so a lone RT hog is never throttled there.
+//!
+//! Not modelled: the RT run queue's PELT signal that 5.10 takes from CFS's capacity
+//! (`scale_rt_capacity`), group scheduling, SCHED_DEADLINE, the sysctls as settings.
 
 use super::{SchedEntity, SchedView};
 pub use crate::workload::SchedClass;
@@ -43,13 +48,38 @@ pub fn rr_slice_ticks(hz: u32) -> u64 {
 /// (`sysctl_sched_uclamp_util_min_rt_default`, kernel/sched/core.c: SCHED_CAPACITY_SCALE).
 const UTIL_MIN_RT_DEFAULT: u32 = 1024;
 
-/// A CPU's RT tasks: the one running and the ones waiting.
+/// RT throttling's bandwidth (`def_rt_bandwidth`, per CPU).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bandwidth {
+    /// `sysctl_sched_rt_period`: 1 s (kernel/sched/core.c).
+    pub period_us: f64,
+    /// `sysctl_sched_rt_runtime`: 950 ms (kernel/sched/core.c).
+    pub runtime_us: f64,
+    /// RT_RUNTIME_SHARE (kernel/sched/features.h): true in 3.10; false since "sched/rt: Disable
+    /// RT_RUNTIME_SHARE by default" (Linux 5.10).
+    pub share: bool,
+}
+
+impl Bandwidth {
+    pub fn linux_default(share: bool) -> Bandwidth {
+        Bandwidth { period_us: 1_000_000.0, runtime_us: 950_000.0, share }
+    }
+}
+
+/// A CPU's RT tasks: the one running and the ones waiting, and its RT bandwidth.
 #[derive(Debug, Clone, Default)]
 pub struct RtQueue {
     /// Waiting, highest priority first, then by arrival: (`99 - sched_priority`, arrival, task).
     waiting: BTreeSet<(u8, u64, usize)>,
     /// The priority of the RT task running here, if one is.
     pub running: Option<u8>,
+    /// Its tasks may not run until the period timer gives runtime back (`rt_throttled`).
+    pub throttled: bool,
+    /// RT run time in this period, µs, accounted up to `accounted_us` (`rt_time`).
+    pub time_us: f64,
+    pub accounted_us: f64,
+    /// The runtime it may use per period, µs, borrowed runtime included (`rt_runtime`).
+    pub runtime_us: f64,
 }
 
 impl RtQueue {
@@ -83,9 +113,9 @@ impl RtQueue {
     pub fn is_empty(&self) -> bool {
         self.waiting.is_empty()
     }
-    /// Some RT task is running or waiting here (`rt_rq_is_runnable`).
+    /// Some RT task may run here now (`rt_rq_is_runnable`: not while throttled).
     pub fn is_runnable(&self) -> bool {
-        self.running.is_some() || !self.waiting.is_empty()
+        !self.throttled && (self.running.is_some() || !self.waiting.is_empty())
     }
     /// The CPU's `cpupri` level: the highest RT priority running or waiting here, 0 with none.
     pub fn level(&self) -> u8 {
@@ -201,11 +231,37 @@ pub fn pull_candidate(view: &SchedView, cpu: usize) -> Option<usize> {
         let running = rq.rt.running.unwrap_or(0);
         let Some(t) = rq.rt.iter().find(|&t| view.tasks[t].allowed.contains(cpu)) else { continue };
         let p = priority(&view.tasks[t]);
-        if p > level && p <= running && best.is_none_or(|(b, _)| p > b) {
+        let runs_there_next = !rq.rt.throttled && p > running;
+        if p > level && !runs_there_next && best.is_none_or(|(b, _)| p > b) {
             best = Some((p, t));
         }
     }
     best.map(|(_, t)| t)
+}
+
+/// `do_balance_runtime`: `cpu`'s RT queue, over its runtime, takes from each other online CPU a
+/// 1/n share (n: the online CPUs) of that CPU's spare runtime, up to a whole period; true if it
+/// got any. The runtime stays borrowed (3.10 gives it back only at hotplug).
+pub fn borrow_runtime(rqs: &mut [super::cfs::RunQueue], cpu: usize, period_us: f64) -> bool {
+    let n = rqs.iter().filter(|rq| rq.online).count() as f64;
+    let mut more = false;
+    for other in 0..rqs.len() {
+        if other == cpu || !rqs[other].online {
+            continue;
+        }
+        let spare = rqs[other].rt.runtime_us - rqs[other].rt.time_us;
+        if spare <= 0.0 {
+            continue;
+        }
+        let take = (spare / n).min(period_us - rqs[cpu].rt.runtime_us);
+        rqs[other].rt.runtime_us -= take;
+        rqs[cpu].rt.runtime_us += take;
+        more = true;
+        if rqs[cpu].rt.runtime_us >= period_us {
+            break;
+        }
+    }
+    more
 }
 
 /// SCHED_RR's turn: whether the tick numbered `ticks_run` (1 = the first) since the task
@@ -304,6 +360,24 @@ mod tests {
         f.rqs[0].rt.running = Some(35);
         f.rqs[1].rt.running = None;
         assert_eq!(pull_candidate(&f.view(), 1), None);
+    }
+
+    #[test]
+    fn an_over_budget_cpu_borrows_a_share_of_each_others_spare_runtime() {
+        let mut rqs: Vec<_> = (0..4).map(|_| super::super::cfs::RunQueue::new(true)).collect();
+        for (rq, time_us) in rqs.iter_mut().zip([960.0, 950.0, 550.0, 0.0]) {
+            (rq.rt.runtime_us, rq.rt.time_us) = (950.0, time_us);
+        }
+        // CPU 1 has no spare; CPU 2 gives 400/4, CPU 3 950/4 (capped at the 1000 µs period)
+        assert!(borrow_runtime(&mut rqs, 0, 1000.0));
+        let runtimes: Vec<f64> = rqs.iter().map(|rq| rq.rt.runtime_us).collect();
+        assert_eq!(runtimes, [1000.0, 950.0, 900.0, 950.0]);
+        // at a whole period it takes no more
+        assert!(!borrow_runtime(&mut rqs, 0, 1000.0) || rqs[0].rt.runtime_us == 1000.0);
+        rqs[0].rt.runtime_us = 900.0;
+        rqs[3].rt.runtime_us = 0.0;
+        rqs[2].rt.runtime_us = 550.0;
+        assert!(!borrow_runtime(&mut rqs, 0, 1000.0));
     }
 
     #[test]
