@@ -94,8 +94,21 @@ impl Engine<'_> {
         }
     }
 
+    /// Accounts `cpu`'s RT utilisation up to now (`update_rt_rq_load_avg`: running while an
+    /// RT task runs there).
+    fn update_rt_avg(&mut self, cpu: usize) {
+        if !self.sched.track_util {
+            return;
+        }
+        let running = self.sched.rqs[cpu].rt.running.is_some();
+        let state = self.pelt_state(cpu, running, running);
+        let now = self.now_ns();
+        self.sched.rqs[cpu].avg_rt.update(now, state);
+    }
+
     /// The run queue's and its running thread's signals up to now (before either changes).
     pub(super) fn update_util(&mut self, cpu: usize) {
+        self.update_rt_avg(cpu);
         self.update_rq_avg(cpu);
         if let Some(t) = self.sched.rqs[cpu].curr {
             self.update_entity_avg(t);
@@ -108,15 +121,15 @@ impl Engine<'_> {
         self.sched.rqs[cpu].avg.util_avg as u32
     }
 
-    /// What schedutil reads (`schedutil_cpu_util`, FREQUENCY_UTIL): the CPU's utilisation
-    /// within its run queue's clamps (`sched::uclamp`); its whole capacity while an RT task is
-    /// runnable there (without uclamp `rt_rq_is_runnable` asks for the top frequency; with it,
-    /// an RT task's default util_min of 1024 does).
+    /// What schedutil reads (`schedutil_cpu_util`, FREQUENCY_UTIL): the CPU's CFS and RT
+    /// utilisation within its run queue's clamps (`sched::uclamp`); its whole capacity while an
+    /// RT task is runnable there (without uclamp `rt_rq_is_runnable` asks for the top
+    /// frequency; with it, an RT task's default util_min of 1024 does).
     pub(super) fn cpu_util_for_frequency(&mut self, cpu: usize) -> u32 {
         if self.sched.rqs[cpu].rt.is_runnable() {
             return self.sched.capacity[cpu];
         }
-        let util = self.cpu_util(cpu);
+        let util = self.cpu_util(cpu) + rt::util_now(&self.sched.rqs[cpu], self.now_ns()) as u32;
         if !self.sched.uclamp_used {
             return util;
         }
@@ -737,6 +750,7 @@ impl Engine<'_> {
         let (time_us, next_tid) = (self.now_us, self.threads[t].tid);
         self.out.trace(TraceEvent::SchedSwitch { time_us, cpu, prev_tid, prev_state, next_tid });
         self.dirty = true;
+        self.update_rt_avg(cpu);
         self.update_rq_avg(cpu);
         self.update_entity_avg(t); // the time it waited
         let pmu = self.threads[t].pmu;

@@ -146,6 +146,8 @@ pub struct RunQueue {
     pub exec_start_us: f64,
     /// The run queue's PELT signals (`cfs_rq->avg`; the 3.x `rq->avg` of big.LITTLE MP).
     pub avg: crate::sched::pelt::SchedAvg,
+    /// The RT tasks' utilisation here (`rq->avg_rt`, 5.10: running while an RT task runs).
+    pub avg_rt: crate::sched::pelt::SchedAvg,
 }
 
 impl RunQueue {
@@ -160,6 +162,7 @@ impl RunQueue {
             slice_start_us: 0.0,
             exec_start_us: 0.0,
             avg: Default::default(),
+            avg_rt: Default::default(),
         }
     }
 

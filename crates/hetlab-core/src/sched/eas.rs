@@ -36,8 +36,10 @@
 //! (at most a tick old, as in the kernel). Utilisation clamps (`uclamp`) count where 5.10 reads
 //! them: a candidate CPU must fit the clamped utilisation, `compute_energy`'s max utilisation
 //! (the OPP) is clamped, the sum (the busy time) is not, and a task misfits by its clamped
-//! utilisation. Not modelled: `util_est`, RT/DL/IRQ
-//! utilisation and thermal pressure (capacity_of = capacity_orig), `select_idle_capacity` on
+//! utilisation. RT work counts as 5.10 counts it (`sched::rt`): CFS fits in what the RT
+//! utilisation leaves (`capacity_of`), and the energy estimate adds the RT utilisation (the
+//! top OPP while an RT task is runnable). Not modelled: `util_est`, DL/IRQ
+//! utilisation and thermal pressure, `select_idle_capacity` on
 //! the CFS path, the doubling of the balance interval while balanced. The kernel runs EAS only
 //! with schedutil on every policy ([`Placement::required_governor`]) and on CPUs of more than
 //! one capacity; [`Eas::new`] refuses other platforms instead of silently being `smp`.
@@ -49,7 +51,7 @@ use super::cfs::RunQueue;
 use super::pelt::State;
 use super::smp::Smp;
 use super::uclamp::{self, Clamp};
-use super::{Migration, Placement, SchedEntity, SchedView, WakeKind};
+use super::{rt, Migration, Placement, SchedEntity, SchedView, WakeKind};
 use crate::model::energy_model::{EnergyModel, PerfDomain};
 use crate::platform::Platform;
 
@@ -148,9 +150,9 @@ impl Eas {
         self.util.extend(view.rqs.iter().map(|rq| rq_util_now(rq, now_ns)));
     }
 
-    /// `cpu_overutilized` on the utilisations in `self.util`.
+    /// `cpu_overutilized` on the utilisations in `self.util`, against what RT work leaves.
     fn cpu_overutilized(&self, view: &SchedView, cpu: usize) -> bool {
-        !fits_capacity(self.util[cpu], u64::from(view.capacity[cpu]))
+        !fits_capacity(self.util[cpu], rt::capacity_of(view, cpu))
     }
 
     /// The root-domain statistics' verdict (`update_sd_lb_stats` with no parent domain): some
@@ -179,16 +181,20 @@ impl Eas {
         uclamp::util_with(util, uclamp::rq_clamp(&view.rqs[cpu], view.tasks), wakee)
     }
 
-    /// `compute_energy` (5.10) with no RT, DL or IRQ utilisation: over the domain's online
-    /// CPUs, Σ of `schedutil_cpu_util` (ENERGY_UTIL: the CFS utilisation capped at the
+    /// `compute_energy` (5.10) with no DL or IRQ utilisation: over the domain's online CPUs,
+    /// Σ of `schedutil_cpu_util` (ENERGY_UTIL: the CFS and RT utilisation capped at the
     /// domain's capacity) and its max (FREQUENCY_UTIL: also within the clamps, the wakee's on
-    /// `dst`), priced by the EM.
+    /// `dst`; the whole capacity while an RT task is runnable), priced by the EM.
     fn compute_energy(&self, view: &SchedView, pd: &PerfDomain, w: Wakee, dst: Option<usize>) -> u64 {
         let (mut max_util, mut sum_util) = (0, 0);
+        let now_ns = now_ns(view);
         for cpu in (0..view.ncpus()).filter(|&c| view.cluster_of[c] == pd.cluster && view.rqs[c].online) {
-            let util = self.cpu_util_next(view, cpu, w, dst).min(pd.capacity);
+            let rq = &view.rqs[cpu];
+            let util = (self.cpu_util_next(view, cpu, w, dst) + rt::util_now(rq, now_ns)).min(pd.capacity);
             sum_util += util;
-            let frequency_util = if self.uclamp_used {
+            let frequency_util = if !self.uclamp_used && rq.rt.is_runnable() {
+                pd.capacity
+            } else if self.uclamp_used {
                 Self::clamped(view, cpu, util, (dst == Some(cpu)).then_some(w.clamp)).min(pd.capacity)
             } else {
                 util
@@ -219,7 +225,7 @@ impl Eas {
             let (mut max_spare_cap, mut max_spare_cap_cpu) = (0, None);
             for cpu in task.allowed.iter().filter(|&c| view.cluster_of[c] == pd.cluster && view.rqs[c].online) {
                 let util = self.cpu_util_next(view, cpu, w, Some(cpu));
-                let cpu_cap = u64::from(view.capacity[cpu]);
+                let cpu_cap = rt::capacity_of(view, cpu);
                 let spare_cap = cpu_cap.saturating_sub(util);
                 // the capacity the clamps ask of the CPU must fit too
                 let util = if self.uclamp_used { Self::clamped(view, cpu, util, Some(w.clamp)) } else { util };
@@ -261,7 +267,7 @@ impl Eas {
         self.misfit[cpu] = view.rqs[cpu].cfs_curr().filter(|&t| {
             let task = &view.tasks[t];
             let util = task.uclamp.task_util(task.avg.util_avg);
-            task.allowed.count() > 1 && !fits_capacity(util, u64::from(view.capacity[cpu]))
+            task.allowed.count() > 1 && !fits_capacity(util, rt::capacity_of(view, cpu))
         });
     }
 
@@ -308,7 +314,7 @@ fn now_ns(view: &SchedView) -> u64 {
 
 /// A run queue's utilisation now: decayed to now while idle, else as last updated.
 fn rq_util_now(rq: &RunQueue, now_ns: u64) -> u64 {
-    if rq.curr.is_some() {
+    if rq.cfs_curr().is_some() {
         return rq.avg.util_avg;
     }
     let mut avg = rq.avg;
@@ -350,7 +356,7 @@ impl Placement for Eas {
             let task = &view.tasks[thread];
             let util = rq_util_now(&view.rqs[target], now_ns(view))
                 + if task.cpu == target { 0 } else { task_util_now(task, now_ns(view)) };
-            self.overutilized = !fits_capacity(util, u64::from(view.capacity[target]));
+            self.overutilized = !fits_capacity(util, rt::capacity_of(view, target));
         }
         target
     }
@@ -368,7 +374,7 @@ impl Placement for Eas {
         self.update_misfit(view, cpu);
         if !self.overutilized {
             let util = view.rqs[cpu].avg.util_avg;
-            self.overutilized = !fits_capacity(util, u64::from(view.capacity[cpu]));
+            self.overutilized = !fits_capacity(util, rt::capacity_of(view, cpu));
         }
         // trigger_load_balance: this busy CPU's own balance at the root domain
         if now >= self.next_busy_balance_us[cpu] {
@@ -468,6 +474,26 @@ mod tests {
         // a saving of 12 > (24 + 0) >> 4 = 1: it moves down
         let f = exynos(5, 50, [0, 0, 0, 0, 0, 50, 0, 0]);
         assert_eq!(feec(&f), 0);
+    }
+
+    #[test]
+    fn rt_utilisation_takes_capacity_from_cfs_and_adds_to_the_energy() {
+        // the small task of the test above, whose LITTLE CPU 0 ran RT work for the last second
+        // at a capacity scale of 330: its RT signal is about 330 and leaves 47 of 377, which
+        // util 50 does not fit (50·1280 > 47·1024). The RT utilisation also sets LITTLE's OPP
+        // in the estimate (330 of 377: near its top), so the task costs more on LITTLE's CPU 1
+        // than on an idle big CPU at its lowest OPP: CPU 4
+        let mut f = exynos(0, 50, [50, 0, 0, 0, 0, 0, 0, 0]);
+        let busy = State { runnable: true, running: true, freq_scale: 1024, cpu_scale: 330, load_freq_scale: 1024 };
+        f.rqs[0].avg_rt.update(1_000_000_000, busy);
+        let left = rt::capacity_of(&f.view(), 0);
+        assert!((46..=50).contains(&left), "{left}");
+        assert_eq!(feec(&f), 4);
+        // without the RT signal it stays on CPU 0 (the test above)
+        assert_eq!(feec(&exynos(0, 50, [50, 0, 0, 0, 0, 0, 0, 0])), 0);
+        // no RT task runs there: the signal decays, to half 32 ms later
+        let half = rt::util_now(&f.rqs[0], 1_032_000_000);
+        assert!((160..=170).contains(&half), "{half}");
     }
 
     #[test]

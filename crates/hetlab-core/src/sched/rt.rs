@@ -29,8 +29,12 @@
 //!   3.10, off since 5.10) a CPU first borrows spare runtime from the others
 //!   ([`borrow_runtime`]), so a lone RT hog is never throttled there.
 //!
-//! Not modelled: the RT run queue's PELT signal that 5.10 takes from CFS's capacity
-//! (`scale_rt_capacity`), group scheduling, SCHED_DEADLINE, the sysctls as settings.
+//! - Utilisation (5.10): a run queue tracks its RT time with PELT (`avg_rt`, [`util_now`]);
+//!   schedutil adds it to CFS's, and CFS may use only the rest of the CPU ([`capacity_of`],
+//!   `scale_rt_capacity`), which EAS's fit and energy estimates read.
+//!
+//! Not modelled: group scheduling, SCHED_DEADLINE, IRQ time's share of the capacity, the
+//! sysctls as settings.
 
 use super::{SchedEntity, SchedView};
 pub use crate::workload::SchedClass;
@@ -121,6 +125,24 @@ impl RtQueue {
     pub fn level(&self) -> u8 {
         self.running.unwrap_or(0).max(self.highest_waiting().unwrap_or(0))
     }
+}
+
+/// `cpu_util_rt`: the RT utilisation of `rq` at `now_ns`, decayed since its last update when no
+/// RT task runs there.
+pub fn util_now(rq: &super::cfs::RunQueue, now_ns: u64) -> u64 {
+    if rq.rt.running.is_some() {
+        return rq.avg_rt.util_avg;
+    }
+    let mut avg = rq.avg_rt;
+    avg.update(now_ns, super::pelt::State::IDLE);
+    avg.util_avg
+}
+
+/// `capacity_of` (`scale_rt_capacity`, 5.10): what CFS may use of `cpu`, its capacity less its
+/// RT utilisation, at least 1.
+pub fn capacity_of(view: &SchedView, cpu: usize) -> u64 {
+    let now_ns = (view.now_us * 1000.0).round() as u64;
+    u64::from(view.capacity[cpu]).saturating_sub(util_now(&view.rqs[cpu], now_ns)).max(1)
 }
 
 /// `task`'s RT priority; it must be an RT task.
