@@ -20,13 +20,16 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 
-# A display task: 20 light frames then 10 heavy ones, each released by its own 16 ms timer, with
-# `run` calibrated on the A15 (CPU4); beside it two workers that take turns under a mutex.
+# A real-time display task (SCHED_FIFO): 20 light frames then 10 heavy ones, each released by its
+# own 16 ms timer, with `run` calibrated on the A15 (CPU4); beside it two CFS workers that take
+# turns under a mutex.
 PERIOD_US = 16000
 RTAPP = {
     "global": {"calibration": "CPU4", "duration": -1},
     "tasks": {
         "frames": {
+            "policy": "SCHED_FIFO",
+            "priority": 2,
             "loop": 1,
             "cpus": [4, 5, 6, 7],
             "phases": {
