@@ -103,7 +103,7 @@ impl<'a> Engine<'a> {
         let mut tasks: Vec<Task> = workload.tasks.iter().chain(&config.kernel_threads).chain(&rcuo).cloned().collect();
         let mut threads = Vec::new();
         let mut entities = Vec::new();
-        let rr_slice_ticks = crate::sched::rt::rr_slice_ticks(platform.hz);
+        let rr_slice_ticks = crate::sched::rt::rr_slice_ticks(platform.hz, &config.sched_tunables);
         let user_cpus =
             CpuMask::of((0..ncpus).filter(|&c| online[c] && config.cluster.is_none_or(|k| cluster_of[c] == k)));
         for ti in 0..tasks.len() {
@@ -311,7 +311,8 @@ impl<'a> Engine<'a> {
                     && !matches!(config.governors[c].name.as_str(), "performance" | "powersave")
             })
             .collect();
-        let rt_bandwidth = crate::sched::rt::Bandwidth::linux_default(placement.rt_runtime_share());
+        let rt_bandwidth =
+            crate::sched::rt::Bandwidth::from_sysctls(&config.sched_tunables, placement.rt_runtime_share())?;
         let sched = Sched {
             track_util,
             load_freq_invariant,

@@ -475,9 +475,21 @@ fn a_thread_switched_in_during_a_kernel_burst_waits_for_it() {
 
 /// An rt-app workload run under `governor` (and `scheduler`), traced.
 fn rtapp_run(p: &Platform, doc: &str, governor: &str, scheduler: SchedPolicy) -> RunResult {
+    rtapp_run_with(p, doc, governor, scheduler, &[])
+}
+
+/// The same with scheduler tunables (sysctls).
+fn rtapp_run_with(
+    p: &Platform,
+    doc: &str,
+    governor: &str,
+    scheduler: SchedPolicy,
+    tunables: &[(&str, f64)],
+) -> RunResult {
     let w = crate::rtapp::from_rtapp_json("rt.json", doc).unwrap();
     let mut c = config(p, governor, None, &[]);
     c.scheduler = scheduler;
+    c.sched_tunables = tunables.iter().map(|&(n, v)| (n.to_string(), v)).collect();
     c.trace = true;
     simulate(p, &w, c).unwrap()
 }
@@ -540,6 +552,13 @@ fn round_robin_shares_a_priority_in_100_ms_turns_and_fifo_does_not() {
     let (rr, rr_switches) = two("SCHED_RR");
     assert!((rr[0] - 0.45).abs() < 1e-3 && (rr[1] - 0.5).abs() < 1e-3, "{rr:?}");
     assert_eq!(rr_switches, 4, "turns end at 100, 200, 300 and 400 ms");
+    // sched_rr_timeslice_ms 50: twice the turns, and one more: each task's 250 ms of work take
+    // a little longer than 5 turns (its wake-up and cache refill), so b's fifth turn ends too
+    let doc = r#"{"global": {"calibration": "CPU4"}, "tasks": {"a": {"cpus": [4], "policy": "SCHED_RR", "priority": 20,
+        "instance": 2, "loop": 1, "run": 250000}}}"#;
+    let r = rtapp_run_with(&p, doc, "performance", SchedPolicy::Smp, &[("sched_rr_timeslice_ms", 50.0)]);
+    let switches = trace_text(&r).lines().filter(|l| l.contains("sched_switch") && l.contains("prev_state=R+")).count();
+    assert_eq!(switches, 10);
 }
 
 #[test]
@@ -584,25 +603,32 @@ fn schedutil_runs_at_the_top_while_rt_work_is_runnable_and_eas_puts_it_on_big() 
 }
 
 /// A FIFO hog of 2 s of CPU4's work pinned there, and a CFS hog beside it.
-fn rt_hog(scheduler: SchedPolicy, governor: &str) -> RunResult {
+fn rt_hog(scheduler: SchedPolicy, governor: &str, sysctls: &[(&str, f64)]) -> RunResult {
     let doc = r#"{"global": {"calibration": "CPU4"}, "tasks": {
         "rt": {"cpus": [4], "policy": "SCHED_FIFO", "priority": 50, "loop": 1, "run": 2000000},
         "cfs": {"cpus": [4], "loop": 1, "run": 100000}}}"#;
-    rtapp_run(&exynos(), doc, governor, scheduler)
+    rtapp_run_with(&exynos(), doc, governor, scheduler, sysctls)
 }
 
 #[test]
 fn a_fifo_hog_is_throttled_to_950_ms_a_second_in_5_10_and_borrows_runtime_in_3_10() {
     // 5.10 (EAS): 950 ms of each 1 s period, past it (at the next tick) CFS runs until the
     // period timer; the FIFO hog needs a third period
-    let r = rt_hog(SchedPolicy::Eas, "schedutil");
+    let r = rt_hog(SchedPolicy::Eas, "schedutil", &[]);
     let (rt_s, cfs_s) = (thread(&r, "rt").finish_s, thread(&r, "cfs").finish_s);
     assert!(r.rt_throttles == 2 && (2.095..2.11).contains(&rt_s), "{} throttles, done at {rt_s} s", r.rt_throttles);
     // the CFS hog ran in the two 45-50 ms windows and finished after the FIFO hog
     assert!(cfs_s > rt_s && thread(&r, "cfs").cpu_time_s > 0.09, "{cfs_s}");
     // 3.10 (RT_RUNTIME_SHARE): CPU 4 borrows the idle CPUs' spare runtime up to the whole
     // period and is never throttled
-    let r = rt_hog(SchedPolicy::Smp, "performance");
+    let r = rt_hog(SchedPolicy::Smp, "performance", &[]);
     assert_eq!(r.rt_throttles, 0);
     assert!((thread(&r, "rt").finish_s - 2.0).abs() < 2e-3);
+    // the sysctls: a runtime of the whole period never throttles (the kernel's -1); at 500 ms
+    // of each 1 s the 2 s of work need a fourth period
+    let r = rt_hog(SchedPolicy::Eas, "schedutil", &[("sched_rt_runtime_us", 1e6)]);
+    assert_eq!(r.rt_throttles, 0);
+    let r = rt_hog(SchedPolicy::Eas, "schedutil", &[("sched_rt_runtime_us", 5e5)]);
+    let rt_s = thread(&r, "rt").finish_s;
+    assert!(r.rt_throttles >= 3 && rt_s > 3.0, "{} throttles, done at {rt_s} s", r.rt_throttles);
 }

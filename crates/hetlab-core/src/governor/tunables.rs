@@ -23,7 +23,7 @@ pub struct TunableInfo {
     /// sysfs name.
     pub name: &'static str,
     pub default: TunableDefault,
-    /// "µs", "kHz", "%", "‰" or "" (count / boolean).
+    /// "µs", "ms", "kHz", "%", "‰" or "" (count / boolean).
     pub unit: &'static str,
     pub help: &'static str,
     /// Accepted range, inclusive; values are integers.

@@ -287,12 +287,14 @@ impl SchedPolicy {
     }
 
     /// The policy's tunables, with their sysfs names (the defaults a platform may override
-    /// are marked as such).
+    /// are marked as such), then the RT class's sysctls, which every policy takes.
     pub fn tunables(self) -> Vec<TunableInfo> {
-        match self {
+        let mut own = match self {
             SchedPolicy::Pinned | SchedPolicy::Smp | SchedPolicy::Eas => Vec::new(),
             SchedPolicy::Hmp => hmp::tunables(),
-        }
+        };
+        own.extend(rt::tunables());
+        own
     }
 
     /// The policy for a run on `platform`, with `tunables` (sysfs name, value) over its
@@ -421,6 +423,14 @@ mod tests {
             assert_eq!(SchedPolicy::parse(policy.name()).unwrap().build(&exynos, &[]).unwrap().name(), policy.name());
         }
         let e = SchedPolicy::Smp.build(&exynos, &[("up_threshold".into(), 700.0)]).err().unwrap();
-        assert_eq!(e, "smp: unknown tunable 'up_threshold'; smp has no tunables");
+        assert_eq!(
+            e,
+            "smp: unknown tunable 'up_threshold'; known: sched_rt_period_us, sched_rt_runtime_us, sched_rr_timeslice_ms"
+        );
+        // the RT sysctls go with every policy; a runtime above a given period is refused
+        let rt = [("sched_rt_period_us".to_string(), 500_000.0)];
+        assert!(SchedPolicy::Smp.build(&exynos, &rt).is_ok());
+        let e = rt::Bandwidth::from_sysctls(&rt, true).unwrap_err();
+        assert!(e.starts_with("sched_rt_runtime_us 950000 exceeds sched_rt_period_us 500000"), "{e}");
     }
 }

@@ -33,19 +33,61 @@
 //!   schedutil adds it to CFS's, and CFS may use only the rest of the CPU ([`capacity_of`],
 //!   `scale_rt_capacity`), which EAS's fit and energy estimates read.
 //!
-//! Not modelled: group scheduling, SCHED_DEADLINE, IRQ time's share of the capacity, the
-//! sysctls as settings.
+//! The class's sysctls (`/proc/sys/kernel/sched_rt_period_us`, `sched_rt_runtime_us`,
+//! `sched_rr_timeslice_ms`) are tunables of every placement policy ([`tunables`]).
+//!
+//! Not modelled: group scheduling, SCHED_DEADLINE, IRQ time's share of the capacity.
 
 use super::{SchedEntity, SchedView};
+use crate::governor::tunables::{TunableDefault, TunableInfo};
 pub use crate::workload::SchedClass;
 use std::collections::BTreeSet;
 
 /// `sched_rr_timeslice`: RR_TIMESLICE = 100 ms in jiffies (include/linux/sched/rt.h).
-const RR_TIMESLICE_MS: u64 = 100;
+const RR_TIMESLICE_MS: f64 = 100.0;
+/// `sysctl_sched_rt_period` and `sysctl_sched_rt_runtime` (kernel/sched/core.c): 1 s, 950 ms.
+const RT_PERIOD_US: f64 = 1_000_000.0;
+const RT_RUNTIME_US: f64 = 950_000.0;
 
-/// A SCHED_RR slice in ticks at `hz` (`100 * HZ / 1000`).
-pub fn rr_slice_ticks(hz: u32) -> u64 {
-    (RR_TIMESLICE_MS * u64::from(hz) / 1000).max(1)
+/// The RT class's sysctls, which every placement policy accepts as tunables.
+pub fn tunables() -> Vec<TunableInfo> {
+    let sysctl = |name, default, unit, help, min| TunableInfo {
+        name,
+        default: TunableDefault::Value(default),
+        unit,
+        help,
+        min,
+        max: f64::from(i32::MAX),
+    };
+    vec![
+        sysctl("sched_rt_period_us", RT_PERIOD_US, "µs", "RT throttling's period (Linux: 1 s)", 1.0),
+        sysctl(
+            "sched_rt_runtime_us",
+            RT_RUNTIME_US,
+            "µs",
+            "RT time each CPU may use per period (Linux: 950 ms); the period or more never throttles (the \
+             kernel's -1)",
+            0.0,
+        ),
+        sysctl(
+            "sched_rr_timeslice_ms",
+            RR_TIMESLICE_MS,
+            "ms",
+            "a SCHED_RR task's turn, in whole ticks (Linux: 100 ms)",
+            1.0,
+        ),
+    ]
+}
+
+/// The value of sysctl `name` among `given` (checked against [`tunables`]), else its default.
+fn sysctl(given: &[(String, f64)], name: &str, default: f64) -> f64 {
+    given.iter().find(|(n, _)| n == name).map_or(default, |&(_, v)| v)
+}
+
+/// A SCHED_RR turn in ticks at `hz` (`msecs_to_jiffies(sched_rr_timeslice_ms)`, at least one).
+pub fn rr_slice_ticks(hz: u32, given: &[(String, f64)]) -> u64 {
+    let ms = sysctl(given, "sched_rr_timeslice_ms", RR_TIMESLICE_MS);
+    ((ms * f64::from(hz) / 1000.0).ceil() as u64).max(1)
 }
 
 /// The RT capacity demand of an RT task without a `util_min` of its own
@@ -65,8 +107,22 @@ pub struct Bandwidth {
 }
 
 impl Bandwidth {
-    pub fn linux_default(share: bool) -> Bandwidth {
-        Bandwidth { period_us: 1_000_000.0, runtime_us: 950_000.0, share }
+    /// The bandwidth the sysctls among `given` set (else Linux's defaults); RT_RUNTIME_SHARE as
+    /// `share`. The runtime may not exceed the period (`sched_rt_global_validate`).
+    pub fn from_sysctls(given: &[(String, f64)], share: bool) -> Result<Bandwidth, String> {
+        let period_us = sysctl(given, "sched_rt_period_us", RT_PERIOD_US);
+        let runtime_us = sysctl(given, "sched_rt_runtime_us", RT_RUNTIME_US);
+        if runtime_us > period_us && given.iter().any(|(n, _)| n == "sched_rt_runtime_us") {
+            // above the period means "never throttle": the kernel writes it as -1
+            return Ok(Bandwidth { period_us, runtime_us: period_us, share });
+        }
+        if runtime_us > period_us {
+            return Err(format!(
+                "sched_rt_runtime_us {runtime_us} exceeds sched_rt_period_us {period_us}; give a runtime up to the \
+                 period (the period itself never throttles)"
+            ));
+        }
+        Ok(Bandwidth { period_us, runtime_us, share })
     }
 }
 
