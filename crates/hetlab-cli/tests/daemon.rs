@@ -308,6 +308,20 @@ fn a_planted_state_file_never_makes_restore_write_outside_the_policies() {
     std::os::unix::fs::symlink(&victim, &state).unwrap();
     let err = one_error(&restore(&b).output().unwrap());
     assert!(err.contains("symbolic link"), "{err}");
+    // a FIFO is refused at once (never waited on), an oversized file is not read whole
+    fs::remove_file(&state).unwrap();
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(state.as_os_str())).unwrap();
+    // SAFETY: mkfifo on a NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let err = one_error(&restore(&b).output().unwrap());
+    assert!(err.contains("not a regular file"), "{err}");
+    fs::remove_file(&state).unwrap();
+    let mut big = line(&b.policy(0), "ondemand", 200000, 1400000);
+    big.push_str(&"#".repeat(3 << 20));
+    fs::write(&state, big).unwrap();
+    let err = one_error(&restore(&b).output().unwrap());
+    assert!(err.contains("more than 2097152 bytes"), "{err}");
+    assert_eq!(b.snapshot(), before, "nothing in sysfs changed");
     // the good line restores
     fs::remove_file(&state).unwrap();
     fs::write(b.policy(0).join("scaling_governor"), "performance\n").unwrap();

@@ -98,7 +98,8 @@ pub fn conflicting_daemons(procfs: &std::path::Path) -> Vec<(u32, String)> {
         if pid == me {
             continue;
         }
-        let Ok(comm) = fs::read_to_string(e.path().join("comm")) else { continue };
+        // comm is at most 16 bytes; bounded and non-blocking all the same (a fake procfs tree)
+        let Ok(comm) = crate::infile::read_bounded(&e.path().join("comm"), 64, true) else { continue };
         let comm = comm.trim();
         if CONFLICTING_DAEMONS.contains(&comm) {
             let name = if comm == "power-profiles-" { "power-profiles-daemon" } else { comm };

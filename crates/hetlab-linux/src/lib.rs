@@ -20,6 +20,7 @@ pub mod chase;
 pub mod cpus;
 pub mod daemon;
 pub mod flags;
+pub mod infile;
 pub mod outfile;
 pub mod perf;
 pub mod pingpong;

@@ -10,12 +10,10 @@
 //! `<run-dir>/hetlabd.lock` holds the pid of the daemon that owns the frequencies, under an
 //! exclusive flock(2) for the daemon's lifetime: a second daemon finds it locked and refuses.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{Read, Seek, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-
-use std::os::unix::fs::OpenOptionsExt;
 
 use crate::sysfs::{self, Policy};
 use crate::{display, outfile};
@@ -214,24 +212,7 @@ impl Drop for Guard {
 /// Reads a state file written by a [`Guard`] (never through a link: the run directory may be
 /// shared).
 pub fn read_state(path: &Path) -> Result<Vec<Saved>, String> {
-    let mut text = String::new();
-    OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
-        .open(path)
-        .and_then(|f| {
-            if f.metadata()?.file_type().is_file() {
-                Ok(f)
-            } else {
-                Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"))
-            }
-        })
-        .and_then(|mut f| f.read_to_string(&mut text))
-        .map_err(|e| {
-            let why =
-                if e.raw_os_error() == Some(libc::ELOOP) { "it is a symbolic link".into() } else { e.to_string() };
-            format!("cannot read {}: {why}", display(path))
-        })?;
+    let text = crate::infile::read_text(path, STATE_MAX_BYTES, false)?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.starts_with('#') || line.trim().is_empty() {
@@ -284,6 +265,9 @@ pub fn check_saved(saved: &[Saved], policies: &[Policy]) -> Result<(), String> {
 
 pub const LOCK_FILE: &str = "hetlabd.lock";
 pub const STATE_FILE: &str = "hetlabd.saved";
+/// The state file's size bound: a line per policy (~200 bytes with its path), for at most
+/// 8192 policies (one per CPU), is under 2 MiB.
+pub const STATE_MAX_BYTES: u64 = 2 << 20;
 
 /// The exclusive lock of `<run-dir>/hetlabd.lock`, held while the value lives.
 pub struct RunLock {
