@@ -61,6 +61,13 @@ macro_rules! outln {
     };
 }
 
+/// `eprintln!` that never panics: a closed or full stderr loses the line, not the exit code.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 fn stdout_failed(e: std::io::Error) -> Fail {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
         // the reader (`| head`) is gone: stop quietly, as a pipeline expects
@@ -229,10 +236,7 @@ fn cmd_govern(a: &Args) -> Result<i32, Fail> {
     let mut err = std::io::stderr();
     let o = daemon::govern(&cfg, &mut stop, &mut out, &mut err).map_err(fail)?;
     let restored = if o.restored.is_empty() { String::new() } else { format!("; restored {}", o.restored.join("; ")) };
-    eprintln!(
-        "hetlabd: stopped ({}) after {} samples, {} frequency writes{restored}",
-        o.stop_reason, o.samples, o.writes
-    );
+    note!("hetlabd: stopped ({}) after {} samples, {} frequency writes{restored}", o.stop_reason, o.samples, o.writes);
     Ok(0)
 }
 
@@ -279,9 +283,9 @@ fn cmd_pingpong(a: &Args) -> Result<i32, Fail> {
     let chosen = pingpong::choose_cpus(a.get("--cpus")).map_err(usage)?;
     let m = pingpong::matrix(&chosen, &opts).map_err(usage)?;
     if a.flag("--json") {
-        println!("{}", pingpong::json_report(&chosen, &opts, &m));
+        outln!("{}", pingpong::json_report(&chosen, &opts, &m));
     } else {
-        print!("{}", pingpong::text_report(&chosen, &opts, &m));
+        out!("{}", pingpong::text_report(&chosen, &opts, &m));
     }
     Ok(0)
 }
@@ -354,7 +358,7 @@ fn cmd_characterize(a: &Args) -> Result<i32, Fail> {
     if let Some(sig) = &s.stopped_by {
         // kept under a name that says it is incomplete (rename replaces, never follows, a link)
         atomic.move_to(&partial).map_err(fail)?;
-        eprintln!(
+        note!(
             "hetlabd: stopped by {sig} after {} runs; the rows so far are in {} (restored {})",
             s.runs,
             partial.display(),
@@ -363,13 +367,7 @@ fn cmd_characterize(a: &Args) -> Result<i32, Fail> {
         return Ok(1);
     }
     atomic.commit().map_err(fail)?;
-    eprintln!(
-        "hetlabd: {} runs, {} rows written to {}; restored {}",
-        s.runs,
-        s.rows,
-        out.display(),
-        s.restored.join("; ")
-    );
+    note!("hetlabd: {} runs, {} rows written to {}; restored {}", s.runs, s.rows, out.display(), s.restored.join("; "));
     Ok(0)
 }
 
@@ -377,7 +375,7 @@ fn cmd_restore(a: &Args) -> Result<i32, Fail> {
     let dir = run_dir(a);
     let state = dir.join(STATE_FILE);
     if std::fs::symlink_metadata(&state).is_err() {
-        eprintln!("hetlabd: nothing to restore: {} does not exist", state.display());
+        note!("hetlabd: nothing to restore: {} does not exist", state.display());
         return Ok(0);
     }
     let _lock = RunLock::acquire(&dir).map_err(fail)?;
@@ -396,7 +394,7 @@ fn cmd_restore(a: &Args) -> Result<i32, Fail> {
         return Err(fail(format!("restoring from {} failed: {}", state.display(), errors.join("; "))));
     }
     std::fs::remove_file(&state).map_err(|e| fail(format!("restored, but cannot remove {}: {e}", state.display())))?;
-    eprintln!("hetlabd: restored {}", saved.iter().map(|s| s.describe()).collect::<Vec<_>>().join("; "));
+    note!("hetlabd: restored {}", saved.iter().map(|s| s.describe()).collect::<Vec<_>>().join("; "));
     Ok(0)
 }
 
@@ -424,7 +422,7 @@ fn cmd_governors(a: &Args) -> Result<i32, Fail> {
 /// `prog` names the program in error lines.
 pub fn run(prog: &str, argv: &[String]) -> i32 {
     let Some(name) = argv.first() else {
-        eprint!("{MAIN_HELP}");
+        let _ = write!(std::io::stderr(), "{MAIN_HELP}");
         return 2;
     };
     let r = match name.as_str() {
@@ -457,7 +455,7 @@ pub fn run(prog: &str, argv: &[String]) -> i32 {
         Ok(code) => code,
         Err(f) => {
             if !f.msg.is_empty() {
-                eprintln!("{prog}: error: {}", f.msg);
+                note!("{prog}: error: {}", f.msg);
             }
             f.code
         }

@@ -416,3 +416,39 @@ fn a_full_or_closed_stdout_is_one_error_line_or_quiet_never_a_panic() {
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(matches!(out.status.code(), Some(0 | 141)), "{:?}", out.status);
 }
+
+#[test]
+fn a_closed_or_full_stdout_ends_govern_with_its_settings_restored() {
+    let b = Board::new("govern-stdout");
+    // a closed pipe: the run ends as if stopped, quietly
+    let mut child = b
+        .govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000", "--dry-run", "--duration", "30"])
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let f = finish(child);
+    assert!(matches!(f.code, Some(0 | 141)), "{}", f.stderr);
+    assert!(f.stderr.contains("stopped (standard output closed)"), "{}", f.stderr);
+    assert!(!f.stderr.contains("error"), "{}", f.stderr);
+    if !is_root() {
+        return;
+    }
+    // a full disk: one error line, after the settings are restored
+    let full = b.root.join("full");
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(full.as_os_str())).unwrap();
+    // SAFETY: mknod on a NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 7)) }, 0);
+    let sink = fs::OpenOptions::new().write(true).open(&full).unwrap();
+    let out = b
+        .govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000", "-v", "--duration", "30"])
+        .stdout(sink)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    let errors: Vec<&str> = e.lines().filter(|l| l.starts_with("hetlabd: error:")).collect();
+    assert_eq!(errors.len(), 1, "{e}");
+    assert!(errors[0].contains("cannot write the sample lines") && errors[0].contains("restored"), "{e}");
+    b.assert_restored();
+}
+

@@ -264,6 +264,7 @@ fn run(
             continue;
         }
         backend.snapshot(&mut cur)?;
+        let mut stopped = None;
         for (i, st) in states.iter_mut().enumerate() {
             if st.due_us > now {
                 continue;
@@ -275,16 +276,33 @@ fn run(
             let d = st.gov.sample(&view);
             outcome.samples += 1;
             if cfg.log_samples || cfg.dry_run {
-                let _ = writeln!(out, "{}", sample_line(&backend.policies[i], &view, st, d, start_us));
+                let line = sample_line(&backend.policies[i], &view, st, d, start_us);
+                if let Some(reason) = output_failed(writeln!(out, "{line}"))? {
+                    stopped = Some(reason);
+                }
             }
             st.view = view;
             apply(cfg, backend, i, st, d, min, max, &mut outcome, log)?;
             st.baseline.clone_from(&cur);
             st.due_us = cur.t_us + d.next_sample_us.max(1);
         }
-        let _ = out.flush();
+        if let Some(reason) = stopped.or(output_failed(out.flush())?) {
+            outcome.stop_reason = reason;
+            break;
+        }
     }
     Ok(outcome)
+}
+
+/// What a failed write of the sample lines means: a closed pipe (`hetlabd govern -v | head`)
+/// ends the run like a signal (settings restored, a normal exit); any other failure (a full
+/// disk) is an error, after which the settings are restored too.
+fn output_failed(r: std::io::Result<()>) -> Result<Option<String>, String> {
+    match r {
+        Ok(()) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(Some("standard output closed".into())),
+        Err(e) => Err(format!("cannot write the sample lines to standard output: {e}")),
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -202,8 +202,9 @@ impl Drop for Guard {
     fn drop(&mut self) {
         if self.armed {
             match self.restore() {
-                Ok(done) => eprintln!("hetlabd: restored {}", done.join("; ")),
-                Err(e) => eprintln!("hetlabd: error: {e}"),
+                // never eprintln!: a closed stderr must not panic while unwinding
+                Ok(done) => drop(writeln!(std::io::stderr(), "hetlabd: restored {}", done.join("; "))),
+                Err(e) => drop(writeln!(std::io::stderr(), "hetlabd: error: {e}")),
             }
         }
     }
