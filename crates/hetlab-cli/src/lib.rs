@@ -230,7 +230,7 @@ fn cmd_govern(a: &Args) -> Result<i32, Fail> {
         duration_us,
         log_samples: a.flag("--verbose"),
     };
-    let mut stop = SignalStop::new().map_err(fail)?;
+    let mut stop = SignalStop::until_exit().map_err(fail)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut err = std::io::stderr();
@@ -338,7 +338,7 @@ fn cmd_characterize(a: &Args) -> Result<i32, Fail> {
     if !dir.is_dir() {
         return Err(fail(format!("cannot write {}: directory {} does not exist", out.display(), dir.display())));
     }
-    let mut stop = SignalStop::new().map_err(fail)?;
+    let mut stop = SignalStop::until_exit().map_err(fail)?;
     let names: Vec<String> = cfg.platform.clusters.iter().map(|c| c.name.clone()).collect();
     // rows go to a new file with a random name beside OUT (see hetlab_linux::outfile)
     let partial = out.with_extension("csv.partial");

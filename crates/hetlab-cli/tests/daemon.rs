@@ -452,3 +452,39 @@ fn a_closed_or_full_stdout_ends_govern_with_its_settings_restored() {
     b.assert_restored();
 }
 
+#[test]
+fn signals_during_shutdown_keep_the_restore_report_and_the_exit_code() {
+    if !is_root() {
+        return;
+    }
+    // Two different signals sent together: the daemon stops on one, the other stays pending
+    // through the restore; it must not kill the process before it reports and exits.
+    for fail_restore in [false, true] {
+        let b = Board::new(&format!("double-signal-{fail_restore}"));
+        let child = b.govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000"]).spawn().unwrap();
+        wait_for("both policies on userspace", 10.0, || both_userspace(&b));
+        if fail_restore {
+            let gov = b.policy(0).join("scaling_governor");
+            fs::remove_file(&gov).unwrap();
+            fs::create_dir(&gov).unwrap();
+        }
+        signal(&child, libc::SIGTERM);
+        signal(&child, libc::SIGHUP);
+        signal(&child, libc::SIGINT);
+        let f = finish(child);
+        if fail_restore {
+            assert_eq!(f.code, Some(1), "{}", f.stderr);
+            let errors: Vec<&str> = f.stderr.lines().filter(|l| l.starts_with("hetlabd: error:")).collect();
+            assert_eq!(errors.len(), 1, "{}", f.stderr);
+            assert!(
+                errors[0].contains("restoring the policies failed") && errors[0].contains("kept in"),
+                "{}",
+                errors[0]
+            );
+        } else {
+            assert_eq!(f.code, Some(0), "{}", f.stderr);
+            assert!(f.stderr.contains("stopped (SIG") && f.stderr.contains("restored"), "{}", f.stderr);
+            b.assert_restored();
+        }
+    }
+}
