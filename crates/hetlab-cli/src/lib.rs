@@ -20,7 +20,7 @@ use hetlab_linux::characterize::{self, SweepConfig};
 use hetlab_linux::chase::{self, ChaseOptions, Pattern, DEFAULT_PATTERNS, DEFAULT_SIZES};
 use hetlab_linux::daemon::{self, GovernConfig};
 use hetlab_linux::flags::{self, Command};
-use hetlab_linux::outfile::AtomicFile;
+use hetlab_linux::outfile::Output;
 use hetlab_linux::pingpong::{self, PingpongOptions};
 use hetlab_linux::restore::{check_saved, read_state, RunLock, STATE_FILE};
 use hetlab_linux::stop::SignalStop;
@@ -333,41 +333,54 @@ fn cmd_characterize(a: &Args) -> Result<i32, Fail> {
             cfg.chase_cpus.push((c.to_string(), n));
         }
     }
-    let dir =
-        out.parent().filter(|p| !p.as_os_str().is_empty()).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
-    if !dir.is_dir() {
-        return Err(fail(format!("cannot write {}: directory {} does not exist", out.display(), dir.display())));
-    }
     let mut stop = SignalStop::until_exit().map_err(fail)?;
     let names: Vec<String> = cfg.platform.clusters.iter().map(|c| c.name.clone()).collect();
-    // rows go to a new file with a random name beside OUT (see hetlab_linux::outfile)
+    // `-` is stdout, a device or FIFO is written in place, a file is written beside OUT and
+    // renamed over it when complete; a link is refused as root (see hetlab_linux::outfile)
     let partial = out.with_extension("csv.partial");
-    let mut atomic = AtomicFile::create(&out).map_err(fail)?;
-    let tmp = atomic.temporary_path().to_path_buf();
-    let mut file = csv_writer(&mut atomic);
-    file.write_record(schema(&names).into_iter().map(|(name, _)| name))
-        .map_err(|e| fail(format!("writing {}: {e}", tmp.display())))?;
+    let mut output = Output::open(&out).map_err(fail)?;
+    let what = output.describe();
+    let mut file = csv_writer(&mut output);
+    let mut pipe_closed = false;
+    let mut write_failed = |e: std::io::Error| {
+        pipe_closed |= e.kind() == std::io::ErrorKind::BrokenPipe;
+        format!("writing {what}: {e}")
+    };
+    // the header goes out with the first rows: a refusal (not root, no cpufreq) leaves no
+    // partial output on stdout or a FIFO
+    let header: Vec<String> = schema(&names).into_iter().map(|(name, _)| name.to_string()).collect();
+    let mut header_written = false;
     let mut on_rows = |rows: &Dataset| -> Result<(), String> {
-        rows.write_csv_rows(&mut file).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
-        file.flush().map_err(|e| format!("writing {}: {e}", tmp.display()))
+        if !std::mem::replace(&mut header_written, true) {
+            file.write_record(&header).map_err(|e| write_failed(e.into()))?;
+        }
+        rows.write_csv_rows(&mut file).map_err(|e| write_failed(e.into()))?;
+        file.flush().map_err(&mut write_failed)
     };
     let mut err = std::io::stderr();
-    let s = characterize::characterize(&cfg, &mut stop, &mut on_rows, &mut err).map_err(fail)?;
-    file.flush().map_err(|e| fail(format!("writing {}: {e}", tmp.display())))?;
+    let result = characterize::characterize(&cfg, &mut stop, &mut on_rows, &mut err);
+    let s = match result {
+        // the reader of `--out -` is gone (`| head`) and the settings are back: stop quietly
+        Err(e) if pipe_closed && e.ends_with("(policy settings restored)") => {
+            return Err(Fail { msg: String::new(), code: 141 })
+        }
+        r => r.map_err(fail)?,
+    };
     drop(file);
     if let Some(sig) = &s.stopped_by {
         // kept under a name that says it is incomplete (rename replaces, never follows, a link)
-        atomic.move_to(&partial).map_err(fail)?;
+        let kept = output.keep_partial(&partial).map_err(fail)?;
+        let place = kept.map_or(what.clone(), |p| p.display().to_string());
         note!(
-            "hetlabd: stopped by {sig} after {} runs; the rows so far are in {} (restored {})",
+            "hetlabd: stopped by {sig} after {} runs; the rows so far are in {place} (restored {})",
             s.runs,
-            partial.display(),
             s.restored.join("; ")
         );
         return Ok(1);
     }
-    atomic.commit().map_err(fail)?;
-    note!("hetlabd: {} runs, {} rows written to {}; restored {}", s.runs, s.rows, out.display(), s.restored.join("; "));
+    output.commit().map_err(fail)?;
+    let place = if out.as_os_str() == "-" { "standard output".to_string() } else { out.display().to_string() };
+    note!("hetlabd: {} runs, {} rows written to {place}; restored {}", s.runs, s.rows, s.restored.join("; "));
     Ok(0)
 }
 

@@ -182,3 +182,53 @@ fn characterize_stopped_by_sigint_restores_the_policies() {
     assert!(!b.root.join("sweep.csv").exists(), "an interrupted sweep is not passed off as complete");
     assert!(b.root.join("sweep.csv.partial").exists());
 }
+
+#[test]
+fn characterize_out_dash_is_stdout_a_device_is_written_in_place_and_a_link_is_refused_as_root() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let b = Board::new("characterize-out");
+    let freqs = ["--big-khz", "2000000", "--little-khz", "1400000"];
+    // `-`: the rows on stdout, no file named `-`
+    let out = Command::new(hetlabd())
+        .current_dir(&b.root)
+        .args(["characterize", "--pmu", "software", "--reps", "2", "--sizes", "4096", "--patterns", "random"])
+        .args(["--run-s", "0.02", "--period-us", "5000", "--chase-cpu", "little=0,big=0"])
+        .args(freqs)
+        .arg("--sysfs-root")
+        .arg(b.sys())
+        .arg("--run-dir")
+        .arg(b.run_dir())
+        .args(["--out", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().next(), Some(COLUMNS));
+    assert!(text.lines().count() > 4, "{text}");
+    assert!(!b.root.join("-").exists(), "no file named '-'");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("written to standard output"));
+    // a character device (a /dev/null of our own) is written in place, not replaced
+    use std::os::unix::fs::FileTypeExt;
+    let null = b.root.join("null");
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(null.as_os_str())).unwrap();
+    // SAFETY: mknod on a NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) }, 0);
+    let out = small_sweep(&b, &null, &freqs);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(fs::symlink_metadata(&null).unwrap().file_type().is_char_device(), "the device node is still there");
+    // a symbolic link is refused as root, before anything changes
+    let victim = b.root.join("victim");
+    fs::write(&victim, "keep\n").unwrap();
+    let link = b.root.join("sweep.csv");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let out = small_sweep(&b, &link, &freqs);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert!(e.starts_with("hetlabd: error: ") && e.lines().count() == 1 && e.contains("symbolic link"), "{e}");
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "keep\n");
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    b.assert_restored();
+}

@@ -330,7 +330,7 @@ fn plan_flags() -> Vec<Flag> {
 
 fn characterize() -> Command {
     let mut flags =
-        vec![Flag::valued("--out", "FILE.csv", "CSV output (one header line, then the rows as each run ends)")
+        vec![Flag::valued("--out", "FILE.csv", "CSV output (one header line, then the rows as each run ends); - for\nstandard output, a FIFO or device is written in place")
             .group(Group::Output)];
     flags.extend(plan_flags());
     flags.extend([
