@@ -18,6 +18,7 @@ use hetlab_core::tree::AntiSnoopModel;
 use hetlab_linux::backend::{BackendConfig, CounterMode, PmuSource};
 use hetlab_linux::characterize::{self, SweepConfig};
 use hetlab_linux::chase::{self, ChaseOptions, Pattern, DEFAULT_PATTERNS, DEFAULT_SIZES};
+use hetlab_linux::cpus::{parse_cpu_list, MAX_CPU_NUMBER};
 use hetlab_linux::daemon::{self, GovernConfig};
 use hetlab_linux::flags::{self, Command};
 use hetlab_linux::outfile::Output;
@@ -151,11 +152,33 @@ impl Args {
         self.declared(long, true);
         self.items.iter().filter(|(k, _)| *k == long).filter_map(|(_, v)| v.as_deref()).collect()
     }
-    fn num<T: std::str::FromStr>(&self, long: &str, what: &str) -> Result<Option<T>, Fail> {
-        match self.get(long) {
-            None => Ok(None),
-            Some(v) => v.parse().map(Some).map_err(|_| usage(format!("{long} expects {what}, got '{v}'"))),
-        }
+    /// The declaration of a valued option (its range, its list rules).
+    fn decl(&self, long: &str) -> &flags::Flag {
+        self.declared(long, true);
+        self.cmd.flag(long).expect("declared")
+    }
+    /// A whole number within the option's declared range.
+    fn whole(&self, long: &str) -> Result<Option<u64>, Fail> {
+        self.get(long).map(|v| self.decl(long).whole(v)).transpose().map_err(usage)
+    }
+    /// A whole number within the declared range, as the type the option feeds.
+    fn whole_as<T: TryFrom<u64>>(&self, long: &str) -> Result<Option<T>, Fail> {
+        // the declared ranges fit their types; a failure here is a declaration bug
+        Ok(self.whole(long)?.map(|v| T::try_from(v).unwrap_or_else(|_| panic!("{long}: range exceeds its type"))))
+    }
+    /// A finite number within the option's declared range.
+    fn real(&self, long: &str) -> Result<Option<f64>, Fail> {
+        self.get(long).map(|v| self.decl(long).real(v)).transpose().map_err(usage)
+    }
+    /// A list of whole numbers: no empty item, no repeat, each within the declared range.
+    fn whole_list<T: TryFrom<u64>>(&self, long: &str) -> Result<Option<Vec<T>>, Fail> {
+        let Some(text) = self.get(long) else { return Ok(None) };
+        let values = self.decl(long).whole_list(text).map_err(usage)?;
+        Ok(Some(values.into_iter().map(|v| T::try_from(v).unwrap_or_else(|_| panic!("{long}: range"))).collect()))
+    }
+    /// A list of words: no empty item, no repeat.
+    fn items(&self, long: &str) -> Result<Option<Vec<&str>>, Fail> {
+        self.get(long).map(|t| self.decl(long).items(t)).transpose().map_err(usage)
     }
 }
 
@@ -182,13 +205,6 @@ fn cluster_names(a: &Args) -> Option<Vec<String>> {
     a.get("--cluster-names").map(|s| s.split(',').map(str::to_string).collect())
 }
 
-fn list<T: std::str::FromStr>(s: &str, opt: &str, what: &str) -> Result<Vec<T>, Fail> {
-    s.split(',')
-        .filter(|x| !x.is_empty())
-        .map(|x| x.trim().parse().map_err(|_| usage(format!("{opt} expects {what}, got '{x}'"))))
-        .collect()
-}
-
 fn cmd_govern(a: &Args) -> Result<i32, Fail> {
     let governor =
         a.get("--governor").ok_or_else(|| usage("govern needs --governor NAME (see `hetlabd governors`)"))?.to_string();
@@ -211,11 +227,7 @@ fn cmd_govern(a: &Args) -> Result<i32, Fail> {
         tunables.push((k.to_string(), v));
     }
     let counters = a.get("--counters").map(CounterMode::parse).transpose().map_err(usage)?;
-    let duration_us = a
-        .num::<f64>("--duration", "seconds")?
-        .map(|s| positive_seconds_us("--duration", s))
-        .transpose()
-        .map_err(usage)?;
+    let duration_us = a.real("--duration")?.map(|s| positive_seconds_us("--duration", s)).transpose().map_err(usage)?;
     let mut backend = BackendConfig::new(roots(a), platform);
     backend.pmu = pmu(a)?;
     backend.cluster_names = cluster_names(a);
@@ -241,26 +253,28 @@ fn cmd_govern(a: &Args) -> Result<i32, Fail> {
 }
 
 fn cmd_chase(a: &Args) -> Result<i32, Fail> {
-    let mut opts = ChaseOptions { cpu: a.num("--cpu", "a CPU number")?, ..ChaseOptions::default() };
-    opts.freq_khz = a.num("--freq-khz", "a frequency in kHz")?;
-    if let Some(t) = a.num("--min-time", "seconds")? {
+    let mut opts = ChaseOptions { cpu: a.whole_as("--cpu")?, ..ChaseOptions::default() };
+    opts.freq_khz = a.whole_as("--freq-khz")?;
+    if let Some(t) = a.real("--min-time")? {
         opts.min_time_s = t;
     }
-    if let Some(n) = a.num("--iterations", "a number of loads")? {
+    if let Some(n) = a.whole("--iterations")? {
         opts.iterations = n;
     }
-    if let Some(s) = a.num("--seed", "a number")? {
+    if let Some(s) = a.whole("--seed")? {
         opts.seed = s;
     }
-    let sizes = match a.get("--elements") {
-        Some(e) => list(e, "--elements", "element counts like 4096,16777216")?,
-        None => chase::elements_of(&chase::parse_sizes(a.get("--sizes").unwrap_or(DEFAULT_SIZES)).map_err(usage)?),
+    let sizes = match a.whole_list("--elements")? {
+        Some(e) => e,
+        None => chase::elements_of(
+            &chase::parse_sizes(a.get("--sizes").unwrap_or(DEFAULT_SIZES))
+                .map_err(|e| usage(format!("--sizes: {e}")))?,
+        ),
     };
     let patterns = a
-        .get("--pattern")
-        .unwrap_or(DEFAULT_PATTERNS)
-        .split(',')
-        .filter(|x| !x.is_empty())
+        .items("--pattern")?
+        .unwrap_or_else(|| DEFAULT_PATTERNS.split(',').collect())
+        .into_iter()
         .map(|p| Pattern::parse(p).map_err(usage))
         .collect::<Result<Vec<_>, _>>()?;
     let points = chase::sweep(&sizes, &patterns, &opts).map_err(fail)?;
@@ -274,10 +288,10 @@ fn cmd_chase(a: &Args) -> Result<i32, Fail> {
 
 fn cmd_pingpong(a: &Args) -> Result<i32, Fail> {
     let mut opts = PingpongOptions::default();
-    if let Some(n) = a.num("--round-trips", "a number of round trips")? {
+    if let Some(n) = a.whole("--round-trips")? {
         opts.round_trips = n;
     }
-    if let Some(n) = a.num("--repeats", "a number of measurements")? {
+    if let Some(n) = a.whole_as("--repeats")? {
         opts.repeats = n;
     }
     let chosen = pingpong::choose_cpus(a.get("--cpus")).map_err(usage)?;
@@ -296,42 +310,46 @@ fn cmd_characterize(a: &Args) -> Result<i32, Fail> {
     cfg.roots = roots(a);
     cfg.pmu = pmu(a)?;
     cfg.run_dir = run_dir(a);
-    if let Some(p) = a.get("--patterns") {
-        cfg.sweep.patterns = p.split(',').filter(|x| !x.is_empty()).map(str::to_string).collect();
+    if let Some(p) = a.items("--patterns")? {
+        cfg.sweep.patterns = p.into_iter().map(str::to_string).collect();
     }
-    if let Some(s) = a.get("--sizes") {
-        cfg.sweep.sizes = list(s, "--sizes", "element counts like 4096,262144")?;
+    if let Some(s) = a.whole_list("--sizes")? {
+        cfg.sweep.sizes = s;
     }
-    if let Some(r) = a.num("--reps", "a count")? {
+    if let Some(r) = a.whole_as("--reps")? {
         cfg.sweep.reps = r;
     }
-    if let Some(r) = a.num("--run-s", "seconds")? {
+    if let Some(r) = a.real("--run-s")? {
         cfg.sweep.run_s = r;
     }
-    if let Some(s) = a.num("--seed", "a number")? {
+    if let Some(s) = a.whole("--seed")? {
         cfg.sweep.seed = s;
     }
     if let Some(o) = a.get("--active-opp") {
         cfg.sweep.active_opp = ActiveOpp::parse(o).map_err(usage)?;
     }
-    cfg.period_us = a.num("--period-us", "µs")?;
+    cfg.period_us = a.whole("--period-us")?;
     // --big-khz, --little-khz: named after the dataset's frequency columns
     for cluster in FREQ_CLUSTERS {
         let flag = format!("--{cluster}-khz");
-        if let Some(l) = a.get(&flag) {
-            cfg.only_khz.push((cluster.to_string(), list(l, &flag, "kHz values")?));
+        if let Some(l) = a.whole_list(&flag)? {
+            cfg.only_khz.push((cluster.to_string(), l));
         }
     }
     cfg.allow_missing_counters = a.flag("--allow-missing-counters");
     cfg.cluster_names = cluster_names(a);
-    if let Some(s) = a.get("--chase-cpu") {
-        for item in s.split(',').filter(|x| !x.is_empty()) {
-            let (c, n) = item
-                .split_once('=')
-                .ok_or_else(|| usage(format!("--chase-cpu expects CLUSTER=CPU, e.g. little=0,big=4; got '{item}'")))?;
-            let n: usize = n.parse().map_err(|_| usage(format!("--chase-cpu {c}: '{n}' is not a CPU number")))?;
-            cfg.chase_cpus.push((c.to_string(), n));
+    for item in a.items("--chase-cpu")?.unwrap_or_default() {
+        let (c, n) = item
+            .split_once('=')
+            .ok_or_else(|| usage(format!("--chase-cpu expects CLUSTER=CPU, e.g. little=0,big=4; got '{item}'")))?;
+        let cpu = parse_cpu_list(n)
+            .ok()
+            .filter(|l| l.len() == 1 && !n.contains('-'))
+            .ok_or_else(|| usage(format!("--chase-cpu {c}: '{n}' is not a CPU number (below {MAX_CPU_NUMBER})")))?;
+        if cfg.chase_cpus.iter().any(|(k, _)| k == c) {
+            return Err(usage(format!("--chase-cpu names cluster {c} twice; give one CPU per cluster")));
         }
+        cfg.chase_cpus.push((c.to_string(), cpu[0]));
     }
     let mut stop = SignalStop::until_exit().map_err(fail)?;
     let names: Vec<String> = cfg.platform.clusters.iter().map(|c| c.name.clone()).collect();

@@ -232,3 +232,66 @@ fn characterize_out_dash_is_stdout_a_device_is_written_in_place_and_a_link_is_re
     assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
     b.assert_restored();
 }
+
+#[test]
+fn numeric_options_out_of_range_and_sloppy_lists_are_one_line_errors_before_anything_runs() {
+    let b = Board::new("bad-numbers");
+    let before = b.snapshot();
+    let out_csv = b.root.join("sweep.csv");
+    let sweep = |extra: &[&str]| {
+        let mut c = Command::new(hetlabd());
+        c.args(["characterize", "--pmu", "software", "--sizes", "4096", "--patterns", "random"])
+            .arg("--sysfs-root")
+            .arg(b.sys())
+            .arg("--run-dir")
+            .arg(b.run_dir())
+            .arg("--out")
+            .arg(&out_csv)
+            .args(extra);
+        c
+    };
+    let cmd = |args: &[&str]| {
+        let mut c = Command::new(hetlabd());
+        c.args(args);
+        c
+    };
+    let huge = "18446744073709551615";
+    let cases: Vec<(Command, &str)> = vec![
+        (sweep(&["--period-us", "0"]), "--period-us expects a whole number from 100 to"),
+        (sweep(&["--period-us", huge]), "--period-us expects"),
+        (sweep(&["--seed", "18446744073709551610"]), "--seed expects a whole number from 0 to 9007199254740992"),
+        (sweep(&["--run-s", "1e300"]), "--run-s expects a number from"),
+        (sweep(&["--reps", "1"]), "--reps expects a whole number from 2"),
+        (sweep(&["--sizes", ",,,"]), "empty item"),
+        (sweep(&["--sizes", "4096,4096"]), "lists '4096' twice"),
+        (sweep(&["--patterns", "random,random"]), "lists 'random' twice"),
+        (sweep(&["--big-khz", "2000000,,200000"]), "empty item"),
+        (sweep(&["--chase-cpu", ",,,"]), "empty item"),
+        (sweep(&["--chase-cpu", "little=x"]), "'x' is not a CPU number"),
+        (sweep(&["--chase-cpu", "little=0-3"]), "is not a CPU number"),
+        (sweep(&["--chase-cpu", "little=0,little=1"]), "names cluster little twice"),
+        (sweep(&["--chase-cpu", "little=0,middle=1"]), "'middle'"),
+        (cmd(&["govern", "--governor", "ondemand", "--dry-run", "--duration", "1e300"]), "--duration expects"),
+        (cmd(&["govern", "--governor", "ondemand", "--dry-run", "--duration", "0"]), "--duration expects"),
+        (cmd(&["chase", "--iterations", huge]), "--iterations expects a whole number from 1 to 4294967296"),
+        (cmd(&["chase", "--iterations", "0"]), "--iterations expects"),
+        (cmd(&["chase", "--min-time", "1e300"]), "--min-time expects"),
+        (cmd(&["chase", "--sizes", ",,,"]), "empty item"),
+        (cmd(&["chase", "--sizes", "16K,16K"]), "16 KB twice"),
+        (cmd(&["chase", "--elements", "4096,4096"]), "lists '4096' twice"),
+        (cmd(&["chase", "--pattern", "random,,random"]), "empty item"),
+        (cmd(&["chase", "--cpu", "99999"]), "--cpu expects a whole number from 0 to 8191"),
+        (cmd(&["chase", "--freq-khz", "5000000000"]), "--freq-khz expects"),
+        (cmd(&["pingpong", "--round-trips", huge]), "--round-trips expects a whole number from 1 to 1000000000"),
+        (cmd(&["pingpong", "--repeats", "4294967296"]), "--repeats expects"),
+    ];
+    for (mut c, want) in cases {
+        let out = c.output().unwrap();
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(matches!(out.status.code(), Some(1 | 2)), "{c:?}: {e}");
+        assert!(e.starts_with("hetlabd: error: ") && e.lines().count() == 1 && e.contains(want), "{c:?}: {e}");
+        assert!(out.stdout.is_empty(), "{c:?}: no partial output");
+    }
+    assert_eq!(b.snapshot(), before, "nothing was changed");
+    assert!(!out_csv.exists());
+}
