@@ -23,7 +23,7 @@ use hetlab_linux::daemon::{self, GovernConfig};
 use hetlab_linux::flags::{self, Command};
 use hetlab_linux::outfile::Output;
 use hetlab_linux::pingpong::{self, PingpongOptions};
-use hetlab_linux::restore::{check_saved, read_state, RunLock, STATE_FILE};
+use hetlab_linux::restore::{check_saved, read_state_lines, RunLock, STATE_FILE};
 use hetlab_linux::stop::SignalStop;
 use hetlab_linux::{positive_seconds_us, Roots, DEFAULT_RUN_DIR};
 
@@ -410,13 +410,15 @@ fn cmd_restore(a: &Args) -> Result<i32, Fail> {
         return Ok(0);
     }
     let _lock = RunLock::acquire(&dir).map_err(fail)?;
-    let saved = read_state(&state).map_err(fail)?;
+    let saved = read_state_lines(&state).map_err(fail)?;
     let mut sysfs_root = Roots::default();
     if let Some(s) = a.get("--sysfs-root") {
         sysfs_root.sysfs = s.into();
     }
     let policies = hetlab_linux::sysfs::discover(&sysfs_root).map_err(fail)?;
     check_saved(&saved, &policies).map_err(|e| fail(format!("{}: {e}; nothing written", state.display())))?;
+    // every line was checked above: only now is anything written
+    let saved: Vec<_> = saved.into_iter().map(|(_, s)| s).collect();
     let mut errors = Vec::new();
     for s in &saved {
         errors.extend(s.restore());

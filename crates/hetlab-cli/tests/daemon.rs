@@ -296,6 +296,15 @@ fn a_planted_state_file_never_makes_restore_write_outside_the_policies() {
         (line(&b.policy(0), "../../victim", 200000, 1400000), "not one it offers"),
         (line(&b.policy(0), "ondemand", 1, 1400000), "outside its limits"),
         (line(&b.policy(0), "ondemand", 1400000, 200000), "above its max"),
+        // a setspeed off the frequency list, a policy saved twice (the second line names it)
+        (
+            line(&b.policy(0), "userspace", 200000, 1400000).replace("\t-\n", "\t1350000\n"),
+            "line 1: saved setspeed 1350000 kHz of policy0 is not one of its frequencies",
+        ),
+        (
+            line(&b.policy(0), "ondemand", 200000, 1400000) + &line(&b.policy(0), "performance", 200000, 1400000),
+            "line 2: policy policy0 is saved twice (also on line 1)",
+        ),
     ] {
         fs::write(&state, text).unwrap();
         let err = one_error(&restore(&b).output().unwrap());
@@ -303,6 +312,19 @@ fn a_planted_state_file_never_makes_restore_write_outside_the_policies() {
         assert_eq!(b.snapshot(), before, "nothing in sysfs changed");
         assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
     }
+    // a policy that lists no governors cannot have its saved one checked: nothing is written,
+    // not even the other, valid line
+    let policy4 = format!("policy\tpolicy4\t{}\tconservative\t400000\t1800000\t-\n", b.policy(4).display());
+    fs::write(b.policy(4).join("scaling_governor"), "performance\n").unwrap();
+    fs::write(&state, policy4 + &line(&b.policy(0), "ondemand", 200000, 1400000)).unwrap();
+    fs::remove_file(b.policy(0).join("scaling_available_governors")).unwrap();
+    let unchanged = b.snapshot();
+    let err = one_error(&restore(&b).output().unwrap());
+    assert!(err.contains("line 2: policy0 lists no governors") && err.contains("nothing written"), "{err}");
+    assert_eq!(b.snapshot(), unchanged, "policy4's valid line was not written either");
+    let governors = "conservative ondemand userspace powersave performance schedutil\n";
+    fs::write(b.policy(0).join("scaling_available_governors"), governors).unwrap();
+    fs::write(b.policy(4).join("scaling_governor"), "conservative\n").unwrap();
     // a state file that is a link to elsewhere is not read
     fs::remove_file(&state).unwrap();
     std::os::unix::fs::symlink(&victim, &state).unwrap();

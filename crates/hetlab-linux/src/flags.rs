@@ -487,8 +487,9 @@ fn restore() -> Command {
         about: "\
 Writes back the governor, min and max saved in DIR/hetlabd.saved by a hetlabd that was killed
 (SIGKILL, power loss) before it could restore them, then deletes the file. Every saved line
-must name a cpufreq policy found under the sysfs root, a governor it offers and frequencies
-within its limits; otherwise nothing is written.
+must name a cpufreq policy found under the sysfs root (each policy once), a governor it lists
+and frequencies within its limits (a setspeed from its frequency list); every line is checked
+before anything is written, and one that fails is named and nothing is written.
 ",
         flags: vec![
             Flag::valued("--run-dir", "DIR", "where hetlabd.saved lives").default(DEFAULT_RUN_DIR),

@@ -213,36 +213,59 @@ impl Drop for Guard {
 /// Reads a state file written by a [`Guard`] (never through a link: the run directory may be
 /// shared).
 pub fn read_state(path: &Path) -> Result<Vec<Saved>, String> {
+    Ok(read_state_lines(path)?.into_iter().map(|(_, s)| s).collect())
+}
+
+/// [`read_state`] with each policy's line number (from 1), for messages about the file.
+pub fn read_state_lines(path: &Path) -> Result<Vec<(usize, Saved)>, String> {
     let text = crate::infile::read_text(path, STATE_MAX_BYTES, false)?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.starts_with('#') || line.trim().is_empty() {
             continue;
         }
-        out.push(Saved::parse(line).ok_or_else(|| format!("{}:{}: not a saved policy line", display(path), i + 1))?);
+        let s = Saved::parse(line).ok_or_else(|| format!("{}:{}: not a saved policy line", display(path), i + 1))?;
+        out.push((i + 1, s));
     }
     Ok(out)
 }
 
-/// Checks saved settings against the policies the kernel has (`policies`, from
-/// [`sysfs::discover`] under the sysfs root): each must name one of their directories, a
-/// governor the policy offers and frequencies within its cpuinfo limits. A planted or corrupt
+/// Checks saved settings (with their line numbers) against the policies the kernel has
+/// (`policies`, from [`sysfs::discover`] under the sysfs root), all of them before anything is
+/// written: each line must name one of their directories, and no policy twice (two lines would
+/// write two different settings); a governor the policy lists (a policy that lists none cannot
+/// be checked, so it is refused); frequencies within its cpuinfo limits, and a setspeed from
+/// its frequency list (the only values the daemon ever writes there). A planted or corrupt
 /// state file can then make `hetlabd restore` write only cpufreq attributes, and only values
 /// the policy accepts.
-pub fn check_saved(saved: &[Saved], policies: &[Policy]) -> Result<(), String> {
-    for s in saved {
+pub fn check_saved(saved: &[(usize, Saved)], policies: &[Policy]) -> Result<(), String> {
+    for (k, (line, s)) in saved.iter().enumerate() {
+        let at = format!("line {line}");
+        if let Some((first, _)) = saved[..k].iter().find(|(_, o)| o.dir == s.dir || o.name == s.name) {
+            return Err(format!(
+                "{at}: policy {} is saved twice (also on line {first}); remove one of the lines",
+                s.name
+            ));
+        }
         let p = policies.iter().find(|p| p.dir == s.dir && p.name == s.name).ok_or_else(|| {
             format!(
-                "saved policy {} at {} is not a cpufreq policy under the sysfs root (found: {}); pass the daemon's \
-                 --sysfs-root, or remove the state file if it was not written by hetlabd",
+                "{at}: saved policy {} at {} is not a cpufreq policy under the sysfs root (found: {}); pass the \
+                 daemon's --sysfs-root, or remove the state file if it was not written by hetlabd",
                 s.name,
                 display(&s.dir),
                 policies.iter().map(|p| display(&p.dir)).collect::<Vec<_>>().join(", ")
             )
         })?;
-        if !p.available_governors.is_empty() && !p.available_governors.contains(&s.governor) {
+        if p.available_governors.is_empty() {
             return Err(format!(
-                "saved governor '{}' of {} is not one it offers ({})",
+                "{at}: {} lists no governors (scaling_available_governors is missing or empty), so the saved \
+                 governor '{}' cannot be checked; restore it by hand",
+                s.name, s.governor
+            ));
+        }
+        if !p.available_governors.contains(&s.governor) {
+            return Err(format!(
+                "{at}: saved governor '{}' of {} is not one it offers ({})",
                 s.governor,
                 s.name,
                 p.available_governors.join(" ")
@@ -252,13 +275,19 @@ pub fn check_saved(saved: &[Saved], policies: &[Policy]) -> Result<(), String> {
         for (what, khz) in [("min", Some(s.min_khz)), ("max", Some(s.max_khz)), ("setspeed", s.setspeed_khz)] {
             if let Some(khz) = khz.filter(|k| !limits.contains(k)) {
                 return Err(format!(
-                    "saved {what} {khz} kHz of {} is outside its limits {}..{} kHz",
+                    "{at}: saved {what} {khz} kHz of {} is outside its limits {}..{} kHz",
                     s.name, p.cpuinfo_min_khz, p.cpuinfo_max_khz
                 ));
             }
         }
+        if let Some(khz) = s.setspeed_khz.filter(|k| !p.opps_khz.contains(k)) {
+            return Err(format!(
+                "{at}: saved setspeed {khz} kHz of {} is not one of its frequencies ({})",
+                s.name, p.opps_source
+            ));
+        }
         if s.min_khz > s.max_khz {
-            return Err(format!("saved min {} kHz of {} is above its max {} kHz", s.min_khz, s.name, s.max_khz));
+            return Err(format!("{at}: saved min {} kHz of {} is above its max {} kHz", s.min_khz, s.name, s.max_khz));
         }
     }
     Ok(())
