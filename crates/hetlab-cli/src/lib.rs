@@ -23,7 +23,7 @@ use hetlab_linux::daemon::{self, GovernConfig};
 use hetlab_linux::flags::{self, Command};
 use hetlab_linux::outfile::Output;
 use hetlab_linux::pingpong::{self, PingpongOptions};
-use hetlab_linux::restore::{check_saved, read_state_lines, RunLock, STATE_FILE};
+use hetlab_linux::restore::{check_saved, read_state_lines, PolicyLocks, RunLock, STATE_FILE};
 use hetlab_linux::stop::SignalStop;
 use hetlab_linux::{positive_seconds_us, Roots, DEFAULT_RUN_DIR};
 
@@ -416,6 +416,8 @@ fn cmd_restore(a: &Args) -> Result<i32, Fail> {
         sysfs_root.sysfs = s.into();
     }
     let policies = hetlab_linux::sysfs::discover(&sysfs_root).map_err(fail)?;
+    // a running hetlabd on these policies (whatever its --run-dir) owns them: not while it runs
+    let _policy_locks = PolicyLocks::acquire(&policies).map_err(fail)?;
     check_saved(&saved, &policies).map_err(|e| fail(format!("{}: {e}; nothing written", state.display())))?;
     // every line was checked above: only now is anything written
     let saved: Vec<_> = saved.into_iter().map(|(_, s)| s).collect();

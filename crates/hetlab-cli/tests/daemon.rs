@@ -242,6 +242,22 @@ fn refuses_while_another_daemon_manages_frequencies() {
     assert_eq!(out.status.code(), Some(1), "{e}");
     assert!(e.contains(&format!("another hetlabd (pid {}) is already managing CPU frequencies", first.id())), "{e}");
     assert!(both_userspace(&b), "the second daemon did not touch the first one's policies");
+    // another hetlabd with another run directory: it would save the first one's `userspace`
+    let other_run = b.root.join("run2");
+    fs::create_dir(&other_run).unwrap();
+    for cmd in ["govern", "restore"] {
+        let mut c = Command::new(hetlabd());
+        c.arg(cmd).arg("--sysfs-root").arg(b.sys()).arg("--run-dir").arg(&other_run);
+        if cmd == "govern" {
+            c.args(["--governor", "performance", "--procfs-root"]).arg(b.proc_());
+        } else {
+            fs::write(other_run.join("hetlabd.saved"), "# planted\n").unwrap();
+        }
+        let out = c.output().unwrap();
+        let e = one_error(&out);
+        assert!(e.contains("another hetlabd is already managing policy0") && e.contains("--run-dir"), "{cmd}: {e}");
+    }
+    assert!(both_userspace(&b), "the second daemon did not touch the first one's policies");
     signal(&first, libc::SIGTERM);
     assert_eq!(finish(first).code, Some(0));
     b.assert_restored();

@@ -296,7 +296,7 @@ pub fn characterize(
     }
     let policies = crate::sysfs::discover(&cfg.roots)?;
     crate::daemon::check_policies(&policies)?;
-    let _lock = claim_frequencies(&cfg.run_dir, &cfg.roots.procfs)?;
+    let _lock = claim_frequencies(&cfg.run_dir, &cfg.roots.procfs, &policies)?;
 
     // One backend to find the policies; per active cluster another one counting the chase thread.
     let mut bcfg = BackendConfig::new(cfg.roots.clone(), platform.clone());

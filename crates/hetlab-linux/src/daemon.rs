@@ -5,8 +5,9 @@
 //! * not root (writes to cpufreq sysfs need it; `--dry-run` does not);
 //! * no cpufreq policies; a policy without the `userspace` governor;
 //! * another daemon already managing frequencies: a hetlabd holding `<run-dir>/hetlabd.lock`;
-//!   a running process whose name (`<procfs>/<pid>/comm`) is one of [`CONFLICTING_DAEMONS`]; or
-//!   a `<run-dir>/hetlabd.saved` left by a hetlabd that died without restoring.
+//!   a running process whose name (`<procfs>/<pid>/comm`) is one of [`CONFLICTING_DAEMONS`];
+//!   a `<run-dir>/hetlabd.saved` left by a hetlabd that died without restoring; or a hetlabd
+//!   with another run directory, holding the policy directories' locks ([`PolicyLocks`]).
 //!
 //! Then each policy's governor/min/max are saved ([`crate::restore`]), the policies switched
 //! to `userspace`, and the loop runs until a signal, `--duration` or an error; the settings are
@@ -24,7 +25,7 @@ use hetlab_core::governor::{registry, Decision, Governor, GovernorContext, Polic
 use hetlab_core::tree::AntiSnoopModel;
 
 use crate::backend::{Backend, BackendConfig, Snapshot};
-use crate::restore::{Guard, RunLock, STATE_FILE};
+use crate::restore::{Guard, PolicyLocks, RunLock, STATE_FILE};
 use crate::stop::Stop;
 use crate::{display, euid, monotonic_us, sysfs};
 
@@ -114,8 +115,18 @@ fn not_root_error(uid: u32) -> String {
     format!("govern must run as root (effective uid {uid}): it writes scaling_governor and scaling_setspeed under /sys/devices/system/cpu/cpufreq; run it with sudo, or add --dry-run to only print decisions")
 }
 
-/// Refusals about other daemons; returns the lock to hold while governing.
-pub fn claim_frequencies(cfg_run_dir: &std::path::Path, procfs: &std::path::Path) -> Result<RunLock, String> {
+/// The locks held while hetlabd owns the frequencies.
+pub struct Claim {
+    _run_dir: RunLock,
+    _policies: PolicyLocks,
+}
+
+/// Refusals about other daemons; returns the locks to hold while governing `policies`.
+pub fn claim_frequencies(
+    cfg_run_dir: &std::path::Path,
+    procfs: &std::path::Path,
+    policies: &[sysfs::Policy],
+) -> Result<Claim, String> {
     if let Some((pid, name)) = conflicting_daemons(procfs).into_iter().next() {
         return Err(format!(
             "{name} (pid {pid}) is running and manages CPU frequencies itself; stop it first (e.g. `systemctl stop {name}`)"
@@ -130,7 +141,10 @@ pub fn claim_frequencies(cfg_run_dir: &std::path::Path, procfs: &std::path::Path
             display(cfg_run_dir)
         ));
     }
-    Ok(lock)
+    // another hetlabd with another --run-dir: its state file is not visible here, its lock on
+    // the policies is (see PolicyLocks)
+    let policies = PolicyLocks::acquire(policies)?;
+    Ok(Claim { _run_dir: lock, _policies: policies })
 }
 
 fn build_governor(cfg: &GovernConfig, cluster: &str) -> Result<Box<dyn Governor>, String> {
@@ -153,7 +167,8 @@ pub fn govern(
     }
     let policies = sysfs::discover(&cfg.backend.roots)?;
     check_policies(&policies)?;
-    let _lock = if cfg.dry_run { None } else { Some(claim_frequencies(&cfg.run_dir, &cfg.backend.roots.procfs)?) };
+    let _lock =
+        if cfg.dry_run { None } else { Some(claim_frequencies(&cfg.run_dir, &cfg.backend.roots.procfs, &policies)?) };
 
     let mut bcfg = cfg.backend.clone();
     bcfg.counters = match &cfg.counters {
@@ -421,11 +436,11 @@ mod tests {
         fs::create_dir_all(p.join("77")).unwrap();
         fs::write(p.join("77/comm"), "bash\n").unwrap();
         assert_eq!(conflicting_daemons(&p), vec![(4242, "power-profiles-daemon".to_string())]);
-        let e = claim_frequencies(&t.root, &p).err().unwrap();
+        let e = claim_frequencies(&t.root, &p, &[]).err().unwrap();
         assert!(e.contains("power-profiles-daemon (pid 4242)") && e.contains("systemctl stop"), "{e}");
         fs::remove_dir_all(p.join("4242")).unwrap();
         fs::write(t.root.join(STATE_FILE), "x").unwrap();
-        let e = claim_frequencies(&t.root, &p).err().unwrap();
+        let e = claim_frequencies(&t.root, &p, &[]).err().unwrap();
         assert!(e.contains("hetlabd restore"), "{e}");
     }
 }

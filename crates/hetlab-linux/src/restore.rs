@@ -9,10 +9,13 @@
 //!
 //! `<run-dir>/hetlabd.lock` holds the pid of the daemon that owns the frequencies, under an
 //! exclusive flock(2) for the daemon's lifetime: a second daemon finds it locked and refuses.
+//! The policy directories are flock(2)ed too ([`PolicyLocks`]): a daemon with another
+//! `--run-dir` finds them locked and refuses.
 
 use std::fs::{self, File};
 use std::io::{Read, Seek, Write};
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::sysfs::{self, Policy};
@@ -299,6 +302,45 @@ pub const STATE_FILE: &str = "hetlabd.saved";
 /// 8192 policies (one per CPU), is under 2 MiB.
 pub const STATE_MAX_BYTES: u64 = 2 << 20;
 
+/// Exclusive flock(2)s on the cpufreq policy directories themselves, held while the value
+/// lives.
+///
+/// The run-directory lock stops only a second hetlabd with the same `--run-dir`; one started
+/// with another would find the policies on `userspace` and save that as the setting to restore,
+/// then "restore" the first one's change. What every hetlabd on these policies shares, whatever
+/// its options, is the policy directories, so they are the lock: flock works on a directory's
+/// descriptor (sysfs and a test tree alike), belongs to the open file (a second open, even in
+/// the same process, conflicts), and is dropped by the kernel when the holder exits, even by
+/// SIGKILL, so it never goes stale (a killed daemon's settings are then `hetlabd restore`'s
+/// job, through its own run directory).
+pub struct PolicyLocks {
+    _dirs: Vec<File>,
+}
+
+impl PolicyLocks {
+    pub fn acquire(policies: &[Policy]) -> Result<PolicyLocks, String> {
+        let mut dirs = Vec::new();
+        for p in policies {
+            let dir = fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+                .open(&p.dir)
+                .map_err(|e| format!("cannot open {}: {e}", display(&p.dir)))?;
+            // SAFETY: flock on a descriptor we own.
+            if unsafe { libc::flock(dir.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+                return Err(format!(
+                    "another hetlabd is already managing {} (it holds a lock on {}), perhaps with another --run-dir; \
+                     stop it first",
+                    p.name,
+                    display(&p.dir)
+                ));
+            }
+            dirs.push(dir);
+        }
+        Ok(PolicyLocks { _dirs: dirs })
+    }
+}
+
 /// The exclusive lock of `<run-dir>/hetlabd.lock`, held while the value lives.
 pub struct RunLock {
     _file: File,
@@ -374,6 +416,17 @@ mod tests {
         assert!(e.contains("policy0/scaling_governor") && e.contains("kept in"), "{e}");
         assert_eq!(pols[1].governor().unwrap(), "ondemand", "the other policy is still restored");
         assert!(state.exists());
+    }
+
+    #[test]
+    fn the_policy_directories_are_locked_whatever_the_run_directory() {
+        let t = fake::exynos5422("policy-lock");
+        let pols = discover(&t.roots()).unwrap();
+        let held = PolicyLocks::acquire(&pols).unwrap();
+        let e = PolicyLocks::acquire(&pols[1..]).err().unwrap();
+        assert!(e.contains("another hetlabd is already managing policy4") && e.contains("--run-dir"), "{e}");
+        drop(held);
+        PolicyLocks::acquire(&pols).unwrap();
     }
 
     #[test]
