@@ -27,6 +27,9 @@ use hetlab_linux::restore::{check_saved, read_state_lines, PolicyLocks, RunLock,
 use hetlab_linux::stop::SignalStop;
 use hetlab_linux::{positive_seconds_us, Roots, DEFAULT_RUN_DIR};
 
+/// The largest --model file read: a model.json holds two small trees, kilobytes.
+const MODEL_MAX_BYTES: u64 = 64 << 20;
+
 const MAIN_HELP: &str = "\
 hetlabd: hetlab on a real Linux big.LITTLE board (Odroid-XU3 / Exynos 5422 and others).
 
@@ -212,7 +215,9 @@ fn cmd_govern(a: &Args) -> Result<i32, Fail> {
     let model = match a.get("--model") {
         None | Some("lctes2020-fig4") => None,
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read --model {path}: {e}")))?;
+            // bounded like every other read (a model.json is kilobytes; /dev/zero is not one)
+            let text = hetlab_linux::infile::read_text(std::path::Path::new(path), MODEL_MAX_BYTES, true)
+                .map_err(|e| fail(format!("--model: {e}")))?;
             let m = AntiSnoopModel::from_json(&text).map_err(|e| fail(format!("--model {path} is {e}")))?;
             m.check_for(&platform).map_err(|e| fail(format!("--model {path}: {e}")))?;
             Some(m)

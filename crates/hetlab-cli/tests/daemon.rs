@@ -401,6 +401,13 @@ fn help_explains_each_command_and_mistakes_are_usage_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("hetlabd: error: unknown option '--frobnicate'"));
     let out = Command::new(hetlabd()).args(["govern"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs --governor"));
+    // an endless --model is refused, not read into memory
+    let out = Command::new(hetlabd())
+        .args(["govern", "--governor", "anti-snoop", "--dry-run", "--model", "/dev/zero"])
+        .output()
+        .unwrap();
+    let e = one_error(&out);
+    assert!(e.contains("--model") && e.contains("not a regular file"), "{e}");
     let b = Board::new("badgov");
     let out = b.govern(&["--governor", "turbo", "--dry-run"]).output().unwrap();
     let e = String::from_utf8_lossy(&out.stderr);
