@@ -77,7 +77,12 @@ pub fn positive_seconds_us(flag: &str, seconds: f64) -> Result<u64, String> {
     if seconds.is_finite() && seconds > 0.0 && seconds <= flags::MAX_SECONDS {
         Ok((seconds * 1e6) as u64)
     } else {
-        Err(format!("{flag} must be a positive number of seconds up to {} (a year), got {seconds}", flags::MAX_SECONDS))
+        // a huge value is shown as 1e300, not as its 301 digits
+        let got = if seconds.abs() >= 1e9 { format!("{seconds:e}") } else { seconds.to_string() };
+        Err(format!(
+            "{flag} must be a positive number of seconds, got {got} (at most {} s, a year)",
+            flags::MAX_SECONDS
+        ))
     }
 }
 
