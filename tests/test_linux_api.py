@@ -84,6 +84,8 @@ def test_govern_dry_run_through_the_api_writes_nothing(tmp_path, capfd):
     assert tree_files(root) == before
     with pytest.raises(HetlabError, match="--duration must be a positive number of seconds, got -1"):
         hetlab.govern("ondemand", dry_run=True, duration_s=-1, sysfs_root=str(root / "sys"))
+    with pytest.raises(HetlabError, match=r"got 1e300 \(at most 31536000 s, a year\)"):
+        hetlab.govern("ondemand", dry_run=True, duration_s=1e300, sysfs_root=str(root / "sys"))
     with pytest.raises(HetlabError, match="unknown counter mode 'some'"):
         hetlab.govern("ondemand", dry_run=True, counters="some", sysfs_root=str(root / "sys"))
 

@@ -18,13 +18,17 @@ use hetlab_core::tree::AntiSnoopModel;
 use hetlab_linux::backend::{BackendConfig, CounterMode, PmuSource};
 use hetlab_linux::characterize::{self, SweepConfig};
 use hetlab_linux::chase::{self, ChaseOptions, Pattern, DEFAULT_PATTERNS, DEFAULT_SIZES};
+use hetlab_linux::cpus::{parse_cpu_list, MAX_CPU_NUMBER};
 use hetlab_linux::daemon::{self, GovernConfig};
 use hetlab_linux::flags::{self, Command};
-use hetlab_linux::outfile::AtomicFile;
+use hetlab_linux::outfile::Output;
 use hetlab_linux::pingpong::{self, PingpongOptions};
-use hetlab_linux::restore::{check_saved, read_state, RunLock, STATE_FILE};
+use hetlab_linux::restore::{check_saved, read_state_lines, PolicyLocks, RunLock, STATE_FILE};
 use hetlab_linux::stop::SignalStop;
 use hetlab_linux::{positive_seconds_us, Roots, DEFAULT_RUN_DIR};
+
+/// The largest --model file read: a model.json holds two small trees, kilobytes.
+const MODEL_MAX_BYTES: u64 = 64 << 20;
 
 const MAIN_HELP: &str = "\
 hetlabd: hetlab on a real Linux big.LITTLE board (Odroid-XU3 / Exynos 5422 and others).
@@ -59,6 +63,13 @@ macro_rules! outln {
     ($($arg:tt)*) => {
         writeln!(std::io::stdout(), $($arg)*).map_err(stdout_failed)?
     };
+}
+
+/// `eprintln!` that never panics: a closed or full stderr loses the line, not the exit code.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
 }
 
 fn stdout_failed(e: std::io::Error) -> Fail {
@@ -144,11 +155,33 @@ impl Args {
         self.declared(long, true);
         self.items.iter().filter(|(k, _)| *k == long).filter_map(|(_, v)| v.as_deref()).collect()
     }
-    fn num<T: std::str::FromStr>(&self, long: &str, what: &str) -> Result<Option<T>, Fail> {
-        match self.get(long) {
-            None => Ok(None),
-            Some(v) => v.parse().map(Some).map_err(|_| usage(format!("{long} expects {what}, got '{v}'"))),
-        }
+    /// The declaration of a valued option (its range, its list rules).
+    fn decl(&self, long: &str) -> &flags::Flag {
+        self.declared(long, true);
+        self.cmd.flag(long).expect("declared")
+    }
+    /// A whole number within the option's declared range.
+    fn whole(&self, long: &str) -> Result<Option<u64>, Fail> {
+        self.get(long).map(|v| self.decl(long).whole(v)).transpose().map_err(usage)
+    }
+    /// A whole number within the declared range, as the type the option feeds.
+    fn whole_as<T: TryFrom<u64>>(&self, long: &str) -> Result<Option<T>, Fail> {
+        // the declared ranges fit their types; a failure here is a declaration bug
+        Ok(self.whole(long)?.map(|v| T::try_from(v).unwrap_or_else(|_| panic!("{long}: range exceeds its type"))))
+    }
+    /// A finite number within the option's declared range.
+    fn real(&self, long: &str) -> Result<Option<f64>, Fail> {
+        self.get(long).map(|v| self.decl(long).real(v)).transpose().map_err(usage)
+    }
+    /// A list of whole numbers: no empty item, no repeat, each within the declared range.
+    fn whole_list<T: TryFrom<u64>>(&self, long: &str) -> Result<Option<Vec<T>>, Fail> {
+        let Some(text) = self.get(long) else { return Ok(None) };
+        let values = self.decl(long).whole_list(text).map_err(usage)?;
+        Ok(Some(values.into_iter().map(|v| T::try_from(v).unwrap_or_else(|_| panic!("{long}: range"))).collect()))
+    }
+    /// A list of words: no empty item, no repeat.
+    fn items(&self, long: &str) -> Result<Option<Vec<&str>>, Fail> {
+        self.get(long).map(|t| self.decl(long).items(t)).transpose().map_err(usage)
     }
 }
 
@@ -175,13 +208,6 @@ fn cluster_names(a: &Args) -> Option<Vec<String>> {
     a.get("--cluster-names").map(|s| s.split(',').map(str::to_string).collect())
 }
 
-fn list<T: std::str::FromStr>(s: &str, opt: &str, what: &str) -> Result<Vec<T>, Fail> {
-    s.split(',')
-        .filter(|x| !x.is_empty())
-        .map(|x| x.trim().parse().map_err(|_| usage(format!("{opt} expects {what}, got '{x}'"))))
-        .collect()
-}
-
 fn cmd_govern(a: &Args) -> Result<i32, Fail> {
     let governor =
         a.get("--governor").ok_or_else(|| usage("govern needs --governor NAME (see `hetlabd governors`)"))?.to_string();
@@ -189,7 +215,9 @@ fn cmd_govern(a: &Args) -> Result<i32, Fail> {
     let model = match a.get("--model") {
         None | Some("lctes2020-fig4") => None,
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read --model {path}: {e}")))?;
+            // bounded like every other read (a model.json is kilobytes; /dev/zero is not one)
+            let text = hetlab_linux::infile::read_text(std::path::Path::new(path), MODEL_MAX_BYTES, true)
+                .map_err(|e| fail(format!("--model: {e}")))?;
             let m = AntiSnoopModel::from_json(&text).map_err(|e| fail(format!("--model {path} is {e}")))?;
             m.check_for(&platform).map_err(|e| fail(format!("--model {path}: {e}")))?;
             Some(m)
@@ -204,11 +232,7 @@ fn cmd_govern(a: &Args) -> Result<i32, Fail> {
         tunables.push((k.to_string(), v));
     }
     let counters = a.get("--counters").map(CounterMode::parse).transpose().map_err(usage)?;
-    let duration_us = a
-        .num::<f64>("--duration", "seconds")?
-        .map(|s| positive_seconds_us("--duration", s))
-        .transpose()
-        .map_err(usage)?;
+    let duration_us = a.real("--duration")?.map(|s| positive_seconds_us("--duration", s)).transpose().map_err(usage)?;
     let mut backend = BackendConfig::new(roots(a), platform);
     backend.pmu = pmu(a)?;
     backend.cluster_names = cluster_names(a);
@@ -223,40 +247,39 @@ fn cmd_govern(a: &Args) -> Result<i32, Fail> {
         duration_us,
         log_samples: a.flag("--verbose"),
     };
-    let mut stop = SignalStop::new().map_err(fail)?;
+    let mut stop = SignalStop::until_exit().map_err(fail)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut err = std::io::stderr();
     let o = daemon::govern(&cfg, &mut stop, &mut out, &mut err).map_err(fail)?;
     let restored = if o.restored.is_empty() { String::new() } else { format!("; restored {}", o.restored.join("; ")) };
-    eprintln!(
-        "hetlabd: stopped ({}) after {} samples, {} frequency writes{restored}",
-        o.stop_reason, o.samples, o.writes
-    );
+    note!("hetlabd: stopped ({}) after {} samples, {} frequency writes{restored}", o.stop_reason, o.samples, o.writes);
     Ok(0)
 }
 
 fn cmd_chase(a: &Args) -> Result<i32, Fail> {
-    let mut opts = ChaseOptions { cpu: a.num("--cpu", "a CPU number")?, ..ChaseOptions::default() };
-    opts.freq_khz = a.num("--freq-khz", "a frequency in kHz")?;
-    if let Some(t) = a.num("--min-time", "seconds")? {
+    let mut opts = ChaseOptions { cpu: a.whole_as("--cpu")?, ..ChaseOptions::default() };
+    opts.freq_khz = a.whole_as("--freq-khz")?;
+    if let Some(t) = a.real("--min-time")? {
         opts.min_time_s = t;
     }
-    if let Some(n) = a.num("--iterations", "a number of loads")? {
+    if let Some(n) = a.whole("--iterations")? {
         opts.iterations = n;
     }
-    if let Some(s) = a.num("--seed", "a number")? {
+    if let Some(s) = a.whole("--seed")? {
         opts.seed = s;
     }
-    let sizes = match a.get("--elements") {
-        Some(e) => list(e, "--elements", "element counts like 4096,16777216")?,
-        None => chase::elements_of(&chase::parse_sizes(a.get("--sizes").unwrap_or(DEFAULT_SIZES)).map_err(usage)?),
+    let sizes = match a.whole_list("--elements")? {
+        Some(e) => e,
+        None => chase::elements_of(
+            &chase::parse_sizes(a.get("--sizes").unwrap_or(DEFAULT_SIZES))
+                .map_err(|e| usage(format!("--sizes: {e}")))?,
+        ),
     };
     let patterns = a
-        .get("--pattern")
-        .unwrap_or(DEFAULT_PATTERNS)
-        .split(',')
-        .filter(|x| !x.is_empty())
+        .items("--pattern")?
+        .unwrap_or_else(|| DEFAULT_PATTERNS.split(',').collect())
+        .into_iter()
         .map(|p| Pattern::parse(p).map_err(usage))
         .collect::<Result<Vec<_>, _>>()?;
     let points = chase::sweep(&sizes, &patterns, &opts).map_err(fail)?;
@@ -270,18 +293,18 @@ fn cmd_chase(a: &Args) -> Result<i32, Fail> {
 
 fn cmd_pingpong(a: &Args) -> Result<i32, Fail> {
     let mut opts = PingpongOptions::default();
-    if let Some(n) = a.num("--round-trips", "a number of round trips")? {
+    if let Some(n) = a.whole("--round-trips")? {
         opts.round_trips = n;
     }
-    if let Some(n) = a.num("--repeats", "a number of measurements")? {
+    if let Some(n) = a.whole_as("--repeats")? {
         opts.repeats = n;
     }
     let chosen = pingpong::choose_cpus(a.get("--cpus")).map_err(usage)?;
     let m = pingpong::matrix(&chosen, &opts).map_err(usage)?;
     if a.flag("--json") {
-        println!("{}", pingpong::json_report(&chosen, &opts, &m));
+        outln!("{}", pingpong::json_report(&chosen, &opts, &m));
     } else {
-        print!("{}", pingpong::text_report(&chosen, &opts, &m));
+        out!("{}", pingpong::text_report(&chosen, &opts, &m));
     }
     Ok(0)
 }
@@ -292,84 +315,95 @@ fn cmd_characterize(a: &Args) -> Result<i32, Fail> {
     cfg.roots = roots(a);
     cfg.pmu = pmu(a)?;
     cfg.run_dir = run_dir(a);
-    if let Some(p) = a.get("--patterns") {
-        cfg.sweep.patterns = p.split(',').filter(|x| !x.is_empty()).map(str::to_string).collect();
+    if let Some(p) = a.items("--patterns")? {
+        cfg.sweep.patterns = p.into_iter().map(str::to_string).collect();
     }
-    if let Some(s) = a.get("--sizes") {
-        cfg.sweep.sizes = list(s, "--sizes", "element counts like 4096,262144")?;
+    if let Some(s) = a.whole_list("--sizes")? {
+        cfg.sweep.sizes = s;
     }
-    if let Some(r) = a.num("--reps", "a count")? {
+    if let Some(r) = a.whole_as("--reps")? {
         cfg.sweep.reps = r;
     }
-    if let Some(r) = a.num("--run-s", "seconds")? {
+    if let Some(r) = a.real("--run-s")? {
         cfg.sweep.run_s = r;
     }
-    if let Some(s) = a.num("--seed", "a number")? {
+    if let Some(s) = a.whole("--seed")? {
         cfg.sweep.seed = s;
     }
     if let Some(o) = a.get("--active-opp") {
         cfg.sweep.active_opp = ActiveOpp::parse(o).map_err(usage)?;
     }
-    cfg.period_us = a.num("--period-us", "µs")?;
+    cfg.period_us = a.whole("--period-us")?;
     // --big-khz, --little-khz: named after the dataset's frequency columns
     for cluster in FREQ_CLUSTERS {
         let flag = format!("--{cluster}-khz");
-        if let Some(l) = a.get(&flag) {
-            cfg.only_khz.push((cluster.to_string(), list(l, &flag, "kHz values")?));
+        if let Some(l) = a.whole_list(&flag)? {
+            cfg.only_khz.push((cluster.to_string(), l));
         }
     }
     cfg.allow_missing_counters = a.flag("--allow-missing-counters");
     cfg.cluster_names = cluster_names(a);
-    if let Some(s) = a.get("--chase-cpu") {
-        for item in s.split(',').filter(|x| !x.is_empty()) {
-            let (c, n) = item
-                .split_once('=')
-                .ok_or_else(|| usage(format!("--chase-cpu expects CLUSTER=CPU, e.g. little=0,big=4; got '{item}'")))?;
-            let n: usize = n.parse().map_err(|_| usage(format!("--chase-cpu {c}: '{n}' is not a CPU number")))?;
-            cfg.chase_cpus.push((c.to_string(), n));
+    for item in a.items("--chase-cpu")?.unwrap_or_default() {
+        let (c, n) = item
+            .split_once('=')
+            .ok_or_else(|| usage(format!("--chase-cpu expects CLUSTER=CPU, e.g. little=0,big=4; got '{item}'")))?;
+        let cpu = parse_cpu_list(n)
+            .ok()
+            .filter(|l| l.len() == 1 && !n.contains('-'))
+            .ok_or_else(|| usage(format!("--chase-cpu {c}: '{n}' is not a CPU number (below {MAX_CPU_NUMBER})")))?;
+        if cfg.chase_cpus.iter().any(|(k, _)| k == c) {
+            return Err(usage(format!("--chase-cpu names cluster {c} twice; give one CPU per cluster")));
         }
+        cfg.chase_cpus.push((c.to_string(), cpu[0]));
     }
-    let dir =
-        out.parent().filter(|p| !p.as_os_str().is_empty()).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
-    if !dir.is_dir() {
-        return Err(fail(format!("cannot write {}: directory {} does not exist", out.display(), dir.display())));
-    }
-    let mut stop = SignalStop::new().map_err(fail)?;
+    let mut stop = SignalStop::until_exit().map_err(fail)?;
     let names: Vec<String> = cfg.platform.clusters.iter().map(|c| c.name.clone()).collect();
-    // rows go to a new file with a random name beside OUT (see hetlab_linux::outfile)
+    // `-` is stdout, a device or FIFO is written in place, a file is written beside OUT and
+    // renamed over it when complete; a link is refused as root (see hetlab_linux::outfile)
     let partial = out.with_extension("csv.partial");
-    let mut atomic = AtomicFile::create(&out).map_err(fail)?;
-    let tmp = atomic.temporary_path().to_path_buf();
-    let mut file = csv_writer(&mut atomic);
-    file.write_record(schema(&names).into_iter().map(|(name, _)| name))
-        .map_err(|e| fail(format!("writing {}: {e}", tmp.display())))?;
+    let mut output = Output::open(&out).map_err(fail)?;
+    let what = output.describe();
+    let mut file = csv_writer(&mut output);
+    let mut pipe_closed = false;
+    let mut write_failed = |e: std::io::Error| {
+        pipe_closed |= e.kind() == std::io::ErrorKind::BrokenPipe;
+        format!("writing {what}: {e}")
+    };
+    // the header goes out with the first rows: a refusal (not root, no cpufreq) leaves no
+    // partial output on stdout or a FIFO
+    let header: Vec<String> = schema(&names).into_iter().map(|(name, _)| name.to_string()).collect();
+    let mut header_written = false;
     let mut on_rows = |rows: &Dataset| -> Result<(), String> {
-        rows.write_csv_rows(&mut file).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
-        file.flush().map_err(|e| format!("writing {}: {e}", tmp.display()))
+        if !std::mem::replace(&mut header_written, true) {
+            file.write_record(&header).map_err(|e| write_failed(e.into()))?;
+        }
+        rows.write_csv_rows(&mut file).map_err(|e| write_failed(e.into()))?;
+        file.flush().map_err(&mut write_failed)
     };
     let mut err = std::io::stderr();
-    let s = characterize::characterize(&cfg, &mut stop, &mut on_rows, &mut err).map_err(fail)?;
-    file.flush().map_err(|e| fail(format!("writing {}: {e}", tmp.display())))?;
+    let result = characterize::characterize(&cfg, &mut stop, &mut on_rows, &mut err);
+    let s = match result {
+        // the reader of `--out -` is gone (`| head`) and the settings are back: stop quietly
+        Err(e) if pipe_closed && e.ends_with("(policy settings restored)") => {
+            return Err(Fail { msg: String::new(), code: 141 })
+        }
+        r => r.map_err(fail)?,
+    };
     drop(file);
     if let Some(sig) = &s.stopped_by {
         // kept under a name that says it is incomplete (rename replaces, never follows, a link)
-        atomic.move_to(&partial).map_err(fail)?;
-        eprintln!(
-            "hetlabd: stopped by {sig} after {} runs; the rows so far are in {} (restored {})",
+        let kept = output.keep_partial(&partial).map_err(fail)?;
+        let place = kept.map_or(what.clone(), |p| p.display().to_string());
+        note!(
+            "hetlabd: stopped by {sig} after {} runs; the rows so far are in {place} (restored {})",
             s.runs,
-            partial.display(),
             s.restored.join("; ")
         );
         return Ok(1);
     }
-    atomic.commit().map_err(fail)?;
-    eprintln!(
-        "hetlabd: {} runs, {} rows written to {}; restored {}",
-        s.runs,
-        s.rows,
-        out.display(),
-        s.restored.join("; ")
-    );
+    output.commit().map_err(fail)?;
+    let place = if out.as_os_str() == "-" { "standard output".to_string() } else { out.display().to_string() };
+    note!("hetlabd: {} runs, {} rows written to {place}; restored {}", s.runs, s.rows, s.restored.join("; "));
     Ok(0)
 }
 
@@ -377,17 +411,21 @@ fn cmd_restore(a: &Args) -> Result<i32, Fail> {
     let dir = run_dir(a);
     let state = dir.join(STATE_FILE);
     if std::fs::symlink_metadata(&state).is_err() {
-        eprintln!("hetlabd: nothing to restore: {} does not exist", state.display());
+        note!("hetlabd: nothing to restore: {} does not exist", state.display());
         return Ok(0);
     }
     let _lock = RunLock::acquire(&dir).map_err(fail)?;
-    let saved = read_state(&state).map_err(fail)?;
+    let saved = read_state_lines(&state).map_err(fail)?;
     let mut sysfs_root = Roots::default();
     if let Some(s) = a.get("--sysfs-root") {
         sysfs_root.sysfs = s.into();
     }
     let policies = hetlab_linux::sysfs::discover(&sysfs_root).map_err(fail)?;
+    // a running hetlabd on these policies (whatever its --run-dir) owns them: not while it runs
+    let _policy_locks = PolicyLocks::acquire(&policies).map_err(fail)?;
     check_saved(&saved, &policies).map_err(|e| fail(format!("{}: {e}; nothing written", state.display())))?;
+    // every line was checked above: only now is anything written
+    let saved: Vec<_> = saved.into_iter().map(|(_, s)| s).collect();
     let mut errors = Vec::new();
     for s in &saved {
         errors.extend(s.restore());
@@ -396,7 +434,7 @@ fn cmd_restore(a: &Args) -> Result<i32, Fail> {
         return Err(fail(format!("restoring from {} failed: {}", state.display(), errors.join("; "))));
     }
     std::fs::remove_file(&state).map_err(|e| fail(format!("restored, but cannot remove {}: {e}", state.display())))?;
-    eprintln!("hetlabd: restored {}", saved.iter().map(|s| s.describe()).collect::<Vec<_>>().join("; "));
+    note!("hetlabd: restored {}", saved.iter().map(|s| s.describe()).collect::<Vec<_>>().join("; "));
     Ok(0)
 }
 
@@ -424,7 +462,7 @@ fn cmd_governors(a: &Args) -> Result<i32, Fail> {
 /// `prog` names the program in error lines.
 pub fn run(prog: &str, argv: &[String]) -> i32 {
     let Some(name) = argv.first() else {
-        eprint!("{MAIN_HELP}");
+        let _ = write!(std::io::stderr(), "{MAIN_HELP}");
         return 2;
     };
     let r = match name.as_str() {
@@ -457,7 +495,7 @@ pub fn run(prog: &str, argv: &[String]) -> i32 {
         Ok(code) => code,
         Err(f) => {
             if !f.msg.is_empty() {
-                eprintln!("{prog}: error: {}", f.msg);
+                note!("{prog}: error: {}", f.msg);
             }
             f.code
         }

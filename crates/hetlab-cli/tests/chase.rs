@@ -182,3 +182,116 @@ fn characterize_stopped_by_sigint_restores_the_policies() {
     assert!(!b.root.join("sweep.csv").exists(), "an interrupted sweep is not passed off as complete");
     assert!(b.root.join("sweep.csv.partial").exists());
 }
+
+#[test]
+fn characterize_out_dash_is_stdout_a_device_is_written_in_place_and_a_link_is_refused_as_root() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let b = Board::new("characterize-out");
+    let freqs = ["--big-khz", "2000000", "--little-khz", "1400000"];
+    // `-`: the rows on stdout, no file named `-`
+    let out = Command::new(hetlabd())
+        .current_dir(&b.root)
+        .args(["characterize", "--pmu", "software", "--reps", "2", "--sizes", "4096", "--patterns", "random"])
+        .args(["--run-s", "0.02", "--period-us", "5000", "--chase-cpu", "little=0,big=0"])
+        .args(freqs)
+        .arg("--sysfs-root")
+        .arg(b.sys())
+        .arg("--run-dir")
+        .arg(b.run_dir())
+        .args(["--out", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().next(), Some(COLUMNS));
+    assert!(text.lines().count() > 4, "{text}");
+    assert!(!b.root.join("-").exists(), "no file named '-'");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("written to standard output"));
+    // a character device (a /dev/null of our own) is written in place, not replaced
+    use std::os::unix::fs::FileTypeExt;
+    let null = b.root.join("null");
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(null.as_os_str())).unwrap();
+    // SAFETY: mknod on a NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) }, 0);
+    let out = small_sweep(&b, &null, &freqs);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(fs::symlink_metadata(&null).unwrap().file_type().is_char_device(), "the device node is still there");
+    // a symbolic link is refused as root, before anything changes
+    let victim = b.root.join("victim");
+    fs::write(&victim, "keep\n").unwrap();
+    let link = b.root.join("sweep.csv");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let out = small_sweep(&b, &link, &freqs);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert!(e.starts_with("hetlabd: error: ") && e.lines().count() == 1 && e.contains("symbolic link"), "{e}");
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "keep\n");
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    b.assert_restored();
+}
+
+#[test]
+fn numeric_options_out_of_range_and_sloppy_lists_are_one_line_errors_before_anything_runs() {
+    let b = Board::new("bad-numbers");
+    let before = b.snapshot();
+    let out_csv = b.root.join("sweep.csv");
+    let sweep = |extra: &[&str]| {
+        let mut c = Command::new(hetlabd());
+        c.args(["characterize", "--pmu", "software", "--sizes", "4096", "--patterns", "random"])
+            .arg("--sysfs-root")
+            .arg(b.sys())
+            .arg("--run-dir")
+            .arg(b.run_dir())
+            .arg("--out")
+            .arg(&out_csv)
+            .args(extra);
+        c
+    };
+    let cmd = |args: &[&str]| {
+        let mut c = Command::new(hetlabd());
+        c.args(args);
+        c
+    };
+    let huge = "18446744073709551615";
+    let cases: Vec<(Command, &str)> = vec![
+        (sweep(&["--period-us", "0"]), "--period-us expects a whole number from 100 to"),
+        (sweep(&["--period-us", huge]), "--period-us expects"),
+        (sweep(&["--seed", "18446744073709551610"]), "--seed expects a whole number from 0 to 9007199254740992"),
+        (sweep(&["--run-s", "1e300"]), "--run-s expects a number from"),
+        (sweep(&["--reps", "1"]), "--reps expects a whole number from 2"),
+        (sweep(&["--sizes", ",,,"]), "empty item"),
+        (sweep(&["--sizes", "4096,4096"]), "lists '4096' twice"),
+        (sweep(&["--patterns", "random,random"]), "lists 'random' twice"),
+        (sweep(&["--big-khz", "2000000,,200000"]), "empty item"),
+        (sweep(&["--chase-cpu", ",,,"]), "empty item"),
+        (sweep(&["--chase-cpu", "little=x"]), "'x' is not a CPU number"),
+        (sweep(&["--chase-cpu", "little=0-3"]), "is not a CPU number"),
+        (sweep(&["--chase-cpu", "little=0,little=1"]), "names cluster little twice"),
+        (sweep(&["--chase-cpu", "little=0,middle=1"]), "'middle'"),
+        (cmd(&["govern", "--governor", "ondemand", "--dry-run", "--duration", "1e300"]), "--duration expects"),
+        (cmd(&["govern", "--governor", "ondemand", "--dry-run", "--duration", "0"]), "--duration expects"),
+        (cmd(&["chase", "--iterations", huge]), "--iterations expects a whole number from 1 to 4294967296"),
+        (cmd(&["chase", "--iterations", "0"]), "--iterations expects"),
+        (cmd(&["chase", "--min-time", "1e300"]), "--min-time expects"),
+        (cmd(&["chase", "--sizes", ",,,"]), "empty item"),
+        (cmd(&["chase", "--sizes", "16K,16K"]), "16 KB twice"),
+        (cmd(&["chase", "--elements", "4096,4096"]), "lists '4096' twice"),
+        (cmd(&["chase", "--pattern", "random,,random"]), "empty item"),
+        (cmd(&["chase", "--cpu", "99999"]), "--cpu expects a whole number from 0 to 8191"),
+        (cmd(&["chase", "--freq-khz", "5000000000"]), "--freq-khz expects"),
+        (cmd(&["pingpong", "--round-trips", huge]), "--round-trips expects a whole number from 1 to 1000000000"),
+        (cmd(&["pingpong", "--repeats", "4294967296"]), "--repeats expects"),
+    ];
+    for (mut c, want) in cases {
+        let out = c.output().unwrap();
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(matches!(out.status.code(), Some(1 | 2)), "{c:?}: {e}");
+        assert!(e.starts_with("hetlabd: error: ") && e.lines().count() == 1 && e.contains(want), "{c:?}: {e}");
+        assert!(out.stdout.is_empty(), "{c:?}: no partial output");
+    }
+    assert_eq!(b.snapshot(), before, "nothing was changed");
+    assert!(!out_csv.exists());
+}

@@ -242,6 +242,22 @@ fn refuses_while_another_daemon_manages_frequencies() {
     assert_eq!(out.status.code(), Some(1), "{e}");
     assert!(e.contains(&format!("another hetlabd (pid {}) is already managing CPU frequencies", first.id())), "{e}");
     assert!(both_userspace(&b), "the second daemon did not touch the first one's policies");
+    // another hetlabd with another run directory: it would save the first one's `userspace`
+    let other_run = b.root.join("run2");
+    fs::create_dir(&other_run).unwrap();
+    for cmd in ["govern", "restore"] {
+        let mut c = Command::new(hetlabd());
+        c.arg(cmd).arg("--sysfs-root").arg(b.sys()).arg("--run-dir").arg(&other_run);
+        if cmd == "govern" {
+            c.args(["--governor", "performance", "--procfs-root"]).arg(b.proc_());
+        } else {
+            fs::write(other_run.join("hetlabd.saved"), "# planted\n").unwrap();
+        }
+        let out = c.output().unwrap();
+        let e = one_error(&out);
+        assert!(e.contains("another hetlabd is already managing policy0") && e.contains("--run-dir"), "{cmd}: {e}");
+    }
+    assert!(both_userspace(&b), "the second daemon did not touch the first one's policies");
     signal(&first, libc::SIGTERM);
     assert_eq!(finish(first).code, Some(0));
     b.assert_restored();
@@ -296,6 +312,15 @@ fn a_planted_state_file_never_makes_restore_write_outside_the_policies() {
         (line(&b.policy(0), "../../victim", 200000, 1400000), "not one it offers"),
         (line(&b.policy(0), "ondemand", 1, 1400000), "outside its limits"),
         (line(&b.policy(0), "ondemand", 1400000, 200000), "above its max"),
+        // a setspeed off the frequency list, a policy saved twice (the second line names it)
+        (
+            line(&b.policy(0), "userspace", 200000, 1400000).replace("\t-\n", "\t1350000\n"),
+            "line 1: saved setspeed 1350000 kHz of policy0 is not one of its frequencies",
+        ),
+        (
+            line(&b.policy(0), "ondemand", 200000, 1400000) + &line(&b.policy(0), "performance", 200000, 1400000),
+            "line 2: policy policy0 is saved twice (also on line 1)",
+        ),
     ] {
         fs::write(&state, text).unwrap();
         let err = one_error(&restore(&b).output().unwrap());
@@ -303,11 +328,38 @@ fn a_planted_state_file_never_makes_restore_write_outside_the_policies() {
         assert_eq!(b.snapshot(), before, "nothing in sysfs changed");
         assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
     }
+    // a policy that lists no governors cannot have its saved one checked: nothing is written,
+    // not even the other, valid line
+    let policy4 = format!("policy\tpolicy4\t{}\tconservative\t400000\t1800000\t-\n", b.policy(4).display());
+    fs::write(b.policy(4).join("scaling_governor"), "performance\n").unwrap();
+    fs::write(&state, policy4 + &line(&b.policy(0), "ondemand", 200000, 1400000)).unwrap();
+    fs::remove_file(b.policy(0).join("scaling_available_governors")).unwrap();
+    let unchanged = b.snapshot();
+    let err = one_error(&restore(&b).output().unwrap());
+    assert!(err.contains("line 2: policy0 lists no governors") && err.contains("nothing written"), "{err}");
+    assert_eq!(b.snapshot(), unchanged, "policy4's valid line was not written either");
+    let governors = "conservative ondemand userspace powersave performance schedutil\n";
+    fs::write(b.policy(0).join("scaling_available_governors"), governors).unwrap();
+    fs::write(b.policy(4).join("scaling_governor"), "conservative\n").unwrap();
     // a state file that is a link to elsewhere is not read
     fs::remove_file(&state).unwrap();
     std::os::unix::fs::symlink(&victim, &state).unwrap();
     let err = one_error(&restore(&b).output().unwrap());
     assert!(err.contains("symbolic link"), "{err}");
+    // a FIFO is refused at once (never waited on), an oversized file is not read whole
+    fs::remove_file(&state).unwrap();
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(state.as_os_str())).unwrap();
+    // SAFETY: mkfifo on a NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let err = one_error(&restore(&b).output().unwrap());
+    assert!(err.contains("not a regular file"), "{err}");
+    fs::remove_file(&state).unwrap();
+    let mut big = line(&b.policy(0), "ondemand", 200000, 1400000);
+    big.push_str(&"#".repeat(3 << 20));
+    fs::write(&state, big).unwrap();
+    let err = one_error(&restore(&b).output().unwrap());
+    assert!(err.contains("more than 2097152 bytes"), "{err}");
+    assert_eq!(b.snapshot(), before, "nothing in sysfs changed");
     // the good line restores
     fs::remove_file(&state).unwrap();
     fs::write(b.policy(0).join("scaling_governor"), "performance\n").unwrap();
@@ -349,6 +401,13 @@ fn help_explains_each_command_and_mistakes_are_usage_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("hetlabd: error: unknown option '--frobnicate'"));
     let out = Command::new(hetlabd()).args(["govern"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs --governor"));
+    // an endless --model is refused, not read into memory
+    let out = Command::new(hetlabd())
+        .args(["govern", "--governor", "anti-snoop", "--dry-run", "--model", "/dev/zero"])
+        .output()
+        .unwrap();
+    let e = one_error(&out);
+    assert!(e.contains("--model") && e.contains("not a regular file"), "{e}");
     let b = Board::new("badgov");
     let out = b.govern(&["--governor", "turbo", "--dry-run"]).output().unwrap();
     let e = String::from_utf8_lossy(&out.stderr);
@@ -401,4 +460,76 @@ fn a_full_or_closed_stdout_is_one_error_line_or_quiet_never_a_panic() {
     let out = child.wait_with_output().unwrap();
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(matches!(out.status.code(), Some(0 | 141)), "{:?}", out.status);
+}
+
+#[test]
+fn a_closed_or_full_stdout_ends_govern_with_its_settings_restored() {
+    let b = Board::new("govern-stdout");
+    // a closed pipe: the run ends as if stopped, quietly
+    let mut child = b
+        .govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000", "--dry-run", "--duration", "30"])
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let f = finish(child);
+    assert!(matches!(f.code, Some(0 | 141)), "{}", f.stderr);
+    assert!(f.stderr.contains("stopped (standard output closed)"), "{}", f.stderr);
+    assert!(!f.stderr.contains("error"), "{}", f.stderr);
+    if !is_root() {
+        return;
+    }
+    // a full disk: one error line, after the settings are restored
+    let full = b.root.join("full");
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(full.as_os_str())).unwrap();
+    // SAFETY: mknod on a NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 7)) }, 0);
+    let sink = fs::OpenOptions::new().write(true).open(&full).unwrap();
+    let out = b
+        .govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000", "-v", "--duration", "30"])
+        .stdout(sink)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    let errors: Vec<&str> = e.lines().filter(|l| l.starts_with("hetlabd: error:")).collect();
+    assert_eq!(errors.len(), 1, "{e}");
+    assert!(errors[0].contains("cannot write the sample lines") && errors[0].contains("restored"), "{e}");
+    b.assert_restored();
+}
+
+#[test]
+fn signals_during_shutdown_keep_the_restore_report_and_the_exit_code() {
+    if !is_root() {
+        return;
+    }
+    // Two different signals sent together: the daemon stops on one, the other stays pending
+    // through the restore; it must not kill the process before it reports and exits.
+    for fail_restore in [false, true] {
+        let b = Board::new(&format!("double-signal-{fail_restore}"));
+        let child = b.govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000"]).spawn().unwrap();
+        wait_for("both policies on userspace", 10.0, || both_userspace(&b));
+        if fail_restore {
+            let gov = b.policy(0).join("scaling_governor");
+            fs::remove_file(&gov).unwrap();
+            fs::create_dir(&gov).unwrap();
+        }
+        signal(&child, libc::SIGTERM);
+        signal(&child, libc::SIGHUP);
+        signal(&child, libc::SIGINT);
+        let f = finish(child);
+        if fail_restore {
+            assert_eq!(f.code, Some(1), "{}", f.stderr);
+            let errors: Vec<&str> = f.stderr.lines().filter(|l| l.starts_with("hetlabd: error:")).collect();
+            assert_eq!(errors.len(), 1, "{}", f.stderr);
+            assert!(
+                errors[0].contains("restoring the policies failed") && errors[0].contains("kept in"),
+                "{}",
+                errors[0]
+            );
+        } else {
+            assert_eq!(f.code, Some(0), "{}", f.stderr);
+            assert!(f.stderr.contains("stopped (SIG") && f.stderr.contains("restored"), "{}", f.stderr);
+            b.assert_restored();
+        }
+    }
 }

@@ -412,7 +412,7 @@ impl Backend {
 
     /// Last CPU a thread ran on (/proc/<tid>/stat field 39).
     fn last_cpu(&self, tid: u32) -> Option<usize> {
-        let text = fs::read_to_string(self.roots.proc(&format!("{tid}/stat"))).ok()?;
+        let text = crate::infile::read_bounded(&self.roots.proc(&format!("{tid}/stat")), 4096, true).ok()?;
         let after = &text[text.rfind(')')? + 1..];
         after.split_ascii_whitespace().nth(36)?.parse().ok()
     }

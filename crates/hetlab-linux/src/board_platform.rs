@@ -302,7 +302,7 @@ fn read_cluster(roots: &Roots, policy: Policy) -> BoardCluster {
 
 /// (implementer, part) of `cpu` from /proc/cpuinfo.
 fn cpu_part(roots: &Roots, cpu: usize) -> Option<(u32, u32)> {
-    let text = std::fs::read_to_string(roots.proc("cpuinfo")).ok()?;
+    let text = crate::infile::read_bounded(&roots.proc("cpuinfo"), crate::procstat::PROC_STAT_MAX_BYTES, true).ok()?;
     let hex = |v: &str| u32::from_str_radix(v.trim().trim_start_matches("0x"), 16).ok();
     for block in text.split("\n\n") {
         let field = |name: &str| {

@@ -274,9 +274,29 @@ pub fn characterize(
     }
     cfg.sweep.validate()?;
     let platform = &cfg.platform;
+    // The library's callers (the Python binding) get the checks hetlabd's flags make.
+    if cfg.sweep.seed > crate::flags::MAX_SWEEP_SEED {
+        return Err(format!("--seed must be at most {} (run i uses seed + i)", crate::flags::MAX_SWEEP_SEED));
+    }
+    if cfg.period_us == Some(0) {
+        return Err("--period-us must be at least 1 µs".into());
+    }
+    for (i, (name, _)) in cfg.chase_cpus.iter().enumerate() {
+        if !platform.clusters.iter().any(|c| c.name == *name) {
+            let names: Vec<&str> = platform.clusters.iter().map(|c| c.name.as_str()).collect();
+            return Err(format!(
+                "--chase-cpu names cluster '{name}', which {} does not have; its clusters are {}",
+                platform.name,
+                names.join(", ")
+            ));
+        }
+        if cfg.chase_cpus[..i].iter().any(|(n, _)| n == name) {
+            return Err(format!("--chase-cpu names cluster {name} twice; give one CPU per cluster"));
+        }
+    }
     let policies = crate::sysfs::discover(&cfg.roots)?;
     crate::daemon::check_policies(&policies)?;
-    let _lock = claim_frequencies(&cfg.run_dir, &cfg.roots.procfs)?;
+    let _lock = claim_frequencies(&cfg.run_dir, &cfg.roots.procfs, &policies)?;
 
     // One backend to find the policies; per active cluster another one counting the chase thread.
     let mut bcfg = BackendConfig::new(cfg.roots.clone(), platform.clone());
@@ -511,6 +531,25 @@ mod tests {
         } else {
             assert!(e.contains("root"), "{e}");
         }
+    }
+
+    #[test]
+    fn a_chase_cpu_for_an_unknown_cluster_or_a_wrapping_seed_is_refused() {
+        if euid() != 0 {
+            return;
+        }
+        let mut never = crate::stop::PollStop { f: || None };
+        let mut c = SweepConfig::builtin("exynos5422").unwrap();
+        c.chase_cpus = vec![("middle".into(), 0)];
+        let e = characterize(&c, &mut never, &mut |_| Ok(()), &mut Vec::new()).unwrap_err();
+        assert!(e.contains("'middle'") && e.contains("little, big"), "{e}");
+        c.chase_cpus = vec![("big".into(), 4), ("big".into(), 5)];
+        let e = characterize(&c, &mut never, &mut |_| Ok(()), &mut Vec::new()).unwrap_err();
+        assert!(e.contains("twice"), "{e}");
+        c.chase_cpus.clear();
+        c.sweep.seed = u64::MAX - 3;
+        let e = characterize(&c, &mut never, &mut |_| Ok(()), &mut Vec::new()).unwrap_err();
+        assert!(e.contains("--seed must be at most"), "{e}");
     }
 
     #[test]

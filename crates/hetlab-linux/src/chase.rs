@@ -378,8 +378,8 @@ pub fn sweep(sizes: &[usize], patterns: &[Pattern], opts: &ChaseOptions) -> Resu
     if !(opts.min_time_s.is_finite() && opts.min_time_s >= 0.0) {
         return Err(format!("--min-time must be a non-negative number of seconds, got {}", opts.min_time_s));
     }
-    if opts.iterations == 0 {
-        return Err("--iterations must be at least 1".into());
+    if !(1..=crate::flags::MAX_CHASE_ITERATIONS).contains(&opts.iterations) {
+        return Err(format!("--iterations must be from 1 to {}", crate::flags::MAX_CHASE_ITERATIONS));
     }
     let sizes = sizes.to_vec();
     let patterns = patterns.to_vec();
@@ -430,8 +430,11 @@ pub fn parse_sizes(text: &str) -> Result<Vec<usize>, String> {
         }
         Ok(b)
     }
-    let mut out = Vec::new();
-    for item in text.split(',').filter(|s| !s.trim().is_empty()) {
+    let mut out: Vec<usize> = Vec::new();
+    for item in text.split(',') {
+        if item.trim().is_empty() {
+            return Err(format!("'{text}' has an empty item; separate sizes by single commas, e.g. 16K,64M"));
+        }
         match item.split_once("..") {
             Some((a, b)) => {
                 let (mut a, b) = (one(a)?, one(b)?);
@@ -446,8 +449,11 @@ pub fn parse_sizes(text: &str) -> Result<Vec<usize>, String> {
             None => out.push(one(item)?),
         }
     }
-    if out.is_empty() {
-        return Err("no sizes given; e.g. --sizes 16K,64M or --sizes 4K..64M".into());
+    if let Some(b) = out.iter().enumerate().find_map(|(i, b)| out[..i].contains(b).then_some(b)) {
+        return Err(format!(
+            "'{text}' gives {} twice; give each size once (a repeat would measure it twice)",
+            human_bytes(*b)
+        ));
     }
     Ok(out)
 }
@@ -564,6 +570,10 @@ mod tests {
         assert_eq!(parse_sizes("4K..32K").unwrap(), vec![4096, 8192, 16384, 32768]);
         assert_eq!(parse_sizes("4096,1KiB").unwrap(), vec![4096, 1024]);
         assert!(parse_sizes("x").is_err());
+        assert!(parse_sizes(",,,").unwrap_err().contains("empty item"));
+        assert!(parse_sizes("").unwrap_err().contains("empty item"));
+        assert!(parse_sizes("4K,4096").unwrap_err().contains("4 KB twice"));
+        assert!(parse_sizes("4K..16K,8K").unwrap_err().contains("8 KB twice"));
         assert!(parse_sizes("2").is_err());
         assert!(parse_sizes("4..18446744073709551615").unwrap_err().contains("above 16G"));
         assert_eq!(parse_sizes("8G..16G").unwrap(), vec![8 << 30, 16 << 30]);

@@ -5,8 +5,9 @@
 //! * not root (writes to cpufreq sysfs need it; `--dry-run` does not);
 //! * no cpufreq policies; a policy without the `userspace` governor;
 //! * another daemon already managing frequencies: a hetlabd holding `<run-dir>/hetlabd.lock`;
-//!   a running process whose name (`<procfs>/<pid>/comm`) is one of [`CONFLICTING_DAEMONS`]; or
-//!   a `<run-dir>/hetlabd.saved` left by a hetlabd that died without restoring.
+//!   a running process whose name (`<procfs>/<pid>/comm`) is one of [`CONFLICTING_DAEMONS`];
+//!   a `<run-dir>/hetlabd.saved` left by a hetlabd that died without restoring; or a hetlabd
+//!   with another run directory, holding the policy directories' locks ([`PolicyLocks`]).
 //!
 //! Then each policy's governor/min/max are saved ([`crate::restore`]), the policies switched
 //! to `userspace`, and the loop runs until a signal, `--duration` or an error; the settings are
@@ -24,7 +25,7 @@ use hetlab_core::governor::{registry, Decision, Governor, GovernorContext, Polic
 use hetlab_core::tree::AntiSnoopModel;
 
 use crate::backend::{Backend, BackendConfig, Snapshot};
-use crate::restore::{Guard, RunLock, STATE_FILE};
+use crate::restore::{Guard, PolicyLocks, RunLock, STATE_FILE};
 use crate::stop::Stop;
 use crate::{display, euid, monotonic_us, sysfs};
 
@@ -98,7 +99,8 @@ pub fn conflicting_daemons(procfs: &std::path::Path) -> Vec<(u32, String)> {
         if pid == me {
             continue;
         }
-        let Ok(comm) = fs::read_to_string(e.path().join("comm")) else { continue };
+        // comm is at most 16 bytes; bounded and non-blocking all the same (a fake procfs tree)
+        let Ok(comm) = crate::infile::read_bounded(&e.path().join("comm"), 64, true) else { continue };
         let comm = comm.trim();
         if CONFLICTING_DAEMONS.contains(&comm) {
             let name = if comm == "power-profiles-" { "power-profiles-daemon" } else { comm };
@@ -113,8 +115,18 @@ fn not_root_error(uid: u32) -> String {
     format!("govern must run as root (effective uid {uid}): it writes scaling_governor and scaling_setspeed under /sys/devices/system/cpu/cpufreq; run it with sudo, or add --dry-run to only print decisions")
 }
 
-/// Refusals about other daemons; returns the lock to hold while governing.
-pub fn claim_frequencies(cfg_run_dir: &std::path::Path, procfs: &std::path::Path) -> Result<RunLock, String> {
+/// The locks held while hetlabd owns the frequencies.
+pub struct Claim {
+    _run_dir: RunLock,
+    _policies: PolicyLocks,
+}
+
+/// Refusals about other daemons; returns the locks to hold while governing `policies`.
+pub fn claim_frequencies(
+    cfg_run_dir: &std::path::Path,
+    procfs: &std::path::Path,
+    policies: &[sysfs::Policy],
+) -> Result<Claim, String> {
     if let Some((pid, name)) = conflicting_daemons(procfs).into_iter().next() {
         return Err(format!(
             "{name} (pid {pid}) is running and manages CPU frequencies itself; stop it first (e.g. `systemctl stop {name}`)"
@@ -129,7 +141,10 @@ pub fn claim_frequencies(cfg_run_dir: &std::path::Path, procfs: &std::path::Path
             display(cfg_run_dir)
         ));
     }
-    Ok(lock)
+    // another hetlabd with another --run-dir: its state file is not visible here, its lock on
+    // the policies is (see PolicyLocks)
+    let policies = PolicyLocks::acquire(policies)?;
+    Ok(Claim { _run_dir: lock, _policies: policies })
 }
 
 fn build_governor(cfg: &GovernConfig, cluster: &str) -> Result<Box<dyn Governor>, String> {
@@ -152,7 +167,8 @@ pub fn govern(
     }
     let policies = sysfs::discover(&cfg.backend.roots)?;
     check_policies(&policies)?;
-    let _lock = if cfg.dry_run { None } else { Some(claim_frequencies(&cfg.run_dir, &cfg.backend.roots.procfs)?) };
+    let _lock =
+        if cfg.dry_run { None } else { Some(claim_frequencies(&cfg.run_dir, &cfg.backend.roots.procfs, &policies)?) };
 
     let mut bcfg = cfg.backend.clone();
     bcfg.counters = match &cfg.counters {
@@ -263,6 +279,7 @@ fn run(
             continue;
         }
         backend.snapshot(&mut cur)?;
+        let mut stopped = None;
         for (i, st) in states.iter_mut().enumerate() {
             if st.due_us > now {
                 continue;
@@ -274,16 +291,33 @@ fn run(
             let d = st.gov.sample(&view);
             outcome.samples += 1;
             if cfg.log_samples || cfg.dry_run {
-                let _ = writeln!(out, "{}", sample_line(&backend.policies[i], &view, st, d, start_us));
+                let line = sample_line(&backend.policies[i], &view, st, d, start_us);
+                if let Some(reason) = output_failed(writeln!(out, "{line}"))? {
+                    stopped = Some(reason);
+                }
             }
             st.view = view;
             apply(cfg, backend, i, st, d, min, max, &mut outcome, log)?;
             st.baseline.clone_from(&cur);
             st.due_us = cur.t_us + d.next_sample_us.max(1);
         }
-        let _ = out.flush();
+        if let Some(reason) = stopped.or(output_failed(out.flush())?) {
+            outcome.stop_reason = reason;
+            break;
+        }
     }
     Ok(outcome)
+}
+
+/// What a failed write of the sample lines means: a closed pipe (`hetlabd govern -v | head`)
+/// ends the run like a signal (settings restored, a normal exit); any other failure (a full
+/// disk) is an error, after which the settings are restored too.
+fn output_failed(r: std::io::Result<()>) -> Result<Option<String>, String> {
+    match r {
+        Ok(()) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(Some("standard output closed".into())),
+        Err(e) => Err(format!("cannot write the sample lines to standard output: {e}")),
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -402,11 +436,11 @@ mod tests {
         fs::create_dir_all(p.join("77")).unwrap();
         fs::write(p.join("77/comm"), "bash\n").unwrap();
         assert_eq!(conflicting_daemons(&p), vec![(4242, "power-profiles-daemon".to_string())]);
-        let e = claim_frequencies(&t.root, &p).err().unwrap();
+        let e = claim_frequencies(&t.root, &p, &[]).err().unwrap();
         assert!(e.contains("power-profiles-daemon (pid 4242)") && e.contains("systemctl stop"), "{e}");
         fs::remove_dir_all(p.join("4242")).unwrap();
         fs::write(t.root.join(STATE_FILE), "x").unwrap();
-        let e = claim_frequencies(&t.root, &p).err().unwrap();
+        let e = claim_frequencies(&t.root, &p, &[]).err().unwrap();
         assert!(e.contains("hetlabd restore"), "{e}");
     }
 }

@@ -13,6 +13,7 @@ use hetlab_core::sweep::{SweepOptions, PATTERNS};
 
 use crate::backend::PmuSource;
 use crate::chase::{ChaseOptions, DEFAULT_PATTERNS, DEFAULT_SIZES};
+use crate::cpus::MAX_CPU_NUMBER;
 use crate::pingpong::PingpongOptions;
 use crate::{Roots, DEFAULT_RUN_DIR};
 
@@ -37,6 +38,39 @@ impl Group {
     }
 }
 
+/// The values a numeric option (or each item of a numeric list) accepts. Declared with the
+/// option and checked once, where its value is parsed: a value outside it is a one-line error
+/// naming the option and the range, never a busy loop (a 0 µs period) or a wrapped number (a
+/// duration of 1e300 s turned into 0, a seed that overflows into another run's).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Range {
+    /// Whole numbers from .0 to .1.
+    Whole(u64, u64),
+    /// Finite numbers from .0 to .1 (seconds).
+    Real(f64, f64),
+}
+
+impl Range {
+    fn describe(self) -> String {
+        match self {
+            Range::Whole(lo, hi) => format!("a whole number from {lo} to {hi}"),
+            Range::Real(lo, hi) => format!("a number from {lo} to {hi}"),
+        }
+    }
+}
+
+/// The longest run any option asks for: a year, in seconds (µs of it fit a u64 many times).
+pub const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+/// The largest base seed of a sweep: run `i` uses `seed + i`, and 2^53 (exact as a float in
+/// JSON, Parquet readers and pandas) plus any plan's run count stays far below u64::MAX.
+pub const MAX_SWEEP_SEED: u64 = 1 << 53;
+/// Dependent loads a chase may be asked for per chunk: 2^32 (seconds of work at any clock).
+pub const MAX_CHASE_ITERATIONS: u64 = 1 << 32;
+/// The most array elements a chase indexes (u32 indices).
+pub const MAX_ELEMENTS: u64 = 1 << 32;
+/// Frequencies are kHz in a u32; 100 GHz bounds any CPU.
+pub const MAX_KHZ: u64 = 100_000_000;
+
 /// One option.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Flag {
@@ -53,6 +87,8 @@ pub struct Flag {
     /// The default, as it is shown; `None` when there is none.
     pub default: Option<String>,
     pub group: Group,
+    /// For a numeric option (or list of numbers), the values it accepts.
+    pub range: Option<Range>,
 }
 
 impl Flag {
@@ -65,7 +101,12 @@ impl Flag {
             help: help.into(),
             default: None,
             group: Group::Board,
+            range: None,
         }
+    }
+    fn range(mut self, range: Range) -> Flag {
+        self.range = Some(range);
+        self
     }
     fn switch(long: &'static str, help: impl Into<String>) -> Flag {
         Flag { value: None, ..Flag::valued(long, "", help) }
@@ -119,6 +160,61 @@ impl Command {
             }
         }
         out
+    }
+}
+
+impl Flag {
+    fn declared_range(&self) -> Range {
+        self.range.unwrap_or_else(|| panic!("{} is not declared with a range", self.long))
+    }
+
+    /// `text` as a whole number within the declared range.
+    pub fn whole(&self, text: &str) -> Result<u64, String> {
+        let range = self.declared_range();
+        let Range::Whole(lo, hi) = range else { panic!("{} is not a whole number", self.long) };
+        match text.trim().parse::<u64>() {
+            Ok(v) if (lo..=hi).contains(&v) => Ok(v),
+            _ => Err(format!("{} expects {}, got '{text}'", self.long, range.describe())),
+        }
+    }
+
+    /// `text` as a finite number within the declared range.
+    pub fn real(&self, text: &str) -> Result<f64, String> {
+        let range = self.declared_range();
+        let Range::Real(lo, hi) = range else { panic!("{} is not a real number", self.long) };
+        match text.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && (lo..=hi).contains(&v) => Ok(v),
+            _ => Err(format!("{} expects {}, got '{text}'", self.long, range.describe())),
+        }
+    }
+
+    /// A comma-separated list of whole numbers, each within the range; see [`Flag::items`].
+    pub fn whole_list(&self, text: &str) -> Result<Vec<u64>, String> {
+        let items = self.items(text)?;
+        let values = items.iter().map(|i| self.whole(i)).collect::<Result<Vec<_>, _>>()?;
+        if let Some(v) = values.iter().enumerate().find_map(|(i, v)| values[..i].contains(v).then_some(v)) {
+            return Err(format!(
+                "{} lists {v} twice; give each value once (a repeat would measure it twice)",
+                self.long
+            ));
+        }
+        Ok(values)
+    }
+
+    /// The items of a comma-separated list: none empty (`4096,,8192`, `,,,`: a typo that
+    /// would otherwise fall back to the defaults), none repeated.
+    pub fn items<'a>(&self, text: &'a str) -> Result<Vec<&'a str>, String> {
+        let items: Vec<&str> = text.split(',').map(str::trim).collect();
+        if items.iter().any(|i| i.is_empty()) {
+            return Err(format!(
+                "{} '{text}' has an empty item; separate the values by single commas, e.g. 4096,262144",
+                self.long
+            ));
+        }
+        if let Some(i) = items.iter().enumerate().find_map(|(k, i)| items[..k].contains(i).then_some(i)) {
+            return Err(format!("{} lists '{i}' twice; give each value once", self.long));
+        }
+        Ok(items)
     }
 }
 
@@ -205,7 +301,8 @@ fn govern() -> Command {
             "--dry-run",
             "decide but write nothing (no governor switch, no setspeed); prints every\ndecision; root not needed",
         ),
-        Flag::valued("--duration", "SECONDS", "stop after this long (a normal exit; settings restored)"),
+        Flag::valued("--duration", "SECONDS", "stop after this long (a normal exit; settings restored)")
+            .range(Range::Real(0.001, MAX_SECONDS)),
         Flag {
             short: Some("-v"),
             ..Flag::switch(
@@ -259,21 +356,27 @@ words). One warm-up lap, then chunks of --iterations dependent loads until --min
 passed (CLOCK_MONOTONIC). Prints ns per access, and cycles per access given --freq-khz.
 ",
         flags: vec![
-            Flag::valued("--cpu", "N", "pin the benchmark thread to CPU N (sched_setaffinity)"),
+            Flag::valued("--cpu", "N", "pin the benchmark thread to CPU N (sched_setaffinity)")
+                .range(Range::Whole(0, MAX_CPU_NUMBER as u64 - 1)),
             Flag::valued("--sizes", "LIST", "array sizes in bytes: 16K,64M,4096 or a doubling range 4K..64M")
                 .default(DEFAULT_SIZES),
             Flag::valued(
                 "--elements",
                 "LIST",
                 "array sizes in 4-byte elements instead (ccbench's N), e.g. 4096,16777216",
-            ),
+            )
+            .range(Range::Whole(1, MAX_ELEMENTS)),
             Flag::valued("--pattern", "LIST", "random, sequential, stride-K (comma-separated)")
                 .default(DEFAULT_PATTERNS),
             Flag::valued("--min-time", "SECONDS", "minimum measured time per point (ccbench uses 1.0)")
-                .default(d.min_time_s),
-            Flag::valued("--iterations", "N", "dependent loads per timed chunk").default(d.iterations),
-            Flag::valued("--freq-khz", "KHZ", "the CPU's frequency, for cycles per access"),
-            Flag::valued("--seed", "N", "seed of the random order").default(d.seed),
+                .default(d.min_time_s)
+                .range(Range::Real(0.0, 3600.0)),
+            Flag::valued("--iterations", "N", "dependent loads per timed chunk")
+                .default(d.iterations)
+                .range(Range::Whole(1, MAX_CHASE_ITERATIONS)),
+            Flag::valued("--freq-khz", "KHZ", "the CPU's frequency, for cycles per access")
+                .range(Range::Whole(1, MAX_KHZ)),
+            Flag::valued("--seed", "N", "seed of the random order").default(d.seed).range(Range::Whole(0, u64::MAX)),
             Flag::switch("--json", "JSON instead of a table"),
         ],
     }
@@ -291,8 +394,12 @@ CPU, a column per pong CPU), the fastest of --repeats measurements of --round-tr
 ",
         flags: vec![
             Flag::valued("--cpus", "LIST", "CPUs to measure, e.g. 0-3,4,7 (default: every CPU this process may use)"),
-            Flag::valued("--round-trips", "N", "timed round trips per measurement").default(d.round_trips),
-            Flag::valued("--repeats", "N", "measurements per pair; the fastest counts").default(d.repeats),
+            Flag::valued("--round-trips", "N", "timed round trips per measurement")
+                .default(d.round_trips)
+                .range(Range::Whole(1, crate::pingpong::MAX_ROUND_TRIPS)),
+            Flag::valued("--repeats", "N", "measurements per pair; the fastest counts")
+                .default(d.repeats)
+                .range(Range::Whole(1, crate::pingpong::MAX_REPEATS.into())),
             Flag::switch("--json", "JSON instead of a table"),
         ],
     }
@@ -308,12 +415,17 @@ fn plan_flags() -> Vec<Flag> {
             "--sizes",
             "LIST",
             "comma-separated array sizes in 4-byte elements (default: half and\ntwice every L1 and L2 of the platform)",
-        ),
+        )
+        .range(Range::Whole(1, MAX_ELEMENTS)),
         Flag::valued("--reps", "N", "repetitions per configuration, at least 2 (the labels come from a t-test)")
-            .default(d.reps),
-        Flag::valued("--run-s", "SECONDS", "run length with both clusters at their top OPP").default(d.run_s),
+            .default(d.reps)
+            .range(Range::Whole(2, 1000)),
+        Flag::valued("--run-s", "SECONDS", "run length with both clusters at their top OPP")
+            .default(d.run_s)
+            .range(Range::Real(0.001, 3600.0)),
         Flag::valued("--seed", "N", "base seed: run i uses seed + i (the simulation's, or the chase's chain)")
-            .default(d.seed),
+            .default(d.seed)
+            .range(Range::Whole(0, MAX_SWEEP_SEED)),
         Flag::valued(
             "--active-opp",
             "all|top",
@@ -330,7 +442,7 @@ fn plan_flags() -> Vec<Flag> {
 
 fn characterize() -> Command {
     let mut flags =
-        vec![Flag::valued("--out", "FILE.csv", "CSV output (one header line, then the rows as each run ends)")
+        vec![Flag::valued("--out", "FILE.csv", "CSV output (one header line, then the rows as each run ends); - for\nstandard output, a FIFO or device is written in place")
             .group(Group::Output)];
     flags.extend(plan_flags());
     flags.extend([
@@ -338,9 +450,12 @@ fn characterize() -> Command {
             "--period-us",
             "US",
             "counter sampling period, µs (default: ondemand's sampling rate for the policy)",
-        ),
-        Flag::valued("--big-khz", "LIST", "only these big-cluster frequencies, kHz (default: all)"),
-        Flag::valued("--little-khz", "LIST", "only these LITTLE-cluster frequencies, kHz (default: all)"),
+        )
+        .range(Range::Whole(100, 10_000_000)),
+        Flag::valued("--big-khz", "LIST", "only these big-cluster frequencies, kHz (default: all)")
+            .range(Range::Whole(1, MAX_KHZ)),
+        Flag::valued("--little-khz", "LIST", "only these LITTLE-cluster frequencies, kHz (default: all)")
+            .range(Range::Whole(1, MAX_KHZ)),
         Flag::valued(
             "--chase-cpu",
             "C=N[,..]",
@@ -372,8 +487,9 @@ fn restore() -> Command {
         about: "\
 Writes back the governor, min and max saved in DIR/hetlabd.saved by a hetlabd that was killed
 (SIGKILL, power loss) before it could restore them, then deletes the file. Every saved line
-must name a cpufreq policy found under the sysfs root, a governor it offers and frequencies
-within its limits; otherwise nothing is written.
+must name a cpufreq policy found under the sysfs root (each policy once), a governor it lists
+and frequencies within its limits (a setspeed from its frequency list); every line is checked
+before anything is written, and one that fails is named and nothing is written.
 ",
         flags: vec![
             Flag::valued("--run-dir", "DIR", "where hetlabd.saved lives").default(DEFAULT_RUN_DIR),
@@ -425,6 +541,41 @@ mod tests {
             let help = c.help();
             assert!(c.flags.iter().all(|f| help.contains(f.long)), "{help}");
         }
+    }
+
+    #[test]
+    fn every_numeric_option_has_a_range_and_values_outside_it_are_one_line_errors() {
+        let valued_numbers = ["--duration", "--cpu", "--min-time", "--iterations", "--freq-khz", "--seed"];
+        for c in commands() {
+            for f in &c.flags {
+                if valued_numbers.contains(&f.long) || matches!(f.value, Some("N" | "US" | "SECONDS" | "KHZ")) {
+                    assert!(f.range.is_some(), "{} {} has no range", c.name, f.long);
+                }
+            }
+        }
+        let ch = command("characterize").unwrap();
+        let period = ch.flag("--period-us").unwrap();
+        assert_eq!(period.whole("5000"), Ok(5000));
+        for bad in ["0", "-1", "99999999999999999999", "1e3", ""] {
+            let e = period.whole(bad).unwrap_err();
+            assert!(e.starts_with("--period-us expects a whole number from 100 to") && !e.contains('\n'), "{e}");
+        }
+        let seed = ch.flag("--seed").unwrap();
+        assert!(seed.whole(&(u64::MAX - 1).to_string()).unwrap_err().contains("from 0 to 9007199254740992"));
+        let dur = command("govern").unwrap().flag("--duration").unwrap().clone();
+        for bad in ["1e300", "0", "nan", "inf", "-5"] {
+            assert!(dur.real(bad).unwrap_err().starts_with("--duration expects a number from"), "{bad}");
+        }
+        assert_eq!(dur.real("2.5"), Ok(2.5));
+        let rt = command("pingpong").unwrap().flag("--round-trips").unwrap().clone();
+        assert!(rt.whole("18446744073709551615").is_err());
+        let sizes = ch.flag("--sizes").unwrap();
+        assert_eq!(sizes.whole_list("4096, 8192"), Ok(vec![4096, 8192]));
+        assert!(sizes.whole_list(",,,").unwrap_err().contains("empty item"));
+        assert!(sizes.whole_list("4096,,8192").unwrap_err().contains("empty item"));
+        assert!(sizes.whole_list("4096,4096").unwrap_err().contains("twice"));
+        assert!(sizes.whole_list("4096,04096").unwrap_err().contains("lists 4096 twice"));
+        assert!(sizes.whole_list("0").unwrap_err().contains("from 1 to"));
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub mod chase;
 pub mod cpus;
 pub mod daemon;
 pub mod flags;
+pub mod infile;
 pub mod outfile;
 pub mod perf;
 pub mod pingpong;
@@ -70,12 +71,18 @@ pub fn monotonic_us() -> u64 {
     ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1_000
 }
 
-/// `seconds` of option `flag` as µs; it must be a positive number.
+/// `seconds` of option `flag` as µs; it must be a positive number of at most a year (a larger
+/// one would saturate the µs and wrap the deadline computed from it).
 pub fn positive_seconds_us(flag: &str, seconds: f64) -> Result<u64, String> {
-    if seconds.is_finite() && seconds > 0.0 {
+    if seconds.is_finite() && seconds > 0.0 && seconds <= flags::MAX_SECONDS {
         Ok((seconds * 1e6) as u64)
     } else {
-        Err(format!("{flag} must be a positive number of seconds, got {seconds}"))
+        // a huge value is shown as 1e300, not as its 301 digits
+        let got = if seconds.abs() >= 1e9 { format!("{seconds:e}") } else { seconds.to_string() };
+        Err(format!(
+            "{flag} must be a positive number of seconds, got {got} (at most {} s, a year)",
+            flags::MAX_SECONDS
+        ))
     }
 }
 

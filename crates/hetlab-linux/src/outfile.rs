@@ -5,12 +5,15 @@
 //!   replaces a planted link, it never follows one) and removed if dropped before that.
 //! - [`open_lock`]: the lock file, opened without following a link, mode 0644, and refused
 //!   unless it is a regular file with one link owned by us.
+//! - [`Output`]: what `--out PATH` names: `-` (standard output), a regular file or new name
+//!   (an [`AtomicFile`]), a character device or FIFO (written in place), never a directory,
+//!   block device or socket, and never a symbolic link when running as root.
 //!
 //! The Python package's `hetlab._files` holds the same rules for the files it writes.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::display;
@@ -135,6 +138,107 @@ pub fn write_whole(target: &Path, data: &[u8]) -> Result<(), String> {
     f.commit()
 }
 
+/// Where a command's output goes, by what `--out` names (the rules of the Python package's
+/// `hetlab._files.write_output`, so both programs treat a path alike).
+pub enum Output {
+    /// `-`.
+    Stdout(std::io::Stdout),
+    /// A character device or a FIFO: renaming over it would replace the node, so it is opened
+    /// and written where it is.
+    InPlace { file: File, path: PathBuf },
+    /// A regular file or a new name: written beside it and renamed over it when complete.
+    Atomic(AtomicFile),
+}
+
+impl Output {
+    pub fn open(target: &Path) -> Result<Output, String> {
+        if target.as_os_str() == "-" {
+            return Ok(Output::Stdout(std::io::stdout()));
+        }
+        let shown = display(target);
+        let mut path = target.to_path_buf();
+        let mut meta = fs::symlink_metadata(target).ok();
+        if meta.as_ref().is_some_and(|m| m.file_type().is_symlink()) {
+            // As root a link is refused: one planted in a shared directory would redirect a
+            // root write (following it) or be silently replaced by a file (renaming over it).
+            // Another user's run follows it, as a shell's `>` would.
+            if crate::euid() == 0 {
+                return Err(format!(
+                    "cannot write {shown}: it is a symbolic link, which hetlabd does not follow when run as root; \
+                     give the real path"
+                ));
+            }
+            path = fs::canonicalize(target).map_err(|e| {
+                format!("cannot write {shown}: it is a symbolic link that leads nowhere ({e}); give the real path")
+            })?;
+            meta = fs::metadata(&path).ok();
+        }
+        let Some(meta) = meta else { return AtomicFile::create(&path).map(Output::Atomic) };
+        let kind = meta.file_type();
+        if kind.is_file() {
+            AtomicFile::create(&path).map(Output::Atomic)
+        } else if kind.is_dir() {
+            Err(format!("cannot write {shown}: it is a directory; give a file name"))
+        } else if kind.is_char_device() || kind.is_fifo() {
+            let file = OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(&path)
+                .map_err(|e| format!("cannot write {shown}: {e}"))?;
+            Ok(Output::InPlace { file, path })
+        } else {
+            Err(format!("cannot write {shown}: it is a block device or a socket; give a regular file, a FIFO or -"))
+        }
+    }
+
+    /// "standard output", or the file being written.
+    pub fn describe(&self) -> String {
+        match self {
+            Output::Stdout(_) => "standard output".into(),
+            Output::InPlace { path, .. } => display(path),
+            Output::Atomic(a) => display(a.temporary_path()),
+        }
+    }
+
+    /// Flushes, and moves an [`AtomicFile`] over its target.
+    pub fn commit(mut self) -> Result<(), String> {
+        let what = self.describe();
+        self.flush().map_err(|e| format!("cannot write {what}: {e}"))?;
+        match self {
+            Output::Atomic(a) => a.commit(),
+            _ => Ok(()),
+        }
+    }
+
+    /// For an interrupted run: an [`AtomicFile`] is kept as `partial` (returned), the other
+    /// outputs already hold what was written.
+    pub fn keep_partial(mut self, partial: &Path) -> Result<Option<PathBuf>, String> {
+        let what = self.describe();
+        self.flush().map_err(|e| format!("cannot write {what}: {e}"))?;
+        match self {
+            Output::Atomic(a) => a.move_to(partial).map(|()| Some(partial.to_path_buf())),
+            _ => Ok(None),
+        }
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Output::Stdout(s) => s.write(buf),
+            Output::InPlace { file, .. } => file.write(buf),
+            Output::Atomic(a) => a.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Output::Stdout(s) => s.flush(),
+            Output::InPlace { file, .. } => file.flush(),
+            Output::Atomic(a) => a.flush(),
+        }
+    }
+}
+
 /// Opens (creating it if needed) a lock file for reading and writing without following a
 /// link; refuses anything but a regular file with a single link owned by this user, so a
 /// planted link or node cannot make a root daemon write elsewhere.
@@ -204,6 +308,39 @@ mod tests {
         assert!(e.contains("does not exist") && !e.contains('\n'), "{e}");
         let e = write_whole(&d, b"").unwrap_err();
         assert!(e.contains("is a directory"), "{e}");
+    }
+
+    #[test]
+    fn an_output_keeps_devices_and_fifos_in_place_and_refuses_links_as_root() {
+        use std::os::unix::ffi::OsStrExt;
+        let d = dir("output");
+        assert!(matches!(Output::open(Path::new("-")).unwrap(), Output::Stdout(_)));
+        let fifo = d.join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: mkfifo on a NUL-terminated path we own.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let reader = std::thread::spawn({
+            let fifo = fifo.clone();
+            move || fs::read_to_string(fifo).unwrap()
+        });
+        let mut o = Output::open(&fifo).unwrap();
+        assert!(matches!(o, Output::InPlace { .. }));
+        o.write_all(b"rows\n").unwrap();
+        o.commit().unwrap();
+        assert_eq!(reader.join().unwrap(), "rows\n");
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO is still a FIFO");
+        assert!(Output::open(&d).err().unwrap().contains("is a directory"));
+        let victim = d.join("victim");
+        fs::write(&victim, "keep").unwrap();
+        std::os::unix::fs::symlink(&victim, d.join("link")).unwrap();
+        match Output::open(&d.join("link")) {
+            Err(e) => assert!(crate::euid() == 0 && e.contains("symbolic link") && e.contains("root"), "{e}"),
+            Ok(o) => assert!(crate::euid() != 0 && matches!(o, Output::Atomic(_))),
+        }
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "keep");
+        let mut o = Output::open(&d.join("new.csv")).unwrap();
+        o.write_all(b"x").unwrap();
+        assert_eq!(o.keep_partial(&d.join("new.csv.partial")).unwrap(), Some(d.join("new.csv.partial")));
     }
 
     #[test]

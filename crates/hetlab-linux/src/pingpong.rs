@@ -20,6 +20,10 @@ use serde_json::json;
 
 use crate::cpus::{allowed_cpus, format_cpu_list, parse_cpu_list, pin_current_thread};
 
+/// The most round trips per measurement (minutes at any latency) and measurements per pair.
+pub const MAX_ROUND_TRIPS: u64 = 1_000_000_000;
+pub const MAX_REPEATS: u32 = 1000;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PingpongOptions {
     /// Timed round trips per measurement.
@@ -111,8 +115,9 @@ pub fn matrix(cpus: &[usize], opts: &PingpongOptions) -> Result<Vec<Vec<Option<f
     if cpus.len() < 2 {
         return Err(format!("pingpong needs at least two CPUs, got {}", cpus.len()));
     }
-    if opts.round_trips == 0 || opts.repeats == 0 {
-        return Err("--round-trips and --repeats must be at least 1".into());
+    // the counter reaches 2 x (round trips + warm-up): bounded far below u64::MAX
+    if !(1..=MAX_ROUND_TRIPS).contains(&opts.round_trips) || !(1..=MAX_REPEATS).contains(&opts.repeats) {
+        return Err(format!("--round-trips must be from 1 to {MAX_ROUND_TRIPS} and --repeats from 1 to {MAX_REPEATS}"));
     }
     let mut m = vec![vec![None; cpus.len()]; cpus.len()];
     for (i, &a) in cpus.iter().enumerate() {
@@ -187,6 +192,8 @@ mod tests {
     fn bad_options_are_errors() {
         assert!(matrix(&[0], &PingpongOptions::default()).unwrap_err().contains("at least two CPUs"));
         let zero = PingpongOptions { round_trips: 0, repeats: 1 };
-        assert!(matrix(&[0, 1], &zero).unwrap_err().contains("at least 1"));
+        assert!(matrix(&[0, 1], &zero).unwrap_err().contains("from 1 to"));
+        let huge = PingpongOptions { round_trips: u64::MAX, repeats: 1 };
+        assert!(matrix(&[0, 1], &huge).unwrap_err().contains("--round-trips must be from 1 to 1000000000"));
     }
 }

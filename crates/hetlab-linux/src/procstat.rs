@@ -12,7 +12,6 @@
 //! a CPU's counters did not move (shorter than a tick) keeps that CPU's previous fractions. An
 //! offline CPU (no line) counts as idle, as the simulator treats it.
 
-use std::io::Read;
 use std::path::PathBuf;
 
 use crate::{display, Roots};
@@ -88,6 +87,10 @@ pub fn parse(text: &str) -> Result<Vec<Option<CpuTimes>>, String> {
 /// A reader of `<procfs>/stat` that reuses its buffer. The file is opened for every read: a
 /// kept descriptor would miss a file replaced by rename (as tests do), and the cost is in
 /// generating the text, not in the open.
+/// /proc/stat's size bound: a line per CPU (8192 at most, ~100 bytes each) and an `intr` line
+/// with a count per interrupt; 4 MiB holds any real one.
+pub const PROC_STAT_MAX_BYTES: u64 = 4 << 20;
+
 pub struct ProcStat {
     path: PathBuf,
     buf: String,
@@ -100,8 +103,8 @@ impl ProcStat {
 
     pub fn read(&mut self) -> Result<Vec<Option<CpuTimes>>, String> {
         self.buf.clear();
-        std::fs::File::open(&self.path).and_then(|mut f| f.read_to_string(&mut self.buf)).map_err(|e| {
-            format!("cannot read {}: {e}; is procfs mounted (or --procfs-root right)?", display(&self.path))
+        crate::infile::read_into(&self.path, PROC_STAT_MAX_BYTES, true, &mut self.buf).map_err(|e| {
+            format!("cannot read {}: {}; is procfs mounted (or --procfs-root right)?", display(&self.path), e.reason())
         })?;
         parse(&self.buf).map_err(|e| format!("{}: {e}", display(&self.path)))
     }

@@ -9,13 +9,14 @@
 //!
 //! `<run-dir>/hetlabd.lock` holds the pid of the daemon that owns the frequencies, under an
 //! exclusive flock(2) for the daemon's lifetime: a second daemon finds it locked and refuses.
+//! The policy directories are flock(2)ed too ([`PolicyLocks`]): a daemon with another
+//! `--run-dir` finds them locked and refuses.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{Read, Seek, Write};
 use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
-
 use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
 
 use crate::sysfs::{self, Policy};
 use crate::{display, outfile};
@@ -204,8 +205,9 @@ impl Drop for Guard {
     fn drop(&mut self) {
         if self.armed {
             match self.restore() {
-                Ok(done) => eprintln!("hetlabd: restored {}", done.join("; ")),
-                Err(e) => eprintln!("hetlabd: error: {e}"),
+                // never eprintln!: a closed stderr must not panic while unwinding
+                Ok(done) => drop(writeln!(std::io::stderr(), "hetlabd: restored {}", done.join("; "))),
+                Err(e) => drop(writeln!(std::io::stderr(), "hetlabd: error: {e}")),
             }
         }
     }
@@ -214,53 +216,59 @@ impl Drop for Guard {
 /// Reads a state file written by a [`Guard`] (never through a link: the run directory may be
 /// shared).
 pub fn read_state(path: &Path) -> Result<Vec<Saved>, String> {
-    let mut text = String::new();
-    OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
-        .open(path)
-        .and_then(|f| {
-            if f.metadata()?.file_type().is_file() {
-                Ok(f)
-            } else {
-                Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"))
-            }
-        })
-        .and_then(|mut f| f.read_to_string(&mut text))
-        .map_err(|e| {
-            let why =
-                if e.raw_os_error() == Some(libc::ELOOP) { "it is a symbolic link".into() } else { e.to_string() };
-            format!("cannot read {}: {why}", display(path))
-        })?;
+    Ok(read_state_lines(path)?.into_iter().map(|(_, s)| s).collect())
+}
+
+/// [`read_state`] with each policy's line number (from 1), for messages about the file.
+pub fn read_state_lines(path: &Path) -> Result<Vec<(usize, Saved)>, String> {
+    let text = crate::infile::read_text(path, STATE_MAX_BYTES, false)?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.starts_with('#') || line.trim().is_empty() {
             continue;
         }
-        out.push(Saved::parse(line).ok_or_else(|| format!("{}:{}: not a saved policy line", display(path), i + 1))?);
+        let s = Saved::parse(line).ok_or_else(|| format!("{}:{}: not a saved policy line", display(path), i + 1))?;
+        out.push((i + 1, s));
     }
     Ok(out)
 }
 
-/// Checks saved settings against the policies the kernel has (`policies`, from
-/// [`sysfs::discover`] under the sysfs root): each must name one of their directories, a
-/// governor the policy offers and frequencies within its cpuinfo limits. A planted or corrupt
+/// Checks saved settings (with their line numbers) against the policies the kernel has
+/// (`policies`, from [`sysfs::discover`] under the sysfs root), all of them before anything is
+/// written: each line must name one of their directories, and no policy twice (two lines would
+/// write two different settings); a governor the policy lists (a policy that lists none cannot
+/// be checked, so it is refused); frequencies within its cpuinfo limits, and a setspeed from
+/// its frequency list (the only values the daemon ever writes there). A planted or corrupt
 /// state file can then make `hetlabd restore` write only cpufreq attributes, and only values
 /// the policy accepts.
-pub fn check_saved(saved: &[Saved], policies: &[Policy]) -> Result<(), String> {
-    for s in saved {
+pub fn check_saved(saved: &[(usize, Saved)], policies: &[Policy]) -> Result<(), String> {
+    for (k, (line, s)) in saved.iter().enumerate() {
+        let at = format!("line {line}");
+        if let Some((first, _)) = saved[..k].iter().find(|(_, o)| o.dir == s.dir || o.name == s.name) {
+            return Err(format!(
+                "{at}: policy {} is saved twice (also on line {first}); remove one of the lines",
+                s.name
+            ));
+        }
         let p = policies.iter().find(|p| p.dir == s.dir && p.name == s.name).ok_or_else(|| {
             format!(
-                "saved policy {} at {} is not a cpufreq policy under the sysfs root (found: {}); pass the daemon's \
-                 --sysfs-root, or remove the state file if it was not written by hetlabd",
+                "{at}: saved policy {} at {} is not a cpufreq policy under the sysfs root (found: {}); pass the \
+                 daemon's --sysfs-root, or remove the state file if it was not written by hetlabd",
                 s.name,
                 display(&s.dir),
                 policies.iter().map(|p| display(&p.dir)).collect::<Vec<_>>().join(", ")
             )
         })?;
-        if !p.available_governors.is_empty() && !p.available_governors.contains(&s.governor) {
+        if p.available_governors.is_empty() {
             return Err(format!(
-                "saved governor '{}' of {} is not one it offers ({})",
+                "{at}: {} lists no governors (scaling_available_governors is missing or empty), so the saved \
+                 governor '{}' cannot be checked; restore it by hand",
+                s.name, s.governor
+            ));
+        }
+        if !p.available_governors.contains(&s.governor) {
+            return Err(format!(
+                "{at}: saved governor '{}' of {} is not one it offers ({})",
                 s.governor,
                 s.name,
                 p.available_governors.join(" ")
@@ -270,13 +278,19 @@ pub fn check_saved(saved: &[Saved], policies: &[Policy]) -> Result<(), String> {
         for (what, khz) in [("min", Some(s.min_khz)), ("max", Some(s.max_khz)), ("setspeed", s.setspeed_khz)] {
             if let Some(khz) = khz.filter(|k| !limits.contains(k)) {
                 return Err(format!(
-                    "saved {what} {khz} kHz of {} is outside its limits {}..{} kHz",
+                    "{at}: saved {what} {khz} kHz of {} is outside its limits {}..{} kHz",
                     s.name, p.cpuinfo_min_khz, p.cpuinfo_max_khz
                 ));
             }
         }
+        if let Some(khz) = s.setspeed_khz.filter(|k| !p.opps_khz.contains(k)) {
+            return Err(format!(
+                "{at}: saved setspeed {khz} kHz of {} is not one of its frequencies ({})",
+                s.name, p.opps_source
+            ));
+        }
         if s.min_khz > s.max_khz {
-            return Err(format!("saved min {} kHz of {} is above its max {} kHz", s.min_khz, s.name, s.max_khz));
+            return Err(format!("{at}: saved min {} kHz of {} is above its max {} kHz", s.min_khz, s.name, s.max_khz));
         }
     }
     Ok(())
@@ -284,6 +298,48 @@ pub fn check_saved(saved: &[Saved], policies: &[Policy]) -> Result<(), String> {
 
 pub const LOCK_FILE: &str = "hetlabd.lock";
 pub const STATE_FILE: &str = "hetlabd.saved";
+/// The state file's size bound: a line per policy (~200 bytes with its path), for at most
+/// 8192 policies (one per CPU), is under 2 MiB.
+pub const STATE_MAX_BYTES: u64 = 2 << 20;
+
+/// Exclusive flock(2)s on the cpufreq policy directories themselves, held while the value
+/// lives.
+///
+/// The run-directory lock stops only a second hetlabd with the same `--run-dir`; one started
+/// with another would find the policies on `userspace` and save that as the setting to restore,
+/// then "restore" the first one's change. What every hetlabd on these policies shares, whatever
+/// its options, is the policy directories, so they are the lock: flock works on a directory's
+/// descriptor (sysfs and a test tree alike), belongs to the open file (a second open, even in
+/// the same process, conflicts), and is dropped by the kernel when the holder exits, even by
+/// SIGKILL, so it never goes stale (a killed daemon's settings are then `hetlabd restore`'s
+/// job, through its own run directory).
+pub struct PolicyLocks {
+    _dirs: Vec<File>,
+}
+
+impl PolicyLocks {
+    pub fn acquire(policies: &[Policy]) -> Result<PolicyLocks, String> {
+        let mut dirs = Vec::new();
+        for p in policies {
+            let dir = fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+                .open(&p.dir)
+                .map_err(|e| format!("cannot open {}: {e}", display(&p.dir)))?;
+            // SAFETY: flock on a descriptor we own.
+            if unsafe { libc::flock(dir.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+                return Err(format!(
+                    "another hetlabd is already managing {} (it holds a lock on {}), perhaps with another --run-dir; \
+                     stop it first",
+                    p.name,
+                    display(&p.dir)
+                ));
+            }
+            dirs.push(dir);
+        }
+        Ok(PolicyLocks { _dirs: dirs })
+    }
+}
 
 /// The exclusive lock of `<run-dir>/hetlabd.lock`, held while the value lives.
 pub struct RunLock {
@@ -360,6 +416,17 @@ mod tests {
         assert!(e.contains("policy0/scaling_governor") && e.contains("kept in"), "{e}");
         assert_eq!(pols[1].governor().unwrap(), "ondemand", "the other policy is still restored");
         assert!(state.exists());
+    }
+
+    #[test]
+    fn the_policy_directories_are_locked_whatever_the_run_directory() {
+        let t = fake::exynos5422("policy-lock");
+        let pols = discover(&t.roots()).unwrap();
+        let held = PolicyLocks::acquire(&pols).unwrap();
+        let e = PolicyLocks::acquire(&pols[1..]).err().unwrap();
+        assert!(e.contains("another hetlabd is already managing policy4") && e.contains("--run-dir"), "{e}");
+        drop(held);
+        PolicyLocks::acquire(&pols).unwrap();
     }
 
     #[test]

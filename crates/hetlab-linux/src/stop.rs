@@ -5,7 +5,8 @@
 //! signal-handler context, and the loop then restores the policies and exits normally. Create
 //! it before starting any thread, so every thread inherits the blocked mask. Dropping it gives
 //! the thread its previous mask back (a host process such as Python gets its signals again);
-//! it cannot leave the thread that made it.
+//! it cannot leave the thread that made it. hetlabd itself uses [`SignalStop::until_exit`],
+//! which keeps them blocked: a signal during shutdown must not cut the restore's report.
 //!
 //! [`PollStop`] asks a closure every 50 ms instead: for hosts that own signal handling (the
 //! Python binding checks `PyErr_CheckSignals` there).
@@ -24,6 +25,8 @@ pub struct SignalStop {
     fd: OwnedFd,
     /// The thread's signal mask before, restored when dropped.
     old_mask: libc::sigset_t,
+    /// Whether Drop gives the mask back (see [`SignalStop::until_exit`]).
+    unblock_on_drop: bool,
     /// Not Send: the mask belongs to this thread.
     _thread: std::marker::PhantomData<*const ()>,
 }
@@ -57,8 +60,25 @@ impl SignalStop {
                 libc::pthread_sigmask(libc::SIG_SETMASK, &old_mask, std::ptr::null_mut());
                 return Err(format!("signalfd: {e}"));
             }
-            Ok(SignalStop { fd: OwnedFd::from_raw_fd(fd), old_mask, _thread: std::marker::PhantomData })
+            Ok(SignalStop {
+                fd: OwnedFd::from_raw_fd(fd),
+                old_mask,
+                unblock_on_drop: true,
+                _thread: std::marker::PhantomData,
+            })
         }
+    }
+}
+
+impl SignalStop {
+    /// For a program that exits when the loop ends (hetlabd): the signals stay blocked after
+    /// this is dropped. A second SIGTERM sent while the settings are being restored then stays
+    /// pending until exit, where it is discarded: giving the old mask back would deliver it
+    /// and kill the process before it printed the restore's outcome and chose its exit code.
+    pub fn until_exit() -> Result<SignalStop, String> {
+        let mut s = SignalStop::new()?;
+        s.unblock_on_drop = false;
+        Ok(s)
     }
 }
 
@@ -88,8 +108,10 @@ impl Stop for SignalStop {
 
 impl Drop for SignalStop {
     fn drop(&mut self) {
-        // SAFETY: the mask saved in `new`, restored on the same thread (SignalStop is not Send).
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.old_mask, std::ptr::null_mut()) };
+        if self.unblock_on_drop {
+            // SAFETY: the mask saved in `new`, restored on the same thread (SignalStop is not Send).
+            unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.old_mask, std::ptr::null_mut()) };
+        }
     }
 }
 

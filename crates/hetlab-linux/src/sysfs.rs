@@ -8,16 +8,25 @@
 
 use std::fs;
 use std::io::{ErrorKind, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::cpus::parse_cpu_list;
+use crate::infile::{self, ReadError};
 use crate::{display, Roots};
 
-/// Reads a sysfs attribute, trimmed.
+/// Reads a sysfs attribute, trimmed: at most one page, a regular file, without blocking (see
+/// [`crate::infile`]: a FIFO or /dev/zero planted in a fake tree is refused, not waited on).
 pub fn read_str(path: &Path) -> Result<String, String> {
-    match fs::read_to_string(path) {
+    match infile::read_bounded(path, infile::SYSFS_ATTR_MAX_BYTES, true) {
         Ok(s) => Ok(s.trim().to_string()),
-        Err(e) => Err(format!("cannot read {}: {}{}", display(path), e, read_hint(&e))),
+        Err(e) => {
+            let hint = match &e {
+                ReadError::Io(io) => read_hint(io),
+                ReadError::Refused(_) => "; it is not a sysfs attribute (check --sysfs-root)",
+            };
+            Err(format!("cannot read {}: {}{hint}", display(path), e.reason()))
+        }
     }
 }
 
@@ -41,18 +50,35 @@ pub fn read_khz(path: &Path) -> Result<u32, String> {
     u32::try_from(v).map_err(|_| format!("{} holds {v}, which is not a frequency in kHz", display(path)))
 }
 
-/// Writes `value` to a sysfs attribute (one write, like `echo value > file`).
+/// Writes `value` to a sysfs attribute (one write, like `echo value > file`). The file must
+/// exist (no O_CREAT: hetlabd never creates files in sysfs), must not be a symbolic link
+/// (O_NOFOLLOW: a link planted in a fake or shared tree cannot redirect a root write), and must
+/// be a regular file with one name (sysfs attributes are; a FIFO or a hard link to another
+/// file is refused before anything is written, so the open does not truncate: that is done
+/// after the check).
 pub fn write_str(path: &Path, value: &str) -> Result<(), String> {
     let result = fs::OpenOptions::new()
         .write(true)
-        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
-        .and_then(|mut f| f.write_all(format!("{value}\n").as_bytes()));
+        .and_then(|f| {
+            let meta = f.metadata()?;
+            if !meta.file_type().is_file() || meta.nlink() != 1 {
+                return Err(std::io::Error::other("not a sysfs attribute (a FIFO, device or hard link)"));
+            }
+            Ok(f)
+        })
+        .and_then(|mut f| {
+            // sysfs ignores the length; a regular file in a test tree must not keep old bytes
+            let _ = f.set_len(0);
+            f.write_all(format!("{value}\n").as_bytes())
+        });
     result.map_err(|e| {
         let hint = match e.raw_os_error() {
             Some(libc::EACCES) | Some(libc::EPERM) => "; run as root",
             Some(libc::EISDIR) => "; the path is a directory, not a sysfs attribute",
             Some(libc::ENOENT) => "; the kernel does not provide it (check the cpufreq driver)",
+            Some(libc::ELOOP) => "; it is a symbolic link, which hetlabd never writes through (check --sysfs-root)",
             Some(libc::EINVAL) => {
                 "; the kernel rejected the value (is it within the policy's limits, and is the governor right?)"
             }
@@ -202,9 +228,23 @@ pub fn discover(roots: &Roots) -> Result<Vec<Policy>, String> {
             display(&cpufreq)
         ));
     }
+    // Every policy is kept by its resolved path, and that path must lie under the resolved
+    // sysfs root: a policy directory that is (or passes through) a link out of the tree would
+    // make a root daemon write somewhere else.
+    let root = fs::canonicalize(&roots.sysfs)
+        .map_err(|e| format!("cannot resolve the sysfs root {}: {e}; check --sysfs-root", display(&roots.sysfs)))?;
     let mut policies = Vec::new();
     for (name, dir) in dirs {
-        policies.push(read_policy(name, dir)?);
+        let real = fs::canonicalize(&dir).map_err(|e| format!("cannot resolve {}: {e}", display(&dir)))?;
+        if !real.starts_with(&root) {
+            return Err(format!(
+                "{} leads to {}, outside the sysfs root {}; remove the link or check --sysfs-root",
+                display(&dir),
+                display(&real),
+                display(&root)
+            ));
+        }
+        policies.push(read_policy(name, real)?);
     }
     policies.sort_by_key(|p| p.related_cpus.first().copied().unwrap_or(usize::MAX));
     Ok(policies)
@@ -404,6 +444,48 @@ mod tests {
         fs::create_dir(t.policy(0).join("scaling_setspeed")).unwrap();
         let e = p[0].set_speed(200000).unwrap_err();
         assert!(e.contains("policy0/scaling_setspeed") && e.contains("directory"), "{e}");
+    }
+
+    #[test]
+    fn planted_links_fifos_and_oversized_attributes_are_refused_without_blocking() {
+        use std::os::unix::ffi::OsStrExt;
+        let t = exynos5422("planted");
+        let p = discover(&t.roots()).unwrap();
+        p[0].set_governor("userspace").unwrap();
+        // a link in place of an attribute is never written through
+        let victim = t.root.join("victim");
+        fs::write(&victim, "keep\n").unwrap();
+        let speed = t.policy(0).join("scaling_setspeed");
+        fs::remove_file(&speed).unwrap();
+        std::os::unix::fs::symlink(&victim, &speed).unwrap();
+        let e = p[0].set_speed(200000).unwrap_err();
+        assert!(e.contains("symbolic link") && !e.contains('\n'), "{e}");
+        // nor through a hard link to another file
+        fs::remove_file(&speed).unwrap();
+        fs::hard_link(&victim, &speed).unwrap();
+        let e = p[0].set_speed(200000).unwrap_err();
+        assert!(e.contains("hard link"), "{e}");
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "keep\n");
+        // a FIFO is refused at once for reading and for writing, /dev/zero is not read forever
+        fs::remove_file(&speed).unwrap();
+        let c = std::ffi::CString::new(speed.as_os_str().as_bytes()).unwrap();
+        // SAFETY: mkfifo on a NUL-terminated path we own.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(p[0].setspeed_khz().unwrap_err().contains("not a regular file"));
+        assert!(p[0].set_speed(200000).is_err());
+        let gov = t.policy(4).join("scaling_governor");
+        fs::remove_file(&gov).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &gov).unwrap();
+        assert!(p[1].governor().unwrap_err().contains("not a sysfs attribute"));
+        fs::remove_file(&gov).unwrap();
+        fs::write(&gov, vec![b'x'; 5000]).unwrap();
+        assert!(p[1].governor().unwrap_err().contains("more than 4096 bytes"));
+        // a policy directory that is a link out of the sysfs root is not a policy
+        let outside = t.root.join("outside");
+        fs::rename(t.policy(4), &outside).unwrap();
+        std::os::unix::fs::symlink(&outside, t.policy(4)).unwrap();
+        let e = discover(&t.roots()).unwrap_err();
+        assert!(e.contains("outside the sysfs root") && e.contains("policy4"), "{e}");
     }
 
     #[test]
