@@ -58,22 +58,6 @@ fn pingpong_rejects_bad_input_with_one_line() {
     }
 }
 
-/// A `/dev/full` of our own (mknod needs root), never touching /dev.
-fn dev_full(dir: &std::path::Path) -> Option<std::fs::File> {
-    use std::os::unix::ffi::OsStrExt;
-    // SAFETY: geteuid cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        return None;
-    }
-    std::fs::create_dir_all(dir).unwrap();
-    let full = dir.join("full");
-    let _ = std::fs::remove_file(&full);
-    let c = std::ffi::CString::new(full.as_os_str().as_bytes()).unwrap();
-    // SAFETY: mknod on a NUL-terminated path we own.
-    assert_eq!(unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 7)) }, 0);
-    Some(std::fs::OpenOptions::new().write(true).open(&full).unwrap())
-}
-
 #[test]
 fn pingpong_into_a_closed_pipe_is_quiet_and_into_a_full_disk_one_line() {
     let allowed = hetlab_linux::cpus::allowed_cpus();
@@ -83,17 +67,9 @@ fn pingpong_into_a_closed_pipe_is_quiet_and_into_a_full_disk_one_line() {
     let cpus = format!("{},{}", allowed[0], allowed[1]);
     let args = ["pingpong", "--cpus", &cpus, "--round-trips", "200", "--repeats", "1"];
     for json in [false, true] {
-        let mut child = Command::new(hetlabd())
-            .args(args)
-            .args(json.then_some("--json"))
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        drop(child.stdout.take()); // `| head -0`
-        let out = child.wait_with_output().unwrap();
-        assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
-        assert!(matches!(out.status.code(), Some(0 | 141)), "{:?}", out.status);
+        let mut args = args.to_vec();
+        args.extend(json.then_some("--json"));
+        assert_quiet_into_a_closed_pipe(&args);
     }
     let dir = std::env::temp_dir().join(format!("hetlabd-pingpong-full-{}", std::process::id()));
     if let Some(sink) = dev_full(&dir) {

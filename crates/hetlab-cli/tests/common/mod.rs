@@ -18,6 +18,32 @@ pub fn hetlabd() -> &'static str {
     env!("CARGO_BIN_EXE_hetlabd")
 }
 
+/// A `/dev/full` of our own in `dir` (mknod needs root: `None` otherwise), never touching /dev.
+pub fn dev_full(dir: &Path) -> Option<fs::File> {
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    fs::create_dir_all(dir).unwrap();
+    let full = dir.join("full");
+    let _ = fs::remove_file(&full);
+    let c = std::ffi::CString::new(full.as_os_str().as_bytes()).unwrap();
+    // SAFETY: mknod on a NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 7)) }, 0);
+    Some(fs::OpenOptions::new().write(true).open(&full).unwrap())
+}
+
+/// `hetlabd ARGS | head -0`: its standard output closed at once. It must say nothing and end
+/// well (or by the SIGPIPE a shell pipeline gives).
+pub fn assert_quiet_into_a_closed_pipe(args: &[&str]) {
+    let mut child = Command::new(hetlabd()).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(matches!(out.status.code(), Some(0 | 141)), "{args:?}: {:?}", out.status);
+}
+
 pub struct Board {
     pub root: PathBuf,
     /// Cumulative (user, idle) ticks per CPU written so far.
