@@ -8,7 +8,8 @@
 //! Map: `config` (what a run is asked), `setup` (building it), `state` (threads, CPUs,
 //! policies, clusters), this file (the loop), `threads` (phases, wake-ups, context switches,
 //! migration), `sync` (named objects threads wait on: rt-app's conditions, mutexes,
-//! semaphores, barriers, timers), `timers` (sleep timers), `idle` (cpuidle), `dvfs` (frequency
+//! semaphores, barriers, timers), `timers` (sleep timers), `rt` (the RT class: push, RR turns, throttling and its period
+//! timer), `idle` (cpuidle), `dvfs` (frequency
 //! requests, thermal caps), `cpumap` and `switcher` (logical CPUs on physical cores, big.LITTLE
 //! switches), `sampling` (governor samples), `rates` (the model re-solved at each change),
 //! `integrate` (energy, temperature and counters between changes), `report` (results),
@@ -25,6 +26,7 @@ mod parallel;
 mod rates;
 mod rcu;
 mod report;
+mod rt;
 mod rtapp_markers;
 mod sampling;
 mod sched_trace;

@@ -2,10 +2,10 @@
 //! `sched::rt` hold the rules): wake-ups placed by the placement policy (CFS) or the RT class's
 //! own choice, enqueue with the CFS vruntime placement and wake-up preemption (an RT task
 //! preempts CFS and lower RT priorities at once), context switches to the highest RT priority
-//! or else the smallest vruntime, tick preemption (CFS slices, SCHED_RR turns), RT push and
-//! pull, new-idle pulls, migration of waiting and running threads (with the cold cache it
-//! leaves), and the PELT signals updated where the kernel updates them (enqueue, dequeue, the
-//! tick, migration).
+//! or else the smallest vruntime, tick preemption, RT pull and new-idle pulls, migration of
+//! waiting and running threads (with the cold cache it leaves), and the PELT signals updated
+//! where the kernel updates them (enqueue, dequeue, the tick, migration). The RT class's own
+//! machinery (push, RR turns, throttling) is in `engine::rt`.
 
 use super::state::{KernelBurst, ThreadState};
 use super::sync::{object_of, Object};
@@ -43,13 +43,13 @@ impl Engine<'_> {
     // ---- PELT ------------------------------------------------------------------------------
 
     /// Now in ns, PELT's clock.
-    fn now_ns(&self) -> u64 {
+    pub(super) fn now_ns(&self) -> u64 {
         (self.now_us * 1000.0).round() as u64
     }
 
     /// The PELT scale of `cpu` now: its cluster's `cur/max` frequency and its capacity; for the
     /// 3.x load sums LSK-MP 0019's `cur / (max >> 10)` against the thermally capped maximum.
-    fn pelt_state(&self, cpu: usize, runnable: bool, running: bool) -> State {
+    pub(super) fn pelt_state(&self, cpu: usize, runnable: bool, running: bool) -> State {
         let c = self.sched.cluster_of[cpu];
         let hw = &self.hw.clusters[c];
         let max_khz = self.platform.clusters[c].max_khz();
@@ -92,18 +92,6 @@ impl Engine<'_> {
         if self.sched.rqs[cpu].avg.update(now, state) {
             self.trace_pelt_cfs(cpu);
         }
-    }
-
-    /// Accounts `cpu`'s RT utilisation up to now (`update_rt_rq_load_avg`: running while an
-    /// RT task runs there).
-    fn update_rt_avg(&mut self, cpu: usize) {
-        if !self.sched.track_util {
-            return;
-        }
-        let running = self.sched.rqs[cpu].rt.running.is_some();
-        let state = self.pelt_state(cpu, running, running);
-        let now = self.now_ns();
-        self.sched.rqs[cpu].avg_rt.update(now, state);
     }
 
     /// The run queue's and its running thread's signals up to now (before either changes).
@@ -408,6 +396,8 @@ impl Engine<'_> {
             if class.rt_priority().is_none() {
                 rq.load_weight += self.sched.entities[t].weight;
                 self.attach_avg(cpu, t);
+            } else {
+                self.start_rt_bandwidth();
             }
             let lower = class.rt_priority().unwrap_or(0) < old.rt_priority().unwrap_or(0);
             match &mut self.deferred_preempt {
@@ -548,64 +538,16 @@ impl Engine<'_> {
 
     /// The running thread of `cpu` must give way (`resched_curr`): now, or once the zero-work
     /// phases of the thread that caused it are done when that thread runs here.
-    fn resched(&mut self, cpu: usize) {
+    pub(super) fn resched(&mut self, cpu: usize) {
         match &mut self.deferred_preempt {
             Some((deferred, woken)) if *deferred == cpu => *woken = true,
             _ => self.preempt(cpu),
         }
     }
 
-    /// RT `t` joins `cpu`'s RT queue at the tail of its priority: runs at once on an idle CPU,
-    /// preempts CFS or a lower priority, or else waits and is pushed to a CPU where it would run
-    /// (`task_woken_rt`).
-    fn enqueue_rt(&mut self, cpu: usize, t: usize) {
-        self.threads[t].state = ThreadState::Runnable;
-        if self.sched.rt_period_next_us.is_infinite() {
-            // `start_rt_bandwidth`: the period timer starts at once
-            self.sched.rt_period_next_us = self.now_us;
-        }
-        let throttled = self.sched.rqs[cpu].rt.throttled;
-        let curr = self.sched.rqs[cpu].curr;
-        if curr.is_none() && !throttled {
-            self.switch_in(cpu, t, None);
-            return;
-        }
-        self.rt_queue_tail(cpu, t);
-        let priority = self.sched.entities[t].class.rt_priority();
-        if !throttled && curr.is_some_and(|c| self.sched.entities[c].class.rt_priority() < priority) {
-            self.resched(cpu);
-        } else {
-            self.push_rt(cpu);
-        }
-    }
-
-    /// RT `t` waits on `cpu` behind the tasks of its priority already there.
-    fn rt_queue_tail(&mut self, cpu: usize, t: usize) {
-        self.sched.rt_arrivals += 1;
-        let se = &mut self.sched.entities[t];
-        se.rt_arrival = self.sched.rt_arrivals;
-        let priority = se.class.rt_priority().expect("an RT task");
-        self.sched.rqs[cpu].rt.insert(t, priority, se.rt_arrival);
-    }
-
-    /// `push_rt_tasks`: while the highest-priority waiting RT task of `cpu` that may move would
-    /// run first elsewhere, it moves there.
-    fn push_rt(&mut self, cpu: usize) {
-        let fitness = self.sched.rt_fitness;
-        loop {
-            let rq = &self.sched.rqs[cpu];
-            let Some(t) = rq.rt.iter().find(|&t| self.sched.entities[t].allowed.count() > 1) else { return };
-            let Some(to) = self.sched.ask(self.now_us, cpu, |_, view| rt::push_target(view, t, fitness)) else {
-                return;
-            };
-            self.move_waiting(t, to, cpu);
-            self.enqueue_rt(to, t);
-        }
-    }
-
     /// Waiting `t` leaves its queue and its entity moves to `to`'s run queue, the move done on
     /// CPU `on` (traced there).
-    fn move_waiting(&mut self, t: usize, to: usize, on: usize) {
+    pub(super) fn move_waiting(&mut self, t: usize, to: usize, on: usize) {
         let from = self.sched.entities[t].cpu;
         self.update_rq_avg(from);
         self.update_entity_avg(t);
@@ -616,7 +558,7 @@ impl Engine<'_> {
     }
 
     /// Waiting `t` leaves its CPU's run queue (and, CFS, its weight the queue's load).
-    fn dequeue_waiting(&mut self, t: usize) {
+    pub(super) fn dequeue_waiting(&mut self, t: usize) {
         self.unqueue(t);
         let se = &self.sched.entities[t];
         if !se.is_rt() {
@@ -625,7 +567,7 @@ impl Engine<'_> {
     }
 
     /// Waiting `t` leaves its class's queue on its CPU, to run there or to leave the CPU.
-    fn unqueue(&mut self, t: usize) {
+    pub(super) fn unqueue(&mut self, t: usize) {
         let se = &self.sched.entities[t];
         let rq = &mut self.sched.rqs[se.cpu];
         let was_waiting = match se.class.rt_priority() {
@@ -637,7 +579,7 @@ impl Engine<'_> {
 
     /// Running `t` stops running on `cpu` (it stays runnable or leaves; the caller says): an
     /// RT task's class state is brought up to date (what is left of a SCHED_RR slice).
-    fn stop_running(&mut self, cpu: usize, t: usize) {
+    pub(super) fn stop_running(&mut self, cpu: usize, t: usize) {
         self.account_rt(cpu);
         let rq = &mut self.sched.rqs[cpu];
         rq.curr = None;
@@ -649,92 +591,9 @@ impl Engine<'_> {
         }
     }
 
-    /// `update_curr_rt`'s accounting: the RT run time of `cpu` up to now.
-    fn account_rt(&mut self, cpu: usize) {
-        let rt = &mut self.sched.rqs[cpu].rt;
-        if rt.running.is_some() {
-            rt.time_us += self.now_us - rt.accounted_us;
-        }
-        rt.accounted_us = self.now_us;
-    }
-
-    /// `sched_rt_runtime_exceeded`, at a tick of `cpu` running RT work: over its runtime (after
-    /// borrowing, with RT_RUNTIME_SHARE), its RT queue is throttled and the running RT task
-    /// gives way to CFS or idle, keeping its place at the head of its list.
-    fn rt_check_runtime(&mut self, cpu: usize, t: usize) -> bool {
-        self.account_rt(cpu);
-        let bw = self.sched.rt_bandwidth;
-        let rt = &self.sched.rqs[cpu].rt;
-        if rt.runtime_us >= bw.period_us || rt.time_us <= rt.runtime_us {
-            return false;
-        }
-        if bw.share {
-            rt::borrow_runtime(&mut self.sched.rqs, cpu, bw.period_us);
-            let rt = &self.sched.rqs[cpu].rt;
-            if rt.runtime_us >= bw.period_us || rt.time_us <= rt.runtime_us {
-                return false;
-            }
-        }
-        self.sched.rqs[cpu].rt.throttled = true;
-        self.out.rt_throttles += 1;
-        self.stop_running(cpu, t);
-        let se = &self.sched.entities[t];
-        let priority = se.class.rt_priority().expect("an RT task");
-        self.sched.rqs[cpu].rt.insert(t, priority, se.rt_arrival);
-        self.threads[t].state = ThreadState::Runnable;
-        self.reschedule(cpu, (self.threads[t].tid, PrevState::Runnable), true);
-        true
-    }
-
-    /// `sched_rt_period_timer`: each CPU's RT run time is paid back by its runtime (5.10 first
-    /// returns borrowed runtime: no sharing), a throttled CPU whose debt is below its runtime
-    /// runs RT work again, and the timer stops once no CPU has RT time or tasks.
-    pub(super) fn rt_period_timer(&mut self) {
-        let bw = self.sched.rt_bandwidth;
-        let mut idle = true;
-        for cpu in 0..self.sched.rqs.len() {
-            if !self.sched.rqs[cpu].online {
-                continue;
-            }
-            self.account_rt(cpu);
-            let rq = &mut self.sched.rqs[cpu];
-            if !bw.share {
-                rq.rt.runtime_us = bw.runtime_us;
-            }
-            if rq.rt.time_us <= 0.0 && rq.rt.running.is_none() && rq.rt.is_empty() {
-                continue;
-            }
-            idle = false;
-            rq.rt.time_us -= rq.rt.time_us.min(rq.rt.runtime_us);
-            if rq.rt.throttled && rq.rt.time_us < rq.rt.runtime_us {
-                rq.rt.throttled = false;
-                self.rt_unthrottled(cpu);
-            }
-        }
-        self.sched.rt_period_next_us = if idle { f64::INFINITY } else { self.now_us + bw.period_us };
-    }
-
-    /// `cpu`'s RT queue may run again: its first RT task runs now, before any CFS task.
-    fn rt_unthrottled(&mut self, cpu: usize) {
-        let Some(first) = self.sched.rqs[cpu].rt.first() else { return };
-        match self.sched.rqs[cpu].curr {
-            None => {
-                self.unqueue(first);
-                self.switch_in(cpu, first, None);
-            }
-            Some(_) => self.preempt(cpu),
-        }
-    }
-
-    /// Scheduler ticks from `since_us` to now (ticks fall on multiples of the tick period).
-    fn ticks_since(&self, since_us: f64) -> u64 {
-        let tick = self.sched.tick_us;
-        ((self.now_us / tick + 1e-9).floor() - (since_us / tick + 1e-9).floor()).max(0.0) as u64
-    }
-
     /// Puts `t` on `cpu`, which must have nothing running; `prev` says who left (`None`: the
     /// CPU was idle).
-    fn switch_in(&mut self, cpu: usize, t: usize, prev: Option<(u32, PrevState)>) {
+    pub(super) fn switch_in(&mut self, cpu: usize, t: usize, prev: Option<(u32, PrevState)>) {
         let p = self.policy_of(cpu);
         if prev.is_none() && self.in_kernel_burst(cpu) {
             // the CPU has not gone back to idle: the thread runs after the rest of the burst
@@ -789,7 +648,7 @@ impl Engine<'_> {
 
     /// `cpu` has nothing running (`prev`, an RT task if `prev_rt`, just left): run the next
     /// thread, or go idle.
-    fn reschedule(&mut self, cpu: usize, prev: (u32, PrevState), prev_rt: bool) {
+    pub(super) fn reschedule(&mut self, cpu: usize, prev: (u32, PrevState), prev_rt: bool) {
         self.dirty = true;
         match self.pick_next(cpu, prev_rt) {
             Next::Run(next) => self.switch_in(cpu, next, Some(prev)),
@@ -893,21 +752,9 @@ impl Engine<'_> {
         }
     }
 
-    /// Running RT `t` goes to the tail of its priority's list (`requeue_task_rt`); the first
-    /// other task of its priority, if one waits, runs.
-    fn rt_requeue_tail(&mut self, cpu: usize, t: usize) {
-        let rq = &self.sched.rqs[cpu];
-        if rq.rt.highest_waiting().is_some() && rq.rt.highest_waiting() == self.sched.entities[t].class.rt_priority() {
-            let next = rq.rt.first().expect("waiting");
-            self.sched.rt_arrivals += 1;
-            self.sched.entities[t].rt_arrival = self.sched.rt_arrivals;
-            self.switch_to(cpu, t, next);
-        }
-    }
-
     /// `t`, running on `cpu`, goes back to its class's queue (an RT task keeps its place in its
     /// list) and the waiting `next` runs.
-    fn switch_to(&mut self, cpu: usize, t: usize, next: usize) {
+    pub(super) fn switch_to(&mut self, cpu: usize, t: usize, next: usize) {
         // both stay on the run queue: its load does not change
         self.unqueue(next);
         let se = &self.sched.entities[t];
@@ -942,19 +789,6 @@ impl Engine<'_> {
         let e = &self.sched.entities;
         let ran_us = self.now_us - rq.slice_start_us;
         cfs::tick_preempts(rq, &self.sched.cfs, e[t].weight, e[t].vruntime, ran_us, Some(e[l].vruntime))
-    }
-
-    /// `task_tick_rt`: a SCHED_RR task whose slice ran out at this tick goes behind the others
-    /// of its priority (its slice refilled); SCHED_FIFO has no slice.
-    fn rr_tick(&mut self, cpu: usize, t: usize) {
-        let se = &self.sched.entities[t];
-        if !matches!(se.class, rt::SchedClass::RoundRobin(_)) {
-            return;
-        }
-        let ticks_run = self.ticks_since(self.sched.rqs[cpu].slice_start_us);
-        if rt::rr_slice_ends(ticks_run, se.rr_slice_left_ticks, self.sched.rr_slice_ticks) {
-            self.rt_requeue_tail(cpu, t);
-        }
     }
 
     /// Moves `t` to `to_cpu`: a waiting thread leaves its queue; a running one is stopped
