@@ -7,13 +7,13 @@
 //!
 //! Map: `config` (what a run is asked), `setup` (building it), `state` (threads, CPUs,
 //! policies, clusters), this file (the loop), `threads` (phases, wake-ups, context switches,
-//! migration), `sync` (named objects threads wait on: rt-app's conditions, mutexes,
-//! semaphores, barriers, timers), `timers` (sleep timers), `rt` (the RT class: push, RR turns, throttling and its period
-//! timer), `idle` (cpuidle), `dvfs` (frequency
-//! requests, thermal caps), `cpumap` and `switcher` (logical CPUs on physical cores, big.LITTLE
-//! switches), `sampling` (governor samples), `rates` (the model re-solved at each change),
-//! `integrate` (energy, temperature and counters between changes), `report` (results),
-//! `rtapp_markers` (rt-app's ftrace markers).
+//! migration), `rt` (the RT class: push, RR turns, throttling and its period timer), `sync`
+//! (named objects threads wait on: rt-app's conditions, mutexes, semaphores, barriers,
+//! timers), `timers` (sleep timers), `idle` (cpuidle), `dvfs` (frequency requests, thermal
+//! caps), `cpumap` and `switcher` (logical CPUs on physical cores, big.LITTLE switches),
+//! `sampling` (governor samples), `rates` (the model re-solved at each change), `integrate`
+//! (energy, temperature and counters between changes), `report` (results), `rtapp_markers`
+//! (rt-app's ftrace markers).
 //! Who owns what: `crate::model` the mechanisms, `crate::sched` placement and run queues,
 //! `crate::kernel` the kernel's own work, `crate::governor` DVFS policies.
 
