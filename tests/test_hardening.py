@@ -158,6 +158,22 @@ def test_a_loop_that_never_advances_simulated_time_is_stopped_in_one_line(tmp_pa
     assert "no progress in simulated time" in one_error(["simulate", "--workload", "w.toml"], tmp_path, before)
 
 
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        ([*QUICK, "--seed", "nan"], "--seed expects a whole number, got 'nan'"),
+        ([*QUICK, "--time-limit", "soon"], "--time-limit expects a number, got 'soon'"),
+        ([*QUICK, "--cpuidle", "deep"], "--cpuidle: invalid choice"),
+        (["advise", "cpu-bound", "--jobs", "two"], "--jobs expects a whole number"),
+        (["reproduce", "rcu-amp", "--reps", "x"], "--reps expects a whole number"),
+        (["platform", "from-board", "--bogus"], "unrecognized arguments"),
+        (["nosuch"], "invalid choice"),
+    ],
+)
+def test_argument_errors_are_one_line_naming_the_option(tmp_path, args, says):
+    assert says in one_error(args, tmp_path)
+
+
 # --- output paths ----------------------------------------------------------------------------
 
 

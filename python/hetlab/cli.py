@@ -7,6 +7,7 @@ import functools
 import inspect
 import json
 import os
+import re
 import signal
 import statistics
 import sys
@@ -632,10 +633,22 @@ def cmd_show_model(args: argparse.Namespace) -> int:
     return 0
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with the command line's one error form: `hetlab: error: ...` on one line
+    instead of a usage block. Subparsers are made of the same class (argparse uses the parent's
+    type), so every subcommand and every option's type conversion reports this way."""
+
+    def error(self, message: str):
+        # "argument --seed: invalid int value: 'nan'" -> "--seed expects a whole number, got 'nan'"
+        message = re.sub(r"^argument ([^:]+): ", r"\1: ", message)
+        message = re.sub(r": invalid int value: ", " expects a whole number, got ", message)
+        message = re.sub(r": invalid float value: ", " expects a number, got ", message)
+        print(error_line(f"{message} (see {self.prog} --help)"), file=sys.stderr)
+        raise SystemExit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="hetlab", description=MAIN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = OneLineParser(prog="hetlab", description=MAIN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     from hetlab import __version__
 
     parser.add_argument("--version", action="version", version=f"hetlab {__version__}")
