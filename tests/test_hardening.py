@@ -174,6 +174,12 @@ def test_argument_errors_are_one_line_naming_the_option(tmp_path, args, says):
     assert says in one_error(args, tmp_path)
 
 
+def test_a_perf_cpu_the_platform_lacks_is_named_with_the_platform_range(tmp_path):
+    error = one_error([*QUICK, "--perf-cpus", "99"], tmp_path)
+    assert "cpu99 does not exist" in error and "cpu0-7" in error, error
+    assert "--perf-cpus" in one_error([*QUICK, "--perf-cpus", "-1"], tmp_path)
+
+
 # --- output paths ----------------------------------------------------------------------------
 
 

@@ -247,7 +247,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         else None,
         cpuidle=args.cpuidle,
         model=args.model,
-        perf_cpus=_ints(args.perf_cpus, "--perf-cpus"),
+        perf_cpus=_ints(args.perf_cpus, "--perf-cpus", minimum=0),  # CPU numbers
         perf_period=args.perf_period,
         kernel=args.kernel,
         time_limit_s=args.time_limit,
@@ -384,14 +384,18 @@ def _bar(total: int, done: int):
     return tqdm(total=total, initial=done, unit="run", desc="characterize", disable=None, file=sys.stderr)
 
 
-def _ints(text: str | None, flag: str) -> list[int] | None:
-    """A comma-separated list of integers, or None when the option was not given."""
+def _ints(text: str | None, flag: str, minimum: int | None = None) -> list[int] | None:
+    """A comma-separated list of integers (at least `minimum`), or None when the option was not given."""
     if text is None:
         return None
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
+        values = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise CliError(f"{flag} expects comma-separated integers, got '{text}'") from None
+    low = [v for v in values if minimum is not None and v < minimum]
+    if low:
+        raise CliError(f"{flag} expects comma-separated integers of at least {minimum}, got {low[0]}")
+    return values
 
 
 def _number(text: str | None, flag: str, kind: type, what: str):
