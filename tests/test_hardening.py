@@ -406,6 +406,24 @@ def test_simulate_on_a_terminal_shows_the_simulated_time_reached(tmp_path):
     assert len(lines) >= 2 and float(lines[1]) >= float(lines[0]) > 0, seen
 
 
+def test_an_unwritable_report_fails_before_an_hour_long_run(tmp_path):
+    # checked after the run, this would time out: the hour is simulated first
+    assert "--report file" in one_error([*LONG, "--report", "/proc/hetlab-report.html"], tmp_path)
+    assert "--report file" in one_error([*LONG, "--report", "."], tmp_path)
+
+
+def test_a_report_run_prints_nothing_on_stderr(tmp_path):
+    r = hetlab([*QUICK, "--report", "r.html"], tmp_path)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert files(tmp_path) == {"r.html"}
+
+
+@pytest.mark.parametrize("where", ["dir", "missing/plot.png", "/proc/hetlab-plot.png"])
+def test_advise_refuses_an_unwritable_plot_first_and_leaves_no_temporary(tmp_path, where):
+    (tmp_path / "dir").mkdir()
+    assert "cannot write --plot file" in one_error(["advise", "cpu-bound", "--plot", where], tmp_path)
+
+
 def _cpu_ticks(pid: int) -> int:
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()

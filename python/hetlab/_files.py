@@ -112,6 +112,17 @@ def check_output_path(path: str | os.PathLike, what: str = "output") -> None:
     parent = p.parent
     if not parent.is_dir():
         raise OutputError(f"cannot write {what} '{path}': directory '{parent}' does not exist; create it first")
+    # The file goes in through a temporary file beside it: make (and remove) one now, so an
+    # unwritable directory fails here rather than after the work (access() would pass root).
+    try:
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=f".{p.name}.", suffix=".probe")
+    except OSError as e:
+        raise OutputError(
+            f"cannot write {what} '{path}': no file can be made in '{parent}' ({e.strerror}); "
+            "choose a writable directory"
+        ) from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def write_output(path: str | os.PathLike, data: str | bytes, what: str = "output") -> None:
