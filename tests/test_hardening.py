@@ -174,6 +174,26 @@ def test_argument_errors_are_one_line_naming_the_option(tmp_path, args, says):
     assert says in one_error(args, tmp_path)
 
 
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--sweep-sizes", "0,-5"], "--sweep-sizes must not be negative, got -5"),
+        (["--sweep-sizes", "0"], "--sweep-sizes: array sizes are counts"),
+        (["--sweep-run-s", "nan"], "--sweep-run-s must be a positive number"),
+        (["--sweep-reps", "1"], "--sweep-reps must be at least 2"),
+        (["--sweep-patterns", "zigzag"], "--sweep-patterns: unknown pattern"),
+    ],
+)
+def test_reproduce_checks_the_sweep_options_by_their_names_before_making_out(tmp_path, args, says):
+    error = one_error(["reproduce", "lctes2020", "--out", "out", *args], tmp_path)
+    assert says in error, error
+
+
+def test_characterize_refuses_negative_sizes_in_one_line(tmp_path):
+    args = ["characterize", "--out", "s.parquet", "--sizes", "4096,-5"]
+    assert "--sizes must not be negative, got -5" in one_error(args, tmp_path)
+
+
 def test_a_perf_cpu_the_platform_lacks_is_named_with_the_platform_range(tmp_path):
     error = one_error([*QUICK, "--perf-cpus", "99"], tmp_path)
     assert "cpu99 does not exist" in error and "cpu0-7" in error, error
