@@ -200,6 +200,18 @@ def test_a_perf_cpu_the_platform_lacks_is_named_with_the_platform_range(tmp_path
     assert "--perf-cpus" in one_error([*QUICK, "--perf-cpus", "-1"], tmp_path)
 
 
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        (b'{"tasks": {"t": {"run": 1e400}}}', "1e400 is out of range"),
+        (b'\xef\xbb\xbf{"tasks": {"t": {"run": 1000}}}', "byte-order mark"),
+    ],
+)
+def test_rtapp_numbers_beyond_a_double_and_a_bom_are_named(tmp_path, content, says):
+    (tmp_path / "w.json").write_bytes(content)
+    assert says in one_error(["simulate", "--workload", "w.json"], tmp_path)
+
+
 # --- output paths ----------------------------------------------------------------------------
 
 
