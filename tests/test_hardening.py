@@ -212,6 +212,24 @@ def test_rtapp_numbers_beyond_a_double_and_a_bom_are_named(tmp_path, content, sa
     assert says in one_error(["simulate", "--workload", "w.json"], tmp_path)
 
 
+PARALLEL = (
+    'name = "p"\n[[tasks]]\nname = "t"\nthreads = 2\n{repeat}[[tasks.phases]]\nparallel_instructions = 1e6\n'
+    'allocation = "dynamic"\nchunk_instructions = {chunk}\n'
+)
+
+
+@pytest.mark.parametrize(
+    "repeat, chunk, says",
+    [
+        ("", "1e12", "chunk_instructions must be in (0, 1000000]"),
+        ("repeat = 0\n", "1e5", "repeat must be in 1..="),
+    ],
+)
+def test_workload_phases_that_would_do_nothing_are_refused(tmp_path, repeat, chunk, says):
+    (tmp_path / "w.toml").write_text(PARALLEL.format(repeat=repeat, chunk=chunk))
+    assert says in one_error(["simulate", "--workload", "w.toml"], tmp_path)
+
+
 # --- output paths ----------------------------------------------------------------------------
 
 
