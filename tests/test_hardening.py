@@ -230,6 +230,29 @@ def test_workload_phases_that_would_do_nothing_are_refused(tmp_path, repeat, chu
     assert says in one_error(["simulate", "--workload", "w.toml"], tmp_path)
 
 
+DEADLOCK = {
+    "tasks": {
+        "a": {"loop": 1, "wait": {"ref": "never", "mutex": "w"}},
+        "b": {"loop": 1, "lock": "m1", "run": 1000, "lock2": "m2"},
+        "c": {"loop": 1, "lock": "m2", "run": 1000, "lock2": "m1"},
+    }
+}
+
+
+def test_a_deadlocked_workload_ends_with_a_warning_naming_who_waits_on_what(tmp_path):
+    (tmp_path / "dl.json").write_text(json.dumps(DEADLOCK))
+    r = hetlab(["simulate", "--workload", "dl.json", "--json"], tmp_path)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith("hetlab: warning: deadlock at "), r.stderr
+    for waits in ("a-0 waits on condition 'never'", "b-1 waits on mutex 'm2'", "c-2 waits on mutex 'm1'"):
+        assert waits in r.stderr
+    summary = json.loads(r.stdout)
+    assert not summary["completed"] and len(summary["deadlock"]["waits"]) == 3
+    # a workload that finishes has no such line, nor the key
+    r = hetlab([*QUICK, "--json"], tmp_path)
+    assert r.stderr == "" and "deadlock" not in json.loads(r.stdout)
+
+
 # --- output paths ----------------------------------------------------------------------------
 
 

@@ -153,7 +153,10 @@ def _format_run(r: api.SimResult) -> str:
     lines = [
         f"platform {s['platform']}  workload {s['workload']}  seed {s['seed']}  scheduler {s['scheduler']}"
         + ("" if s["switching"] == "gts" else f"  switching {s['switching']} ({s['cpu_switches']} CPU switches)"),
-        f"time         {s['time_s']:.6f} s" + ("" if s["completed"] else "  (time limit reached)"),
+        f"time         {s['time_s']:.6f} s"
+        + (
+            "" if s["completed"] else "  (deadlock: see the warning)" if s.get("deadlock") else "  (time limit reached)"
+        ),
         f"energy       {e['total_j']:.4f} J  = "
         + "  ".join(f"{c['name']} {j:.4f}" for c, j in zip(s["clusters"], e["clusters_j"]))
         + f"  dram {e['dram_j']:.4f}  board {e['board_j']:.4f}",
@@ -210,6 +213,18 @@ def _format_run(r: api.SimResult) -> str:
             f" {p['cci_congestion']:11.5f} {p['mi_retry_speculative_fetch']:13d}"
         )
     return "\n".join(lines)
+
+
+def _deadlock_line(summary: dict, deadlocked: int, runs: int) -> str:
+    """One warning line for a run whose threads all ended up waiting on each other."""
+    d = summary["deadlock"]
+    shown = "; ".join(d["waits"][:4]) + ("; ..." if len(d["waits"]) > 4 else "")
+    seeds = f" (in {deadlocked} of {runs} runs; seed {summary['seed']} shown)" if runs > 1 else ""
+    then = "the run ended there" if not summary["completed"] else "the run went on to the workload's duration"
+    return (
+        f"hetlab: warning: deadlock at {d['time_s']:.6f} s{seeds}: every thread waits forever ({shown}); {then}; "
+        "check the workload's wait/signal and lock order"
+    )
 
 
 def _stats(values: list[float]) -> dict[str, float]:
@@ -286,6 +301,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     finally:
         if reached:
             reached.clear()
+    deadlocked = [r for r in runs if r.summary.get("deadlock")]
+    if deadlocked:  # a result, but not the workload's: say so beside it
+        print(_deadlock_line(deadlocked[0].summary, len(deadlocked), len(runs)), file=sys.stderr)
     # All runs succeeded: now write the outputs.
     if args.trace:
         _write(args.trace, runs[0].trace_text or "", "--trace file")

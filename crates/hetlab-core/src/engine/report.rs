@@ -10,7 +10,7 @@ use crate::trace::TraceThreads;
 impl Engine<'_> {
     /// The name a thread's comm shows: the workload's threads `task-N`, kernel threads their
     /// task's name.
-    fn thread_name(&self, t: usize) -> String {
+    pub(super) fn thread_name(&self, t: usize) -> String {
         let th = &self.threads[t];
         let task = &self.tasks[th.task].name;
         if th.kernel {
@@ -97,6 +97,7 @@ impl Engine<'_> {
             switching: self.config.switching.name().into(),
             cpu_switches: self.out.cpu_switches,
             completed,
+            deadlock: self.out.deadlock.take(),
             time_s: time_us * 1e-6,
             energy,
             clusters,
