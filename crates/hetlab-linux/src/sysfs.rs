@@ -7,18 +7,52 @@
 //! `cpuinfo_min_freq` and `cpuinfo_max_freq` (the attribute is driver-provided, not generic).
 
 use std::fs;
-use std::io::{ErrorKind, Write};
+use std::io::{ErrorKind, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::cpus::parse_cpu_list;
 use crate::{display, Roots};
 
-/// Reads a sysfs attribute, trimmed.
+/// The most a sysfs attribute holds: one page (sysfs_emit's buffer, 4 KiB pages).
+pub const SYSFS_PAGE: usize = 4096;
+
+/// Reads a sysfs attribute, trimmed (see [`read_regular`]).
 pub fn read_str(path: &Path) -> Result<String, String> {
-    match fs::read_to_string(path) {
-        Ok(s) => Ok(s.trim().to_string()),
-        Err(e) => Err(format!("cannot read {}: {}{}", display(path), e, read_hint(&e))),
+    read_regular(path, SYSFS_PAGE).map(|s| s.trim().to_string())
+}
+
+/// Like [`read_str`], but an attribute the kernel does not provide is `None`; anything else
+/// that cannot be read (a FIFO, too large, no permission) is still an error.
+pub fn read_optional(path: &Path) -> Result<Option<String>, String> {
+    match path.try_exists() {
+        Ok(false) => Ok(None),
+        _ => read_str(path).map(Some),
     }
+}
+
+/// Reads the regular file `path` as text, at most `limit` bytes. The trees read can be any
+/// directory (`--sysfs-root`): a FIFO would block the read forever and a device never end, so
+/// the file is opened non-blocking and checked to be a regular file before a byte is read.
+pub fn read_regular(path: &Path, limit: usize) -> Result<String, String> {
+    let fail = |e: std::io::Error| format!("cannot read {}: {}{}", display(path), e, read_hint(&e));
+    let file = fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(fail)?;
+    if !file.metadata().map_err(fail)?.is_file() {
+        return Err(format!(
+            "cannot read {}: not a regular file (a FIFO, device or socket); the kernel's attributes are regular \
+             files: point the root at a copy of the tree",
+            display(path)
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit as u64 + 1).read_to_end(&mut bytes).map_err(fail)?;
+    if bytes.len() > limit {
+        return Err(format!(
+            "cannot read {}: larger than {limit} bytes, more than the kernel shows there; check the file",
+            display(path)
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| format!("cannot read {}: not UTF-8 text; check the file", display(path)))
 }
 
 fn read_hint(e: &std::io::Error) -> &'static str {
@@ -214,9 +248,9 @@ fn read_policy(name: String, dir: PathBuf) -> Result<Policy, String> {
     let f = |n: &str| dir.join(n);
     let related_cpus =
         parse_cpu_list(&read_str(&f("related_cpus"))?).map_err(|e| format!("{}: {e}", display(&f("related_cpus"))))?;
-    let affected_cpus = match read_str(&f("affected_cpus")) {
-        Ok(s) => parse_cpu_list(&s).map_err(|e| format!("{}: {e}", display(&f("affected_cpus"))))?,
-        Err(_) => related_cpus.clone(),
+    let affected_cpus = match read_optional(&f("affected_cpus"))? {
+        Some(s) => parse_cpu_list(&s).map_err(|e| format!("{}: {e}", display(&f("affected_cpus"))))?,
+        None => related_cpus.clone(),
     };
     if related_cpus.is_empty() {
         return Err(format!("{} lists no CPUs", display(&f("related_cpus"))));
@@ -238,9 +272,9 @@ fn read_policy(name: String, dir: PathBuf) -> Result<Policy, String> {
             .map(|w| w.parse::<u32>().map_err(|_| format!("{}: '{w}' is not a frequency in kHz", display(file))))
             .collect()
     };
-    let (mut opps_khz, opps_source) = if let Ok(s) = read_str(&f("scaling_available_frequencies")) {
+    let (mut opps_khz, opps_source) = if let Some(s) = read_optional(&f("scaling_available_frequencies"))? {
         (parse_list(&s, &f("scaling_available_frequencies"))?, "scaling_available_frequencies")
-    } else if let Ok(s) = read_str(&f("stats/time_in_state")) {
+    } else if let Some(s) = read_optional(&f("stats/time_in_state"))? {
         let firsts: String = s.lines().filter_map(|l| l.split_whitespace().next()).collect::<Vec<_>>().join(" ");
         (parse_list(&firsts, &f("stats/time_in_state"))?, "stats/time_in_state")
     } else {
@@ -252,7 +286,7 @@ fn read_policy(name: String, dir: PathBuf) -> Result<Policy, String> {
     if opps_khz.is_empty() {
         return Err(format!("{}: the policy lists no frequencies ({opps_source})", display(&dir)));
     }
-    let available_governors = read_str(&f("scaling_available_governors"))
+    let available_governors = read_optional(&f("scaling_available_governors"))?
         .map(|s| s.split_whitespace().map(str::to_string).collect())
         .unwrap_or_default();
     Ok(Policy {
