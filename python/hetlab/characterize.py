@@ -56,9 +56,9 @@ def sweep_plan(platform: str, sha: str, sweep: dict, flags: str = "--"):
         raise HetlabError(f"{flags}reps, {flags}seed or {flags}sizes is too large: {e}") from None
     except ValueError as e:
         message = str(e)
-        if "pattern" in message and not message.startswith("--"):
-            message = f"--patterns: {message}"
-        raise HetlabError(re.sub(r"(?<![\w-])--(?=reps|run-s|sizes|patterns)", flags, message)) from None
+        if flags != "--" and "pattern" in message and not message.startswith("--"):
+            message = f"{flags}patterns: {message}"  # the caller's option, named
+        raise HetlabError(re.sub(r"(?<![\w-])--(?=reps|run-s|sizes|active-opp)", flags, message)) from None
 
 
 def characterize(
