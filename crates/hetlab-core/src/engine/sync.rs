@@ -173,6 +173,11 @@ impl Engine<'_> {
         if self.out.deadlock.is_some() || self.live_user_threads == 0 {
             return;
         }
+        // a user thread on a CPU is no deadlock: the usual answer, found without a scan of
+        // every thread (a barrier of thousands of threads checks at each arrival)
+        if self.sched.rqs.iter().any(|rq| rq.curr.is_some_and(|t| !self.threads[t].kernel)) {
+            return;
+        }
         if user().any(|(_, th)| th.state != ThreadState::Suspended) {
             return;
         }
