@@ -158,6 +158,101 @@ def test_a_loop_that_never_advances_simulated_time_is_stopped_in_one_line(tmp_pa
     assert "no progress in simulated time" in one_error(["simulate", "--workload", "w.toml"], tmp_path, before)
 
 
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        ([*QUICK, "--seed", "nan"], "--seed expects a whole number, got 'nan'"),
+        ([*QUICK, "--time-limit", "soon"], "--time-limit expects a number, got 'soon'"),
+        ([*QUICK, "--cpuidle", "deep"], "--cpuidle: invalid choice"),
+        (["advise", "cpu-bound", "--jobs", "two"], "--jobs expects a whole number"),
+        (["reproduce", "rcu-amp", "--reps", "x"], "--reps expects a whole number"),
+        (["platform", "from-board", "--bogus"], "unrecognized arguments"),
+        (["nosuch"], "invalid choice"),
+    ],
+)
+def test_argument_errors_are_one_line_naming_the_option(tmp_path, args, says):
+    assert says in one_error(args, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--sweep-sizes", "0,-5"], "--sweep-sizes must not be negative, got -5"),
+        (["--sweep-sizes", "0"], "--sweep-sizes: array sizes are counts"),
+        (["--sweep-run-s", "nan"], "--sweep-run-s must be a positive number"),
+        (["--sweep-reps", "1"], "--sweep-reps must be at least 2"),
+        (["--sweep-patterns", "zigzag"], "--sweep-patterns: unknown pattern"),
+    ],
+)
+def test_reproduce_checks_the_sweep_options_by_their_names_before_making_out(tmp_path, args, says):
+    error = one_error(["reproduce", "lctes2020", "--out", "out", *args], tmp_path)
+    assert says in error, error
+
+
+def test_characterize_refuses_negative_sizes_in_one_line(tmp_path):
+    args = ["characterize", "--out", "s.parquet", "--sizes", "4096,-5"]
+    assert "--sizes must not be negative, got -5" in one_error(args, tmp_path)
+
+
+def test_a_perf_cpu_the_platform_lacks_is_named_with_the_platform_range(tmp_path):
+    error = one_error([*QUICK, "--perf-cpus", "99"], tmp_path)
+    assert "cpu99 does not exist" in error and "cpu0-7" in error, error
+    assert "--perf-cpus" in one_error([*QUICK, "--perf-cpus", "-1"], tmp_path)
+
+
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        (b'{"tasks": {"t": {"run": 1e400}}}', "1e400 is out of range"),
+        (b'\xef\xbb\xbf{"tasks": {"t": {"run": 1000}}}', "byte-order mark"),
+    ],
+)
+def test_rtapp_numbers_beyond_a_double_and_a_bom_are_named(tmp_path, content, says):
+    (tmp_path / "w.json").write_bytes(content)
+    assert says in one_error(["simulate", "--workload", "w.json"], tmp_path)
+
+
+PARALLEL = (
+    'name = "p"\n[[tasks]]\nname = "t"\nthreads = 2\n{repeat}[[tasks.phases]]\nparallel_instructions = 1e6\n'
+    'allocation = "dynamic"\nchunk_instructions = {chunk}\n'
+)
+
+
+@pytest.mark.parametrize(
+    "repeat, chunk, says",
+    [
+        ("", "1e12", "chunk_instructions must be in (0, 1000000]"),
+        ("repeat = 0\n", "1e5", "repeat must be in 1..="),
+    ],
+)
+def test_workload_phases_that_would_do_nothing_are_refused(tmp_path, repeat, chunk, says):
+    (tmp_path / "w.toml").write_text(PARALLEL.format(repeat=repeat, chunk=chunk))
+    assert says in one_error(["simulate", "--workload", "w.toml"], tmp_path)
+
+
+DEADLOCK = {
+    "tasks": {
+        "a": {"loop": 1, "wait": {"ref": "never", "mutex": "w"}},
+        "b": {"loop": 1, "lock": "m1", "run": 1000, "lock2": "m2"},
+        "c": {"loop": 1, "lock": "m2", "run": 1000, "lock2": "m1"},
+    }
+}
+
+
+def test_a_deadlocked_workload_ends_with_a_warning_naming_who_waits_on_what(tmp_path):
+    (tmp_path / "dl.json").write_text(json.dumps(DEADLOCK))
+    r = hetlab(["simulate", "--workload", "dl.json", "--json"], tmp_path)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith("hetlab: warning: deadlock at "), r.stderr
+    for waits in ("a-0 waits on condition 'never'", "b-1 waits on mutex 'm2'", "c-2 waits on mutex 'm1'"):
+        assert waits in r.stderr
+    summary = json.loads(r.stdout)
+    assert not summary["completed"] and len(summary["deadlock"]["waits"]) == 3
+    # a workload that finishes has no such line, nor the key
+    r = hetlab([*QUICK, "--json"], tmp_path)
+    assert r.stderr == "" and "deadlock" not in json.loads(r.stdout)
+
+
 # --- output paths ----------------------------------------------------------------------------
 
 
@@ -382,6 +477,24 @@ def test_simulate_on_a_terminal_shows_the_simulated_time_reached(tmp_path):
         os.close(master)
     lines = re.findall(rb"\rhetlab: simulated ([\d.]+) s of at most 3600 s, [\d.]+ simulated s per wall s", seen)
     assert len(lines) >= 2 and float(lines[1]) >= float(lines[0]) > 0, seen
+
+
+def test_an_unwritable_report_fails_before_an_hour_long_run(tmp_path):
+    # checked after the run, this would time out: the hour is simulated first
+    assert "--report file" in one_error([*LONG, "--report", "/proc/hetlab-report.html"], tmp_path)
+    assert "--report file" in one_error([*LONG, "--report", "."], tmp_path)
+
+
+def test_a_report_run_prints_nothing_on_stderr(tmp_path):
+    r = hetlab([*QUICK, "--report", "r.html"], tmp_path)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert files(tmp_path) == {"r.html"}
+
+
+@pytest.mark.parametrize("where", ["dir", "missing/plot.png", "/proc/hetlab-plot.png"])
+def test_advise_refuses_an_unwritable_plot_first_and_leaves_no_temporary(tmp_path, where):
+    (tmp_path / "dir").mkdir()
+    assert "cannot write --plot file" in one_error(["advise", "cpu-bound", "--plot", where], tmp_path)
 
 
 def _cpu_ticks(pid: int) -> int:

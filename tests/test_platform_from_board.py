@@ -6,6 +6,7 @@ simulates. (`hetlab_linux::board_platform`.)"""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -153,3 +154,46 @@ def test_what_cannot_be_read_is_one_error_line(tmp_path, breakage, says):
     run = hetlab("platform", "from-board", "--template", template, "--sysfs-root", str(board / "sys"))
     assert run.returncode != 0 and run.stdout == ""
     assert run.stderr.startswith("hetlab: error: ") and run.stderr.count("\n") == 1 and says in run.stderr
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "sys/devices/system/cpu/cpu4/cache/index2/size",
+        "sys/devices/system/cpu/cpufreq/policy0/affected_cpus",
+        "proc/cpuinfo",
+    ],
+)
+def test_a_fifo_in_the_board_tree_is_one_error_naming_it(tmp_path, where):
+    board = make_board(tmp_path / "board", with_em=False)
+    (board / where).unlink()
+    os.mkfifo(board / where)  # read blocking, this would hang until the helper's timeout
+    run = hetlab("platform", "from-board", "--sysfs-root", str(board / "sys"), "--procfs-root", str(board / "proc"))
+    assert run.returncode != 0 and run.stdout == "", run.stderr
+    assert run.stderr.startswith("hetlab: error: ") and run.stderr.count("\n") == 1, run.stderr
+    assert where.split("/", 1)[1] in run.stderr and "not a regular file" in run.stderr
+
+
+def test_a_fifo_in_the_board_energy_model_is_one_error(tmp_path):
+    board = make_board(tmp_path / "board", with_em=True)
+    power = next((board / "sys/kernel/debug/energy_model").glob("*/ps:*/power"))
+    power.unlink()
+    os.mkfifo(power)
+    run = hetlab("platform", "from-board", "--sysfs-root", str(board / "sys"), "--procfs-root", str(board / "proc"))
+    assert run.returncode != 0 and run.stderr.count("\n") == 1 and "not a regular file" in run.stderr, run.stderr
+
+
+def test_attributes_that_hold_no_plausible_value_become_todos_with_the_reason(tmp_path):
+    board = make_board(tmp_path / "board", with_em=False)
+    cpu = board / "sys/devices/system/cpu"
+    (cpu / "cpu0/cpu_capacity").write_text("-5\n")
+    (cpu / "cpu4/cache/index2/ways_of_associativity").write_text("lots\n")
+    (cpu / "cpu0/cache/index2/size").write_text("99999999K\n")
+    text = from_board(board, tmp_path / "board.toml", "exynos5433")
+    assert "cpu0/cpu_capacity holds '-5', not a capacity in 1..=1024; not derived" in text
+    assert "cpu4/cache/index2/ways_of_associativity holds 'lots', not a number of ways" in text
+    assert "cpu0/cache/index2/size holds '99999999K', not a cache size" in text
+    p = tomllib.loads(text)
+    assert p["clusters"][1]["l2_bytes"] == 2048 * 1024  # the size was fine: still read
+    run = hetlab("simulate", "--platform", str(tmp_path / "board.toml"), "--workload", "cpu-bound", "--json")
+    assert run.returncode == 0, run.stderr

@@ -112,6 +112,17 @@ def check_output_path(path: str | os.PathLike, what: str = "output") -> None:
     parent = p.parent
     if not parent.is_dir():
         raise OutputError(f"cannot write {what} '{path}': directory '{parent}' does not exist; create it first")
+    # The file goes in through a temporary file beside it: make (and remove) one now, so an
+    # unwritable directory fails here rather than after the work (access() would pass root).
+    try:
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=f".{p.name}.", suffix=".probe")
+    except OSError as e:
+        raise OutputError(
+            f"cannot write {what} '{path}': no file can be made in '{parent}' ({e.strerror}); "
+            "choose a writable directory"
+        ) from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def write_output(path: str | os.PathLike, data: str | bytes, what: str = "output") -> None:
@@ -181,6 +192,25 @@ def publish(tmp: Path, path: str | os.PathLike) -> None:
     """Gives a file made by `temporary_path` the outputs' mode and renames it over `path`."""
     os.chmod(tmp, OUTPUT_MODE & ~_umask())
     os.replace(tmp, path)
+
+
+SYSFS_PAGE = 4096  # the most a sysfs or debugfs attribute shows: one page
+
+
+def read_attribute(path: str | os.PathLike, limit: int = SYSFS_PAGE) -> str:
+    """A kernel attribute's text (sysfs, debugfs) from a tree that may be any directory: opened
+    non-blocking and refused unless a regular file (a FIFO would block the read forever, a
+    device never end), at most `limit` bytes. Raises OSError, or ValueError naming the file."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"'{path}' is not a regular file (a FIFO, device or socket)")
+        data = os.read(fd, limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise ValueError(f"'{path}' holds more than {limit} bytes, more than a kernel attribute shows")
+    return data.decode()
 
 
 def sha256_file(path: str | os.PathLike) -> str:

@@ -12,13 +12,14 @@ Pareto front. Every number is the simulator's.
 from __future__ import annotations
 
 import argparse
+import io
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from hetlab import _core, api
+from hetlab._files import check_output_path, write_output
 from hetlab.api import HetlabError
 from hetlab.executor import EXECUTOR_HELP, using
 
@@ -245,10 +246,10 @@ def plot(outcomes: list[Outcome], best: Outcome, path: Path, title: str) -> None
     ax.set_title(title, fontsize=10)
     ax.legend()
     fig.tight_layout()
-    tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=110)
+    png = io.BytesIO()  # drawn in memory, then written whole: no temporary file of its own
+    fig.savefig(png, format="png", dpi=110)
     plt.close(fig)
-    os.replace(tmp, path)
+    write_output(path, png.getvalue(), "--plot file")
 
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
@@ -271,8 +272,8 @@ def cmd_advise(args: argparse.Namespace) -> int:
         raise HetlabError("--objective time-under-energy needs --energy-budget-j")
     if args.jobs is not None and args.jobs < 1:
         raise HetlabError(f"--jobs must be at least 1, got {args.jobs}")
-    if args.plot is not None and not args.plot.parent.is_dir():
-        raise HetlabError(f"--plot: directory '{args.plot.parent}' does not exist")
+    if args.plot is not None:  # a plot that cannot be written fails now, not after the runs
+        check_output_path(args.plot, "--plot file")
     # a bad workload or platform fails here, with the simulator's one-line error
     api.simulate(args.platform, args.workload, governor="performance", time_limit_s=1e-6)
     cands = candidates(args.workload, args.platform)

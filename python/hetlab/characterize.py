@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import threading
@@ -39,6 +40,25 @@ def platform_sha256(platform: str) -> str:
         raise HetlabError(str(e)) from None
     text = p_text if p_text is not None else _core.builtin_platform_text(p_name)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def sweep_plan(platform: str, sha: str, sweep: dict, flags: str = "--"):
+    """The simulated sweep's plan (`hetlab_core::sweep`, whose `SweepOptions::validate` is the one
+    rule for the options). Its errors name hetlab characterize's options (--reps, --run-s, ...);
+    `flags` is the prefix of the caller's own names for them (reproduce's --sweep-reps, ...)."""
+    counts = [("reps", sweep["reps"]), ("seed", sweep["seed"]), *(("sizes", s) for s in sweep["sizes"])]
+    for name, value in counts:  # unsigned in Rust: a negative one would not even convert
+        if value < 0:
+            raise HetlabError(f"{flags}{name} must not be negative, got {value}")
+    try:
+        return _core.SweepPlan(*api._platform_args(platform), sha, **sweep)
+    except OverflowError as e:
+        raise HetlabError(f"{flags}reps, {flags}seed or {flags}sizes is too large: {e}") from None
+    except ValueError as e:
+        message = str(e)
+        if flags != "--" and "pattern" in message and not message.startswith("--"):
+            message = f"{flags}patterns: {message}"  # the caller's option, named
+        raise HetlabError(re.sub(r"(?<![\w-])--(?=reps|run-s|sizes|active-opp)", flags, message)) from None
 
 
 def characterize(
@@ -144,10 +164,7 @@ def _run_simulated(
 
     Each finished chunk is kept in OUT.partial/ (for a resume) and appended to OUT in plan order
     as soon as the chunks before it are in, while the others still run."""
-    try:
-        plan = _core.SweepPlan(*api._platform_args(platform), sha, **sweep)
-    except ValueError as e:
-        raise HetlabError(str(e)) from None
+    plan = sweep_plan(platform, sha, sweep)
     partial = out_path.with_name(out_path.name + ".partial")
     plan_doc = {"platform": platform, "backend": backend, **sweep, "sizes": plan.sizes, "platform_sha256": sha}
     chunks = plan.chunks

@@ -7,6 +7,7 @@ import functools
 import inspect
 import json
 import os
+import re
 import signal
 import statistics
 import sys
@@ -153,7 +154,7 @@ def _format_run(r: api.SimResult) -> str:
         f"platform {s['platform']}  workload {s['workload']}  seed {s['seed']}  scheduler {s['scheduler']}"
         + ("" if s["switching"] == "gts" else f"  switching {s['switching']} ({s['cpu_switches']} CPU switches)"),
         f"time         {s['time_s']:.6f} s"
-        + ("" if s["completed"] else "  (time limit reached)")
+        + ("" if s["completed"] else "  (deadlock: see the warning)" if s.get("deadlock") else "  (time limit reached)")
         + (f"  RT throttled {s['rt_throttles']} times" if s["rt_throttles"] else ""),
         f"energy       {e['total_j']:.4f} J  = "
         + "  ".join(f"{c['name']} {j:.4f}" for c, j in zip(s["clusters"], e["clusters_j"]))
@@ -213,6 +214,18 @@ def _format_run(r: api.SimResult) -> str:
     return "\n".join(lines)
 
 
+def _deadlock_line(summary: dict, deadlocked: int, runs: int) -> str:
+    """One warning line for a run whose threads all ended up waiting on each other."""
+    d = summary["deadlock"]
+    shown = "; ".join(d["waits"][:4]) + ("; ..." if len(d["waits"]) > 4 else "")
+    seeds = f" (in {deadlocked} of {runs} runs; seed {summary['seed']} shown)" if runs > 1 else ""
+    then = "the run ended there" if not summary["completed"] else "the run went on to the workload's duration"
+    return (
+        f"hetlab: warning: deadlock at {d['time_s']:.6f} s{seeds}: every thread waits forever ({shown}); {then}; "
+        "check the workload's wait/signal and lock order"
+    )
+
+
 def _stats(values: list[float]) -> dict[str, float]:
     return {
         "mean": statistics.fmean(values),
@@ -248,7 +261,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         else None,
         cpuidle=args.cpuidle,
         model=args.model,
-        perf_cpus=_ints(args.perf_cpus, "--perf-cpus"),
+        perf_cpus=_ints(args.perf_cpus, "--perf-cpus", minimum=0),  # CPU numbers
         perf_period=args.perf_period,
         kernel=args.kernel,
         time_limit_s=args.time_limit,
@@ -287,6 +300,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     finally:
         if reached:
             reached.clear()
+    deadlocked = [r for r in runs if r.summary.get("deadlock")]
+    if deadlocked:  # a result, but not the workload's: say so beside it
+        print(_deadlock_line(deadlocked[0].summary, len(deadlocked), len(runs)), file=sys.stderr)
     # All runs succeeded: now write the outputs.
     if args.trace:
         _write(args.trace, runs[0].trace_text or "", "--trace file")
@@ -385,14 +401,18 @@ def _bar(total: int, done: int):
     return tqdm(total=total, initial=done, unit="run", desc="characterize", disable=None, file=sys.stderr)
 
 
-def _ints(text: str | None, flag: str) -> list[int] | None:
-    """A comma-separated list of integers, or None when the option was not given."""
+def _ints(text: str | None, flag: str, minimum: int | None = None) -> list[int] | None:
+    """A comma-separated list of integers (at least `minimum`), or None when the option was not given."""
     if text is None:
         return None
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
+        values = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise CliError(f"{flag} expects comma-separated integers, got '{text}'") from None
+    low = [v for v in values if minimum is not None and v < minimum]
+    if low:
+        raise CliError(f"{flag} expects comma-separated integers of at least {minimum}, got {low[0]}")
+    return values
 
 
 def _number(text: str | None, flag: str, kind: type, what: str):
@@ -634,10 +654,22 @@ def cmd_show_model(args: argparse.Namespace) -> int:
     return 0
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with the command line's one error form: `hetlab: error: ...` on one line
+    instead of a usage block. Subparsers are made of the same class (argparse uses the parent's
+    type), so every subcommand and every option's type conversion reports this way."""
+
+    def error(self, message: str):
+        # "argument --seed: invalid int value: 'nan'" -> "--seed expects a whole number, got 'nan'"
+        message = re.sub(r"^argument ([^:]+): ", r"\1: ", message)
+        message = re.sub(r": invalid int value: ", " expects a whole number, got ", message)
+        message = re.sub(r": invalid float value: ", " expects a number, got ", message)
+        print(error_line(f"{message} (see {self.prog} --help)"), file=sys.stderr)
+        raise SystemExit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="hetlab", description=MAIN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = OneLineParser(prog="hetlab", description=MAIN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     from hetlab import __version__
 
     parser.add_argument("--version", action="version", version=f"hetlab {__version__}")

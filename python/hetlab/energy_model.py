@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 
 from hetlab import _core, api
+from hetlab._files import read_attribute
 from hetlab.api import HetlabError
 
 
@@ -85,16 +86,16 @@ def read_debugfs(root: str | os.PathLike) -> list[dict]:
             try:
                 states.append(
                     {
-                        "frequency_khz": int((ps / "frequency").read_text()),
-                        "power_mw": int((ps / "power").read_text()),
+                        "frequency_khz": int(read_attribute(ps / "frequency")),
+                        "power_mw": int(read_attribute(ps / "power")),
                     }
                 )
             except (OSError, ValueError) as e:
                 raise HetlabError(f"'{ps}': cannot read its frequency and power ({e})") from None
         try:
-            cpus = parse_cpu_list((d / "cpus").read_text())
-        except ValueError:
-            raise HetlabError(f"'{d / 'cpus'}' is not a CPU list such as 0-3") from None
+            cpus = parse_cpu_list(read_attribute(d / "cpus"))
+        except (OSError, ValueError):
+            raise HetlabError(f"'{d / 'cpus'}' is not a CPU list such as 0-3 (or cannot be read)") from None
         if not states:
             raise HetlabError(f"'{d}' has no ps:<kHz> (or cs:<kHz>) directories")
         domains.append({"cpus": cpus, "ps": sorted(states, key=lambda s: s["frequency_khz"])})

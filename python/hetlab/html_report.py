@@ -195,7 +195,10 @@ def _placement_chart(intervals, title: str, cpus: int | None = None):
         pixel_s = (intervals["end_s"].max() - intervals["start_s"].min()) / PLACEMENT_PIXELS
         n_cpus = cpus or int(intervals["cpu"].max()) + 1
         colours = plt.get_cmap("tab10" if n_cpus <= 10 else "tab20")
-        fig, ax = plt.subplots(figsize=(9, 0.6 + 0.28 * len(threads)), dpi=100)
+        # room for the title, the time axis and the legend below it besides the rows: with one
+        # or two threads a height of rows alone leaves tight_layout no space (and it warns)
+        legend_rows = -(-n_cpus // 8)
+        fig, ax = plt.subplots(figsize=(9, 1.3 + 0.2 * legend_rows + 0.28 * len(threads)), dpi=100)
         for row, name in enumerate(threads):
             mine = intervals[intervals["thread"] == name]
             for cpu, part in mine.groupby("cpu"):

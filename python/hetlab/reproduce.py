@@ -149,8 +149,9 @@ def _check_earlier_results(out: Path, exp: Experiment, selected: list[Benchmark]
             )
 
 
-def _prepare_out(out: Path) -> None:
-    """Creates OUT (and parents) after checking that it can be written."""
+def _prepare_out(out: Path) -> list[Path]:
+    """Creates OUT (and parents) after checking that it can be written; returns the folders it
+    created, deepest first (removed again if the run fails before writing into them)."""
     if out.exists() and not out.is_dir():
         raise HetlabError(f"--out '{out}' exists and is not a directory")
     existing = out
@@ -160,13 +161,25 @@ def _prepare_out(out: Path) -> None:
         raise HetlabError(f"cannot create --out '{out}': '{existing}' is not a directory")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise HetlabError(f"cannot write --out '{out}': '{existing}' is not writable")
+    created = [p for p in (out, *out.parents) if not p.exists()]
     try:
         out.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=out, prefix=".probe.")
         os.close(fd)
         os.unlink(probe)
     except OSError as e:
+        _remove_if_empty(created)
         raise HetlabError(f"cannot write --out '{out}': {e.strerror}") from None
+    return created
+
+
+def _remove_if_empty(folders: list[Path]) -> None:
+    """Removes the folders a failed run created, deepest first, where nothing was written."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return  # not empty (a preparation kept for a resume) or already gone
 
 
 # --- the runs -----------------------------------------------------------------------------------
@@ -241,12 +254,15 @@ def _reproduce(
     plan = exp.check(settings, ctx) if exp.check else settings
     out_dir = Path(out if out is not None else Path("results") / exp.name)
     _check_earlier_results(out_dir, exp, selected, force)
-    _prepare_out(out_dir)
-
-    prepared = exp.prepare(plan, out_dir, ctx) if exp.prepare else Prepared()
-    t_runs = time.perf_counter()
-    specs = exp.calibrate(selected, ctx) if exp.calibrate else {b.label: b.workload for b in selected}
-    rows, kept, series = run_all(exp, selected, specs, prepared, reps, seed, ctx)
+    created = _prepare_out(out_dir)
+    try:
+        prepared = exp.prepare(plan, out_dir, ctx) if exp.prepare else Prepared()
+        t_runs = time.perf_counter()
+        specs = exp.calibrate(selected, ctx) if exp.calibrate else {b.label: b.workload for b in selected}
+        rows, kept, series = run_all(exp, selected, specs, prepared, reps, seed, ctx)
+    except BaseException:  # a failure or Ctrl-C before any output: no empty folder left behind
+        _remove_if_empty(created)
+        raise
     t_out = time.perf_counter()
 
     runs_df = report.runs_frame(rows)

@@ -39,6 +39,10 @@ pub struct RunResult {
     pub marks: Vec<Mark>,
     /// RCU's work and options (`kernel::rcu`), when RCU had callbacks or options were given.
     pub rcu: Option<crate::kernel::rcu::RcuReport>,
+    /// Set when every thread left waits on something only another of them could give (rt-app
+    /// `wait` nobody signals, a lock cycle): the run can go no further. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadlock: Option<Deadlock>,
     #[serde(skip)]
     pub series: Vec<SampleRow>,
     #[serde(skip)]
@@ -103,6 +107,14 @@ pub struct CciPortReport {
     /// This port's speculative fetches discarded and retried because the snoop response came
     /// after the DRAM data (the CCI counts them at its master interface to memory).
     pub mi_retry_speculative_fetch: u64,
+}
+
+/// Every thread left blocked forever: when, and what each waits on.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Deadlock {
+    pub time_s: f64,
+    /// "THREAD waits on KIND 'NAME'", one per blocked thread.
+    pub waits: Vec<String>,
 }
 
 /// A thread entered a marked phase.

@@ -126,7 +126,15 @@ impl<'a> Reader<'a> {
             self.pos += 1;
         }
         let text = std::str::from_utf8(&self.text[start..self.pos]).unwrap_or("");
-        text.parse::<f64>().map(Json::Num).map_err(|_| self.error(&format!("'{text}' is not a number")))
+        match text.parse::<f64>() {
+            // Rust reads 1e400 as infinity: beyond any double, not a number any field can hold
+            Ok(x) if x.is_infinite() => {
+                self.pos = start;
+                Err(self.error(&format!("{text} is out of range: a number's magnitude must be below {:e}", f64::MAX)))
+            }
+            Ok(x) => Ok(Json::Num(x)),
+            Err(_) => Err(self.error(&format!("'{text}' is not a number"))),
+        }
     }
 
     fn string(&mut self) -> Result<String, String> {
@@ -210,6 +218,15 @@ impl<'a> Reader<'a> {
 }
 
 fn parse(origin: &str, text: &str) -> Result<Json, String> {
+    // Refused, not skipped: JSON has no byte-order mark (RFC 8259 §8.1), and the file is meant
+    // for rt-app on a board, whose parser (json-c) may not skip one: say so here rather than
+    // simulate a file the board could refuse.
+    if text.starts_with('\u{feff}') {
+        return Err(format!(
+            "{origin}: the file starts with a UTF-8 byte-order mark (EF BB BF), which is not JSON; save it as \
+             UTF-8 without a BOM"
+        ));
+    }
     let mut reader = Reader { text: text.as_bytes(), pos: 0, origin };
     let value = reader.value(0)?;
     reader.skip()?;
@@ -1215,6 +1232,8 @@ mod tests {
             (r#"{"tasks": {"t": {"lock": ""}}}"#, "tasks.t.lock must not be empty"),
             (r#"{"tasks": {}}"#, "at least one task"),
             (r#"{"tasks": {"t": {"instance": 0, "run": 1}}}"#, "every task has 0 instances"),
+            (r#"{"tasks": {"t": {"run": 1e400}}}"#, "1e400 is out of range"),
+            ("\u{feff}{\"tasks\": {\"t\": {\"run\": 1}}}", "byte-order mark"),
         ];
         for (doc, says) in cases {
             let e = from_rtapp_json("x.json", doc).unwrap_err();

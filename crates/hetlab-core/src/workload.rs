@@ -624,8 +624,16 @@ impl PhaseFile {
                     (Some("static"), Some(_)) => {
                         return Err(format!("{at}: chunk_instructions belongs to allocation = \"dynamic\""))
                     }
-                    (Some("dynamic"), Some(c)) if c.is_finite() && c > 0.0 => {
+                    // A chunk larger than the phase's work leaves the pool looking empty (below a
+                    // millionth of a chunk is taken as rounding): the phase would do nothing.
+                    (Some("dynamic"), Some(c)) if c.is_finite() && c > 0.0 && c <= total => {
                         Allocation::Dynamic { chunk_instructions: c }
+                    }
+                    (Some("dynamic"), Some(c)) if c.is_finite() && c > total => {
+                        return Err(format!(
+                            "{at}.chunk_instructions must be in (0, {total}] (at most the phase's \
+                             parallel_instructions: a larger chunk would leave the phase with no work), got {c}"
+                        ))
                     }
                     (Some("dynamic"), _) => {
                         return Err(format!("{at}: allocation = \"dynamic\" needs a positive chunk_instructions"))
@@ -726,6 +734,13 @@ impl Workload {
             if t.phases.is_empty() {
                 return Err(format!("{at}.phases: a task needs at least one phase"));
             }
+            if t.repeat == 0 {
+                return Err(format!(
+                    "{at}.repeat must be in 1..={} (repeat = 0 would run the task's phases no times: a task \
+                     that does nothing; leave repeat out to run them once)",
+                    u32::MAX
+                ));
+            }
             let mut phases = Vec::new();
             for (pi, p) in t.phases.into_iter().enumerate() {
                 phases.push(p.into_phase(&format!("{at}.phases[{pi}]"))?);
@@ -735,7 +750,7 @@ impl Workload {
                 threads: t.threads,
                 nice: t.nice,
                 affinity: t.affinity,
-                repeat: t.repeat.max(1),
+                repeat: t.repeat,
                 phases,
                 prologue_phases: 0,
                 forked: false,
@@ -1097,6 +1112,8 @@ mod tests {
             (ok.replace("0.1", "1.5"), "shared_rmw_fraction must be within"),
             (ok.replace("parallel_instructions=8e9", "instructions=8e9"), "belong to parallel_instructions"),
             (ok.replace("8e9", "-1"), "parallel_instructions must be positive"),
+            (ok.replace("chunk_instructions=1e7", "chunk_instructions=1e12"), "chunk_instructions must be in (0, "),
+            (ok.replace("threads=8\n", "threads=8\nrepeat=0\n"), "repeat must be in 1..="),
         ] {
             let e = Workload::from_toml("p.toml", &bad).unwrap_err();
             assert!(e.contains(says) && e.starts_with("p.toml: tasks[0]"), "{e}");

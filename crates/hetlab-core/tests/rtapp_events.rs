@@ -335,3 +335,24 @@ fn a_fork_as_the_first_event_starts_the_child_at_once() {
     assert!(r.completed);
     assert_eq!(finish_ms(&r, "child").len(), 2);
 }
+
+#[test]
+fn a_deadlock_ends_the_run_and_says_who_waits_on_what() {
+    // a waits on a condition nobody signals; b takes m1 then m2, c takes m2 then m1
+    let doc = r#"{ "tasks": {
+        "a": { "loop": 1, "wait": { "ref": "never", "mutex": "w" } },
+        "b": { "loop": 1, "lock": "m1", "runtime": 1000, "lock2": "m2" },
+        "c": { "loop": 1, "lock": "m2", "runtime": 1000, "lock2": "m1" } } }"#;
+    let r = run(doc);
+    let d = r.deadlock.as_ref().expect("a deadlock");
+    assert!(!r.completed && r.time_s < 0.01, "the run ends there, not at the time limit: {}", r.time_s);
+    assert_eq!(d.waits.len(), 3, "{d:?}");
+    for want in ["a-0 waits on condition 'never'", "b-1 waits on mutex 'm2'", "c-2 waits on mutex 'm1'"] {
+        assert!(d.waits.iter().any(|w| w == want), "{want}: {d:?}");
+    }
+    // with rt-app's duration the run goes on to it, the deadlock still reported
+    let r = run(&doc.replacen("{ \"tasks\"", "{ \"global\": { \"duration\": 1 }, \"tasks\"", 1));
+    assert!(r.deadlock.is_some() && (r.time_s - 1.0).abs() < 1e-6, "{}", r.time_s);
+    // a run where everyone finishes has none
+    assert!(run(r#"{ "tasks": { "a": { "loop": 1, "run": 1000 } } }"#).deadlock.is_none());
+}

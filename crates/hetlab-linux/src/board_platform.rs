@@ -15,7 +15,7 @@ use std::path::Path;
 use hetlab_core::platform::Platform;
 use toml_edit::{value, Array, ArrayOfTables, DocumentMut, Item, Table, Value};
 
-use crate::sysfs::{cpu_capacity, cpu_dir, discover, read_str, Policy};
+use crate::sysfs::{cpu_dir, discover, read_optional, Policy};
 use crate::Roots;
 
 /// ARM's core part numbers (`CPU part` in /proc/cpuinfo, MIDR bits 15:4, implementer 0x41) as
@@ -46,7 +46,19 @@ struct Caches {
     l1d: Option<CacheLevel>,
     l1i: Option<CacheLevel>,
     l2: Option<CacheLevel>,
+    /// Attributes that hold no plausible value, each with the reason: left out, the
+    /// template's value stays (marked TODO) rather than the whole board being refused.
+    problems: Vec<String>,
 }
+
+/// Cache geometry as ARM's CCSIDR can describe it (sysfs's cacheinfo reads it from there or
+/// from the device tree): up to 1024 ways, lines of 16..=2048 bytes; sizes 1 KiB to 1 GiB.
+const MAX_WAYS: u32 = 1024;
+const LINE_BYTES: std::ops::RangeInclusive<u64> = 16..=2048;
+const CACHE_BYTES: std::ops::RangeInclusive<u64> = 1 << 10..=1 << 30;
+
+/// Largest /proc/cpuinfo read: about 1 KB per CPU, far beyond the CPUs a platform may have.
+const CPUINFO_LIMIT: u64 = 1 << 20;
 
 #[derive(Debug, Clone, Copy)]
 struct CacheLevel {
@@ -71,6 +83,8 @@ struct BoardCluster {
     /// How the core type was found (for its comment).
     core_type_source: String,
     capacity: Option<u32>,
+    /// Why `cpu_capacity` was not used, if the board shows one that is not a capacity.
+    capacity_problem: Option<String>,
     caches: Caches,
     deepest_idle: Option<IdleState>,
 }
@@ -85,7 +99,8 @@ pub fn from_board(roots: &Roots, template: &str) -> Result<String, String> {
             },
         )?;
     let base = Platform::from_toml(template, text)?;
-    let mut board: Vec<BoardCluster> = discover(roots)?.into_iter().map(|p| read_cluster(roots, p)).collect();
+    let mut board: Vec<BoardCluster> =
+        discover(roots)?.into_iter().map(|p| read_cluster(roots, p)).collect::<Result<_, _>>()?;
     // smallest capacity first, as the template's clusters are matched by rank
     board.sort_by_key(|c| (c.capacity.unwrap_or(0), c.policy.related_cpus[0]));
     let mut doc: DocumentMut = text.parse().map_err(|e| format!("template {template}: {e}"))?;
@@ -174,7 +189,7 @@ pub fn from_board(roots: &Roots, template: &str) -> Result<String, String> {
                     note(&mut t["l2_ways"], "read: ways_of_associativity");
                 }
             }
-            None => note(&mut t["l2_bytes"], &todo(&format!("cpu{cpu0}/cache shows no level-2 cache"))),
+            None => note(&mut t["l2_bytes"], &todo(&format!("cpu{cpu0}/cache shows no usable level-2 cache"))),
         }
         match &bc.deepest_idle {
             Some(s) if s.index > 0 => {
@@ -192,6 +207,13 @@ pub fn from_board(roots: &Roots, template: &str) -> Result<String, String> {
                 let reason = format!("cpu{cpu0}/cpuidle shows no state beyond WFI: no cluster power-down");
                 t.decor_mut().set_prefix(format!("\n# {reason}\n"));
             }
+        }
+        if !bc.caches.problems.is_empty() {
+            let mut prefix = t.decor().prefix().and_then(|p| p.as_str()).unwrap_or("\n").to_string();
+            for problem in &bc.caches.problems {
+                prefix += &format!("# {}\n", todo(&format!("{problem}; not used, the template's value stays")));
+            }
+            t.decor_mut().set_prefix(prefix);
         }
         for key in ["cci_port", "leakage_mw", "thermal_resistance_c_per_w", "thermal_capacitance_j_per_c"] {
             if t.contains_key(key) {
@@ -217,9 +239,16 @@ pub fn from_board(roots: &Roots, template: &str) -> Result<String, String> {
              TODO measure them on this board's cores\n",
             if same_name.is_some() { "the same core type" } else { "a different core type" }
         ));
-        if let Some(d) = dmips[rank] {
-            ct["capacity_dmips_mhz"] = value(i64::from(d));
-            note(&mut ct["capacity_dmips_mhz"], "derived: cpu_capacity / cpuinfo_max_freq, the largest at 1024");
+        match dmips[rank] {
+            Some(d) => {
+                ct["capacity_dmips_mhz"] = value(i64::from(d));
+                note(&mut ct["capacity_dmips_mhz"], "derived: cpu_capacity / cpuinfo_max_freq, the largest at 1024");
+            }
+            None => {
+                let why = board.iter().find_map(|c| c.capacity_problem.clone());
+                let why = why.unwrap_or_else(|| "not every cluster shows cpu_capacity".into());
+                note(&mut ct["capacity_dmips_mhz"], &todo(&format!("{why}; not derived")));
+            }
         }
         note(&mut ct["dynamic_power_coefficient"], &todo("the device tree's dynamic-power-coefficient, not in sysfs"));
         if let Some(l1d) = bc.caches.l1d {
@@ -274,9 +303,9 @@ pub fn from_board(roots: &Roots, template: &str) -> Result<String, String> {
     Ok(out)
 }
 
-fn read_cluster(roots: &Roots, policy: Policy) -> BoardCluster {
+fn read_cluster(roots: &Roots, policy: Policy) -> Result<BoardCluster, String> {
     let cpu = policy.related_cpus[0];
-    let (core_type, core_type_source) = match cpu_part(roots, cpu) {
+    let (core_type, core_type_source) = match cpu_part(roots, cpu)? {
         Some((0x41, part)) => match ARM_PARTS.iter().find(|(p, _)| *p == part) {
             Some((_, name)) => (name.to_string(), format!("read: /proc/cpuinfo CPU part {part:#x} of cpu{cpu}")),
             None => (
@@ -290,19 +319,44 @@ fn read_cluster(roots: &Roots, policy: Policy) -> BoardCluster {
         ),
         None => (format!("cpu{cpu}-core"), format!("TODO: /proc/cpuinfo names no CPU part for cpu{cpu}")),
     };
-    BoardCluster {
-        capacity: cpu_capacity(roots, cpu),
-        caches: read_caches(&cpu_dir(roots).join(format!("cpu{cpu}/cache"))),
-        deepest_idle: read_idle(&cpu_dir(roots).join(format!("cpu{cpu}/cpuidle"))),
+    let (capacity, capacity_problem) = match read_capacity(roots, cpu)? {
+        Ok(capacity) => (capacity, None),
+        Err(problem) => (None, Some(problem)),
+    };
+    Ok(BoardCluster {
+        capacity,
+        capacity_problem,
+        caches: read_caches(&cpu_dir(roots).join(format!("cpu{cpu}/cache")), cpu)?,
+        deepest_idle: read_idle(&cpu_dir(roots).join(format!("cpu{cpu}/cpuidle")))?,
         core_type,
         core_type_source,
         policy,
-    }
+    })
+}
+
+/// `cpu_capacity` of `cpu` (arch_topology: 1..=1024, the largest CPU at 1024): `Ok(None)` if
+/// the kernel has none; the inner error says why what it holds is not a capacity.
+fn read_capacity(roots: &Roots, cpu: usize) -> Result<Result<Option<u32>, String>, String> {
+    let Some(text) = read_optional(&cpu_dir(roots).join(format!("cpu{cpu}/cpu_capacity")))? else {
+        return Ok(Ok(None));
+    };
+    Ok(match text.parse::<u32>() {
+        Ok(v) if (1..=1024).contains(&v) => Ok(Some(v)),
+        _ => Err(format!("cpu{cpu}/cpu_capacity holds '{text}', not a capacity in 1..=1024")),
+    })
 }
 
 /// (implementer, part) of `cpu` from /proc/cpuinfo.
-fn cpu_part(roots: &Roots, cpu: usize) -> Option<(u32, u32)> {
-    let text = crate::infile::read_bounded(&roots.proc("cpuinfo"), crate::procstat::PROC_STAT_MAX_BYTES, true).ok()?;
+fn cpu_part(roots: &Roots, cpu: usize) -> Result<Option<(u32, u32)>, String> {
+    let path = roots.proc("cpuinfo");
+    if !path.try_exists().unwrap_or(true) {
+        return Ok(None);
+    }
+    let text = crate::infile::read_text(&path, CPUINFO_LIMIT, true)?;
+    Ok(part_of(&text, cpu))
+}
+
+fn part_of(text: &str, cpu: usize) -> Option<(u32, u32)> {
     let hex = |v: &str| u32::from_str_radix(v.trim().trim_start_matches("0x"), 16).ok();
     for block in text.split("\n\n") {
         let field = |name: &str| {
@@ -315,19 +369,52 @@ fn cpu_part(roots: &Roots, cpu: usize) -> Option<(u32, u32)> {
     None
 }
 
-fn read_caches(dir: &Path) -> Caches {
+fn read_caches(dir: &Path, cpu: usize) -> Result<Caches, String> {
     let mut caches = Caches::default();
-    let Ok(entries) = std::fs::read_dir(dir) else { return caches };
-    for entry in entries.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("index")) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(caches) };
+    let mut entries: Vec<_> =
+        entries.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("index")).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
         let d = entry.path();
-        let field = |name: &str| read_str(&d.join(name)).ok();
-        let (Some(level), Some(kind), Some(size)) = (field("level"), field("type"), field("size")) else { continue };
-        let Some(bytes) = parse_size(&size) else { continue };
-        let cache = CacheLevel {
-            bytes,
-            ways: field("ways_of_associativity").and_then(|w| w.parse().ok()),
-            line_bytes: field("coherency_line_size").and_then(|l| l.parse().ok()),
+        let index = entry.file_name().to_string_lossy().to_string();
+        let field = |name: &str| read_optional(&d.join(name));
+        let (Some(level), Some(kind), Some(size)) = (field("level")?, field("type")?, field("size")?) else { continue };
+        let mut problem = |name: &str, text: &str, want: &str| {
+            caches.problems.push(format!("cpu{cpu}/cache/{index}/{name} holds '{text}', not {want}"));
         };
+        let Some(bytes) = parse_size(&size).filter(|b| CACHE_BYTES.contains(b)) else {
+            problem("size", &size, "a cache size of 1K..1G (e.g. 32K)");
+            continue;
+        };
+        let ways = match field("ways_of_associativity")? {
+            Some(w) => match w.parse::<u32>() {
+                Ok(n) if (1..=MAX_WAYS).contains(&n) => Some(n),
+                _ => {
+                    problem("ways_of_associativity", &w, &format!("a number of ways in 1..={MAX_WAYS}"));
+                    None
+                }
+            },
+            None => None,
+        };
+        let line_bytes = match field("coherency_line_size")? {
+            Some(l) => match l.parse::<u64>() {
+                Ok(n) if n.is_power_of_two() && LINE_BYTES.contains(&n) => Some(n),
+                _ => {
+                    problem("coherency_line_size", &l, "a power of two in 16..=2048 bytes");
+                    None
+                }
+            },
+            None => None,
+        };
+        // sets = size / (ways x line) must be whole: otherwise one of the three is wrong
+        if let (Some(w), Some(l)) = (ways, line_bytes) {
+            if bytes % (u64::from(w) * l) != 0 {
+                problem("size", &size, &format!("a whole number of sets of {w} ways x {l} bytes"));
+                continue;
+            }
+        }
+        let cache = CacheLevel { bytes, ways, line_bytes };
         match (level.as_str(), kind.as_str()) {
             ("1", "Data") => caches.l1d = Some(cache),
             ("1", "Instruction") => caches.l1i = Some(cache),
@@ -335,7 +422,7 @@ fn read_caches(dir: &Path) -> Caches {
             _ => {}
         }
     }
-    caches
+    Ok(caches)
 }
 
 /// A cache `size` attribute: "32K", "2048K", "1M".
@@ -351,19 +438,19 @@ fn parse_size(text: &str) -> Option<u64> {
 }
 
 /// The deepest cpuidle state of a CPU.
-fn read_idle(dir: &Path) -> Option<IdleState> {
-    (0..16)
-        .map_while(|index| {
-            let d = dir.join(format!("state{index}"));
-            let number = |name: &str| read_str(&d.join(name)).ok().and_then(|v| v.parse::<u64>().ok());
-            Some(IdleState {
-                index,
-                name: read_str(&d.join("name")).ok()?,
-                latency_us: number("latency")?,
-                residency_us: number("residency")?,
-            })
-        })
-        .last()
+fn read_idle(dir: &Path) -> Result<Option<IdleState>, String> {
+    let mut deepest = None;
+    for index in 0..16 {
+        let d = dir.join(format!("state{index}"));
+        let number = |name: &str| Ok::<_, String>(read_optional(&d.join(name))?.and_then(|v| v.parse::<u64>().ok()));
+        let (Some(name), Some(latency_us), Some(residency_us)) =
+            (read_optional(&d.join("name"))?, number("latency")?, number("residency")?)
+        else {
+            break;
+        };
+        deepest = Some(IdleState { index, name, latency_us, residency_us });
+    }
+    Ok(deepest)
 }
 
 /// Per cluster: DMIPS/MHz from `cpu_capacity` and the top frequency (capacity ∝ DMIPS/MHz ×

@@ -30,6 +30,15 @@ pub fn read_str(path: &Path) -> Result<String, String> {
     }
 }
 
+/// Like [`read_str`], but an attribute the kernel does not provide is `None`; anything else
+/// that cannot be read (a FIFO, too large, no permission) is still an error.
+pub fn read_optional(path: &Path) -> Result<Option<String>, String> {
+    match path.try_exists() {
+        Ok(false) => Ok(None),
+        _ => read_str(path).map(Some),
+    }
+}
+
 fn read_hint(e: &std::io::Error) -> &'static str {
     match e.kind() {
         ErrorKind::NotFound => "; the kernel does not provide it (check the cpufreq driver)",

@@ -286,16 +286,19 @@ def check(settings: Settings, ctx: Context) -> Plan:
     if settings.model is not None:
         return Plan(check_model(settings.model, ctx.platform), settings.sweep, None)
     # characterize loads pandas: imported here, where it is needed, so that `hetlab` starts fast
-    from hetlab.characterize import PATTERNS
+    from hetlab.characterize import PATTERNS, sweep_plan
 
     sweep = settings.sweep
-    if sweep.reps < 2:
-        raise HetlabError(f"--sweep-reps must be at least 2 (the t-test needs repetitions), got {sweep.reps}")
-    if sweep.run_s <= 0:
-        raise HetlabError(f"--sweep-run-s must be positive, got {sweep.run_s}")
-    unknown = [p for p in sweep.patterns or () if p not in PATTERNS]
-    if unknown:
-        raise HetlabError(f"--sweep-patterns: unknown pattern(s) {', '.join(unknown)}; known: {', '.join(PATTERNS)}")
+    # the sweep's own rules, under this command's names for its options (--sweep-...)
+    options = dict(
+        patterns=list(sweep.patterns or PATTERNS),
+        sizes=list(sweep.sizes or ()),
+        reps=sweep.reps,
+        run_s=sweep.run_s,
+        seed=1,
+        active_opp=sweep.active_opp,
+    )
+    sweep_plan(ctx.platform, ctx.platform_sha256, options, flags="--sweep-")
     # the platform's hash: a platform file, or a built-in one in another hetlab version, may change
     # under the same name, and a sweep of the old one must not be reused
     plan = {

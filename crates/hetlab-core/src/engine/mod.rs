@@ -155,6 +155,8 @@ struct Outputs<'a> {
     /// A thread went through more than MAX_EVENTS_WITHOUT_PROGRESS work-less phases inside one
     /// event (a loop of `resume` phases): the run ends as making no progress.
     stuck: bool,
+    /// Every live user thread blocked forever (`sync::blocked_forever`), from when.
+    deadlock: Option<crate::result::Deadlock>,
     /// Logical CPUs the switcher moved to their partner core.
     cpu_switches: u64,
     /// Priority changes, for a trace: events traced before, tid, new kernel priority.
@@ -219,6 +221,9 @@ pub struct Engine<'a> {
     deferred_preempt: Option<(usize, bool)>,
     /// Threads of the workload not yet done (kernel threads do not keep a run going).
     live_user_threads: usize,
+    /// A user thread blocked or ended during the current event: look for a deadlock after it
+    /// (not inside it: a thread may block and wake another within one event).
+    look_for_deadlock: bool,
     timers: Timers,
     rcu: rcu::RcuState,
     cpus: Vec<Cpu>,
@@ -290,7 +295,7 @@ impl<'a> Engine<'a> {
         if !completed && self.stop_asked() {
             return Err(STOPPED.into());
         }
-        if self.out.stuck || (!completed && self.now_us < limit_us) {
+        if self.out.stuck || (!completed && self.now_us < limit_us && self.out.deadlock.is_none()) {
             return Err(format!(
                 "no progress in simulated time at {:.6} s after {MAX_EVENTS_WITHOUT_PROGRESS} events: a task loops \
                  through phases without work or sleep; give its phases instructions or sleep_us",
@@ -341,6 +346,13 @@ impl<'a> Engine<'a> {
             }
             if self.dirty {
                 self.recompute();
+            }
+            if std::mem::take(&mut self.look_for_deadlock) {
+                self.note_deadlock();
+                // nothing can happen any more; a workload with a duration (rt-app's) runs to it
+                if self.out.deadlock.is_some() && self.duration_us.is_none() {
+                    return false;
+                }
             }
             self.out.events += 1;
             if self.out.events.is_multiple_of(STOP_CHECK_EVENTS) && self.checkpoint() {

@@ -10,7 +10,7 @@ use crate::trace::TraceThreads;
 impl Engine<'_> {
     /// The name a thread's comm shows: the workload's threads `task-N`, kernel threads their
     /// task's name.
-    fn thread_name(&self, t: usize) -> String {
+    pub(super) fn thread_name(&self, t: usize) -> String {
         let th = &self.threads[t];
         let task = &self.tasks[th.task].name;
         if th.kernel {
@@ -103,6 +103,7 @@ impl Engine<'_> {
             cpu_switches: self.out.cpu_switches,
             rt_throttles: self.out.rt_throttles,
             completed,
+            deadlock: self.out.deadlock.take(),
             time_s: time_us * 1e-6,
             energy,
             clusters,

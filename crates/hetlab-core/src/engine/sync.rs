@@ -98,6 +98,14 @@ impl SyncObjects {
         self.fork_ids.get(task).copied()
     }
 
+    /// What thread `t` waits on, as "KIND 'NAME'", if it is in an object's queue.
+    pub fn waited_on(&self, t: usize) -> Option<String> {
+        const NAMES: [&str; KINDS] = ["condition", "mutex", "semaphore", "barrier", "timer"];
+        self.ids.iter().zip(NAMES).find_map(|(ids, kind)| {
+            ids.iter().find(|(_, &id)| self.waiters[id].contains(&t)).map(|(name, _)| format!("{kind} '{name}'"))
+        })
+    }
+
     /// The id of `name` of `kind`, if a phase names it.
     pub fn find(&self, kind: Object, name: &str) -> Option<usize> {
         self.ids[kind as usize].get(name).copied()
@@ -155,6 +163,31 @@ impl Engine<'_> {
                 false
             }
         }
+    }
+
+    /// Records a deadlock if every user thread not done waits (`Suspended`): on an object,
+    /// at a barrier or to be forked. Only user threads resume, signal, unlock, post or fork,
+    /// so none of them will ever go on.
+    pub(super) fn note_deadlock(&mut self) {
+        let user = || self.threads.iter().enumerate().filter(|(_, th)| !th.kernel && th.state != ThreadState::Done);
+        if self.out.deadlock.is_some() || self.live_user_threads == 0 {
+            return;
+        }
+        // a user thread on a CPU is no deadlock: the usual answer, found without a scan of
+        // every thread (a barrier of thousands of threads checks at each arrival)
+        if self.sched.rqs.iter().any(|rq| rq.curr.is_some_and(|t| !self.threads[t].kernel)) {
+            return;
+        }
+        if user().any(|(_, th)| th.state != ThreadState::Suspended) {
+            return;
+        }
+        let waits = user()
+            .map(|(t, _)| {
+                let on = self.sync.waited_on(t).unwrap_or_else(|| "a barrier or a fork".into());
+                format!("{} waits on {on}", self.thread_name(t))
+            })
+            .collect();
+        self.out.deadlock = Some(crate::result::Deadlock { time_s: self.now_us * 1e-6, waits });
     }
 
     /// `t` waits on object `id` until another thread lets it go on.

@@ -318,6 +318,7 @@ impl Engine<'_> {
 
     /// `t` sleeps until someone wakes it (a condition or barrier wait).
     pub(super) fn block(&mut self, t: usize) {
+        self.look_for_deadlock |= !self.threads[t].kernel;
         if self.threads[t].state == ThreadState::Running {
             let cpu = self.sched.entities[t].cpu;
             self.switch_out(cpu, ThreadState::Suspended, PrevState::Sleeping);
@@ -425,6 +426,7 @@ impl Engine<'_> {
         self.threads[t].finish_us = self.now_us;
         if !self.threads[t].kernel {
             self.live_user_threads -= 1;
+            self.look_for_deadlock = true; // the others may wait on what it never gave
         }
         self.rtapp_exit(t);
         let cpu = self.sched.entities[t].cpu;

@@ -51,13 +51,6 @@ impl PerfCounters {
     /// Counters for `sampling` on `platform` (with `ncpus` logical CPUs); every error names
     /// the setting and the fix.
     pub fn new(sampling: &PerfSampling, platform: &Platform, ncpus: usize) -> Result<PerfCounters, String> {
-        let cost: &PerfSampleCost = platform.perf_sample.as_ref().ok_or_else(|| {
-            format!(
-                "perf sampling: platform {} gives no [perf_sample] cost (cycles, counted_instructions); add it to \
-                 the platform file",
-                platform.name
-            )
-        })?;
         if sampling.cpus.is_empty() {
             return Err("perf sampling: no CPU given (perf record -C); name at least one".into());
         }
@@ -72,6 +65,14 @@ impl PerfCounters {
             }
             counted[cpu] = Some(0.0);
         }
+        // the CPUs first: a CPU the platform lacks is the user's mistake to name, whatever the platform
+        let cost: &PerfSampleCost = platform.perf_sample.as_ref().ok_or_else(|| {
+            format!(
+                "perf sampling: platform {} gives no [perf_sample] cost (cycles, counted_instructions); add it to \
+                 the platform file",
+                platform.name
+            )
+        })?;
         let period = sampling.period_instructions as f64;
         if period <= cost.counted_instructions {
             return Err(format!(
@@ -195,5 +196,9 @@ mod tests {
         let e =
             PerfCounters::new(&PerfSampling { cpus: vec![1], period_instructions: 10_000 }, &exynos, 8).unwrap_err();
         assert!(e.contains("[perf_sample]") && e.contains("exynos5422"), "{e}");
+        // a CPU out of range is named before the missing cost
+        let e =
+            PerfCounters::new(&PerfSampling { cpus: vec![99], period_instructions: 10_000 }, &exynos, 8).unwrap_err();
+        assert!(e.contains("cpu99 does not exist") && e.contains("cpu0-7"), "{e}");
     }
 }
