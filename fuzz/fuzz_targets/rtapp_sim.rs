@@ -1,7 +1,8 @@
-//! Any bytes as an rt-app file, simulated for 20 ms of the Exynos 5422 under EAS: the file loads
-//! or is an error line, and the run (threads waiting on one another's mutexes, conditions,
-//! barriers, semaphores, timers, forks and phase affinities) ends or is an error; never a
-//! panic or a hang.
+//! Any bytes as an rt-app file, simulated for 20 ms of the Exynos 5422 under EAS (5.10) or, for
+//! inputs of odd length, `smp` (3.10): the file loads or is an error line, and the run (threads
+//! waiting on one another's mutexes, conditions, barriers, semaphores, timers, forks and phase
+//! affinities; RT tasks throttled within 5 ms of each 10 ms period, RR turns of 5 ms) ends or
+//! is an error; never a panic or a hang.
 #![no_main]
 use hetlab_core::engine::{simulate, SimConfig};
 use hetlab_core::platform::Platform;
@@ -19,7 +20,11 @@ fuzz_target!(|data: &[u8]| {
     let platform = Platform::builtin("exynos5422").expect("built-in");
     let plan = SimConfig::governor_plan(&platform, "schedutil", &[], None, &[]).expect("schedutil");
     let mut config = SimConfig::new(plan);
-    config.scheduler = SchedPolicy::Eas;
+    config.scheduler = if data.len() % 2 == 0 { SchedPolicy::Eas } else { SchedPolicy::Smp };
+    config.sched_tunables =
+        [("sched_rt_period_us", 10_000.0), ("sched_rt_runtime_us", 5_000.0), ("sched_rr_timeslice_ms", 5.0)]
+            .map(|(name, value)| (name.to_string(), value))
+            .to_vec();
     config.series = false;
     // no trace: a work-less forever loop (reported after a million events at one instant)
     // would record millions of events first; the markers have their own tests
