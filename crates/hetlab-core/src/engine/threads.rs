@@ -365,7 +365,8 @@ impl Engine<'_> {
         }
         let cpu = self.sched.entities[t].cpu;
         let running = self.threads[t].state == ThreadState::Running;
-        let waiting = self.threads[t].state == ThreadState::Runnable;
+        // runnable but on no queue yet: a new thread's first phases
+        let waiting = self.threads[t].state == ThreadState::Runnable && self.is_queued(t);
         if waiting {
             self.dequeue_waiting(t);
         }
@@ -557,6 +558,16 @@ impl Engine<'_> {
         self.threads[t].migrations += 1;
         self.trace_migrate(t, from, to, on);
         self.move_entity(t, from, to);
+    }
+
+    /// `t` waits on its CPU's run queue.
+    fn is_queued(&self, t: usize) -> bool {
+        let se = &self.sched.entities[t];
+        let rq = &self.sched.rqs[se.cpu];
+        match se.class.rt_priority() {
+            Some(priority) => rq.rt.contains(t, priority, se.rt_arrival),
+            None => rq.queue.contains(t, se.vruntime),
+        }
     }
 
     /// Waiting `t` leaves its CPU's run queue (and, CFS, its weight the queue's load).

@@ -155,6 +155,10 @@ impl RtQueue {
     pub fn remove(&mut self, task: usize, priority: u8, arrival: u64) -> bool {
         self.waiting.remove(&Self::key(priority, arrival, task))
     }
+    /// `task`, of `priority`, waits here with `arrival`.
+    pub fn contains(&self, task: usize, priority: u8, arrival: u64) -> bool {
+        self.waiting.contains(&Self::key(priority, arrival, task))
+    }
     /// The task to run next (`pick_next_rt_entity`).
     pub fn first(&self) -> Option<usize> {
         self.waiting.first().map(|&(_, _, t)| t)
