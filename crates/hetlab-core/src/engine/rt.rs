@@ -29,9 +29,9 @@ impl Engine<'_> {
     }
 
     /// RT `t` joins `cpu`'s RT queue at the tail of its priority: runs at once on an idle CPU,
-    /// preempts CFS or a lower priority, or else waits and is pushed to a CPU where it would run
-    /// (`task_woken_rt`).
-    pub(super) fn enqueue_rt(&mut self, cpu: usize, t: usize) {
+    /// preempts CFS or a lower priority, or else waits and, if `push`, is pushed to a CPU where
+    /// it would run (`task_woken_rt`; a task pushed here is not pushed on from here at once).
+    pub(super) fn enqueue_rt(&mut self, cpu: usize, t: usize, push: bool) {
         self.threads[t].state = ThreadState::Runnable;
         self.start_rt_bandwidth();
         let throttled = self.sched.rqs[cpu].rt.throttled;
@@ -44,7 +44,7 @@ impl Engine<'_> {
         let priority = self.sched.entities[t].class.rt_priority();
         if !throttled && curr.is_some_and(|c| self.sched.entities[c].class.rt_priority() < priority) {
             self.resched(cpu);
-        } else {
+        } else if push {
             self.push_rt(cpu);
         }
     }
@@ -69,7 +69,7 @@ impl Engine<'_> {
                 return;
             };
             self.move_waiting(t, to, cpu);
-            self.enqueue_rt(to, t);
+            self.enqueue_rt(to, t, false);
         }
     }
 

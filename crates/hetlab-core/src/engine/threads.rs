@@ -512,7 +512,7 @@ impl Engine<'_> {
         self.update_rq_avg(cpu);
         self.update_curr(cpu);
         if self.sched.entities[t].is_rt() {
-            return self.enqueue_rt(cpu, t);
+            return self.enqueue_rt(cpu, t, true);
         }
         let tunables = self.sched.cfs;
         let rq = &mut self.sched.rqs[cpu];
