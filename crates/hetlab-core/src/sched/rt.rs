@@ -1,5 +1,5 @@
 //! The real-time class, SCHED_FIFO and SCHED_RR (kernel/sched/rt.c and cpupri.c; the rules
-//! are the same in the 3.10 and 5.10 kernels hetlab models, but for 5.10's capacity fitness):
+//! are the same in the 3.10 and 5.10 kernels hetlab models but where a rule names its kernel):
 //!
 //! - It sits above CFS: an RT task runs before any CFS task and preempts one at once
 //!   (`check_preempt_curr`); among RT tasks the higher `sched_priority` (1..99) preempts at
@@ -22,13 +22,11 @@
 //!   capacity reaches the task's `util_min`, which is 1024 for an RT task without one of its
 //!   own (`sysctl_sched_uclamp_util_min_rt_default`, Linux 5.9+): RT tasks go to the biggest
 //!   CPUs while those have room (`rt_task_fits_capacity`, `cpupri_find_fitness`).
-//!
 //! - Throttling ([`Bandwidth`]): a CPU's RT tasks may run `sched_rt_runtime_us` (950 ms) of each
 //!   `sched_rt_period_us` (1 s); past that, checked at its ticks, the CPU's RT queue stops
 //!   (CFS runs) until the period timer gives the runtime back. With RT_RUNTIME_SHARE (on in
 //!   3.10, off since 5.10) a CPU first borrows spare runtime from the others
 //!   ([`borrow_runtime`]), so a lone RT hog is never throttled there.
-//!
 //! - Utilisation (5.10): a run queue tracks its RT time with PELT (`avg_rt`, [`util_now`]);
 //!   schedutil adds it to CFS's, and CFS may use only the rest of the CPU ([`capacity_of`],
 //!   `scale_rt_capacity`), which EAS's fit and energy estimates read.
