@@ -263,9 +263,9 @@ fn read_policy(name: String, dir: PathBuf) -> Result<Policy, String> {
     let f = |n: &str| dir.join(n);
     let related_cpus =
         parse_cpu_list(&read_str(&f("related_cpus"))?).map_err(|e| format!("{}: {e}", display(&f("related_cpus"))))?;
-    let affected_cpus = match read_str(&f("affected_cpus")) {
-        Ok(s) => parse_cpu_list(&s).map_err(|e| format!("{}: {e}", display(&f("affected_cpus"))))?,
-        Err(_) => related_cpus.clone(),
+    let affected_cpus = match read_optional(&f("affected_cpus"))? {
+        Some(s) => parse_cpu_list(&s).map_err(|e| format!("{}: {e}", display(&f("affected_cpus"))))?,
+        None => related_cpus.clone(),
     };
     if related_cpus.is_empty() {
         return Err(format!("{} lists no CPUs", display(&f("related_cpus"))));
@@ -287,9 +287,9 @@ fn read_policy(name: String, dir: PathBuf) -> Result<Policy, String> {
             .map(|w| w.parse::<u32>().map_err(|_| format!("{}: '{w}' is not a frequency in kHz", display(file))))
             .collect()
     };
-    let (mut opps_khz, opps_source) = if let Ok(s) = read_str(&f("scaling_available_frequencies")) {
+    let (mut opps_khz, opps_source) = if let Some(s) = read_optional(&f("scaling_available_frequencies"))? {
         (parse_list(&s, &f("scaling_available_frequencies"))?, "scaling_available_frequencies")
-    } else if let Ok(s) = read_str(&f("stats/time_in_state")) {
+    } else if let Some(s) = read_optional(&f("stats/time_in_state"))? {
         let firsts: String = s.lines().filter_map(|l| l.split_whitespace().next()).collect::<Vec<_>>().join(" ");
         (parse_list(&firsts, &f("stats/time_in_state"))?, "stats/time_in_state")
     } else {
@@ -301,7 +301,7 @@ fn read_policy(name: String, dir: PathBuf) -> Result<Policy, String> {
     if opps_khz.is_empty() {
         return Err(format!("{}: the policy lists no frequencies ({opps_source})", display(&dir)));
     }
-    let available_governors = read_str(&f("scaling_available_governors"))
+    let available_governors = read_optional(&f("scaling_available_governors"))?
         .map(|s| s.split_whitespace().map(str::to_string).collect())
         .unwrap_or_default();
     Ok(Policy {
