@@ -88,14 +88,13 @@ impl Engine<'_> {
     pub(super) fn rt_check_runtime(&mut self, cpu: usize, t: usize) -> bool {
         self.account_rt(cpu);
         let bw = self.sched.rt_bandwidth;
-        let rt = &self.sched.rqs[cpu].rt;
-        if rt.runtime_us >= bw.period_us || rt.time_us <= rt.runtime_us {
+        let within = |rt: &rt::RtQueue| rt.runtime_us >= bw.period_us || rt.time_us <= rt.runtime_us;
+        if within(&self.sched.rqs[cpu].rt) {
             return false;
         }
         if bw.share {
             rt::borrow_runtime(&mut self.sched.rqs, cpu, bw.period_us);
-            let rt = &self.sched.rqs[cpu].rt;
-            if rt.runtime_us >= bw.period_us || rt.time_us <= rt.runtime_us {
+            if within(&self.sched.rqs[cpu].rt) {
                 return false;
             }
         }
@@ -167,7 +166,7 @@ impl Engine<'_> {
     /// other task of its priority, if one waits, runs.
     pub(super) fn rt_requeue_tail(&mut self, cpu: usize, t: usize) {
         let rq = &self.sched.rqs[cpu];
-        if rq.rt.highest_waiting().is_some() && rq.rt.highest_waiting() == self.sched.entities[t].class.rt_priority() {
+        if rq.rt.highest_waiting().is_some_and(|p| Some(p) == self.sched.entities[t].class.rt_priority()) {
             let next = rq.rt.first().expect("waiting");
             self.sched.rt_arrivals += 1;
             self.sched.entities[t].rt_arrival = self.sched.rt_arrivals;

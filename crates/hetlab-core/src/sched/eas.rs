@@ -145,7 +145,7 @@ impl Eas {
 
     /// `cpu_util` of every CPU now, into `self.util`.
     fn refresh_utils(&mut self, view: &SchedView) {
-        let now_ns = now_ns(view);
+        let now_ns = view.now_ns();
         self.util.clear();
         self.util.extend(view.rqs.iter().map(|rq| rq_util_now(rq, now_ns)));
     }
@@ -187,7 +187,7 @@ impl Eas {
     /// `dst`; the whole capacity while an RT task is runnable), priced by the EM.
     fn compute_energy(&self, view: &SchedView, pd: &PerfDomain, w: Wakee, dst: Option<usize>) -> u64 {
         let (mut max_util, mut sum_util) = (0, 0);
-        let now_ns = now_ns(view);
+        let now_ns = view.now_ns();
         for cpu in (0..view.ncpus()).filter(|&c| view.cluster_of[c] == pd.cluster && view.rqs[c].online) {
             let rq = &view.rqs[cpu];
             let util = (self.cpu_util_next(view, cpu, w, dst) + rt::util_now(rq, now_ns)).min(pd.capacity);
@@ -209,7 +209,7 @@ impl Eas {
     pub fn find_energy_efficient_cpu(&mut self, view: &SchedView, thread: usize) -> usize {
         let task = &view.tasks[thread];
         let prev = task.cpu;
-        let now_ns = now_ns(view);
+        let now_ns = view.now_ns();
         let w = Wakee { prev, util: task_util_now(task, now_ns), clamp: task.uclamp };
         if w.util == 0 {
             return prev;
@@ -307,11 +307,6 @@ impl Eas {
     }
 }
 
-/// PELT's clock in the engine's rounding of `now` (ns).
-fn now_ns(view: &SchedView) -> u64 {
-    (view.now_us * 1000.0).round() as u64
-}
-
 /// A run queue's utilisation now: decayed to now while idle, else as last updated.
 fn rq_util_now(rq: &RunQueue, now_ns: u64) -> u64 {
     if rq.cfs_curr().is_some() {
@@ -354,8 +349,8 @@ impl Placement for Eas {
         // enqueue_task_fair -> update_overutilized_status, skipped for a new task's first enqueue
         if kind == WakeKind::Wakeup && !self.overutilized {
             let task = &view.tasks[thread];
-            let util = rq_util_now(&view.rqs[target], now_ns(view))
-                + if task.cpu == target { 0 } else { task_util_now(task, now_ns(view)) };
+            let util = rq_util_now(&view.rqs[target], view.now_ns())
+                + if task.cpu == target { 0 } else { task_util_now(task, view.now_ns()) };
             self.overutilized = !fits_capacity(util, rt::capacity_of(view, target));
         }
         target

@@ -525,7 +525,7 @@ impl Hmp {
 
     fn now_ns(view: &SchedView) -> u64 {
         // never 0, which means "never migrated"
-        ((view.now_us * 1000.0).round() as u64).max(1)
+        view.now_ns().max(1)
     }
 
     /// `hmp_force_up_migration`: every CPU's up-migration or offload candidate. Both need an

@@ -165,6 +165,10 @@ impl SchedView<'_> {
     pub fn ncpus(&self) -> usize {
         self.rqs.len()
     }
+    /// Now on PELT's clock, ns (the engine's rounding of `now_us`).
+    pub fn now_ns(&self) -> u64 {
+        (self.now_us * 1000.0).round() as u64
+    }
 }
 
 /// Why a CPU is being chosen.

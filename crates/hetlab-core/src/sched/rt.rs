@@ -199,8 +199,7 @@ pub fn util_now(rq: &super::cfs::RunQueue, now_ns: u64) -> u64 {
 /// `capacity_of` (`scale_rt_capacity`, 5.10): what CFS may use of `cpu`, its capacity less its
 /// RT utilisation, at least 1.
 pub fn capacity_of(view: &SchedView, cpu: usize) -> u64 {
-    let now_ns = (view.now_us * 1000.0).round() as u64;
-    u64::from(view.capacity[cpu]).saturating_sub(util_now(&view.rqs[cpu], now_ns)).max(1)
+    u64::from(view.capacity[cpu]).saturating_sub(util_now(&view.rqs[cpu], view.now_ns())).max(1)
 }
 
 /// `task`'s RT priority; it must be an RT task.
