@@ -274,6 +274,11 @@ pub struct Cluster {
     /// busy power. Empty: not described (the cluster costs only its cores and leakage).
     #[serde(default)]
     pub active_mw: Vec<f64>,
+    /// Switched capacitance of the cluster's clocked shared logic (clock tree, L2, snoop
+    /// control), µW/MHz/V²: C·V²·f drawn while the cluster is powered, its cores busy or in WFI
+    /// alike (WFI gates a core's clock, not the L2's). 0: not described.
+    #[serde(default)]
+    pub clock_power_coefficient: f64,
     /// Cluster power-down (cpuidle's cluster state), both or neither; `None`: WFI only.
     #[serde(default)]
     pub cluster_off_exit_latency_us: Option<u32>,
@@ -545,6 +550,7 @@ impl Platform {
             }
             positive(&f("l2_bytes"), c.l2_bytes as f64)?;
             non_negative(&f("leakage_mw"), c.leakage_mw)?;
+            non_negative(&f("clock_power_coefficient"), c.clock_power_coefficient)?;
             fraction(&f("core_leakage_share"), c.core_leakage_share)?;
             non_negative(&f("cluster_off_wakeup_energy_uj"), c.cluster_off_wakeup_energy_uj)?;
             if !c.active_mw.is_empty() && c.active_mw.len() != c.opps.len() {

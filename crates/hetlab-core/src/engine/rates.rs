@@ -353,8 +353,8 @@ impl Engine<'_> {
         o
     }
 
-    /// Each cluster's power: every core by its activity, and the cluster's leakage at its
-    /// temperature now.
+    /// Each cluster's power: every core by its activity, the powered cluster's clocked shared
+    /// logic, and its leakage at its temperature now.
     fn solve_power(&mut self) {
         let platform = self.platform;
         let nclusters = self.hw.clusters.len();
@@ -380,6 +380,9 @@ impl Engine<'_> {
                 dynamic += cluster.active_mw_at(self.hw.clusters[c].cur_opp);
             }
             let hw = &mut self.hw.clusters[c];
+            if hw.powered {
+                dynamic += power::cluster_clock_mw(cluster, volts, khz);
+            }
             // A core no online logical CPU is on is power-gated (the switcher's outbound core).
             let gated_cores = cluster.cpus.len().saturating_sub(online_cpus);
             hw.power.static_mw =

@@ -1,6 +1,6 @@
 //! Power: per-core dynamic power C·V²·f·activity (the Linux Energy Model's formula, with the
-//! activity of a core stalled on memory below 1) and cluster leakage rising with voltage and
-//! temperature.
+//! activity of a core stalled on memory below 1), the cluster's clocked shared logic (C·V²·f
+//! while powered) and cluster leakage rising with voltage and temperature.
 
 use crate::platform::{Cluster, CoreType};
 
@@ -12,6 +12,12 @@ pub const LEAKAGE_TEMP_COEFF_PER_C: f64 = std::f64::consts::LN_2 / 35.0;
 /// activity (1 = fully busy, the Linux Energy Model's assumption).
 pub fn core_dynamic_mw(core: &CoreType, voltage_v: f64, freq_khz: u32, activity: f64) -> f64 {
     core.dynamic_power_coefficient * voltage_v * voltage_v * (freq_khz as f64 / 1000.0) * activity / 1000.0
+}
+
+/// Dynamic power of a powered cluster's shared logic (clock tree, L2, snoop control), mW: it
+/// is clocked whether the cores run or wait in WFI.
+pub fn cluster_clock_mw(cluster: &Cluster, voltage_v: f64, freq_khz: u32) -> f64 {
+    cluster.clock_power_coefficient * voltage_v * voltage_v * (freq_khz as f64 / 1000.0) / 1000.0
 }
 
 /// Switching activity of a core running a phase that spends `stall_share` of its time waiting
@@ -42,6 +48,17 @@ mod tests {
         let a7 = core_dynamic_mw(p.core_type_of(0), 1.275, 1_400_000, 1.0);
         assert!((a15 - 1067.9).abs() < 1.0, "{a15}");
         assert!((a7 - 204.8).abs() < 0.1, "{a7}");
+    }
+
+    #[test]
+    fn the_clocked_shared_logic_follows_v_squared_f() {
+        let mut p = Platform::builtin("exynos5422").unwrap();
+        let c = &mut p.clusters[0];
+        c.clock_power_coefficient = 40.0;
+        // 40 µW/MHz/V² at 0.9 V and 700 MHz: 40 · 0.81 · 700 µW
+        assert!((cluster_clock_mw(c, 0.9, 700_000) - 22.68).abs() < 1e-9);
+        c.clock_power_coefficient = 0.0;
+        assert_eq!(cluster_clock_mw(c, 1.3, 2_000_000), 0.0);
     }
 
     #[test]
