@@ -10,8 +10,10 @@ frequency-independent part (with the snoop path re-derived from the same observa
 paper's 0.6-0.7 GHz threshold: (145 ns - fixed) x 0.65 GHz / 27 A15 L2 cycles), what the CCI
 does with a speculative fetch that returns before the snoop response (the TRM's retry, or
 keeping the early data), the DRAM at the paper's 933 MHz, a GPU rail in the sensor sum,
-BUS_ACCESS per beat, the switching activity of a core stalled on memory (no source) and the A7's
-power coefficient (the HC2 wall increment suggests about half).
+BUS_ACCESS per beat, the switching activity of a core stalled on memory (no source), the A7's
+power coefficient (the HC2 wall increment suggests about half), and how the XU3 measurements'
+loose splits (A7 leakage, A15 clock vs leakage, A15 per-core coefficient) could fall, with the
+power model before them as the last row.
 """
 
 import re
@@ -51,7 +53,25 @@ VARIANTS = [
     ("stall_activity = 1 (both core types)", {"stall_activity": "1.0"}),
     # 4 busy A7s at 1.4 GHz add 385 mW at the HC2's wall, 845 mW in the model (model-review §3.2,
     # a weak source): the A7's coefficient halved.
-    ("A7 dynamic_power_coefficient = 45", {"dynamic_power_coefficient": "45"}),
+    ("A7 dynamic_power_coefficient = 45", {"dynamic_power_coefficient#1": "45"}),
+    # The A7's leakage at the bound its idle draw at 200 MHz sets (the platform file's comment).
+    ("A7 leakage_mw = 6.2 (the bound)", {"leakage_mw#1": "6.2"}),
+    # The A15's shared draw split the other way: all of it clocked (the fit with clock alone).
+    ("A15 clock 161, leakage 0", {"clock_power_coefficient#2": "161.0", "leakage_mw#2": "0.0"}),
+    # The A15's cores drawing what the kernel's EM says (the DT's 310) instead of the measured 414.
+    ("A15 measured_power_coefficient = 310 (DT)", {"measured_power_coefficient": "310.0"}),
+    # The power model before the XU3 measurements: leakage ASSUMPTIONS (A7 40 mW, A15 300 mW),
+    # no clocked shared logic, the DT coefficient, the board constant 3400 mW.
+    (
+        "before the XU3 power data",
+        {
+            "leakage_mw#1": "40.0",
+            "leakage_mw#2": "300.0",
+            "clock_power_coefficient": "0.0",
+            "measured_power_coefficient": "310.0",
+            "rest_power_mw": "3400.0",
+        },
+    ),
 ]
 
 # The claims shown, by the start of their text in report.md's claims table.
@@ -68,13 +88,20 @@ CLAIMS = [
 
 def variant_text(changes: dict[str, str]) -> str:
     """The platform file with each key's value replaced: every occurrence (a core-type key is
-    set on both core types), except `dynamic_power_coefficient`, whose first occurrence is the
-    A7's."""
+    set on both core types), or only the N-th where the key is written `key#N` (the A7's
+    cluster and core type come first, the A15's second)."""
     text = PLATFORM.read_text()
-    for key, value in changes.items():
-        count = 1 if key == "dynamic_power_coefficient" else 0
-        text, n = re.subn(rf"(?m)^{key} = [^#\n]*", f"{key} = {value}", text, count=count)
-        assert n >= 1, key
+    for spec, value in changes.items():
+        key, _, nth = spec.partition("#")
+        seen = 0
+
+        def replace(m: re.Match, key: str = key, nth: str = nth) -> str:
+            nonlocal seen
+            seen += 1
+            return f"{key} = {value}" if not nth or seen == int(nth) else m.group(0)
+
+        text = re.sub(rf"(?m)^{key} = [^#\n]*", replace, text)
+        assert seen >= max(1, int(nth or 1)), spec
     return text
 
 

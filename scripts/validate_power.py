@@ -13,6 +13,7 @@ not a test.
 """
 
 import argparse
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -61,7 +62,10 @@ def main() -> None:
             f"| {'4 A15' if r.cores == 'a15' else 'all 8'} | {r.a15_mhz} | {r.wall_mw:.0f} | {r.model_mw:.0f} | "
             f"{100 * err:+.1f} % | {over_measured:.0f} / {over_model:.0f} | {over_model / over_measured:.2f} |"
         )
-    print(f"\nidle: HC2 {idle.wall_mw:.0f} mW, hetlab {idle.model_mw:.0f} mW (the board constant is set from it)")
+    print(f"\nidle: HC2 {idle.wall_mw:.0f} mW, hetlab {idle.model_mw:.0f} mW (the board constant is set from it:")
+    rest = re.search(r"(?m)^rest_power_mw = ([0-9.]+)", Path(args.platform).read_text())
+    if rest:
+        print(f"rest_power_mw = {float(rest.group(1)) + idle.wall_mw - idle.model_mw:.0f} makes them equal)")
     print(f"mean |error| over the busy rows: {100 * sum(errors) / len(errors):.1f} %")
 
 

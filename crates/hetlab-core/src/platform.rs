@@ -208,8 +208,13 @@ pub struct GovernorCost {
 pub struct CoreType {
     pub name: String,
     pub capacity_dmips_mhz: u32,
-    /// µW/MHz/V².
+    /// The device tree's `dynamic-power-coefficient`, µW/MHz/V²: what the kernel's Energy
+    /// Model is built from.
     pub dynamic_power_coefficient: f64,
+    /// The core's switched capacitance measured on a board, µW/MHz/V², where it differs from
+    /// the device tree's estimate: the power the model draws. `None`: the DT value.
+    #[serde(default)]
+    pub measured_power_coefficient: Option<f64>,
     pub l1d_bytes: u64,
     pub line_bytes: u64,
     pub l1_hit_cycles: f64,
@@ -474,6 +479,9 @@ impl Platform {
             let f = |x: &str| format!("core_types '{}'.{x}", t.name);
             positive(&f("capacity_dmips_mhz"), t.capacity_dmips_mhz as f64)?;
             positive(&f("dynamic_power_coefficient"), t.dynamic_power_coefficient)?;
+            if let Some(c) = t.measured_power_coefficient {
+                positive(&f("measured_power_coefficient"), c)?;
+            }
             positive(&f("l1d_bytes"), t.l1d_bytes as f64)?;
             if !t.line_bytes.is_power_of_two() {
                 return Err(format!("{} must be a power of two, got {}", f("line_bytes"), t.line_bytes));
@@ -780,10 +788,14 @@ mod tests {
         assert!(e.contains("zero cores"), "{e}");
         let e = broken("hz = 200", "hz = 200\nturbo = true");
         assert!(e.contains("unknown field `turbo`"), "{e}");
-        let e = broken("leakage_mw = 40.0", "");
+        let e = broken("leakage_mw = 0.0", "");
         assert!(e.contains("missing field `leakage_mw`"), "{e}");
-        let e = broken("leakage_mw = 40.0", "leakage_mw = -4.0");
+        let e = broken("leakage_mw = 0.0", "leakage_mw = -4.0");
         assert!(e.contains("leakage_mw must not be negative"), "{e}");
+        let e = broken("clock_power_coefficient = 39.7", "clock_power_coefficient = -1.0");
+        assert!(e.contains("clock_power_coefficient must not be negative"), "{e}");
+        let e = broken("measured_power_coefficient = 414.0", "measured_power_coefficient = 0.0");
+        assert!(e.contains("measured_power_coefficient"), "{e}");
         let e = broken("l2_bytes = 524288", "l2_bytes = -1");
         assert!(e.contains("broken.toml:"), "{e}");
     }

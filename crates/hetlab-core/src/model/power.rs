@@ -8,16 +8,22 @@ use crate::platform::{Cluster, CoreType};
 /// documented in the platform file's leakage comments): exp(ln 2 / 35 · ΔT).
 pub const LEAKAGE_TEMP_COEFF_PER_C: f64 = std::f64::consts::LN_2 / 35.0;
 
-/// Dynamic power of one core, mW: dynamic-power-coefficient (µW/MHz/V²) · V² · f(MHz) ·
-/// activity (1 = fully busy, the Linux Energy Model's assumption).
+/// C·V²·f·activity in mW, C in µW/MHz/V² (the Linux Energy Model's formula at activity 1).
+pub fn dynamic_mw(coefficient: f64, voltage_v: f64, freq_khz: u32, activity: f64) -> f64 {
+    coefficient * voltage_v * voltage_v * (freq_khz as f64 / 1000.0) * activity / 1000.0
+}
+
+/// Dynamic power one core draws, mW, at `activity` (1 = fully busy): its measured
+/// coefficient where the platform gives one, else the device tree's.
 pub fn core_dynamic_mw(core: &CoreType, voltage_v: f64, freq_khz: u32, activity: f64) -> f64 {
-    core.dynamic_power_coefficient * voltage_v * voltage_v * (freq_khz as f64 / 1000.0) * activity / 1000.0
+    let coefficient = core.measured_power_coefficient.unwrap_or(core.dynamic_power_coefficient);
+    dynamic_mw(coefficient, voltage_v, freq_khz, activity)
 }
 
 /// Dynamic power of a powered cluster's shared logic (clock tree, L2, snoop control), mW: it
 /// is clocked whether the cores run or wait in WFI.
 pub fn cluster_clock_mw(cluster: &Cluster, voltage_v: f64, freq_khz: u32) -> f64 {
-    cluster.clock_power_coefficient * voltage_v * voltage_v * (freq_khz as f64 / 1000.0) / 1000.0
+    dynamic_mw(cluster.clock_power_coefficient, voltage_v, freq_khz, 1.0)
 }
 
 /// Switching activity of a core running a phase that spends `stall_share` of its time waiting
@@ -44,10 +50,19 @@ mod tests {
     fn dynamic_power_matches_the_energy_model_table() {
         // ref §2.1: A15 2000 MHz at 1.3125 V -> 1067.2 mW, A7 1400 MHz at 1.275 V -> 204.8 mW
         let p = Platform::builtin("exynos5422").unwrap();
-        let a15 = core_dynamic_mw(p.core_type_of(1), 1.3125, 2_000_000, 1.0);
+        let a15 = dynamic_mw(p.core_type_of(1).dynamic_power_coefficient, 1.3125, 2_000_000, 1.0);
         let a7 = core_dynamic_mw(p.core_type_of(0), 1.275, 1_400_000, 1.0);
         assert!((a15 - 1067.9).abs() < 1.0, "{a15}");
         assert!((a7 - 204.8).abs() < 0.1, "{a7}");
+    }
+
+    #[test]
+    fn a_measured_coefficient_is_what_the_core_draws() {
+        let p = Platform::builtin("exynos5422").unwrap();
+        let a15 = p.core_type_of(1);
+        let measured = a15.measured_power_coefficient.unwrap();
+        assert_ne!(measured, a15.dynamic_power_coefficient);
+        assert_eq!(core_dynamic_mw(a15, 1.0, 1_000_000, 0.5), measured / 2.0);
     }
 
     #[test]
