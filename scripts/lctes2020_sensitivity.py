@@ -95,7 +95,7 @@ def variant_text(changes: dict[str, str]) -> str:
         key, _, nth = spec.partition("#")
         seen = 0
 
-        def replace(m: re.Match, key: str = key, nth: str = nth) -> str:
+        def replace(m: re.Match, key: str = key, nth: str = nth, value: str = value) -> str:
             nonlocal seen
             seen += 1
             return f"{key} = {value}" if not nth or seen == int(nth) else m.group(0)

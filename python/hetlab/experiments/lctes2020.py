@@ -922,7 +922,8 @@ def _energy_account_section(runs: pd.DataFrame) -> list[str]:
         "within one voltage band (the A15's 200-800 MHz share 0.9 V) keeps its leakage but raises its "
         "clocked shared logic (clock tree, L2, snoop control: `clock_power_coefficient`·V²·f, measured on "
         "an XU3) with the clock, so A grows, and E_ondemand / E_anti-snoop ≤ T_ondemand / T_anti-snoop "
-        f"unless ondemand spends more *work* energy (model-review §2.4). Here anti-snoop's idle cluster averaged {idle_mhz['anti-snoop']:.0f} MHz "
+        "unless ondemand spends more *work* energy (model-review §2.4). Here anti-snoop's idle cluster "
+        f"averaged {idle_mhz['anti-snoop']:.0f} MHz "
         f"(ondemand's {idle_mhz['ondemand']:.0f}), so its leakage per second is "
         f"{a.static_j / a.time_s:.3f} W against ondemand's {o.static_j / o.time_s:.3f} W; the speedup is "
         f"{speedup:.2f}x and the rails' energy saving {saving:.2f}x. What ondemand spends beyond anti-snoop:",
