@@ -284,6 +284,12 @@ pub struct Cluster {
     /// alike (WFI gates a core's clock, not the L2's). 0: not described.
     #[serde(default)]
     pub clock_power_coefficient: f64,
+    /// A core's own power-down (cpuidle's per-core state, e.g. the vendor Exynos C2), both or
+    /// neither; `None`: an idle core stays in WFI until its cluster powers down.
+    #[serde(default)]
+    pub core_off_exit_latency_us: Option<u32>,
+    #[serde(default)]
+    pub core_off_target_residency_us: Option<u32>,
     /// Cluster power-down (cpuidle's cluster state), both or neither; `None`: WFI only.
     #[serde(default)]
     pub cluster_off_exit_latency_us: Option<u32>,
@@ -603,6 +609,13 @@ impl Platform {
                 }
                 _ => {}
             }
+            if c.core_off_exit_latency_us.is_some() != c.core_off_target_residency_us.is_some() {
+                return Err(format!(
+                    "clusters '{}': give both core_off_exit_latency_us and core_off_target_residency_us \
+                     (a core power-down state), or neither",
+                    c.name
+                ));
+            }
             match (c.cluster_off_exit_latency_us, c.cluster_off_target_residency_us) {
                 (Some(_), None) | (None, Some(_)) => {
                     return Err(format!(
@@ -731,6 +744,10 @@ impl Cluster {
 
     pub fn cluster_off_us(&self) -> Option<(u32, u32)> {
         self.cluster_off_exit_latency_us.zip(self.cluster_off_target_residency_us)
+    }
+    /// The core power-down state's (exit latency, target residency), µs.
+    pub fn core_off_us(&self) -> Option<(u32, u32)> {
+        self.core_off_exit_latency_us.zip(self.core_off_target_residency_us)
     }
     /// Voltage of the OPP at `khz` (the lowest OPP at or above it), volts.
     pub fn voltage_v(&self, khz: u32) -> f64 {
@@ -903,5 +920,16 @@ mod tests {
     fn unknown_builtin_names_the_known_ones() {
         let e = Platform::builtin("tc3").unwrap_err();
         assert!(e.contains("exynos5422"), "{e}");
+    }
+
+    #[test]
+    fn a_core_power_down_state_needs_both_figures() {
+        let p = Platform::builtin("exynos5433").unwrap();
+        let (a53, a57) = (&p.clusters[0], &p.clusters[1]);
+        assert_eq!((a53.core_off_us(), a57.core_off_us()), (Some((20, 750)), Some((30, 2000))));
+        assert_eq!((a53.cluster_off_us(), a57.cluster_off_us()), (None, Some((300, 3000))));
+        let text = BUILTIN_PLATFORMS.iter().find(|(n, _)| *n == "exynos5433").unwrap().1;
+        let e = Platform::from_toml("x.toml", &text.replacen("core_off_target_residency_us = 750", "", 1)).unwrap_err();
+        assert!(e.contains("'little': give both core_off_exit_latency_us and core_off_target_residency_us"), "{e}");
     }
 }

@@ -625,10 +625,13 @@ def _not_modelled_section(summary: pd.DataFrame) -> list[str]:
     return [
         "## What this reproduction does not model",
         "",
-        "- Per-core power-down in cpuidle (the vendor's C2 states): an idle core leaks as in WFI; only a core the "
-        "switcher leaves is power-gated (its share of the cluster's leakage, `core_leakage_share`, DERIVED from "
-        "Juno's energy model). With every CPU busy here, the switcher moves all four and a cluster is wholly on or "
-        "off, so the share changes none of these runs.",
+        "- The vendor cpuidle's power-down states (per-core C2, the A57 cluster's C2-1) are in the platform file and "
+        "the simulator (`--cpuidle cluster-off`: a powered-down core takes its share of the cluster's leakage, "
+        "`core_leakage_share`, DERIVED from Juno's energy model), but these runs keep WFI: the simulated cpuidle "
+        "decides on the wake-ups it knows (timers), not on the menu governor's recent idle history, so the "
+        "inter-core benchmark's hand-offs, woken by another CPU, would power cores and the A57 cluster down "
+        "between transfers (3-19x slower runs) where the vendor kernel's menu governor would predict the short "
+        "idle and stay in WFI. Only a core the switcher leaves is power-gated here.",
         "- The seed's measured results are withheld: every constant of exynos5433.toml and of the sandra-*.toml "
         "workloads comes from a cited source or is a marked ASSUMPTION; none was fitted to an outcome.",
     ]

@@ -1,9 +1,10 @@
-//! cpuidle: when every CPU of a cluster is idle and no known wake-up comes within the target
-//! residency, a cluster may power down (`CpuIdle::ClusterOff`; `model::idle`), and the first
-//! CPU to wake powers it up again, paying the exit latency.
+//! cpuidle: an idle core may power down when its next known wake-up is further than its
+//! power-down state's target residency, and a cluster when every CPU of it is idle that long
+//! (`CpuIdle::ClusterOff`; `model::idle`); a CPU that wakes powers its core (and its cluster,
+//! first) up again, paying the exit latency.
 
 use super::{CpuIdle, Engine};
-use crate::model::idle::{cluster_off_pays, STATE_CLUSTER_OFF};
+use crate::model::idle::{cluster_off_state, power_down_pays, STATE_CORE_OFF};
 use crate::trace::TraceEvent;
 
 impl Engine<'_> {
@@ -12,34 +13,73 @@ impl Engine<'_> {
         self.policy_of_cpu[cpu]
     }
 
-    /// Cluster power-down: when every CPU of `c` is idle from `idle_from_us` on and the next
-    /// known wake-up (kernel bursts, sleeping threads' timers) is further than the target
-    /// residency, cpuidle powers the cluster down.
-    pub(super) fn maybe_power_down(&mut self, c: usize, idle_from_us: f64) {
+    /// The next wake-up `cpu` knows of: a kernel burst, a sleeping thread's timer, RCU's.
+    fn next_wakeup_us(&self, cpu: usize) -> f64 {
+        self.jitter.next_burst_us(cpu).min(self.timers.next_us(cpu)).min(self.rcu_next_wakeup_us(cpu))
+    }
+
+    /// The cpu_idle state index of cluster power-down on cluster `c`.
+    pub(super) fn cluster_off_state_of(&self, c: usize) -> u32 {
+        cluster_off_state(self.platform.clusters[c].core_off_us().is_some())
+    }
+
+    /// Idle `cpu`, idle from `idle_from_us` on, goes as deep as cpuidle's residency tests let
+    /// it: its core powers down when its own next wake-up is far enough, then its cluster when
+    /// every CPU of it is idle and none wakes within the cluster state's target residency.
+    pub(super) fn enter_deep_idle(&mut self, cpu: usize, idle_from_us: f64) {
+        let c = self.sched.cluster_of[cpu];
         if self.config.cpuidle != CpuIdle::ClusterOff || !self.hw.clusters[c].powered {
             return;
+        }
+        if self.sched.rqs[cpu].curr.is_some() {
+            return;
+        }
+        if let Some((_, target_residency_us)) = self.platform.clusters[c].core_off_us() {
+            if self.cpus[cpu].core_off_since_us.is_none()
+                && power_down_pays(idle_from_us, self.next_wakeup_us(cpu), target_residency_us)
+            {
+                self.integrate();
+                self.cpus[cpu].core_off_since_us = Some(idle_from_us);
+                self.dirty = true;
+                self.out.trace(TraceEvent::CpuIdle { time_us: idle_from_us, cpu, state: STATE_CORE_OFF });
+            }
         }
         let cpus = &self.sched.cpus_of_cluster[c];
         if cpus.iter().any(|&cpu| self.sched.rqs[cpu].curr.is_some()) {
             return;
         }
-        let next_wakeup_us = cpus
-            .iter()
-            .map(|&cpu| self.jitter.next_burst_us(cpu).min(self.timers.next_us(cpu)).min(self.rcu_next_wakeup_us(cpu)))
-            .fold(f64::INFINITY, f64::min);
+        let next_wakeup_us = cpus.iter().map(|&cpu| self.next_wakeup_us(cpu)).fold(f64::INFINITY, f64::min);
         let Some((_, target_residency_us)) = self.platform.clusters[c].cluster_off_us() else {
-            return; // WFI only: the cluster has no power-down state
+            return; // the cluster has no power-down state
         };
-        if cluster_off_pays(idle_from_us, next_wakeup_us, target_residency_us) {
+        if power_down_pays(idle_from_us, next_wakeup_us, target_residency_us) {
             self.integrate();
             self.hw.clusters[c].powered = false;
             self.hw.clusters[c].off_since_us = idle_from_us;
             self.dirty = true;
+            let state = self.cluster_off_state_of(c);
             for i in 0..self.sched.cpus_of_cluster[c].len() {
                 let cpu = self.sched.cpus_of_cluster[c][i];
-                self.out.trace(TraceEvent::CpuIdle { time_us: idle_from_us, cpu, state: STATE_CLUSTER_OFF });
+                self.out.trace(TraceEvent::CpuIdle { time_us: idle_from_us, cpu, state });
             }
         }
+    }
+
+    /// `cpu` wakes: its cluster powers up if cpuidle had powered it down, then its core;
+    /// returns the exit latency it pays, µs (the cluster's covers the core's).
+    pub(super) fn wake_cpu(&mut self, cpu: usize) -> f64 {
+        let cluster_exit_us = self.power_up(self.sched.cluster_of[cpu]);
+        let Some(off_since_us) = self.cpus[cpu].core_off_since_us else {
+            return cluster_exit_us;
+        };
+        self.integrate();
+        self.cpus[cpu].core_off_since_us = None;
+        self.dirty = true;
+        if off_since_us > self.now_us {
+            return cluster_exit_us; // decided for the end of kernel work that is still running
+        }
+        let core = self.platform.clusters[self.sched.cluster_of[cpu]].core_off_us();
+        cluster_exit_us.max(core.map_or(0.0, |(exit_us, _)| exit_us as f64))
     }
 
     /// Powers cluster `c` up if cpuidle had powered it down; returns the exit latency the

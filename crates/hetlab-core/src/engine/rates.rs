@@ -365,10 +365,11 @@ impl Engine<'_> {
             let volts = self.volts(c);
             let mut dynamic = 0.0;
             let mut busy = false;
-            let mut online_cpus = 0;
+            let (mut online_cpus, mut core_off_cpus) = (0, 0);
             for &cpu in &self.sched.cpus_of_cluster[c] {
                 let rq = &self.sched.rqs[cpu];
                 online_cpus += rq.online as usize;
+                core_off_cpus += (rq.online && self.cpus[cpu].core_off_since_us.is_some()) as usize;
                 let activity = match rq.curr {
                     Some(t) if rq.online => power::activity(core, self.threads[t].speed.stall_share),
                     _ => 0.0, // offline, or idle in WFI: clock-gated
@@ -383,8 +384,9 @@ impl Engine<'_> {
             if hw.powered {
                 dynamic += power::cluster_clock_mw(cluster, volts, khz);
             }
-            // A core no online logical CPU is on is power-gated (the switcher's outbound core).
-            let gated_cores = cluster.cpus.len().saturating_sub(online_cpus);
+            // A core no online logical CPU is on is power-gated (the switcher's outbound core), and
+            // so is one cpuidle powered down.
+            let gated_cores = cluster.cpus.len().saturating_sub(online_cpus) + core_off_cpus;
             hw.power.static_mw =
                 if hw.powered { power::cluster_static_mw(cluster, volts, hw.thermal.temp_c, gated_cores) } else { 0.0 };
             hw.power.total_mw = dynamic + hw.power.static_mw;

@@ -135,7 +135,7 @@ impl Engine<'_> {
             } else if self.rcu.rcu.idle_needs_tick(cpu, jiffy) {
                 *no_tick = false;
                 self.rcu.rcu.report.idle_ticks[cpu] += 1;
-                let exit_us = self.power_up(self.sched.cluster_of[cpu]);
+                let exit_us = self.wake_cpu(cpu);
                 // a governor sample that fell due while the CPU slept runs now (its deferrable
                 // timer), as at any wake-up (`kernel_jitter`)
                 self.wake_policy(self.policy_of(cpu));

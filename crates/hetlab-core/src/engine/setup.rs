@@ -354,6 +354,7 @@ impl<'a> Engine<'a> {
                 pmu: Pmu::default(),
                 pmu_at_sample: CorePmu::default(),
                 kernel_burst: None,
+                core_off_since_us: None,
             })
             .collect();
         let thread_task: Vec<usize> = threads.iter().map(|t| t.task).collect();

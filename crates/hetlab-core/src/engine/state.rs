@@ -115,6 +115,9 @@ pub(super) struct Cpu {
     pub pmu_at_sample: CorePmu,
     /// Kernel work charged at once on this idle CPU and not over yet (`charge_kernel_time`).
     pub kernel_burst: Option<KernelBurst>,
+    /// Since when cpuidle has held this CPU's core powered down (its own state, not the
+    /// cluster's); `None`: the core is powered.
+    pub core_off_since_us: Option<f64>,
 }
 
 /// Kernel work charged in advance on an idle CPU: when it ends, and what each µs of it was

@@ -32,6 +32,11 @@ impl Engine<'_> {
             let switcher = self.switcher.as_ref().expect("only a switcher switches");
             let partner = switcher.partner(self.sched.core_of[cpu]).expect("a switched CPU is paired");
             self.move_cpu_to_core(cpu, partner).expect("a platform core");
+            // the outbound core is gated by the switch itself; the inbound one is powered
+            if self.cpus[cpu].core_off_since_us.is_some() {
+                self.integrate();
+                self.cpus[cpu].core_off_since_us = None;
+            }
             self.out.cpu_switches += 1;
             if let Some(t) = self.sched.rqs[cpu].curr {
                 let refill_us = self.cold_cache_us(t, from, to);

@@ -11,7 +11,7 @@ use super::state::{KernelBurst, ThreadState};
 use super::sync::{object_of, Object};
 use super::Engine;
 use crate::model::cci;
-use crate::model::idle::{STATE_CLUSTER_OFF, STATE_WFI};
+use crate::model::idle::{STATE_CORE_OFF, STATE_WFI};
 use crate::random::uniform;
 use crate::result::Mark;
 use crate::sched::cfs;
@@ -612,7 +612,7 @@ impl Engine<'_> {
             // the CPU has not gone back to idle: the thread runs after the rest of the burst
             self.join_kernel_burst(cpu, t);
         } else if prev.is_none() {
-            let exit_us = self.power_up(self.sched.cluster_of[cpu]);
+            let exit_us = self.wake_cpu(cpu);
             self.threads[t].progress.stolen_us += exit_us;
             self.wake_policy(p);
             self.cpus[cpu].wakeups += 1;
@@ -684,7 +684,7 @@ impl Engine<'_> {
                 }
                 if self.sched.rqs[cpu].curr.is_none() {
                     self.rcu_enter_idle(cpu);
-                    self.maybe_power_down(self.sched.cluster_of[cpu], self.now_us);
+                    self.enter_deep_idle(cpu, self.now_us);
                 }
             }
         }
@@ -913,7 +913,7 @@ impl Engine<'_> {
                 self.cpus[cpu].kernel_burst = Some(KernelBurst { until_us: now + busy_us, khz, mw });
                 self.out.trace(TraceEvent::CpuIdle { time_us: now, cpu, state: CPU_IDLE_EXIT });
                 self.out.trace(TraceEvent::CpuIdle { time_us: now + busy_us, cpu, state: STATE_WFI });
-                self.maybe_power_down(c, now + busy_us);
+                self.enter_deep_idle(cpu, now + busy_us);
             }
         }
     }
@@ -938,15 +938,25 @@ impl Engine<'_> {
         self.hw.energy.add_dynamic_mj(self.sched.cluster_of[cpu], -burst.mw * rest_us * 1e-6);
         let until_us = burst.until_us;
         let c = self.sched.cluster_of[cpu];
+        // power-downs decided for the burst's end never happen
         if !self.hw.clusters[c].powered && self.hw.clusters[c].off_since_us > self.now_us {
-            // a power-down decided for the burst's end never happens
             self.integrate();
             self.hw.clusters[c].powered = true;
             self.dirty = true;
+            let state = self.cluster_off_state_of(c);
             let (off_since_us, cluster_cpus) = (self.hw.clusters[c].off_since_us, &self.sched.cpus_of_cluster[c]);
             self.out.drop_recent(|e| {
-                matches!(*e, TraceEvent::CpuIdle { time_us, cpu: other, state: STATE_CLUSTER_OFF }
-                    if time_us == off_since_us && cluster_cpus.contains(&other))
+                matches!(*e, TraceEvent::CpuIdle { time_us, cpu: other, state: s }
+                    if s == state && time_us == off_since_us && cluster_cpus.contains(&other))
+            });
+        }
+        if let Some(off_since_us) = self.cpus[cpu].core_off_since_us.filter(|&since| since > self.now_us) {
+            self.integrate();
+            self.cpus[cpu].core_off_since_us = None;
+            self.dirty = true;
+            self.out.drop_recent(|e| {
+                matches!(*e, TraceEvent::CpuIdle { time_us, cpu: c, state: STATE_CORE_OFF }
+                    if c == cpu && time_us == off_since_us)
             });
         }
         self.out.drop_recent(|e| {
@@ -956,7 +966,7 @@ impl Engine<'_> {
 
     /// OS jitter: the burst due on `cpu` now (`kernel::jitter`).
     pub(super) fn kernel_jitter(&mut self, cpu: usize) {
-        let exit_us = self.power_up(self.sched.cluster_of[cpu]);
+        let exit_us = self.wake_cpu(cpu);
         self.wake_policy(self.policy_of(cpu));
         let busy_us = self.jitter.burst(cpu, self.now_us, exit_us, &self.platform.noise, &mut self.rng);
         self.charge_kernel_time(cpu, busy_us);

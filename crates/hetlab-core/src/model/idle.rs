@@ -6,9 +6,11 @@ pub enum CpuIdle {
     /// WFI only: idle CPUs are clock-gated, clusters stay powered and are snooped. The seed
     /// paper's board behaves this way (its idle cluster is snooped), so this is the default.
     Wfi,
-    /// WFI, plus cluster power-down (the big_little cpuidle driver's C1) when every CPU of a
-    /// cluster is idle and the next known wake-up is further away than the target residency.
-    /// A powered-down cluster leaks nothing and its CCI port is disabled: it is not snooped.
+    /// WFI, plus the platform's power-down states: a core's own (the vendor Exynos C2) when
+    /// its next known wake-up is further away than the state's target residency, and the
+    /// cluster's (the big_little cpuidle driver's C1) when every CPU of it is idle that long.
+    /// A powered-down core takes its share of the cluster's leakage with it; a powered-down
+    /// cluster leaks nothing and its CCI port is disabled: it is not snooped.
     ClusterOff,
 }
 
@@ -26,13 +28,18 @@ impl CpuIdle {
 
 /// Index of WFI in the cpu_idle tracepoint's `state`.
 pub const STATE_WFI: u32 = 0;
-/// Index of cluster power-down.
-pub const STATE_CLUSTER_OFF: u32 = 1;
+/// Index of core power-down, where the platform has the state.
+pub const STATE_CORE_OFF: u32 = 1;
 
-/// Whether powering an idle cluster down pays off: the governor's residency test (the cluster
-/// stays idle from `idle_from_us` at least until `next_wakeup_us`, the next timer any of its
-/// CPUs knows of).
-pub fn cluster_off_pays(idle_from_us: f64, next_wakeup_us: f64, target_residency_us: u32) -> bool {
+/// Index of cluster power-down: the state after the deepest per-core one, as cpuidle numbers
+/// a driver's table.
+pub fn cluster_off_state(has_core_off: bool) -> u32 {
+    STATE_CORE_OFF + u32::from(has_core_off)
+}
+
+/// Whether powering an idle core or cluster down pays off: the governor's residency test (it
+/// stays idle from `idle_from_us` at least until `next_wakeup_us`, the next timer it knows of).
+pub fn power_down_pays(idle_from_us: f64, next_wakeup_us: f64, target_residency_us: u32) -> bool {
     next_wakeup_us - idle_from_us >= target_residency_us as f64
 }
 
@@ -44,7 +51,8 @@ mod tests {
     fn names_and_the_residency_test() {
         assert_eq!(CpuIdle::parse("cluster-off"), Ok(CpuIdle::ClusterOff));
         assert!(CpuIdle::parse("c3").unwrap_err().contains("wfi, cluster-off"));
-        assert!(cluster_off_pays(1000.0, 3500.0, 2500));
-        assert!(!cluster_off_pays(1000.0, 3499.0, 2500));
+        assert!(power_down_pays(1000.0, 3500.0, 2500));
+        assert!(!power_down_pays(1000.0, 3499.0, 2500));
+        assert_eq!((cluster_off_state(false), cluster_off_state(true)), (1, 2));
     }
 }
