@@ -227,7 +227,8 @@ def simulate(
         the frequency its governor asks on the virtual OPP table) or `cluster-switching` (one
         cluster online, switched whole the same way).
     cpuidle: `wfi` (default; idle clusters stay powered and snooped, as on the seed paper's
-        board) or `cluster-off` (cpuidle may power an idle cluster down).
+        board) or `cluster-off` (cpuidle may power idle cores and clusters down, the platform's
+        power-down states, when the menu governor expects the idle to outlast their residency).
     model: anti-snoop model: `lctes2020-fig4` (default) or a path to a trained model.json.
     perf_cpus: CPUs that `perf record -a -e instructions -C <cpus> -c <perf_period>` samples
         beside the workload (seed 003's big.LITTLE emulation; empty: off); each counter

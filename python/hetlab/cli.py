@@ -732,7 +732,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--cpuidle",
         choices=["wfi", "cluster-off"],
         help=f"idle states (default: {sim_default('cpuidle')}): wfi, idle clusters stay powered and are snooped, as on "
-        "the seed paper's board; cluster-off, cpuidle powers idle clusters down",
+        "the seed paper's board; cluster-off, cpuidle powers idle cores and clusters down (the platform's "
+        "power-down states) when it expects the idle to outlast their target residency",
     )
     sim.add_argument("--model", help="anti-snoop model: lctes2020-fig4 (default) or a trained model.json")
     sim.add_argument(

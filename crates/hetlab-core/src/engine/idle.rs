@@ -13,9 +13,14 @@ impl Engine<'_> {
         self.policy_of_cpu[cpu]
     }
 
-    /// The next wake-up `cpu` knows of: a kernel burst, a sleeping thread's timer, RCU's.
-    fn next_wakeup_us(&self, cpu: usize) -> f64 {
-        self.jitter.next_burst_us(cpu).min(self.timers.next_us(cpu)).min(self.rcu_next_wakeup_us(cpu))
+    /// When the menu governor expects idle `cpu`, idle since `idle_from_us`, to wake: at the
+    /// next wake-up it knows of (a kernel burst, a sleeping thread's timer, RCU's), or sooner
+    /// when its recent idle periods agree on a shorter one (a wake-up from another CPU, which
+    /// no timer announces).
+    fn predicted_wakeup_us(&self, cpu: usize, idle_from_us: f64) -> f64 {
+        let known_us = self.jitter.next_burst_us(cpu).min(self.timers.next_us(cpu)).min(self.rcu_next_wakeup_us(cpu));
+        let typical_us = self.cpus[cpu].idle_history.typical_us().map_or(f64::INFINITY, |us| idle_from_us + us);
+        known_us.min(typical_us)
     }
 
     /// The cpu_idle state index of cluster power-down on cluster `c`.
@@ -34,9 +39,10 @@ impl Engine<'_> {
         if self.sched.rqs[cpu].curr.is_some() {
             return;
         }
+        self.cpus[cpu].idle_since_us = Some(idle_from_us);
         if let Some((_, target_residency_us)) = self.platform.clusters[c].core_off_us() {
             if self.cpus[cpu].core_off_since_us.is_none()
-                && power_down_pays(idle_from_us, self.next_wakeup_us(cpu), target_residency_us)
+                && power_down_pays(idle_from_us, self.predicted_wakeup_us(cpu, idle_from_us), target_residency_us)
             {
                 self.integrate();
                 self.cpus[cpu].core_off_since_us = Some(idle_from_us);
@@ -48,7 +54,10 @@ impl Engine<'_> {
         if cpus.iter().any(|&cpu| self.sched.rqs[cpu].curr.is_some()) {
             return;
         }
-        let next_wakeup_us = cpus.iter().map(|&cpu| self.next_wakeup_us(cpu)).fold(f64::INFINITY, f64::min);
+        let next_wakeup_us = cpus
+            .iter()
+            .map(|&cpu| self.predicted_wakeup_us(cpu, self.cpus[cpu].idle_since_us.unwrap_or(idle_from_us)))
+            .fold(f64::INFINITY, f64::min);
         let Some((_, target_residency_us)) = self.platform.clusters[c].cluster_off_us() else {
             return; // the cluster has no power-down state
         };
@@ -68,6 +77,9 @@ impl Engine<'_> {
     /// `cpu` wakes: its cluster powers up if cpuidle had powered it down, then its core;
     /// returns the exit latency it pays, µs (the cluster's covers the core's).
     pub(super) fn wake_cpu(&mut self, cpu: usize) -> f64 {
+        if let Some(since_us) = self.cpus[cpu].idle_since_us.take().filter(|&since| since <= self.now_us) {
+            self.cpus[cpu].idle_history.record(self.now_us - since_us);
+        }
         let cluster_exit_us = self.power_up(self.sched.cluster_of[cpu]);
         let Some(off_since_us) = self.cpus[cpu].core_off_since_us else {
             return cluster_exit_us;

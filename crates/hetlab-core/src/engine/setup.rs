@@ -355,6 +355,8 @@ impl<'a> Engine<'a> {
                 pmu_at_sample: CorePmu::default(),
                 kernel_burst: None,
                 core_off_since_us: None,
+                idle_since_us: None,
+                idle_history: Default::default(),
             })
             .collect();
         let thread_task: Vec<usize> = threads.iter().map(|t| t.task).collect();

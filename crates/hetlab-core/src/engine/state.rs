@@ -118,6 +118,10 @@ pub(super) struct Cpu {
     /// Since when cpuidle has held this CPU's core powered down (its own state, not the
     /// cluster's); `None`: the core is powered.
     pub core_off_since_us: Option<f64>,
+    /// When this CPU's current idle period began, while cpuidle may power it down.
+    pub idle_since_us: Option<f64>,
+    /// Its recent idle periods, for the menu governor's prediction.
+    pub idle_history: crate::model::idle::IdleHistory,
 }
 
 /// Kernel work charged in advance on an idle CPU: when it ends, and what each µs of it was

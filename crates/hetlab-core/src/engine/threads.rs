@@ -950,6 +950,8 @@ impl Engine<'_> {
                     if s == state && time_us == off_since_us && cluster_cpus.contains(&other))
             });
         }
+        // nor does the idle period that was to follow it
+        self.cpus[cpu].idle_since_us = None;
         if let Some(off_since_us) = self.cpus[cpu].core_off_since_us.filter(|&since| since > self.now_us) {
             self.integrate();
             self.cpus[cpu].core_off_since_us = None;
