@@ -1,7 +1,7 @@
-//! cpuidle: an idle core may power down when its next known wake-up is further than its
-//! power-down state's target residency, and a cluster when every CPU of it is idle that long
-//! (`CpuIdle::ClusterOff`; `model::idle`); a CPU that wakes powers its core (and its cluster,
-//! first) up again, paying the exit latency.
+//! cpuidle: an idle core may power down when the menu governor expects it to stay idle longer
+//! than its power-down state's target residency, and a cluster when every CPU of it expects
+//! that (`CpuIdle::ClusterOff`; `model::idle`); a CPU that wakes powers its core (and its
+//! cluster, first) up again, paying the exit latency.
 
 use super::{CpuIdle, Engine};
 use crate::model::idle::{cluster_off_state, power_down_pays, STATE_CORE_OFF};
@@ -29,8 +29,9 @@ impl Engine<'_> {
     }
 
     /// Idle `cpu`, idle from `idle_from_us` on, goes as deep as cpuidle's residency tests let
-    /// it: its core powers down when its own next wake-up is far enough, then its cluster when
-    /// every CPU of it is idle and none wakes within the cluster state's target residency.
+    /// it: its core powers down when its own expected wake-up is far enough, then its cluster
+    /// when every CPU of it is idle and none expects to wake within the cluster state's target
+    /// residency.
     pub(super) fn enter_deep_idle(&mut self, cpu: usize, idle_from_us: f64) {
         let c = self.sched.cluster_of[cpu];
         if self.config.cpuidle != CpuIdle::ClusterOff || !self.hw.clusters[c].powered {

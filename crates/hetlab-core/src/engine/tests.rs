@@ -525,6 +525,22 @@ fn an_idle_core_powers_down_and_takes_its_share_of_the_leakage() {
     assert!((99.0 * 20.0 - 1.0..99.0 * 20.0 * 1.2).contains(&extra_us), "{extra_us} µs");
 }
 
+#[test]
+fn short_idles_between_hand_offs_stay_in_wfi() {
+    // Sandra's inter-core bandwidth test hands lines from core to core: each wait ends when
+    // another CPU signals, which no timer announces. The menu governor's recent-history
+    // prediction keeps those idles shallow; deciding on timers alone powered cores and the A57
+    // cluster down between transfers (8x slower on the four A57s).
+    let p = Platform::builtin("exynos5433").unwrap();
+    let time_s = |cpuidle| {
+        let mut c = config(&p, "performance", Some("big"), &[]);
+        c.cpuidle = cpuidle;
+        run(&p, "sandra-intercore-bandwidth", c).time_s
+    };
+    let ratio = time_s(CpuIdle::ClusterOff) / time_s(CpuIdle::Wfi);
+    assert!(ratio < 1.05, "{ratio}");
+}
+
 // ---- the RT class ------------------------------------------------------------------------
 
 /// An rt-app workload run under `governor` (and `scheduler`), traced.
