@@ -92,8 +92,6 @@ def test_hetlab_govern_dry_run_decides_from_load_and_writes_nothing(tmp_path):
         str(root / "sys"),
         "--procfs-root",
         str(root / "proc"),
-        "--run-dir",
-        str(root / "run"),
     ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     # the CPUs get busy once the daemon samples (its first decision printed), however long it
@@ -134,8 +132,6 @@ def test_hetlab_govern_restores_on_sigterm(tmp_path):
         str(root / "sys"),
         "--procfs-root",
         str(root / "proc"),
-        "--run-dir",
-        str(root / "run"),
     ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 20
@@ -198,8 +194,6 @@ def test_hetlab_characterize_linux_backend_writes_the_dataset_columns(tmp_path):
             "software",
             "--sysfs-root",
             str(root / "sys"),
-            "--run-dir",
-            str(root / "run"),
         ],
         check=True,
     )
@@ -222,7 +216,7 @@ def test_hetlab_train_reads_the_csv_sweep_of_hetlabd(tmp_path):
     root = make_board(tmp_path)
     sweep = tmp_path / "sweep.csv"
     last = max(os.sched_getaffinity(0))
-    board = ["--sysfs-root", str(root / "sys"), "--run-dir", str(root / "run"), "--pmu", "software"]
+    board = ["--sysfs-root", str(root / "sys"), "--pmu", "software"]
     subprocess.run(
         [hetlabd(), "characterize", "--out", str(sweep), "--reps", "2", "--patterns", "random", "--sizes", "4096"]
         + ["--run-s", "0.02", "--period-us", "5000", "--big-khz", "200000,2000000", "--little-khz", "1400000"]

@@ -466,7 +466,6 @@ def govern(
     cluster_names: Sequence[str] | None = None,
     sysfs_root: str | None = None,
     procfs_root: str | None = None,
-    run_dir: str | None = None,
 ) -> GovernResult:
     """Runs `governor` (the simulator's code) on every cpufreq policy of this board until
     SIGINT/SIGTERM/SIGHUP/SIGQUIT or `duration_s`: `hetlabd govern`. Each policy's governor, min
@@ -480,8 +479,9 @@ def govern(
     model: anti-snoop's trees (a model.json; default the paper's Figure 4). tunables: by sysfs
     name. counters: which PMCs are read (`per-cpu`, `cgroup=DIR`, `pid=P,..`, `tid=T,..`, `off`).
     pmu: `hardware` or `software` stand-ins. cluster_names: name the policies after these
-    platform clusters. sysfs_root, procfs_root: a tree laid out like /sys and /proc. run_dir:
-    where hetlabd.lock and hetlabd.saved live. Sample lines go to stdout, notes to stderr.
+    platform clusters. sysfs_root, procfs_root: a tree laid out like /sys and /proc (hetlabd.lock
+    and hetlabd.saved live in `run` beside the sysfs root: /run for /sys). Sample lines go to
+    stdout, notes to stderr.
     """
     p_args, model_json = _platform_args(platform), _model_json(model)
     try:
@@ -500,7 +500,6 @@ def govern(
             cluster_names=None if cluster_names is None else list(cluster_names),
             sysfs_root=sysfs_root,
             procfs_root=procfs_root,
-            run_dir=run_dir,
         )
     except ValueError as e:
         raise HetlabError(str(e)) from None

@@ -384,6 +384,7 @@ pub(crate) mod fake {
         }
         stat += "intr 0\nctxt 0\n";
         w(&proc_.join("stat"), stat.trim_end());
+        fs::create_dir_all(root.join("run")).unwrap();
         Tree { root }
     }
 
@@ -393,6 +394,10 @@ pub(crate) mod fake {
         }
         pub fn policy(&self, n: usize) -> PathBuf {
             self.root.join(format!("sys/devices/system/cpu/cpufreq/policy{n}"))
+        }
+        /// The run directory the daemon uses for this tree (`run` beside `sys`).
+        pub fn run_dir(&self) -> PathBuf {
+            self.root.join("run")
         }
     }
 }
