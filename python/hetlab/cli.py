@@ -415,23 +415,29 @@ def _ints(text: str | None, flag: str, minimum: int | None = None) -> list[int] 
     return values
 
 
-def _number(text: str | None, flag: str, kind: type, what: str):
-    if text is None:
-        return None
-    try:
-        return kind(text)
-    except ValueError:
-        raise CliError(f"{flag} expects {what}, got '{text}'") from None
-
-
 def _words(text: str | None) -> list[str] | None:
     return None if text is None else [w for w in text.split(",") if w]
 
 
+class _BoardValue:
+    """argparse's `type` for a hetlabd option with a number or a list: parsed and checked by
+    hetlabd's own declaration (`_core.board_value`), so a value out of range (or a list with an
+    empty or repeated item) fails here, before anything starts, with hetlabd's error line."""
+
+    def __init__(self, command: str, long: str):
+        self.command, self.long = command, long
+
+    def __call__(self, text: str):
+        try:
+            return _core.board_value(self.command, self.long, text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _board_options(name: str, target, groups: tuple[str, ...], skip: tuple[str, ...] = ()) -> list[str]:
     """Adds the options of hetlabd's command `name` in `groups` to `target` (a parser or an
-    argument group), as hetlab_linux::flags declares them: the same names, values, help and
-    defaults as hetlabd's. Returns their dests."""
+    argument group), as hetlab_linux::flags declares them: the same names, values, help,
+    defaults and numeric ranges as hetlabd's. Returns their dests."""
     dests = []
     for f in _core.board_command(name)["flags"]:
         if f["group"] not in groups or f["long"] in skip:
@@ -441,7 +447,11 @@ def _board_options(name: str, target, groups: tuple[str, ...], skip: tuple[str, 
             action = target.add_argument(*names, action="store_true", help=f["help"])
         else:
             action = target.add_argument(
-                *names, metavar=f["value"], action="append" if f["repeatable"] else "store", help=f["help"]
+                *names,
+                metavar=f["value"],
+                action="append" if f["repeatable"] else "store",
+                type=_BoardValue(name, f["long"]) if f["checked"] else None,
+                help=f["help"],
             )
         dests.append(action.dest)
     return dests
@@ -450,13 +460,13 @@ def _board_options(name: str, target, groups: tuple[str, ...], skip: tuple[str, 
 def cmd_chase(args: argparse.Namespace) -> int:
     result = api.chase(
         args.sizes,
-        elements=_ints(args.elements, "--elements"),
+        elements=args.elements,
         patterns=_words(args.pattern),
-        cpu=_number(args.cpu, "--cpu", int, "a CPU number"),
-        min_time_s=_number(args.min_time, "--min-time", float, "seconds"),
-        iterations=_number(args.iterations, "--iterations", int, "a number of loads"),
-        freq_khz=_number(args.freq_khz, "--freq-khz", int, "a frequency in kHz"),
-        seed=_number(args.seed, "--seed", int, "a number"),
+        cpu=args.cpu,
+        min_time_s=args.min_time,
+        iterations=args.iterations,
+        freq_khz=args.freq_khz,
+        seed=args.seed,
     )
     print(result.report_json if args.json else result.text, end="\n" if args.json else "")
     return 0
@@ -467,8 +477,8 @@ def cmd_pingpong(args: argparse.Namespace) -> int:
     if args.backend == "linux":
         r = api.pingpong(
             args.cpus,
-            round_trips=_number(args.round_trips, "--round-trips", int, "a number of round trips"),
-            repeats=_number(args.repeats, "--repeats", int, "a number of measurements"),
+            round_trips=args.round_trips,
+            repeats=args.repeats,
         )
         if args.json:
             print(r.report_json)
@@ -491,7 +501,7 @@ def cmd_govern(args: argparse.Namespace) -> int:
         **_given(
             model=args.model,
             tunables=_parse_tunables(args.tunable) if args.tunable else None,
-            duration_s=_number(args.duration, "--duration", float, "seconds"),
+            duration_s=args.duration,
             counters=args.counters,
             pmu=args.pmu,
             platform=args.platform,
@@ -516,21 +526,21 @@ def cmd_characterize(args: argparse.Namespace) -> int:
         given = [d for d in args.board_dests if getattr(args, d) not in (None, False)]
         if given:
             raise CliError(f"--{given[0].replace('_', '-')} belongs to --backend linux")
-    freqs = {c: _ints(getattr(args, f"{c}_khz"), f"--{c}-khz") for c in freq_clusters}
+    freqs = {c: getattr(args, f"{c}_khz") for c in freq_clusters}
     path = characterize(
         args.out,
         **_given(
             platform=args.platform,
             backend=args.backend,
-            reps=_number(args.reps, "--reps", int, "a count"),
+            reps=args.reps,
             patterns=_words(args.patterns),
-            sizes=_ints(args.sizes, "--sizes"),
-            run_s=_number(args.run_s, "--run-s", float, "seconds"),
-            seed=_number(args.seed, "--seed", int, "a number"),
+            sizes=args.sizes,
+            run_s=args.run_s,
+            seed=args.seed,
             active_opp=args.active_opp,
             workers=args.jobs,
             executor=args.executor,
-            period_us=_number(args.period_us, "--period-us", int, "µs"),
+            period_us=args.period_us,
             freqs_khz={c: f for c, f in freqs.items() if f is not None} or None,
             chase_cpus=_per_cluster(args.chase_cpu, "--chase-cpu", "CLUSTER=CPU, e.g. little=0,big=4")
             if args.chase_cpu
@@ -658,6 +668,11 @@ class OneLineParser(argparse.ArgumentParser):
     type), so every subcommand and every option's type conversion reports this way."""
 
     def error(self, message: str):
+        # a hetlabd option's own line (see _BoardValue), which names the option: as hetlabd says it
+        own = re.match(r"^argument (--[\w-]+): (\1 .*)$", message)
+        if own:
+            print(error_line(own.group(2)), file=sys.stderr)
+            raise SystemExit(2)
         # "argument --seed: invalid int value: 'nan'" -> "--seed expects a whole number, got 'nan'"
         message = re.sub(r"^argument ([^:]+): ", r"\1: ", message)
         message = re.sub(r": invalid int value: ", " expects a whole number, got ", message)

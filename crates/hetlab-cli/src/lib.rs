@@ -265,6 +265,8 @@ fn cmd_chase(a: &Args) -> Result<i32, Fail> {
     if let Some(s) = a.whole("--seed")? {
         opts.seed = s;
     }
+    // every LIST's items are checked (no empty or repeated item), as the Python CLI checks them
+    a.items("--sizes")?;
     let sizes = match a.whole_list("--elements")? {
         Some(e) => e,
         None => chase::elements_of(
@@ -295,6 +297,7 @@ fn cmd_pingpong(a: &Args) -> Result<i32, Fail> {
     if let Some(n) = a.whole_as("--repeats")? {
         opts.repeats = n;
     }
+    a.items("--cpus")?;
     let chosen = pingpong::choose_cpus(a.get("--cpus")).map_err(usage)?;
     let m = pingpong::matrix(&chosen, &opts).map_err(usage)?;
     if a.flag("--json") {

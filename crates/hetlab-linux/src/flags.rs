@@ -163,7 +163,37 @@ impl Command {
     }
 }
 
+/// An option's value, parsed by [`Flag::value`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Whole(u64),
+    Real(f64),
+    WholeList(Vec<u64>),
+    /// A list of words, checked ([`Flag::items`]) and kept as given.
+    Text(String),
+}
+
 impl Flag {
+    /// Whether [`Flag::value`] checks this option's value: a number (it has a range) or a `LIST`.
+    pub fn checked(&self) -> bool {
+        self.range.is_some() || self.value == Some("LIST")
+    }
+
+    /// `text` parsed as this option takes it: for a numeric option a comma-separated list of
+    /// whole numbers (a `LIST`) or one whole or real number, within the declared range; for a
+    /// `LIST` of words, its items checked ([`Flag::items`]). (hetlabd's parser calls
+    /// [`Flag::whole`], [`Flag::real`], [`Flag::whole_list`] and [`Flag::items`] directly; the
+    /// Python CLI reads every checked board option through here.)
+    pub fn value(&self, text: &str) -> Result<Value, String> {
+        match (self.range, self.value) {
+            (Some(Range::Whole(..)), Some("LIST")) => self.whole_list(text).map(Value::WholeList),
+            (Some(Range::Whole(..)), _) => self.whole(text).map(Value::Whole),
+            (Some(Range::Real(..)), _) => self.real(text).map(Value::Real),
+            (None, Some("LIST")) => self.items(text).map(|_| Value::Text(text.to_string())),
+            (None, _) => panic!("{} takes no checked value", self.long),
+        }
+    }
+
     fn declared_range(&self) -> Range {
         self.range.unwrap_or_else(|| panic!("{} is not declared with a range", self.long))
     }
@@ -574,6 +604,21 @@ mod tests {
         assert!(sizes.whole_list("4096,4096").unwrap_err().contains("twice"));
         assert!(sizes.whole_list("4096,04096").unwrap_err().contains("lists 4096 twice"));
         assert!(sizes.whole_list("0").unwrap_err().contains("from 1 to"));
+    }
+
+    #[test]
+    fn value_parses_each_option_as_hetlabd_does() {
+        let ch = command("characterize").unwrap();
+        assert_eq!(ch.flag("--sizes").unwrap().value("4096,8192"), Ok(Value::WholeList(vec![4096, 8192])));
+        assert_eq!(ch.flag("--seed").unwrap().value("7"), Ok(Value::Whole(7)));
+        assert_eq!(ch.flag("--run-s").unwrap().value("0.5"), Ok(Value::Real(0.5)));
+        assert_eq!(
+            ch.flag("--patterns").unwrap().value("random,sequential"),
+            Ok(Value::Text("random,sequential".into()))
+        );
+        assert!(ch.flag("--patterns").unwrap().value("random,,sequential").unwrap_err().contains("empty item"));
+        assert!(ch.flag("--sizes").unwrap().value("4096,4096").unwrap_err().contains("twice"));
+        assert!(!ch.flag("--platform").unwrap().checked() && ch.flag("--patterns").unwrap().checked());
     }
 
     #[test]

@@ -41,6 +41,8 @@ pub fn board_command(py: Python<'_>, name: &str) -> PyResult<PyObject> {
         d.set_item("help", f.help_text())?;
         d.set_item("default", &f.default)?;
         d.set_item("group", f.group.name())?;
+        // parse the value with `board_value` (its range or list rules are checked there)
+        d.set_item("checked", f.checked())?;
         list.append(d)?;
     }
     let out = PyDict::new_bound(py);
@@ -49,6 +51,23 @@ pub fn board_command(py: Python<'_>, name: &str) -> PyResult<PyObject> {
     out.set_item("about", cmd.about)?;
     out.set_item("flags", list)?;
     Ok(out.into_any().unbind())
+}
+
+/// The value `text` of option `long` of hetlabd's command `name`, parsed and checked as hetlabd
+/// does ([`flags::Flag::value`]): an int, a float, a list of ints for a numeric `LIST`, the text
+/// of a `LIST` of words whose items passed; a value outside the option's declared range (or a
+/// list with an empty or repeated item) is a ValueError with hetlabd's one-line message. The
+/// Python CLI reads every checked board option through here, so each rule is declared once.
+#[pyfunction]
+pub fn board_value(py: Python<'_>, name: &str, long: &str, text: &str) -> PyResult<PyObject> {
+    let cmd = flags::command(name).ok_or_else(|| err(format!("hetlabd has no command '{name}'")))?;
+    let flag = cmd.flag(long).ok_or_else(|| err(format!("hetlabd {name} has no option {long}")))?;
+    Ok(match flag.value(text).map_err(err)? {
+        flags::Value::Whole(v) => v.into_py(py),
+        flags::Value::Real(v) => v.into_py(py),
+        flags::Value::WholeList(v) => v.into_py(py),
+        flags::Value::Text(t) => t.into_py(py),
+    })
 }
 
 /// Array sizes: a size list in bytes (`16K,64M`, `4K..64M`) or byte counts.

@@ -173,6 +173,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tree::builtin_model_json, m)?)?;
     m.add_function(wrap_pyfunction!(tree::check_model, m)?)?;
     m.add_function(wrap_pyfunction!(board::board_command, m)?)?;
+    m.add_function(wrap_pyfunction!(board::board_value, m)?)?;
     m.add_function(wrap_pyfunction!(board::chase, m)?)?;
     m.add_function(wrap_pyfunction!(board::pingpong, m)?)?;
     m.add_function(wrap_pyfunction!(board::govern, m)?)?;
