@@ -19,6 +19,7 @@ pub mod characterize;
 pub mod chase;
 pub mod cpus;
 pub mod daemon;
+pub mod em_debugfs;
 pub mod flags;
 pub mod infile;
 pub mod outfile;

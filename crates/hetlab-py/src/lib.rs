@@ -188,6 +188,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtin_workload_text, m)?)?;
     m.add_function(wrap_pyfunction!(platform_summary, m)?)?;
     m.add_function(wrap_pyfunction!(energy_model::energy_model, m)?)?;
+    m.add_function(wrap_pyfunction!(energy_model::read_debugfs_energy_model, m)?)?;
+    m.add_function(wrap_pyfunction!(energy_model::parse_cpu_list, m)?)?;
+    m.add_function(wrap_pyfunction!(energy_model::format_cpu_list, m)?)?;
     m.add_function(wrap_pyfunction!(workload_summary, m)?)?;
     m.add_function(wrap_pyfunction!(profile::profile_plan, m)?)?;
     m.add_function(wrap_pyfunction!(profile::profile_workload, m)?)?;
