@@ -507,3 +507,33 @@ def _cpu_ticks(pid: int) -> int:
 
 def test_max_limits_come_from_the_engine():
     assert _core.MAX_TIME_LIMIT_S > 3600 and 0 < _core.MAX_FIXED_POINT_SHIFT < 64
+    # a phase's size limits: stated in --help from the constants themselves
+    assert _core.MAX_INSTRUCTIONS == 2**53 and _core.MAX_PHASE_US > _core.MAX_TIME_LIMIT_S * 1e6
+    text = hetlab(["simulate", "--help"], Path.cwd()).stdout
+    for stated in ("2^53 instructions per phase", f"{int(_core.MAX_PHASE_US):,} µs", "at most 1 TiB", "65,536 threads"):
+        assert stated in " ".join(text.split()), stated
+
+
+@pytest.mark.parametrize(
+    "phase, says",
+    [
+        ("instructions = 1e30", "instructions must be above 0 and at most 9.007199254740992e15, got 1e30"),
+        ("instructions = 9007199254740993", None),  # rounds to 2^53 as a double: at the limit
+        ("parallel_instructions = 1e16", "parallel_instructions must be above 0 and at most"),
+        ("sleep_us = 9223372036854775807", "sleep_us must be within 0..=1e12, got 9.223372036854776e18"),
+        ("run_us = 1e13\nperiod_us = 1000\ncount = 2", "run_us must be above 0 and at most 1e12, got 1e13"),
+        ("run_us = 10\nperiod_us = 1000000000000000", "period_us must be within 0..=1e12"),
+        ("instructions = 1e6\nworking_set_bytes = 2199023255552", "working_set_bytes must be above 0 and at most"),
+    ],
+)
+def test_phase_sizes_have_stated_limits(tmp_path, phase, says):
+    """A phase's instruction count, durations and working set have a stated limit (--help): a
+    count no run could finish is refused in one line, not run into the time limit."""
+    threads = "threads = 2\n" if "parallel" in phase else ""
+    (tmp_path / "w.toml").write_text(f'name = "w"\n[[tasks]]\nname = "t"\n{threads}[[tasks.phases]]\n{phase}\n')
+    if says is None:
+        assert hetlab(["simulate", "--workload", "w.toml", "--time-limit", "0.01"], tmp_path).returncode == 0
+    else:
+        assert says in one_error(["simulate", "--workload", "w.toml", "--time-limit", "0.01"], tmp_path)
+    for spec, key in (("cpu-bound:instructions=1e30", "instructions"), ("ccbench:iterations=1e30", "iterations")):
+        assert f"{key} must be above 0 and at most" in one_error(["simulate", "--workload", spec], tmp_path)

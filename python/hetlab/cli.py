@@ -39,7 +39,7 @@ examples:
   hetlab schedulers         # placement policies and their knobs
 """
 
-SIMULATE_HELP = """\
+SIMULATE_HELP = f"""\
 Simulate a workload on a platform and print time, energy (total and per cluster), average
 frequency and residency per cluster, and PMC totals.
 
@@ -51,9 +51,12 @@ workload specs:
   cpu-bound:threads=K,instructions=N
   mixed8, ... (hetlab workloads), or a path to a workload .toml file or an rt-app .json file
 
-limits: at most 65,536 threads per workload; ccbench size 4..2^34 elements, stride 1..2^34
-(ccbench rounds the array up to twice the stride); --time-limit in (0, 864000] s; a run whose
-simulated time stops advancing is an error. On a terminal, a single run that lasts over a
+limits (hetlab-core's): at most {_core.MAX_THREADS:,} threads per workload; at most 2^53
+instructions per phase (ccbench iterations too); a phase's run, sleep, period or duration at
+most {int(_core.MAX_PHASE_US):,} µs; a working set or stride at most {_core.MAX_WORKING_SET_BYTES >> 40} TiB;
+ccbench size 4..2^34 elements, stride 1..2^34 (ccbench rounds the array up to twice the
+stride); --time-limit in (0, {_core.MAX_TIME_LIMIT_S:g}] s; a run whose simulated time stops
+advancing is an error. On a terminal, a single run that lasts over a
 second shows the simulated time it has reached; Ctrl-C stops it at once.
 """
 

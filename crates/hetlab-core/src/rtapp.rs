@@ -21,8 +21,8 @@
 use std::collections::BTreeMap;
 
 use crate::workload::{
-    Access, MemProfile, Order, Pattern, Phase, PhaseFile, PhaseKind, RtappEvent, RtappStep, RtappSteps, SchedAttr,
-    SchedClass, SyncOp, Task, Workload,
+    shown, Access, MemProfile, Order, Pattern, Phase, PhaseFile, PhaseKind, RtappEvent, RtappStep, RtappSteps,
+    SchedAttr, SchedClass, SyncOp, Task, Workload, MAX_PHASE_US, MAX_WORKING_SET_BYTES,
 };
 
 /// Most phases one task may unroll to (a phase's `loop` repeats its events).
@@ -322,6 +322,7 @@ fn number(at: &str, value: &Json) -> Result<f64, String> {
 fn whole(at: &str, value: &Json, min: f64, max: f64) -> Result<f64, String> {
     let x = number(at, value)?;
     if x.fract() != 0.0 || !(min..=max).contains(&x) {
+        let (min, max, x) = (shown(min), shown(max), shown(x));
         return Err(format!("{at} must be a whole number in {min}..={max}, got {x}"));
     }
     Ok(x)
@@ -522,7 +523,7 @@ fn parse_global(at: &str, value: &Json) -> Result<Global, String> {
                 };
             }
             "default_policy" => global.default_policy = policy(&at, value)?.to_string(),
-            "mem_buffer_size" => global.mem_buffer_bytes = whole(&at, value, 1.0, 1e12)? as u64,
+            "mem_buffer_size" => global.mem_buffer_bytes = whole(&at, value, 1.0, MAX_WORKING_SET_BYTES as f64)? as u64,
             "io_device" => {
                 if text(&at, value)? != "/dev/null" {
                     return Err(format!(
@@ -582,7 +583,7 @@ fn task(
                 0.0 => return Err(format!("{at_key}: 0 loops would run nothing; give -1 (forever) or a count")),
                 n => task_loop = Some(n),
             },
-            "delay" => delay_us = whole(&at_key, value, 0.0, 1e12)? as u64,
+            "delay" => delay_us = whole(&at_key, value, 0.0, MAX_PHASE_US)? as u64,
             "priority" => task_priority = Some(priority(&at_key, value)?),
             "policy" => task_policy = policy(&at_key, value)?,
             "cpus" => affinity = Some(cpu_list(&at_key, value)?),
@@ -772,7 +773,7 @@ impl Unrolled<'_> {
         }
         let phases = match kind {
             "run" | "runtime" => {
-                let us = whole(at, value, 1.0, 1e12)? as u64;
+                let us = whole(at, value, 1.0, MAX_PHASE_US)? as u64;
                 marker.run_us = us;
                 if kind == "run" {
                     vec![PhaseFile { run_us: Some(us as f64), ..Default::default() }.into_phase(at)?]
@@ -780,14 +781,14 @@ impl Unrolled<'_> {
                     vec![Phase::new(PhaseKind::Runtime { duration_us: us })]
                 }
             }
-            "sleep" => vec![Phase::new(PhaseKind::Sleep { duration_us: whole(at, value, 0.0, 1e12)? as u64 })],
+            "sleep" => vec![Phase::new(PhaseKind::Sleep { duration_us: whole(at, value, 0.0, MAX_PHASE_US)? as u64 })],
             "timer" => {
                 let members = object(at, value)?;
                 only_keys(at, members, &["ref", "period", "mode"])?;
                 let name =
                     member(members, "ref").map(|v| text(&format!("{at}.ref"), v)).transpose()?.unwrap_or("unknown");
                 let period_us = match member(members, "period") {
-                    Some(v) => whole(&format!("{at}.period"), v, 0.0, 1e12)? as u64,
+                    Some(v) => whole(&format!("{at}.period"), v, 0.0, MAX_PHASE_US)? as u64,
                     None => 0,
                 };
                 let relative = match member(members, "mode").map(|v| text(&format!("{at}.mode"), v)).transpose()? {
@@ -899,7 +900,7 @@ fn memrun(at: &str, value: &Json) -> Result<(Phase, &'static str), String> {
             // a linked list of size/stride nodes, one dependent load per step, in bit-reversed
             // (random) or address order, as ccbench's chase
             let stride = match get("stride") {
-                Some(v) => whole(&format!("{at}.stride"), v, 4.0, 1e12)?,
+                Some(v) => whole(&format!("{at}.stride"), v, 4.0, MAX_WORKING_SET_BYTES as f64)?,
                 None => 64.0,
             };
             let nodes = (size / stride).floor();

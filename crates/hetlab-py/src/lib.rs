@@ -199,6 +199,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SWEEP_DEFAULTS", sweep::defaults(m.py())?)?;
     m.add("DEFAULT_PLATFORM", hetlab_core::platform::DEFAULT_PLATFORM)?;
     m.add("MAX_FIXED_POINT_SHIFT", hetlab_core::tree::MAX_FIXED_POINT_SHIFT)?;
+    m.add("MAX_TREE_DEPTH", hetlab_core::tree::MAX_TREE_DEPTH)?;
+    m.add("MAX_THREADS", hetlab_core::workload::MAX_THREADS)?;
+    m.add("MAX_INSTRUCTIONS", hetlab_core::workload::MAX_INSTRUCTIONS)?;
+    m.add("MAX_PHASE_US", hetlab_core::workload::MAX_PHASE_US)?;
+    m.add("MAX_WORKING_SET_BYTES", hetlab_core::workload::MAX_WORKING_SET_BYTES)?;
+    m.add("CCBENCH_MAX_ELEMENTS", hetlab_core::workload::CCBENCH_MAX_ELEMENTS)?;
     m.add("MAX_TIME_LIMIT_S", hetlab_core::engine::MAX_TIME_LIMIT_S)?;
     Ok(())
 }
