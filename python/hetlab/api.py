@@ -8,7 +8,6 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from hetlab import _core
@@ -24,14 +23,12 @@ class HetlabError(ValueError):
 
 
 def _read(path: str, what: str) -> str:
+    """An input file's text, read in Rust as every input is (a regular file, bounded, UTF-8:
+    a FIFO or /dev/zero given as a file is refused, never waited on or read into memory)."""
     try:
-        return Path(path).read_bytes().decode()
-    except OSError as e:
-        raise HetlabError(f"cannot read {what} file '{path}': {e.strerror}") from None
-    except UnicodeDecodeError as e:
-        raise HetlabError(
-            f"{what} file '{path}' is not UTF-8 text (byte {e.start}); give a TOML/JSON {what} file"
-        ) from None
+        return _core.read_input(str(path))
+    except ValueError as e:
+        raise HetlabError(f"cannot read {what} file '{path}': {e}; give a TOML/JSON {what} file") from None
 
 
 def _looks_like_file(spec: str) -> bool:

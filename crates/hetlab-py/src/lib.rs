@@ -1,7 +1,7 @@
 //! PyO3 bindings: the thin edge between the Rust crates (hetlab-core, hetlab-linux) and the
 //! Python package `hetlab`. Typed arguments cross it, never argv strings or option dicts: an
-//! unknown keyword is a TypeError. Files are read by Python; their text comes here with the
-//! file name, so parse errors name it.
+//! unknown keyword is a TypeError. Input files are read through [`read_input`] (hetlab-linux's
+//! bounded reader); their text comes here with the file name, so parse errors name it.
 //!
 //! By topic: [`simulate`] (one run), [`sweep`] (the characterization plan and its simulated
 //! chunks), [`board`] (chase, govern and the board sweep), [`tree`] (the governor's tree
@@ -165,6 +165,23 @@ pub(crate) fn load_workload(spec: &str, origin: &str, text: Option<&str>) -> PyR
     }
 }
 
+/// The text of an input file (a platform, workload or rt-app file, a model, a report) read as
+/// `hetlab_linux::infile` reads: a regular file (a FIFO or a device is refused at once, never
+/// waited on nor read without end), at most `INPUT_MAX_BYTES`, UTF-8. A ValueError gives the
+/// reason; the caller names the file and what it is for.
+#[pyfunction]
+fn read_input(path: std::path::PathBuf) -> PyResult<String> {
+    use hetlab_linux::infile::{read_bounded, ReadError, INPUT_MAX_BYTES};
+    read_bounded(&path, INPUT_MAX_BYTES, true).map_err(|e| match e {
+        // the OS's words, as Python's strerror gives them (no "(os error 2)")
+        ReadError::Io(io) => {
+            let text = io.to_string();
+            err(text.split(" (os error").next().unwrap_or(&text).to_string())
+        }
+        refused => err(refused.reason()),
+    })
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PAPER_CCBENCH_SIZES", hetlab_core::sweep::PAPER_SIZES.to_vec())?;
@@ -172,6 +189,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tree::tree_predict, m)?)?;
     m.add_function(wrap_pyfunction!(tree::builtin_model_json, m)?)?;
     m.add_function(wrap_pyfunction!(tree::check_model, m)?)?;
+    m.add_function(wrap_pyfunction!(read_input, m)?)?;
     m.add_function(wrap_pyfunction!(board::board_command, m)?)?;
     m.add_function(wrap_pyfunction!(board::board_value, m)?)?;
     m.add_function(wrap_pyfunction!(board::chase, m)?)?;
