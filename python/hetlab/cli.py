@@ -1051,8 +1051,29 @@ def _silence_stdout() -> None:
         pass
 
 
+def _empty_value(argv: list[str]) -> str | None:
+    """The first empty value on the command line (`--report ""`, `--out=`), said as an error:
+    it is a shell variable left unset, never "use the default" (which argparse's falsy "" would
+    quietly give: no report written, every benchmark run). Arguments after `--` are another
+    program's (`hetlab profile -- CMD`)."""
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            return None
+        if arg.startswith("--") and arg.endswith("=") and "=" not in arg[:-1]:
+            return f"{arg[:-1]} is given an empty value; give a value or leave the option out"
+        if arg == "":
+            after = argv[i - 1] if i and argv[i - 1].startswith("-") else None
+            where = f" after {after}" if after else ""
+            return f"an empty argument{where}; give a value or leave the option out"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    empty = _empty_value(argv)
+    if empty:
+        print(error_line(empty), file=sys.stderr)
+        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
