@@ -274,6 +274,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise CliError(f"--reps must be in 1..{MAX_REPS}, got {args.reps}")
     if args.trace == "-" and args.series == "-":
         raise CliError("--trace - and --series - both want standard output; write one of them to a file")
+    _distinct_outputs(
+        ("--trace", args.trace),
+        ("--trace platform info", args.trace and args.trace != "-" and api.plat_info_path(args.trace)),
+        ("--series", args.series),
+        ("--report", args.report),
+    )
     # outputs that cannot be written fail now, not after the run
     for flag, path in (("--trace", args.trace), ("--series", args.series)):
         if path:
@@ -1013,6 +1019,19 @@ def error_line(message: object) -> str:
 
 class _Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread like Ctrl-C's KeyboardInterrupt."""
+
+
+def _distinct_outputs(*outputs: tuple[str, str | None]) -> None:
+    """Each output its own file: two options naming one file would have the second overwrite
+    the first (the same path, or two names of one file through a link)."""
+    seen: dict[str, str] = {}
+    for flag, path in outputs:
+        if not path or path == "-":
+            continue
+        key = os.path.realpath(path)
+        if key in seen:
+            raise CliError(f"{seen[key]} and {flag} both name '{path}'; give each output its own file")
+        seen[key] = flag
 
 
 def _raise_terminated(signum, frame):
