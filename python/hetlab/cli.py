@@ -569,6 +569,9 @@ def cmd_characterize(args: argparse.Namespace) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     from hetlab import model_export, train
 
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():  # before the training, not after it
+        raise CliError(f"--out '{args.out}' exists and is not a directory")
     model = train.train_model(
         args.sweep,
         max_depth=args.max_depth,
@@ -577,9 +580,6 @@ def cmd_train(args: argparse.Namespace) -> int:
         reference=args.reference,
         class_weight=None if args.class_weight == "none" else args.class_weight,
     )
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise CliError(f"--out '{args.out}' exists and is not a directory")
     out.mkdir(parents=True, exist_ok=True)
     files = model_export.write_model(model, out)
     print(model_export.render_text(model, units=True))
