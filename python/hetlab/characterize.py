@@ -23,7 +23,7 @@ from pathlib import Path
 from hetlab import _core, api
 from hetlab._files import check_output_path, publish, temporary_path, write_output
 from hetlab.api import HetlabError
-from hetlab.executor import DaskExecutor, LocalExecutor, using
+from hetlab.executor import DaskExecutor, LocalExecutor, check_workers, using
 
 _DEFAULTS = _core.SWEEP_DEFAULTS
 PATTERNS: tuple[str, ...] = tuple(_DEFAULTS["known_patterns"])
@@ -126,6 +126,7 @@ def characterize(
         raise HetlabError(f"{', '.join(given)}: board options, for backend 'linux' only")
     out_path = Path(out)
     check_output_path(out_path, "sweep")
+    check_workers(workers)
     sweep = dict(
         patterns=list(patterns), sizes=list(sizes or []), reps=reps, run_s=run_s, seed=seed, active_opp=active_opp
     )

@@ -36,10 +36,18 @@ def _batch(fn: Callable, items: Sequence[tuple]) -> list:
     return [fn(*item) for item in items]
 
 
+def check_workers(workers: int | None) -> None:
+    """`--jobs`: None (one per CPU) or at least 1 (0 is not "the default", a negative count
+    nothing a pool can have); commands call it before they start anything."""
+    if workers is not None and workers < 1:
+        raise HetlabError(f"--jobs must be at least 1, got {workers}")
+
+
 class LocalExecutor:
     """Threads in this process: the engine releases the GIL while it simulates."""
 
     def __init__(self, workers: int | None = None):
+        check_workers(workers)
         self.workers = workers or os.cpu_count() or 1
 
     def run(self, fn: Callable, items: Sequence[tuple], on_result: Callable[[int, Any], None]) -> None:
