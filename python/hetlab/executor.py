@@ -124,11 +124,14 @@ def executor_from_spec(spec: str | None, workers: int | None = None) -> LocalExe
     """`local` (or None) or `dask://HOST:PORT`; anything else is a one-line error."""
     if spec is None or spec == "local":
         return LocalExecutor(workers)
-    if spec.startswith("dask://") and ":" in spec.removeprefix("dask://"):
+    host, _, port = spec.removeprefix("dask://").rpartition(":")
+    if spec.startswith("dask://") and host and port.isdigit() and 1 <= int(port) <= 65535:
         if workers is not None:
             raise HetlabError(f"--jobs applies to the local executor; {spec}'s workers are set where they start")
         return DaskExecutor(spec)
-    raise HetlabError(f"--executor '{spec}': use local or dask://HOST:PORT (e.g. dask://127.0.0.1:8786)")
+    raise HetlabError(
+        f"--executor '{spec}': use local or dask://HOST:PORT with a port in 1..65535 (e.g. dask://127.0.0.1:8786)"
+    )
 
 
 @contextmanager
