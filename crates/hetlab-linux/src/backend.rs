@@ -217,6 +217,16 @@ impl Backend {
     /// Discovers the policies and opens the counters. Failures to open counters are not errors:
     /// they become [`Backend::notes`] and the counters are left out.
     pub fn new(cfg: &BackendConfig) -> Result<Backend, String> {
+        // a cgroup the user named must exist (a typo is an error, not a governor gone load-only);
+        // a PMU the board lacks is only a note
+        if let CounterMode::Cgroup(dir) = &cfg.counters {
+            if !dir.is_dir() {
+                return Err(format!(
+                    "--counters cgroup={}: not a directory; give an existing cgroup directory such as /sys/fs/cgroup/NAME",
+                    display(dir)
+                ));
+            }
+        }
         let sys_policies = sysfs::discover(&cfg.roots)?;
         if let Some(names) = &cfg.cluster_names {
             if names.len() != sys_policies.len() {
@@ -759,6 +769,15 @@ mod tests {
         // SAFETY: mkfifo on a NUL-terminated path we own.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         assert!(Backend::new(&cfg(&t)).err().unwrap().contains("not a regular file"));
+    }
+
+    #[test]
+    fn a_cgroup_to_count_that_does_not_exist_is_an_error() {
+        let t = fake::exynos5422("backend-cgroup");
+        let mut c = cfg(&t);
+        c.counters = CounterMode::Cgroup(t.root.join("no-such-cgroup"));
+        let e = Backend::new(&c).err().unwrap();
+        assert!(e.starts_with("--counters cgroup=") && e.contains("not a directory"), "{e}");
     }
 
     #[test]
