@@ -938,7 +938,7 @@ pub const MAX_WORKING_SET_BYTES: u64 = 1 << 40;
 
 /// `v` in an error message: a huge value as 1e30, not its 31 digits.
 pub fn shown(v: f64) -> String {
-    if v.is_finite() && v.abs() >= 1e15 {
+    if v.is_finite() && v.abs() >= 1e12 {
         format!("{v:e}")
     } else {
         v.to_string()
