@@ -92,8 +92,6 @@ def test_hetlab_govern_dry_run_decides_from_load_and_writes_nothing(tmp_path):
         str(root / "sys"),
         "--procfs-root",
         str(root / "proc"),
-        "--run-dir",
-        str(root / "run"),
     ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     # the CPUs get busy once the daemon samples (its first decision printed), however long it
@@ -134,8 +132,6 @@ def test_hetlab_govern_restores_on_sigterm(tmp_path):
         str(root / "sys"),
         "--procfs-root",
         str(root / "proc"),
-        "--run-dir",
-        str(root / "run"),
     ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 20
@@ -198,8 +194,6 @@ def test_hetlab_characterize_linux_backend_writes_the_dataset_columns(tmp_path):
             "software",
             "--sysfs-root",
             str(root / "sys"),
-            "--run-dir",
-            str(root / "run"),
         ],
         check=True,
     )
@@ -222,7 +216,7 @@ def test_hetlab_train_reads_the_csv_sweep_of_hetlabd(tmp_path):
     root = make_board(tmp_path)
     sweep = tmp_path / "sweep.csv"
     last = max(os.sched_getaffinity(0))
-    board = ["--sysfs-root", str(root / "sys"), "--run-dir", str(root / "run"), "--pmu", "software"]
+    board = ["--sysfs-root", str(root / "sys"), "--pmu", "software"]
     subprocess.run(
         [hetlabd(), "characterize", "--out", str(sweep), "--reps", "2", "--patterns", "random", "--sizes", "4096"]
         + ["--run-s", "0.02", "--period-us", "5000", "--big-khz", "200000,2000000", "--little-khz", "1400000"]
@@ -239,3 +233,42 @@ def test_hetlab_train_reads_the_csv_sweep_of_hetlabd(tmp_path):
     model = __import__("json").loads((tmp_path / "model" / "model.json").read_text())
     assert model["provenance"]["sweep"]["rows"] == len(pd.read_csv(sweep))
     assert model["provenance"]["sweep"]["backend"] == ["linux"]
+
+
+# hetlabd's options in the Python CLI: each number's range (and each list's rules) is declared
+# once, in hetlab_linux::flags; `hetlab` reads them through the binding and refuses a value with
+# hetlabd's own line, before it starts anything (the board is left as it was).
+SAME_LINE = [
+    (["govern", "--governor", "ondemand", "--duration", "1e300"], "--duration expects a number from 0.001 to"),
+    (["govern", "--governor", "ondemand", "--duration", "0"], "--duration expects a number from 0.001 to"),
+    (["govern", "--governor", "ondemand", "--duration", "nan"], "--duration expects a number from 0.001 to"),
+    (["chase", "--iterations", "0"], "--iterations expects a whole number from 1 to"),
+    (["chase", "--cpu", "99999"], "--cpu expects a whole number from 0 to 8191"),
+    (["chase", "--elements", "4096,4096"], "--elements lists '4096' twice"),
+    (["chase", "--pattern", "random,,sequential"], "--pattern 'random,,sequential' has an empty item"),
+    (["pingpong", "--repeats", "0"], "--repeats expects a whole number from 1 to"),
+    (["characterize", "--out", "s.csv", "--period-us", "0"], "--period-us expects a whole number from 100 to"),
+    (["characterize", "--out", "s.csv", "--sizes", "4096,4096"], "--sizes lists '4096' twice"),
+    (["characterize", "--out", "s.csv", "--patterns", "random,,sequential"], "has an empty item"),
+    (["characterize", "--out", "s.csv", "--seed", str(1 << 64)], "--seed expects a whole number from 0 to"),
+    (["characterize", "--out", "s.csv", "--run-s", "1e308"], "--run-s expects a number from 0.001 to 3600"),
+    (["characterize", "--out", "s.csv", "--reps", "1"], "--reps expects a whole number from 2 to 1000"),
+    (["characterize", "--out", "s.csv", "--big-khz", "0"], "--big-khz expects a whole number from 1 to"),
+]
+
+
+@pytest.mark.parametrize("args, says", SAME_LINE, ids=[" ".join(a[:1] + a[-2:]) for a, _ in SAME_LINE])
+def test_hetlabd_options_in_the_python_cli_are_refused_with_hetlabds_own_line(tmp_path, args, says):
+    from test_linux_chase import hetlabd
+
+    root = make_board(tmp_path)
+    board = ["--sysfs-root", str(root / "sys"), "--procfs-root", str(root / "proc")]
+    extra = {"govern": board, "characterize": board, "chase": [], "pingpong": []}[args[0]]
+    before = tree_files(root)
+    python_args = [*args, *extra] + (["--backend", "linux"] if args[0] in ("characterize", "pingpong") else [])
+    py = subprocess.run([sys.executable, "-m", "hetlab", *python_args], capture_output=True, text=True, cwd=tmp_path)
+    rs = subprocess.run([hetlabd(), *args, *extra], capture_output=True, text=True, cwd=tmp_path)
+    assert rs.returncode == 2 and rs.stderr.startswith("hetlabd: error: ") and says in rs.stderr, rs.stderr
+    assert py.returncode == 2 and py.stdout == "", py.stderr
+    assert py.stderr == rs.stderr.replace("hetlabd: error: ", "hetlab: error: ", 1), (py.stderr, rs.stderr)
+    assert tree_files(root) == before and sorted(p.name for p in tmp_path.iterdir()) == ["proc", "run", "sys"]

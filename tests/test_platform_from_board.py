@@ -197,3 +197,29 @@ def test_attributes_that_hold_no_plausible_value_become_todos_with_the_reason(tm
     assert p["clusters"][1]["l2_bytes"] == 2048 * 1024  # the size was fine: still read
     run = hetlab("simulate", "--platform", str(tmp_path / "board.toml"), "--workload", "cpu-bound", "--json")
     assert run.returncode == 0, run.stderr
+
+
+@pytest.mark.parametrize(
+    "pattern, text, says",
+    [
+        ("*/cpus", "0-99999999999\n", "holds '0-99999999999', not a CPU list"),  # once a 10^11-element list
+        ("*/ps:*/frequency", "abc\n", "holds 'abc', not a frequency in kHz"),
+        ("*/ps:*/frequency", "0\n", "holds '0', not a frequency in kHz"),
+        ("*/ps:*/power", "-5\n", "holds '-5', not a power in mW (1..=65535)"),
+        ("*/ps:*/power", "1" + "0" * 30 + "\n", "not a power in mW (1..=65535)"),
+        ("*/cpus", b"\xff\n", "it is not text"),
+    ],
+)
+def test_the_board_energy_model_is_read_in_rust_each_bad_value_named_with_its_file(tmp_path, pattern, text, says):
+    """The debugfs energy model is read by hetlab_linux::em_debugfs (the one bounded reader, no
+    Python copy of it): a value the kernel could not show is one line naming the file."""
+    board = make_board(tmp_path / "board", with_em=True)
+    target = next((board / "sys/kernel/debug/energy_model").glob(pattern))
+    target.write_bytes(text if isinstance(text, bytes) else text.encode())
+    run = hetlab("platform", "from-board", "--sysfs-root", str(board / "sys"), "--procfs-root", str(board / "proc"))
+    assert run.returncode != 0 and run.stdout == "", run.stderr
+    assert run.stderr.startswith("hetlab: error: ") and run.stderr.count("\n") == 1, run.stderr
+    assert str(target.relative_to(board)) in run.stderr and says in run.stderr, run.stderr
+    from hetlab import _files
+
+    assert not hasattr(_files, "read_attribute"), "one reader, in Rust"

@@ -99,7 +99,7 @@ def test_a_fifo_frame_beside_a_hog_keeps_its_latency_and_the_trace_prints_its_pr
         ({"taskgroup": "/bg", "run": 10}, "tasks.t.taskgroup: not supported yet"),
         ({"util_min": 600, "util_max": 500, "run": 10}, "min <= max"),
         ({"policy": "SCHED_DEADLINE", "run": 10}, "tasks.t.policy: SCHED_DEADLINE is not supported yet"),
-        ({"policy": "SCHED_RR", "priority": 100, "run": 10}, "tasks.t.priority must be a whole number in -20..=99"),
+        ({"policy": "SCHED_RR", "priority": 100, "run": 10}, "tasks.t: a real-time priority is within 1..=99, got 100"),
         ({"memrun": {"type": "scan", "size": 4096, "count": 1}}, "memrun.type must be read, write or chase"),
         ({"wait": {"ref": "c"}}, 'tasks.t.wait: no "mutex"'),
         ({"loop": 1, "phases": {"p": {"cpus": [99], "run": 10}}}, "a phase's cpus name cpu99"),

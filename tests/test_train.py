@@ -303,7 +303,7 @@ def test_options_are_checked():
     df = _hand_sweep()
     with pytest.raises(HetlabError, match="fixed_point_shift"):
         train.train(df, fixed_point_shift=70)
-    with pytest.raises(HetlabError, match="max_depth"):
+    with pytest.raises(HetlabError, match="max-depth must be within 1..=64"):
         train.train(df, max_depth=0)
 
 

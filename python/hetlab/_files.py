@@ -1,4 +1,5 @@
-"""Files written whole and files hashed: the package's one copy of each rule.
+"""Files written whole and files hashed: the package's one copy of each rule. (Files read from
+a board's trees, and input files, are read in Rust: hetlab_linux::infile.)
 
 `write_output` is how every command writes a file:
 - `-` is standard output;
@@ -192,25 +193,6 @@ def publish(tmp: Path, path: str | os.PathLike) -> None:
     """Gives a file made by `temporary_path` the outputs' mode and renames it over `path`."""
     os.chmod(tmp, OUTPUT_MODE & ~_umask())
     os.replace(tmp, path)
-
-
-SYSFS_PAGE = 4096  # the most a sysfs or debugfs attribute shows: one page
-
-
-def read_attribute(path: str | os.PathLike, limit: int = SYSFS_PAGE) -> str:
-    """A kernel attribute's text (sysfs, debugfs) from a tree that may be any directory: opened
-    non-blocking and refused unless a regular file (a FIFO would block the read forever, a
-    device never end), at most `limit` bytes. Raises OSError, or ValueError naming the file."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"'{path}' is not a regular file (a FIFO, device or socket)")
-        data = os.read(fd, limit + 1)
-    finally:
-        os.close(fd)
-    if len(data) > limit:
-        raise ValueError(f"'{path}' holds more than {limit} bytes, more than a kernel attribute shows")
-    return data.decode()
 
 
 def sha256_file(path: str | os.PathLike) -> str:

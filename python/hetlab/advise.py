@@ -21,7 +21,7 @@ from pathlib import Path
 from hetlab import _core, api
 from hetlab._files import check_output_path, write_output
 from hetlab.api import HetlabError
-from hetlab.executor import EXECUTOR_HELP, using
+from hetlab.executor import EXECUTOR_HELP, check_workers, using
 
 OBJECTIVES = ("time", "energy", "edp", "time-under-energy")
 GOVERNORS = ("performance", "powersave", "ondemand", "conservative", "interactive", "schedutil")
@@ -270,8 +270,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
         raise HetlabError(f"--energy-budget-j must be positive, got {args.energy_budget_j}")
     if args.objective == "time-under-energy" and args.energy_budget_j is None:
         raise HetlabError("--objective time-under-energy needs --energy-budget-j")
-    if args.jobs is not None and args.jobs < 1:
-        raise HetlabError(f"--jobs must be at least 1, got {args.jobs}")
+    check_workers(args.jobs)
     if args.plot is not None:  # a plot that cannot be written fails now, not after the runs
         check_output_path(args.plot, "--plot file")
     # a bad workload or platform fails here, with the simulator's one-line error

@@ -8,7 +8,6 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from hetlab import _core
@@ -24,14 +23,12 @@ class HetlabError(ValueError):
 
 
 def _read(path: str, what: str) -> str:
+    """An input file's text, read in Rust as every input is (a regular file, bounded, UTF-8:
+    a FIFO or /dev/zero given as a file is refused, never waited on or read into memory)."""
     try:
-        return Path(path).read_bytes().decode()
-    except OSError as e:
-        raise HetlabError(f"cannot read {what} file '{path}': {e.strerror}") from None
-    except UnicodeDecodeError as e:
-        raise HetlabError(
-            f"{what} file '{path}' is not UTF-8 text (byte {e.start}); give a TOML/JSON {what} file"
-        ) from None
+        return _core.read_input(str(path))
+    except ValueError as e:
+        raise HetlabError(f"cannot read {what} file '{path}': {e}; give a TOML/JSON {what} file") from None
 
 
 def _looks_like_file(spec: str) -> bool:
@@ -467,7 +464,6 @@ def govern(
     cluster_names: Sequence[str] | None = None,
     sysfs_root: str | None = None,
     procfs_root: str | None = None,
-    run_dir: str | None = None,
 ) -> GovernResult:
     """Runs `governor` (the simulator's code) on every cpufreq policy of this board until
     SIGINT/SIGTERM/SIGHUP/SIGQUIT or `duration_s`: `hetlabd govern`. Each policy's governor, min
@@ -481,8 +477,9 @@ def govern(
     model: anti-snoop's trees (a model.json; default the paper's Figure 4). tunables: by sysfs
     name. counters: which PMCs are read (`per-cpu`, `cgroup=DIR`, `pid=P,..`, `tid=T,..`, `off`).
     pmu: `hardware` or `software` stand-ins. cluster_names: name the policies after these
-    platform clusters. sysfs_root, procfs_root: a tree laid out like /sys and /proc. run_dir:
-    where hetlabd.lock and hetlabd.saved live. Sample lines go to stdout, notes to stderr.
+    platform clusters. sysfs_root, procfs_root: a tree laid out like /sys and /proc (hetlabd.lock
+    and hetlabd.saved live in `run` beside the sysfs root: /run for /sys). Sample lines go to
+    stdout, notes to stderr.
     """
     p_args, model_json = _platform_args(platform), _model_json(model)
     try:
@@ -501,7 +498,6 @@ def govern(
             cluster_names=None if cluster_names is None else list(cluster_names),
             sysfs_root=sysfs_root,
             procfs_root=procfs_root,
-            run_dir=run_dir,
         )
     except ValueError as e:
         raise HetlabError(str(e)) from None

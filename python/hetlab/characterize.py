@@ -23,7 +23,7 @@ from pathlib import Path
 from hetlab import _core, api
 from hetlab._files import check_output_path, publish, temporary_path, write_output
 from hetlab.api import HetlabError
-from hetlab.executor import DaskExecutor, LocalExecutor, using
+from hetlab.executor import DaskExecutor, LocalExecutor, check_workers, using
 
 _DEFAULTS = _core.SWEEP_DEFAULTS
 PATTERNS: tuple[str, ...] = tuple(_DEFAULTS["known_patterns"])
@@ -81,7 +81,6 @@ def characterize(
     pmu: str | None = None,
     sysfs_root: str | None = None,
     procfs_root: str | None = None,
-    run_dir: str | None = None,
     allow_missing_counters: bool = False,
     cluster_names: Sequence[str] | None = None,
 ) -> Path:
@@ -104,8 +103,8 @@ def characterize(
     Board only (None: hetlabd's defaults, see `hetlab characterize --help`): period_us, the
     counter sampling period; freqs_khz, the frequencies to sweep per cluster name (default every
     OPP of its policy); chase_cpus, the CPU running the chase per cluster; pmu, `hardware` or
-    `software` stand-ins; sysfs_root, procfs_root, trees laid out like /sys and /proc; run_dir,
-    where the lock and saved-state files live; allow_missing_counters, write 0 for counters the
+    `software` stand-ins; sysfs_root, procfs_root, trees laid out like /sys and /proc (the lock
+    and saved-state files live in `run` beside the sysfs root); allow_missing_counters, write 0 for counters the
     board lacks; cluster_names, name the policies after these platform clusters. SIGINT,
     SIGTERM, SIGHUP and SIGQUIT are blocked in the calling thread while the board sweep runs
     (see `hetlab.govern`): a signal stops it, restores the policies and writes nothing.
@@ -117,7 +116,6 @@ def characterize(
         pmu=pmu,
         sysfs_root=sysfs_root,
         procfs_root=procfs_root,
-        run_dir=run_dir,
         allow_missing_counters=bool(allow_missing_counters),
         cluster_names=None if cluster_names is None else list(cluster_names),
     )
@@ -128,6 +126,7 @@ def characterize(
         raise HetlabError(f"{', '.join(given)}: board options, for backend 'linux' only")
     out_path = Path(out)
     check_output_path(out_path, "sweep")
+    check_workers(workers)
     sweep = dict(
         patterns=list(patterns), sizes=list(sizes or []), reps=reps, run_s=run_s, seed=seed, active_opp=active_opp
     )

@@ -39,7 +39,7 @@ examples:
   hetlab schedulers         # placement policies and their knobs
 """
 
-SIMULATE_HELP = """\
+SIMULATE_HELP = f"""\
 Simulate a workload on a platform and print time, energy (total and per cluster), average
 frequency and residency per cluster, and PMC totals.
 
@@ -51,9 +51,12 @@ workload specs:
   cpu-bound:threads=K,instructions=N
   mixed8, ... (hetlab workloads), or a path to a workload .toml file or an rt-app .json file
 
-limits: at most 65,536 threads per workload; ccbench size 4..2^34 elements, stride 1..2^34
-(ccbench rounds the array up to twice the stride); --time-limit in (0, 864000] s; a run whose
-simulated time stops advancing is an error. On a terminal, a single run that lasts over a
+limits (hetlab-core's): at most {_core.MAX_THREADS:,} threads per workload; at most 2^53
+instructions per phase (ccbench iterations too); a phase's run, sleep, period or duration at
+most {int(_core.MAX_PHASE_US):,} µs; a working set or stride at most {_core.MAX_WORKING_SET_BYTES >> 40} TiB;
+ccbench size 4..2^34 elements, stride 1..2^34 (ccbench rounds the array up to twice the
+stride); --time-limit in (0, {_core.MAX_TIME_LIMIT_S:g}] s; a run whose simulated time stops
+advancing is an error. On a terminal, a single run that lasts over a
 second shows the simulated time it has reached; Ctrl-C stops it at once.
 """
 
@@ -271,6 +274,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise CliError(f"--reps must be in 1..{MAX_REPS}, got {args.reps}")
     if args.trace == "-" and args.series == "-":
         raise CliError("--trace - and --series - both want standard output; write one of them to a file")
+    _distinct_outputs(
+        ("--trace", args.trace),
+        ("--trace platform info", args.trace and args.trace != "-" and api.plat_info_path(args.trace)),
+        ("--series", args.series),
+        ("--report", args.report),
+    )
     # outputs that cannot be written fail now, not after the run
     for flag, path in (("--trace", args.trace), ("--series", args.series)):
         if path:
@@ -415,23 +424,29 @@ def _ints(text: str | None, flag: str, minimum: int | None = None) -> list[int] 
     return values
 
 
-def _number(text: str | None, flag: str, kind: type, what: str):
-    if text is None:
-        return None
-    try:
-        return kind(text)
-    except ValueError:
-        raise CliError(f"{flag} expects {what}, got '{text}'") from None
-
-
 def _words(text: str | None) -> list[str] | None:
     return None if text is None else [w for w in text.split(",") if w]
 
 
+class _BoardValue:
+    """argparse's `type` for a hetlabd option with a number or a list: parsed and checked by
+    hetlabd's own declaration (`_core.board_value`), so a value out of range (or a list with an
+    empty or repeated item) fails here, before anything starts, with hetlabd's error line."""
+
+    def __init__(self, command: str, long: str):
+        self.command, self.long = command, long
+
+    def __call__(self, text: str):
+        try:
+            return _core.board_value(self.command, self.long, text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _board_options(name: str, target, groups: tuple[str, ...], skip: tuple[str, ...] = ()) -> list[str]:
     """Adds the options of hetlabd's command `name` in `groups` to `target` (a parser or an
-    argument group), as hetlab_linux::flags declares them: the same names, values, help and
-    defaults as hetlabd's. Returns their dests."""
+    argument group), as hetlab_linux::flags declares them: the same names, values, help,
+    defaults and numeric ranges as hetlabd's. Returns their dests."""
     dests = []
     for f in _core.board_command(name)["flags"]:
         if f["group"] not in groups or f["long"] in skip:
@@ -441,7 +456,11 @@ def _board_options(name: str, target, groups: tuple[str, ...], skip: tuple[str, 
             action = target.add_argument(*names, action="store_true", help=f["help"])
         else:
             action = target.add_argument(
-                *names, metavar=f["value"], action="append" if f["repeatable"] else "store", help=f["help"]
+                *names,
+                metavar=f["value"],
+                action="append" if f["repeatable"] else "store",
+                type=_BoardValue(name, f["long"]) if f["checked"] else None,
+                help=f["help"],
             )
         dests.append(action.dest)
     return dests
@@ -450,13 +469,13 @@ def _board_options(name: str, target, groups: tuple[str, ...], skip: tuple[str, 
 def cmd_chase(args: argparse.Namespace) -> int:
     result = api.chase(
         args.sizes,
-        elements=_ints(args.elements, "--elements"),
+        elements=args.elements,
         patterns=_words(args.pattern),
-        cpu=_number(args.cpu, "--cpu", int, "a CPU number"),
-        min_time_s=_number(args.min_time, "--min-time", float, "seconds"),
-        iterations=_number(args.iterations, "--iterations", int, "a number of loads"),
-        freq_khz=_number(args.freq_khz, "--freq-khz", int, "a frequency in kHz"),
-        seed=_number(args.seed, "--seed", int, "a number"),
+        cpu=args.cpu,
+        min_time_s=args.min_time,
+        iterations=args.iterations,
+        freq_khz=args.freq_khz,
+        seed=args.seed,
     )
     print(result.report_json if args.json else result.text, end="\n" if args.json else "")
     return 0
@@ -467,8 +486,8 @@ def cmd_pingpong(args: argparse.Namespace) -> int:
     if args.backend == "linux":
         r = api.pingpong(
             args.cpus,
-            round_trips=_number(args.round_trips, "--round-trips", int, "a number of round trips"),
-            repeats=_number(args.repeats, "--repeats", int, "a number of measurements"),
+            round_trips=args.round_trips,
+            repeats=args.repeats,
         )
         if args.json:
             print(r.report_json)
@@ -491,14 +510,13 @@ def cmd_govern(args: argparse.Namespace) -> int:
         **_given(
             model=args.model,
             tunables=_parse_tunables(args.tunable) if args.tunable else None,
-            duration_s=_number(args.duration, "--duration", float, "seconds"),
+            duration_s=args.duration,
             counters=args.counters,
             pmu=args.pmu,
             platform=args.platform,
             cluster_names=_words(args.cluster_names),
             sysfs_root=args.sysfs_root,
             procfs_root=args.procfs_root,
-            run_dir=args.run_dir,
         ),
         dry_run=args.dry_run,
         verbose=args.verbose,
@@ -517,21 +535,21 @@ def cmd_characterize(args: argparse.Namespace) -> int:
         given = [d for d in args.board_dests if getattr(args, d) not in (None, False)]
         if given:
             raise CliError(f"--{given[0].replace('_', '-')} belongs to --backend linux")
-    freqs = {c: _ints(getattr(args, f"{c}_khz"), f"--{c}-khz") for c in freq_clusters}
+    freqs = {c: getattr(args, f"{c}_khz") for c in freq_clusters}
     path = characterize(
         args.out,
         **_given(
             platform=args.platform,
             backend=args.backend,
-            reps=_number(args.reps, "--reps", int, "a count"),
+            reps=args.reps,
             patterns=_words(args.patterns),
-            sizes=_ints(args.sizes, "--sizes"),
-            run_s=_number(args.run_s, "--run-s", float, "seconds"),
-            seed=_number(args.seed, "--seed", int, "a number"),
+            sizes=args.sizes,
+            run_s=args.run_s,
+            seed=args.seed,
             active_opp=args.active_opp,
             workers=args.jobs,
             executor=args.executor,
-            period_us=_number(args.period_us, "--period-us", int, "µs"),
+            period_us=args.period_us,
             freqs_khz={c: f for c, f in freqs.items() if f is not None} or None,
             chase_cpus=_per_cluster(args.chase_cpu, "--chase-cpu", "CLUSTER=CPU, e.g. little=0,big=4")
             if args.chase_cpu
@@ -539,7 +557,6 @@ def cmd_characterize(args: argparse.Namespace) -> int:
             pmu=args.pmu,
             sysfs_root=args.sysfs_root,
             procfs_root=args.procfs_root,
-            run_dir=args.run_dir,
             cluster_names=_words(args.cluster_names),
         ),
         allow_missing_counters=args.allow_missing_counters,
@@ -552,6 +569,9 @@ def cmd_characterize(args: argparse.Namespace) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     from hetlab import model_export, train
 
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():  # before the training, not after it
+        raise CliError(f"--out '{args.out}' exists and is not a directory")
     model = train.train_model(
         args.sweep,
         max_depth=args.max_depth,
@@ -560,9 +580,6 @@ def cmd_train(args: argparse.Namespace) -> int:
         reference=args.reference,
         class_weight=None if args.class_weight == "none" else args.class_weight,
     )
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise CliError(f"--out '{args.out}' exists and is not a directory")
     out.mkdir(parents=True, exist_ok=True)
     files = model_export.write_model(model, out)
     print(model_export.render_text(model, units=True))
@@ -660,6 +677,11 @@ class OneLineParser(argparse.ArgumentParser):
     type), so every subcommand and every option's type conversion reports this way."""
 
     def error(self, message: str):
+        # a hetlabd option's own line (see _BoardValue), which names the option: as hetlabd says it
+        own = re.match(r"^argument (--[\w-]+): (\1 .*)$", message)
+        if own:
+            print(error_line(own.group(2)), file=sys.stderr)
+            raise SystemExit(2)
         # "argument --seed: invalid int value: 'nan'" -> "--seed expects a whole number, got 'nan'"
         message = re.sub(r"^argument ([^:]+): ", r"\1: ", message)
         message = re.sub(r": invalid int value: ", " expects a whole number, got ", message)
@@ -1000,6 +1022,19 @@ class _Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread like Ctrl-C's KeyboardInterrupt."""
 
 
+def _distinct_outputs(*outputs: tuple[str, str | None]) -> None:
+    """Each output its own file: two options naming one file would have the second overwrite
+    the first (the same path, or two names of one file through a link)."""
+    seen: dict[str, str] = {}
+    for flag, path in outputs:
+        if not path or path == "-":
+            continue
+        key = os.path.realpath(path)
+        if key in seen:
+            raise CliError(f"{seen[key]} and {flag} both name '{path}'; give each output its own file")
+        seen[key] = flag
+
+
 def _raise_terminated(signum, frame):
     raise _Terminated
 
@@ -1036,8 +1071,29 @@ def _silence_stdout() -> None:
         pass
 
 
+def _empty_value(argv: list[str]) -> str | None:
+    """The first empty value on the command line (`--report ""`, `--out=`), said as an error:
+    it is a shell variable left unset, never "use the default" (which argparse's falsy "" would
+    quietly give: no report written, every benchmark run). Arguments after `--` are another
+    program's (`hetlab profile -- CMD`)."""
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            return None
+        if arg.startswith("--") and arg.endswith("=") and "=" not in arg[:-1]:
+            return f"{arg[:-1]} is given an empty value; give a value or leave the option out"
+        if arg == "":
+            after = argv[i - 1] if i and argv[i - 1].startswith("-") else None
+            where = f" after {after}" if after else ""
+            return f"an empty argument{where}; give a value or leave the option out"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    empty = _empty_value(argv)
+    if empty:
+        print(error_line(empty), file=sys.stderr)
+        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -19,7 +19,6 @@ import os
 from pathlib import Path
 
 from hetlab import _core, api
-from hetlab._files import read_attribute
 from hetlab.api import HetlabError
 
 
@@ -34,21 +33,15 @@ def energy_model(platform: str) -> dict:
 
 def cpu_list(cpus: list[int]) -> str:
     """The kernel's `%*pbl` form: ascending ranges, e.g. [0, 1, 2, 3, 6] -> "0-3,6"."""
-    runs: list[list[int]] = []
-    for cpu in sorted(cpus):
-        if runs and cpu == runs[-1][1] + 1:
-            runs[-1][1] = cpu
-        else:
-            runs.append([cpu, cpu])
-    return ",".join(f"{a}-{b}" if a != b else f"{a}" for a, b in runs)
+    return _core.format_cpu_list(list(cpus))
 
 
 def parse_cpu_list(text: str) -> list[int]:
-    cpus: list[int] = []
-    for part in text.strip().split(","):
-        first, _, last = part.partition("-")
-        cpus += range(int(first), int(last or first) + 1)
-    return cpus
+    """A kernel CPU list ("0-3,6") as CPU numbers (hetlab_linux's parser, bounded)."""
+    try:
+        return _core.parse_cpu_list(text)
+    except ValueError as e:
+        raise HetlabError(str(e)) from None
 
 
 def write_debugfs(em: dict, root: str | os.PathLike) -> list[Path]:
@@ -73,35 +66,13 @@ def write_debugfs(em: dict, root: str | os.PathLike) -> list[Path]:
 
 def read_debugfs(root: str | os.PathLike) -> list[dict]:
     """The domains of a tree laid out like /sys/kernel/debug/energy_model: [{cpus, ps:
-    [{frequency_khz, power_mw}]}], ascending frequency (the platform file's shape)."""
-    root = Path(root)
-    if not root.is_dir():
-        raise HetlabError(f"'{root}' is not a directory laid out like /sys/kernel/debug/energy_model")
-    domains = []
-    for d in sorted(p for p in root.iterdir() if (p / "cpus").is_file()):
-        states = []
-        for ps in d.iterdir():
-            if not ps.is_dir() or not ps.name.startswith(("ps:", "cs:")):
-                continue
-            try:
-                states.append(
-                    {
-                        "frequency_khz": int(read_attribute(ps / "frequency")),
-                        "power_mw": int(read_attribute(ps / "power")),
-                    }
-                )
-            except (OSError, ValueError) as e:
-                raise HetlabError(f"'{ps}': cannot read its frequency and power ({e})") from None
-        try:
-            cpus = parse_cpu_list(read_attribute(d / "cpus"))
-        except (OSError, ValueError):
-            raise HetlabError(f"'{d / 'cpus'}' is not a CPU list such as 0-3 (or cannot be read)") from None
-        if not states:
-            raise HetlabError(f"'{d}' has no ps:<kHz> (or cs:<kHz>) directories")
-        domains.append({"cpus": cpus, "ps": sorted(states, key=lambda s: s["frequency_khz"])})
-    if not domains:
-        raise HetlabError(f"'{root}' holds no performance domain (a directory with a cpus file)")
-    return sorted(domains, key=lambda d: min(d["cpus"]))
+    [{frequency_khz, power_mw}]}], ascending frequency (the platform file's shape). Read in Rust
+    (hetlab_linux::em_debugfs) as hetlabd reads sysfs: regular files of at most a page, never
+    blocking, values the kernel could show."""
+    try:
+        return _core.read_debugfs_energy_model(str(root))
+    except ValueError as e:
+        raise HetlabError(str(e)) from None
 
 
 def toml_tables(domains: list[dict], source: str) -> str:

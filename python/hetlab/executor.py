@@ -36,10 +36,18 @@ def _batch(fn: Callable, items: Sequence[tuple]) -> list:
     return [fn(*item) for item in items]
 
 
+def check_workers(workers: int | None) -> None:
+    """`--jobs`: None (one per CPU) or at least 1 (0 is not "the default", a negative count
+    nothing a pool can have); commands call it before they start anything."""
+    if workers is not None and workers < 1:
+        raise HetlabError(f"--jobs must be at least 1, got {workers}")
+
+
 class LocalExecutor:
     """Threads in this process: the engine releases the GIL while it simulates."""
 
     def __init__(self, workers: int | None = None):
+        check_workers(workers)
         self.workers = workers or os.cpu_count() or 1
 
     def run(self, fn: Callable, items: Sequence[tuple], on_result: Callable[[int, Any], None]) -> None:
@@ -116,11 +124,14 @@ def executor_from_spec(spec: str | None, workers: int | None = None) -> LocalExe
     """`local` (or None) or `dask://HOST:PORT`; anything else is a one-line error."""
     if spec is None or spec == "local":
         return LocalExecutor(workers)
-    if spec.startswith("dask://") and ":" in spec.removeprefix("dask://"):
+    host, _, port = spec.removeprefix("dask://").rpartition(":")
+    if spec.startswith("dask://") and host and port.isdigit() and 1 <= int(port) <= 65535:
         if workers is not None:
             raise HetlabError(f"--jobs applies to the local executor; {spec}'s workers are set where they start")
         return DaskExecutor(spec)
-    raise HetlabError(f"--executor '{spec}': use local or dask://HOST:PORT (e.g. dask://127.0.0.1:8786)")
+    raise HetlabError(
+        f"--executor '{spec}': use local or dask://HOST:PORT with a port in 1..65535 (e.g. dask://127.0.0.1:8786)"
+    )
 
 
 @contextmanager

@@ -20,6 +20,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from hetlab import _core
 from hetlab.api import HetlabError, SimResult
 
 REPORT_HTML = "report.html"
@@ -291,7 +292,10 @@ def experiment_page(out_dir: str | Path) -> str:
     missing = [p.name for p in needed if not p.is_file()]
     if missing:
         raise HetlabError(f"'{out}' lacks {', '.join(missing)}: give a folder `hetlab reproduce` wrote")
-    md = (out / "report.md").read_text()
+    try:
+        md = _core.read_input(str(out / "report.md"))
+    except ValueError as e:
+        raise HetlabError(f"cannot read '{out / 'report.md'}': {e}; give a folder `hetlab reproduce` wrote") from None
     experiment = _experiment_of(md)
     runs = pd.read_csv(out / "runs.csv")
     summary = pd.read_csv(out / "summary.csv")

@@ -36,16 +36,13 @@ def model_json_text(model: dict) -> str:
 def read_model(path: str | os.PathLike) -> dict:
     """Reads a model.json; `HetlabError` (one line) when it cannot be used."""
     try:
-        text = Path(path).read_bytes().decode()
+        text = _core.read_input(str(path))
+    except ValueError as e:  # read in Rust: a regular file, bounded, UTF-8
+        raise HetlabError(f"cannot read model file '{path}': {e}; pass a model.json from `hetlab train`") from None
+    try:
         model = json.loads(text)
-    except UnicodeDecodeError:
-        raise HetlabError(f"model file '{path}' is not UTF-8 text; pass a model.json from `hetlab train`") from None
     except RecursionError:
         raise HetlabError(f"model file '{path}' nests too deeply; pass a model.json from `hetlab train`") from None
-    except OSError as e:
-        raise HetlabError(
-            f"cannot read model file '{path}': {e.strerror}; pass a model.json from `hetlab train`"
-        ) from None
     except ValueError as e:
         raise HetlabError(f"model file '{path}' is not JSON ({e}); pass a model.json from `hetlab train`") from None
     trees = model.get("trees") if isinstance(model, dict) else None

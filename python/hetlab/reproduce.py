@@ -28,7 +28,7 @@ from pathlib import Path
 
 from hetlab import api, experiments
 from hetlab.api import HetlabError
-from hetlab.executor import EXECUTOR_HELP, using
+from hetlab.executor import EXECUTOR_HELP, check_workers, using
 from hetlab.experiment import Benchmark, Context, Experiment, Prepared
 from hetlab.runs import SEED, run_all
 
@@ -93,8 +93,7 @@ def _check_counts(reps: int, seed: int, jobs: int | None) -> None:
         raise HetlabError(f"--reps must be at least 1, got {reps}")
     if seed < 0:
         raise HetlabError(f"--seed must be non-negative, got {seed}")
-    if jobs is not None and jobs < 1:
-        raise HetlabError(f"--jobs must be at least 1, got {jobs}")
+    check_workers(jobs)
 
 
 def _check_workloads(benchmarks: list[Benchmark]) -> None:

@@ -103,10 +103,12 @@ def load_sweep(path: str | os.PathLike) -> pd.DataFrame:
 
     Every problem raises `HetlabError` with a one-line message naming the file and the fix."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise _fail(
             path, "no such file", "pass the Parquet file of `hetlab characterize` or the CSV of `hetlabd characterize`"
         )
+    if not p.is_file():  # a FIFO would block the read, a directory or device is no sweep
+        raise _fail(path, "not a regular file (a directory, FIFO or device)", _FIX)
     if not os.access(p, os.R_OK):
         raise _fail(path, "file is not readable", "check its permissions")
     data = p.read_bytes()
@@ -528,8 +530,7 @@ def _train_validated(
     from sklearn.model_selection import GroupShuffleSplit
 
     shift = _check_shift(fixed_point_shift)
-    if not isinstance(max_depth, (int, np.integer)) or max_depth < 1:
-        raise HetlabError(f"max_depth must be a positive integer, got {max_depth!r}")
+    _check_depth(max_depth)
     labels = label_configurations(df, label_rule, reference=reference)
     increase = dict(zip(labels["config_id"], labels["label"] == INCREASE))
     trees = {}
@@ -659,6 +660,14 @@ def model_json(result: TrainResult, sweep_meta: dict) -> dict:
     }
 
 
+def _check_depth(max_depth) -> None:
+    """1..=MAX_TREE_DEPTH: the governor's tree loader refuses deeper trees (tree.rs), so a
+    model trained deeper could never be used."""
+    limit = _core.MAX_TREE_DEPTH
+    if not isinstance(max_depth, (int, np.integer)) or not 1 <= max_depth <= limit:
+        raise HetlabError(f"--max-depth must be within 1..={limit} (the governor's tree depth), got {max_depth!r}")
+
+
 def train_model(
     sweep_path: str | os.PathLike,
     max_depth: int = DEFAULT_MAX_DEPTH,
@@ -669,6 +678,7 @@ def train_model(
     class_weight: str | None = None,
 ) -> dict:
     """`hetlab train` in one call: load and validate the sweep, train, return the model dict."""
+    _check_depth(max_depth)  # before the sweep is read: a bad option fails at once
     df = load_sweep(sweep_path)
     result = _train_validated(df, max_depth, label_rule, seed, fixed_point_shift, reference, class_weight)
     return model_json(result, sweep_metadata(df))

@@ -25,10 +25,7 @@ use hetlab_linux::outfile::Output;
 use hetlab_linux::pingpong::{self, PingpongOptions};
 use hetlab_linux::restore::{check_saved, read_state_lines, PolicyLocks, RunLock, STATE_FILE};
 use hetlab_linux::stop::SignalStop;
-use hetlab_linux::{positive_seconds_us, Roots, DEFAULT_RUN_DIR};
-
-/// The largest --model file read: a model.json holds two small trees, kilobytes.
-const MODEL_MAX_BYTES: u64 = 64 << 20;
+use hetlab_linux::{positive_seconds_us, Roots};
 
 const MAIN_HELP: &str = "\
 hetlabd: hetlab on a real Linux big.LITTLE board (Odroid-XU3 / Exynos 5422 and others).
@@ -41,7 +38,7 @@ commands:
   chase         ccbench-style pointer-chase microbenchmark: ns (and cycles) per dependent load
   pingpong      inter-core latency: a cache line bounced between two pinned threads, every pair
   characterize  the snoop-latency training sweep on this board, rows in the dataset's columns
-  restore       write back the settings a killed hetlabd left in <run-dir>/hetlabd.saved
+  restore       write back the settings a killed hetlabd left in /run/hetlabd.saved
   governors     list the governors and their tunables (kernel sysfs names and units)
 
 examples:
@@ -200,10 +197,6 @@ fn pmu(a: &Args) -> Result<PmuSource, Fail> {
     a.get("--pmu").map_or(Ok(PmuSource::Hardware), |p| PmuSource::parse(p).map_err(usage))
 }
 
-fn run_dir(a: &Args) -> PathBuf {
-    PathBuf::from(a.get("--run-dir").unwrap_or(DEFAULT_RUN_DIR))
-}
-
 fn cluster_names(a: &Args) -> Option<Vec<String>> {
     a.get("--cluster-names").map(|s| s.split(',').map(str::to_string).collect())
 }
@@ -216,8 +209,12 @@ fn cmd_govern(a: &Args) -> Result<i32, Fail> {
         None | Some("lctes2020-fig4") => None,
         Some(path) => {
             // bounded like every other read (a model.json is kilobytes; /dev/zero is not one)
-            let text = hetlab_linux::infile::read_text(std::path::Path::new(path), MODEL_MAX_BYTES, true)
-                .map_err(|e| fail(format!("--model: {e}")))?;
+            let text = hetlab_linux::infile::read_text(
+                std::path::Path::new(path),
+                hetlab_linux::infile::INPUT_MAX_BYTES,
+                true,
+            )
+            .map_err(|e| fail(format!("--model: {e}")))?;
             let m = AntiSnoopModel::from_json(&text).map_err(|e| fail(format!("--model {path} is {e}")))?;
             m.check_for(&platform).map_err(|e| fail(format!("--model {path}: {e}")))?;
             Some(m)
@@ -243,7 +240,6 @@ fn cmd_govern(a: &Args) -> Result<i32, Fail> {
         dry_run: a.flag("--dry-run"),
         counters,
         backend,
-        run_dir: run_dir(a),
         duration_us,
         log_samples: a.flag("--verbose"),
     };
@@ -269,6 +265,8 @@ fn cmd_chase(a: &Args) -> Result<i32, Fail> {
     if let Some(s) = a.whole("--seed")? {
         opts.seed = s;
     }
+    // every LIST's items are checked (no empty or repeated item), as the Python CLI checks them
+    a.items("--sizes")?;
     let sizes = match a.whole_list("--elements")? {
         Some(e) => e,
         None => chase::elements_of(
@@ -299,6 +297,7 @@ fn cmd_pingpong(a: &Args) -> Result<i32, Fail> {
     if let Some(n) = a.whole_as("--repeats")? {
         opts.repeats = n;
     }
+    a.items("--cpus")?;
     let chosen = pingpong::choose_cpus(a.get("--cpus")).map_err(usage)?;
     let m = pingpong::matrix(&chosen, &opts).map_err(usage)?;
     if a.flag("--json") {
@@ -314,7 +313,6 @@ fn cmd_characterize(a: &Args) -> Result<i32, Fail> {
     let mut cfg = SweepConfig::builtin(a.get("--platform").unwrap_or(DEFAULT_PLATFORM)).map_err(usage)?;
     cfg.roots = roots(a);
     cfg.pmu = pmu(a)?;
-    cfg.run_dir = run_dir(a);
     if let Some(p) = a.items("--patterns")? {
         cfg.sweep.patterns = p.into_iter().map(str::to_string).collect();
     }
@@ -408,7 +406,11 @@ fn cmd_characterize(a: &Args) -> Result<i32, Fail> {
 }
 
 fn cmd_restore(a: &Args) -> Result<i32, Fail> {
-    let dir = run_dir(a);
+    let mut sysfs_root = Roots::default();
+    if let Some(s) = a.get("--sysfs-root") {
+        sysfs_root.sysfs = s.into();
+    }
+    let dir = sysfs_root.run_dir().map_err(fail)?;
     let state = dir.join(STATE_FILE);
     if std::fs::symlink_metadata(&state).is_err() {
         note!("hetlabd: nothing to restore: {} does not exist", state.display());
@@ -416,12 +418,8 @@ fn cmd_restore(a: &Args) -> Result<i32, Fail> {
     }
     let _lock = RunLock::acquire(&dir).map_err(fail)?;
     let saved = read_state_lines(&state).map_err(fail)?;
-    let mut sysfs_root = Roots::default();
-    if let Some(s) = a.get("--sysfs-root") {
-        sysfs_root.sysfs = s.into();
-    }
     let policies = hetlab_linux::sysfs::discover(&sysfs_root).map_err(fail)?;
-    // a running hetlabd on these policies (whatever its --run-dir) owns them: not while it runs
+    // a running hetlabd on these policies (whatever path it reached them by) owns them: not while it runs
     let _policy_locks = PolicyLocks::acquire(&policies).map_err(fail)?;
     check_saved(&saved, &policies).map_err(|e| fail(format!("{}: {e}; nothing written", state.display())))?;
     // every line was checked above: only now is anything written

@@ -53,8 +53,6 @@ fn small_sweep(b: &Board, out_csv: &std::path::Path, extra: &[&str]) -> std::pro
         .args(extra)
         .arg("--sysfs-root")
         .arg(b.sys())
-        .arg("--run-dir")
-        .arg(b.run_dir())
         .arg("--out")
         .arg(out_csv)
         .output()
@@ -164,8 +162,6 @@ fn characterize_stopped_by_sigint_restores_the_policies() {
         .args(["--chase-cpu", "little=0,big=0"])
         .arg("--sysfs-root")
         .arg(b.sys())
-        .arg("--run-dir")
-        .arg(b.run_dir())
         .arg("--out")
         .arg(b.root.join("sweep.csv"))
         .stdout(std::process::Stdio::piped())
@@ -199,8 +195,6 @@ fn characterize_out_dash_is_stdout_a_device_is_written_in_place_and_a_link_is_re
         .args(freqs)
         .arg("--sysfs-root")
         .arg(b.sys())
-        .arg("--run-dir")
-        .arg(b.run_dir())
         .args(["--out", "-"])
         .output()
         .unwrap();
@@ -243,8 +237,6 @@ fn numeric_options_out_of_range_and_sloppy_lists_are_one_line_errors_before_anyt
         c.args(["characterize", "--pmu", "software", "--sizes", "4096", "--patterns", "random"])
             .arg("--sysfs-root")
             .arg(b.sys())
-            .arg("--run-dir")
-            .arg(b.run_dir())
             .arg("--out")
             .arg(&out_csv)
             .args(extra);
@@ -277,7 +269,8 @@ fn numeric_options_out_of_range_and_sloppy_lists_are_one_line_errors_before_anyt
         (cmd(&["chase", "--iterations", "0"]), "--iterations expects"),
         (cmd(&["chase", "--min-time", "1e300"]), "--min-time expects"),
         (cmd(&["chase", "--sizes", ",,,"]), "empty item"),
-        (cmd(&["chase", "--sizes", "16K,16K"]), "16 KB twice"),
+        (cmd(&["chase", "--sizes", "16K,16K"]), "lists '16K' twice"),
+        (cmd(&["chase", "--sizes", "16K,16384"]), "16 KB twice"),
         (cmd(&["chase", "--elements", "4096,4096"]), "lists '4096' twice"),
         (cmd(&["chase", "--pattern", "random,,random"]), "empty item"),
         (cmd(&["chase", "--cpu", "99999"]), "--cpu expects a whole number from 0 to 8191"),

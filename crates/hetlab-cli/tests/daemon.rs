@@ -198,7 +198,7 @@ fn refuses_without_root() {
         (true, Some(sp)) => {
             let mut c = Command::new(sp);
             c.args(["--reuid=65534", "--regid=65534", "--clear-groups", hetlabd(), "govern", "--governor", "ondemand"]);
-            c.arg("--sysfs-root").arg(b.sys()).arg("--procfs-root").arg(b.proc_()).arg("--run-dir").arg(b.run_dir());
+            c.arg("--sysfs-root").arg(b.sys()).arg("--procfs-root").arg(b.proc_());
             refused(&b, &mut c)
         }
         (false, _) => refused(&b, &mut b.govern(&["--governor", "ondemand"])),
@@ -242,21 +242,26 @@ fn refuses_while_another_daemon_manages_frequencies() {
     assert_eq!(out.status.code(), Some(1), "{e}");
     assert!(e.contains(&format!("another hetlabd (pid {}) is already managing CPU frequencies", first.id())), "{e}");
     assert!(both_userspace(&b), "the second daemon did not touch the first one's policies");
-    // another hetlabd with another run directory: it would save the first one's `userspace`
-    let other_run = b.root.join("run2");
-    fs::create_dir(&other_run).unwrap();
+    // another hetlabd reaching the same tree by another path (a link to it): the same run
+    // directory, so the same lock; `restore` too waits for the running daemon
+    let other_path = b.root.with_extension("link");
+    let _ = fs::remove_file(&other_path);
+    std::os::unix::fs::symlink(&b.root, &other_path).unwrap();
     for cmd in ["govern", "restore"] {
         let mut c = Command::new(hetlabd());
-        c.arg(cmd).arg("--sysfs-root").arg(b.sys()).arg("--run-dir").arg(&other_run);
+        c.arg(cmd).arg("--sysfs-root").arg(other_path.join("sys"));
         if cmd == "govern" {
             c.args(["--governor", "performance", "--procfs-root"]).arg(b.proc_());
-        } else {
-            fs::write(other_run.join("hetlabd.saved"), "# planted\n").unwrap();
         }
-        let out = c.output().unwrap();
-        let e = one_error(&out);
-        assert!(e.contains("another hetlabd is already managing policy0") && e.contains("--run-dir"), "{cmd}: {e}");
+        let e = one_error(&c.output().unwrap());
+        assert!(e.contains(&format!("another hetlabd (pid {}) is already managing", first.id())), "{cmd}: {e}");
     }
+    // the policy directories' own locks hold whatever the run directory (sysfs bind-mounted
+    // elsewhere has another one): the lock a second hetlabd would take on them is refused
+    let held = fs::File::open(b.policy(0)).unwrap();
+    // SAFETY: flock on a descriptor we own.
+    assert_ne!(unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&held), libc::LOCK_EX | libc::LOCK_NB) }, 0);
+    let _ = fs::remove_file(&other_path);
     assert!(both_userspace(&b), "the second daemon did not touch the first one's policies");
     signal(&first, libc::SIGTERM);
     assert_eq!(finish(first).code, Some(0));
@@ -275,16 +280,61 @@ fn after_sigkill_the_saved_settings_block_a_restart_until_restored() {
     child.wait().unwrap();
     assert!(b.run_dir().join("hetlabd.saved").exists());
     let e = refused(&b, &mut b.govern(&["--governor", "ondemand"]));
-    assert!(e.contains("hetlabd restore"), "{e}");
+    assert!(e.contains("hetlabd restore --sysfs-root") && e.contains(&format!("(pid {})", child.id())), "{e}");
     let out = restore(&b).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     b.assert_restored();
     assert!(!b.run_dir().join("hetlabd.saved").exists());
 }
 
+/// The original settings survive a SIGKILLed daemon whatever the next one is told: the saved
+/// settings are found from the sysfs root alone (`run/` beside it), never from an option. (With
+/// a `--run-dir` of its own, the next daemon used to find the policies on `userspace`, save that
+/// as their original and "restore" it, leaving the board on userspace.)
+#[test]
+fn a_daemon_started_after_a_sigkilled_one_never_takes_its_userspace_for_the_original() {
+    if !is_root() {
+        return;
+    }
+    let b = Board::new("sigkill-other");
+    let mut first = b.govern(&["--governor", "powersave"]).spawn().unwrap();
+    wait_for("userspace", 10.0, || both_userspace(&b));
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(first.id() as i32, libc::SIGKILL) }, 0);
+    first.wait().unwrap();
+    assert!(both_userspace(&b), "a SIGKILL leaves the policies on userspace");
+    let before = b.snapshot();
+    // the next daemon as it used to be started, with a run directory of its own: not an option
+    let other_run = b.root.join("run2");
+    fs::create_dir(&other_run).unwrap();
+    let mut c = b.govern(&["--governor", "ondemand"]);
+    c.arg("--run-dir").arg(&other_run);
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(one_error(&out).contains("unknown option '--run-dir'"));
+    // ... and through another path to the same tree: it finds the killed daemon's saved settings
+    let other_path = b.root.with_extension("link");
+    let _ = fs::remove_file(&other_path);
+    std::os::unix::fs::symlink(&b.root, &other_path).unwrap();
+    for cmd in ["govern", "characterize"] {
+        let mut c = Command::new(hetlabd());
+        c.arg(cmd).arg("--sysfs-root").arg(other_path.join("sys")).arg("--procfs-root").arg(b.proc_());
+        c.args(if cmd == "govern" { &["--governor", "ondemand"][..] } else { &["--out", "-", "--pmu", "software"] });
+        let e = one_error(&c.output().unwrap());
+        assert!(e.contains("hetlabd.saved exists") && e.contains(&format!("(pid {})", first.id())), "{cmd}: {e}");
+    }
+    assert_eq!(b.snapshot(), before, "nothing was saved over, nothing switched");
+    assert_eq!(fs::read_dir(&other_run).unwrap().count(), 0);
+    // restore, by either path, writes back the settings from before the first daemon
+    let out = Command::new(hetlabd()).arg("restore").arg("--sysfs-root").arg(other_path.join("sys")).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    b.assert_restored();
+    let _ = fs::remove_file(&other_path);
+}
+
 fn restore(b: &Board) -> Command {
     let mut c = Command::new(hetlabd());
-    c.arg("restore").arg("--run-dir").arg(b.run_dir()).arg("--sysfs-root").arg(b.sys());
+    c.arg("restore").arg("--sysfs-root").arg(b.sys());
     c
 }
 

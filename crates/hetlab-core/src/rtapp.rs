@@ -21,8 +21,8 @@
 use std::collections::BTreeMap;
 
 use crate::workload::{
-    Access, MemProfile, Order, Pattern, Phase, PhaseFile, PhaseKind, RtappEvent, RtappStep, RtappSteps, SchedAttr,
-    SchedClass, SyncOp, Task, Workload,
+    shown, Access, MemProfile, Order, Pattern, Phase, PhaseFile, PhaseKind, RtappEvent, RtappStep, RtappSteps,
+    SchedAttr, SchedClass, SyncOp, Task, Workload, MAX_PHASE_US, MAX_WORKING_SET_BYTES,
 };
 
 /// Most phases one task may unroll to (a phase's `loop` repeats its events).
@@ -322,6 +322,7 @@ fn number(at: &str, value: &Json) -> Result<f64, String> {
 fn whole(at: &str, value: &Json, min: f64, max: f64) -> Result<f64, String> {
     let x = number(at, value)?;
     if x.fract() != 0.0 || !(min..=max).contains(&x) {
+        let (min, max, x) = (shown(min), shown(max), shown(x));
         return Err(format!("{at} must be a whole number in {min}..={max}, got {x}"));
     }
     Ok(x)
@@ -387,9 +388,10 @@ fn policy<'v>(at: &str, value: &'v Json) -> Result<&'v str, String> {
     }
 }
 
-/// rt-app's `priority` as given: a nice value or a real-time priority, by the policy.
+/// rt-app's `priority` as given: a nice value or a real-time priority, by the policy (which
+/// checks its range and says which one applies: [`sched_class`], [`SchedClass::parse`]).
 fn priority(at: &str, value: &Json) -> Result<i64, String> {
-    Ok(whole(at, value, -20.0, f64::from(SchedClass::MAX_RT_PRIORITY))? as i64)
+    Ok(whole(at, value, f64::from(i32::MIN), f64::from(i32::MAX))? as i64)
 }
 
 /// The class and nice value of rt-app `policy` at `priority`: a nice value for SCHED_OTHER
@@ -408,19 +410,23 @@ fn sched_class(at: &str, policy: &str, priority: Option<i64>) -> Result<(SchedCl
 /// The policy in effect when each phase starts: the last one a phase before it set, else
 /// the task's on the first thread loop and the last phase's setting on the later ones (rt-app
 /// changes the policy only where a phase gives one). A phase that gives a priority but no
-/// policy needs one policy in effect on every loop, to know what its priority means.
+/// policy (`priority_only`) needs one policy in effect on every loop, to know what its priority
+/// means; one that gives its policy does not.
 fn policies_in_effect<'p>(
     at_phases: &[String],
     set: &[Option<&'p str>],
+    priority_only: &[bool],
     task_policy: &'p str,
 ) -> Result<Vec<&'p str>, String> {
     let last_set = set.iter().rev().flatten().next().copied();
     let mut in_effect = Vec::new();
     let mut current = None;
-    for (at_phase, own) in at_phases.iter().zip(set) {
+    for ((at_phase, own), &ambiguous_matters) in at_phases.iter().zip(set).zip(priority_only) {
         let policy = match current {
             Some(p) => p,
             None if last_set.is_none_or(|l| l == task_policy) => task_policy,
+            // its own policy decides: what was in effect before it is not read
+            None if !ambiguous_matters => task_policy,
             None => {
                 return Err(format!(
                     "{at_phase}: give its policy with its priority: {task_policy} on the first loop, {} on later ones",
@@ -522,7 +528,7 @@ fn parse_global(at: &str, value: &Json) -> Result<Global, String> {
                 };
             }
             "default_policy" => global.default_policy = policy(&at, value)?.to_string(),
-            "mem_buffer_size" => global.mem_buffer_bytes = whole(&at, value, 1.0, 1e12)? as u64,
+            "mem_buffer_size" => global.mem_buffer_bytes = whole(&at, value, 1.0, MAX_WORKING_SET_BYTES as f64)? as u64,
             "io_device" => {
                 if text(&at, value)? != "/dev/null" {
                     return Err(format!(
@@ -582,7 +588,7 @@ fn task(
                 0.0 => return Err(format!("{at_key}: 0 loops would run nothing; give -1 (forever) or a count")),
                 n => task_loop = Some(n),
             },
-            "delay" => delay_us = whole(&at_key, value, 0.0, 1e12)? as u64,
+            "delay" => delay_us = whole(&at_key, value, 0.0, MAX_PHASE_US)? as u64,
             "priority" => task_priority = Some(priority(&at_key, value)?),
             "policy" => task_policy = policy(&at_key, value)?,
             "cpus" => affinity = Some(cpu_list(&at_key, value)?),
@@ -658,7 +664,8 @@ fn task(
             }
             let at_phases: Vec<String> = parsed.iter().map(|(at, ..)| at.clone()).collect();
             let set: Vec<Option<&str>> = policies.iter().map(|&(p, _)| p).collect();
-            let in_effect = policies_in_effect(&at_phases, &set, task_policy)?;
+            let priority_only: Vec<bool> = policies.iter().map(|(p, n)| p.is_none() && n.is_some()).collect();
+            let in_effect = policies_in_effect(&at_phases, &set, &priority_only, task_policy)?;
             for ((entry, (own, given)), current) in parsed.iter_mut().zip(&policies).zip(in_effect) {
                 if own.is_some() || given.is_some() {
                     let (class, nice) = sched_class(&entry.0, own.unwrap_or(current), *given)?;
@@ -772,7 +779,7 @@ impl Unrolled<'_> {
         }
         let phases = match kind {
             "run" | "runtime" => {
-                let us = whole(at, value, 1.0, 1e12)? as u64;
+                let us = whole(at, value, 1.0, MAX_PHASE_US)? as u64;
                 marker.run_us = us;
                 if kind == "run" {
                     vec![PhaseFile { run_us: Some(us as f64), ..Default::default() }.into_phase(at)?]
@@ -780,14 +787,14 @@ impl Unrolled<'_> {
                     vec![Phase::new(PhaseKind::Runtime { duration_us: us })]
                 }
             }
-            "sleep" => vec![Phase::new(PhaseKind::Sleep { duration_us: whole(at, value, 0.0, 1e12)? as u64 })],
+            "sleep" => vec![Phase::new(PhaseKind::Sleep { duration_us: whole(at, value, 0.0, MAX_PHASE_US)? as u64 })],
             "timer" => {
                 let members = object(at, value)?;
                 only_keys(at, members, &["ref", "period", "mode"])?;
                 let name =
                     member(members, "ref").map(|v| text(&format!("{at}.ref"), v)).transpose()?.unwrap_or("unknown");
                 let period_us = match member(members, "period") {
-                    Some(v) => whole(&format!("{at}.period"), v, 0.0, 1e12)? as u64,
+                    Some(v) => whole(&format!("{at}.period"), v, 0.0, MAX_PHASE_US)? as u64,
                     None => 0,
                 };
                 let relative = match member(members, "mode").map(|v| text(&format!("{at}.mode"), v)).transpose()? {
@@ -899,7 +906,7 @@ fn memrun(at: &str, value: &Json) -> Result<(Phase, &'static str), String> {
             // a linked list of size/stride nodes, one dependent load per step, in bit-reversed
             // (random) or address order, as ccbench's chase
             let stride = match get("stride") {
-                Some(v) => whole(&format!("{at}.stride"), v, 4.0, 1e12)?,
+                Some(v) => whole(&format!("{at}.stride"), v, 4.0, MAX_WORKING_SET_BYTES as f64)?,
                 None => 64.0,
             };
             let nodes = (size / stride).floor();
@@ -1192,6 +1199,16 @@ mod tests {
     }
 
     #[test]
+    fn a_phase_that_gives_its_own_policy_needs_none_in_effect_before_it() {
+        // on the first loop SCHED_OTHER is in effect before p, on later ones SCHED_RR (p's own):
+        // p says which it runs under, so that is no ambiguity (it used to be refused as one)
+        let doc = r#"{"tasks": {"t": {"phases": {"p": {"policy": "SCHED_RR", "priority": 50, "run": 10}}}}}"#;
+        let t = &from_rtapp_json("s.json", doc).unwrap().tasks[0];
+        let rr = PhaseKind::SetSched(SchedAttr { class: Some(SchedClass::RoundRobin(50)), ..Default::default() });
+        assert_eq!(t.phases[0].kind, rr);
+    }
+
+    #[test]
     fn binding_memory_to_the_one_node_changes_nothing() {
         let doc = |task_bind: &str, phase_bind: &str| {
             format!(
@@ -1221,6 +1238,12 @@ mod tests {
             (r#"{"tasks": {"t": {"policy": "SCHED_BATCH", "run": 1}}}"#, "unknown policy 'SCHED_BATCH'"),
             (r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "priority": 0, "run": 1}}}"#, "within 1..=99, got 0"),
             (r#"{"tasks": {"t": {"priority": 50, "run": 1}}}"#, "nice value within -20..=19, got 50"),
+            // a phase that gives its policy needs none in effect before it; its priority is checked
+            (
+                r#"{"tasks": {"t": {"phases": {"p": {"policy": "SCHED_RR", "priority": 200, "run": 1}}}}}"#,
+                "tasks.t.phases.p: a real-time priority is within 1..=99, got 200",
+            ),
+            (r#"{"tasks": {"t": {"policy": "SCHED_RR", "priority": 100, "run": 1}}}"#, "within 1..=99, got 100"),
             (
                 r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "phases": {"a": {"priority": 5, "run": 1}, "b": {"policy": "SCHED_OTHER", "run": 1}}}}}"#,
                 "tasks.t.phases.a: give its policy with its priority: SCHED_FIFO on the first loop, SCHED_OTHER on later ones",

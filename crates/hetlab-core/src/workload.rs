@@ -513,9 +513,8 @@ fn access_from(
         _ => Order::Cyclic,
     });
     let working_set_bytes = ws.unwrap_or(DEFAULT_WORKING_SET_BYTES);
-    if working_set_bytes == 0 {
-        return Err(format!("{at}.working_set_bytes must be positive"));
-    }
+    within(&format!("{at}.working_set_bytes"), working_set_bytes as f64, false, MAX_WORKING_SET_BYTES as f64)?;
+    within(&format!("{at}.stride_bytes"), stride_bytes as f64, false, MAX_WORKING_SET_BYTES as f64)?;
     Ok(Access::new(working_set_bytes, pattern, stride_bytes, order))
 }
 
@@ -616,9 +615,7 @@ impl PhaseFile {
         let kind = match (self.instructions, self.sleep_us, self.run_us) {
             _ if self.parallel_instructions.is_some() => {
                 let total = self.parallel_instructions.unwrap_or_default();
-                if !(total.is_finite() && total > 0.0) {
-                    return Err(format!("{at}.parallel_instructions must be positive, got {total}"));
-                }
+                within(&format!("{at}.parallel_instructions"), total, false, MAX_INSTRUCTIONS)?;
                 let allocation = match (self.allocation.as_deref(), self.chunk_instructions) {
                     (None | Some("static"), None) => Allocation::Static,
                     (Some("static"), Some(_)) => {
@@ -648,15 +645,18 @@ impl PhaseFile {
             _ if self.suspend.is_some() => PhaseKind::Suspend { event: event(self.suspend)? },
             _ if self.resume.is_some() => PhaseKind::Resume { event: event(self.resume)? },
             (Some(n), None, None) => {
-                if !(n.is_finite() && n > 0.0) {
-                    return Err(format!("{at}.instructions must be positive, got {n}"));
-                }
-                PhaseKind::Compute { instructions: n }
+                PhaseKind::Compute { instructions: within(&format!("{at}.instructions"), n, false, MAX_INSTRUCTIONS)? }
             }
-            (None, Some(d), None) => PhaseKind::Sleep { duration_us: d },
+            (None, Some(d), None) => {
+                within(&format!("{at}.sleep_us"), d as f64, true, MAX_PHASE_US)?;
+                PhaseKind::Sleep { duration_us: d }
+            }
             (None, None, Some(run_us)) => {
-                if !(run_us.is_finite() && run_us > 0.0) {
-                    return Err(format!("{at}.run_us must be positive, got {run_us}"));
+                within(&format!("{at}.run_us"), run_us, false, MAX_PHASE_US)?;
+                for (key, v) in [("period_us", self.period_us), ("duration_us", self.duration_us)] {
+                    if let Some(v) = v {
+                        within(&format!("{at}.{key}"), v as f64, true, MAX_PHASE_US)?;
+                    }
                 }
                 let period_us = self.period_us.unwrap_or(0);
                 let count = match (self.count, self.duration_us, period_us) {
@@ -894,6 +894,11 @@ impl<'a> Params<'a> {
         debug_assert!(self.known.contains(&key));
         self.kv.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
+    /// [`Params::num`] at most `max` (and above 0 unless `zero_ok`), as [`within`] says.
+    fn bounded(&self, key: &str, default: f64, zero_ok: bool, max: f64) -> Result<f64, String> {
+        within(&format!("{}: {key}", self.generator), self.num(key, default)?, zero_ok, max)
+    }
+
     fn num(&self, key: &str, default: f64) -> Result<f64, String> {
         match self.raw(key) {
             None => Ok(default),
@@ -915,6 +920,44 @@ impl<'a> Params<'a> {
 /// system comes near this.
 pub const MAX_THREADS: u64 = 65_536;
 
+/// The most instructions one phase may name (`instructions`, `parallel_instructions`,
+/// cpu-bound's `instructions`, ccbench's `iterations`): 2^53, the largest count a double (the
+/// engine counts a phase's work in one) holds to the instruction. A 2 GHz core retiring one
+/// instruction per cycle needs 52 days for it, far beyond the longest run (`MAX_TIME_LIMIT_S`,
+/// 10 days): a larger count could only run into the time limit.
+pub const MAX_INSTRUCTIONS: f64 = 9_007_199_254_740_992.0;
+
+/// The longest time one phase may name, µs (`run_us`, `sleep_us`, `period_us`, `duration_us`
+/// and rt-app's `run`, `sleep`, `timer` periods, `delay`): 1e12 µs, 11.6 days, beyond the longest
+/// run (`MAX_TIME_LIMIT_S`, 10 days).
+pub const MAX_PHASE_US: f64 = 1e12;
+
+/// The largest working set or stride, bytes: 1 TiB, more memory than any modelled board
+/// addresses (ccbench's largest array, `CCBENCH_MAX_ELEMENTS`, is 64 GiB).
+pub const MAX_WORKING_SET_BYTES: u64 = 1 << 40;
+
+/// `v` in an error message: a huge value as 1e30, not its 31 digits.
+pub fn shown(v: f64) -> String {
+    if v.is_finite() && v.abs() >= 1e12 {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// Checks a count or duration against its stated limit: positive (or, `zero_ok`, not
+/// negative), finite, at most `max`; `what` names it.
+pub(crate) fn within(what: &str, v: f64, zero_ok: bool, max: f64) -> Result<f64, String> {
+    let low_ok = if zero_ok { v >= 0.0 } else { v > 0.0 };
+    if v.is_finite() && low_ok && v <= max {
+        Ok(v)
+    } else if zero_ok {
+        Err(format!("{what} must be within 0..={}, got {}", shown(max), shown(v)))
+    } else {
+        Err(format!("{what} must be above 0 and at most {}, got {}", shown(max), shown(v)))
+    }
+}
+
 /// The largest ccbench array: 2^34 4-byte elements (a 64 GiB working set), so that rounding to
 /// the stride and the byte count stay far from u64 overflow.
 pub const CCBENCH_MAX_ELEMENTS: u64 = 1 << 34;
@@ -926,7 +969,7 @@ pub fn ccbench(kv: &[(String, String)]) -> Result<Workload, String> {
         return Err(format!("ccbench: size must be 4..={CCBENCH_MAX_ELEMENTS} elements (4-byte), got {size}"));
     }
     let size = size as u64;
-    let iterations = p.num("iterations", 10_000_000.0)?;
+    let iterations = p.bounded("iterations", 10_000_000.0, false, MAX_INSTRUCTIONS)?;
     if iterations < 1.0 {
         return Err("ccbench: iterations must be at least 1".into());
     }
@@ -983,16 +1026,13 @@ pub fn ccbench(kv: &[(String, String)]) -> Result<Workload, String> {
 pub fn periodic(kv: &[(String, String)]) -> Result<Workload, String> {
     let p =
         Params::new("periodic", &["run_us", "period_us", "duration_us", "threads", "working_set_bytes", "nice"], kv)?;
-    let run_us = p.num("run_us", 2000.0)?;
-    let period_us = p.num("period_us", 16000.0)? as u64;
-    let duration_us = p.num("duration_us", 2_000_000.0)? as u64;
-    if run_us <= 0.0 || period_us == 0 {
-        return Err("periodic: run_us and period_us must be positive".into());
+    let run_us = p.bounded("run_us", 2000.0, false, MAX_PHASE_US)?;
+    let period_us = p.bounded("period_us", 16000.0, false, MAX_PHASE_US)? as u64;
+    let duration_us = p.bounded("duration_us", 2_000_000.0, true, MAX_PHASE_US)? as u64;
+    if period_us == 0 {
+        return Err("periodic: period_us must be at least 1".into());
     }
-    let ws = p.num("working_set_bytes", 131072.0)? as u64;
-    if ws == 0 {
-        return Err("periodic: working_set_bytes must be positive".into());
-    }
+    let ws = p.bounded("working_set_bytes", 131072.0, false, MAX_WORKING_SET_BYTES as f64)? as u64;
     let mem = MemProfile::single(1.2, 0.3, Access::new(ws, Pattern::Random, 64, Order::Uniform), false, 0.1);
     check_mem("periodic", &mem)?;
     Ok(Workload {
@@ -1023,10 +1063,7 @@ pub fn periodic(kv: &[(String, String)]) -> Result<Workload, String> {
 /// A multi-threaded CPU-bound task: `instructions` per thread, small working set.
 pub fn cpu_bound(kv: &[(String, String)]) -> Result<Workload, String> {
     let p = Params::new("cpu-bound", &["threads", "instructions", "cpi", "working_set_bytes"], kv)?;
-    let ws = p.num("working_set_bytes", 16384.0)? as u64;
-    if ws == 0 {
-        return Err("cpu-bound: working_set_bytes must be positive".into());
-    }
+    let ws = p.bounded("working_set_bytes", 16384.0, false, MAX_WORKING_SET_BYTES as f64)? as u64;
     let mem = MemProfile::single(
         p.num("cpi", 0.9)?,
         0.25,
@@ -1035,10 +1072,7 @@ pub fn cpu_bound(kv: &[(String, String)]) -> Result<Workload, String> {
         0.1,
     );
     check_mem("cpu-bound", &mem)?;
-    let instructions = p.num("instructions", 2e9)?;
-    if instructions <= 0.0 {
-        return Err("cpu-bound: instructions must be positive".into());
-    }
+    let instructions = p.bounded("instructions", 2e9, false, MAX_INSTRUCTIONS)?;
     Ok(Workload {
         duration_us: None,
         reference_cpu: None,
@@ -1111,7 +1145,7 @@ mod tests {
             (ok.replace("'dynamic'", "'static'"), "chunk_instructions belongs to"),
             (ok.replace("0.1", "1.5"), "shared_rmw_fraction must be within"),
             (ok.replace("parallel_instructions=8e9", "instructions=8e9"), "belong to parallel_instructions"),
-            (ok.replace("8e9", "-1"), "parallel_instructions must be positive"),
+            (ok.replace("8e9", "-1"), "parallel_instructions must be above 0 and at most 9.007199254740992e15, got -1"),
             (ok.replace("chunk_instructions=1e7", "chunk_instructions=1e12"), "chunk_instructions must be in (0, "),
             (ok.replace("threads=8\n", "threads=8\nrepeat=0\n"), "repeat must be in 1..="),
         ] {

@@ -141,7 +141,7 @@ pub struct PolicyInfo {
     pub cluster: String,
     /// CCI-400 slave port of the cluster, when known.
     pub cci_port: Option<u8>,
-    /// cpu_capacity (sysfs, else the platform, else 1024).
+    /// cpu_capacity (sysfs, else the platform, else 1024; a value sysfs could not show is a note).
     pub capacity: u32,
 }
 
@@ -217,6 +217,16 @@ impl Backend {
     /// Discovers the policies and opens the counters. Failures to open counters are not errors:
     /// they become [`Backend::notes`] and the counters are left out.
     pub fn new(cfg: &BackendConfig) -> Result<Backend, String> {
+        // a cgroup the user named must exist (a typo is an error, not a governor gone load-only);
+        // a PMU the board lacks is only a note
+        if let CounterMode::Cgroup(dir) = &cfg.counters {
+            if !dir.is_dir() {
+                return Err(format!(
+                    "--counters cgroup={}: not a directory; give an existing cgroup directory such as /sys/fs/cgroup/NAME",
+                    display(dir)
+                ));
+            }
+        }
         let sys_policies = sysfs::discover(&cfg.roots)?;
         if let Some(names) = &cfg.cluster_names {
             if names.len() != sys_policies.len() {
@@ -229,6 +239,7 @@ impl Backend {
             }
         }
         let mut policies = Vec::new();
+        let mut capacity_notes = Vec::new();
         for (i, p) in sys_policies.into_iter().enumerate() {
             let pl = &cfg.platform;
             let matched = match &cfg.cluster_names {
@@ -242,17 +253,29 @@ impl Backend {
             if let (Some(names), None) = (&cfg.cluster_names, matched) {
                 return Err(format!("--cluster-names: platform {} has no cluster '{}'", pl.name, names[i]));
             }
-            let sys_cap = p.related_cpus.first().and_then(|&c| sysfs::cpu_capacity(&cfg.roots, c));
+            // what the kernel shows, else the platform's capacity for the cluster, else the
+            // largest (1024); a value the kernel could not show is said, with what is used
+            let fallback = matched.map_or(sysfs::MAX_CPU_CAPACITY, |k| pl.cpu_capacity(k));
+            let sys_cap = match p.related_cpus.first() {
+                Some(&cpu) => sysfs::cpu_capacity(&cfg.roots, cpu)?.unwrap_or_else(|why| {
+                    capacity_notes.push(format!("{why}; {} uses capacity {fallback} instead", p.name));
+                    None
+                }),
+                None => None,
+            };
             let info = match matched {
                 Some(k) => PolicyInfo {
                     cluster: pl.clusters[k].name.clone(),
                     cci_port: pl.clusters[k].cci_port,
-                    capacity: sys_cap.unwrap_or_else(|| pl.cpu_capacity(k)),
+                    capacity: sys_cap.unwrap_or(fallback),
                     sysfs: p,
                 },
-                None => {
-                    PolicyInfo { cluster: p.name.clone(), cci_port: None, capacity: sys_cap.unwrap_or(1024), sysfs: p }
-                }
+                None => PolicyInfo {
+                    cluster: p.name.clone(),
+                    cci_port: None,
+                    capacity: sys_cap.unwrap_or(fallback),
+                    sysfs: p,
+                },
             };
             policies.push(info);
         }
@@ -280,7 +303,7 @@ impl Backend {
             last_refresh_us: 0,
             carry: vec![Fractions::default(); ncpu],
             scratch: vec![0; 16],
-            notes: Vec::new(),
+            notes: capacity_notes,
             tick_us: cfg.platform.tick_us(),
         };
         // Unmatched policies are named after themselves, not after a cluster of the platform.
@@ -724,6 +747,37 @@ mod tests {
         assert_eq!(got, vec![("little", Some(3), 462), ("big", Some(4), 1024)]);
         assert_eq!(b.policy_of_cpu(5), Some(1));
         assert!(b.notes.is_empty(), "{:?}", b.notes);
+    }
+
+    #[test]
+    fn an_implausible_cpu_capacity_is_said_with_its_file_and_value_and_the_platforms_used() {
+        let t = fake::exynos5422("backend-capacity");
+        let file = t.root.join("sys/devices/system/cpu/cpu4/cpu_capacity");
+        fs::write(&file, "99999\n").unwrap();
+        let b = Backend::new(&cfg(&t)).unwrap();
+        let platform = Platform::builtin("exynos5422").unwrap();
+        let big = platform.cpu_capacity(platform.cluster_index("big").unwrap());
+        assert_eq!(b.policies[1].capacity, big, "not 99999 clamped to 1024: the platform's");
+        let expected = format!(
+            "{} holds '99999', not a capacity in 1..=1024; policy4 uses capacity {big} instead",
+            file.display()
+        );
+        assert_eq!(b.notes, vec![expected]);
+        // a FIFO in its place cannot be read at all: an error, never a wait
+        fs::remove_file(&file).unwrap();
+        let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(file.as_os_str())).unwrap();
+        // SAFETY: mkfifo on a NUL-terminated path we own.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(Backend::new(&cfg(&t)).err().unwrap().contains("not a regular file"));
+    }
+
+    #[test]
+    fn a_cgroup_to_count_that_does_not_exist_is_an_error() {
+        let t = fake::exynos5422("backend-cgroup");
+        let mut c = cfg(&t);
+        c.counters = CounterMode::Cgroup(t.root.join("no-such-cgroup"));
+        let e = Backend::new(&c).err().unwrap();
+        assert!(e.starts_with("--counters cgroup=") && e.contains("not a directory"), "{e}");
     }
 
     #[test]

@@ -319,7 +319,7 @@ fn read_cluster(roots: &Roots, policy: Policy) -> Result<BoardCluster, String> {
         ),
         None => (format!("cpu{cpu}-core"), format!("TODO: /proc/cpuinfo names no CPU part for cpu{cpu}")),
     };
-    let (capacity, capacity_problem) = match read_capacity(roots, cpu)? {
+    let (capacity, capacity_problem) = match crate::sysfs::cpu_capacity(roots, cpu)? {
         Ok(capacity) => (capacity, None),
         Err(problem) => (None, Some(problem)),
     };
@@ -331,18 +331,6 @@ fn read_cluster(roots: &Roots, policy: Policy) -> Result<BoardCluster, String> {
         core_type,
         core_type_source,
         policy,
-    })
-}
-
-/// `cpu_capacity` of `cpu` (arch_topology: 1..=1024, the largest CPU at 1024): `Ok(None)` if
-/// the kernel has none; the inner error says why what it holds is not a capacity.
-fn read_capacity(roots: &Roots, cpu: usize) -> Result<Result<Option<u32>, String>, String> {
-    let Some(text) = read_optional(&cpu_dir(roots).join(format!("cpu{cpu}/cpu_capacity")))? else {
-        return Ok(Ok(None));
-    };
-    Ok(match text.parse::<u32>() {
-        Ok(v) if (1..=1024).contains(&v) => Ok(Some(v)),
-        _ => Err(format!("cpu{cpu}/cpu_capacity holds '{text}', not a capacity in 1..=1024")),
     })
 }
 

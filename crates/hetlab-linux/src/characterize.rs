@@ -30,7 +30,7 @@ use crate::backend::{Backend, BackendConfig, CounterMode, PmuSource, Snapshot};
 use crate::chase::{self, ChaseArray, ChaseOptions, Pattern};
 use crate::cpus::{allowed_cpus, gettid, pin_current_thread};
 use crate::daemon::claim_frequencies;
-use crate::restore::{Guard, STATE_FILE};
+use crate::restore::Guard;
 use crate::stop::Stop;
 use crate::{euid, sha256, Roots};
 
@@ -43,8 +43,6 @@ pub struct SweepConfig {
     pub sweep: SweepOptions,
     pub roots: Roots,
     pub pmu: PmuSource,
-    /// Where hetlabd.lock and hetlabd.saved live.
-    pub run_dir: std::path::PathBuf,
     /// Sampling period, µs (default: ondemand's default for the policy's transition latency).
     pub period_us: Option<u64>,
     /// CPU to run the chase on, per cluster name (default: the cluster's first online CPU).
@@ -65,7 +63,6 @@ impl SweepConfig {
             sweep: SweepOptions::default(),
             roots: Roots::default(),
             pmu: PmuSource::Hardware,
-            run_dir: crate::DEFAULT_RUN_DIR.into(),
             period_us: None,
             chase_cpus: Vec::new(),
             only_khz: Vec::new(),
@@ -296,7 +293,7 @@ pub fn characterize(
     }
     let policies = crate::sysfs::discover(&cfg.roots)?;
     crate::daemon::check_policies(&policies)?;
-    let _lock = claim_frequencies(&cfg.run_dir, &cfg.roots.procfs, &policies)?;
+    let claim = claim_frequencies(&cfg.roots, &policies)?;
 
     // One backend to find the policies; per active cluster another one counting the chase thread.
     let mut bcfg = BackendConfig::new(cfg.roots.clone(), platform.clone());
@@ -341,7 +338,7 @@ pub fn characterize(
     let cluster_of_policy: Vec<Option<usize>> =
         probe.policies.iter().map(|p| plan.clusters.iter().position(|c| *c == p.cluster)).collect();
 
-    let mut guard = Guard::new(Some(cfg.run_dir.join(STATE_FILE)));
+    let mut guard = Guard::new(Some(claim.state_file.clone()));
     let result = (|| -> Result<SweepSummary, String> {
         for p in &probe.policies {
             guard.save(&p.sysfs)?;

@@ -53,6 +53,8 @@ impl Pattern {
             _ => {
                 let k: usize = s.strip_prefix("stride-").unwrap_or(s).parse().map_err(|_| bad())?;
                 match k {
+                    // ccbench's mode 0 is random; a stride of 0 words steps nowhere
+                    0 if s.starts_with("stride-") => Err(bad()),
                     0 => Ok(Pattern::Random),
                     1 => Ok(Pattern::Sequential),
                     k if k <= 1 << 20 => Ok(Pattern::Stride(k)),
@@ -562,6 +564,7 @@ mod tests {
     fn patterns_and_sizes_parse() {
         assert_eq!(Pattern::parse("random").unwrap(), Pattern::Random);
         assert_eq!(Pattern::parse("0").unwrap(), Pattern::Random);
+        assert!(Pattern::parse("stride-0").unwrap_err().contains("stride-K"), "a stride of no words is no pattern");
         assert_eq!(Pattern::parse("1").unwrap(), Pattern::Sequential);
         assert_eq!(Pattern::parse("stride-16").unwrap(), Pattern::Stride(16));
         assert_eq!(Pattern::Stride(16).name(), "stride-16");

@@ -4,10 +4,11 @@
 //! Refusals, before anything is changed (each a one-line error naming the fix):
 //! * not root (writes to cpufreq sysfs need it; `--dry-run` does not);
 //! * no cpufreq policies; a policy without the `userspace` governor;
-//! * another daemon already managing frequencies: a hetlabd holding `<run-dir>/hetlabd.lock`;
-//!   a running process whose name (`<procfs>/<pid>/comm`) is one of [`CONFLICTING_DAEMONS`];
-//!   a `<run-dir>/hetlabd.saved` left by a hetlabd that died without restoring; or a hetlabd
-//!   with another run directory, holding the policy directories' locks ([`PolicyLocks`]).
+//! * another daemon already managing frequencies: a hetlabd holding `<run>/hetlabd.lock` (the
+//!   run directory of the sysfs root, [`crate::Roots::run_dir`]); a running process whose name
+//!   (`<procfs>/<pid>/comm`) is one of [`CONFLICTING_DAEMONS`]; a `<run>/hetlabd.saved` left by
+//!   a hetlabd that died without restoring; or a hetlabd that reached the same policies by
+//!   another path (a bind mount), holding the policy directories' locks ([`PolicyLocks`]).
 //!
 //! Then each policy's governor/min/max are saved ([`crate::restore`]), the policies switched
 //! to `userspace`, and the loop runs until a signal, `--duration` or an error; the settings are
@@ -46,8 +47,6 @@ pub struct GovernConfig {
     /// PMCs ([`Governor::reads_pmcs`], anti-snoop) and reads no counters for the others.
     pub counters: Option<crate::backend::CounterMode>,
     pub backend: BackendConfig,
-    /// Where hetlabd.lock and hetlabd.saved live (default /run).
-    pub run_dir: PathBuf,
     /// Stop after this long (a normal exit), µs.
     pub duration_us: Option<u64>,
     /// Print one line per sample (always on in dry-run).
@@ -115,36 +114,49 @@ fn not_root_error(uid: u32) -> String {
     format!("govern must run as root (effective uid {uid}): it writes scaling_governor and scaling_setspeed under /sys/devices/system/cpu/cpufreq; run it with sudo, or add --dry-run to only print decisions")
 }
 
-/// The locks held while hetlabd owns the frequencies.
+/// The locks held while hetlabd owns the frequencies, and where it saves the settings.
 pub struct Claim {
     _run_dir: RunLock,
     _policies: PolicyLocks,
+    /// `<run>/hetlabd.saved`: the [`Guard`]'s state file.
+    pub state_file: PathBuf,
 }
 
-/// Refusals about other daemons; returns the locks to hold while governing `policies`.
-pub fn claim_frequencies(
-    cfg_run_dir: &std::path::Path,
-    procfs: &std::path::Path,
-    policies: &[sysfs::Policy],
-) -> Result<Claim, String> {
-    if let Some((pid, name)) = conflicting_daemons(procfs).into_iter().next() {
+/// Refusals about other daemons; returns the locks to hold while governing `policies` (found
+/// under `roots.sysfs`).
+pub fn claim_frequencies(roots: &crate::Roots, policies: &[sysfs::Policy]) -> Result<Claim, String> {
+    if let Some((pid, name)) = conflicting_daemons(&roots.procfs).into_iter().next() {
         return Err(format!(
             "{name} (pid {pid}) is running and manages CPU frequencies itself; stop it first (e.g. `systemctl stop {name}`)"
         ));
     }
-    let lock = RunLock::acquire(cfg_run_dir)?;
-    let state = cfg_run_dir.join(STATE_FILE);
-    if state.exists() {
+    let run_dir = roots.run_dir()?;
+    let lock = RunLock::acquire(&run_dir)?;
+    let state = run_dir.join(STATE_FILE);
+    if fs::symlink_metadata(&state).is_ok() {
+        // The killed daemon's settings are the originals: saving the policies now would record
+        // its `userspace` instead, so nothing starts until they are written back.
+        let who = crate::restore::saved_by(&state).map_or(String::new(), |pid| format!(" (pid {pid})"));
         return Err(format!(
-            "{} exists: a previous hetlabd exited without restoring the policy settings it saved there; run `hetlabd restore --run-dir {}` first",
+            "{} exists: a previous hetlabd{who} exited without restoring the policy settings it saved there; run \
+             `hetlabd restore{}` first",
             display(&state),
-            display(cfg_run_dir)
+            restore_args(roots)
         ));
     }
-    // another hetlabd with another --run-dir: its state file is not visible here, its lock on
-    // the policies is (see PolicyLocks)
+    // the same policies reached by another path (a bind mount of sysfs): the run directory
+    // differs, the lock on the policy directories is the same (see PolicyLocks)
     let policies = PolicyLocks::acquire(policies)?;
-    Ok(Claim { _run_dir: lock, _policies: policies })
+    Ok(Claim { _run_dir: lock, _policies: policies, state_file: state })
+}
+
+/// ` --sysfs-root DIR` when the root is not the default: what `hetlabd restore` needs to be told.
+pub fn restore_args(roots: &crate::Roots) -> String {
+    if roots.sysfs == crate::Roots::default().sysfs {
+        String::new()
+    } else {
+        format!(" --sysfs-root {}", display(&roots.sysfs))
+    }
 }
 
 fn build_governor(cfg: &GovernConfig, cluster: &str) -> Result<Box<dyn Governor>, String> {
@@ -167,8 +179,7 @@ pub fn govern(
     }
     let policies = sysfs::discover(&cfg.backend.roots)?;
     check_policies(&policies)?;
-    let _lock =
-        if cfg.dry_run { None } else { Some(claim_frequencies(&cfg.run_dir, &cfg.backend.roots.procfs, &policies)?) };
+    let claim = if cfg.dry_run { None } else { Some(claim_frequencies(&cfg.backend.roots, &policies)?) };
 
     let mut bcfg = cfg.backend.clone();
     bcfg.counters = match &cfg.counters {
@@ -212,7 +223,7 @@ pub fn govern(
         );
     }
 
-    let mut guard = Guard::new(if cfg.dry_run { None } else { Some(cfg.run_dir.join(STATE_FILE)) });
+    let mut guard = Guard::new(claim.as_ref().map(|c| c.state_file.clone()));
     let result = run(cfg, &mut backend, govs, &mut guard, stop, out, log);
     guard.restore_after(result, |outcome, restored| outcome.restored = restored)
 }
@@ -385,7 +396,6 @@ mod tests {
             dry_run: false,
             counters: None,
             backend: b,
-            run_dir: t.root.clone(),
             duration_us: Some(60_000),
             log_samples: true,
         }
@@ -409,7 +419,7 @@ mod tests {
         assert_eq!(fs::read_to_string(t.policy(4).join("scaling_setspeed")).unwrap().trim(), "2000000");
         assert_eq!(fs::read_to_string(t.policy(0).join("scaling_governor")).unwrap().trim(), "ondemand");
         assert_eq!(o.restored[0], "policy0 governor=ondemand min=200000 max=1400000");
-        assert!(!t.root.join(STATE_FILE).exists());
+        assert!(!t.run_dir().join(STATE_FILE).exists());
     }
 
     #[test]
@@ -436,11 +446,13 @@ mod tests {
         fs::create_dir_all(p.join("77")).unwrap();
         fs::write(p.join("77/comm"), "bash\n").unwrap();
         assert_eq!(conflicting_daemons(&p), vec![(4242, "power-profiles-daemon".to_string())]);
-        let e = claim_frequencies(&t.root, &p, &[]).err().unwrap();
+        let roots = crate::Roots::new(t.root.join("sys"), &p);
+        let e = claim_frequencies(&roots, &[]).err().unwrap();
         assert!(e.contains("power-profiles-daemon (pid 4242)") && e.contains("systemctl stop"), "{e}");
         fs::remove_dir_all(p.join("4242")).unwrap();
-        fs::write(t.root.join(STATE_FILE), "x").unwrap();
-        let e = claim_frequencies(&t.root, &p, &[]).err().unwrap();
+        fs::write(t.run_dir().join(STATE_FILE), "# saved before pid 31337 changed them\n").unwrap();
+        let e = claim_frequencies(&roots, &[]).err().unwrap();
+        assert!(e.contains("(pid 31337)") && e.contains(" --sysfs-root "), "{e}");
         assert!(e.contains("hetlabd restore"), "{e}");
     }
 }

@@ -5,7 +5,7 @@
 //! programs take the same options with the same meaning.
 //!
 //! Defaults are not written here: they are read from the options' own homes (`Default` of
-//! [`ChaseOptions`] and [`SweepOptions`], [`Roots`], [`DEFAULT_RUN_DIR`], ...).
+//! [`ChaseOptions`] and [`SweepOptions`], [`Roots`], ...).
 
 use hetlab_core::governor::registry;
 use hetlab_core::platform::DEFAULT_PLATFORM;
@@ -15,7 +15,7 @@ use crate::backend::PmuSource;
 use crate::chase::{ChaseOptions, DEFAULT_PATTERNS, DEFAULT_SIZES};
 use crate::cpus::MAX_CPU_NUMBER;
 use crate::pingpong::PingpongOptions;
-use crate::{Roots, DEFAULT_RUN_DIR};
+use crate::Roots;
 
 /// Which part of a command an option belongs to (the Python CLI groups them so).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,7 +163,37 @@ impl Command {
     }
 }
 
+/// An option's value, parsed by [`Flag::value`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Whole(u64),
+    Real(f64),
+    WholeList(Vec<u64>),
+    /// A list of words, checked ([`Flag::items`]) and kept as given.
+    Text(String),
+}
+
 impl Flag {
+    /// Whether [`Flag::value`] checks this option's value: a number (it has a range) or a `LIST`.
+    pub fn checked(&self) -> bool {
+        self.range.is_some() || self.value == Some("LIST")
+    }
+
+    /// `text` parsed as this option takes it: for a numeric option a comma-separated list of
+    /// whole numbers (a `LIST`) or one whole or real number, within the declared range; for a
+    /// `LIST` of words, its items checked ([`Flag::items`]). (hetlabd's parser calls
+    /// [`Flag::whole`], [`Flag::real`], [`Flag::whole_list`] and [`Flag::items`] directly; the
+    /// Python CLI reads every checked board option through here.)
+    pub fn value(&self, text: &str) -> Result<Value, String> {
+        match (self.range, self.value) {
+            (Some(Range::Whole(..)), Some("LIST")) => self.whole_list(text).map(Value::WholeList),
+            (Some(Range::Whole(..)), _) => self.whole(text).map(Value::Whole),
+            (Some(Range::Real(..)), _) => self.real(text).map(Value::Real),
+            (None, Some("LIST")) => self.items(text).map(|_| Value::Text(text.to_string())),
+            (None, _) => panic!("{} takes no checked value", self.long),
+        }
+    }
+
     fn declared_range(&self) -> Range {
         self.range.unwrap_or_else(|| panic!("{} is not declared with a range", self.long))
     }
@@ -252,6 +282,11 @@ impl Flag {
     }
 }
 
+/// The sysfs root's help: it also says where the lock and the saved settings live, which
+/// follows from it ([`Roots::run_dir`]) and from no option of its own.
+const SYSFS_ROOT_HELP: &str = "read/write DIR/devices/system/cpu/cpufreq/... instead of /sys/...;\n\
+     hetlabd.lock and hetlabd.saved live in run/ beside DIR (/run for /sys)";
+
 /// Options every command that touches the board's cpufreq policies takes.
 fn board_flags() -> Vec<Flag> {
     let roots = Roots::default();
@@ -271,11 +306,9 @@ fn board_flags() -> Vec<Flag> {
             "A,B",
             "name the policies (in CPU order) after these platform clusters instead\nof matching CPU lists",
         ),
-        Flag::valued("--sysfs-root", "DIR", "read/write DIR/devices/system/cpu/cpufreq/... instead of /sys/...")
-            .default(roots.sysfs.display()),
+        Flag::valued("--sysfs-root", "DIR", SYSFS_ROOT_HELP).default(roots.sysfs.display()),
         Flag::valued("--procfs-root", "DIR", "read DIR/stat, DIR/<pid>/comm instead of /proc/...")
             .default(roots.procfs.display()),
-        Flag::valued("--run-dir", "DIR", "where hetlabd.lock and hetlabd.saved live").default(DEFAULT_RUN_DIR),
     ]
 }
 
@@ -332,13 +365,13 @@ Runs NAME on every cpufreq policy until SIGINT/SIGTERM (or --duration): switches
 the userspace governor, and every sampling period builds the governor's view from /proc/stat,
 sysfs and the PMCs and writes scaling_setspeed (only frequencies from the policy's list, only
 when they change). Each policy's scaling_governor, scaling_min_freq and scaling_max_freq are
-saved first (also to <run-dir>/hetlabd.saved) and restored on normal exit, on SIGINT, SIGTERM,
-SIGHUP and SIGQUIT, and on any error.
+saved first (also to /run/hetlabd.saved, the run directory beside the sysfs root) and restored on
+normal exit, on SIGINT, SIGTERM, SIGHUP and SIGQUIT, and on any error.
 
 It refuses to start when: not root (unless --dry-run); there are no cpufreq policies; a policy
-has no userspace governor; another hetlabd holds <run-dir>/hetlabd.lock; auto-cpufreq,
+has no userspace governor; another hetlabd holds /run/hetlabd.lock or the policies; auto-cpufreq,
 power-profiles-daemon, tuned, thermald or cpufreqd is running; or a killed hetlabd left
-<run-dir>/hetlabd.saved (run `hetlabd restore`).
+/run/hetlabd.saved (run `hetlabd restore`).
 ",
         flags,
     }
@@ -483,22 +516,17 @@ Needs root.
 fn restore() -> Command {
     Command {
         name: "restore",
-        usage: "hetlabd restore [--run-dir DIR] [--sysfs-root DIR]",
+        usage: "hetlabd restore [--sysfs-root DIR]",
         about: "\
-Writes back the governor, min and max saved in DIR/hetlabd.saved by a hetlabd that was killed
-(SIGKILL, power loss) before it could restore them, then deletes the file. Every saved line
-must name a cpufreq policy found under the sysfs root (each policy once), a governor it lists
-and frequencies within its limits (a setspeed from its frequency list); every line is checked
-before anything is written, and one that fails is named and nothing is written.
+Writes back the governor, min and max saved in /run/hetlabd.saved (run/hetlabd.saved beside the
+sysfs root) by a hetlabd that was killed (SIGKILL, power loss) before it could restore them, then
+deletes the file. Every saved line must name a cpufreq policy found under the sysfs root (each
+policy once), a governor it lists and frequencies within its limits (a setspeed from its
+frequency list); every line is checked before anything is written, and one that fails is named
+and nothing is written.
 ",
         flags: vec![
-            Flag::valued("--run-dir", "DIR", "where hetlabd.saved lives").default(DEFAULT_RUN_DIR),
-            Flag::valued(
-                "--sysfs-root",
-                "DIR",
-                "the sysfs tree the saved policies must be under (as given to the daemon)",
-            )
-            .default(crate::Roots::default().sysfs.display()),
+            Flag::valued("--sysfs-root", "DIR", SYSFS_ROOT_HELP).default(crate::Roots::default().sysfs.display())
         ],
     }
 }
@@ -579,6 +607,21 @@ mod tests {
     }
 
     #[test]
+    fn value_parses_each_option_as_hetlabd_does() {
+        let ch = command("characterize").unwrap();
+        assert_eq!(ch.flag("--sizes").unwrap().value("4096,8192"), Ok(Value::WholeList(vec![4096, 8192])));
+        assert_eq!(ch.flag("--seed").unwrap().value("7"), Ok(Value::Whole(7)));
+        assert_eq!(ch.flag("--run-s").unwrap().value("0.5"), Ok(Value::Real(0.5)));
+        assert_eq!(
+            ch.flag("--patterns").unwrap().value("random,sequential"),
+            Ok(Value::Text("random,sequential".into()))
+        );
+        assert!(ch.flag("--patterns").unwrap().value("random,,sequential").unwrap_err().contains("empty item"));
+        assert!(ch.flag("--sizes").unwrap().value("4096,4096").unwrap_err().contains("twice"));
+        assert!(!ch.flag("--platform").unwrap().checked() && ch.flag("--patterns").unwrap().checked());
+    }
+
+    #[test]
     fn help_quotes_the_defaults_of_the_options_themselves() {
         let chase = command("chase").unwrap().help();
         assert!(
@@ -588,7 +631,8 @@ mod tests {
         assert!(chase.contains(&format!("(default {})", 1 << 20)), "{chase}");
         let c = command("characterize").unwrap();
         assert_eq!(c.flag("--reps").unwrap().default.as_deref(), Some("5"));
-        assert_eq!(c.flag("--run-dir").unwrap().default.as_deref(), Some("/run"));
+        assert!(c.flag("--run-dir").is_none(), "the run directory follows from the sysfs root");
+        assert!(c.flag("--sysfs-root").unwrap().help.contains("(/run for /sys)"));
         assert_eq!(c.flag("--pmu").unwrap().group, Group::Board);
         assert_eq!(c.flag("--active-opp").unwrap().group, Group::Plan);
         assert!(command("govern").unwrap().flag("--governor").unwrap().help.contains("anti-snoop"));

@@ -18,6 +18,11 @@ use crate::display;
 /// `show` callbacks are given one page).
 pub const SYSFS_ATTR_MAX_BYTES: u64 = 4096;
 
+/// The largest input file read whole (a platform, workload or rt-app file, a trained model, a
+/// reproduction's report): they are kilobytes; 64 MiB bounds any, and a FIFO, `/dev/zero` or a
+/// sparse file of gigabytes given in their place is refused instead of read into memory.
+pub const INPUT_MAX_BYTES: u64 = 64 << 20;
+
 /// How a bounded read fails: the I/O error (its kind kept for hints), or the file is not one
 /// hetlabd reads (`why`).
 #[derive(Debug)]

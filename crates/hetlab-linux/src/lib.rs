@@ -19,6 +19,7 @@ pub mod characterize;
 pub mod chase;
 pub mod cpus;
 pub mod daemon;
+pub mod em_debugfs;
 pub mod flags;
 pub mod infile;
 pub mod outfile;
@@ -31,9 +32,6 @@ pub mod stop;
 pub mod sysfs;
 
 use std::path::{Path, PathBuf};
-
-/// Where hetlabd.lock and hetlabd.saved live unless `--run-dir` says otherwise.
-pub const DEFAULT_RUN_DIR: &str = "/run";
 
 /// Where the kernel's pseudo file systems are: `/sys` and `/proc` on a board, a directory laid
 /// out the same way in tests.
@@ -60,6 +58,25 @@ impl Roots {
     }
     pub fn proc(&self, rel: &str) -> PathBuf {
         self.procfs.join(rel)
+    }
+
+    /// The run directory of the system whose sysfs this is, where hetlabd keeps its lock and
+    /// the cpufreq settings it must restore: `run` beside the resolved sysfs root, as in a root
+    /// file system (`/run` for `/sys`; `T/run` for a tree `T/sys`).
+    ///
+    /// It follows from the sysfs root alone, never from an option: the saved settings belong to
+    /// the policies, so every hetlabd on them must find them in one place. (An earlier
+    /// `--run-dir` let a second daemon keep its own record: after a SIGKILL it found the
+    /// policies on `userspace`, saved that as their original and later "restored" it.) `/run`
+    /// is a tmpfs emptied at boot, when the kernel resets the settings too, so a record never
+    /// outlives what it describes.
+    pub fn run_dir(&self) -> Result<PathBuf, String> {
+        let sysfs = std::fs::canonicalize(&self.sysfs)
+            .map_err(|e| format!("cannot resolve the sysfs root {}: {e}; check --sysfs-root", display(&self.sysfs)))?;
+        let parent = sysfs.parent().ok_or_else(|| {
+            format!("the sysfs root {} has no parent directory to hold run/; check --sysfs-root", display(&sysfs))
+        })?;
+        Ok(parent.join("run"))
     }
 }
 

@@ -2,15 +2,18 @@
 //!
 //! Before changing anything, hetlabd saves each policy's `scaling_governor`, `scaling_min_freq`
 //! and `scaling_max_freq` (and `scaling_setspeed` when the governor was already userspace),
-//! in memory and in `<run-dir>/hetlabd.saved`. A [`Guard`] writes them back on normal exit, on
-//! SIGINT/SIGTERM (the daemon loop returns), on any error, and on Drop (a panic unwinding).
+//! in memory and in `<run>/hetlabd.saved`, `<run>` being the run directory of the sysfs root
+//! ([`crate::Roots::run_dir`]: `/run` for `/sys`). A [`Guard`] writes them back on normal exit,
+//! on SIGINT/SIGTERM (the daemon loop returns), on any error, and on Drop (a panic unwinding).
 //! Only a SIGKILL or a power cut skips that; the state file then survives, the next
-//! `hetlabd govern` refuses to start, and `hetlabd restore` writes the settings back.
+//! `hetlabd govern` refuses to start, and `hetlabd restore` writes the settings back. The file
+//! is found from the sysfs root alone, so no option can make the next daemon miss it (and save
+//! the killed one's `userspace` as the original).
 //!
-//! `<run-dir>/hetlabd.lock` holds the pid of the daemon that owns the frequencies, under an
+//! `<run>/hetlabd.lock` holds the pid of the daemon that owns the frequencies, under an
 //! exclusive flock(2) for the daemon's lifetime: a second daemon finds it locked and refuses.
-//! The policy directories are flock(2)ed too ([`PolicyLocks`]): a daemon with another
-//! `--run-dir` finds them locked and refuses.
+//! The policy directories are flock(2)ed too ([`PolicyLocks`]): a daemon that reaches them by
+//! another path finds them locked and refuses.
 
 use std::fs::{self, File};
 use std::io::{Read, Seek, Write};
@@ -219,6 +222,13 @@ pub fn read_state(path: &Path) -> Result<Vec<Saved>, String> {
     Ok(read_state_lines(path)?.into_iter().map(|(_, s)| s).collect())
 }
 
+/// The pid of the daemon that wrote the state file `path` (from its first line), if it says.
+pub fn saved_by(path: &Path) -> Option<u32> {
+    let text = crate::infile::read_text(path, STATE_MAX_BYTES, false).ok()?;
+    let head = text.lines().next()?.strip_prefix('#')?;
+    head.split_once(" pid ")?.1.split_whitespace().next()?.parse().ok()
+}
+
 /// [`read_state`] with each policy's line number (from 1), for messages about the file.
 pub fn read_state_lines(path: &Path) -> Result<Vec<(usize, Saved)>, String> {
     let text = crate::infile::read_text(path, STATE_MAX_BYTES, false)?;
@@ -305,14 +315,13 @@ pub const STATE_MAX_BYTES: u64 = 2 << 20;
 /// Exclusive flock(2)s on the cpufreq policy directories themselves, held while the value
 /// lives.
 ///
-/// The run-directory lock stops only a second hetlabd with the same `--run-dir`; one started
-/// with another would find the policies on `userspace` and save that as the setting to restore,
-/// then "restore" the first one's change. What every hetlabd on these policies shares, whatever
-/// its options, is the policy directories, so they are the lock: flock works on a directory's
-/// descriptor (sysfs and a test tree alike), belongs to the open file (a second open, even in
-/// the same process, conflicts), and is dropped by the kernel when the holder exits, even by
-/// SIGKILL, so it never goes stale (a killed daemon's settings are then `hetlabd restore`'s
-/// job, through its own run directory).
+/// The run-directory lock stops a second hetlabd on the same sysfs root; one that reaches the
+/// same policies by another path (sysfs bind-mounted elsewhere) has another run directory. What
+/// every hetlabd on these policies shares is the policy directories, so they are locked too:
+/// flock works on a directory's descriptor (sysfs and a test tree alike), belongs to the open
+/// file (a second open, even in the same process, conflicts), and is dropped by the kernel when
+/// the holder exits, even by SIGKILL, so it never goes stale (a killed daemon's settings are
+/// then `hetlabd restore`'s job, through the run directory's state file).
 pub struct PolicyLocks {
     _dirs: Vec<File>,
 }
@@ -350,7 +359,10 @@ pub struct RunLock {
 impl RunLock {
     pub fn acquire(run_dir: &Path) -> Result<RunLock, String> {
         if !run_dir.is_dir() {
-            return Err(format!("run directory {} does not exist; create it or pass --run-dir DIR", display(run_dir)));
+            return Err(format!(
+                "run directory {} (beside the sysfs root) does not exist; create it, or check --sysfs-root",
+                display(run_dir)
+            ));
         }
         let path = run_dir.join(LOCK_FILE);
         let mut file = outfile::open_lock(&path)?;
@@ -437,6 +449,6 @@ mod tests {
         assert!(e.contains(&format!("pid {}", std::process::id())) && e.contains("already managing"), "{e}");
         drop(a);
         RunLock::acquire(&t.root).unwrap();
-        assert!(RunLock::acquire(&t.root.join("nope")).err().unwrap().contains("--run-dir"));
+        assert!(RunLock::acquire(&t.root.join("nope")).err().unwrap().contains("--sysfs-root"));
     }
 }

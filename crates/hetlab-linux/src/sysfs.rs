@@ -318,9 +318,24 @@ fn read_policy(name: String, dir: PathBuf) -> Result<Policy, String> {
     })
 }
 
-/// `cpu_capacity` of a CPU (arch_topology, ARM): 0..=1024; `None` if the kernel has none.
-pub fn cpu_capacity(roots: &Roots, cpu: usize) -> Option<u32> {
-    read_u64(&cpu_dir(roots).join(format!("cpu{cpu}/cpu_capacity"))).ok().map(|v| v.min(1024) as u32)
+/// The largest `cpu_capacity`: arch_topology normalises the biggest CPU to
+/// SCHED_CAPACITY_SCALE, so no CPU shows more.
+pub const MAX_CPU_CAPACITY: u32 = 1024;
+
+/// `cpu_capacity` of `cpu` (arch_topology, ARM: 1..=1024, the largest CPU at 1024): `Ok(None)`
+/// if the kernel has none. The outer error is a file that cannot be read (a FIFO in its
+/// place); the inner one a value that is not a capacity, naming the file and the value: the
+/// caller decides whether the run can go on without it (a note and the platform's capacity for
+/// `govern`, a TODO for `platform from-board`), never a silently clamped number.
+pub fn cpu_capacity(roots: &Roots, cpu: usize) -> Result<Result<Option<u32>, String>, String> {
+    let path = cpu_dir(roots).join(format!("cpu{cpu}/cpu_capacity"));
+    let Some(text) = read_optional(&path)? else {
+        return Ok(Ok(None));
+    };
+    Ok(match text.parse::<u32>() {
+        Ok(v) if (1..=MAX_CPU_CAPACITY).contains(&v) => Ok(Some(v)),
+        _ => Err(format!("{} holds '{text}', not a capacity in 1..={MAX_CPU_CAPACITY}", display(&path))),
+    })
 }
 
 #[cfg(test)]
@@ -384,6 +399,7 @@ pub(crate) mod fake {
         }
         stat += "intr 0\nctxt 0\n";
         w(&proc_.join("stat"), stat.trim_end());
+        fs::create_dir_all(root.join("run")).unwrap();
         Tree { root }
     }
 
@@ -393,6 +409,10 @@ pub(crate) mod fake {
         }
         pub fn policy(&self, n: usize) -> PathBuf {
             self.root.join(format!("sys/devices/system/cpu/cpufreq/policy{n}"))
+        }
+        /// The run directory the daemon uses for this tree (`run` beside `sys`).
+        pub fn run_dir(&self) -> PathBuf {
+            self.root.join("run")
         }
     }
 }
@@ -416,7 +436,14 @@ mod tests {
         assert!(p[0].has_governor("userspace"));
         assert_eq!(p[0].governor().unwrap(), "ondemand");
         assert_eq!(p[0].setspeed_khz().unwrap(), None);
-        assert_eq!(cpu_capacity(&t.roots(), 5), Some(1024));
+        assert_eq!(cpu_capacity(&t.roots(), 5), Ok(Ok(Some(1024))));
+        assert_eq!(cpu_capacity(&t.roots(), 9), Ok(Ok(None)), "no such CPU: no capacity");
+        for bad in ["1025", "99999", "0", "-5", "lots"] {
+            std::fs::write(t.root.join("sys/devices/system/cpu/cpu5/cpu_capacity"), format!("{bad}\n")).unwrap();
+            let e = cpu_capacity(&t.roots(), 5).unwrap().unwrap_err();
+            let file = t.root.join("sys/devices/system/cpu/cpu5/cpu_capacity");
+            assert_eq!(e, format!("{} holds '{bad}', not a capacity in 1..=1024", file.display()));
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The real board (hetlab-linux): the pointer chase, the governor daemon and the board sweep as
 //! typed functions, and the declarations of hetlabd's options, from which the Python CLI builds
 //! its parsers. An option left `None` takes its default from its home in hetlab-linux (the
-//! `Default` of its options struct, `Roots`, `DEFAULT_RUN_DIR`, ...), which `--help` quotes.
+//! `Default` of its options struct, `Roots`, ...), which `--help` quotes.
 //!
 //! govern and the board sweep block SIGINT, SIGTERM, SIGHUP and SIGQUIT in the calling thread
 //! and read them from a signalfd while they run ([`SignalStop`]), so a signal stops them and the
@@ -41,6 +41,8 @@ pub fn board_command(py: Python<'_>, name: &str) -> PyResult<PyObject> {
         d.set_item("help", f.help_text())?;
         d.set_item("default", &f.default)?;
         d.set_item("group", f.group.name())?;
+        // parse the value with `board_value` (its range or list rules are checked there)
+        d.set_item("checked", f.checked())?;
         list.append(d)?;
     }
     let out = PyDict::new_bound(py);
@@ -49,6 +51,23 @@ pub fn board_command(py: Python<'_>, name: &str) -> PyResult<PyObject> {
     out.set_item("about", cmd.about)?;
     out.set_item("flags", list)?;
     Ok(out.into_any().unbind())
+}
+
+/// The value `text` of option `long` of hetlabd's command `name`, parsed and checked as hetlabd
+/// does ([`flags::Flag::value`]): an int, a float, a list of ints for a numeric `LIST`, the text
+/// of a `LIST` of words whose items passed; a value outside the option's declared range (or a
+/// list with an empty or repeated item) is a ValueError with hetlabd's one-line message. The
+/// Python CLI reads every checked board option through here, so each rule is declared once.
+#[pyfunction]
+pub fn board_value(py: Python<'_>, name: &str, long: &str, text: &str) -> PyResult<PyObject> {
+    let cmd = flags::command(name).ok_or_else(|| err(format!("hetlabd has no command '{name}'")))?;
+    let flag = cmd.flag(long).ok_or_else(|| err(format!("hetlabd {name} has no option {long}")))?;
+    Ok(match flag.value(text).map_err(err)? {
+        flags::Value::Whole(v) => v.into_py(py),
+        flags::Value::Real(v) => v.into_py(py),
+        flags::Value::WholeList(v) => v.into_py(py),
+        flags::Value::Text(t) => t.into_py(py),
+    })
 }
 
 /// Array sizes: a size list in bytes (`16K,64M`, `4K..64M`) or byte counts.
@@ -141,7 +160,7 @@ fn pmu(name: Option<&str>) -> PyResult<PmuSource> {
 #[pyo3(signature = (
     governor, *, model=None, tunables=None, dry_run=false, duration_s=None, verbose=false, counters=None, pmu=None,
     platform_name=None, platform_origin="", platform_text=None, cluster_names=None, sysfs_root=None,
-    procfs_root=None, run_dir=None
+    procfs_root=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn govern(
@@ -160,7 +179,6 @@ pub fn govern(
     cluster_names: Option<Vec<String>>,
     sysfs_root: Option<PathBuf>,
     procfs_root: Option<PathBuf>,
-    run_dir: Option<PathBuf>,
 ) -> PyResult<(String, u64, u64, Vec<String>)> {
     let (platform, _) = platform_and_sha(platform_name, platform_origin, platform_text)?;
     let model = model.map(|json| load_model(json, &platform)).transpose()?;
@@ -174,7 +192,6 @@ pub fn govern(
         dry_run,
         counters: counters.map(CounterMode::parse).transpose().map_err(err)?,
         backend,
-        run_dir: run_dir.unwrap_or_else(|| hetlab_linux::DEFAULT_RUN_DIR.into()),
         duration_us: duration_s.map(|s| positive_seconds_us("--duration", s)).transpose().map_err(err)?,
         log_samples: verbose,
     };
@@ -192,7 +209,7 @@ pub fn govern(
 #[pyfunction]
 #[pyo3(signature = (
     platform_name, platform_origin, platform_text, *, patterns, sizes, reps, run_s, seed, active_opp,
-    period_us=None, freqs_khz=None, chase_cpus=None, pmu=None, sysfs_root=None, procfs_root=None, run_dir=None,
+    period_us=None, freqs_khz=None, chase_cpus=None, pmu=None, sysfs_root=None, procfs_root=None,
     allow_missing_counters=false, cluster_names=None
 ))]
 #[allow(clippy::too_many_arguments)]
@@ -213,7 +230,6 @@ pub fn characterize_board(
     pmu: Option<&str>,
     sysfs_root: Option<PathBuf>,
     procfs_root: Option<PathBuf>,
-    run_dir: Option<PathBuf>,
     allow_missing_counters: bool,
     cluster_names: Option<Vec<String>>,
 ) -> PyResult<(PyObject, u64, Vec<String>, Option<String>)> {
@@ -223,9 +239,6 @@ pub fn characterize_board(
         SweepOptions { patterns, sizes, reps, run_s, seed, active_opp: ActiveOpp::parse(active_opp).map_err(err)? };
     cfg.roots = roots(sysfs_root, procfs_root);
     cfg.pmu = self::pmu(pmu)?;
-    if let Some(dir) = run_dir {
-        cfg.run_dir = dir;
-    }
     cfg.period_us = period_us;
     cfg.only_khz = freqs_khz.unwrap_or_default();
     cfg.chase_cpus = chase_cpus.unwrap_or_default();

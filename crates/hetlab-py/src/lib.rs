@@ -1,7 +1,7 @@
 //! PyO3 bindings: the thin edge between the Rust crates (hetlab-core, hetlab-linux) and the
 //! Python package `hetlab`. Typed arguments cross it, never argv strings or option dicts: an
-//! unknown keyword is a TypeError. Files are read by Python; their text comes here with the
-//! file name, so parse errors name it.
+//! unknown keyword is a TypeError. Input files are read through [`read_input`] (hetlab-linux's
+//! bounded reader); their text comes here with the file name, so parse errors name it.
 //!
 //! By topic: [`simulate`] (one run), [`sweep`] (the characterization plan and its simulated
 //! chunks), [`board`] (chase, govern and the board sweep), [`tree`] (the governor's tree
@@ -165,6 +165,23 @@ pub(crate) fn load_workload(spec: &str, origin: &str, text: Option<&str>) -> PyR
     }
 }
 
+/// The text of an input file (a platform, workload or rt-app file, a model, a report) read as
+/// `hetlab_linux::infile` reads: a regular file (a FIFO or a device is refused at once, never
+/// waited on nor read without end), at most `INPUT_MAX_BYTES`, UTF-8. A ValueError gives the
+/// reason; the caller names the file and what it is for.
+#[pyfunction]
+fn read_input(path: std::path::PathBuf) -> PyResult<String> {
+    use hetlab_linux::infile::{read_bounded, ReadError, INPUT_MAX_BYTES};
+    read_bounded(&path, INPUT_MAX_BYTES, true).map_err(|e| match e {
+        // the OS's words, as Python's strerror gives them (no "(os error 2)")
+        ReadError::Io(io) => {
+            let text = io.to_string();
+            err(text.split(" (os error").next().unwrap_or(&text).to_string())
+        }
+        refused => err(refused.reason()),
+    })
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PAPER_CCBENCH_SIZES", hetlab_core::sweep::PAPER_SIZES.to_vec())?;
@@ -172,7 +189,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tree::tree_predict, m)?)?;
     m.add_function(wrap_pyfunction!(tree::builtin_model_json, m)?)?;
     m.add_function(wrap_pyfunction!(tree::check_model, m)?)?;
+    m.add_function(wrap_pyfunction!(read_input, m)?)?;
     m.add_function(wrap_pyfunction!(board::board_command, m)?)?;
+    m.add_function(wrap_pyfunction!(board::board_value, m)?)?;
     m.add_function(wrap_pyfunction!(board::chase, m)?)?;
     m.add_function(wrap_pyfunction!(board::pingpong, m)?)?;
     m.add_function(wrap_pyfunction!(board::govern, m)?)?;
@@ -187,6 +206,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtin_workload_text, m)?)?;
     m.add_function(wrap_pyfunction!(platform_summary, m)?)?;
     m.add_function(wrap_pyfunction!(energy_model::energy_model, m)?)?;
+    m.add_function(wrap_pyfunction!(energy_model::read_debugfs_energy_model, m)?)?;
+    m.add_function(wrap_pyfunction!(energy_model::parse_cpu_list, m)?)?;
+    m.add_function(wrap_pyfunction!(energy_model::format_cpu_list, m)?)?;
     m.add_function(wrap_pyfunction!(workload_summary, m)?)?;
     m.add_function(wrap_pyfunction!(profile::profile_plan, m)?)?;
     m.add_function(wrap_pyfunction!(profile::profile_workload, m)?)?;
@@ -195,6 +217,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SWEEP_DEFAULTS", sweep::defaults(m.py())?)?;
     m.add("DEFAULT_PLATFORM", hetlab_core::platform::DEFAULT_PLATFORM)?;
     m.add("MAX_FIXED_POINT_SHIFT", hetlab_core::tree::MAX_FIXED_POINT_SHIFT)?;
+    m.add("MAX_TREE_DEPTH", hetlab_core::tree::MAX_TREE_DEPTH)?;
+    m.add("MAX_THREADS", hetlab_core::workload::MAX_THREADS)?;
+    m.add("MAX_INSTRUCTIONS", hetlab_core::workload::MAX_INSTRUCTIONS)?;
+    m.add("MAX_PHASE_US", hetlab_core::workload::MAX_PHASE_US)?;
+    m.add("MAX_WORKING_SET_BYTES", hetlab_core::workload::MAX_WORKING_SET_BYTES)?;
+    m.add("CCBENCH_MAX_ELEMENTS", hetlab_core::workload::CCBENCH_MAX_ELEMENTS)?;
     m.add("MAX_TIME_LIMIT_S", hetlab_core::engine::MAX_TIME_LIMIT_S)?;
     Ok(())
 }

@@ -100,6 +100,7 @@ impl Board {
     pub fn proc_(&self) -> PathBuf {
         self.root.join("proc")
     }
+    /// The run directory hetlabd uses for this tree: `run` beside `sys`.
     pub fn run_dir(&self) -> PathBuf {
         self.root.join("run")
     }
@@ -175,8 +176,6 @@ impl Board {
             .arg(self.sys())
             .arg("--procfs-root")
             .arg(self.proc_())
-            .arg("--run-dir")
-            .arg(self.run_dir())
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

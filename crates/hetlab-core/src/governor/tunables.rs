@@ -61,7 +61,8 @@ impl Values {
                 return Err(format!("{g}: {name} must be an integer{unit}, got {value}"));
             }
             if *value < spec.min || *value > spec.max {
-                return Err(format!("{g}: {name} must be in {}..={}{unit}, got {value}", spec.min, spec.max));
+                let got = crate::workload::shown(*value);
+                return Err(format!("{g}: {name} must be in {}..={}{unit}, got {got}", spec.min, spec.max));
             }
             if map.insert(spec.name, *value as u64).is_some() {
                 return Err(format!("{g}: tunable '{name}' is given twice; give it once"));

@@ -1,0 +1,141 @@
+//! The kernel's energy model as debugfs shows it (`/sys/kernel/debug/energy_model`, Linux 5.10
+//! `em_debug_create_pd`): a directory per performance domain holding `cpus` (a CPU list) and a
+//! `ps:<kHz>/` directory per performance state with `frequency` (kHz) and `power` (mW); kernels
+//! before 5.10 named them `cs:<kHz>`. Read for `hetlab platform from-board` and `import-em`.
+//!
+//! The tree may be any directory (a board's debugfs, a copy, an export), so every attribute is
+//! read as hetlabd reads sysfs ([`crate::infile`]: a regular file of at most a page, without
+//! blocking), CPU lists are the kernel's and bounded ([`crate::cpus::parse_cpu_list`]), and every
+//! number is one the kernel could show; what is not is one error naming the file and the value.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use hetlab_core::platform::{EmDomainSpec, EmStateSpec, EM_MAX_POWER_MW};
+
+use crate::display;
+use crate::infile::{read_text, SYSFS_ATTR_MAX_BYTES};
+
+/// The domains under `root`, each with its states in ascending frequency, ordered by first CPU.
+pub fn read(root: &Path) -> Result<Vec<EmDomainSpec>, String> {
+    if !root.is_dir() {
+        return Err(format!("'{}' is not a directory laid out like /sys/kernel/debug/energy_model", display(root)));
+    }
+    let mut domains = Vec::new();
+    for dir in entries(root)? {
+        let cpus_file = dir.join("cpus");
+        if fs::symlink_metadata(&cpus_file).is_err() {
+            continue; // not a performance domain
+        }
+        let text = attribute(&cpus_file)?;
+        let cpus = crate::cpus::parse_cpu_list(&text)
+            .ok()
+            .filter(|c| !c.is_empty())
+            .ok_or_else(|| format!("'{}' holds '{}', not a CPU list such as 0-3", display(&cpus_file), text.trim()))?;
+        let mut ps = Vec::new();
+        for state in entries(&dir)? {
+            let name = state.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if !state.is_dir() || !(name.starts_with("ps:") || name.starts_with("cs:")) {
+                continue;
+            }
+            let frequency_khz = number(&state.join("frequency"), 1, u64::from(u32::MAX), "a frequency in kHz")?;
+            let power_mw = number(&state.join("power"), 1, u64::from(EM_MAX_POWER_MW), "a power in mW")?;
+            ps.push(EmStateSpec { frequency_khz: frequency_khz as u32, power_mw: power_mw as u32 });
+        }
+        if ps.is_empty() {
+            return Err(format!("'{}' has no ps:<kHz> (or cs:<kHz>) directories", display(&dir)));
+        }
+        ps.sort_by_key(|s| s.frequency_khz);
+        domains.push(EmDomainSpec { cpus, ps });
+    }
+    if domains.is_empty() {
+        return Err(format!("'{}' holds no performance domain (a directory with a cpus file)", display(root)));
+    }
+    domains.sort_by_key(|d| d.cpus[0]);
+    Ok(domains)
+}
+
+/// The entries of `dir`, sorted (the order does not depend on the file system's).
+fn entries(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let rd = fs::read_dir(dir).map_err(|e| format!("cannot list '{}': {e}", display(dir)))?;
+    let mut out: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+    out.sort();
+    Ok(out)
+}
+
+fn attribute(path: &Path) -> Result<String, String> {
+    read_text(path, SYSFS_ATTR_MAX_BYTES, true)
+}
+
+/// The whole number `path` holds, within `lo..=hi` (`what` names it in the error).
+fn number(path: &Path, lo: u64, hi: u64, what: &str) -> Result<u64, String> {
+    let text = attribute(path)?;
+    let text = text.trim();
+    text.parse::<u64>()
+        .ok()
+        .filter(|v| (lo..=hi).contains(v))
+        .ok_or_else(|| format!("'{}' holds '{text}', not {what} ({lo}..={hi})", display(path)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("hetlab-em-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        for (dom, cpus, states) in
+            [("cpu4", "4-7", [(2000000, 2000), (200000, 150)]), ("cpu0", "0-3", [(1400000, 300), (200000, 20)])]
+        {
+            for (khz, mw) in states {
+                let ps = d.join(dom).join(format!("ps:{khz}"));
+                fs::create_dir_all(&ps).unwrap();
+                fs::write(ps.join("frequency"), format!("{khz}\n")).unwrap();
+                fs::write(ps.join("power"), format!("{mw}\n")).unwrap();
+                fs::write(ps.join("cost"), "1\n").unwrap();
+            }
+            fs::write(d.join(dom).join("cpus"), format!("{cpus}\n")).unwrap();
+        }
+        d
+    }
+
+    #[test]
+    fn domains_by_first_cpu_states_ascending() {
+        let d = tree("read");
+        let em = read(&d).unwrap();
+        assert_eq!(em.iter().map(|x| x.cpus.clone()).collect::<Vec<_>>(), vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]]);
+        assert_eq!(
+            em[1].ps,
+            vec![
+                EmStateSpec { frequency_khz: 200000, power_mw: 150 },
+                EmStateSpec { frequency_khz: 2000000, power_mw: 2000 }
+            ]
+        );
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn what_the_kernel_could_not_show_is_one_error_naming_the_file_and_value() {
+        for (file, text, says) in [
+            ("cpu0/cpus", "0-99999999999", "'0-99999999999', not a CPU list"),
+            ("cpu0/cpus", "", "not a CPU list"),
+            ("cpu0/ps:200000/frequency", "abc", "holds 'abc', not a frequency in kHz"),
+            ("cpu0/ps:200000/frequency", "0", "holds '0', not a frequency"),
+            ("cpu0/ps:200000/power", "-5", "holds '-5', not a power in mW (1..=65535)"),
+            ("cpu0/ps:200000/power", "1000000000000000000000000000000", "not a power in mW"),
+        ] {
+            let d = tree("bad");
+            fs::write(d.join(file), text).unwrap();
+            let e = read(&d).unwrap_err();
+            assert!(e.contains(file) && e.contains(says) && !e.contains('\n'), "{file}: {e}");
+        }
+        let d = tree("bad");
+        fs::write(d.join("cpu0/cpus"), b"\xff\n").unwrap();
+        assert!(read(&d).unwrap_err().contains("not text"));
+        fs::remove_file(d.join("cpu0/ps:200000/power")).unwrap();
+        fs::write(d.join("cpu0/cpus"), "0-3\n").unwrap();
+        assert!(read(&d).unwrap_err().contains("cpu0/ps:200000/power"));
+        let _ = fs::remove_dir_all(&d);
+        assert!(read(&d).unwrap_err().contains("is not a directory"));
+    }
+}
