@@ -86,6 +86,7 @@ impl Engine<'_> {
                 names: vec![String::new(); max_tid + 1],
                 prios: vec![120; max_tid + 1],
                 prio_changes: std::mem::take(&mut self.out.prio_changes),
+                groups: (0..self.sched.groups.len()).map(|g| self.sched.groups.group(g).path.clone()).collect(),
             };
             for (t, th) in self.threads.iter().enumerate() {
                 let task = &self.tasks[th.task];
