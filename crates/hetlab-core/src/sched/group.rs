@@ -624,7 +624,7 @@ impl Groups {
     /// entity on its way, off its parent's timeline, is its parent's running entity and starts
     /// a turn, unless (5.10) it is also on the way of the task that was put back just before.
     pub fn set_next(&mut self, cpu: usize, t: usize, now: &Now) {
-        let prev = self.prev[cpu].take();
+        let prev = self.prev.get_mut(cpu).and_then(Option::take);
         let g = self.of(t);
         if g == ROOT {
             return;
@@ -656,7 +656,9 @@ impl Groups {
     /// caller, or having left); each group entity on its way that is still queued goes back to
     /// its parent's timeline.
     pub fn put_prev(&mut self, cpu: usize, t: usize, now: &Now) {
-        self.prev[cpu] = Some(t);
+        if let Some(prev) = self.prev.get_mut(cpu) {
+            *prev = Some(t);
+        }
         let g = self.of(t);
         if g == ROOT {
             return;

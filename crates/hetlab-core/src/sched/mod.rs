@@ -398,16 +398,30 @@ pub(crate) mod testutil {
                 self.put(self.tasks.len() - 1, cpu);
             }
         }
-        /// Task `t` joins `cpu`'s run queue, running if nothing runs there, else waiting.
+        /// Task `t` joins `cpu`'s run queue (and its group's), running if nothing runs there,
+        /// else waiting.
         pub fn put(&mut self, t: usize, cpu: usize) {
+            self.tasks[t].cpu = cpu;
+            let now = group::Now { us: self.now_us, ns: 0, scale: pelt::State::IDLE };
+            let tunables = cfs::Tunables::for_cpus(self.rqs.len());
             let rq = &mut self.rqs[cpu];
+            self.groups.join(cpu, t, rq, &self.tasks, &now, &tunables);
             if rq.curr.is_none() {
                 rq.curr = Some(t);
+                self.groups.set_next(cpu, t, &now);
             } else {
-                rq.queue.insert(t, self.tasks[t].vruntime);
+                self.groups.insert_task(cpu, t, rq, &self.tasks);
             }
-            rq.load_weight += self.tasks[t].weight;
-            self.tasks[t].cpu = cpu;
+        }
+        /// Task groups at `paths` (with their `cpu.shares`, parents first) and the group of
+        /// each thread `members` names; before any `put`.
+        pub fn groups(&mut self, kernel: Kernel, paths: &[(&str, u64)], members: &[(usize, &str)]) {
+            let specs: Vec<(String, u64)> = paths.iter().map(|&(p, s)| (p.to_string(), s)).collect();
+            self.groups = group::Groups::new(self.rqs.len(), kernel, &specs, self.tasks.len());
+            for &(t, path) in members {
+                let g = self.groups.find(path).expect("a listed path");
+                self.groups.assign(t, g);
+            }
         }
         pub fn view(&self) -> SchedView<'_> {
             SchedView {
