@@ -166,6 +166,8 @@ struct Outputs<'a> {
     prio_changes: Vec<(usize, u32, i32)>,
     /// Times a CPU's RT queue was throttled (the kernel's "sched: RT throttling activated").
     rt_throttles: u64,
+    /// Per task group: CPU time its threads ran while in it and have since left it, µs.
+    group_cpu_us: Vec<f64>,
 }
 
 impl Outputs<'_> {

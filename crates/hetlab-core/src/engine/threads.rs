@@ -388,10 +388,15 @@ impl Engine<'_> {
         } else if waiting {
             self.dequeue_waiting(t);
         }
+        let old = self.sched.groups.of(t);
+        let th = &mut self.threads[t];
+        self.out.group_cpu_us.resize(self.sched.groups.len(), 0.0);
+        self.out.group_cpu_us[old] += th.cpu_time_us - th.cpu_time_in_group_from_us;
+        th.cpu_time_in_group_from_us = th.cpu_time_us;
         let now = self.group_now(cpu);
         let s = &mut self.sched;
         s.groups.detach(cpu, t, &mut s.rqs[cpu], &s.entities, &now);
-        let old_min = s.groups.min_vruntime(cpu, s.groups.of(t), &s.rqs[cpu]);
+        let old_min = s.groups.min_vruntime(cpu, old, &s.rqs[cpu]);
         s.groups.assign(t, g);
         let se = &mut s.entities[t];
         se.vruntime = se.vruntime - old_min + s.groups.min_vruntime(cpu, g, &s.rqs[cpu]);
