@@ -964,7 +964,7 @@ impl Groups {
                 l.avg.load_avg_contrib(l.se.weight)
             }
         };
-        let running = rq.curr.filter(|&t| !tasks[t].is_rt()).map(|t| self.top_entity(t));
+        let running = rq.curr.map(|t| self.top_entity(t));
         if self.is_active() {
             running.into_iter().chain(self.top[cpu].iter()).map(contrib).sum()
         } else {
@@ -1084,6 +1084,50 @@ mod tests {
         assert!(!f.groups.level(a, 0).se.on_rq && !f.groups.level(b, 0).se.on_rq);
         assert_eq!((f.rqs[0].load_weight, f.groups.top[0].len()), (1024 + 512, 2));
         assert_eq!(f.groups.pick(0, &f.rqs[0], &f.tasks, None, false), Some(3));
+    }
+
+    #[test]
+    fn a_waking_task_preempts_by_its_entity_on_the_common_run_queue() {
+        // running task 1 of /a is far ahead of waking task 3 of /c (100 ms of vruntime), but
+        // they meet as /a's and /c's entities: /c's 50 ms ahead of /a's, no preemption; the
+        // other way round it preempts
+        let (mut f, now, tun) = fixture(Kernel::V3_10);
+        let (a, c) = (f.groups.find("/a").unwrap(), f.groups.find("/c").unwrap());
+        (f.tasks[1].vruntime, f.tasks[3].vruntime) = (100_000.0, 0.0);
+        enqueue(&mut f, &now, &tun, 1, true);
+        enqueue(&mut f, &now, &tun, 3, false);
+        f.groups.level_mut(a, 0).se.vruntime = 0.0;
+        f.groups.level_mut(c, 0).se.vruntime = 50_000.0;
+        assert!(!f.groups.wakeup_preempts(0, 1, 3, &f.tasks, &tun));
+        (f.groups.level_mut(a, 0).se.vruntime, f.groups.level_mut(c, 0).se.vruntime) = (50_000.0, 0.0);
+        assert!(f.groups.wakeup_preempts(0, 1, 3, &f.tasks, &tun));
+        // within one group, the tasks themselves: task 2 of /a/b against task 1 of /a meet as
+        // /a/b's entity (placed at /a's floor) and task 1
+        let (mut f, now, tun) = fixture(Kernel::V3_10);
+        f.tasks[1].vruntime = 100_000.0;
+        enqueue(&mut f, &now, &tun, 1, true);
+        enqueue(&mut f, &now, &tun, 2, false);
+        assert!(f.groups.wakeup_preempts(0, 1, 2, &f.tasks, &tun));
+    }
+
+    #[test]
+    fn the_5_10_pick_keeps_a_groups_turn_while_its_tasks_switch() {
+        // tasks 2 of /a/b and then task 1 of /a run in turn on CPU 0: /a's entity is on both
+        // ways; 3.10 starts its turn anew at the switch, 5.10 keeps it
+        for (kernel, kept) in [(Kernel::V3_10, false), (Kernel::V5_10, true)] {
+            let (mut f, mut now, tun) = fixture(kernel);
+            let a = f.groups.find("/a").unwrap();
+            enqueue(&mut f, &now, &tun, 2, true);
+            enqueue(&mut f, &now, &tun, 1, false);
+            now.us = 3000.0;
+            f.groups.update_curr(0, 2, &mut f.rqs[0], &f.tasks, now.us);
+            f.groups.insert_task(0, 2, &mut f.rqs[0], &f.tasks);
+            f.groups.put_prev(0, 2, &now);
+            assert!(f.groups.remove_task(0, 1, &mut f.rqs[0], &f.tasks));
+            f.groups.set_next(0, 1, &now);
+            assert_eq!(f.groups.level(a, 0).se.slice_start_us == 0.0, kept, "{kernel:?}");
+            assert_eq!(f.groups.level(a, 0).curr, Some(Entity::Task(1)));
+        }
     }
 
     #[test]
