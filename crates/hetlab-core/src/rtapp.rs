@@ -1260,6 +1260,45 @@ mod tests {
     }
 
     #[test]
+    fn taskgroups_are_the_tasks_from_their_start_and_a_phases_from_each_of_its_loops() {
+        // rt-app's tutorial example11: phase0 in /tg1/tg11, phase1 stays there, phase2 in the
+        // root group; the task's own group holds from the thread's start; "" is none
+        let doc = r#"{"tasks": {
+            "thread0": {"taskgroup": "//tg0/", "loop": -1, "phases": {
+                "phase0": {"run": 20000, "sleep": 80000, "taskgroup": "/tg1/tg11"},
+                "phase1": {"run": 20000, "sleep": 80000},
+                "phase2": {"run": 20000, "sleep": 80000, "taskgroup": "/"}}},
+            "plain": {"taskgroup": "", "run": 1000}},
+            "global": {"duration": 2}}"#;
+        let w = from_rtapp_json("example11.json", doc).unwrap();
+        let t = &w.tasks[0];
+        assert_eq!(t.taskgroup.as_deref(), Some("/tg0"));
+        assert_eq!(w.tasks[1].taskgroup, None);
+        let groups: Vec<Option<&str>> = t
+            .phases
+            .iter()
+            .filter_map(|p| match &p.kind {
+                PhaseKind::SetSched(attr) => Some(attr.taskgroup.as_deref()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(groups, [Some("/tg1/tg11"), None, Some("/")]);
+        let mut paths: Vec<&str> = w.taskgroup_paths().collect();
+        paths.sort();
+        assert_eq!(paths, ["/", "/tg0", "/tg1/tg11"]);
+        // at most 32 distinct names (rt-app's max_nbr_tgs), "/a" and "/a/" counting as two
+        let doc = |n: usize| {
+            let slash = |i: usize| if i % 2 == 1 { "/" } else { "" };
+            let tasks: Vec<String> =
+                (0..n).map(|i| format!(r#""t{i}": {{"taskgroup": "/g{}{}", "run": 1}}"#, i / 2, slash(i))).collect();
+            format!(r#"{{"tasks": {{{}}}}}"#, tasks.join(", "))
+        };
+        assert!(from_rtapp_json("many.json", &doc(32)).is_ok());
+        let e = from_rtapp_json("many.json", &doc(33)).unwrap_err();
+        assert!(e.contains("tasks.t32.taskgroup: more than 32 distinct taskgroups"), "{e}");
+    }
+
+    #[test]
     fn binding_memory_to_the_one_node_changes_nothing() {
         let doc = |task_bind: &str, phase_bind: &str| {
             format!(

@@ -1241,4 +1241,35 @@ mod tests {
         let e = Workload::from_toml("w.toml", bad).unwrap_err();
         assert!(e.starts_with("w.toml:") && e.contains("frobnicate"), "{e}");
     }
+
+    #[test]
+    fn tasks_go_in_task_groups_with_their_shares() {
+        // Android's cgroups: a background group at 52 shares (init.rc's bg_non_interactive)
+        // beside the top app's group at the default
+        let text = |group: &str, shares: &str| {
+            format!(
+                "name='android'\n[[tasks]]\nname='ui'\ntaskgroup='/top-app'\nphases=[{{instructions=1e9}}]\n\
+                 [[tasks]]\nname='sync'\ntaskgroup='{group}'\nphases=[{{instructions=1e9}}]\n\
+                 [taskgroups.'/background']\n{shares}\n"
+            )
+        };
+        let w = Workload::from_toml("a.toml", &text("/background//", "shares = 52")).unwrap();
+        assert_eq!(w.tasks[0].taskgroup.as_deref(), Some("/top-app"));
+        assert_eq!(w.tasks[1].taskgroup.as_deref(), Some("/background"));
+        assert_eq!(w.taskgroups, [TaskGroupSpec { path: "/background".into(), shares: 52 }]);
+        // the root group is no group
+        assert_eq!(Workload::from_toml("a.toml", &text("/", "")).unwrap().tasks[1].taskgroup, None);
+        for (group, shares, says) in [
+            ("background", "", "a.toml: tasks[1] 'sync'.taskgroup: taskgroup 'background' must start with /"),
+            ("/a/./b", "", "has the component '.'"),
+            ("/bg", "shares = 1", "taskgroups.\"/background\".shares must be within 2..=262144"),
+            ("/bg", "cpu_shares = 5", "unknown field `cpu_shares`"),
+        ] {
+            let e = Workload::from_toml("a.toml", &text(group, shares)).unwrap_err();
+            assert!(e.contains(says) && !e.contains('\n'), "{e}");
+        }
+        let deep = format!("/{}", vec!["g"; MAX_TASKGROUP_DEPTH + 1].join("/"));
+        assert!(taskgroup_path("at", &deep).unwrap_err().contains("33 levels deep; at most 32"));
+        assert_eq!(taskgroup_path("at", "//a//b/").unwrap(), "/a/b");
+    }
 }
