@@ -96,7 +96,8 @@ def test_a_fifo_frame_beside_a_hog_keeps_its_latency_and_the_trace_prints_its_pr
 @pytest.mark.parametrize(
     "task, says",
     [
-        ({"taskgroup": "/bg", "run": 10}, "tasks.t.taskgroup: not supported yet"),
+        ({"taskgroup": "bg", "run": 10}, "tasks.t.taskgroup: taskgroup 'bg' must start with /"),
+        ({"policy": "SCHED_FIFO", "taskgroup": "/bg", "run": 10}, "rt-app has no taskgroup support for SCHED_FIFO"),
         ({"util_min": 600, "util_max": 500, "run": 10}, "min <= max"),
         ({"policy": "SCHED_DEADLINE", "run": 10}, "tasks.t.policy: SCHED_DEADLINE is not supported yet"),
         ({"policy": "SCHED_RR", "priority": 100, "run": 10}, "tasks.t: a real-time priority is within 1..=99, got 100"),
@@ -110,6 +111,33 @@ def test_what_is_not_supported_is_one_error_line(tmp_path, task, says):
     run = hetlab_cli("simulate", "--workload", doc)
     assert run.returncode != 0 and run.stdout == ""
     assert run.stderr.count("\n") == 1 and run.stderr.startswith("hetlab: error: ") and says in run.stderr
+
+
+def test_taskgroups_per_task_and_per_phase_share_the_cpu_by_group(tmp_path):
+    # rt-app creates the cgroups and moves each thread itself: "bg" in /bg from its start with
+    # four instances, "ui" in /ui for its first phase and in the root group for its second (a
+    # phase without a taskgroup would leave it in /ui); all on CPU4 for 1 s
+    hog = {"cpus": [4], "run": 10_000_000}
+    ui = {
+        "cpus": [4],
+        "loop": 1,
+        "phases": {"in_ui": {"taskgroup": "/ui", "run": 300_000}, "out": {"taskgroup": "/", "run": 300_000}},
+    }
+    doc = {
+        "global": {"duration": 1, "calibration": "CPU4"},
+        "tasks": {"bg": {**hog, "instance": 4, "taskgroup": "/bg"}, "ui": ui},
+    }
+    path = write(tmp_path, "groups.json", json.dumps(doc))
+    run = api.simulate("exynos5422", path, governor="performance", scheduler="smp", time_limit_s=1.0)
+    groups = {g["path"]: g for g in run.summary["taskgroups"]}
+    assert set(groups) == {"/bg", "/ui"} and all(g["shares"] == 1024 for g in groups.values())
+    ui_thread, bg_threads = thread(run, "ui"), [t for t in run.summary["threads"] if t["name"].startswith("bg")]
+    assert all(t["taskgroup"] == "/bg" for t in bg_threads) and "taskgroup" not in ui_thread
+    # in /ui its 300 ms take half the CPU (600 ms): /ui and /bg weigh the same; in the root
+    # group the ui thread weighs as much as /bg's entity again
+    assert groups["/ui"]["cpu_time_s"] == pytest.approx(0.3, rel=0.01)
+    assert ui_thread["cpu_time_s"] == pytest.approx(0.5, rel=0.02)
+    assert groups["/bg"]["cpu_time_s"] == pytest.approx(0.5, rel=0.02)
 
 
 def test_a_forever_loop_of_workless_events_ends_with_an_error(tmp_path):

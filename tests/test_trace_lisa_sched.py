@@ -82,13 +82,15 @@ def assert_same_events(ours: dict, lisa: dict, events: list[str], what: str) -> 
 
 
 # ------------------------------------------------------------------------------------------------
-# The events of a hand-written sample: every scheduler event, over-utilisation included
+# The events of a hand-written sample: every scheduler event, over-utilisation included, and a
+# task group's run queue and entity (path /bg, pid -1), which LISA's load tracking leaves out of
+# the tasks' and the CPUs' signals
 
 
 SAMPLE = """\
 # tracer: nop
 #
-# entries-in-buffer/entries-written: 29/29   #P:2
+# entries-in-buffer/entries-written: 31/31   #P:2
 #
 #           TASK-PID     CPU#     TIMESTAMP  FUNCTION
 #              | |         |         |         |
@@ -118,6 +120,8 @@ SAMPLE = """\
            task0-1001  [001]     0.006000: sched_pelt_cfs:       cpu=1 path=/ load=1001 runnable=0 util=18 update_time=5999616
            task0-1001  [001]     0.007000: sched_overutilized:   overutilized=0 span=0x3
            task0-1001  [001]     0.008000: sched_pelt_se:        cpu=1 path=(null) comm=task0 pid=1001 load=1001 runnable=1001 util=43 update_time=7999488
+           task0-1001  [001]     0.008000: sched_pelt_cfs:       cpu=1 path=/bg load=1024 runnable=1001 util=43 update_time=7999488
+           task0-1001  [001]     0.008000: sched_pelt_se:        cpu=1 path=/bg comm=(null) pid=-1 load=1001 runnable=1001 util=43 update_time=7999488
            task0-1001  [001]     0.009000: sched_switch:         prev_comm=task0 prev_pid=1001 prev_prio=120 prev_state=X ==> next_comm=swapper/1 next_pid=0 next_prio=120
           <idle>-0     [001]     0.009000: cpu_idle:             state=0 cpu_id=1
           <idle>-0     [001]     0.010000: cpu_idle:             state=4294967295 cpu_id=1

@@ -175,6 +175,9 @@ def _format_run(r: api.SimResult) -> str:
             f"{c['name']:8} {c['governor']:12} {c['avg_freq_khz'] / 1000:8.0f} {c['dynamic_j']:8.4f} "
             f"{c['static_j']:8.4f} {c['peak_temp_c']:7.1f}  {res}"
         )
+    if s.get("taskgroups"):
+        lines += ["", f"{'task group':24} {'cpu.shares':>10} {'CPU s':>10}"]
+        lines += [f"{g['path']:24} {g['shares']:10d} {g['cpu_time_s']:10.4f}" for g in s["taskgroups"]]
     lines += ["", f"{'PMC totals':10} {'cpu_cycles':>14} {'inst_retired':>14} {'l2d_refill':>12} {'bus_access':>12}"]
     # under a switcher a CPU's counts span both clusters: totals per CPU, not per cluster
     groups = (

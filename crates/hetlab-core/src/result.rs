@@ -43,6 +43,9 @@ pub struct RunResult {
     /// `wait` nobody signals, a lock cycle): the run can go no further. Absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deadlock: Option<Deadlock>,
+    /// The task groups (`sched::group`) of a run that has some, the root left out.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub taskgroups: Vec<TaskGroupReport>,
     #[serde(skip)]
     pub series: Vec<SampleRow>,
     #[serde(skip)]
@@ -117,6 +120,16 @@ pub struct Deadlock {
     pub waits: Vec<String>,
 }
 
+/// A task group of the run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TaskGroupReport {
+    pub path: String,
+    /// `cpu.shares`.
+    pub shares: u64,
+    /// CPU time of its threads while in it or in a group below it, s (`cpuacct.usage`).
+    pub cpu_time_s: f64,
+}
+
 /// A thread entered a marked phase.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Mark {
@@ -138,6 +151,9 @@ pub struct ThreadReport {
     /// Cache lines it took from other cores' caches (cache-to-cache transfers: shared
     /// updates and data other threads wrote), within its cluster or across the CCI.
     pub peer_lines_in: u64,
+    /// Its task group at the end of the run, unless the root group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub taskgroup: Option<String>,
 }
 
 /// One governor sample of one cluster.

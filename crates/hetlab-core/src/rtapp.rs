@@ -8,7 +8,8 @@
 //!
 //! What is translated: `tasks` (`instance`, `loop`, `delay`, `cpus`, `priority`, `policy`
 //! SCHED_OTHER/FIFO/RR (a phase's priority alone means what the policy in effect makes it),
-//! `util_min`/`util_max`, `phases` with their own `loop`, by rt-app's loop rules),
+//! `util_min`/`util_max`, `taskgroup` (the thread's cgroup under the cpu controller, see
+//! [`taskgroup`]), `phases` with their own `loop`, by rt-app's loop rules),
 //! `global` (`duration`, `calibration`, `default_policy`, `mem_buffer_size`, `io_device`
 //! /dev/null, and the logging keys, which change nothing in a simulation) and every event, each
 //! into phases (src/rt-app_parse_config.c and src/rt-app.c say what each does; docs/workloads.md
@@ -18,15 +19,18 @@
 //! CPU at its top OPP (rt-app's default CPU0; with ns per loop, the biggest core, where LISA
 //! calibrates), so a `run` stretches on slower cores and OPPs as rt-app's does.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::workload::{
-    shown, Access, MemProfile, Order, Pattern, Phase, PhaseFile, PhaseKind, RtappEvent, RtappStep, RtappSteps,
-    SchedAttr, SchedClass, SyncOp, Task, Workload, MAX_PHASE_US, MAX_WORKING_SET_BYTES,
+    shown, taskgroup_path, Access, MemProfile, Order, Pattern, Phase, PhaseFile, PhaseKind, RtappEvent, RtappStep,
+    RtappSteps, SchedAttr, SchedClass, SyncOp, Task, Workload, MAX_PHASE_US, MAX_WORKING_SET_BYTES,
 };
 
 /// Most phases one task may unroll to (a phase's `loop` repeats its events).
 const MAX_PHASES: usize = 4096;
+/// rt-app's `max_nbr_tgs` (src/rt-app_taskgroups.c): the most distinct taskgroup names a file
+/// may give.
+const MAX_TASKGROUPS: usize = 32;
 
 /// A JSON value of rt-app's dialect; objects keep repeated keys, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -407,6 +411,52 @@ fn sched_class(at: &str, policy: &str, priority: Option<i64>) -> Result<(SchedCl
     }
 }
 
+/// rt-app's `taskgroup` (src/rt-app_parse_config.c `parse_taskgroup_data`,
+/// src/rt-app_taskgroups.c): the cgroup under the cpu controller a thread moves itself to — a
+/// task's at the thread's start, a phase's at the start of each of its loops; a phase without
+/// one leaves the thread where it is (across thread loops too), and a thread that never names
+/// one stays in the group rt-app runs in, taken as the root. `""` is none; a name must start
+/// with `/`; rt-app creates every level of it (cpu.shares stays the kernel's default); at most
+/// 32 distinct names. Returns the normalised path, or `None` for `""`.
+fn taskgroup(at: &str, value: &Json, names: &mut BTreeSet<String>) -> Result<Option<String>, String> {
+    if matches!(value, Json::Str(s) if s.is_empty()) {
+        return Ok(None);
+    }
+    let name = text(at, value)?;
+    let path = taskgroup_path(at, name)?;
+    names.insert(name.to_string());
+    if names.len() > MAX_TASKGROUPS {
+        return Err(format!("{at}: more than {MAX_TASKGROUPS} distinct taskgroups (rt-app's max_nbr_tgs); use fewer"));
+    }
+    Ok(Some(path))
+}
+
+/// rt-app's `check_taskgroup_policy_dep`: walking the phases in order (the first thread loop),
+/// a thread in a taskgroup must be SCHED_OTHER whenever it is in one (rt-app exits otherwise).
+/// `phases`: where each is, the policy it sets and the group it names.
+fn check_taskgroup_policy<'p>(
+    task: (&str, &'p str, bool),
+    phases: impl Iterator<Item = (&'p str, Option<&'p str>, bool)>,
+) -> Result<(), String> {
+    let (at_task, mut policy, mut grouped) = task;
+    let refuse = |at: &str, policy: &str| {
+        Err(format!(
+            "{at}: rt-app has no taskgroup support for {policy} (only SCHED_OTHER tasks may be in a taskgroup)"
+        ))
+    };
+    if grouped && policy != "SCHED_OTHER" {
+        return refuse(at_task, policy);
+    }
+    for (at, own_policy, names_group) in phases {
+        policy = own_policy.unwrap_or(policy);
+        grouped |= names_group;
+        if grouped && policy != "SCHED_OTHER" {
+            return refuse(at, policy);
+        }
+    }
+    Ok(())
+}
+
 /// The policy in effect when each phase starts: the last one a phase before it set, else
 /// the task's on the first thread loop and the last phase's setting on the later ones (rt-app
 /// changes the policy only where a phase gives one). A phase that gives a priority but no
@@ -478,10 +528,11 @@ pub fn from_rtapp_json(origin: &str, text_in: &str) -> Result<Workload, String> 
         return Err(format!("{origin}: tasks: a workload needs at least one task"));
     }
     let mut barrier_users = BTreeMap::new();
+    let mut taskgroups = BTreeSet::new();
     let mut translated = Vec::new();
     for (name, body) in tasks_json {
         let at = format!("{origin}: tasks.{name}");
-        translated.push(task(&at, name, body, &global, &mut barrier_users)?);
+        translated.push(task(&at, name, body, &global, &mut barrier_users, &mut taskgroups)?);
     }
     // a barrier waits for every thread of every task that names it, once per naming event
     for phase in translated.iter_mut().flat_map(|(t, _)| t.phases.iter_mut()) {
@@ -491,7 +542,13 @@ pub fn from_rtapp_json(origin: &str, text_in: &str) -> Result<Workload, String> 
     }
     let tasks = add_forked_tasks(origin, translated)?;
     let name = std::path::Path::new(origin).file_stem().and_then(|s| s.to_str()).unwrap_or("rt-app").to_string();
-    let workload = Workload { name, tasks, duration_us: global.duration_us, reference_cpu: global.reference_cpu };
+    let workload = Workload {
+        name,
+        tasks,
+        duration_us: global.duration_us,
+        reference_cpu: global.reference_cpu,
+        taskgroups: Vec::new(),
+    };
     workload.check_threads(origin)?;
     Ok(workload)
 }
@@ -571,8 +628,10 @@ fn task(
     body: &Json,
     global: &Global,
     barrier_users: &mut BTreeMap<String, u32>,
+    taskgroups: &mut BTreeSet<String>,
 ) -> Result<Translated, String> {
     let mut instances = 1u32;
+    let mut task_group = None;
     let mut task_loop = None;
     let mut delay_us = 0u64;
     let (mut task_policy, mut task_priority) = (global.default_policy.as_str(), None);
@@ -596,8 +655,9 @@ fn task(
             "util_min" => clamp.0 = whole(&at_key, value, 0.0, 1024.0)? as u32,
             "util_max" => clamp.1 = whole(&at_key, value, 0.0, 1024.0)? as u32,
             "nodes_membind" => nodes_membind(&at_key, value)?,
-            "taskgroup" | "dl-runtime" | "dl-period" | "dl-deadline" => {
-                return Err(format!("{at_key}: not supported yet (no cgroups or SCHED_DEADLINE)"))
+            "taskgroup" => task_group = taskgroup(&at_key, value, taskgroups)?,
+            "dl-runtime" | "dl-period" | "dl-deadline" => {
+                return Err(format!("{at_key}: not supported yet (no SCHED_DEADLINE)"))
             }
             k if event_of(k).is_some() => events.push((key.as_str(), value)),
             _ => return Err(format!("{at_key}: unknown or unsupported task key")),
@@ -655,6 +715,7 @@ fn task(
                         "util_max" => attr.util_max = Some(whole(&at_key, value, 0.0, 1024.0)? as u32),
                         "policy" => phase_policy = Some(policy(&at_key, value)?),
                         "nodes_membind" => nodes_membind(&at_key, value)?,
+                        "taskgroup" => attr.taskgroup = taskgroup(&at_key, value, taskgroups)?,
                         k if event_of(k).is_some() => phase_events.push((key.as_str(), value)),
                         _ => return Err(format!("{at_key}: unknown or unsupported phase key")),
                     }
@@ -675,6 +736,11 @@ fn task(
                 }
             }
             check_phase_clamps(at, clamp, parsed.iter().map(|(at, _, attr, _)| (at.as_str(), attr)))?;
+            let named = parsed
+                .iter()
+                .zip(&policies)
+                .map(|((at, _, attr, _), (own, _))| (at.as_str(), *own, attr.taskgroup.is_some()));
+            check_taskgroup_policy((at, task_policy, task_group.is_some()), named)?;
             let sets_sched = parsed.iter().any(|(_, _, attr, _)| *attr != SchedAttr::default());
             for (index, (at_phase, loops, attr, phase_events)) in parsed.into_iter().enumerate() {
                 let attr = SchedAttr { cpus: attr.cpus.or_else(|| affinity.clone()), ..attr };
@@ -686,6 +752,7 @@ fn task(
             (task_loop.unwrap_or(-1.0), false)
         }
         None => {
+            check_taskgroup_policy((at, task_policy, task_group.is_some()), std::iter::empty())?;
             out.add_loop(at, 0, 0, None, &events)?;
             (task_loop.unwrap_or(-1.0), task_loop.is_some())
         }
@@ -705,6 +772,7 @@ fn task(
         rtapp: Some(RtappSteps { steps: out.steps, repeats_are_phase_loops }),
         uclamp: crate::workload::UtilClamp::new(at, clamp.0, clamp.1)?,
         class,
+        taskgroup: task_group.filter(|p| p != "/"),
     };
     Ok((task, instances))
 }
@@ -1209,6 +1277,45 @@ mod tests {
     }
 
     #[test]
+    fn taskgroups_are_the_tasks_from_their_start_and_a_phases_from_each_of_its_loops() {
+        // rt-app's tutorial example11: phase0 in /tg1/tg11, phase1 stays there, phase2 in the
+        // root group; the task's own group holds from the thread's start; "" is none
+        let doc = r#"{"tasks": {
+            "thread0": {"taskgroup": "//tg0/", "loop": -1, "phases": {
+                "phase0": {"run": 20000, "sleep": 80000, "taskgroup": "/tg1/tg11"},
+                "phase1": {"run": 20000, "sleep": 80000},
+                "phase2": {"run": 20000, "sleep": 80000, "taskgroup": "/"}}},
+            "plain": {"taskgroup": "", "run": 1000}},
+            "global": {"duration": 2}}"#;
+        let w = from_rtapp_json("example11.json", doc).unwrap();
+        let t = &w.tasks[0];
+        assert_eq!(t.taskgroup.as_deref(), Some("/tg0"));
+        assert_eq!(w.tasks[1].taskgroup, None);
+        let groups: Vec<Option<&str>> = t
+            .phases
+            .iter()
+            .filter_map(|p| match &p.kind {
+                PhaseKind::SetSched(attr) => Some(attr.taskgroup.as_deref()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(groups, [Some("/tg1/tg11"), None, Some("/")]);
+        let mut paths: Vec<&str> = w.taskgroup_paths().collect();
+        paths.sort();
+        assert_eq!(paths, ["/", "/tg0", "/tg1/tg11"]);
+        // at most 32 distinct names (rt-app's max_nbr_tgs), "/a" and "/a/" counting as two
+        let doc = |n: usize| {
+            let slash = |i: usize| if i % 2 == 1 { "/" } else { "" };
+            let tasks: Vec<String> =
+                (0..n).map(|i| format!(r#""t{i}": {{"taskgroup": "/g{}{}", "run": 1}}"#, i / 2, slash(i))).collect();
+            format!(r#"{{"tasks": {{{}}}}}"#, tasks.join(", "))
+        };
+        assert!(from_rtapp_json("many.json", &doc(32)).is_ok());
+        let e = from_rtapp_json("many.json", &doc(33)).unwrap_err();
+        assert!(e.contains("tasks.t32.taskgroup: more than 32 distinct taskgroups"), "{e}");
+    }
+
+    #[test]
     fn binding_memory_to_the_one_node_changes_nothing() {
         let doc = |task_bind: &str, phase_bind: &str| {
             format!(
@@ -1226,7 +1333,18 @@ mod tests {
             (r#"{"tasks": {"t": {"memrun": {"type": "chase", "size": 64, "count": 1}}}}"#, "at least 2 x stride"),
             (r#"{"tasks": {"t": {"loop": 1, "fork": "x"}}}"#, "fork names 'x', which is not a task"),
             (r#"{"tasks": {"t": {"fork": "u"}, "u": {"instance": 0, "run": 1}}}"#, "loops forever is not supported"),
-            (r#"{"tasks": {"t": {"taskgroup": "/a", "run": 1}}}"#, "tasks.t.taskgroup: not supported yet"),
+            (r#"{"tasks": {"t": {"dl-runtime": 5, "run": 1}}}"#, "tasks.t.dl-runtime: not supported yet"),
+            (r#"{"tasks": {"t": {"taskgroup": "a", "run": 1}}}"#, "tasks.t.taskgroup: taskgroup 'a' must start with /"),
+            (r#"{"tasks": {"t": {"taskgroup": "/a/../b", "run": 1}}}"#, "has the component '..'"),
+            (r#"{"tasks": {"t": {"taskgroup": 3, "run": 1}}}"#, "tasks.t.taskgroup must be a string"),
+            (
+                r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "taskgroup": "/", "run": 1}}}"#,
+                "tasks.t: rt-app has no taskgroup support for SCHED_FIFO",
+            ),
+            (
+                r#"{"tasks": {"t": {"policy": "SCHED_RR", "phases": {"a": {"run": 1}, "b": {"taskgroup": "/g", "run": 1}}}}}"#,
+                "tasks.t.phases.b: rt-app has no taskgroup support for SCHED_RR",
+            ),
             (r#"{"tasks": {"t": {"nodes_membind": [0, 1], "run": 1}}}"#, "node 1 does not exist"),
             (r#"{"tasks": {"t": {"nodes_membind": 0, "run": 1}}}"#, "must be an array of NUMA node numbers"),
             (

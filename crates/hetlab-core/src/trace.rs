@@ -58,6 +58,12 @@ pub enum TraceEvent {
     SchedPeltSe { time_us: f64, cpu: usize, tid: u32, signals: PeltSignals },
     /// A CPU's root CFS run queue's PELT signals (`sched_pelt_cfs`, path `/`).
     SchedPeltCfs { time_us: f64, cpu: usize, signals: PeltSignals },
+    /// A task group's run queue's signals on `cpu` (`sched_pelt_cfs`, path the group's: `group`
+    /// indexes `TraceThreads::groups`).
+    SchedPeltGroupCfs { time_us: f64, cpu: usize, group: u32, signals: PeltSignals },
+    /// A task group's entity's signals on `cpu` (`sched_pelt_se`, path the group's, comm
+    /// `(null)`, pid -1).
+    SchedPeltGroupSe { time_us: f64, cpu: usize, group: u32, signals: PeltSignals },
     /// A CPU's capacities, 0..=1024 (`sched_cpu_capacity`): `capacity_orig` at its top OPP,
     /// `capacity` what CFS may use of it, `capacity_curr` at the current frequency.
     SchedCpuCapacity { time_us: f64, cpu: usize, capacity: u32, capacity_orig: u32, capacity_curr: u32 },
@@ -84,6 +90,8 @@ impl TraceEvent {
             | TraceEvent::SchedMigrateTask { time_us, .. }
             | TraceEvent::SchedPeltSe { time_us, .. }
             | TraceEvent::SchedPeltCfs { time_us, .. }
+            | TraceEvent::SchedPeltGroupCfs { time_us, .. }
+            | TraceEvent::SchedPeltGroupSe { time_us, .. }
             | TraceEvent::SchedCpuCapacity { time_us, .. }
             | TraceEvent::SchedOverutilized { time_us, .. }
             | TraceEvent::CpuFrequency { time_us, .. }
@@ -103,6 +111,8 @@ pub struct TraceThreads {
     /// Priority changes (`sched_setscheduler`, `setpriority`) in the order they happened: the
     /// number of events traced before it, the tid and its new priority.
     pub prio_changes: Vec<(usize, u32, i32)>,
+    /// Task group paths by index (`sched::group`; 0 is the root, `/`).
+    pub groups: Vec<String>,
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -171,6 +181,15 @@ fn cpumask_hex(mask: u64, nbits: usize) -> String {
         }
         lo -= 32;
         chunk_bits = 32;
+    }
+}
+
+/// A task group's path as LISA's sched_tp prints it (`cfs_rq_tg_path`), spaces and other
+/// unprintables as `_`; an unknown index prints as `/`.
+fn group_path(threads: &TraceThreads, group: u32) -> String {
+    match threads.groups.get(group as usize) {
+        Some(p) => p.chars().map(|c| if c.is_ascii_graphic() { c } else { '_' }).collect(),
+        None => "/".to_string(),
     }
 }
 
@@ -285,7 +304,10 @@ pub fn write_ftrace(events: &[TraceEvent], threads: &TraceThreads, ncpus: usize,
             TraceEvent::SchedWakeup { cpu, new_task: true, .. } => (*cpu, "sched_wakeup_new"),
             TraceEvent::SchedMigrateTask { cpu, .. } => (*cpu, "sched_migrate_task"),
             TraceEvent::SchedPeltSe { cpu, .. } => (*cpu, "sched_pelt_se"),
-            TraceEvent::SchedPeltCfs { cpu, .. } => (*cpu, "sched_pelt_cfs"),
+            TraceEvent::SchedPeltCfs { cpu, .. } | TraceEvent::SchedPeltGroupCfs { cpu, .. } => {
+                (*cpu, "sched_pelt_cfs")
+            }
+            TraceEvent::SchedPeltGroupSe { cpu, .. } => (*cpu, "sched_pelt_se"),
             TraceEvent::SchedCpuCapacity { cpu, .. } => (*cpu, "sched_cpu_capacity"),
             TraceEvent::SchedOverutilized { cpu, .. } => (*cpu, "sched_overutilized"),
             TraceEvent::CpuFrequency { cpu, .. } => (*cpu, "cpu_frequency"),
@@ -375,6 +397,30 @@ pub fn write_ftrace(events: &[TraceEvent], threads: &TraceThreads, ncpus: usize,
                     out,
                     "cpu={} path=/ load={} runnable={} util={} update_time={}",
                     cpu, s.load, s.runnable, s.util, s.update_time_ns,
+                );
+            }
+            TraceEvent::SchedPeltGroupCfs { cpu, group, signals: s, .. } => {
+                let _ = writeln!(
+                    out,
+                    "cpu={} path={} load={} runnable={} util={} update_time={}",
+                    cpu,
+                    group_path(threads, *group),
+                    s.load,
+                    s.runnable,
+                    s.util,
+                    s.update_time_ns,
+                );
+            }
+            TraceEvent::SchedPeltGroupSe { cpu, group, signals: s, .. } => {
+                let _ = writeln!(
+                    out,
+                    "cpu={} path={} comm=(null) pid=-1 load={} runnable={} util={} update_time={}",
+                    cpu,
+                    group_path(threads, *group),
+                    s.load,
+                    s.runnable,
+                    s.util,
+                    s.update_time_ns,
                 );
             }
             TraceEvent::SchedCpuCapacity { cpu, capacity, capacity_orig, capacity_curr, .. } => {
@@ -518,6 +564,7 @@ mod tests {
             names: vec![String::new(), "task0".into(), "my worker".into()],
             prios: vec![120, 120, 100],
             prio_changes: vec![],
+            groups: vec!["/".into(), "/bg/low".into()],
         }
     }
 
@@ -711,6 +758,8 @@ mod tests {
             TraceEvent::SchedWakeup { time_us: 1000.0, cpu: 1, tid: 2, target_cpu: 1, new_task: false },
             TraceEvent::SchedPeltSe { time_us: 1050.0, cpu: 1, tid: 2, signals: pelt },
             TraceEvent::SchedPeltCfs { time_us: 1050.0, cpu: 1, signals: PeltSignals { load: 2000, ..pelt } },
+            TraceEvent::SchedPeltGroupCfs { time_us: 1050.0, cpu: 1, group: 1, signals: pelt },
+            TraceEvent::SchedPeltGroupSe { time_us: 1050.0, cpu: 1, group: 1, signals: pelt },
             TraceEvent::SchedOverutilized { time_us: 1100.0, cpu: 1, overutilized: true, span: 0b11 },
             TraceEvent::SchedOverutilized { time_us: 1200.0, cpu: 1, overutilized: false, span: 0b11 },
         ];
@@ -723,6 +772,8 @@ mod tests {
             "          <idle>-0     [001]     0.001000: sched_wakeup:         comm=my_worker pid=2 prio=100 target_cpu=001",
             "          <idle>-0     [001]     0.001050: sched_pelt_se:        cpu=1 path=(null) comm=my_worker pid=2 load=1000 runnable=1017 util=377 update_time=1049600",
             "          <idle>-0     [001]     0.001050: sched_pelt_cfs:       cpu=1 path=/ load=2000 runnable=1017 util=377 update_time=1049600",
+            "          <idle>-0     [001]     0.001050: sched_pelt_cfs:       cpu=1 path=/bg/low load=1000 runnable=1017 util=377 update_time=1049600",
+            "          <idle>-0     [001]     0.001050: sched_pelt_se:        cpu=1 path=/bg/low comm=(null) pid=-1 load=1000 runnable=1017 util=377 update_time=1049600",
             "          <idle>-0     [001]     0.001100: sched_overutilized:   overutilized=1 span=0x3",
             "          <idle>-0     [001]     0.001200: sched_overutilized:   overutilized=0 span=0x3",
         ];
@@ -1039,6 +1090,7 @@ mod tests {
             names: (0..=nthreads).map(|i| format!("thread {i}")).collect(),
             prios: (0..=nthreads as i32).map(|i| 100 + i).collect(),
             prio_changes: vec![],
+            groups: vec![],
         };
         let mut text = String::new();
         write_ftrace(&events, &th, ncpus, &mut text);

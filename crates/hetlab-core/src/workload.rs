@@ -176,7 +176,8 @@ pub enum PhaseKind {
 /// The scheduling attributes a `PhaseKind::SetSched` phase sets: the allowed CPUs
 /// (`sched_setaffinity`; `None`: every CPU; a running thread on a CPU no longer allowed moves
 /// at once) and, each only if given, the class (`sched_setscheduler`), the nice value
-/// (`setpriority`) and the utilisation clamps (`sched_setattr`'s util_min/util_max).
+/// (`setpriority`), the utilisation clamps (`sched_setattr`'s util_min/util_max) and the task
+/// group (its normalised path; the thread writes its tid to the group's `tasks`).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SchedAttr {
     pub cpus: Option<Vec<usize>>,
@@ -184,6 +185,7 @@ pub struct SchedAttr {
     pub nice: Option<i32>,
     pub util_min: Option<u32>,
     pub util_max: Option<u32>,
+    pub taskgroup: Option<String>,
 }
 
 /// What a `PhaseKind::Sync` phase does to its object (rt-app's resources).
@@ -300,6 +302,47 @@ impl SchedClass {
     }
 }
 
+/// `MIN_SHARES` (kernel/sched/sched.h): the least `cpu.shares` a task group may have.
+pub const TASKGROUP_MIN_SHARES: u64 = 2;
+/// `MAX_SHARES` (kernel/sched/sched.h): 1 << 18.
+pub const TASKGROUP_MAX_SHARES: u64 = 1 << 18;
+/// A new task group's `cpu.shares`: NICE_0_LOAD (`alloc_fair_sched_group`).
+pub const TASKGROUP_DEFAULT_SHARES: u64 = 1024;
+/// Most levels below the root a task group's path may have (hetlab's bound: a task's events walk
+/// its groups).
+pub const MAX_TASKGROUP_DEPTH: usize = 32;
+
+/// A task group's path under the cgroup cpu controller, normalised as the path resolution of
+/// `mkdir` and of the group's `tasks` file makes it (`//a/b/` is `/a/b`; `/` the root group).
+/// `at` names the field in the error.
+pub fn taskgroup_path(at: &str, path: &str) -> Result<String, String> {
+    if !path.starts_with('/') {
+        return Err(format!("{at}: taskgroup '{path}' must start with / (a cgroup path, e.g. /background)"));
+    }
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    if let Some(bad) = parts.iter().find(|p| matches!(**p, "." | "..") || p.len() > 255 || p.contains(char::is_control))
+    {
+        return Err(format!(
+            "{at}: taskgroup '{path}' has the component '{}'; give each group a plain name (not . or .., no control \
+             characters, at most 255 bytes)",
+            bad.escape_debug()
+        ));
+    }
+    if parts.len() > MAX_TASKGROUP_DEPTH {
+        return Err(format!("{at}: taskgroup '{path}' is {} levels deep; at most {MAX_TASKGROUP_DEPTH}", parts.len()));
+    }
+    Ok(format!("/{}", parts.join("/")))
+}
+
+/// A task group a workload declares, with its `cpu.shares` (a group only named by a task has
+/// the default).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskGroupSpec {
+    /// Normalised ([`taskgroup_path`]).
+    pub path: String,
+    pub shares: u64,
+}
+
 /// The kernel's SCHED_CAPACITY_SCALE: the top of a utilisation clamp.
 pub const UTIL_CLAMP_SCALE: u32 = 1024;
 
@@ -362,6 +405,8 @@ pub struct Task {
     pub uclamp: UtilClamp,
     /// Its threads' class: CFS, or real-time with a priority.
     pub class: SchedClass,
+    /// Its threads' task group from their start (normalised path); `None`: the root group.
+    pub taskgroup: Option<String>,
 }
 
 /// Where each phase of a task comes from in its rt-app file, for the markers rt-app writes to
@@ -408,6 +453,9 @@ pub struct Workload {
     /// The CPU whose top OPP defines a `run_us` of reference work (rt-app's `calibration`
     /// CPU); `None`: the biggest core.
     pub reference_cpu: Option<usize>,
+    /// Task groups declared with their `cpu.shares`; groups only named by tasks or phases have
+    /// the default shares.
+    pub taskgroups: Vec<TaskGroupSpec>,
 }
 
 // ---- TOML format -------------------------------------------------------------------------
@@ -419,7 +467,16 @@ struct WorkloadFile {
     #[serde(default)]
     #[allow(dead_code)]
     description: String,
+    /// `cpu.shares` per task group path (`[taskgroups."/background"] shares = 52`).
+    #[serde(default)]
+    taskgroups: BTreeMap<String, TaskGroupFile>,
     tasks: Vec<TaskFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskGroupFile {
+    shares: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -439,6 +496,8 @@ struct TaskFile {
     /// `normal` (CFS, the default), `fifo` or `rr` (real time, at `rt_priority` 1..=99).
     policy: Option<String>,
     rt_priority: Option<i64>,
+    /// Its threads' task group (a cgroup path, e.g. `/background`).
+    taskgroup: Option<String>,
     phases: Vec<PhaseFile>,
 }
 
@@ -763,9 +822,34 @@ impl Workload {
                         return Err(format!("{at}.rt_priority: give policy = \"fifo\" or \"rr\" with it"))
                     }
                 },
+                taskgroup: match t.taskgroup {
+                    Some(path) => Some(taskgroup_path(&format!("{at}.taskgroup"), &path)?).filter(|p| p != "/"),
+                    None => None,
+                },
             });
         }
-        let w = Workload { name: file.name, tasks, duration_us: None, reference_cpu: None };
+        let mut taskgroups = Vec::new();
+        for (path, group) in file.taskgroups {
+            let at = format!("{origin}: taskgroups.\"{path}\"");
+            let path = taskgroup_path(&at, &path)?;
+            let shares = group.shares.unwrap_or(TASKGROUP_DEFAULT_SHARES);
+            if path == "/" {
+                return Err(format!(
+                    "{at}: the root group's shares do not matter (it has no parent to share); remove it"
+                ));
+            }
+            if !(TASKGROUP_MIN_SHARES..=TASKGROUP_MAX_SHARES).contains(&shares) {
+                return Err(format!(
+                    "{at}.shares must be within {TASKGROUP_MIN_SHARES}..={TASKGROUP_MAX_SHARES} (the kernel's MIN_SHARES and \
+                     MAX_SHARES), got {shares}"
+                ));
+            }
+            if taskgroups.iter().any(|g: &TaskGroupSpec| g.path == path) {
+                return Err(format!("{at}: the same group as another entry once normalised ({path}); give it once"));
+            }
+            taskgroups.push(TaskGroupSpec { path, shares });
+        }
+        let w = Workload { name: file.name, tasks, duration_us: None, reference_cpu: None, taskgroups };
         w.check_threads(origin)?;
         Ok(w)
     }
@@ -787,6 +871,17 @@ impl Workload {
         }?;
         generated.check_threads(name)?;
         Ok(generated)
+    }
+
+    /// Every task group path the workload declares or names (normalised, unordered, repeats).
+    pub fn taskgroup_paths(&self) -> impl Iterator<Item = &str> {
+        let declared = self.taskgroups.iter().map(|g| g.path.as_str());
+        let of_tasks = self.tasks.iter().filter_map(|t| t.taskgroup.as_deref());
+        let of_phases = self.tasks.iter().flat_map(|t| &t.phases).filter_map(|p| match &p.kind {
+            PhaseKind::SetSched(attr) => attr.taskgroup.as_deref(),
+            _ => None,
+        });
+        declared.chain(of_tasks).chain(of_phases)
     }
 
     /// Checks the thread count: at least one, at most [`MAX_THREADS`] (a task with one thread
@@ -1000,6 +1095,7 @@ pub fn ccbench(kv: &[(String, String)]) -> Result<Workload, String> {
     Ok(Workload {
         duration_us: None,
         reference_cpu: None,
+        taskgroups: Vec::new(),
         name: format!("ccbench-{n}-{label}"),
         tasks: vec![Task {
             name: "ccbench".into(),
@@ -1012,6 +1108,7 @@ pub fn ccbench(kv: &[(String, String)]) -> Result<Workload, String> {
             rtapp: None,
             uclamp: Default::default(),
             class: Default::default(),
+            taskgroup: None,
             phases: vec![Phase {
                 kind: PhaseKind::Compute { instructions: iterations },
                 mem,
@@ -1038,6 +1135,7 @@ pub fn periodic(kv: &[(String, String)]) -> Result<Workload, String> {
     Ok(Workload {
         duration_us: None,
         reference_cpu: None,
+        taskgroups: Vec::new(),
         name: format!("periodic-{run_us}us-{period_us}us"),
         tasks: vec![Task {
             name: "periodic".into(),
@@ -1050,6 +1148,7 @@ pub fn periodic(kv: &[(String, String)]) -> Result<Workload, String> {
             rtapp: None,
             uclamp: Default::default(),
             class: Default::default(),
+            taskgroup: None,
             phases: vec![Phase {
                 kind: PhaseKind::Periodic { run_us, period_us, count: (duration_us / period_us).max(1) },
                 mem,
@@ -1076,6 +1175,7 @@ pub fn cpu_bound(kv: &[(String, String)]) -> Result<Workload, String> {
     Ok(Workload {
         duration_us: None,
         reference_cpu: None,
+        taskgroups: Vec::new(),
         name: "cpu-bound".into(),
         tasks: vec![Task {
             name: "cpu-bound".into(),
@@ -1088,6 +1188,7 @@ pub fn cpu_bound(kv: &[(String, String)]) -> Result<Workload, String> {
             rtapp: None,
             uclamp: Default::default(),
             class: Default::default(),
+            taskgroup: None,
             phases: vec![Phase {
                 kind: PhaseKind::Compute { instructions },
                 mem,
@@ -1173,5 +1274,36 @@ mod tests {
         let bad = "name='x'\n[[tasks]]\nname='t'\nfrobnicate=1\n[[tasks.phases]]\ninstructions=10\n";
         let e = Workload::from_toml("w.toml", bad).unwrap_err();
         assert!(e.starts_with("w.toml:") && e.contains("frobnicate"), "{e}");
+    }
+
+    #[test]
+    fn tasks_go_in_task_groups_with_their_shares() {
+        // Android's cgroups: a background group at 52 shares (init.rc's bg_non_interactive)
+        // beside the top app's group at the default
+        let text = |group: &str, shares: &str| {
+            format!(
+                "name='android'\n[[tasks]]\nname='ui'\ntaskgroup='/top-app'\nphases=[{{instructions=1e9}}]\n\
+                 [[tasks]]\nname='sync'\ntaskgroup='{group}'\nphases=[{{instructions=1e9}}]\n\
+                 [taskgroups.'/background']\n{shares}\n"
+            )
+        };
+        let w = Workload::from_toml("a.toml", &text("/background//", "shares = 52")).unwrap();
+        assert_eq!(w.tasks[0].taskgroup.as_deref(), Some("/top-app"));
+        assert_eq!(w.tasks[1].taskgroup.as_deref(), Some("/background"));
+        assert_eq!(w.taskgroups, [TaskGroupSpec { path: "/background".into(), shares: 52 }]);
+        // the root group is no group
+        assert_eq!(Workload::from_toml("a.toml", &text("/", "")).unwrap().tasks[1].taskgroup, None);
+        for (group, shares, says) in [
+            ("background", "", "a.toml: tasks[1] 'sync'.taskgroup: taskgroup 'background' must start with /"),
+            ("/a/./b", "", "has the component '.'"),
+            ("/bg", "shares = 1", "taskgroups.\"/background\".shares must be within 2..=262144"),
+            ("/bg", "cpu_shares = 5", "unknown field `cpu_shares`"),
+        ] {
+            let e = Workload::from_toml("a.toml", &text(group, shares)).unwrap_err();
+            assert!(e.contains(says) && !e.contains('\n'), "{e}");
+        }
+        let deep = format!("/{}", vec!["g"; MAX_TASKGROUP_DEPTH + 1].join("/"));
+        assert!(taskgroup_path("at", &deep).unwrap_err().contains("33 levels deep; at most 32"));
+        assert_eq!(taskgroup_path("at", "//a//b/").unwrap(), "/a/b");
     }
 }

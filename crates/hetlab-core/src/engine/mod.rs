@@ -99,6 +99,8 @@ struct Sched {
     rt_period_next_us: f64,
     /// The CPUs the workload's threads may be given (online, within `--cluster`).
     user_cpus: CpuMask,
+    /// The task groups, their run queues on each CPU, and each thread's group.
+    groups: crate::sched::group::Groups,
 }
 
 impl Sched {
@@ -116,6 +118,7 @@ impl Sched {
             cluster_of: &self.cluster_of,
             capacity: &self.capacity,
             tasks: &self.entities,
+            groups: &self.groups,
         };
         question(self.placement.as_mut(), &view)
     }
@@ -163,6 +166,8 @@ struct Outputs<'a> {
     prio_changes: Vec<(usize, u32, i32)>,
     /// Times a CPU's RT queue was throttled (the kernel's "sched: RT throttling activated").
     rt_throttles: u64,
+    /// Per task group: CPU time its threads ran while in it and have since left it, µs.
+    group_cpu_us: Vec<f64>,
 }
 
 impl Outputs<'_> {
@@ -261,6 +266,8 @@ struct Scratch {
     solved_inputs: Vec<u64>,
     inputs: Vec<u64>,
     speed_on_cpu: Vec<state::Speed>,
+    /// Task-group run queues whose signals crossed a period (CPU, group), for the trace.
+    group_levels: Vec<(usize, usize)>,
 }
 
 /// Events at one simulated instant after which a run counts as making no progress (far above
@@ -347,6 +354,7 @@ impl<'a> Engine<'a> {
             if self.dirty {
                 self.recompute();
             }
+            self.trace_group_signals();
             if std::mem::take(&mut self.look_for_deadlock) {
                 self.note_deadlock();
                 // nothing can happen any more; a workload with a duration (rt-app's) runs to it

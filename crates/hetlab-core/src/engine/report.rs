@@ -4,10 +4,39 @@ use super::{Engine, Series};
 use crate::kernel::FIRST_USER_TID;
 use crate::model::cci;
 use crate::result::RunResult;
-use crate::result::{CciPortReport, ClusterReport, CpuReport, ThreadReport};
+use crate::result::{CciPortReport, ClusterReport, CpuReport, TaskGroupReport, ThreadReport};
 use crate::trace::TraceThreads;
 
 impl Engine<'_> {
+    /// Thread `t`'s task group at the end, if not the root.
+    fn group_path(&self, t: usize) -> Option<String> {
+        let g = self.sched.groups.of(t);
+        (g != crate::sched::group::ROOT).then(|| self.sched.groups.group(g).path.clone())
+    }
+
+    /// Each task group but the root: its shares and the CPU time of the threads while in it or
+    /// in the groups below it (`cpuacct.usage`); none in a run without groups.
+    fn taskgroup_reports(&self) -> Vec<TaskGroupReport> {
+        let groups = &self.sched.groups;
+        let mut own_us = self.out.group_cpu_us.clone();
+        own_us.resize(groups.len(), 0.0);
+        for (t, th) in self.threads.iter().enumerate() {
+            own_us[groups.of(t)] += th.cpu_time_us - th.cpu_time_in_group_from_us;
+        }
+        // a group's time counts in its parents': children come after their parents
+        let mut total_us = own_us;
+        for g in (1..groups.len()).rev() {
+            total_us[groups.group(g).parent] += total_us[g];
+        }
+        (1..groups.len())
+            .map(|g| TaskGroupReport {
+                path: groups.group(g).path.clone(),
+                shares: groups.group(g).shares,
+                cpu_time_s: total_us[g] * 1e-6,
+            })
+            .collect()
+    }
+
     /// The name a thread's comm shows: the workload's threads `task-N`, kernel threads their
     /// task's name.
     pub(super) fn thread_name(&self, t: usize) -> String {
@@ -86,6 +115,7 @@ impl Engine<'_> {
                 names: vec![String::new(); max_tid + 1],
                 prios: vec![120; max_tid + 1],
                 prio_changes: std::mem::take(&mut self.out.prio_changes),
+                groups: (0..self.sched.groups.len()).map(|g| self.sched.groups.group(g).path.clone()).collect(),
             };
             for (t, th) in self.threads.iter().enumerate() {
                 let task = &self.tasks[th.task];
@@ -151,9 +181,11 @@ impl Engine<'_> {
                         migrations: th.migrations,
                         pmu: th.pmu.to_counts(),
                         peer_lines_in: super::state::count(th.peer_lines),
+                        taskgroup: self.group_path(t),
                     }
                 })
                 .collect(),
+            taskgroups: self.taskgroup_reports(),
             governor_samples: self.out.samples,
             governor_overhead_s: self.out.governor_overhead_us * 1e-6,
             events: self.out.events,

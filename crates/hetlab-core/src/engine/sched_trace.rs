@@ -54,10 +54,36 @@ impl Engine<'_> {
         }
         let rq = &self.sched.rqs[cpu];
         let e = &self.sched.entities;
-        let load = rq.curr.into_iter().chain(rq.queue.iter()).map(|t| e[t].avg.load_avg_contrib(e[t].weight)).sum();
+        let load = if self.sched.groups.is_active() {
+            self.sched.groups.root_load(cpu, rq, e)
+        } else {
+            rq.curr.into_iter().chain(rq.queue.iter()).map(|t| e[t].avg.load_avg_contrib(e[t].weight)).sum()
+        };
         let signals = pelt_signals(&rq.avg, load);
         let time_us = self.now_us;
         self.out.trace(TraceEvent::SchedPeltCfs { time_us, cpu, signals });
+    }
+
+    /// The task-group run queues whose signals crossed a PELT period since the last call, and
+    /// their entities (`sched_pelt_cfs`, `sched_pelt_se` with the group's path): a group run
+    /// queue's load is its load average (what its shares follow), its entity's its runnable
+    /// share at its weight.
+    pub(super) fn trace_group_signals(&mut self) {
+        if !self.tracing() || !self.sched.groups.is_active() {
+            return;
+        }
+        let mut crossed = std::mem::take(&mut self.scratch.group_levels);
+        self.sched.groups.take_crossed(&mut crossed);
+        for &(cpu, g) in &crossed {
+            let l = self.sched.groups.level_of(g, cpu);
+            let (time_us, group) = (self.now_us, g as u32);
+            let signals = pelt_signals(&l.avg, l.avg.load_avg);
+            self.out.trace(TraceEvent::SchedPeltGroupCfs { time_us, cpu, group, signals });
+            let signals = pelt_signals(&l.avg, l.avg.load_avg_contrib(l.se.weight));
+            self.out.trace(TraceEvent::SchedPeltGroupSe { time_us, cpu, group, signals });
+        }
+        crossed.clear();
+        self.scratch.group_levels = crossed;
     }
 
     /// `cpu`'s capacities now (`sched_cpu_capacity`): at its top OPP, and at its cluster's

@@ -22,6 +22,7 @@ use crate::random::Rng;
 use crate::random::SeedableRng;
 use crate::sched::cfs;
 use crate::sched::cfs::RunQueue;
+use crate::sched::group::Groups;
 use crate::sched::pelt::SchedAvg;
 use crate::sched::switching::Switcher;
 use crate::sched::{CpuMask, WakeKind};
@@ -166,6 +167,7 @@ impl<'a> Engine<'a> {
                     pmu: Pmu::default(),
                     peer_lines: 0.0,
                     cpu_time_us: 0.0,
+                    cpu_time_in_group_from_us: 0.0,
                     cpu_time_on_us: vec![0.0; ncpus],
                     finish_us: 0.0,
                     migrations: 0,
@@ -313,7 +315,9 @@ impl<'a> Engine<'a> {
             .collect();
         let rt_bandwidth =
             crate::sched::rt::Bandwidth::from_sysctls(&config.sched_tunables, placement.rt_runtime_share())?;
+        let groups = build_groups(workload, &tasks, &threads, ncpus, placement.kernel(), config.trace);
         let sched = Sched {
+            groups,
             track_util,
             load_freq_invariant,
             last_tick_us: 0.0, // boot; the first tick comes a jiffy later
@@ -409,6 +413,7 @@ impl<'a> Engine<'a> {
                 cpu_switches: 0,
                 prio_changes: Vec::new(),
                 rt_throttles: 0,
+                group_cpu_us: Vec::new(),
             },
             tasks,
             config,
@@ -461,6 +466,39 @@ impl<'a> Engine<'a> {
             WakeKind::Fork
         }
     }
+}
+
+/// The run's task groups: every group the workload declares or names and their parents, each
+/// thread in its task's (kernel threads in the root group).
+fn build_groups(
+    workload: &Workload,
+    tasks: &[Task],
+    threads: &[Thread],
+    ncpus: usize,
+    kernel: crate::sched::Kernel,
+    trace: bool,
+) -> Groups {
+    let mut shares = std::collections::BTreeMap::new();
+    for path in workload.taskgroup_paths() {
+        // rt-app and the cgroup tree create every level of a path
+        for (i, _) in path.match_indices('/').skip(1).chain([(path.len(), "")]) {
+            shares.entry(path[..i].to_string()).or_insert(crate::workload::TASKGROUP_DEFAULT_SHARES);
+        }
+    }
+    for g in &workload.taskgroups {
+        shares.insert(g.path.clone(), g.shares);
+    }
+    let specs: Vec<(String, u64)> = shares.into_iter().collect();
+    let mut groups = Groups::new(ncpus, kernel, &specs, threads.len());
+    for (t, th) in threads.iter().enumerate() {
+        if let Some(path) = &tasks[th.task].taskgroup {
+            groups.assign(t, groups.find(path).expect("every named group is built"));
+        }
+    }
+    if trace && groups.is_active() {
+        groups.trace_signals();
+    }
+    groups
 }
 
 /// A phase's allowed CPUs (`PhaseKind::SetSched`) must exist and leave one the run may use.

@@ -96,6 +96,8 @@ pub(super) struct Thread {
     /// Lines taken from other cores' caches.
     pub peer_lines: f64,
     pub cpu_time_us: f64,
+    /// Its CPU time when it joined its current task group (the rest is the group's).
+    pub cpu_time_in_group_from_us: f64,
     /// Its CPU time on each logical CPU, µs.
     pub cpu_time_on_us: Vec<f64>,
     pub finish_us: f64,

@@ -255,6 +255,7 @@ fn sleep_timers_wake_each_thread_on_time() {
     let w = Workload {
         duration_us: None,
         reference_cpu: None,
+        taskgroups: Vec::new(),
         name: "sleepers".into(),
         tasks: (1..=200)
             .map(|i| crate::workload::Task {
@@ -268,6 +269,7 @@ fn sleep_timers_wake_each_thread_on_time() {
                 rtapp: None,
                 uclamp: Default::default(),
                 class: Default::default(),
+                taskgroup: None,
                 phases: phases(i),
             })
             .collect(),
@@ -322,10 +324,11 @@ fn sharing(nices: &[i32]) -> Workload {
             rtapp: None,
             uclamp: Default::default(),
             class: Default::default(),
+            taskgroup: None,
             phases: vec![compute_phase(1e12)],
         })
         .collect();
-    Workload { name: "sharing".into(), tasks, duration_us: None, reference_cpu: None }
+    Workload { name: "sharing".into(), tasks, duration_us: None, reference_cpu: None, taskgroups: Vec::new() }
 }
 
 fn cpu_times(p: &Platform, w: &Workload, limit_s: f64) -> Vec<f64> {
@@ -363,6 +366,7 @@ fn a_waking_sleeper_preempts_a_cpu_hog() {
         rtapp: None,
         uclamp: Default::default(),
         class: Default::default(),
+        taskgroup: None,
         phases: vec![
             Phase { kind: PhaseKind::Sleep { duration_us: 50_000 }, ..compute_phase(0.0) },
             compute_phase(2e5),

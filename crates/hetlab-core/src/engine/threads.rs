@@ -14,7 +14,8 @@ use crate::model::cci;
 use crate::model::idle::{STATE_CORE_OFF, STATE_WFI};
 use crate::random::uniform;
 use crate::result::Mark;
-use crate::sched::cfs;
+use crate::sched::cfs::{self, Placing};
+use crate::sched::group::{Entity, Now};
 use crate::sched::pelt::{self, State};
 use crate::sched::{rt, uclamp, CpuMask, WakeKind};
 use crate::trace::{PrevState, TraceEvent, CPU_IDLE_EXIT};
@@ -59,7 +60,13 @@ impl Engine<'_> {
         } else {
             pelt::SCALE
         };
-        State { runnable, running, freq_scale, cpu_scale: self.sched.capacity[cpu] as u64, load_freq_scale }
+        State { runnable, running, freq_scale, cpu_scale: self.sched.capacity[cpu] as u64, load_freq_scale, load: 0 }
+    }
+
+    /// Now for `cpu`'s task-group run queues (their PELT scales, when the run has groups).
+    pub(super) fn group_now(&self, cpu: usize) -> Now {
+        let scale = if self.sched.groups.is_active() { self.pelt_state(cpu, false, false) } else { State::IDLE };
+        Now { us: self.now_us, ns: self.now_ns(), scale }
     }
 
     /// Accounts `t`'s PELT signals up to now in the state it has been in since the last update.
@@ -340,18 +347,86 @@ impl Engine<'_> {
         se.uclamp.max = attr.util_max.unwrap_or(se.uclamp.max);
         if let Some(nice) = attr.nice {
             let (cpu, old, vruntime) = (se.cpu, se.weight, se.vruntime);
-            let weight = cfs::weight_of(nice);
-            (se.nice, se.weight) = (nice, weight);
+            (se.nice, se.weight) = (nice, cfs::weight_of(nice));
             // on a CFS run queue (running or waiting), its weight is in the queue's load
-            let rq = &mut self.sched.rqs[cpu];
+            let now = self.group_now(cpu);
+            let s = &mut self.sched;
+            let rq = &mut s.rqs[cpu];
             if rq.cfs_curr() == Some(t) || rq.queue.contains(t, vruntime) {
-                rq.load_weight = rq.load_weight - old + weight;
+                s.groups.reweight_task(cpu, t, old, rq, &s.entities, &now);
             }
             self.out.note_prio(self.threads[t].tid, self.sched.entities[t].kernel_prio());
         }
         if let Some(class) = attr.class {
             self.set_class(t, class);
         }
+        if let Some(path) = &attr.taskgroup {
+            let g = self.sched.groups.find(path).expect("the run's groups hold every group its phases name");
+            self.set_group(t, g);
+        }
+    }
+
+    /// `t` moves to task group `g` (`sched_move_task`: rt-app writes its tid to the group's
+    /// `tasks`): off its run queues if on them, its utilisation and load out of its old groups'
+    /// signals and into the new ones', its vruntime renormalised to its new group's run queue
+    /// (`task_move_group_fair`), and back; a running thread gives way if the pick says so, once
+    /// its zero-work phases are done (`resched_curr`). An RT thread only changes group.
+    fn set_group(&mut self, t: usize, g: usize) {
+        if self.sched.groups.of(t) == g {
+            return;
+        }
+        let cpu = self.sched.entities[t].cpu;
+        let cfs = !self.sched.entities[t].is_rt();
+        let running = cfs && self.threads[t].state == ThreadState::Running;
+        let waiting = cfs && self.threads[t].state == ThreadState::Runnable && self.is_queued(t);
+        if running {
+            self.update_curr(cpu);
+            self.update_util(cpu);
+            self.cfs_leave(cpu, t);
+            let now = self.group_now(cpu);
+            self.sched.groups.put_prev(cpu, t, &now);
+        } else if waiting {
+            self.dequeue_waiting(t);
+        }
+        let old = self.sched.groups.of(t);
+        let th = &mut self.threads[t];
+        self.out.group_cpu_us.resize(self.sched.groups.len(), 0.0);
+        self.out.group_cpu_us[old] += th.cpu_time_us - th.cpu_time_in_group_from_us;
+        th.cpu_time_in_group_from_us = th.cpu_time_us;
+        let now = self.group_now(cpu);
+        let s = &mut self.sched;
+        s.groups.detach(cpu, t, &mut s.rqs[cpu], &s.entities, &now);
+        let old_min = s.groups.min_vruntime(cpu, old, &s.rqs[cpu]);
+        s.groups.assign(t, g);
+        let se = &mut s.entities[t];
+        se.vruntime = se.vruntime - old_min + s.groups.min_vruntime(cpu, g, &s.rqs[cpu]);
+        if running {
+            self.cfs_join(cpu, t);
+            let now = self.group_now(cpu);
+            // `set_next_task` sets every level anew
+            self.sched.groups.forget_prev(cpu);
+            self.sched.groups.set_next(cpu, t, &now);
+            self.sched.rqs[cpu].slice_start_us = self.now_us;
+            self.resched(cpu);
+        } else if waiting {
+            self.enqueue(cpu, t, Arrival::Migration);
+        }
+    }
+
+    /// CFS `t` (running, or waiting and off its timeline) leaves `cpu`'s run queues' loads.
+    fn cfs_leave(&mut self, cpu: usize, t: usize) {
+        let now = self.group_now(cpu);
+        let s = &mut self.sched;
+        s.groups.leave(cpu, t, &mut s.rqs[cpu], &s.entities, &now);
+    }
+
+    /// CFS `t` joins `cpu`'s run queues' loads (its signals its groups' first, if not there).
+    fn cfs_join(&mut self, cpu: usize, t: usize) {
+        let now = self.group_now(cpu);
+        let tunables = self.sched.cfs;
+        let s = &mut self.sched;
+        s.groups.attach(cpu, t, &mut s.rqs[cpu], &s.entities, &now);
+        s.groups.join(cpu, t, &mut s.rqs[cpu], &s.entities, &now, &tunables);
     }
 
     /// `t` changes class or RT priority (`__sched_setscheduler`): it leaves its class's queue
@@ -375,19 +450,25 @@ impl Engine<'_> {
             self.update_curr(cpu);
             self.update_util(cpu);
             if was_cfs {
-                self.sched.rqs[cpu].load_weight -= self.sched.entities[t].weight;
+                self.cfs_leave(cpu, t);
             }
             self.stop_running(cpu, t);
         }
-        if was_cfs && (running || waiting) && self.sched.track_util {
-            let avg = self.sched.entities[t].avg;
-            self.sched.rqs[cpu].avg.detach(&avg);
+        if was_cfs && (running || waiting) {
+            if self.sched.track_util {
+                let avg = self.sched.entities[t].avg;
+                self.sched.rqs[cpu].avg.detach(&avg);
+            }
+            let now = self.group_now(cpu);
+            let s = &mut self.sched;
+            s.groups.detach(cpu, t, &mut s.rqs[cpu], &s.entities, &now);
         }
         self.sched.entities[t].class = class;
         self.sched.entities[t].rr_slice_left_ticks = self.sched.rr_slice_ticks;
         if class.rt_priority().is_none() {
-            // joins CFS at the queue's minimum (`attach_task_cfs_rq`)
-            self.sched.entities[t].vruntime = self.sched.rqs[cpu].min_vruntime;
+            // joins CFS at its run queue's minimum (`attach_task_cfs_rq`)
+            let s = &self.sched;
+            self.sched.entities[t].vruntime = s.groups.min_vruntime(cpu, s.groups.of(t), &s.rqs[cpu]);
         }
         if running {
             let rq = &mut self.sched.rqs[cpu];
@@ -396,9 +477,12 @@ impl Engine<'_> {
             rq.slice_start_us = self.now_us;
             rq.exec_start_us = self.now_us;
             if class.rt_priority().is_none() {
-                rq.load_weight += self.sched.entities[t].weight;
+                self.cfs_join(cpu, t);
                 self.attach_avg(cpu, t);
+                let now = self.group_now(cpu);
+                self.sched.groups.set_next(cpu, t, &now);
             } else {
+                self.sched.groups.forget_prev(cpu);
                 self.start_rt_bandwidth();
             }
             let lower = class.rt_priority().unwrap_or(0) < old.rt_priority().unwrap_or(0);
@@ -442,29 +526,34 @@ impl Engine<'_> {
             self.sched.rqs[cpu].avg.detach(&se);
             self.trace_pelt_cfs(cpu);
         }
+        let now = self.group_now(cpu);
+        let s = &mut self.sched;
+        s.groups.detach(cpu, t, &mut s.rqs[cpu], &s.entities, &now);
     }
 
     // ---- CFS -------------------------------------------------------------------------------
 
-    /// Accounts the running CFS thread's virtual runtime up to now (`update_curr`).
+    /// Accounts the running CFS thread's virtual runtime up to now, and its groups' entities'
+    /// (`update_curr` at each level).
     fn update_curr(&mut self, cpu: usize) {
-        let rq = &mut self.sched.rqs[cpu];
+        let s = &mut self.sched;
+        let rq = &mut s.rqs[cpu];
         let Some(t) = rq.cfs_curr() else { return };
         let delta_us = self.now_us - rq.exec_start_us;
         if delta_us > 0.0 {
-            let se = &mut self.sched.entities[t];
+            let se = &mut s.entities[t];
             se.vruntime += cfs::delta_fair(delta_us, se.weight);
             se.exec_start_us = self.now_us;
             rq.exec_start_us = self.now_us;
         }
-        let curr = self.sched.entities[t].vruntime;
-        let leftmost = self.leftmost(cpu).map(|l| self.sched.entities[l].vruntime);
-        self.sched.rqs[cpu].update_min_vruntime(Some(curr), leftmost);
+        s.groups.update_curr(cpu, t, rq, &s.entities, self.now_us);
     }
 
-    /// The waiting thread with the smallest vruntime (ties to the lower thread index).
-    fn leftmost(&self, cpu: usize) -> Option<usize> {
-        self.sched.rqs[cpu].queue.first()
+    /// The CFS thread to run next on `cpu` (`pick_next_task_fair`, `sched::group`): with
+    /// `curr`, the running one competes; `yielding`, it gives way to any other.
+    fn pick_cfs(&self, cpu: usize, curr: Option<usize>, yielding: bool) -> Option<usize> {
+        let s = &self.sched;
+        s.groups.pick(cpu, &s.rqs[cpu], &s.entities, curr, yielding)
     }
 
     /// Makes `t` runnable on the CPU the placement policy picks; `waker_cpu` is the CPU that
@@ -515,26 +604,31 @@ impl Engine<'_> {
             return self.enqueue_rt(cpu, t, true);
         }
         let tunables = self.sched.cfs;
-        let rq = &mut self.sched.rqs[cpu];
-        let se = &mut self.sched.entities[t];
-        rq.load_weight += se.weight;
-        se.vruntime = match arrival {
-            Arrival::Fork => cfs::place_vruntime(rq, &tunables, se.vruntime, se.weight, true),
-            Arrival::Wakeup => cfs::place_vruntime(rq, &tunables, se.vruntime, se.weight, false),
-            Arrival::Migration => se.vruntime,
+        self.cfs_join(cpu, t);
+        let s = &mut self.sched;
+        let (rq, g) = (&mut s.rqs[cpu], s.groups.of(t));
+        let placing = match arrival {
+            Arrival::Fork => {
+                let slice_us = s.groups.slice_us(cpu, Entity::Task(t), rq, &s.entities, &tunables);
+                Some(Placing::New { slice_us, weight: s.entities[t].weight })
+            }
+            Arrival::Wakeup => Some(Placing::Waking),
+            Arrival::Migration => None,
         };
+        if let Some(placing) = placing {
+            let min = s.groups.min_vruntime(cpu, g, rq);
+            let se = &mut s.entities[t];
+            se.vruntime = cfs::place_vruntime(min, &tunables, se.vruntime, placing);
+        }
         self.threads[t].state = ThreadState::Runnable;
         let Some(curr) = rq.curr else {
             self.switch_in(cpu, t, None);
             return;
         };
-        rq.queue.insert(t, se.vruntime);
-        let e = &self.sched.entities;
+        s.groups.insert_task(cpu, t, rq, &s.entities);
+        let e = &s.entities;
         // CFS never preempts an RT task
-        if arrival != Arrival::Migration
-            && !e[curr].is_rt()
-            && cfs::wakeup_preempts(&tunables, e[curr].vruntime, e[t].vruntime, e[t].weight)
-        {
+        if arrival != Arrival::Migration && !e[curr].is_rt() && s.groups.wakeup_preempts(cpu, curr, t, e, &tunables) {
             self.resched(cpu);
         }
     }
@@ -575,17 +669,18 @@ impl Engine<'_> {
         self.unqueue(t);
         let se = &self.sched.entities[t];
         if !se.is_rt() {
-            self.sched.rqs[se.cpu].load_weight -= se.weight;
+            self.cfs_leave(se.cpu, t);
         }
     }
 
     /// Waiting `t` leaves its class's queue on its CPU, to run there or to leave the CPU.
     pub(super) fn unqueue(&mut self, t: usize) {
-        let se = &self.sched.entities[t];
-        let rq = &mut self.sched.rqs[se.cpu];
+        let s = &mut self.sched;
+        let se = &s.entities[t];
+        let rq = &mut s.rqs[se.cpu];
         let was_waiting = match se.class.rt_priority() {
             Some(priority) => rq.rt.remove(t, priority, se.rt_arrival),
-            None => rq.remove(t, se.vruntime),
+            None => s.groups.remove_task(se.cpu, t, rq, &s.entities),
         };
         debug_assert!(was_waiting, "thread {t} was not waiting on CPU {}", se.cpu);
     }
@@ -594,6 +689,10 @@ impl Engine<'_> {
     /// RT task's class state is brought up to date (what is left of a SCHED_RR slice).
     pub(super) fn stop_running(&mut self, cpu: usize, t: usize) {
         self.account_rt(cpu);
+        if !self.sched.entities[t].is_rt() {
+            let now = self.group_now(cpu);
+            self.sched.groups.put_prev(cpu, t, &now);
+        }
         let rq = &mut self.sched.rqs[cpu];
         rq.curr = None;
         if rq.rt.running.take().is_some() {
@@ -641,6 +740,12 @@ impl Engine<'_> {
         self.threads[t].state = ThreadState::Running;
         self.sched.entities[t].cpu = cpu;
         self.sched.entities[t].exec_start_us = self.now_us;
+        if self.sched.entities[t].is_rt() {
+            self.sched.groups.forget_prev(cpu);
+        } else {
+            let now = self.group_now(cpu);
+            self.sched.groups.set_next(cpu, t, &now);
+        }
         self.rtapp_switched_in(t);
     }
 
@@ -652,7 +757,7 @@ impl Engine<'_> {
         let t = self.sched.rqs[cpu].curr.expect("a thread was running");
         let prev_rt = self.sched.entities[t].is_rt();
         if !prev_rt {
-            self.sched.rqs[cpu].load_weight -= self.sched.entities[t].weight;
+            self.cfs_leave(cpu, t);
         }
         self.stop_running(cpu, t);
         self.threads[t].state = state;
@@ -668,6 +773,7 @@ impl Engine<'_> {
             next => {
                 let p = self.policy_of(cpu);
                 self.policies[p].busy_cpus -= 1;
+                self.sched.groups.forget_prev(cpu);
                 let time_us = self.now_us;
                 self.out.trace(TraceEvent::SchedSwitch {
                     time_us,
@@ -706,8 +812,8 @@ impl Engine<'_> {
                 return Next::Run(t);
             }
         }
-        if let Some(t) = self.leftmost(cpu) {
-            self.sched.rqs[cpu].remove(t, self.sched.entities[t].vruntime);
+        if let Some(t) = self.pick_cfs(cpu, None, false) {
+            self.unqueue(t);
             return Next::Run(t);
         }
         let pull = self.sched.ask(self.now_us, cpu, |placement, view| placement.balance_newidle(view, cpu));
@@ -723,7 +829,7 @@ impl Engine<'_> {
         debug_assert!(pull.to_cpu == cpu && self.threads[t].state == ThreadState::Runnable);
         self.move_waiting(t, cpu, cpu);
         self.update_rq_avg(cpu);
-        self.sched.rqs[cpu].load_weight += self.sched.entities[t].weight;
+        self.cfs_join(cpu, t);
         Next::Run(t)
     }
 
@@ -743,10 +849,13 @@ impl Engine<'_> {
         if e[t].is_rt() {
             return;
         }
-        match self.leftmost(cpu) {
-            Some(l) if e[l].vruntime < e[t].vruntime => self.switch_to(cpu, t, l),
-            // still the leftmost: a new turn, no switch
-            _ => self.sched.rqs[cpu].slice_start_us = self.now_us,
+        match self.pick_cfs(cpu, Some(t), false) {
+            Some(next) if next != t => self.switch_to(cpu, t, next),
+            // still the one to run: a new turn, no switch
+            _ => {
+                self.sched.rqs[cpu].slice_start_us = self.now_us;
+                self.sched.groups.new_turn(cpu, t, self.now_us);
+            }
         }
     }
 
@@ -760,7 +869,7 @@ impl Engine<'_> {
         if self.sched.entities[t].is_rt() {
             return self.rt_requeue_tail(cpu, t);
         }
-        if let Some(next) = self.leftmost(cpu) {
+        if let Some(next) = self.pick_cfs(cpu, Some(t), true).filter(|&next| next != t) {
             self.switch_to(cpu, t, next);
         }
     }
@@ -770,10 +879,11 @@ impl Engine<'_> {
     pub(super) fn switch_to(&mut self, cpu: usize, t: usize, next: usize) {
         // both stay on the run queue: its load does not change
         self.unqueue(next);
-        let se = &self.sched.entities[t];
+        let s = &mut self.sched;
+        let se = &s.entities[t];
         match se.class.rt_priority() {
-            Some(priority) => self.sched.rqs[cpu].rt.insert(t, priority, se.rt_arrival),
-            None => self.sched.rqs[cpu].queue.insert(t, se.vruntime),
+            Some(priority) => s.rqs[cpu].rt.insert(t, priority, se.rt_arrival),
+            None => s.groups.insert_task(cpu, t, &mut s.rqs[cpu], &s.entities),
         }
         self.stop_running(cpu, t);
         self.threads[t].state = ThreadState::Runnable;
@@ -798,10 +908,10 @@ impl Engine<'_> {
             }
             return false;
         }
-        let (Some(t), Some(l)) = (rq.curr, self.leftmost(cpu)) else { return false };
-        let e = &self.sched.entities;
-        let ran_us = self.now_us - rq.slice_start_us;
-        cfs::tick_preempts(rq, &self.sched.cfs, e[t].weight, e[t].vruntime, ran_us, Some(e[l].vruntime))
+        let Some(t) = rq.curr else { return false };
+        let now = self.group_now(cpu);
+        let s = &mut self.sched;
+        s.groups.tick(cpu, t, &mut s.rqs[cpu], &s.entities, &now, &s.cfs)
     }
 
     /// Moves `t` to `to_cpu`: a waiting thread leaves its queue; a running one is stopped
@@ -820,7 +930,7 @@ impl Engine<'_> {
                 self.update_util(from);
                 let is_rt = self.sched.entities[t].is_rt();
                 if !is_rt {
-                    self.sched.rqs[from].load_weight -= self.sched.entities[t].weight;
+                    self.cfs_leave(from, t);
                 }
                 self.stop_running(from, t);
                 self.threads[t].state = ThreadState::Runnable;
@@ -845,11 +955,13 @@ impl Engine<'_> {
     /// the new queue's minimum, its utilisation leaves one queue's signal and joins the other's
     /// (`migrate_task_rq_fair`), and on another cluster it finds a cold cache.
     fn move_entity(&mut self, t: usize, from: usize, to: usize) {
-        let se = &mut self.sched.entities[t];
-        se.vruntime = se.vruntime - self.sched.rqs[from].min_vruntime + self.sched.rqs[to].min_vruntime;
-        se.cpu = to;
+        let now = self.group_now(from);
+        let s = &mut self.sched;
+        s.groups.renormalise(t, from, to, &s.rqs, &mut s.entities);
+        s.groups.detach(from, t, &mut s.rqs[from], &s.entities, &now);
+        s.entities[t].cpu = to;
         if self.sched.track_util {
-            let mut avg = se.avg;
+            let mut avg = self.sched.entities[t].avg;
             self.sched.rqs[from].avg.detach(&avg);
             self.update_rq_avg(to);
             self.sched.rqs[to].avg.attach(&mut avg);

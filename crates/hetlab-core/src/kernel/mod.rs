@@ -38,5 +38,6 @@ pub fn kthread(name: &str, cpus: Option<Vec<usize>>, phases: Vec<Phase>) -> Task
         rtapp: None,
         uclamp: Default::default(),
         class: Default::default(),
+        taskgroup: None,
     }
 }

@@ -18,7 +18,9 @@
 //! (`calculate_imbalance`, or one task's load when that gains throughput:
 //! `fix_small_imbalance`); waiting tasks that may run here and are not cache-hot (ran within
 //! `sysctl_sched_migration_cost`, unless the domain failed to balance more than
-//! `cache_nice_tries` times) move, each no heavier than twice what is left of the imbalance,
+//! `cache_nice_tries` times) move, each by its hierarchical load (`task_h_load`: its share of
+//! its CPU's load through its task groups, `sched::group`) and no heavier than twice what is
+//! left of the imbalance,
 //! at most 32 looked at (`sysctl_sched_nr_migrate`), the one CFS would run last first (the
 //! largest vruntime: the kernel walks `cfs_tasks`, most recently queued first, which a run
 //! queue ordered by vruntime does not record). If all of them are pinned elsewhere, the
@@ -44,6 +46,11 @@ pub const MIGRATION_COST_US: f64 = 500.0;
 const NR_MIGRATE: usize = 32;
 /// `MAX_PINNED_INTERVAL`, ms.
 const MAX_PINNED_INTERVAL_MS: u32 = 512;
+
+/// `task_h_load`: the load `t` stands for on its CPU (its weight, without task groups).
+fn task_h_load(view: &SchedView, t: usize) -> u64 {
+    view.groups.task_h_load(t, view.rqs, view.tasks)
+}
 
 /// Why a CPU balances (`enum cpu_idle_type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -228,8 +235,7 @@ impl Balancer {
         self.state(view.ncpus());
         self.pass.reset(view.ncpus());
         for &m in out.iter() {
-            let task = &view.tasks[m.thread];
-            self.pass.apply(m, task.cpu, task.weight);
+            self.pass.apply(m, view.tasks[m.thread].cpu, task_h_load(view, m.thread));
         }
         let due = self.rebalance(view, domains, cpu, IdleType::NotIdle, out);
         // nohz_kick_needed: this CPU runs two or more tasks and its domain has a tickless CPU
@@ -436,15 +442,15 @@ impl Balancer {
             if hot && nr_failed <= self.params.cache_nice_tries {
                 continue;
             }
-            let load = task.weight as i64;
-            if load / 2 > imbalance {
+            let load = task_h_load(view, t);
+            if load as i64 / 2 > imbalance {
                 continue;
             }
             let m = Migration { thread: t, to_cpu: this };
             out.push(m);
-            self.pass.apply(m, src, task.weight);
+            self.pass.apply(m, src, load);
             moved += 1;
-            imbalance -= load;
+            imbalance -= load as i64;
             // CONFIG_PREEMPT: new-idle balancing stops after the first task (latency)
             if idle == IdleType::NewlyIdle || imbalance <= 0 {
                 break;
@@ -585,6 +591,39 @@ mod tests {
         out.clear();
         b.tick(&f.view(), &d, 0, false, &mut out);
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn grouped_tasks_move_by_their_hierarchical_load() {
+        // CPU 0 runs a root task with another waiting and four tasks of /bg waiting, CPU 1 one
+        // root task. /bg's entity weighs its whole 1024 on CPU 0: loads 3072 against 1024, an
+        // imbalance of 1024 (towards the average, 2048). Each task of /bg stands for
+        // 1024 · (3072·1024/3073)/4097 = 255 of CPU 0's load: four of them move where one
+        // root task (1024) would have
+        let mut f = fixture(2, 7);
+        f.groups(crate::sched::Kernel::V3_10, &[("/bg", 1024)], &[(3, "/bg"), (4, "/bg"), (5, "/bg"), (6, "/bg")]);
+        for (t, cpu) in [(0, 0), (1, 0), (2, 1), (3, 0), (4, 0), (5, 0), (6, 0)] {
+            f.put(t, cpu);
+        }
+        assert_eq!((f.rqs[0].load_weight, f.rqs[1].load_weight), (3072, 1024));
+        assert_eq!(task_h_load(&f.view(), 3), 255);
+        let d = Domains::build(Layout::Vanilla, &f.view());
+        let mut b = balancer();
+        let mut out = Vec::new();
+        f.now_us = 13.0 * TICK_US;
+        assert!(b.tick(&f.view(), &d, 1, false, &mut out));
+        let moved: Vec<usize> = out.iter().map(|m| m.thread).collect();
+        assert_eq!(moved, [6, 5, 4, 3]);
+        // without the group they are tasks of 1024 like the others: CPU 0 carries 6144, and
+        // three move towards the average
+        let mut f = fixture(2, 7);
+        for (t, cpu) in [(0, 0), (1, 0), (2, 1), (3, 0), (4, 0), (5, 0), (6, 0)] {
+            f.put(t, cpu);
+        }
+        f.now_us = 13.0 * TICK_US;
+        out.clear();
+        balancer().tick(&f.view(), &d, 1, false, &mut out);
+        assert_eq!(out.len(), 3);
     }
 
     #[test]

@@ -79,14 +79,21 @@ pub fn delta_fair(delta_us: f64, weight: u64) -> f64 {
     }
 }
 
-/// The tasks waiting on a run queue in the order CFS serves them, by virtual runtime, ties to
-/// the lower thread index (the red-black tree `tasks_timeline`): the leftmost is found in
-/// logarithmic time, whatever the number of tasks. A waiting task's vruntime does not change
-/// while it waits, so it is its key.
-#[derive(Debug, Clone, Default)]
-pub struct Timeline(std::collections::BTreeSet<(u64, usize)>);
+/// The entities waiting on a run queue in the order CFS serves them, by virtual runtime, ties to
+/// the lower entity (the red-black tree `tasks_timeline`): the leftmost is found in logarithmic
+/// time, whatever the number of entities. A waiting entity's vruntime does not change while it
+/// waits, so it is its key. A CPU's run queue holds thread indices; a task group's
+/// (`sched::group`) holds tasks and the entities of its child groups.
+#[derive(Debug, Clone)]
+pub struct Timeline<T = usize>(std::collections::BTreeSet<(u64, T)>);
 
-impl Timeline {
+impl<T> Default for Timeline<T> {
+    fn default() -> Self {
+        Timeline(Default::default())
+    }
+}
+
+impl<T: Ord + Copy> Timeline<T> {
     /// `vruntime` as an unsigned key of the same order (IEEE-754 total order).
     fn key(vruntime: f64) -> u64 {
         let bits = vruntime.to_bits();
@@ -96,24 +103,24 @@ impl Timeline {
             bits | 1 << 63
         }
     }
-    pub fn insert(&mut self, task: usize, vruntime: f64) {
-        self.0.insert((Self::key(vruntime), task));
+    pub fn insert(&mut self, entity: T, vruntime: f64) {
+        self.0.insert((Self::key(vruntime), entity));
     }
-    /// Removes `task`, waiting with `vruntime`; false if it was not here.
-    pub fn remove(&mut self, task: usize, vruntime: f64) -> bool {
-        self.0.remove(&(Self::key(vruntime), task))
+    /// Removes `entity`, waiting with `vruntime`; false if it was not here.
+    pub fn remove(&mut self, entity: T, vruntime: f64) -> bool {
+        self.0.remove(&(Self::key(vruntime), entity))
     }
-    /// `task` waits here with `vruntime`.
-    pub fn contains(&self, task: usize, vruntime: f64) -> bool {
-        self.0.contains(&(Self::key(vruntime), task))
+    /// `entity` waits here with `vruntime`.
+    pub fn contains(&self, entity: T, vruntime: f64) -> bool {
+        self.0.contains(&(Self::key(vruntime), entity))
     }
-    /// The task to run next (`__pick_first_entity`).
-    pub fn first(&self) -> Option<usize> {
-        self.0.first().map(|&(_, t)| t)
+    /// The entity to run next (`__pick_first_entity`).
+    pub fn first(&self) -> Option<T> {
+        self.0.first().map(|&(_, e)| e)
     }
-    /// The tasks, leftmost first.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = usize> + '_ {
-        self.0.iter().map(|&(_, t)| t)
+    /// The entities, leftmost first.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = T> + '_ {
+        self.0.iter().map(|&(_, e)| e)
     }
     pub fn len(&self) -> usize {
         self.0.len()
@@ -190,35 +197,59 @@ impl RunQueue {
         self.queue.remove(task, vruntime)
     }
 
-    /// `sched_slice`: the wall time `weight` may run this period.
+    /// `sched_slice` of a task of this run queue's own (no task group): the wall time `weight`
+    /// may run this period.
     pub fn slice_us(&self, tunables: &Tunables, weight: u64) -> f64 {
-        let nr = self.cfs_nr_running().max(1);
-        let total = self.load_weight.max(weight);
-        tunables.period_us(nr) * weight as f64 / total as f64
+        sched_slice(tunables, self.cfs_nr_running(), [(weight, self.load_weight)])
     }
 
-    /// `update_min_vruntime`: never backwards, towards the smaller of the running and the
-    /// leftmost waiting task.
+    /// `update_min_vruntime` (see [`min_vruntime`]).
     pub fn update_min_vruntime(&mut self, curr_vruntime: Option<f64>, leftmost_vruntime: Option<f64>) {
-        let candidate = match (curr_vruntime, leftmost_vruntime) {
-            (Some(c), Some(l)) => c.min(l),
-            (Some(v), None) | (None, Some(v)) => v,
-            (None, None) => return,
-        };
-        self.min_vruntime = self.min_vruntime.max(candidate);
+        self.min_vruntime = min_vruntime(self.min_vruntime, curr_vruntime, leftmost_vruntime);
     }
 }
 
-/// `place_entity`: the vruntime a task arriving on a queue gets. A new task starts one
-/// virtual slice after the queue's minimum (START_DEBIT) so forking cannot starve others; a
-/// waking task keeps its own vruntime but at most half a latency behind the minimum
-/// (GENTLE_FAIR_SLEEPERS), so sleepers get a bounded bonus.
-pub fn place_vruntime(rq: &RunQueue, tunables: &Tunables, vruntime: f64, weight: u64, new_task: bool) -> f64 {
-    if new_task {
-        let vslice = delta_fair(rq.slice_us(tunables, weight), weight);
-        return rq.min_vruntime + vslice;
+/// `update_min_vruntime`: a run queue's floor `min` moves never backwards, towards the smaller
+/// of the running and the leftmost waiting entity.
+pub fn min_vruntime(min: f64, curr_vruntime: Option<f64>, leftmost_vruntime: Option<f64>) -> f64 {
+    let candidate = match (curr_vruntime, leftmost_vruntime) {
+        (Some(c), Some(l)) => c.min(l),
+        (Some(v), None) | (None, Some(v)) => v,
+        (None, None) => return min,
+    };
+    min.max(candidate)
+}
+
+/// `sched_slice`: the period for `nr_running` entities on the entity's own run queue, shared by
+/// weight at each level from that run queue up to the CPU's (`levels`: the entity's weight and
+/// its run queue's load, then its group's entity's and the parent run queue's, ...). A run
+/// queue's load counts the entity even when it is not queued yet.
+pub fn sched_slice(tunables: &Tunables, nr_running: usize, levels: impl IntoIterator<Item = (u64, u64)>) -> f64 {
+    let mut slice_us = tunables.period_us(nr_running.max(1));
+    for (weight, load) in levels {
+        slice_us = slice_us * weight as f64 / load.max(weight) as f64;
     }
-    vruntime.max(rq.min_vruntime - tunables.latency_us / 2.0)
+    slice_us
+}
+
+/// How an entity arrives on a run queue, for [`place_vruntime`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Placing {
+    /// A new task, whose slice would be `slice_us` at `weight` (`sched_vslice`).
+    New { slice_us: f64, weight: u64 },
+    /// A task or a task group's entity waking up.
+    Waking,
+}
+
+/// `place_entity`: the vruntime an entity arriving on a queue whose floor is `min_vruntime`
+/// gets. A new task starts one virtual slice after the minimum (START_DEBIT) so forking cannot
+/// starve others; a waking entity keeps its own vruntime but at most half a latency behind the
+/// minimum (GENTLE_FAIR_SLEEPERS), so sleepers get a bounded bonus.
+pub fn place_vruntime(min_vruntime: f64, tunables: &Tunables, vruntime: f64, placing: Placing) -> f64 {
+    match placing {
+        Placing::New { slice_us, weight } => min_vruntime + delta_fair(slice_us, weight),
+        Placing::Waking => vruntime.max(min_vruntime - tunables.latency_us / 2.0),
+    }
 }
 
 /// `wakeup_preempt_entity`: whether a waking task with `waking_vruntime` preempts the running
@@ -227,17 +258,16 @@ pub fn wakeup_preempts(tunables: &Tunables, curr_vruntime: f64, waking_vruntime:
     curr_vruntime - waking_vruntime > delta_fair(tunables.wakeup_granularity_us, waking_weight)
 }
 
-/// `check_preempt_tick`: whether the tick ends the running task's turn. `ran_us` is the wall
-/// time it has run this turn; `leftmost_vruntime` the smallest waiting vruntime.
+/// `check_preempt_tick`: whether the tick ends the running entity's turn. `ideal_us` is its
+/// slice (`sched_slice`), `ran_us` the wall time it has run this turn, `leftmost_vruntime` the
+/// smallest vruntime waiting on its run queue.
 pub fn tick_preempts(
-    rq: &RunQueue,
     tunables: &Tunables,
-    curr_weight: u64,
+    ideal_us: f64,
     curr_vruntime: f64,
     ran_us: f64,
     leftmost_vruntime: Option<f64>,
 ) -> bool {
-    let ideal_us = rq.slice_us(tunables, curr_weight);
     if ran_us > ideal_us {
         return true;
     }
@@ -303,18 +333,23 @@ mod tests {
         rq.curr = Some(0);
         rq.load_weight = 1024;
         // a long sleeper comes back half a latency (3 ms) behind the minimum
-        assert_eq!(place_vruntime(&rq, &t, 0.0, 1024, false), 97_000.0);
-        assert_eq!(place_vruntime(&rq, &t, 120_000.0, 1024, false), 120_000.0);
+        assert_eq!(place_vruntime(rq.min_vruntime, &t, 0.0, Placing::Waking), 97_000.0);
+        assert_eq!(place_vruntime(rq.min_vruntime, &t, 120_000.0, Placing::Waking), 120_000.0);
         // a new task starts a virtual slice (6 ms shared by 2 -> 3 ms) after the minimum
         rq.load_weight = 2048;
-        assert_eq!(place_vruntime(&rq, &t, 0.0, 1024, true), 103_000.0);
+        let slice_us = rq.slice_us(&t, 1024);
+        assert_eq!(place_vruntime(rq.min_vruntime, &t, 0.0, Placing::New { slice_us, weight: 1024 }), 103_000.0);
         // wake-up preemption: behind by more than 1 ms (nice 0)
         assert!(wakeup_preempts(&t, 100_000.0, 98_900.0, 1024));
         assert!(!wakeup_preempts(&t, 100_000.0, 99_100.0, 1024));
         // the tick: a turn longer than the slice ends
-        assert!(tick_preempts(&rq, &t, 1024, 100_000.0, 3_001.0, Some(100_000.0)));
-        assert!(!tick_preempts(&rq, &t, 1024, 100_000.0, 700.0, Some(90_000.0)));
-        assert!(tick_preempts(&rq, &t, 1024, 100_000.0, 800.0, Some(90_000.0)));
+        let ideal_us = rq.slice_us(&t, 1024);
+        assert!(tick_preempts(&t, ideal_us, 100_000.0, 3_001.0, Some(100_000.0)));
+        assert!(!tick_preempts(&t, ideal_us, 100_000.0, 700.0, Some(90_000.0)));
+        assert!(tick_preempts(&t, ideal_us, 100_000.0, 800.0, Some(90_000.0)));
+        // two levels: a task of a group with 3 more tasks, the group sharing the CPU with one
+        // other entity of equal weight: 6 ms · 1024/4096 · 1024/2048
+        assert_eq!(sched_slice(&t, 4, [(1024, 4096), (1024, 2048)]), 750.0);
         rq.update_min_vruntime(Some(99_000.0), Some(105_000.0));
         assert_eq!(rq.min_vruntime, 100_000.0);
         rq.update_min_vruntime(Some(101_000.0), None);

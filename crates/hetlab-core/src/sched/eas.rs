@@ -411,6 +411,10 @@ impl Placement for Eas {
         false
     }
 
+    fn kernel(&self) -> super::Kernel {
+        super::Kernel::V5_10
+    }
+
     fn overutilized(&self) -> Option<bool> {
         Some(self.overutilized)
     }
@@ -479,7 +483,8 @@ mod tests {
         // in the estimate (330 of 377: near its top), so the task costs more on LITTLE's CPU 1
         // than on an idle big CPU at its lowest OPP: CPU 4
         let mut f = exynos(0, 50, [50, 0, 0, 0, 0, 0, 0, 0]);
-        let busy = State { runnable: true, running: true, freq_scale: 1024, cpu_scale: 330, load_freq_scale: 1024 };
+        let busy =
+            State { runnable: true, running: true, freq_scale: 1024, cpu_scale: 330, load_freq_scale: 1024, load: 0 };
         f.rqs[0].avg_rt.update(1_000_000_000, busy);
         let left = rt::capacity_of(&f.view(), 0);
         assert!((46..=50).contains(&left), "{left}");

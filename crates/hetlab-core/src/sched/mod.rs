@@ -15,6 +15,7 @@
 //! and [`eas`] (mainline energy-aware scheduling over the platform's energy model).
 //! Shared by the CFS policies: [`domains`] (the domain layouts), [`select`] (CFS's wake-up and
 //! fork CPU choice) and [`balance`] (new-idle, periodic and idle load balancing).
+//! Task groups (the cgroup cpu controller) nest run queues inside each CPU's: [`group`].
 //! Above CFS, [`rt`]: the real-time class (SCHED_FIFO/RR), its queues and its own placement.
 //! Beside them, [`switching`]: the in-kernel switcher and cluster migration, which change
 //! which cores the logical CPUs run on.
@@ -23,6 +24,7 @@ pub mod balance;
 pub mod cfs;
 pub mod domains;
 pub mod eas;
+pub mod group;
 pub mod hmp;
 pub mod pelt;
 pub mod pinned;
@@ -159,6 +161,8 @@ pub struct SchedView<'a> {
     pub capacity: &'a [u32],
     /// Per thread.
     pub tasks: &'a [SchedEntity],
+    /// The task groups and each thread's (`group`).
+    pub groups: &'a group::Groups,
 }
 
 impl SchedView<'_> {
@@ -169,6 +173,16 @@ impl SchedView<'_> {
     pub fn now_ns(&self) -> u64 {
         (self.now_us * 1000.0).round() as u64
     }
+}
+
+/// The kernel a placement policy models, where the CFS rules it shares with the others differ
+/// (task groups' shares and turns: `group`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kernel {
+    /// Linux 3.10: the ODROID-XU3's and big.LITTLE MP's kernels (`smp`, `hmp`, `pinned`).
+    V3_10,
+    /// Linux 5.10 (`eas`).
+    V5_10,
 }
 
 /// Why a CPU is being chosen.
@@ -240,6 +254,11 @@ pub trait Placement: Send {
     /// 3.10 kernels, off in 5.10).
     fn rt_runtime_share(&self) -> bool {
         true
+    }
+
+    /// The kernel whose CFS group scheduling rules apply (`group`).
+    fn kernel(&self) -> Kernel {
+        Kernel::V3_10
     }
 
     /// The root domain's over-utilisation state now (EAS's tipping point), or `None` for a
@@ -326,6 +345,7 @@ pub(crate) mod testutil {
         pub cluster_of: Vec<usize>,
         pub capacity: Vec<u32>,
         pub tasks: Vec<SchedEntity>,
+        pub groups: group::Groups,
     }
 
     impl Fixture {
@@ -354,6 +374,7 @@ pub(crate) mod testutil {
                 cluster_of: vec![0; ncpus],
                 capacity: vec![1024; ncpus],
                 tasks,
+                groups: group::Groups::default(),
             }
         }
         /// `cpu` runs `n` more nice-0 tasks pinned there, new (fully loaded, LSK-MP 0027) and
@@ -377,16 +398,30 @@ pub(crate) mod testutil {
                 self.put(self.tasks.len() - 1, cpu);
             }
         }
-        /// Task `t` joins `cpu`'s run queue, running if nothing runs there, else waiting.
+        /// Task `t` joins `cpu`'s run queue (and its group's), running if nothing runs there,
+        /// else waiting.
         pub fn put(&mut self, t: usize, cpu: usize) {
+            self.tasks[t].cpu = cpu;
+            let now = group::Now { us: self.now_us, ns: 0, scale: pelt::State::IDLE };
+            let tunables = cfs::Tunables::for_cpus(self.rqs.len());
             let rq = &mut self.rqs[cpu];
+            self.groups.join(cpu, t, rq, &self.tasks, &now, &tunables);
             if rq.curr.is_none() {
                 rq.curr = Some(t);
+                self.groups.set_next(cpu, t, &now);
             } else {
-                rq.queue.insert(t, self.tasks[t].vruntime);
+                self.groups.insert_task(cpu, t, rq, &self.tasks);
             }
-            rq.load_weight += self.tasks[t].weight;
-            self.tasks[t].cpu = cpu;
+        }
+        /// Task groups at `paths` (with their `cpu.shares`, parents first) and the group of
+        /// each thread `members` names; before any `put`.
+        pub fn groups(&mut self, kernel: Kernel, paths: &[(&str, u64)], members: &[(usize, &str)]) {
+            let specs: Vec<(String, u64)> = paths.iter().map(|&(p, s)| (p.to_string(), s)).collect();
+            self.groups = group::Groups::new(self.rqs.len(), kernel, &specs, self.tasks.len());
+            for &(t, path) in members {
+                let g = self.groups.find(path).expect("a listed path");
+                self.groups.assign(t, g);
+            }
         }
         pub fn view(&self) -> SchedView<'_> {
             SchedView {
@@ -396,6 +431,7 @@ pub(crate) mod testutil {
                 cluster_of: &self.cluster_of,
                 capacity: &self.capacity,
                 tasks: &self.tasks,
+                groups: &self.groups,
             }
         }
     }

@@ -65,11 +65,14 @@ pub struct State {
     /// current over the policy's thermally capped maximum, 1024 when disabled or under a
     /// single-frequency governor).
     pub load_freq_scale: u64,
+    /// The weight the load sum accumulates (5.10's `cfs_rq->load.weight` in
+    /// `___update_load_sum`): a task group's run queue's load; 0 where no load sum is kept.
+    pub load: u64,
 }
 
 impl State {
     pub const IDLE: State =
-        State { runnable: false, running: false, freq_scale: SCALE, cpu_scale: SCALE, load_freq_scale: SCALE };
+        State { runnable: false, running: false, freq_scale: SCALE, cpu_scale: SCALE, load_freq_scale: SCALE, load: 0 };
 }
 
 /// `struct sched_avg` with the 3.x and today's sums.
@@ -85,6 +88,10 @@ pub struct SchedAvg {
     /// Running time × frequency scale × capacity (`util_sum`).
     pub util_sum: u64,
     pub util_avg: u64,
+    /// Runnable time × the run queue's load weight, unscaled (5.10's `cfs_rq->avg.load_sum`),
+    /// and its average (`load_avg`); kept for task groups' run queues only (`State::load`).
+    pub load_sum: u64,
+    pub load_avg: u64,
 }
 
 impl SchedAvg {
@@ -116,6 +123,9 @@ impl SchedAvg {
         self.last_update_ns += delta << 10;
         let crossed = self.accumulate(delta, state);
         self.util_avg = self.util_sum / self.divider();
+        if self.load_sum | self.load_avg != 0 {
+            self.load_avg = self.load_sum / self.divider();
+        }
         crossed
     }
 
@@ -129,6 +139,7 @@ impl SchedAvg {
             self.usage_sum = decay_load(self.usage_sum, periods);
             self.period_sum = decay_load(self.period_sum, periods);
             self.util_sum = decay_load(self.util_sum, periods);
+            self.load_sum = decay_load(self.load_sum, periods);
             contrib = accumulate_segments(periods, 1024 - self.period_contrib, total % 1024);
         }
         self.period_contrib = total % 1024;
@@ -143,6 +154,10 @@ impl SchedAvg {
         if s.running {
             self.usage_sum += load_scaled;
             self.util_sum += scaled * s.cpu_scale;
+        }
+        // 5.10: `if (load) sa->load_sum += load * contrib`, the load not scaled by frequency
+        if s.runnable && s.load > 0 {
+            self.load_sum += contrib * s.load;
         }
         periods > 0
     }
@@ -183,6 +198,20 @@ impl SchedAvg {
         self.util_avg = self.util_avg.saturating_sub(se.util_avg);
         self.util_sum = self.util_sum.saturating_sub(se.util_sum).max(self.util_avg * (LOAD_AVG_MAX - 1024));
     }
+
+    /// `attach_entity_load_avg` (load part): an entity whose load is `load_avg` joins this run
+    /// queue's load signal.
+    pub fn attach_load(&mut self, load_avg: u64) {
+        self.load_avg += load_avg;
+        self.load_sum += load_avg * self.divider();
+    }
+
+    /// `detach_entity_load_avg` (load part), kept consistent as `detach` keeps the utilisation.
+    pub fn detach_load(&mut self, load_avg: u64) {
+        self.load_avg = self.load_avg.saturating_sub(load_avg);
+        self.load_sum =
+            self.load_sum.saturating_sub(load_avg * self.divider()).max(self.load_avg * (LOAD_AVG_MAX - 1024));
+    }
 }
 
 #[cfg(test)]
@@ -190,7 +219,7 @@ mod tests {
     use super::*;
 
     const BUSY: State =
-        State { runnable: true, running: true, freq_scale: SCALE, cpu_scale: SCALE, load_freq_scale: SCALE };
+        State { runnable: true, running: true, freq_scale: SCALE, cpu_scale: SCALE, load_freq_scale: SCALE, load: 0 };
     /// One PELT period, ns.
     const PERIOD_NS: u64 = 1024 * 1024;
 
@@ -303,5 +332,26 @@ mod tests {
         assert_eq!(rq.util_avg, 0);
         let new = SchedAvg::new_task(5);
         assert_eq!((new.load_avg_ratio(), new.last_update_ns), (1023, 5));
+        // load moves the same way, in load units
+        rq.attach_load(1024);
+        assert_eq!((rq.load_avg, rq.load_sum), (1024, 1024 * rq.divider()));
+        rq.detach_load(2000);
+        assert_eq!((rq.load_avg, rq.load_sum), (0, 0));
+    }
+
+    #[test]
+    fn a_run_queue_load_follows_its_weight() {
+        // a group run queue holding 2048 of weight for long: load_avg 2048; none of it while
+        // the same time passes without the weight (blocked load decays like utilisation)
+        let loaded = State { load: 2048, ..BUSY };
+        let mut a = SchedAvg::default();
+        a.update(1000 * PERIOD_NS, loaded);
+        assert_eq!(a.load_avg, 2048);
+        a.update(1032 * PERIOD_NS, State::IDLE);
+        assert_eq!(a.load_avg, decay_load((LOAD_AVG_MAX - 1024) * 2048, 32) / (LOAD_AVG_MAX - 1024));
+        // tasks and the CPU's own run queue keep none
+        let mut b = SchedAvg::default();
+        b.update(1000 * PERIOD_NS, BUSY);
+        assert_eq!((b.load_sum, b.load_avg), (0, 0));
     }
 }

@@ -48,7 +48,7 @@ pub fn select_task_rq_fair(
             if !(task.allowed.contains(this) && span.contains(prev)) {
                 return prev;
             }
-            let target = if this != prev && wake_affine(view, params, this, prev, task.weight) { this } else { prev };
+            let target = if this != prev && wake_affine(view, params, this, prev, thread) { this } else { prev };
             select_idle_sibling(view, domains, thread, target)
         }
         WakeKind::Fork => find_idlest_cpu(view, params, span, thread, this).unwrap_or(this),
@@ -61,15 +61,17 @@ pub fn select_task_rq_fair(
     }
 }
 
-/// `wake_affine`: whether the task may wake on `this` (the waker's CPU) rather than `prev`:
-/// the waker's load with the task stays within half the imbalance margin of the previous
-/// CPU's, or `this` carries no more than one average task of its own.
-fn wake_affine(view: &SchedView, params: &DomainParams, this: usize, prev: usize, weight: u64) -> bool {
+/// `wake_affine`: whether `thread` may wake on `this` (the waker's CPU) rather than `prev`:
+/// the waker's load with the task (what it adds through its task groups: `effective_load`)
+/// stays within half the imbalance margin of the previous CPU's, or `this` carries no more
+/// than one average task of its own.
+fn wake_affine(view: &SchedView, params: &DomainParams, this: usize, prev: usize, thread: usize) -> bool {
     let load = weighted_cpuload(view, prev);
     let this_load = weighted_cpuload(view, this);
     let balanced = this_load == 0 || {
-        let this_eff_load = 100 * (this_load + weight);
-        let prev_eff_load = (100 + (params.imbalance_pct as u64 - 100) / 2) * load;
+        let added = view.groups.effective_load(thread, this, view.tasks);
+        let this_eff_load = 100 * (this_load as i64 + added);
+        let prev_eff_load = (100 + (params.imbalance_pct as i64 - 100) / 2) * load as i64;
         this_eff_load <= prev_eff_load
     };
     let nr = view.rqs[this].nr_running() as u64;
@@ -168,16 +170,38 @@ mod tests {
         // the waker runs one nice-0 task, the previous CPU two: 100·(1024+1024) <= 112·2048
         f.busy(0, 1);
         f.busy(1, 2);
-        assert!(wake_affine(&f.view(), &SD_MC_INIT, 0, 1, 1024));
+        assert!(wake_affine(&f.view(), &SD_MC_INIT, 0, 1, 0));
         // one each: 100·2048 > 112·1024, and not lighter than one task
         let mut f = Fixture::new(2, &[&[0, 1]]);
         f.busy(0, 1);
         f.busy(1, 1);
-        assert!(!wake_affine(&f.view(), &SD_MC_INIT, 0, 1, 1024));
+        assert!(!wake_affine(&f.view(), &SD_MC_INIT, 0, 1, 0));
         // an idle waker always
         let mut f = Fixture::new(2, &[&[0, 1]]);
         f.busy(1, 3);
-        assert!(wake_affine(&f.view(), &SD_MC_INIT, 0, 1, 1024));
+        assert!(wake_affine(&f.view(), &SD_MC_INIT, 0, 1, 0));
+    }
+
+    #[test]
+    fn wake_affine_counts_what_a_grouped_task_adds_to_the_wakers_load() {
+        // the waker's CPU 0 runs two root tasks and one of /bg (shares 52: its entity weighs
+        // 52 there), the previous CPU 1 two root tasks: a root task would make CPU 0 too
+        // loaded (100·(2100+1024) > 112·2048) and stays; a task of /bg adds nothing to CPU 0's
+        // load (/bg's entity already has its whole shares there) and comes to the waker
+        let all: &[usize] = &[0, 1];
+        let mut f = Fixture::new(2, &[all; 7]);
+        f.groups(crate::sched::Kernel::V3_10, &[("/bg", 52)], &[(2, "/bg"), (5, "/bg")]);
+        for (t, cpu) in [(0, 0), (1, 0), (2, 0), (3, 1), (4, 1)] {
+            f.put(t, cpu);
+        }
+        assert_eq!(f.rqs[0].load_weight, 2048 + 52);
+        for t in [5, 6] {
+            f.tasks[t].cpu = 1;
+        }
+        f.this_cpu = 0;
+        let d = Domains::build(Layout::Vanilla, &f.view());
+        assert_eq!(select_task_rq_fair(&f.view(), &d, &SD_MC_INIT, 6, WakeKind::Wakeup), 1);
+        assert_eq!(select_task_rq_fair(&f.view(), &d, &SD_MC_INIT, 5, WakeKind::Wakeup), 0);
     }
 
     #[test]
