@@ -1,9 +1,13 @@
-"""Calibrates the Exynos 5422's `[caches] system_share` — the share of every data cache held by
-lines outside a program's working set (page tables, code, stack, the kernel's) — on the A7
-rows of ramlat's pointer chase (data/measurements/ramlat-hc2.csv), and reports the A15 rows,
-which the fit does not see, as validation. Prints a Markdown table (docs/model.md shows it).
+"""Calibrates two Exynos 5422 inputs together on the A7 rows of ramlat's pointer chase
+(data/measurements/ramlat-hc2.csv) and reports the A15 rows, which the fit does not see, as
+validation: `[caches] system_share`, the share of every data cache held by lines outside a
+program's working set (page tables, code, stack, the kernel's), and `[dram] idle_latency_ns`,
+the DRAM's own latency, which the rows beyond the L2 measure together with the page walks
+(`model::tlb`), switched on for the fit. Prints the fit, a Markdown table (docs/model.md shows
+it; "shipped" is the platform file as it is, translation off) and the validation error of the
+alternatives (LPAE descriptors, the A15 walking through its L1), each refitted.
 
-    python scripts/calibrate_caches.py          # a few seconds
+    python scripts/calibrate_caches.py          # about a minute
 
 The chase is simulated as ramlat runs it: one dependent load per 64-byte line, random order,
 every line once per lap, on one core with the A7s at 1.4 GHz and the A15s at 2.0 GHz.
@@ -15,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
+from scipy.optimize import minimize
 
 from hetlab import api
 
@@ -37,12 +42,26 @@ def chase_ns(tmp: Path, platform: Path, cluster: str, size_bytes: int) -> float:
     return r.time_s * 1e9 / LOADS
 
 
-def with_share(tmp: Path, share: float) -> Path:
-    text, n = re.subn(r"(?m)^system_share = .*$", f"system_share = {share!r}", PLATFORM.read_text(), count=1)
-    assert n == 1, "exynos5422.toml has no [caches] system_share"
-    path = tmp / f"share-{share!r}.toml"
+def platform_with(tmp: Path, share: float, dram_ns: float, edits: tuple[tuple[str, str], ...] = ()) -> Path:
+    """The platform file with `system_share`, `idle_latency_ns` and the `edits` (regex,
+    replacement) applied."""
+    text = PLATFORM.read_text()
+    edits = ((r"(?m)^system_share = .*$", f"system_share = {share!r}"),
+             (r"(?m)^idle_latency_ns = .*$", f"idle_latency_ns = {dram_ns!r}")) + edits  # fmt: skip
+    for pattern, replacement in edits:
+        text, n = re.subn(pattern, replacement, text, count=1)
+        assert n == 1, f"exynos5422.toml has no {pattern}"
+    path = tmp / f"p-{abs(hash((share, dram_ns, edits)))}.toml"
     path.write_text(text)
     return path
+
+
+WALKS = ((r"(?m)^translation = false$", "translation = true"),)
+ALTERNATIVES = {
+    "LPAE descriptors (8 bytes)": WALKS + ((r"(?m)^descriptor_bytes = 4$", "descriptor_bytes = 8"),),
+    "the A15 walks through its L1": WALKS
+    + ((r"(?m)^tlb_entries = 512$", "tlb_entries = 512\npage_walk_via_l1 = true"),),
+}
 
 
 def main() -> None:
@@ -50,44 +69,47 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
 
-        def predict(share: float, cluster: str) -> list[float]:
-            platform = with_share(tmp, share)
+        def predict(share: float, dram_ns: float, cluster: str, edits=WALKS) -> list[float]:
+            platform = platform_with(tmp, share, dram_ns, edits)
             return [chase_ns(tmp, platform, cluster, int(s)) for s in rows.size_bytes]
 
-        def a7_error(share: float) -> float:
-            # squared log error: every row counts by its relative error
-            return sum(math.log(p / m) ** 2 for p, m in zip(predict(share, "little"), rows.a7_ns))
+        def rms(xs: list[float], col: str) -> float:
+            return math.sqrt(sum(math.log(x / m) ** 2 for x, m in zip(xs, rows[col])) / len(xs))
 
-        # golden-section search over [0, 0.5]
-        lo, hi = 0.0, 0.5
-        g = (math.sqrt(5) - 1) / 2
-        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
-        fa, fb = a7_error(a), a7_error(b)
-        while hi - lo > 1e-4:
-            if fa < fb:
-                hi, b, fb = b, a, fa
-                a = hi - g * (hi - lo)
-                fa = a7_error(a)
-            else:
-                lo, a, fa = a, b, fb
-                b = lo + g * (hi - lo)
-                fb = a7_error(b)
-        share = round((lo + hi) / 2, 3)
+        def fit(edits) -> tuple[float, float]:
+            def a7_error(x) -> float:
+                share, dram_ns = float(x[0]), float(x[1])
+                if not (0.0 <= share < 0.5 and dram_ns > 0.0):
+                    return math.inf
+                return rms(predict(share, dram_ns, "little", edits), "a7_ns")
 
-        print(f"system_share fitted on the A7 rows: {share}")
+            x = minimize(a7_error, [0.117, 145.0], method="Nelder-Mead", options={"xatol": 1e-4, "fatol": 1e-7}).x
+            return round(float(x[0]), 3), round(float(x[1]), 1)
+
+        share, dram_ns = fit(WALKS)
+        print(f"fitted on the A7 rows with page walks: system_share = {share}, idle_latency_ns = {dram_ns}")
         print()
-        print("| core | size | ramlat ns | share 0 | error | fitted | error |")
+        print("| core | size | ramlat ns | shipped | error | fitted, with walks | error |")
         print("|---|---:|---:|---:|---:|---:|---:|")
         for cluster, core, col in (("little", "A7 (fitted)", "a7_ns"), ("big", "A15 (validation)", "a15_ns")):
-            zero, fitted = predict(0.0, cluster), predict(share, cluster)
-            for size, measured, z, f in zip(rows.size_bytes, rows[col], zero, fitted):
+            shipped = predict(0.117, 145.0, cluster, edits=())
+            fitted = predict(share, dram_ns, cluster)
+            for size, measured, b, f in zip(rows.size_bytes, rows[col], shipped, fitted):
                 kb = f"{size // 1024} KB" if size < 1 << 20 else f"{size >> 20} MB"
                 print(
-                    f"| {core} | {kb} | {measured} | {z:.1f} | {100 * (z / measured - 1):+.1f} % | {f:.1f} "
+                    f"| {core} | {kb} | {measured} | {b:.1f} | {100 * (b / measured - 1):+.1f} % | {f:.1f} "
                     f"| {100 * (f / measured - 1):+.1f} % |"
                 )
-            rms = lambda xs, col=col: math.sqrt(sum(math.log(x / m) ** 2 for x, m in zip(xs, rows[col])) / len(xs))  # noqa: E731
-            print(f"| {core} | rms log error | | | {100 * rms(zero):.1f} % | | {100 * rms(fitted):.1f} % |")
+            print(
+                f"| {core} | rms log error | | | {100 * rms(shipped, col):.1f} % | | {100 * rms(fitted, col):.1f} % |"
+            )
+        print()
+        print("| with walks and | system_share | idle_latency_ns | A7 rms (fit) | A15 rms (validation) |")
+        print("|---|---:|---:|---:|---:|")
+        for name, edits in {"the shipped choices": WALKS, **ALTERNATIVES}.items():
+            s, d = fit(edits)
+            a7, a15 = predict(s, d, "little", edits), predict(s, d, "big", edits)
+            print(f"| {name} | {s} | {d} | {100 * rms(a7, 'a7_ns'):.1f} % | {100 * rms(a15, 'a15_ns'):.1f} % |")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@
 //! (`model::cache::miss_ratios`) match the measured ones at every simulated size.
 
 use crate::model::cache::miss_ratios;
-use crate::platform::{CoreType, Platform};
+use crate::platform::{CacheSharing, CoreType, Platform};
 use crate::workload::{Access, MemProfile, Order, Pattern, MAX_ACCESSES};
 
 /// The caches of one simulator run: (bytes, ways, line bytes) of L1I, L1D and LL.
@@ -142,8 +142,10 @@ fn columns(sizes_bytes: &[u64], core: &CoreType, set: &[(u64, Order)]) -> Vec<Ve
             }
             // the first point is the L1, the others are LL sizes; cachegrind simulates the
             // program alone, so no share of the caches is the system's
-            let mut col = vec![miss_ratios(&m, core, sizes_bytes[1] as f64, 0.0).l1];
-            col.extend(sizes_bytes[1..].iter().map(|&s| miss_ratios(&m, core, s as f64, 0.0).l2));
+            let mut col = vec![miss_ratios(&m, core, sizes_bytes[1] as f64, &CacheSharing::PROGRAM_ALONE).l1];
+            col.extend(
+                sizes_bytes[1..].iter().map(|&s| miss_ratios(&m, core, s as f64, &CacheSharing::PROGRAM_ALONE).l2),
+            );
             col
         })
         .collect()
@@ -553,8 +555,8 @@ mod tests {
         let text = "name='x'\n[[tasks]]\nname='t'\n[[tasks.phases]]\ninstructions=10\ncomponents=[{fraction=0.9, working_set_bytes=16384}, {fraction=0.07, working_set_bytes=1048576}, {fraction=0.03, working_set_bytes=8388608}]\n";
         let mem = Workload::from_toml("t.toml", text).unwrap().tasks[0].phases[0].mem;
         let sizes = [32768u64, 262144, 524288, 1 << 20, 2 << 20, 4 << 20, 8 << 20];
-        let mut measured = vec![miss_ratios(&mem, core, sizes[1] as f64, 0.0).l1];
-        measured.extend(sizes[1..].iter().map(|&s| miss_ratios(&mem, core, s as f64, 0.0).l2));
+        let mut measured = vec![miss_ratios(&mem, core, sizes[1] as f64, &CacheSharing::PROGRAM_ALONE).l1];
+        measured.extend(sizes[1..].iter().map(|&s| miss_ratios(&mem, core, s as f64, &CacheSharing::PROGRAM_ALONE).l2));
         let fit = fit_components(&sizes, &measured, core, &[524288, 2 << 20]);
         for (m, f) in measured.iter().zip(&fit.predicted) {
             assert!((m - f).abs() <= 0.02 * m + 1e-6, "measured {measured:?} fitted {:?}", fit.predicted);

@@ -161,13 +161,34 @@ impl PmuSemantics {
     }
 }
 
-/// The data caches as a program on this board finds them.
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The data caches as a program on this board finds them; a key left out keeps its
+/// `PROGRAM_ALONE` value.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct CacheSharing {
     /// Share of every data cache (L1D, each L2) held by lines outside a phase's working set —
     /// page tables, code, stack, the kernel's data — 0..1; 0: the whole cache is the phase's.
     pub system_share: f64,
+    /// Page walks beyond each core type's TLB reach (`model::tlb`, the core types'
+    /// `tlb_entries`) are modelled; false: translation is free.
+    pub translation: bool,
+    /// The page size programs' memory is mapped with, bytes.
+    pub page_bytes: u64,
+    /// Bytes of one last-level translation descriptor: 4 for the ARMv7 short-descriptor format,
+    /// 8 for LPAE's long descriptors.
+    pub descriptor_bytes: u64,
+}
+
+impl CacheSharing {
+    /// The caches as a cache simulator sees one program: all of them its own, no translation.
+    pub const PROGRAM_ALONE: CacheSharing =
+        CacheSharing { system_share: 0.0, translation: false, page_bytes: 4096, descriptor_bytes: 4 };
+}
+
+impl Default for CacheSharing {
+    fn default() -> Self {
+        CacheSharing::PROGRAM_ALONE
+    }
 }
 
 /// On-board power sensors (the Odroid-XU3's INA231s) as an experiment reads them.
@@ -235,6 +256,15 @@ pub struct CoreType {
     /// (`model::code_class`); `None`: such phases cannot run on this core type.
     #[serde(default)]
     pub code_classes: Option<crate::isa::ClassCycles>,
+    /// Entries of the core's last-level data TLB (the A7's main TLB, the A15's L2 TLB): beyond
+    /// their reach a reference waits for a page walk (`model::tlb`). 0: translation is not
+    /// modelled.
+    #[serde(default)]
+    pub tlb_entries: u32,
+    /// The page walk reads its descriptor through the L1 data cache (the A7's "page
+    /// descriptors held in the L1 data cache"); false: from the L2.
+    #[serde(default)]
+    pub page_walk_via_l1: bool,
     /// Cache geometry the model itself does not use (instruction side, associativity), for a
     /// cache simulator that profiles real programs (`hetlab profile`); `None`: not described.
     #[serde(default)]
@@ -667,6 +697,18 @@ impl Platform {
         if !(0.0..1.0).contains(&self.caches.system_share) {
             return Err(format!("caches.system_share must be in [0, 1), got {}", self.caches.system_share));
         }
+        if !self.caches.page_bytes.is_power_of_two() || !(1024..=1 << 30).contains(&self.caches.page_bytes) {
+            return Err(format!(
+                "caches.page_bytes must be a power of two from 1024 to 1 GiB, got {}",
+                self.caches.page_bytes
+            ));
+        }
+        if ![4, 8].contains(&self.caches.descriptor_bytes) {
+            return Err(format!(
+                "caches.descriptor_bytes must be 4 (short descriptors) or 8 (LPAE), got {}",
+                self.caches.descriptor_bytes
+            ));
+        }
         non_negative("governor_cost.pmc_sample_base_us", self.governor_cost.pmc_sample_base_us)?;
         non_negative("governor_cost.pmc_per_thread_us", self.governor_cost.pmc_per_thread_us)?;
         non_negative("governor_cost.cci_read_us", self.governor_cost.cci_read_us)?;
@@ -815,6 +857,10 @@ mod tests {
         assert!(e.contains("measured_power_coefficient"), "{e}");
         let e = broken("l2_bytes = 524288", "l2_bytes = -1");
         assert!(e.contains("broken.toml:"), "{e}");
+        let e = broken("page_bytes = 4096", "page_bytes = 5000");
+        assert!(e.contains("caches.page_bytes must be a power of two"), "{e}");
+        let e = broken("descriptor_bytes = 4", "descriptor_bytes = 16");
+        assert!(e.contains("caches.descriptor_bytes must be 4 (short descriptors) or 8 (LPAE)"), "{e}");
     }
 
     #[test]

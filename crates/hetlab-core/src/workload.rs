@@ -44,6 +44,10 @@ pub struct Access {
     /// Distance between consecutive accesses, bytes (4 for sequential 32-bit words).
     pub stride_bytes: u64,
     pub order: Order,
+    /// A random component that finishes each page before moving to the next (ccbench's random
+    /// mode: random within a 4 KB page, pages in order): it changes page once per page's worth
+    /// of references, not at every reference (what the TLB sees, `model::tlb`).
+    pub page_runs: bool,
 }
 
 /// What a phase does to the memory hierarchy.
@@ -105,7 +109,12 @@ impl MemProfile {
 
 impl Access {
     pub fn new(working_set_bytes: u64, pattern: Pattern, stride_bytes: u64, order: Order) -> Self {
-        Access { fraction: 1.0, working_set_bytes, pattern, stride_bytes, order }
+        Access { fraction: 1.0, working_set_bytes, pattern, stride_bytes, order, page_runs: false }
+    }
+
+    /// The component finishes each page before the next (see `page_runs`).
+    pub fn in_page_runs(self) -> Self {
+        Access { page_runs: true, ..self }
     }
 }
 
@@ -1091,7 +1100,10 @@ pub fn ccbench(kv: &[(String, String)]) -> Result<Workload, String> {
     let threads = p.num("threads", 1.0)? as u32;
     // The loop's index arithmetic and branch issue in the shadow of the load: the load-to-use
     // latency of each level is the whole cost of an iteration (cpi 0, one reference each).
-    let mem = MemProfile::single(0.0, 1.0, Access::new(n * 4, pattern, stride_words * 4, Order::Cyclic), true, 0.0);
+    let access = Access::new(n * 4, pattern, stride_words * 4, Order::Cyclic);
+    // random mode randomises within each page and takes the pages in order
+    let access = if pattern == Pattern::Random { access.in_page_runs() } else { access };
+    let mem = MemProfile::single(0.0, 1.0, access, true, 0.0);
     Ok(Workload {
         duration_us: None,
         reference_cpu: None,

@@ -12,7 +12,7 @@ fn linsched_big_runs_compute_twice_as_fast_as_little() {
     let mem = MemProfile::single(1.0, 0.0, Access::new(4096, Pattern::Random, 64, Order::Uniform), false, 0.0);
     let ns = |c: usize| {
         let core = p.core_type_of(c);
-        let m = cache::miss_ratios(&mem, core, p.clusters[c].l2_bytes as f64, p.caches.system_share);
+        let m = cache::miss_ratios(&mem, core, p.clusters[c].l2_bytes as f64, &p.caches);
         let miss_ns = cci::unloaded_miss_ns(&p);
         cache::instr_time(&mem, core, p.clusters[c].max_khz() as f64 / 1e6, &m, miss_ns).total_ns()
     };

@@ -4,7 +4,7 @@
 //! stays in range, and a platform file with changed values parses back to them.
 
 use hetlab_core::model::{cache, cci, dram};
-use hetlab_core::platform::{Platform, SpeculativeFetch};
+use hetlab_core::platform::{CacheSharing, Platform, SpeculativeFetch};
 use hetlab_core::workload::{Access, MemProfile, Order, Pattern};
 use proptest::prelude::*;
 
@@ -71,19 +71,22 @@ proptest! {
         let stride = if pattern == Pattern::Sequential { 4 } else { stride_lines * 64 };
         let mem = phase(ws, pattern, stride, order, dependent);
         let l2 = (l2_kb * 1024) as f64;
-        let m = cache::miss_ratios(&mem, core, l2, share);
+        let caches = |share: f64| CacheSharing { system_share: share, translation: true, ..CacheSharing::default() };
+        let m = cache::miss_ratios(&mem, core, l2, &caches(share));
+        // per reference: its own line, and at most one page walk's descriptor line
+        prop_assert!((0.0..=1.0).contains(&m.walks), "{m:?}");
         for x in [m.l1, m.l2, m.l1_refills, m.l2_refills] {
-            prop_assert!((0.0..=1.0).contains(&x), "{m:?}");
+            prop_assert!((0.0..=1.0 + m.walks).contains(&x), "{m:?}");
         }
         // demand misses are refills the prefetcher did not hide; an L2 refill is an L1 refill
         prop_assert!(m.l2 <= m.l2_refills + 1e-12 && m.l1 <= m.l1_refills + 1e-12, "{m:?}");
         prop_assert!(m.l2_refills <= m.l1_refills + 1e-12, "{m:?}");
         // a bigger working set never misses less; a bigger L2 or a smaller system share never more
-        let bigger = cache::miss_ratios(&phase(ws * grow, pattern, stride, order, dependent), core, l2, share);
+        let bigger = cache::miss_ratios(&phase(ws * grow, pattern, stride, order, dependent), core, l2, &caches(share));
         prop_assert!(bigger.l2_refills >= m.l2_refills - 1e-12, "{m:?} -> {bigger:?}");
-        let roomier = cache::miss_ratios(&mem, core, l2 * 2.0, share);
+        let roomier = cache::miss_ratios(&mem, core, l2 * 2.0, &caches(share));
         prop_assert!(roomier.l2_refills <= m.l2_refills + 1e-12);
-        let shared = cache::miss_ratios(&mem, core, l2, (share + 0.2).min(0.9));
+        let shared = cache::miss_ratios(&mem, core, l2, &caches((share + 0.2).min(0.9)));
         prop_assert!(shared.l2_refills >= m.l2_refills - 1e-12);
         // reads in flight: one for a dependent chain without streams, at least one always
         let n = cache::requests_in_flight(&mem, core);

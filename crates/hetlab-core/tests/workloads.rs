@@ -47,7 +47,7 @@ fn the_linsched_table_is_exactly_the_seeds() {
         let PhaseKind::Compute { instructions } = busy.kind else { panic!("{}: busy is work", t.name) };
         assert_eq!(sleep.kind, PhaseKind::Sleep { duration_us: sleep_ms * 1000 }, "{}", t.name);
         // the busy time is CPU time on a LITTLE CPU of the model: work / LITTLE speed
-        let m = cache::miss_ratios(&busy.mem, core, p.clusters[little].l2_bytes as f64, p.caches.system_share);
+        let m = cache::miss_ratios(&busy.mem, core, p.clusters[little].l2_bytes as f64, &p.caches);
         let miss_ns = cci::unloaded_miss_ns(&p);
         let ns = cache::instr_time(&busy.mem, core, ghz, &m, miss_ns).total_ns();
         assert_eq!(instructions * ns, busy_ms * 1e6, "{}", t.name);

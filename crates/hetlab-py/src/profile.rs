@@ -96,7 +96,8 @@ pub fn phase_miss_ratios(
     if !matches!(ph.kind, PhaseKind::Compute { .. } | PhaseKind::Periodic { .. } | PhaseKind::Parallel { .. }) {
         return Err(err(format!("task {task} phase {phase} of '{}' does no work", w.name)));
     }
-    // against a cache simulator's counts: the program alone, no system share of the caches
-    let m = hetlab_core::model::cache::miss_ratios(&ph.mem, p.core_type_of(cluster), l2_bytes, 0.0);
+    // against a cache simulator's counts: the program alone, no system share, no translation
+    let alone = hetlab_core::platform::CacheSharing::PROGRAM_ALONE;
+    let m = hetlab_core::model::cache::miss_ratios(&ph.mem, p.core_type_of(cluster), l2_bytes, &alone);
     Ok((m.l1, m.l2, m.l2_refills))
 }

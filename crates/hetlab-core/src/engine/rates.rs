@@ -175,7 +175,7 @@ impl Engine<'_> {
             let m = match th.speed.cached_misses.filter(|(p, s, _)| (*p, *s) == key) {
                 Some((_, _, m)) => m,
                 None => {
-                    let m = cache::miss_ratios(mem, platform.core_type_of(c), l2_share, platform.caches.system_share);
+                    let m = cache::miss_ratios(mem, platform.core_type_of(c), l2_share, &platform.caches);
                     self.threads[r.thread].speed.cached_misses = Some((key.0, key.1, m));
                     m
                 }

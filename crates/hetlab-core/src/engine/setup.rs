@@ -297,7 +297,7 @@ impl<'a> Engine<'a> {
                 t.phases
                     .iter()
                     .map(|p| {
-                        let m = cache::miss_ratios(&p.mem, ref_core, ref_l2, platform.caches.system_share);
+                        let m = cache::miss_ratios(&p.mem, ref_core, ref_l2, &platform.caches);
                         1000.0 / cache::instr_time(&p.mem, ref_core, ref_ghz, &m, miss_ns).total_ns()
                     })
                     .collect()

@@ -2,7 +2,8 @@
 //! (random replacement, a stack-distance step curve over access components), and the time per
 //! instruction those misses cost given the latency of a miss beyond the L2 (`model::cci`).
 
-use crate::platform::CoreType;
+use super::tlb;
+use crate::platform::{CacheSharing, CoreType};
 use crate::workload::{MemProfile, Order, Pattern};
 
 /// Per-reference miss ratios of one phase on one core type.
@@ -16,6 +17,11 @@ pub struct MissRatios {
     pub l2_refills: f64,
     /// L1 line fills per reference, prefetched ones included (the lines crossing from L2 to L1).
     pub l1_refills: f64,
+    /// Page walks per reference (last-level TLB misses, `model::tlb`). Their descriptor reads
+    /// are in the fields above where they reach the L2 (`l1`) or miss it (`l2`).
+    pub walks: f64,
+    /// Walks per reference whose descriptor the L1 served.
+    pub walk_l1_hits: f64,
 }
 
 /// Steady-state miss probability of a line when a working set `x` times the cache's capacity is
@@ -51,7 +57,8 @@ pub fn line_miss_ratio(x: f64, order: Order) -> f64 {
 
 /// Miss ratios of `mem` on `core` with `l2_bytes` of L2 available to it, when `system_share` of
 /// each cache (L1D and that L2) holds lines outside the phase's working set (page tables, code,
-/// stack, the kernel's: `platform.caches`; 0 for a program alone, as a cache simulator sees it).
+/// stack, the kernel's: `platform.caches`; `PROGRAM_ALONE` for a cache simulator's view), with
+/// the page walks of references beyond the core's TLB reach (`model::tlb`).
 ///
 /// Strides of a power of two between a line and a page touch `stride/line` times fewer lines
 /// but also map to that many times fewer cache sets, so the capacity ratio is the array size
@@ -59,9 +66,9 @@ pub fn line_miss_ratio(x: f64, order: Order) -> f64 {
 ///
 /// A phase with several access components is a stack-distance step curve: components are
 /// sorted by working set, and each sees the capacity the smaller (hotter) ones leave.
-pub fn miss_ratios(mem: &MemProfile, core: &CoreType, l2_bytes: f64, system_share: f64) -> MissRatios {
+pub fn miss_ratios(mem: &MemProfile, core: &CoreType, l2_bytes: f64, caches: &CacheSharing) -> MissRatios {
     let mut total = MissRatios::default();
-    let usable = 1.0 - system_share;
+    let usable = 1.0 - caches.system_share;
     let (mut l1_used, mut l2_used) = (0.0, 0.0);
     for a in mem.accesses() {
         let ws = a.working_set_bytes as f64;
@@ -84,7 +91,44 @@ pub fn miss_ratios(mem: &MemProfile, core: &CoreType, l2_bytes: f64, system_shar
         l1_used += ws;
         l2_used += ws;
     }
+    if caches.translation && core.tlb_entries > 0 {
+        add_page_walks(&mut total, mem, core, l2_bytes * usable, caches);
+    }
     total
+}
+
+/// Adds the page walks of `mem` to `total` (the data's misses, which set how fast each cache
+/// replaces its lines): a walk reads one descriptor line through the L1 (where the core walks
+/// through it) and the L2 (`l2_usable_bytes`), missing each as the line's residency under random
+/// replacement says (`tlb::resident`). TLB entries are shared like the caches: each component
+/// sees those the smaller ones leave.
+fn add_page_walks(
+    total: &mut MissRatios,
+    mem: &MemProfile,
+    core: &CoreType,
+    l2_usable_bytes: f64,
+    caches: &CacheSharing,
+) {
+    let line_bytes = core.line_bytes as f64;
+    let l1_evictions = total.l1_refills / (core.l1d_bytes as f64 * (1.0 - caches.system_share) / line_bytes);
+    let l2_evictions = total.l2_refills / (l2_usable_bytes / line_bytes);
+    let mut entries_used = 0.0;
+    for a in mem.accesses() {
+        let walks = a.fraction * tlb::walks_per_ref(a, caches.page_bytes, core.tlb_entries as f64 - entries_used);
+        entries_used += tlb::pages(a, caches.page_bytes);
+        let reads_per_line = walks / tlb::descriptor_lines(a, caches.page_bytes, caches.descriptor_bytes, core);
+        let l1_hit = if core.page_walk_via_l1 { tlb::resident(reads_per_line, l1_evictions) } else { 0.0 };
+        let to_l2 = walks * (1.0 - l1_hit);
+        let beyond_l2 = to_l2 * (1.0 - tlb::resident(reads_per_line, l2_evictions));
+        total.walks += walks;
+        total.walk_l1_hits += walks * l1_hit;
+        total.l1 += to_l2;
+        if core.page_walk_via_l1 {
+            total.l1_refills += to_l2;
+        }
+        total.l2 += beyond_l2;
+        total.l2_refills += beyond_l2;
+    }
 }
 
 /// Time per instruction of a phase, split in compute and memory-stall parts, ns.
@@ -100,8 +144,9 @@ impl InstrTime {
     }
 }
 
-/// t_instr = CPI/f + refs · (L1-hit latency if loads are dependent + m_L1 · t_L2hit +
-/// m_L2 · t_miss) / MLP, with MLP = 1 for a dependent chain (design.md).
+/// t_instr = CPI/f + refs · (L1-hit latency if loads are dependent + (m_L1 · t_L2hit +
+/// walks from L1 · t_L1hit + m_L2 · t_miss) / MLP), with MLP = 1 for a dependent chain
+/// (design.md); a walk's descriptor reads count in m_L1 and m_L2 where they reach those levels.
 pub fn instr_time(mem: &MemProfile, core: &CoreType, freq_ghz: f64, misses: &MissRatios, miss_ns: f64) -> InstrTime {
     InstrCost::new(mem, core, freq_ghz, misses).at(miss_ns)
 }
@@ -159,7 +204,8 @@ impl InstrCost {
             compute_ns: compute_cycles(mem, core) * cycle_ns,
             refs_per_instr: mem.refs_per_instr,
             l1_ns,
-            l2_hit_ns: misses.l1 * core.l2_hit_cycles * cycle_ns,
+            // a walk's descriptor read from the L1 waits like a dependent load
+            l2_hit_ns: (misses.l1 * core.l2_hit_cycles + misses.walk_l1_hits * core.l1_hit_cycles) * cycle_ns,
             l2_misses: misses.l2,
             mlp: overlap(mem, core),
         }
@@ -201,15 +247,15 @@ mod tests {
         let p = Platform::builtin("exynos5422").unwrap();
         let a7 = p.core_type_of(0);
         let a15 = p.core_type_of(1);
-        let l2 = |size, core, l2| miss_ratios(&chase(size, "random"), core, l2, 0.0).l2;
+        let l2 = |size, core, l2| miss_ratios(&chase(size, "random"), core, l2, &CacheSharing::PROGRAM_ALONE).l2;
         assert_eq!(l2(131072, a7, 524288.0), 0.0);
         assert!(l2(262144, a7, 524288.0) > 0.7);
         assert_eq!(l2(524288, a15, 2097152.0), 0.0);
         assert!(l2(1048576, a15, 2097152.0) > 0.7);
         // 8192 elements = 32 KB fits L1 entirely
-        assert_eq!(miss_ratios(&chase(8192, "random"), a7, 524288.0, 0.0).l1, 0.0);
+        assert_eq!(miss_ratios(&chase(8192, "random"), a7, 524288.0, &CacheSharing::PROGRAM_ALONE).l1, 0.0);
         // sequential word-by-word: one line refill per 16 accesses, half hidden on the A7
-        let seq = miss_ratios(&chase(4194304, "sequential"), a7, 524288.0, 0.0);
+        let seq = miss_ratios(&chase(4194304, "sequential"), a7, 524288.0, &CacheSharing::PROGRAM_ALONE);
         assert!((seq.l2_refills - line_miss_ratio(32.0, Order::Cyclic) / 16.0).abs() < 1e-12);
         assert!((seq.l2 - seq.l2_refills * 0.5).abs() < 1e-12);
     }
@@ -219,11 +265,50 @@ mod tests {
         let p = Platform::builtin("exynos5422").unwrap();
         let a7 = p.core_type_of(0);
         // 512 KB on the A7's 512 KB L2: no misses when the program has the whole cache
-        assert_eq!(miss_ratios(&chase(131072, "random"), a7, 524288.0, 0.0).l2, 0.0);
+        assert_eq!(miss_ratios(&chase(131072, "random"), a7, 524288.0, &CacheSharing::PROGRAM_ALONE).l2, 0.0);
         // with 11.7 % held by the system, the lap no longer fits: m solves m = 1 - exp(-m x)
         let x = 1.0 / (1.0 - 0.117);
-        let m = miss_ratios(&chase(131072, "random"), a7, 524288.0, 0.117).l2;
+        let m = miss_ratios(
+            &chase(131072, "random"),
+            a7,
+            524288.0,
+            &CacheSharing { system_share: 0.117, ..CacheSharing::PROGRAM_ALONE },
+        )
+        .l2;
         assert!((m - line_miss_ratio(x, Order::Cyclic)).abs() < 1e-12 && m > 0.2, "{m}");
+    }
+
+    #[test]
+    fn page_walks_beyond_the_tlb_reach_read_descriptors_through_the_caches() {
+        let p = Platform::builtin("exynos5422").unwrap();
+        let (a7, a15) = (p.core_type_of(0), p.core_type_of(1));
+        let on = CacheSharing { translation: true, ..CacheSharing::PROGRAM_ALONE };
+        // ramlat over 128 MB: every reference on a random page of 32768
+        let mut ramlat = chase(1 << 25, "random");
+        ramlat.accesses[0].page_runs = false;
+        let off = miss_ratios(&ramlat, a7, 524288.0, &CacheSharing::PROGRAM_ALONE);
+        let m = miss_ratios(&ramlat, a7, 524288.0, &on);
+        assert_eq!(off.walks, 0.0);
+        let walks = line_miss_ratio(32768.0 / 256.0, Order::Cyclic);
+        assert!((m.walks - walks).abs() < 1e-12 && walks > 0.99);
+        // 2048 descriptor lines, each read walks/2048 times per reference; the A7's L1 (512
+        // lines) and L2 (8192) replace each of theirs refills/lines times per reference
+        let read = walks / 2048.0;
+        let in_l1 = read / (read + off.l1_refills / 512.0);
+        let in_l2 = read / (read + off.l2_refills / 8192.0);
+        assert!((m.walk_l1_hits - walks * in_l1).abs() < 1e-12, "{m:?}");
+        assert!((m.l1 - off.l1 - walks * (1.0 - in_l1)).abs() < 1e-12, "{m:?}");
+        assert!((m.l2 - off.l2 - walks * (1.0 - in_l1) * (1.0 - in_l2)).abs() < 1e-12, "{m:?}");
+        // the A15 walks from its L2: no descriptor in its L1, none refilled there
+        let big = miss_ratios(&ramlat, a15, 2097152.0, &on);
+        let big_off = miss_ratios(&ramlat, a15, 2097152.0, &CacheSharing::PROGRAM_ALONE);
+        assert_eq!((big.walk_l1_hits, big.l1_refills), (0.0, big_off.l1_refills));
+        // within the TLB reach (512 KB = 128 pages on the A7's 256 entries) nothing changes
+        let small = chase(1 << 17, "random");
+        assert_eq!(
+            miss_ratios(&small, a7, 524288.0, &on),
+            miss_ratios(&small, a7, 524288.0, &CacheSharing::PROGRAM_ALONE)
+        );
     }
 
     #[test]
@@ -248,12 +333,12 @@ mod tests {
         let text = "name='x'\n[[tasks]]\nname='t'\n[[tasks.phases]]\ninstructions=10\ncomponents=[{fraction=0.9, working_set_bytes=16384}, {fraction=0.1, working_set_bytes=67108864}]\n";
         let mem = Workload::from_toml("t.toml", text).unwrap().tasks[0].phases[0].mem;
         // the 16 KB component fits L1 and L2; the 64 MB one misses (uniform: 1 - C/W) in both
-        let m = miss_ratios(&mem, a7, 524288.0, 0.0);
+        let m = miss_ratios(&mem, a7, 524288.0, &CacheSharing::PROGRAM_ALONE);
         let l2_big = 1.0 - (524288.0 - 16384.0) / 67108864.0;
         assert!((m.l2 - 0.1 * l2_big).abs() < 1e-12, "{m:?}");
         // an L1 (32 KB) smaller than the hot component (64 KB) leaves nothing to the cold one
         let hot = Workload::from_toml("t.toml", &text.replace("16384", "65536")).unwrap().tasks[0].phases[0].mem;
-        let m = miss_ratios(&hot, a7, 524288.0, 0.0);
+        let m = miss_ratios(&hot, a7, 524288.0, &CacheSharing::PROGRAM_ALONE);
         assert!((m.l1 - (0.9 * 0.5 + 0.1)).abs() < 1e-12, "{m:?}");
     }
 }

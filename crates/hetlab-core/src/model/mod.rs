@@ -26,3 +26,4 @@ pub mod energy_model;
 pub mod idle;
 pub mod power;
 pub mod thermal;
+pub mod tlb;
