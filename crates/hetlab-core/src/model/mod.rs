@@ -2,6 +2,7 @@
 //! (the engine composes them; none of them knows the event loop):
 //!
 //! - [`cache`]: miss ratios of a working set against L1/L2, time per instruction;
+//! - [`tlb`]: page walks beyond a core's TLB reach and where their descriptors are read;
 //! - [`code_class`]: compute cycles per instruction from a phase's instruction mix and a core
 //!   type's per-class throughput;
 //! - [`cci`]: snoops served at the snooped cluster's clock, speculative DRAM fetch, read
