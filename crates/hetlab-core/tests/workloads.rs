@@ -91,3 +91,19 @@ fn the_bbench_render_chain_runs_to_the_end() {
     // about 50 s per page: render #6 loads page 2
     assert!((40.0..60.0).contains(&(start[5] - start[0])), "{start:?}");
 }
+
+#[test]
+fn page_walks_slow_a_chase_beyond_the_tlb_reach_only_when_translation_is_on() {
+    let time_s = |translation: bool, elements: u64| {
+        let mut p = Platform::builtin("exynos5422").unwrap();
+        p.caches.translation = translation;
+        let mut c = SimConfig::new(SimConfig::governor_plan(&p, "performance", &[], None, &[]).unwrap());
+        c.scheduler = SchedPolicy::parse("smp").unwrap();
+        let w = Workload::from_spec(&format!("ccbench:size={elements},iterations=1000000")).unwrap();
+        simulate(&p, &w, c).unwrap().time_s
+    };
+    // 128 MB: 32768 pages, far beyond either core's TLB
+    assert!(time_s(true, 1 << 25) > time_s(false, 1 << 25));
+    // 256 KB: 64 pages, within both TLBs — not a walk
+    assert_eq!(time_s(true, 1 << 16), time_s(false, 1 << 16));
+}
