@@ -42,6 +42,14 @@ pub struct PeltSignals {
     pub update_time_ns: u64,
 }
 
+/// The signals' tail of a `sched_pelt_*` line, as every one of them ends.
+impl std::fmt::Display for PeltSignals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let PeltSignals { load, runnable, util, update_time_ns } = self;
+        write!(f, "load={load} runnable={runnable} util={util} update_time={update_time_ns}")
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum TraceEvent {
     /// A CPU switches from `prev` to `next`; tid 0 is the idle task `swapper/N`.
@@ -379,49 +387,18 @@ pub fn write_ftrace(events: &[TraceEvent], threads: &TraceThreads, ncpus: usize,
                     dest_cpu,
                 );
             }
-            TraceEvent::SchedPeltSe { cpu, tid, signals: s, .. } => {
-                let _ = writeln!(
-                    out,
-                    "cpu={} path=(null) comm={} pid={} load={} runnable={} util={} update_time={}",
-                    cpu,
-                    namer.body_comm(*tid, *cpu),
-                    tid,
-                    s.load,
-                    s.runnable,
-                    s.util,
-                    s.update_time_ns,
-                );
+            TraceEvent::SchedPeltSe { cpu, tid, signals, .. } => {
+                let comm = namer.body_comm(*tid, *cpu);
+                let _ = writeln!(out, "cpu={cpu} path=(null) comm={comm} pid={tid} {signals}");
             }
-            TraceEvent::SchedPeltCfs { cpu, signals: s, .. } => {
-                let _ = writeln!(
-                    out,
-                    "cpu={} path=/ load={} runnable={} util={} update_time={}",
-                    cpu, s.load, s.runnable, s.util, s.update_time_ns,
-                );
+            TraceEvent::SchedPeltCfs { cpu, signals, .. } => {
+                let _ = writeln!(out, "cpu={cpu} path=/ {signals}");
             }
-            TraceEvent::SchedPeltGroupCfs { cpu, group, signals: s, .. } => {
-                let _ = writeln!(
-                    out,
-                    "cpu={} path={} load={} runnable={} util={} update_time={}",
-                    cpu,
-                    group_path(threads, *group),
-                    s.load,
-                    s.runnable,
-                    s.util,
-                    s.update_time_ns,
-                );
+            TraceEvent::SchedPeltGroupCfs { cpu, group, signals, .. } => {
+                let _ = writeln!(out, "cpu={cpu} path={} {signals}", group_path(threads, *group));
             }
-            TraceEvent::SchedPeltGroupSe { cpu, group, signals: s, .. } => {
-                let _ = writeln!(
-                    out,
-                    "cpu={} path={} comm=(null) pid=-1 load={} runnable={} util={} update_time={}",
-                    cpu,
-                    group_path(threads, *group),
-                    s.load,
-                    s.runnable,
-                    s.util,
-                    s.update_time_ns,
-                );
+            TraceEvent::SchedPeltGroupSe { cpu, group, signals, .. } => {
+                let _ = writeln!(out, "cpu={cpu} path={} comm=(null) pid=-1 {signals}", group_path(threads, *group));
             }
             TraceEvent::SchedCpuCapacity { cpu, capacity, capacity_orig, capacity_curr, .. } => {
                 let _ = writeln!(
