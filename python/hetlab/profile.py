@@ -23,8 +23,10 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -198,6 +200,24 @@ def profile(
         raise ProfileError(str(e)) from None
 
 
+@contextmanager
+def _ctrl_c_after_it_starts():
+    """Holds a Ctrl-C that arrives while a run is being started until the run is in `running`:
+    raised inside `Popen`, after the fork, it would leave that run out of the kill. (Only the
+    main thread receives signals; elsewhere nothing is held.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[object] = []
+    previous = signal.signal(signal.SIGINT, lambda *received: held.append(received))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held and callable(previous):
+            previous(*held[0])  # Python's default handler raises KeyboardInterrupt here
+
+
 def _run_all(valgrind, command, plan, dump_bbs, say) -> list[tuple[int, list[list[float]]]]:
     """Every run of the plan, at most one per CPU at a time; each in its own process group."""
     work = tempfile.mkdtemp(prefix="hetlab-profile-")
@@ -226,11 +246,11 @@ def _run_all(valgrind, command, plan, dump_bbs, say) -> list[tuple[int, list[lis
                     "--",
                     *command,
                 ]
-                with open(out / "stdout", "wb") as so, open(out / "stderr", "wb") as se:
+                with _ctrl_c_after_it_starts(), open(out / "stdout", "wb") as so, open(out / "stderr", "wb") as se:
                     proc = subprocess.Popen(
                         argv, stdin=subprocess.DEVNULL, stdout=so, stderr=se, start_new_session=True
                     )
-                running[k] = (proc, out, time.monotonic())
+                    running[k] = (proc, out, time.monotonic())
                 say(f"hetlab: profile: run {k + 1}/{len(plan)} (LL {_kib(ll[0])}) started")
             time.sleep(0.05)
             for k, (proc, out, started) in list(running.items()):
