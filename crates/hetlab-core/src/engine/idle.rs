@@ -38,9 +38,8 @@ impl Engine<'_> {
     /// µs: the distance to the next known wake-up scaled by the correction factor of its bucket,
     /// or the typical recent idle period where the last ones agree (a wake-up from another CPU,
     /// which no timer announces). 5.10 takes the shorter of the two; 3.10 takes the typical
-    /// period whenever it is shorter than the timer, even if the corrected one is shorter still
-    /// (`get_typical_interval` overwrites `predicted_us` when `next_timer_us > avg`; LSK 3.10's
-    /// menu.c).
+    /// period whenever there is one, even past the timer (its `get_typical_interval` overwrites
+    /// `predicted_us`; later kernels compare it with the timer first).
     fn predicted_idle_us(&self, cpu: usize, idle_from_us: f64) -> f64 {
         let rules = self.menu_rules();
         let next_timer_us = self.next_known_wakeup_us(cpu) - idle_from_us;
@@ -48,7 +47,7 @@ impl Engine<'_> {
         let corrected_us = st.menu.corrected_us(rules, next_timer_us, NR_IOWAITERS);
         let typical_us = st.idle_history.typical_us();
         match rules {
-            MenuRules::V3_10 => typical_us.filter(|&avg| avg < next_timer_us).unwrap_or(corrected_us),
+            MenuRules::V3_10 => typical_us.unwrap_or(corrected_us),
             MenuRules::V5_10 => typical_us.map_or(corrected_us, |avg| corrected_us.min(avg)),
         }
     }

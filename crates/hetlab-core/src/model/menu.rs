@@ -13,7 +13,8 @@
 //! exceed unity and records the raw residency in the repeating-pattern history; 5.10's halves
 //! a residency of at most twice the exit latency, takes 1/8 off, caps the measured time at the
 //! next timer and records the measured time) and in units (µs in 3.10, ns in 5.10). Both are
-//! kept to their integer arithmetic, so values worked out from the C agree exactly.
+//! kept to their integer arithmetic, so values worked out from the C agree exactly. 3.10 is its
+//! own menu.c (`expected_us`, the menu hrtimer), not the later code Linaro's LSK 3.10 backports.
 
 /// Which kernel's menu.c rules apply: the engine takes it from the placement's kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
