@@ -64,6 +64,7 @@ def test_an_unknown_option_is_an_error_not_ignored():
         offline=[],
         model=None,
         cpuidle="wfi",
+        cpu_dma_latency_us=None,
         perf_cpus=[],
         perf_period=10_000,
         kernel="",

@@ -234,3 +234,25 @@ def test_kernel_rcu_options_on_tc2_and_a_negative_rate_refused(tmp_path):
     lines = r.stderr.strip().splitlines()
     assert r.returncode != 0 and r.stdout == ""
     assert len(lines) == 1 and "call_rcu_per_s must not be negative, got -5" in lines[0], r.stderr
+
+
+def test_cpu_dma_latency_keeps_the_a57_cluster_up_and_bad_values_are_one_line():
+    # the 5433's A57 cluster state takes 300 µs to leave: a PM QoS limit of 299 µs forbids it
+    periodic = "periodic:run_us=1000,period_us=10000,duration_us=300000"
+    args = ["simulate", "--platform", "exynos5433", "--workload", periodic, "--cluster", "little"]
+    args += ["--governor", "performance", "--cpuidle", "cluster-off", "--json"]
+
+    def big_power_downs(*extra):
+        r = hetlab(*args, *extra)
+        assert r.returncode == 0, r.stderr
+        return next(c["power_downs"] for c in json.loads(r.stdout)["clusters"] if c["name"] == "big")
+
+    assert big_power_downs() >= 1
+    assert big_power_downs("--cpu-dma-latency-us", "300") == big_power_downs()
+    assert big_power_downs("--cpu-dma-latency-us", "299") == 0
+    bad = {"-1": "cpu_dma_latency", "2000000001": "cpu_dma_latency", "soon": "expects a whole number"}
+    for value, says in bad.items():
+        r = hetlab(*args, "--cpu-dma-latency-us", value)
+        assert r.returncode != 0 and r.stdout == "", r.stdout
+        assert r.stderr.startswith("hetlab: error: ") and len(r.stderr.splitlines()) == 1, r.stderr
+        assert says in r.stderr, r.stderr

@@ -195,6 +195,7 @@ def simulate(
     sched_tunables: Mapping[str, float] | None = None,
     switching: str = "gts",
     cpuidle: str = "wfi",
+    cpu_dma_latency_us: int | None = None,
     model: str | None = None,
     perf_cpus: Sequence[int] = (),
     perf_period: int = 10_000,
@@ -226,6 +227,9 @@ def simulate(
     cpuidle: `wfi` (default; idle clusters stay powered and snooped, as on the seed paper's
         board) or `cluster-off` (cpuidle may power idle cores and clusters down, the platform's
         power-down states, when the menu governor expects the idle to outlast their residency).
+    cpu_dma_latency_us: the PM QoS latency limit, µs, as a process holding /dev/cpu_dma_latency
+        asks it: cpuidle enters no state whose exit latency is longer (0: WFI only). None
+        (default): no request, no limit.
     model: anti-snoop model: `lctes2020-fig4` (default) or a path to a trained model.json.
     perf_cpus: CPUs that `perf record -a -e instructions -C <cpus> -c <perf_period>` samples
         beside the workload (seed 003's big.LITTLE emulation; empty: off); each counter
@@ -253,6 +257,13 @@ def simulate(
             raise HetlabError(f"frequency of {name} must be a positive number of kHz, at most {MAX_KHZ}, got {khz}")
     if not 0 < int(perf_period) <= MAX_SEED:
         raise HetlabError(f"perf period must be a positive number of instructions, got {perf_period}")
+    if cpu_dma_latency_us is not None and not (
+        type(cpu_dma_latency_us) is int and 0 <= cpu_dma_latency_us <= _core.MAX_CPU_DMA_LATENCY_US
+    ):
+        raise HetlabError(
+            f"cpu_dma_latency must be a whole number of µs in 0..{_core.MAX_CPU_DMA_LATENCY_US}, "
+            f"got {cpu_dma_latency_us!r}"
+        )
     p_args, w_args, model_json = _platform_args(platform), _workload_args(workload), _model_json(model)
     try:
         summary_json, columns, trace_text, plat_info_text, run_intervals = _core.simulate(
@@ -269,6 +280,7 @@ def simulate(
             offline=list(offline),
             model=model_json,
             cpuidle=cpuidle,
+            cpu_dma_latency_us=cpu_dma_latency_us,
             perf_cpus=[int(c) for c in perf_cpus],
             perf_period=int(perf_period),
             kernel=str(kernel),

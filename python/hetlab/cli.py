@@ -266,6 +266,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if args.sched_tunable
         else None,
         cpuidle=args.cpuidle,
+        cpu_dma_latency_us=args.cpu_dma_latency_us,
         model=args.model,
         perf_cpus=_ints(args.perf_cpus, "--perf-cpus", minimum=0),  # CPU numbers
         perf_period=args.perf_period,
@@ -759,6 +760,14 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"idle states (default: {sim_default('cpuidle')}): wfi, idle clusters stay powered and are snooped, as on "
         "the seed paper's board; cluster-off, cpuidle powers idle cores and clusters down (the platform's "
         "power-down states) when it expects the idle to outlast their target residency",
+    )
+    sim.add_argument(
+        "--cpu-dma-latency-us",
+        type=int,
+        metavar="US",
+        help="PM QoS latency limit, as a process holding /dev/cpu_dma_latency asks it: cpuidle enters no state "
+        f"whose exit latency is longer than US µs (0: WFI only; 0 <= US <= {_core.MAX_CPU_DMA_LATENCY_US}; default: "
+        "no limit)",
     )
     sim.add_argument("--model", help="anti-snoop model: lctes2020-fig4 (default) or a trained model.json")
     sim.add_argument(

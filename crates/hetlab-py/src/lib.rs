@@ -224,5 +224,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_WORKING_SET_BYTES", hetlab_core::workload::MAX_WORKING_SET_BYTES)?;
     m.add("CCBENCH_MAX_ELEMENTS", hetlab_core::workload::CCBENCH_MAX_ELEMENTS)?;
     m.add("MAX_TIME_LIMIT_S", hetlab_core::engine::MAX_TIME_LIMIT_S)?;
+    m.add("MAX_CPU_DMA_LATENCY_US", hetlab_core::engine::MAX_CPU_DMA_LATENCY_US)?;
     Ok(())
 }

@@ -87,14 +87,15 @@ type Simulated = (String, PyObject, Option<String>, Option<String>, Option<PyObj
 /// `model` is a model's JSON text (None: the paper's Figure 4 trees); `freq` pins clusters'
 /// frequencies, kHz; `sched_tunables` are the placement policy's knobs (sysfs name, value);
 /// `switching` is `gts`, `iks` or `cluster-switching` (`sched::switching`); `perf_cpus` (empty: off) and `perf_period` are `perf record -e instructions -C <cpus> -c
-/// <period>` running beside the workload; `kernel` are RCU's boot options
+/// <period>` running beside the workload; `cpu_dma_latency_us` is the PM QoS cpu_dma_latency
+/// request, µs (None: none); `kernel` are RCU's boot options
 /// (`rcu_nocbs=0-1,rcu_fast_no_hz`, "" for none); `progress`, a callable, hears the simulated
 /// time reached (s) every 50 ms of wall time; an unknown keyword is a TypeError.
 #[pyfunction]
 #[pyo3(signature = (
     platform_name, platform_origin, platform_text, workload_spec, workload_origin, workload_text, *,
     seed, scheduler, sched_tunables, switching, governor, tunables, cluster, freq, offline, model, cpuidle,
-    perf_cpus, perf_period, kernel, start_temp_c, trace, intervals, time_limit_s, progress=None
+    cpu_dma_latency_us, perf_cpus, perf_period, kernel, start_temp_c, trace, intervals, time_limit_s, progress=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
@@ -116,6 +117,7 @@ pub fn simulate(
     offline: Vec<String>,
     model: Option<&str>,
     cpuidle: &str,
+    cpu_dma_latency_us: Option<u32>,
     perf_cpus: Vec<usize>,
     perf_period: u64,
     kernel: &str,
@@ -152,6 +154,7 @@ pub fn simulate(
         offline_clusters: offline,
         cluster,
         cpuidle: CpuIdle::parse(cpuidle).map_err(err)?,
+        cpu_dma_latency_us,
         kernel_threads: Vec::new(),
         perf_sampling: (!perf_cpus.is_empty())
             .then_some(PerfSampling { cpus: perf_cpus, period_instructions: perf_period }),

@@ -627,10 +627,10 @@ def _not_modelled_section(summary: pd.DataFrame) -> list[str]:
     return [
         "## What this reproduction does not model",
         "",
-        "- cpuidle's menu governor is modelled by its timer and recent-history predictions only (3.10's "
-        "`get_typical_interval`), without the correction factors by expected-idle bucket or the PM QoS latency "
-        "limit; the inter-core benchmark's hand-offs, woken by another CPU, still mispredict now and then under "
-        "the switchers (up to 1.13x slower than with WFI only).",
+        "- cpuidle's menu governor is modelled by its next-timer prediction scaled by its correction factors and "
+        "its recent-history prediction (3.10's menu.c, the kernel of the placements used here); no PM QoS latency "
+        "limit is requested, and its performance multiplier stays 1 (the model has no block I/O, so no task waits "
+        "on it); 5.10's retained tick for short predictions is not modelled.",
         "- The seed's measured results are withheld: every constant of exynos5433.toml and of the sandra-*.toml "
         "workloads comes from a cited source or is a marked ASSUMPTION; none was fitted to an outcome.",
     ]

@@ -39,6 +39,10 @@ pub struct SimConfig {
     pub cluster: Option<usize>,
     /// Which idle states cpuidle may use.
     pub cpuidle: CpuIdle,
+    /// The PM QoS `cpu_dma_latency` request, µs (what a process writes to /dev/cpu_dma_latency):
+    /// cpuidle chooses no state whose exit latency exceeds it, and 0 keeps every CPU in WFI.
+    /// `None`: no request (the kernel's default, 2000 s: no limit).
+    pub cpu_dma_latency_us: Option<u32>,
     /// Kernel threads to run beside the workload (see `crate::kernel`).
     pub kernel_threads: Vec<Task>,
     /// `perf record -e instructions -C <cpus> -c <period>` running beside the workload
@@ -63,6 +67,10 @@ pub struct SimConfig {
     pub progress_us: Option<Arc<AtomicU64>>,
 }
 
+/// The largest `cpu_dma_latency` request, µs: `PM_QOS_CPU_DMA_LAT_DEFAULT_VALUE` (2000 s;
+/// include/linux/pm_qos.h, 3.10 and 5.10), the value of no request.
+pub const MAX_CPU_DMA_LATENCY_US: u32 = 2_000_000_000;
+
 /// The longest simulated run: ten days, far beyond any experiment (simulated time is kept in
 /// f64 µs, exact to well below a nanosecond there).
 pub const MAX_TIME_LIMIT_S: f64 = 864_000.0;
@@ -82,6 +90,7 @@ impl SimConfig {
             offline_clusters: Vec::new(),
             cluster: None,
             cpuidle: CpuIdle::Wfi,
+            cpu_dma_latency_us: None,
             kernel_threads: Vec::new(),
             perf_sampling: None,
             start_temp_c: Vec::new(),
@@ -101,6 +110,11 @@ impl SimConfig {
         if !(t.is_finite() && t > 0.0 && t <= MAX_TIME_LIMIT_S) {
             return Err(format!(
                 "time limit {t} s is out of range; give a number of simulated seconds in (0, {MAX_TIME_LIMIT_S}]"
+            ));
+        }
+        if let Some(us) = self.cpu_dma_latency_us.filter(|&us| us > MAX_CPU_DMA_LATENCY_US) {
+            return Err(format!(
+                "cpu_dma_latency {us} µs is out of range; give a whole number of µs in 0..={MAX_CPU_DMA_LATENCY_US}"
             ));
         }
         Ok(())

@@ -38,7 +38,7 @@ mod threads;
 mod timers;
 
 pub use crate::model::idle::CpuIdle;
-pub use config::{GovernorSetting, SimConfig, MAX_TIME_LIMIT_S};
+pub use config::{GovernorSetting, SimConfig, MAX_CPU_DMA_LATENCY_US, MAX_TIME_LIMIT_S};
 
 use crate::governor::PolicyView;
 use crate::kernel::jitter::Jitter;

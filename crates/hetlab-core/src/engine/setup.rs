@@ -360,7 +360,9 @@ impl<'a> Engine<'a> {
                 kernel_burst: None,
                 core_off_since_us: None,
                 idle_since_us: None,
+                idle_next_timer_us: f64::INFINITY,
                 idle_history: Default::default(),
+                menu: Default::default(),
             })
             .collect();
         let thread_task: Vec<usize> = threads.iter().map(|t| t.task).collect();

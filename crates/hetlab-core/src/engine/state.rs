@@ -122,8 +122,13 @@ pub(super) struct Cpu {
     pub core_off_since_us: Option<f64>,
     /// When this CPU's current idle period began, while cpuidle may power it down.
     pub idle_since_us: Option<f64>,
+    /// The distance to the next known wake-up when the current idle period began, µs (the
+    /// menu governor's `next_timer_us`, which picks the correction factor's bucket).
+    pub idle_next_timer_us: f64,
     /// Its recent idle periods, for the menu governor's prediction.
     pub idle_history: crate::model::idle::IdleHistory,
+    /// The menu governor's correction factors of this CPU.
+    pub menu: crate::model::menu::CorrectionFactors,
 }
 
 /// Kernel work charged in advance on an idle CPU: when it ends, and what each µs of it was

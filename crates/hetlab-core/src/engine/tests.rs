@@ -545,6 +545,79 @@ fn short_idles_between_hand_offs_stay_in_wfi() {
     assert!(ratio < 1.05, "{ratio}");
 }
 
+/// Idle entries of `cpu` in `state` from `from_us` on.
+fn idle_entries(r: &RunResult, on: usize, state: u32, from_us: f64, to_us: f64) -> usize {
+    r.trace
+        .iter()
+        .filter(|e| {
+            matches!(**e, TraceEvent::CpuIdle { cpu, state: s, time_us }
+                if cpu == on && s == state && (from_us..to_us).contains(&time_us))
+        })
+        .count()
+}
+
+#[test]
+fn wake_ups_before_the_timer_teach_the_menu_governor_to_stay_shallow() {
+    // On an A53 of the 5433 (core C2: 20 µs out, 750 µs residency) a thread sleeps 40 ms at a
+    // time, so the next timer is far; another is woken every 150-650 µs by a thread on CPU 0
+    // (irregular, so the recent-history predictor finds no typical period). At first the
+    // timer is believed and the core powers down; each early wake-up lowers the correction
+    // factor of its bucket until the corrected prediction falls under the residency.
+    let p = Platform::builtin("exynos5433").unwrap();
+    let waker_phases: String = [150, 600, 250, 500, 180, 650, 300, 450]
+        .iter()
+        .map(|us| format!("[[tasks.phases]]\nsleep_us={us}\n[[tasks.phases]]\nresume='go'\n"))
+        .collect();
+    let text = format!(
+        "name='early'\n[[tasks]]\nname='timer'\naffinity=[1]\nrepeat=100\n[[tasks.phases]]\nsleep_us=40000\n\
+         [[tasks.phases]]\ninstructions=1e4\n\
+         [[tasks]]\nname='waiter'\naffinity=[1]\nrepeat=100000\n[[tasks.phases]]\nsuspend='go'\n\
+         [[tasks.phases]]\ninstructions=1e4\n\
+         [[tasks]]\nname='waker'\naffinity=[0]\nrepeat=100000\n{waker_phases}"
+    );
+    let w = Workload::from_toml("early.toml", &text).unwrap();
+    let mut c = config(&p, "performance", None, &[]);
+    c.cpuidle = CpuIdle::ClusterOff;
+    c.trace = true;
+    let mut engine = Engine::new(&p, &w, c).unwrap();
+    engine.run_until(400_000.0);
+    // bucket 4 (next timer 10-100 ms) learnt idles of about 1/50 of the timer
+    let factor = engine.cpus[1].menu.ratio(4);
+    assert!(factor < 0.1, "correction factor {factor}");
+    let r = engine.finish(false);
+    let share = |from_us, to_us| {
+        let idles = idle_entries(&r, 1, crate::model::idle::STATE_WFI, from_us, to_us);
+        idle_entries(&r, 1, crate::model::idle::STATE_CORE_OFF, from_us, to_us) as f64 / idles as f64
+    };
+    let (first, last) = (share(0.0, 5_000.0), share(200_000.0, 400_000.0));
+    assert!(first > 0.8, "core-off in {first} of the first idles");
+    assert!(last < 0.2, "core-off in {last} of the idles after 200 ms");
+}
+
+#[test]
+fn a_cpu_dma_latency_limit_keeps_the_cluster_up() {
+    // The 5433's A57 cluster state takes 300 µs to leave, each A57's own 30 µs: a limit
+    // between them keeps the idle cluster powered while its cores still power down; 0 keeps
+    // every CPU in WFI.
+    let p = Platform::builtin("exynos5433").unwrap();
+    let work = "periodic:run_us=1000,period_us=10000,duration_us=300000,threads=1";
+    let traced = |limit_us| {
+        let mut c = config(&p, "performance", Some("little"), &[]);
+        c.cpuidle = CpuIdle::ClusterOff;
+        c.cpu_dma_latency_us = limit_us;
+        c.trace = true;
+        run(&p, work, c)
+    };
+    let deep =
+        |r: &RunResult, state: u32| (4..8).map(|cpu| idle_entries(r, cpu, state, 0.0, f64::INFINITY)).sum::<usize>();
+    let (free, limited, zero) = (traced(None), traced(Some(299)), traced(Some(0)));
+    assert!(deep(&free, 2) >= 4 && deep(&limited, 1) >= 4, "{} {}", deep(&free, 2), deep(&limited, 1));
+    assert_eq!(deep(&limited, 2), 0);
+    assert_eq!(deep(&traced(Some(300)), 2), deep(&free, 2));
+    assert_eq!((0..8).map(|cpu| idle_entries(&zero, cpu, 1, 0.0, f64::INFINITY) + idle_entries(&zero, cpu, 2, 0.0, f64::INFINITY)).sum::<usize>(), 0);
+    assert_eq!(zero.clusters[cluster(&p, "big")].power_downs, 0);
+}
+
 // ---- the RT class ------------------------------------------------------------------------
 
 /// An rt-app workload run under `governor` (and `scheduler`), traced.

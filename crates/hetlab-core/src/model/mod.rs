@@ -15,7 +15,8 @@
 //! - [`energy_model`]: the kernel's Energy Model (performance domains, states, cost), what EAS
 //!   reads;
 //! - [`thermal`]: RC nodes and trip-point caps;
-//! - [`idle`]: idle states (WFI, cluster power-down) and when they pay.
+//! - [`idle`]: idle states (WFI, cluster power-down) and when they pay;
+//! - [`menu`]: the menu cpuidle governor's correction factors and exit-latency limits.
 
 pub mod cache;
 pub mod cci;
@@ -25,6 +26,7 @@ pub mod dram;
 pub mod energy;
 pub mod energy_model;
 pub mod idle;
+pub mod menu;
 pub mod power;
 pub mod thermal;
 pub mod tlb;
