@@ -10,7 +10,8 @@ frequency-independent part (with the snoop path re-derived from the same observa
 paper's 0.6-0.7 GHz threshold: (145 ns - fixed) x 0.65 GHz / 27 A15 L2 cycles), what the CCI
 does with a speculative fetch that returns before the snoop response (the TRM's retry, or
 keeping the early data), the DRAM at the paper's 933 MHz, a GPU rail in the sensor sum,
-BUS_ACCESS per beat, the switching activity of a core stalled on memory (no source), the A7's
+BUS_ACCESS per beat, the switching activity of a core stalled on memory (no source), the energy
+of a snoop an L2 serves (no source), the A7's
 power coefficient (the HC2 wall increment suggests about half), and how the XU3 measurements'
 loose splits (A7 leakage, A15 clock vs leakage, A15 per-core coefficient) could fall, with the
 power model before them as the last row.
@@ -51,6 +52,10 @@ VARIANTS = [
     # A core stalled on memory keeps its clocks running (an in-order A7 waiting on a load still
     # clocks its pipeline, L1 and L2; model-review §2.4): the bound of the unknown activity.
     ("stall_activity = 1 (both core types)", {"stall_activity": "1.0"}),
+    # Energy per snoop an L2 serves (no source; the platform file's bounds from SRAM read energies):
+    # a tag lookup, and a whole line read on every snoop.
+    ("snoop_lookup_energy_nj = 0.025 (a tag lookup)", {"snoop_lookup_energy_nj": "0.025"}),
+    ("snoop_lookup_energy_nj = 1 (a line read)", {"snoop_lookup_energy_nj": "1.0"}),
     # 4 busy A7s at 1.4 GHz add 385 mW at the HC2's wall, 845 mW in the model (model-review §3.2,
     # a weak source): the A7's coefficient halved.
     ("A7 dynamic_power_coefficient = 45", {"dynamic_power_coefficient#1": "45"}),

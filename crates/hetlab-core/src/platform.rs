@@ -314,6 +314,11 @@ pub struct Cluster {
     /// alike (WFI gates a core's clock, not the L2's). 0: not described.
     #[serde(default)]
     pub clock_power_coefficient: f64,
+    /// Energy of one snoop the cluster's L2 serves (the tag lookup; the line's read when it
+    /// hits), nJ at 1.0 V, scaling with V²: drawn beyond the clocked logic for every read
+    /// another cluster issues through the CCI while this one is powered. 0: not described.
+    #[serde(default)]
+    pub snoop_lookup_energy_nj: f64,
     /// A core's own power-down (cpuidle's per-core state, e.g. the vendor Exynos C2), both or
     /// neither; `None`: an idle core stays in WFI until its cluster powers down.
     #[serde(default)]
@@ -595,6 +600,7 @@ impl Platform {
             positive(&f("l2_bytes"), c.l2_bytes as f64)?;
             non_negative(&f("leakage_mw"), c.leakage_mw)?;
             non_negative(&f("clock_power_coefficient"), c.clock_power_coefficient)?;
+            non_negative(&f("snoop_lookup_energy_nj"), c.snoop_lookup_energy_nj)?;
             fraction(&f("core_leakage_share"), c.core_leakage_share)?;
             non_negative(&f("cluster_off_wakeup_energy_uj"), c.cluster_off_wakeup_energy_uj)?;
             if !c.active_mw.is_empty() && c.active_mw.len() != c.opps.len() {

@@ -107,3 +107,29 @@ fn page_walks_slow_a_chase_beyond_the_tlb_reach_only_when_translation_is_on() {
     // 256 KB: 64 pages, within both TLBs — not a walk
     assert_eq!(time_s(true, 1 << 16), time_s(false, 1 << 16));
 }
+
+#[test]
+fn an_idle_cluster_draws_the_energy_of_the_snoops_it_serves() {
+    // a 4 MB chase on the LITTLE cluster (every load misses its L2 and snoops the idle big one),
+    // with the big cluster held at 200 MHz
+    let run = |snoop_nj: f64| {
+        let mut p = Platform::builtin("exynos5422").unwrap();
+        let big = p.cluster_index("big").unwrap();
+        p.clusters[big].snoop_lookup_energy_nj = snoop_nj;
+        let plan = SimConfig::governor_plan(&p, "performance", &[], None, &[(big, 200_000)]).unwrap();
+        let mut c = SimConfig::new(plan);
+        c.scheduler = SchedPolicy::parse("smp").unwrap();
+        c.cluster = Some(p.cluster_index("little").unwrap());
+        let w = Workload::from_spec("ccbench:size=1048576,iterations=2000000").unwrap();
+        let r = simulate(&p, &w, c).unwrap();
+        let reads = r.cci_ports.iter().find(|port| port.cluster == "little").unwrap().si_rrq_hs_any;
+        (r.energy.clusters_j[big], reads as f64, p.clusters[big].voltage_v(200_000))
+    };
+    let (without_j, reads, volts) = run(0.0);
+    let (with_j, same_reads, _) = run(1.0);
+    assert_eq!(reads, same_reads); // the energy does not change the timing
+    assert!(reads > 1e5, "{reads}");
+    // 1 nJ at 1 V per snoop, scaled by V²
+    let expected_j = reads * 1e-9 * volts * volts;
+    assert!(((with_j - without_j) / expected_j - 1.0).abs() < 0.01, "{with_j} - {without_j} vs {expected_j}");
+}

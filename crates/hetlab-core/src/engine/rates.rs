@@ -354,10 +354,15 @@ impl Engine<'_> {
     }
 
     /// Each cluster's power: every core by its activity, the powered cluster's clocked shared
-    /// logic, and its leakage at its temperature now.
+    /// logic and the snoops it serves, and its leakage at its temperature now.
     fn solve_power(&mut self) {
         let platform = self.platform;
         let nclusters = self.hw.clusters.len();
+        let mut reads_per_us = [0.0; MAX_CLUSTERS];
+        for (c, cl) in self.hw.clusters.iter().enumerate() {
+            reads_per_us[c] = cl.port.as_ref().map_or(0.0, |p| p.read_rate_per_us());
+        }
+        let all_reads_per_us: f64 = reads_per_us.iter().sum();
         for c in 0..nclusters {
             let cluster = &platform.clusters[c];
             let core = platform.core_type_of(c);
@@ -383,6 +388,7 @@ impl Engine<'_> {
             let hw = &mut self.hw.clusters[c];
             if hw.powered {
                 dynamic += power::cluster_clock_mw(cluster, volts, khz);
+                dynamic += power::snoop_lookup_mw(cluster, volts, all_reads_per_us - reads_per_us[c]);
             }
             // A core no online logical CPU is on is power-gated (the switcher's outbound core), and
             // so is one cpuidle powered down.

@@ -150,6 +150,11 @@ impl CciPort {
         CciPort { port, ..Default::default() }
     }
 
+    /// Reads the port's cluster issues now, per µs: each snoops every other powered cluster.
+    pub fn read_rate_per_us(&self) -> f64 {
+        self.read_per_us
+    }
+
     /// Starts a new set of rates (every reader is added again).
     pub fn clear_rates(&mut self) {
         self.read_per_us = 0.0;

@@ -26,6 +26,12 @@ pub fn cluster_clock_mw(cluster: &Cluster, voltage_v: f64, freq_khz: u32) -> f64
     dynamic_mw(cluster.clock_power_coefficient, voltage_v, freq_khz, 1.0)
 }
 
+/// Power of the snoops a powered cluster serves, mW: `lookups_per_us` reads from the other
+/// clusters, each `snoop_lookup_energy_nj` at 1.0 V scaled by V² (1 nJ per µs is 1 mW).
+pub fn snoop_lookup_mw(cluster: &Cluster, voltage_v: f64, lookups_per_us: f64) -> f64 {
+    lookups_per_us * cluster.snoop_lookup_energy_nj * voltage_v * voltage_v
+}
+
 /// Switching activity of a core running a phase that spends `stall_share` of its time waiting
 /// on memory.
 pub fn activity(core: &CoreType, stall_share: f64) -> f64 {
