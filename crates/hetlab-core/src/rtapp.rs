@@ -7,7 +7,7 @@
 //! `parse_task_event_data` (so `runtime...` is `runtime`, not `run`).
 //!
 //! What is translated: `tasks` (`instance`, `loop`, `delay`, `cpus`, `priority`, `policy`
-//! SCHED_OTHER/FIFO/RR (a phase's priority alone means what the policy in effect makes it),
+//! SCHED_OTHER/IDLE/FIFO/RR (a phase's priority alone means what the policy in effect makes it),
 //! `util_min`/`util_max`, `taskgroup` (the thread's cgroup under the cpu controller, see
 //! [`taskgroup`]), `phases` with their own `loop`, by rt-app's loop rules),
 //! `global` (`duration`, `calibration`, `default_policy`, `mem_buffer_size`, `io_device`
@@ -382,10 +382,10 @@ fn nodes_membind(at: &str, value: &Json) -> Result<(), String> {
 /// rt-app's `policy`: one hetlab schedules, or an error naming what it does not.
 fn policy<'v>(at: &str, value: &'v Json) -> Result<&'v str, String> {
     match text(at, value)? {
-        p @ ("SCHED_OTHER" | "SCHED_FIFO" | "SCHED_RR") => Ok(p),
-        p @ ("SCHED_IDLE" | "SCHED_DEADLINE") => {
-            Err(format!("{at}: {p} is not supported yet (hetlab schedules SCHED_OTHER, SCHED_FIFO and SCHED_RR)"))
-        }
+        p @ ("SCHED_OTHER" | "SCHED_IDLE" | "SCHED_FIFO" | "SCHED_RR") => Ok(p),
+        p @ "SCHED_DEADLINE" => Err(format!(
+            "{at}: {p} is not supported yet (hetlab schedules SCHED_OTHER, SCHED_IDLE, SCHED_FIFO and SCHED_RR)"
+        )),
         other => Err(format!(
             "{at}: unknown policy '{other}'; rt-app knows SCHED_OTHER, SCHED_FIFO, SCHED_RR, SCHED_IDLE and SCHED_DEADLINE"
         )),
@@ -400,8 +400,12 @@ fn priority(at: &str, value: &Json) -> Result<i64, String> {
 
 /// The class and nice value of rt-app `policy` at `priority`: a nice value for SCHED_OTHER
 /// (default 0), a `sched_priority` for the real-time policies (default 10): rt-app.h's
-/// DEFAULT_THREAD_NICE and DEFAULT_THREAD_PRIORITY.
+/// DEFAULT_THREAD_NICE and DEFAULT_THREAD_PRIORITY. SCHED_IDLE's priority is not applied
+/// (rt-app sets the nice value of SCHED_OTHER and SCHED_BATCH only, `_set_thread_cfs`).
 fn sched_class(at: &str, policy: &str, priority: Option<i64>) -> Result<(SchedClass, Option<i32>), String> {
+    if policy == "SCHED_IDLE" {
+        return Ok((SchedClass::Idle, None));
+    }
     if policy != "SCHED_OTHER" {
         return Ok((SchedClass::parse(at, policy, Some(priority.unwrap_or(10)))?, None));
     }
@@ -432,7 +436,8 @@ fn taskgroup(at: &str, value: &Json, names: &mut BTreeSet<String>) -> Result<Opt
 }
 
 /// rt-app's `check_taskgroup_policy_dep`: walking the phases in order (the first thread loop),
-/// a thread in a taskgroup must be SCHED_OTHER whenever it is in one (rt-app exits otherwise).
+/// a thread in a taskgroup must be SCHED_OTHER or SCHED_IDLE whenever it is in one (rt-app exits
+/// otherwise).
 /// `phases`: where each is, the policy it sets and the group it names.
 fn check_taskgroup_policy<'p>(
     task: (&str, &'p str, bool),
@@ -441,16 +446,18 @@ fn check_taskgroup_policy<'p>(
     let (at_task, mut policy, mut grouped) = task;
     let refuse = |at: &str, policy: &str| {
         Err(format!(
-            "{at}: rt-app has no taskgroup support for {policy} (only SCHED_OTHER tasks may be in a taskgroup)"
+            "{at}: rt-app has no taskgroup support for {policy} (only SCHED_OTHER and SCHED_IDLE tasks may be in a \
+             taskgroup)"
         ))
     };
-    if grouped && policy != "SCHED_OTHER" {
+    let fair = |policy: &str| matches!(policy, "SCHED_OTHER" | "SCHED_IDLE");
+    if grouped && !fair(policy) {
         return refuse(at_task, policy);
     }
     for (at, own_policy, names_group) in phases {
         policy = own_policy.unwrap_or(policy);
         grouped |= names_group;
-        if grouped && policy != "SCHED_OTHER" {
+        if grouped && !fair(policy) {
             return refuse(at, policy);
         }
     }
@@ -1324,6 +1331,17 @@ mod tests {
         };
         let phases = |doc: String| format!("{:?}", from_rtapp_json("t.json", &doc).unwrap().tasks[0].phases);
         assert_eq!(phases(doc("", "")), phases(doc(r#""nodes_membind": [0],"#, r#""nodes_membind": [0],"#)));
+    }
+
+    #[test]
+    fn sched_idle_is_a_cfs_policy_rt_app_may_put_in_a_taskgroup() {
+        let doc = r#"{"tasks": {"t": {"policy": "SCHED_IDLE", "priority": 5, "taskgroup": "/bg", "run": 100},
+            "u": {"phases": {"a": {"run": 1}, "b": {"policy": "SCHED_IDLE", "taskgroup": "/bg", "run": 1}}}}}"#;
+        let w = from_rtapp_json("t.json", doc).unwrap();
+        // rt-app sets no nice value for SCHED_IDLE: the priority stays unapplied
+        assert_eq!((w.tasks[0].class, w.tasks[0].nice), (SchedClass::Idle, 0));
+        let PhaseKind::SetSched(attr) = &w.tasks[1].phases[2].kind else { panic!("{:?}", w.tasks[1].phases) };
+        assert_eq!((attr.class, attr.nice), (Some(SchedClass::Idle), None));
     }
 
     #[test]

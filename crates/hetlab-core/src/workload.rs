@@ -253,11 +253,15 @@ impl Phase {
 }
 
 /// A thread's scheduling class (`sched_setscheduler`'s policy): CFS (SCHED_OTHER, weighted by
-/// its nice value), or real-time (`sched::rt`) with its `sched_priority`, 1..=99.
+/// its nice value; SCHED_IDLE, at the lowest weight), or real-time (`sched::rt`) with its
+/// `sched_priority`, 1..=99.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SchedClass {
     #[default]
     Normal,
+    /// SCHED_IDLE: a CFS task of weight `WEIGHT_IDLEPRIO` whatever its nice value, which never
+    /// preempts a normal task at wake-up and is preempted by any (`sched::cfs`).
+    Idle,
     Fifo(u8),
     RoundRobin(u8),
 }
@@ -266,7 +270,7 @@ impl SchedClass {
     /// `MAX_RT_PRIO - 1`: the highest `sched_priority`.
     pub const MAX_RT_PRIORITY: u8 = 99;
 
-    /// The class of policy `name` (`normal`/`other`, `fifo`, `rr`, any case, an optional
+    /// The class of policy `name` (`normal`/`other`, `idle`, `fifo`, `rr`, any case, an optional
     /// `SCHED_` prefix) at `priority` (its `sched_priority`; ignored for CFS); `at` names it
     /// in errors.
     pub fn parse(at: &str, name: &str, priority: Option<i64>) -> Result<SchedClass, String> {
@@ -278,22 +282,29 @@ impl SchedClass {
         };
         match upper.strip_prefix("SCHED_").unwrap_or(&upper) {
             "OTHER" | "NORMAL" => Ok(SchedClass::Normal),
+            "IDLE" => Ok(SchedClass::Idle),
             "FIFO" => rt(SchedClass::Fifo),
             "RR" => rt(SchedClass::RoundRobin),
-            _ => Err(format!("{at}: unknown policy '{name}'; give SCHED_OTHER, SCHED_FIFO or SCHED_RR")),
+            _ => Err(format!("{at}: unknown policy '{name}'; give SCHED_OTHER, SCHED_IDLE, SCHED_FIFO or SCHED_RR")),
         }
     }
 
     /// The `sched_priority` of a real-time class.
     pub fn rt_priority(self) -> Option<u8> {
         match self {
-            SchedClass::Normal => None,
+            SchedClass::Normal | SchedClass::Idle => None,
             SchedClass::Fifo(p) | SchedClass::RoundRobin(p) => Some(p),
         }
     }
 
-    /// The kernel's `prio` as the scheduler's tracepoints print it: 120 + nice for CFS,
-    /// `MAX_RT_PRIO - 1 - sched_priority` for real time.
+    /// A CFS policy (`fair_policy`: SCHED_OTHER or SCHED_IDLE).
+    pub fn is_fair(self) -> bool {
+        matches!(self, SchedClass::Normal | SchedClass::Idle)
+    }
+
+    /// The kernel's `prio` as the scheduler's tracepoints print it: 120 + nice for CFS (SCHED_IDLE
+    /// too: its nice value stays its static priority), `MAX_RT_PRIO - 1 - sched_priority` for
+    /// real time.
     pub fn kernel_prio(self, nice: i32) -> i32 {
         match self.rt_priority() {
             Some(p) => i32::from(Self::MAX_RT_PRIORITY - p),
@@ -493,7 +504,8 @@ struct TaskFile {
     /// Utilisation clamps, 0..=1024 (`sched::uclamp`).
     util_min: Option<u32>,
     util_max: Option<u32>,
-    /// `normal` (CFS, the default), `fifo` or `rr` (real time, at `rt_priority` 1..=99).
+    /// `normal` (CFS, the default), `idle` (SCHED_IDLE), `fifo` or `rr` (real time, at
+    /// `rt_priority` 1..=99).
     policy: Option<String>,
     rt_priority: Option<i64>,
     /// Its threads' task group (a cgroup path, e.g. `/background`).

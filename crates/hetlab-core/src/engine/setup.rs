@@ -177,7 +177,7 @@ impl<'a> Engine<'a> {
                     allowed,
                     cpu: allowed.first().expect("not empty"),
                     nice: task.nice,
-                    weight: cfs::weight_of(task.nice),
+                    weight: cfs::weight_for(task.class, task.nice),
                     vruntime: 0.0,
                     exec_start_us: f64::NEG_INFINITY,
                     kernel,

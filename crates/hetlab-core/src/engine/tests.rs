@@ -350,6 +350,43 @@ fn cfs_shares_a_cpu_by_weight() {
 }
 
 #[test]
+fn a_sched_idle_task_gets_its_weight_of_3_and_the_cpu_when_it_is_otherwise_idle() {
+    use crate::workload::SchedClass;
+    let p = exynos();
+    // a nice-0 hog and a SCHED_IDLE hog on CPU 4 for 10 s: 1024/(1024+3) = 99.71 % to the
+    // first. HZ 200: the idle task runs one 5 ms tick per turn, which puts it 5·1024/3 =
+    // 1707 ms ahead in vruntime, so it gets 5 or 6 turns (25-30 ms) in 10 s.
+    let mut w = sharing(&[0, -20]);
+    w.tasks[1].class = SchedClass::Idle; // its nice value does not matter
+    let t = cpu_times(&p, &w, 10.0);
+    let share = t[0] / (t[0] + t[1]);
+    assert!((share - 1024.0 / 1027.0).abs() < 0.0006, "{t:?}: {share}");
+    assert!(t[1] > 0.02, "{t:?}");
+    // beside a task that runs 2 ms of each 10 ms (rt-app-like periodic), it takes the rest,
+    // and the periodic one is never kept waiting: it preempts at each release
+    let mut w = sharing(&[0]);
+    w.tasks[0].class = SchedClass::Idle;
+    w.tasks.push(crate::workload::Task {
+        name: "periodic".into(),
+        phases: vec![Phase {
+            kind: PhaseKind::Periodic { run_us: 2000.0, period_us: 10_000, count: 50 },
+            ..compute_phase(0.0)
+        }],
+        ..w.tasks[0].clone()
+    });
+    w.tasks[1].class = SchedClass::Normal;
+    let mut c = config(&p, "performance", None, &[]);
+    c.time_limit_s = 1.0;
+    let r = simulate(&p, &w, c).unwrap();
+    let (idle, periodic) = (r.threads[0].cpu_time_s, &r.threads[1]);
+    // 50 jobs of 2 ms from a random start within the first period: done 0.492 s after it, the
+    // rest of the second the idle task's
+    assert!(periodic.finish_s > 0.4919 && periodic.finish_s < 0.5021, "{periodic:?}");
+    assert!((periodic.cpu_time_s - 0.1).abs() < 0.0005, "{periodic:?}");
+    assert!((idle - 0.9).abs() < 0.001, "{idle}");
+}
+
+#[test]
 fn a_waking_sleeper_preempts_a_cpu_hog() {
     // a hog on CPU 4, and a task that sleeps 50 ms then runs 0.1 ms: woken far behind in
     // vruntime, it preempts the hog at once (wake-up preemption) instead of waiting a turn

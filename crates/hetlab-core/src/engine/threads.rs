@@ -346,15 +346,8 @@ impl Engine<'_> {
         se.uclamp.min = attr.util_min.unwrap_or(se.uclamp.min);
         se.uclamp.max = attr.util_max.unwrap_or(se.uclamp.max);
         if let Some(nice) = attr.nice {
-            let (cpu, old, vruntime) = (se.cpu, se.weight, se.vruntime);
-            (se.nice, se.weight) = (nice, cfs::weight_of(nice));
-            // on a CFS run queue (running or waiting), its weight is in the queue's load
-            let now = self.group_now(cpu);
-            let s = &mut self.sched;
-            let rq = &mut s.rqs[cpu];
-            if rq.cfs_curr() == Some(t) || rq.queue.contains(t, vruntime) {
-                s.groups.reweight_task(cpu, t, old, rq, &s.entities, &now);
-            }
+            se.nice = nice;
+            self.set_weight(t);
             self.out.note_prio(self.threads[t].tid, self.sched.entities[t].kernel_prio());
         }
         if let Some(class) = attr.class {
@@ -363,6 +356,23 @@ impl Engine<'_> {
         if let Some(path) = &attr.taskgroup {
             let g = self.sched.groups.find(path).expect("the run's groups hold every group its phases name");
             self.set_group(t, g);
+        }
+    }
+
+    /// `t`'s weight follows its policy and nice value (`set_load_weight`); on a CFS run queue
+    /// (running or waiting) the queue's load changes at once, its vruntime does not.
+    fn set_weight(&mut self, t: usize) {
+        let se = &mut self.sched.entities[t];
+        let (cpu, old, vruntime) = (se.cpu, se.weight, se.vruntime);
+        se.weight = cfs::weight_for(se.class, se.nice);
+        if se.weight == old {
+            return;
+        }
+        let now = self.group_now(cpu);
+        let s = &mut self.sched;
+        let rq = &mut s.rqs[cpu];
+        if rq.cfs_curr() == Some(t) || rq.queue.contains(t, vruntime) {
+            s.groups.reweight_task(cpu, t, old, rq, &s.entities, &now);
         }
     }
 
@@ -438,6 +448,18 @@ impl Engine<'_> {
         if old == class {
             return;
         }
+        if old.is_fair() && class.is_fair() {
+            // SCHED_OTHER <-> SCHED_IDLE: the same class, a new weight (`set_load_weight`);
+            // running, it gives way if the pick says so
+            self.update_curr(self.sched.entities[t].cpu);
+            self.sched.entities[t].class = class;
+            self.set_weight(t);
+            if self.threads[t].state == ThreadState::Running {
+                self.resched(self.sched.entities[t].cpu);
+            }
+            self.out.note_prio(self.threads[t].tid, self.sched.entities[t].kernel_prio());
+            return;
+        }
         let cpu = self.sched.entities[t].cpu;
         let running = self.threads[t].state == ThreadState::Running;
         // runnable but on no queue yet: a new thread's first phases
@@ -445,7 +467,7 @@ impl Engine<'_> {
         if waiting {
             self.dequeue_waiting(t);
         }
-        let was_cfs = old.rt_priority().is_none();
+        let was_cfs = old.is_fair();
         if running {
             self.update_curr(cpu);
             self.update_util(cpu);
@@ -463,8 +485,10 @@ impl Engine<'_> {
             let s = &mut self.sched;
             s.groups.detach(cpu, t, &mut s.rqs[cpu], &s.entities, &now);
         }
-        self.sched.entities[t].class = class;
-        self.sched.entities[t].rr_slice_left_ticks = self.sched.rr_slice_ticks;
+        let se = &mut self.sched.entities[t];
+        se.class = class;
+        se.weight = cfs::weight_for(class, se.nice); // off every CFS queue here
+        se.rr_slice_left_ticks = self.sched.rr_slice_ticks;
         if class.rt_priority().is_none() {
             // joins CFS at its run queue's minimum (`attach_task_cfs_rq`)
             let s = &self.sched;

@@ -37,6 +37,18 @@ pub fn weight_of(nice: i32) -> u64 {
     PRIO_TO_WEIGHT[(nice.clamp(-20, 19) + 20) as usize]
 }
 
+/// `WEIGHT_IDLEPRIO` (kernel/sched/sched.h): a SCHED_IDLE task's weight, below nice 19's 15.
+pub const WEIGHT_IDLEPRIO: u64 = 3;
+
+/// `set_load_weight`: a CFS task's weight by its policy and nice value (SCHED_IDLE ignores nice).
+pub fn weight_for(class: crate::workload::SchedClass, nice: i32) -> u64 {
+    if class == crate::workload::SchedClass::Idle {
+        WEIGHT_IDLEPRIO
+    } else {
+        weight_of(nice)
+    }
+}
+
 /// `get_update_sysctl_factor()` with SCHED_TUNABLESCALING_LOG: 1 + log2(min(ncpus, 8)).
 pub fn tunable_scaling(ncpus: usize) -> f64 {
     1.0 + (ncpus.min(8) as f64).log2().floor()
@@ -258,6 +270,18 @@ pub fn wakeup_preempts(tunables: &Tunables, curr_vruntime: f64, waking_vruntime:
     curr_vruntime - waking_vruntime > delta_fair(tunables.wakeup_granularity_us, waking_weight)
 }
 
+/// `check_preempt_wakeup`'s policy rules (kernel/sched/fair.c, the same in 3.10 and 5.10), before
+/// vruntimes are compared: a running SCHED_IDLE task is preempted by any waking task that is
+/// not SCHED_IDLE, and a waking SCHED_IDLE task never preempts (its turn comes at a tick).
+/// `None`: the vruntimes decide.
+pub fn idle_policy_preempts(curr_idle: bool, waking_idle: bool) -> Option<bool> {
+    match (curr_idle, waking_idle) {
+        (true, false) => Some(true),
+        (_, true) => Some(false),
+        (false, false) => None,
+    }
+}
+
 /// `check_preempt_tick`: whether the tick ends the running entity's turn. `ideal_us` is its
 /// slice (`sched_slice`), `ran_us` the wall time it has run this turn, `leftmost_vruntime` the
 /// smallest vruntime waiting on its run queue.
@@ -289,6 +313,14 @@ mod tests {
             (1024, 88761, 15, 335, 110)
         );
         assert_eq!(weight_of(40), 15);
+        // SCHED_IDLE: 3 whatever the nice value; a nice-0 task gets 1024/1027 of a shared CPU
+        use crate::workload::SchedClass;
+        assert_eq!((weight_for(SchedClass::Idle, -20), weight_for(SchedClass::Normal, 19)), (3, 15));
+        assert_eq!(
+            (idle_policy_preempts(true, false), idle_policy_preempts(false, true), idle_policy_preempts(true, true)),
+            (Some(true), Some(false), Some(false))
+        );
+        assert_eq!(idle_policy_preempts(false, false), None);
         // each nice step is about 10 % of CPU against a nice-0 task: 1024/(1024+820) = 0.555
         assert!((1024.0 / (1024.0 + weight_of(1) as f64) - 0.555).abs() < 0.001);
     }
