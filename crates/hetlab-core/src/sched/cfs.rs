@@ -145,7 +145,8 @@ impl<T: Ord + Copy> Timeline<T> {
     }
 }
 
-/// One CPU's run queue: its CFS tasks, and its real-time ones (`sched::rt`) above them.
+/// One CPU's run queue: its CFS tasks, its real-time ones (`sched::rt`) above them and its
+/// SCHED_DEADLINE ones (`sched::deadline`) above those.
 #[derive(Debug, Clone)]
 pub struct RunQueue {
     pub online: bool,
@@ -167,6 +168,10 @@ pub struct RunQueue {
     pub avg: crate::sched::pelt::SchedAvg,
     /// The RT tasks' utilisation here (`rq->avg_rt`, 5.10: running while an RT task runs).
     pub avg_rt: crate::sched::pelt::SchedAvg,
+    /// The SCHED_DEADLINE tasks (`sched::deadline`): which deadline runs, the ones waiting.
+    pub dl: super::deadline::DlQueue,
+    /// The DL tasks' utilisation here (`rq->avg_dl`: running while a DL task runs).
+    pub avg_dl: crate::sched::pelt::SchedAvg,
 }
 
 impl RunQueue {
@@ -182,17 +187,19 @@ impl RunQueue {
             exec_start_us: 0.0,
             avg: Default::default(),
             avg_rt: Default::default(),
+            dl: Default::default(),
+            avg_dl: Default::default(),
         }
     }
 
-    /// Tasks running or waiting here, of either class (`rq->nr_running`).
+    /// Tasks running or waiting here, of any class (`rq->nr_running`).
     pub fn nr_running(&self) -> usize {
-        self.queue.len() + self.rt.len() + self.curr.is_some() as usize
+        self.queue.len() + self.rt.len() + self.dl.len() + self.curr.is_some() as usize
     }
 
-    /// The CFS task running here (`cfs_rq->curr`: none while an RT task runs).
+    /// The CFS task running here (`cfs_rq->curr`: none while an RT or DL task runs).
     pub fn cfs_curr(&self) -> Option<usize> {
-        self.curr.filter(|_| self.rt.running.is_none())
+        self.curr.filter(|_| self.rt.running.is_none() && self.dl.running.is_none())
     }
 
     /// CFS tasks running or waiting here (`cfs_rq->nr_running`).
