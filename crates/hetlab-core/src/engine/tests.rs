@@ -878,3 +878,49 @@ fn schedutil_adds_the_deadline_bandwidth_to_its_request() {
     assert!((dl - 0.1).abs() < 0.005, "DL {dl} s");
     assert!(cfs > 1.3 * dl, "CFS {cfs} s, DL {dl} s");
 }
+
+#[test]
+fn deadline_servers_that_lock_yield_fork_and_sleep_run_to_their_end() {
+    // the fuzz seed: DL tasks with a mutex, yield, per-thread timers, a fork and a constrained
+    // deadline, beside FIFO, SCHED_IDLE (in a taskgroup, and by phase) and CFS work
+    let doc = include_str!("../../../../fuzz/corpus/rtapp_sim/sched-classes.json");
+    let r = dl_run("exynos5422", doc, None).unwrap();
+    for t in &r.threads {
+        assert!(t.finish_s > 0.0, "{} did not finish", t.name);
+    }
+    // yield gives up the rest of a period: each of the 6 loops of a "dl" thread takes a period
+    // or more (5 ms), so none is done before 30 ms
+    let first = r.threads.iter().filter(|t| t.name.starts_with("dl")).map(|t| t.finish_s).fold(1.0, f64::min);
+    assert!(first > 0.03, "{first}");
+    // the TOML form of the same attributes
+    let toml = r#"name = "w"
+[[tasks]]
+name = "dl"
+policy = "deadline"
+dl_runtime_us = 2000
+dl_period_us = 10000
+[[tasks.phases]]
+run_us = 5000
+period_us = 10000
+count = 20
+"#;
+    let w = Workload::from_toml("w.toml", toml).unwrap();
+    assert_eq!(
+        w.tasks[0].class,
+        crate::workload::SchedClass::Deadline(crate::workload::DlParams {
+            runtime_ns: 2_000_000,
+            deadline_ns: 10_000_000,
+            period_ns: 10_000_000
+        })
+    );
+    for (bad, says) in [
+        ("dl_period_us = 10000", "tasks[0] 'dl': policy = \"deadline\" needs dl_runtime_us"),
+        ("dl_runtime_us = 2000", "needs its deadline or period"),
+    ] {
+        let e = Workload::from_toml("w.toml", &toml.replace("dl_runtime_us = 2000\ndl_period_us = 10000", bad))
+            .unwrap_err();
+        assert!(e.contains(says), "{e}");
+    }
+    let e = Workload::from_toml("w.toml", &toml.replace("policy = \"deadline\"", "policy = \"fifo\"")).unwrap_err();
+    assert!(e.contains("belong to policy = \"deadline\""), "{e}");
+}
