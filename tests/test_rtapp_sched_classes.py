@@ -25,19 +25,25 @@ def test_sched_idle_gets_its_weight_of_3_beside_a_normal_task(tmp_path):
     hog = {"cpus": [4], "run": 10_000_000}
     doc = {
         "global": {"duration": 2, "calibration": "CPU4"},
-        "tasks": {"normal": hog, "idle": {**hog, "policy": "SCHED_IDLE", "taskgroup": "/bg"}},
+        "tasks": {"normal": hog, "idle": {**hog, "policy": "SCHED_IDLE"}},
     }
-    run = api.simulate("exynos5422", write(tmp_path, "idle.json", doc), governor="performance", scheduler="smp")
+    options = dict(governor="performance", scheduler="smp")
+    run = api.simulate("exynos5422", write(tmp_path, "idle.json", doc), **options)
     normal, idle = thread(run, "normal")["cpu_time_s"], thread(run, "idle")["cpu_time_s"]
     assert normal / (normal + idle) == pytest.approx(1024 / 1027, abs=0.003)
     assert 0.004 < idle < 0.011
+    # in a task group of its own, its weight counts within the group only: the group's entity
+    # (cpu.shares 1024) shares the CPU half and half with the normal task
+    doc["tasks"]["idle"]["taskgroup"] = "/bg"
+    run = api.simulate("exynos5422", write(tmp_path, "grouped.json", doc), **options)
+    normal, idle = thread(run, "normal")["cpu_time_s"], thread(run, "idle")["cpu_time_s"]
+    assert normal / (normal + idle) == pytest.approx(0.5, abs=0.01)
 
 
 def test_a_toml_task_takes_policy_idle(tmp_path):
     toml = tmp_path / "w.toml"
     toml.write_text(
-        'name = "w"\n[[tasks]]\nname = "bg"\npolicy = "idle"\naffinity = [4]\n'
-        "[[tasks.phases]]\ninstructions = 1e8\n"
+        'name = "w"\n[[tasks]]\nname = "bg"\npolicy = "idle"\naffinity = [4]\n[[tasks.phases]]\ninstructions = 1e8\n'
     )
     run = hetlab_cli("simulate", "--workload", str(toml), "--json")
     assert run.returncode == 0, run.stderr
@@ -54,16 +60,27 @@ DL_OPTIONS = dict(cluster="big", governor="schedutil", scheduler="eas")
 def test_a_deadline_task_gets_its_runtime_each_period(tmp_path):
     # linsched-2b2l's big cluster (2 CPUs of capacity 1024, one OPP, HZ 1000): 3 ms of each 10 ms
     # for a task that wants 5 ms each period, so 300 ms of CPU time in 1 s
-    task = {"policy": "SCHED_DEADLINE", "dl-runtime": 3000, "dl-period": 10000, "run": 5000,
-            "timer": {"ref": "t", "period": 10000}}
+    task = {
+        "policy": "SCHED_DEADLINE",
+        "dl-runtime": 3000,
+        "dl-period": 10000,
+        "run": 5000,
+        "timer": {"ref": "t", "period": 10000},
+    }
     doc = {"global": {"duration": 1, "calibration": "CPU2"}, "tasks": {"dl": task}}
     run = api.simulate("linsched-2b2l", write(tmp_path, "dl.json", doc), **DL_OPTIONS)
     assert thread(run, "dl")["cpu_time_s"] == pytest.approx(0.3, abs=0.0015)
 
 
 def test_three_deadline_tasks_share_two_cpus_by_global_edf(tmp_path):
-    task = {"instance": 3, "policy": "SCHED_DEADLINE", "dl-runtime": 6000, "dl-period": 10000, "run": 6000,
-            "timer": {"ref": "unique", "period": 10000}}
+    task = {
+        "instance": 3,
+        "policy": "SCHED_DEADLINE",
+        "dl-runtime": 6000,
+        "dl-period": 10000,
+        "run": 6000,
+        "timer": {"ref": "unique", "period": 10000},
+    }
     doc = {"global": {"duration": 1, "calibration": "CPU2"}, "tasks": {"t": task}}
     run = api.simulate("linsched-2b2l", write(tmp_path, "edf.json", doc), **DL_OPTIONS)
     times = [t["cpu_time_s"] for t in run.summary["threads"] if t["name"].startswith("t-")]

@@ -853,7 +853,10 @@ fn deadline_admission_the_kernel_and_the_affinity_are_checked() {
     let p = Platform::builtin("linsched-2b2l").unwrap();
     let w = crate::rtapp::from_rtapp_json("dl.json", &tasks(1)).unwrap();
     let e = simulate(&p, &w, config(&p, "performance", None, &[])).unwrap_err();
-    assert!(e.contains("SCHED_DEADLINE needs Linux 3.14+") && e.contains("'pinned'") || e.contains("'smp'"), "{e}");
+    assert!(
+        e.contains("SCHED_DEADLINE needs Linux 3.14+") && e.contains("models Linux 3.10; use --scheduler eas"),
+        "{e}"
+    );
     // its affinity must span the root domain
     let doc = tasks(1).replace(r#""loop": 1"#, r#""cpus": [2], "loop": 1"#);
     let e = dl_run("linsched-2b2l", &doc, Some("big")).unwrap_err();

@@ -221,7 +221,7 @@ pub fn util_now(rq: &RunQueue, now_ns: u64) -> u64 {
 
 /// `cpu_bw_dl`: the active DL bandwidth of `rq` in capacity units.
 pub fn bw_util(rq: &RunQueue) -> u64 {
-    (u128::from(rq.dl.running_bw) * 1024 >> BW_SHIFT) as u64
+    ((u128::from(rq.dl.running_bw) * 1024) >> BW_SHIFT) as u64
 }
 
 fn params(view: &SchedView, thread: usize) -> DlParams {
