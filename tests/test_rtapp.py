@@ -99,7 +99,7 @@ def test_a_fifo_frame_beside_a_hog_keeps_its_latency_and_the_trace_prints_its_pr
         ({"taskgroup": "bg", "run": 10}, "tasks.t.taskgroup: taskgroup 'bg' must start with /"),
         ({"policy": "SCHED_FIFO", "taskgroup": "/bg", "run": 10}, "rt-app has no taskgroup support for SCHED_FIFO"),
         ({"util_min": 600, "util_max": 500, "run": 10}, "min <= max"),
-        ({"policy": "SCHED_DEADLINE", "run": 10}, "tasks.t.policy: SCHED_DEADLINE is not supported yet"),
+        ({"policy": "SCHED_DEADLINE", "run": 10}, "tasks.t: a SCHED_DEADLINE runtime of 0 µs is below"),
         ({"policy": "SCHED_RR", "priority": 100, "run": 10}, "tasks.t: a real-time priority is within 1..=99, got 100"),
         ({"memrun": {"type": "scan", "size": 4096, "count": 1}}, "memrun.type must be read, write or chase"),
         ({"wait": {"ref": "c"}}, 'tasks.t.wait: no "mutex"'),

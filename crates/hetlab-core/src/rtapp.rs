@@ -7,7 +7,7 @@
 //! `parse_task_event_data` (so `runtime...` is `runtime`, not `run`).
 //!
 //! What is translated: `tasks` (`instance`, `loop`, `delay`, `cpus`, `priority`, `policy`
-//! SCHED_OTHER/FIFO/RR (a phase's priority alone means what the policy in effect makes it),
+//! SCHED_OTHER/IDLE/FIFO/RR/DEADLINE with `dl-runtime`/`dl-period`/`dl-deadline` (a phase's priority alone means what the policy in effect makes it),
 //! `util_min`/`util_max`, `taskgroup` (the thread's cgroup under the cpu controller, see
 //! [`taskgroup`]), `phases` with their own `loop`, by rt-app's loop rules),
 //! `global` (`duration`, `calibration`, `default_policy`, `mem_buffer_size`, `io_device`
@@ -382,10 +382,7 @@ fn nodes_membind(at: &str, value: &Json) -> Result<(), String> {
 /// rt-app's `policy`: one hetlab schedules, or an error naming what it does not.
 fn policy<'v>(at: &str, value: &'v Json) -> Result<&'v str, String> {
     match text(at, value)? {
-        p @ ("SCHED_OTHER" | "SCHED_FIFO" | "SCHED_RR") => Ok(p),
-        p @ ("SCHED_IDLE" | "SCHED_DEADLINE") => {
-            Err(format!("{at}: {p} is not supported yet (hetlab schedules SCHED_OTHER, SCHED_FIFO and SCHED_RR)"))
-        }
+        p @ ("SCHED_OTHER" | "SCHED_IDLE" | "SCHED_FIFO" | "SCHED_RR" | "SCHED_DEADLINE") => Ok(p),
         other => Err(format!(
             "{at}: unknown policy '{other}'; rt-app knows SCHED_OTHER, SCHED_FIFO, SCHED_RR, SCHED_IDLE and SCHED_DEADLINE"
         )),
@@ -400,8 +397,12 @@ fn priority(at: &str, value: &Json) -> Result<i64, String> {
 
 /// The class and nice value of rt-app `policy` at `priority`: a nice value for SCHED_OTHER
 /// (default 0), a `sched_priority` for the real-time policies (default 10): rt-app.h's
-/// DEFAULT_THREAD_NICE and DEFAULT_THREAD_PRIORITY.
+/// DEFAULT_THREAD_NICE and DEFAULT_THREAD_PRIORITY. SCHED_IDLE's priority is not applied
+/// (rt-app sets the nice value of SCHED_OTHER and SCHED_BATCH only, `_set_thread_cfs`).
 fn sched_class(at: &str, policy: &str, priority: Option<i64>) -> Result<(SchedClass, Option<i32>), String> {
+    if policy == "SCHED_IDLE" {
+        return Ok((SchedClass::Idle, None));
+    }
     if policy != "SCHED_OTHER" {
         return Ok((SchedClass::parse(at, policy, Some(priority.unwrap_or(10)))?, None));
     }
@@ -409,6 +410,20 @@ fn sched_class(at: &str, policy: &str, priority: Option<i64>) -> Result<(SchedCl
         nice @ -20..=19 => Ok((SchedClass::Normal, Some(nice as i32))),
         nice => Err(format!("{at}: a SCHED_OTHER priority is a nice value within -20..=19, got {nice}")),
     }
+}
+
+/// A SCHED_DEADLINE task's attributes from rt-app's `dl-runtime`, `dl-period` and `dl-deadline`
+/// (µs; `parse_sched_data`: the period defaults to the runtime, the deadline to the period), as
+/// `sched_setattr` checks them; its `priority` must be 0 (`__sched_setscheduler` refuses a
+/// `sched_priority` for a non-RT policy).
+fn dl_class(at: &str, dl: [Option<u64>; 3], priority: Option<i64>) -> Result<SchedClass, String> {
+    if priority.is_some_and(|p| p != 0) {
+        return Err(format!("{at}: a SCHED_DEADLINE task's priority must be 0 (sched_setattr refuses others)"));
+    }
+    let runtime_us = dl[0].unwrap_or(0);
+    let period_us = dl[1].unwrap_or(runtime_us);
+    let deadline_us = dl[2].unwrap_or(period_us);
+    Ok(SchedClass::Deadline(crate::workload::DlParams::from_us(at, runtime_us, Some(deadline_us), Some(period_us))?))
 }
 
 /// rt-app's `taskgroup` (src/rt-app_parse_config.c `parse_taskgroup_data`,
@@ -432,7 +447,8 @@ fn taskgroup(at: &str, value: &Json, names: &mut BTreeSet<String>) -> Result<Opt
 }
 
 /// rt-app's `check_taskgroup_policy_dep`: walking the phases in order (the first thread loop),
-/// a thread in a taskgroup must be SCHED_OTHER whenever it is in one (rt-app exits otherwise).
+/// a thread in a taskgroup must be SCHED_OTHER or SCHED_IDLE whenever it is in one (rt-app exits
+/// otherwise).
 /// `phases`: where each is, the policy it sets and the group it names.
 fn check_taskgroup_policy<'p>(
     task: (&str, &'p str, bool),
@@ -441,16 +457,18 @@ fn check_taskgroup_policy<'p>(
     let (at_task, mut policy, mut grouped) = task;
     let refuse = |at: &str, policy: &str| {
         Err(format!(
-            "{at}: rt-app has no taskgroup support for {policy} (only SCHED_OTHER tasks may be in a taskgroup)"
+            "{at}: rt-app has no taskgroup support for {policy} (only SCHED_OTHER and SCHED_IDLE tasks may be in a \
+             taskgroup)"
         ))
     };
-    if grouped && policy != "SCHED_OTHER" {
+    let fair = |policy: &str| matches!(policy, "SCHED_OTHER" | "SCHED_IDLE");
+    if grouped && !fair(policy) {
         return refuse(at_task, policy);
     }
     for (at, own_policy, names_group) in phases {
         policy = own_policy.unwrap_or(policy);
         grouped |= names_group;
-        if grouped && policy != "SCHED_OTHER" {
+        if grouped && !fair(policy) {
             return refuse(at, policy);
         }
     }
@@ -639,6 +657,7 @@ fn task(
     let mut phases_json = None;
     let mut events = Vec::new();
     let mut clamp = (0, crate::workload::UTIL_CLAMP_SCALE);
+    let mut dl = [None; 3];
     for (key, value) in object(at, body)? {
         let at_key = format!("{at}.{key}");
         match key.as_str() {
@@ -656,14 +675,24 @@ fn task(
             "util_max" => clamp.1 = whole(&at_key, value, 0.0, 1024.0)? as u32,
             "nodes_membind" => nodes_membind(&at_key, value)?,
             "taskgroup" => task_group = taskgroup(&at_key, value, taskgroups)?,
-            "dl-runtime" | "dl-period" | "dl-deadline" => {
-                return Err(format!("{at_key}: not supported yet (no SCHED_DEADLINE)"))
-            }
+            "dl-runtime" => dl[0] = Some(whole(&at_key, value, 0.0, MAX_PHASE_US)? as u64),
+            "dl-period" => dl[1] = Some(whole(&at_key, value, 0.0, MAX_PHASE_US)? as u64),
+            "dl-deadline" => dl[2] = Some(whole(&at_key, value, 0.0, MAX_PHASE_US)? as u64),
             k if event_of(k).is_some() => events.push((key.as_str(), value)),
             _ => return Err(format!("{at_key}: unknown or unsupported task key")),
         }
     }
-    let (class, nice) = sched_class(at, task_policy, task_priority)?;
+    let deadline = task_policy == "SCHED_DEADLINE";
+    let (class, nice) = if deadline {
+        (dl_class(at, dl, task_priority)?, None)
+    } else if dl.iter().any(Option::is_some) {
+        return Err(format!(
+            "{at}: dl-runtime, dl-period and dl-deadline belong to SCHED_DEADLINE (Linux 6.12's CFS slice is not \
+             modelled)"
+        ));
+    } else {
+        sched_class(at, task_policy, task_priority)?
+    };
     let mut out = Unrolled {
         at,
         task: name,
@@ -719,6 +748,21 @@ fn task(
                         k if event_of(k).is_some() => phase_events.push((key.as_str(), value)),
                         _ => return Err(format!("{at_key}: unknown or unsupported phase key")),
                     }
+                }
+                // hetlab's SCHED_DEADLINE is a task's from its start to its end, on every CPU
+                if phase_policy == Some("SCHED_DEADLINE")
+                    || (deadline && phase_policy.or(phase_priority.map(|_| "")).is_some())
+                {
+                    return Err(format!(
+                        "{at_phase}: a phase that changes a SCHED_DEADLINE task's policy is not supported; give \
+                         SCHED_DEADLINE to the task"
+                    ));
+                }
+                if deadline && attr.cpus.is_some() {
+                    return Err(format!(
+                        "{at_phase}: a SCHED_DEADLINE task's CPUs cannot change (sched_setaffinity fails with EBUSY \
+                         unless they span the root domain); remove its cpus"
+                    ));
                 }
                 parsed.push((at_phase, loops, attr, phase_events));
                 policies.push((phase_policy, phase_priority));
@@ -1327,13 +1371,49 @@ mod tests {
     }
 
     #[test]
+    fn sched_idle_is_a_cfs_policy_rt_app_may_put_in_a_taskgroup() {
+        let doc = r#"{"tasks": {"t": {"policy": "SCHED_IDLE", "priority": 5, "taskgroup": "/bg", "run": 100},
+            "u": {"phases": {"a": {"run": 1}, "b": {"policy": "SCHED_IDLE", "taskgroup": "/bg", "run": 1}}}}}"#;
+        let w = from_rtapp_json("t.json", doc).unwrap();
+        // rt-app sets no nice value for SCHED_IDLE: the priority stays unapplied
+        assert_eq!((w.tasks[0].class, w.tasks[0].nice), (SchedClass::Idle, 0));
+        let PhaseKind::SetSched(attr) = &w.tasks[1].phases[2].kind else { panic!("{:?}", w.tasks[1].phases) };
+        assert_eq!((attr.class, attr.nice), (Some(SchedClass::Idle), None));
+    }
+
+    #[test]
     fn what_is_not_supported_is_a_one_line_error_naming_it() {
         let cases = [
             (r#"{"tasks": {"t": {"memrun": 10}}}"#, "tasks.t.memrun must be an object"),
             (r#"{"tasks": {"t": {"memrun": {"type": "chase", "size": 64, "count": 1}}}}"#, "at least 2 x stride"),
             (r#"{"tasks": {"t": {"loop": 1, "fork": "x"}}}"#, "fork names 'x', which is not a task"),
             (r#"{"tasks": {"t": {"fork": "u"}, "u": {"instance": 0, "run": 1}}}"#, "loops forever is not supported"),
-            (r#"{"tasks": {"t": {"dl-runtime": 5, "run": 1}}}"#, "tasks.t.dl-runtime: not supported yet"),
+            (r#"{"tasks": {"t": {"dl-runtime": 5, "run": 1}}}"#, "tasks.t: dl-runtime, dl-period and dl-deadline belong to"),
+            (r#"{"tasks": {"t": {"policy": "SCHED_DEADLINE", "run": 1}}}"#, "runtime of 0 µs is below the kernel's"),
+            (
+                r#"{"tasks": {"t": {"policy": "SCHED_DEADLINE", "dl-runtime": 300, "dl-period": 200, "run": 1}}}"#,
+                "runtime <= deadline <= period, got 300 / 200 / 200 µs",
+            ),
+            (
+                r#"{"tasks": {"t": {"policy": "SCHED_DEADLINE", "dl-runtime": 30, "dl-period": 50, "run": 1}}}"#,
+                "period of 50 µs is outside 100..=4194304 µs",
+            ),
+            (
+                r#"{"tasks": {"t": {"policy": "SCHED_DEADLINE", "priority": 3, "dl-runtime": 300, "run": 1}}}"#,
+                "tasks.t: a SCHED_DEADLINE task's priority must be 0",
+            ),
+            (
+                r#"{"tasks": {"t": {"policy": "SCHED_DEADLINE", "dl-runtime": 300, "phases": {"p": {"priority": 5, "run": 1}}}}}"#,
+                "tasks.t.phases.p: a phase that changes a SCHED_DEADLINE task's policy",
+            ),
+            (
+                r#"{"tasks": {"t": {"phases": {"p": {"policy": "SCHED_DEADLINE", "run": 1}}}}}"#,
+                "tasks.t.phases.p: a phase that changes a SCHED_DEADLINE task's policy",
+            ),
+            (
+                r#"{"tasks": {"t": {"policy": "SCHED_DEADLINE", "dl-runtime": 300, "phases": {"p": {"cpus": [1], "run": 1}}}}}"#,
+                "tasks.t.phases.p: a SCHED_DEADLINE task's CPUs cannot change",
+            ),
             (r#"{"tasks": {"t": {"taskgroup": "a", "run": 1}}}"#, "tasks.t.taskgroup: taskgroup 'a' must start with /"),
             (r#"{"tasks": {"t": {"taskgroup": "/a/../b", "run": 1}}}"#, "has the component '..'"),
             (r#"{"tasks": {"t": {"taskgroup": 3, "run": 1}}}"#, "tasks.t.taskgroup must be a string"),
@@ -1352,7 +1432,6 @@ mod tests {
                 "tasks.t.phases.b: util_min 600 above util_max 500",
             ),
             (r#"{"tasks": {"t": {"util_min": 600, "util_max": 500, "run": 1}}}"#, "min <= max"),
-            (r#"{"tasks": {"t": {"policy": "SCHED_DEADLINE", "run": 1}}}"#, "SCHED_DEADLINE is not supported yet"),
             (r#"{"tasks": {"t": {"policy": "SCHED_BATCH", "run": 1}}}"#, "unknown policy 'SCHED_BATCH'"),
             (r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "priority": 0, "run": 1}}}"#, "within 1..=99, got 0"),
             (r#"{"tasks": {"t": {"priority": 50, "run": 1}}}"#, "nice value within -20..=19, got 50"),

@@ -262,20 +262,75 @@ impl Phase {
 }
 
 /// A thread's scheduling class (`sched_setscheduler`'s policy): CFS (SCHED_OTHER, weighted by
-/// its nice value), or real-time (`sched::rt`) with its `sched_priority`, 1..=99.
+/// its nice value; SCHED_IDLE, at the lowest weight), or real-time (`sched::rt`) with its
+/// `sched_priority`, 1..=99.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SchedClass {
     #[default]
     Normal,
+    /// SCHED_IDLE: a CFS task of weight `WEIGHT_IDLEPRIO` whatever its nice value, which never
+    /// preempts a normal task at wake-up and is preempted by any (`sched::cfs`).
+    Idle,
     Fifo(u8),
     RoundRobin(u8),
+    /// SCHED_DEADLINE (`sched::deadline`): a constant bandwidth server scheduled by earliest
+    /// deadline first, above the real-time class.
+    Deadline(DlParams),
+}
+
+/// A SCHED_DEADLINE task's `sched_attr`: it may run `runtime_ns` within `deadline_ns` of the
+/// start of each `period_ns`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DlParams {
+    pub runtime_ns: u64,
+    pub deadline_ns: u64,
+    pub period_ns: u64,
+}
+
+/// `sysctl_sched_dl_period_min` and `_max` (kernel/sched/deadline.c, 5.10.y): 100 µs and 2^22 µs
+/// (about 4.2 s).
+pub const DL_PERIOD_MIN_US: u64 = 100;
+pub const DL_PERIOD_MAX_US: u64 = 1 << 22;
+
+impl DlParams {
+    /// The attributes from µs (`deadline_us` defaults to the period, `period_us` to the
+    /// deadline), checked as `__checkparam_dl` checks them; `at` names them in errors.
+    pub fn from_us(
+        at: &str,
+        runtime_us: u64,
+        deadline_us: Option<u64>,
+        period_us: Option<u64>,
+    ) -> Result<DlParams, String> {
+        let Some(deadline_us) = deadline_us.or(period_us) else {
+            return Err(format!("{at}: SCHED_DEADLINE needs its deadline or period (µs)"));
+        };
+        let period_us = period_us.unwrap_or(deadline_us);
+        // `DL_SCALE`: the kernel truncates 10 bits of runtime, so it must be at least 1024 ns
+        if runtime_us < 2 {
+            return Err(format!("{at}: a SCHED_DEADLINE runtime of {runtime_us} µs is below the kernel's 1.024 µs"));
+        }
+        if !(runtime_us <= deadline_us && deadline_us <= period_us) {
+            return Err(format!(
+                "{at}: SCHED_DEADLINE needs runtime <= deadline <= period, got {runtime_us} / {deadline_us} / \
+                 {period_us} µs"
+            ));
+        }
+        if !(DL_PERIOD_MIN_US..=DL_PERIOD_MAX_US).contains(&period_us) {
+            return Err(format!(
+                "{at}: a SCHED_DEADLINE period of {period_us} µs is outside {DL_PERIOD_MIN_US}..={DL_PERIOD_MAX_US} µs \
+                 (sched_dl_period_min_us/max_us)"
+            ));
+        }
+        let ns = |us: u64| us * 1000;
+        Ok(DlParams { runtime_ns: ns(runtime_us), deadline_ns: ns(deadline_us), period_ns: ns(period_us) })
+    }
 }
 
 impl SchedClass {
     /// `MAX_RT_PRIO - 1`: the highest `sched_priority`.
     pub const MAX_RT_PRIORITY: u8 = 99;
 
-    /// The class of policy `name` (`normal`/`other`, `fifo`, `rr`, any case, an optional
+    /// The class of policy `name` (`normal`/`other`, `idle`, `fifo`, `rr`, any case, an optional
     /// `SCHED_` prefix) at `priority` (its `sched_priority`; ignored for CFS); `at` names it
     /// in errors.
     pub fn parse(at: &str, name: &str, priority: Option<i64>) -> Result<SchedClass, String> {
@@ -287,26 +342,51 @@ impl SchedClass {
         };
         match upper.strip_prefix("SCHED_").unwrap_or(&upper) {
             "OTHER" | "NORMAL" => Ok(SchedClass::Normal),
+            "IDLE" => Ok(SchedClass::Idle),
             "FIFO" => rt(SchedClass::Fifo),
             "RR" => rt(SchedClass::RoundRobin),
-            _ => Err(format!("{at}: unknown policy '{name}'; give SCHED_OTHER, SCHED_FIFO or SCHED_RR")),
+            "DEADLINE" => Err(format!("{at}: SCHED_DEADLINE takes its runtime, deadline and period, not a priority")),
+            _ => Err(format!(
+                "{at}: unknown policy '{name}'; give SCHED_OTHER, SCHED_IDLE, SCHED_FIFO, SCHED_RR or SCHED_DEADLINE"
+            )),
+        }
+    }
+
+    /// Whether policy `name` (as [`parse`](Self::parse) reads it) is SCHED_DEADLINE.
+    pub fn names_deadline(name: &str) -> bool {
+        let upper = name.to_ascii_uppercase();
+        upper.strip_prefix("SCHED_").unwrap_or(&upper) == "DEADLINE"
+    }
+
+    /// A SCHED_DEADLINE task's attributes.
+    pub fn dl(self) -> Option<DlParams> {
+        match self {
+            SchedClass::Deadline(p) => Some(p),
+            _ => None,
         }
     }
 
     /// The `sched_priority` of a real-time class.
     pub fn rt_priority(self) -> Option<u8> {
         match self {
-            SchedClass::Normal => None,
+            SchedClass::Normal | SchedClass::Idle | SchedClass::Deadline(_) => None,
             SchedClass::Fifo(p) | SchedClass::RoundRobin(p) => Some(p),
         }
     }
 
-    /// The kernel's `prio` as the scheduler's tracepoints print it: 120 + nice for CFS,
-    /// `MAX_RT_PRIO - 1 - sched_priority` for real time.
+    /// A CFS policy (`fair_policy`: SCHED_OTHER or SCHED_IDLE).
+    pub fn is_fair(self) -> bool {
+        matches!(self, SchedClass::Normal | SchedClass::Idle)
+    }
+
+    /// The kernel's `prio` as the scheduler's tracepoints print it: 120 + nice for CFS (SCHED_IDLE
+    /// too: its nice value stays its static priority), `MAX_RT_PRIO - 1 - sched_priority` for
+    /// real time, -1 for SCHED_DEADLINE (`MAX_DL_PRIO - 1`).
     pub fn kernel_prio(self, nice: i32) -> i32 {
-        match self.rt_priority() {
-            Some(p) => i32::from(Self::MAX_RT_PRIORITY - p),
-            None => 120 + nice,
+        match (self, self.rt_priority()) {
+            (SchedClass::Deadline(_), _) => -1,
+            (_, Some(p)) => i32::from(Self::MAX_RT_PRIORITY - p),
+            (_, None) => 120 + nice,
         }
     }
 }
@@ -502,9 +582,14 @@ struct TaskFile {
     /// Utilisation clamps, 0..=1024 (`sched::uclamp`).
     util_min: Option<u32>,
     util_max: Option<u32>,
-    /// `normal` (CFS, the default), `fifo` or `rr` (real time, at `rt_priority` 1..=99).
+    /// `normal` (CFS, the default), `idle` (SCHED_IDLE), `fifo` or `rr` (real time, at
+    /// `rt_priority` 1..=99), `deadline` (with the `dl_*_us` keys).
     policy: Option<String>,
     rt_priority: Option<i64>,
+    /// SCHED_DEADLINE's `sched_attr` (with `policy = "deadline"`), µs.
+    dl_runtime_us: Option<u64>,
+    dl_deadline_us: Option<u64>,
+    dl_period_us: Option<u64>,
     /// Its threads' task group (a cgroup path, e.g. `/background`).
     taskgroup: Option<String>,
     phases: Vec<PhaseFile>,
@@ -825,6 +910,18 @@ impl Workload {
                 rtapp: None,
                 uclamp: UtilClamp::new(&at, t.util_min.unwrap_or(0), t.util_max.unwrap_or(UTIL_CLAMP_SCALE))?,
                 class: match (&t.policy, t.rt_priority) {
+                    (Some(policy), None) if SchedClass::names_deadline(policy) => {
+                        let Some(runtime_us) = t.dl_runtime_us else {
+                            return Err(format!("{at}: policy = \"deadline\" needs dl_runtime_us"));
+                        };
+                        SchedClass::Deadline(DlParams::from_us(&at, runtime_us, t.dl_deadline_us, t.dl_period_us)?)
+                    }
+                    _ if t.dl_runtime_us.is_some() || t.dl_deadline_us.is_some() || t.dl_period_us.is_some() => {
+                        return Err(format!(
+                            "{at}: dl_runtime_us, dl_deadline_us and dl_period_us belong to policy = \"deadline\" (without \
+                             rt_priority)"
+                        ))
+                    }
                     (Some(policy), priority) => SchedClass::parse(&format!("{at}.policy"), policy, priority)?,
                     (None, None) => SchedClass::Normal,
                     (None, Some(_)) => {

@@ -7,7 +7,8 @@
 //!
 //! Map: `config` (what a run is asked), `setup` (building it), `state` (threads, CPUs,
 //! policies, clusters), this file (the loop), `threads` (phases, wake-ups, context switches,
-//! migration), `rt` (the RT class: push, RR turns, throttling and its period timer), `sync`
+//! migration), `rt` (the RT class: push, RR turns, throttling and its period timer),
+//! `deadline` (SCHED_DEADLINE: servers, throttling and replenishment, push and pull), `sync`
 //! (named objects threads wait on: rt-app's conditions, mutexes, semaphores, barriers,
 //! timers), `timers` (sleep timers), `idle` (cpuidle), `dvfs` (frequency requests, thermal
 //! caps), `cpumap` and `switcher` (logical CPUs on physical cores, big.LITTLE switches),
@@ -19,6 +20,7 @@
 
 mod config;
 mod cpumap;
+mod deadline;
 mod dvfs;
 mod idle;
 mod integrate;
@@ -97,6 +99,10 @@ struct Sched {
     rt_bandwidth: crate::sched::rt::Bandwidth,
     /// The RT period timer's next expiry, µs (infinite while no RT work is about).
     rt_period_next_us: f64,
+    /// SCHED_DEADLINE's timers: (expiry ns, thread, which).
+    dl_timers: std::collections::BTreeSet<(u64, usize, deadline::DlTimer)>,
+    /// Some thread is SCHED_DEADLINE (schedutil adds DL bandwidth, DL time is tracked).
+    dl_used: bool,
     /// The CPUs the workload's threads may be given (online, within `--cluster`).
     user_cpus: CpuMask,
     /// The task groups, their run queues on each CPU, and each thread's group.
@@ -387,7 +393,8 @@ impl<'a> Engine<'a> {
             .min(hw.dram.next_noise_us)
             .min(hw.next_thermal_us)
             .min(hw.sensors.next_reading_us)
-            .min(self.sched.rt_period_next_us);
+            .min(self.sched.rt_period_next_us)
+            .min(self.next_dl_timer_us());
         for policy in &self.policies {
             // An idle policy samples at its next wake-up instead (see `handle_events`).
             if policy.busy_cpus > 0 {
@@ -499,6 +506,7 @@ impl<'a> Engine<'a> {
         if self.sched.rt_period_next_us <= now + EPS_US {
             self.rt_period_timer();
         }
+        self.dl_timers_due();
         if self.hw.dram.next_noise_us <= now + EPS_US {
             self.hw.dram.noise = (self.platform.noise.dram_latency_sigma * normal_sample(&mut self.rng)).exp();
             self.dirty = true;
@@ -556,7 +564,10 @@ impl<'a> Engine<'a> {
             || self.rcu.rcu.active()
             || !self.rcu.pending_wakes.is_empty()
             || self.sched.rqs.iter().any(|rq| {
-                (rq.cfs_curr().is_some() && !rq.queue.is_empty()) || !rq.rt.is_empty() || rq.rt.running.is_some()
+                (rq.cfs_curr().is_some() && !rq.queue.is_empty())
+                    || !rq.rt.is_empty()
+                    || rq.rt.running.is_some()
+                    || rq.dl.running.is_some()
             });
         if !needed {
             return f64::INFINITY;

@@ -5,7 +5,7 @@
 
 use super::state::ThreadState;
 use super::Engine;
-use crate::sched::rt;
+use crate::sched::{rt, ClassKind};
 use crate::trace::PrevState;
 
 impl Engine<'_> {
@@ -42,7 +42,9 @@ impl Engine<'_> {
         }
         self.rt_queue_tail(cpu, t);
         let priority = self.sched.entities[t].class.rt_priority();
-        if !throttled && curr.is_some_and(|c| self.sched.entities[c].class.rt_priority() < priority) {
+        let e = &self.sched.entities;
+        // never a DL task
+        if !throttled && curr.is_some_and(|c| !e[c].is_dl() && e[c].class.rt_priority() < priority) {
             self.resched(cpu);
         } else if push {
             self.push_rt(cpu);
@@ -105,7 +107,7 @@ impl Engine<'_> {
         let priority = se.class.rt_priority().expect("an RT task");
         self.sched.rqs[cpu].rt.insert(t, priority, se.rt_arrival);
         self.threads[t].state = ThreadState::Runnable;
-        self.reschedule(cpu, (self.threads[t].tid, PrevState::Runnable), true);
+        self.reschedule(cpu, (self.threads[t].tid, PrevState::Runnable), ClassKind::Rt);
         true
     }
 

@@ -177,7 +177,7 @@ impl<'a> Engine<'a> {
                     allowed,
                     cpu: allowed.first().expect("not empty"),
                     nice: task.nice,
-                    weight: cfs::weight_of(task.nice),
+                    weight: cfs::weight_for(task.class, task.nice),
                     vruntime: 0.0,
                     exec_start_us: f64::NEG_INFINITY,
                     kernel,
@@ -187,6 +187,7 @@ impl<'a> Engine<'a> {
                     class: task.class,
                     rt_arrival: 0,
                     rr_slice_left_ticks: rr_slice_ticks,
+                    dl: Default::default(),
                     avg: if kernel { SchedAvg::default() } else { SchedAvg::new_task(0) },
                 });
             }
@@ -315,6 +316,15 @@ impl<'a> Engine<'a> {
             .collect();
         let rt_bandwidth =
             crate::sched::rt::Bandwidth::from_sysctls(&config.sched_tunables, placement.rt_runtime_share())?;
+        let dl_used = check_deadline(
+            &tasks,
+            &threads,
+            &entities,
+            user_cpus,
+            &cluster_of.iter().map(|&c| platform.cpu_capacity(c)).collect::<Vec<_>>(),
+            rt_bandwidth,
+            placement.as_ref(),
+        )?;
         let groups = build_groups(workload, &tasks, &threads, ncpus, placement.kernel(), config.trace);
         let sched = Sched {
             groups,
@@ -334,6 +344,8 @@ impl<'a> Engine<'a> {
             rt_fitness: placement.rt_capacity_fitness(),
             rt_bandwidth,
             rt_period_next_us: f64::INFINITY,
+            dl_timers: Default::default(),
+            dl_used,
             placement,
             rqs: online
                 .iter()
@@ -504,6 +516,66 @@ fn build_groups(
 }
 
 /// A phase's allowed CPUs (`PhaseKind::SetSched`) must exist and leave one the run may use.
+/// SCHED_DEADLINE's checks at each DL thread's `sched_setattr` (its start): the placement's
+/// kernel has the class (3.14+), the thread's affinity spans the root domain (the workload's
+/// CPUs; `__sched_setscheduler`: EPERM otherwise) and its bandwidth is admitted
+/// (`sched::deadline::admit`). True if any thread is SCHED_DEADLINE.
+fn check_deadline(
+    tasks: &[Task],
+    threads: &[Thread],
+    entities: &[SchedEntity],
+    root_domain: CpuMask,
+    capacity: &[u32],
+    rt: crate::sched::rt::Bandwidth,
+    placement: &dyn Placement,
+) -> Result<bool, String> {
+    use crate::sched::deadline;
+    let dl: Vec<usize> = (0..threads.len()).filter(|&t| entities[t].is_dl()).collect();
+    let Some(&first) = dl.first() else { return Ok(false) };
+    let name = |t: usize| &tasks[threads[t].task].name;
+    if placement.kernel() == crate::sched::Kernel::V3_10 {
+        return Err(format!(
+            "task '{}': SCHED_DEADLINE needs Linux 3.14+ and the '{}' scheduler models Linux 3.10; use --scheduler eas \
+             (Linux 5.10)",
+            name(first),
+            placement.name()
+        ));
+    }
+    if let Some(&t) = dl.iter().find(|&&t| entities[t].allowed != root_domain) {
+        return Err(format!(
+            "task '{}': a SCHED_DEADLINE task's affinity must span its root domain (cpus {:?}; sched_setattr fails with \
+             EPERM otherwise); remove its affinity",
+            name(t),
+            root_domain.iter().collect::<Vec<_>>()
+        ));
+    }
+    // `dl_bw_capacity` (5.10): the CPUs' capacities when they differ, else 1024 each
+    let caps: Vec<u64> = root_domain.iter().map(|c| u64::from(capacity[c])).collect();
+    let asym = caps.iter().any(|&c| c != caps[0]);
+    let total_capacity = if asym { caps.iter().sum() } else { 1024 * caps.len() as u64 };
+    let to_ns = |us: f64| (us * 1000.0).round() as u64;
+    let bw_max = (rt.runtime_us < rt.period_us).then(|| deadline::to_ratio(to_ns(rt.period_us), to_ns(rt.runtime_us)));
+    let bws: Vec<u64> = dl
+        .iter()
+        .map(|&t| {
+            let p = entities[t].class.dl().expect("DL");
+            deadline::to_ratio(p.period_ns, p.runtime_ns)
+        })
+        .collect();
+    if let Err((i, total)) = deadline::admit(&bws, bw_max, total_capacity) {
+        let scale = (1u64 << deadline::BW_SHIFT) as f64;
+        let limit = bw_max.map_or(0.0, |b| b as f64 / scale) * total_capacity as f64 / 1024.0;
+        return Err(format!(
+            "task '{}': SCHED_DEADLINE admission refused (sched_setattr: EBUSY): its threads' bandwidths would sum to \
+             {:.3} CPUs, over {limit:.3} (sched_rt_runtime_us/sched_rt_period_us of the root domain's capacity \
+             {total_capacity}); lower a runtime or lengthen a period",
+            name(dl[i]),
+            total as f64 / scale,
+        ));
+    }
+    Ok(true)
+}
+
 fn check_phase_affinity(task: &Task, ncpus: usize, user_cpus: CpuMask) -> Result<(), String> {
     for phase in &task.phases {
         let PhaseKind::SetSched(SchedAttr { cpus: Some(cpus), .. }) = &phase.kind else { continue };

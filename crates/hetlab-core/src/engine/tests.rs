@@ -350,6 +350,43 @@ fn cfs_shares_a_cpu_by_weight() {
 }
 
 #[test]
+fn a_sched_idle_task_gets_its_weight_of_3_and_the_cpu_when_it_is_otherwise_idle() {
+    use crate::workload::SchedClass;
+    let p = exynos();
+    // a nice-0 hog and a SCHED_IDLE hog on CPU 4 for 10 s: 1024/(1024+3) = 99.71 % to the
+    // first. HZ 200: the idle task runs one 5 ms tick per turn, which puts it 5·1024/3 =
+    // 1707 ms ahead in vruntime, so it gets 5 or 6 turns (25-30 ms) in 10 s.
+    let mut w = sharing(&[0, -20]);
+    w.tasks[1].class = SchedClass::Idle; // its nice value does not matter
+    let t = cpu_times(&p, &w, 10.0);
+    let share = t[0] / (t[0] + t[1]);
+    assert!((share - 1024.0 / 1027.0).abs() < 0.0006, "{t:?}: {share}");
+    assert!(t[1] > 0.02, "{t:?}");
+    // beside a task that runs 2 ms of each 10 ms (rt-app-like periodic), it takes the rest,
+    // and the periodic one is never kept waiting: it preempts at each release
+    let mut w = sharing(&[0]);
+    w.tasks[0].class = SchedClass::Idle;
+    w.tasks.push(crate::workload::Task {
+        name: "periodic".into(),
+        phases: vec![Phase {
+            kind: PhaseKind::Periodic { run_us: 2000.0, period_us: 10_000, count: 50 },
+            ..compute_phase(0.0)
+        }],
+        ..w.tasks[0].clone()
+    });
+    w.tasks[1].class = SchedClass::Normal;
+    let mut c = config(&p, "performance", None, &[]);
+    c.time_limit_s = 1.0;
+    let r = simulate(&p, &w, c).unwrap();
+    let (idle, periodic) = (r.threads[0].cpu_time_s, &r.threads[1]);
+    // 50 jobs of 2 ms from a random start within the first period: done 0.492 s after it, the
+    // rest of the second the idle task's
+    assert!(periodic.finish_s > 0.4919 && periodic.finish_s < 0.5021, "{periodic:?}");
+    assert!((periodic.cpu_time_s - 0.1).abs() < 0.0005, "{periodic:?}");
+    assert!((idle - 0.9).abs() < 0.001, "{idle}");
+}
+
+#[test]
 fn a_waking_sleeper_preempts_a_cpu_hog() {
     // a hog on CPU 4, and a task that sleeps 50 ms then runs 0.1 ms: woken far behind in
     // vruntime, it preempts the hog at once (wake-up preemption) instead of waiting a turn
@@ -778,4 +815,188 @@ fn a_fifo_hog_is_throttled_to_950_ms_a_second_in_5_10_and_borrows_runtime_in_3_1
     let r = rt_hog(SchedPolicy::Eas, "schedutil", &[("sched_rt_runtime_us", 5e5)]);
     let rt_s = thread(&r, "rt").finish_s;
     assert!(r.rt_throttles >= 3 && rt_s > 3.0, "{} throttles, done at {rt_s} s", r.rt_throttles);
+}
+
+/// An rt-app run under EAS (Linux 5.10, schedutil) on `platform`, its threads on `cluster` if
+/// given (the root domain).
+fn dl_run(platform: &str, doc: &str, cluster: Option<&str>) -> Result<RunResult, String> {
+    let p = Platform::builtin(platform).unwrap();
+    let w = crate::rtapp::from_rtapp_json("dl.json", doc)?;
+    let mut c = config(&p, "schedutil", cluster, &[]);
+    c.scheduler = SchedPolicy::Eas;
+    c.trace = true;
+    simulate(&p, &w, c)
+}
+
+#[test]
+fn a_deadline_server_gets_its_runtime_per_period_whatever_it_asks() {
+    // linsched-2b2l's big cluster: 2 CPUs of capacity 1024 at one OPP (runtime unscaled), HZ
+    // 1000. A task allowed 3 ms of each 10 ms that wants 5 ms each 10 ms: throttled at the tick
+    // after its budget runs out (overruns are paid back), so 3 ms a period: 300 ms in 1 s
+    let doc = r#"{"global": {"duration": 1, "calibration": "CPU2"}, "tasks": {"dl": {"policy": "SCHED_DEADLINE",
+        "dl-runtime": 3000, "dl-period": 10000, "run": 5000, "timer": {"ref": "t", "period": 10000}}}}"#;
+    let r = dl_run("linsched-2b2l", doc, Some("big")).unwrap();
+    let dl = thread(&r, "dl");
+    assert!((dl.cpu_time_s - 0.3).abs() < 0.0015, "{}", dl.cpu_time_s);
+    // the throttles: preempted at prio -1 by the idle task, 3 ms into each period (it starts
+    // at 0, on a tick)
+    let text = trace_text(&r);
+    let throttles = text.lines().filter(|l| l.contains("prev_prio=-1 prev_state=R+ ==> next_comm=swapper")).count();
+    assert!(text.contains("     0.013000: sched_switch:         prev_comm=dl-0"), "throttled at 13 ms");
+    assert!((98..=101).contains(&throttles), "{throttles}");
+    // as SCHED_OTHER alone on its CPU it would run its 5 ms each period
+    let r = dl_run(
+        "linsched-2b2l",
+        &doc.replace("SCHED_DEADLINE", "SCHED_OTHER").replace(r#""dl-runtime": 3000, "dl-period": 10000,"#, ""),
+        Some("big"),
+    )
+    .unwrap();
+    assert!((thread(&r, "dl").cpu_time_s - 0.5).abs() < 0.006);
+}
+
+#[test]
+fn the_earliest_deadlines_run_first_on_two_cpus() {
+    // four DL tasks of 5 ms (runtime 6 ms of 100 ms), deadlines 40, 30, 20 and 10 ms, forked in
+    // that order at once on 2 CPUs: global EDF runs the 10 and 20 first (done at 5 ms), then 30
+    // and 40 (done at 10 ms); forked in that order, FIFO would have run the 40 and 30 first
+    let task = |d: u32| {
+        format!(
+            r#""d{d}": {{"policy": "SCHED_DEADLINE", "dl-runtime": 6000, "dl-deadline": {}, "dl-period": 100000,
+                "loop": 1, "run": 5000}}"#,
+            d * 1000
+        )
+    };
+    let doc = format!(
+        r#"{{"global": {{"calibration": "CPU2"}}, "tasks": {{ {}, {}, {}, {} }}}}"#,
+        task(40),
+        task(30),
+        task(20),
+        task(10)
+    );
+    let r = dl_run("linsched-2b2l", &doc, Some("big")).unwrap();
+    let finish = |name: &str| thread(&r, name).finish_s;
+    for (name, want) in [("d10", 0.005), ("d20", 0.005), ("d30", 0.010), ("d40", 0.010)] {
+        assert!((finish(name) - want).abs() < 3e-4, "{name} done at {} s", finish(name));
+    }
+    // three tasks of 6 ms each period on 2 CPUs (1.8 of the 1.9 admitted): global EDF serves
+    // all three, 6 ms every 10 ms each, over 1 s
+    let doc = r#"{"global": {"duration": 1, "calibration": "CPU2"}, "tasks": {"t": {"instance": 3,
+        "policy": "SCHED_DEADLINE", "dl-runtime": 6000, "dl-period": 10000, "run": 6000,
+        "timer": {"ref": "unique", "period": 10000}}}}"#;
+    let r = dl_run("linsched-2b2l", doc, Some("big")).unwrap();
+    for t in r.threads.iter().filter(|t| t.name.starts_with("t-")) {
+        assert!((t.cpu_time_s - 0.6).abs() < 0.012, "{}: {} s", t.name, t.cpu_time_s);
+        assert!(t.migrations > 10, "{}: {} migrations: global, not partitioned", t.name, t.migrations);
+    }
+}
+
+#[test]
+fn deadline_tasks_preempt_rt_and_cfs_at_once() {
+    // CPU 2 runs a FIFO 99 hog, CPU 3 a CFS hog; two DL tasks wake at 10 ms for 5 ms each:
+    // each preempts one of them at once and is done at 15 ms
+    let doc = r#"{"global": {"calibration": "CPU2"}, "tasks": {
+        "rt": {"cpus": [2], "policy": "SCHED_FIFO", "priority": 99, "loop": 1, "run": 50000},
+        "cfs": {"cpus": [3], "loop": 1, "run": 50000},
+        "dl": {"instance": 2, "policy": "SCHED_DEADLINE", "dl-runtime": 6000, "dl-period": 20000, "loop": 1,
+               "delay": 10000, "run": 5000}}}"#;
+    let r = dl_run("linsched-2b2l", doc, Some("big")).unwrap();
+    for t in r.threads.iter().filter(|t| t.name.starts_with("dl")) {
+        assert!((t.finish_s - 0.015).abs() < 3e-4, "{} done at {} s", t.name, t.finish_s);
+    }
+    let text = trace_text(&r);
+    assert!(text.contains("prev_prio=0 prev_state=R+ ==> next_comm=dl"), "the FIFO 99 preempted");
+    assert!(text.contains("prev_prio=120 prev_state=R+ ==> next_comm=dl"), "the CFS hog preempted");
+    assert!(text.contains("next_prio=-1"));
+}
+
+#[test]
+fn deadline_admission_the_kernel_and_the_affinity_are_checked() {
+    let tasks = |n: u32| {
+        format!(
+            r#"{{"tasks": {{"t": {{"instance": {n}, "policy": "SCHED_DEADLINE", "dl-runtime": 5000,
+                "dl-period": 10000, "loop": 1, "run": 100}}}}}}"#
+        )
+    };
+    // 2 CPUs: 95 % of 2048 admits three halves, not four
+    assert!(dl_run("linsched-2b2l", &tasks(3), Some("big")).is_ok());
+    let e = dl_run("linsched-2b2l", &tasks(4), Some("big")).unwrap_err();
+    assert!(e.starts_with("task 't': SCHED_DEADLINE admission refused") && e.contains("2.000 CPUs, over 1.900"), "{e}");
+    assert!(!e.contains('\n'));
+    // 3.10 has no SCHED_DEADLINE
+    let p = Platform::builtin("linsched-2b2l").unwrap();
+    let w = crate::rtapp::from_rtapp_json("dl.json", &tasks(1)).unwrap();
+    let e = simulate(&p, &w, config(&p, "performance", None, &[])).unwrap_err();
+    assert!(
+        e.contains("SCHED_DEADLINE needs Linux 3.14+") && e.contains("models Linux 3.10; use --scheduler eas"),
+        "{e}"
+    );
+    // its affinity must span the root domain
+    let doc = tasks(1).replace(r#""loop": 1"#, r#""cpus": [2], "loop": 1"#);
+    let e = dl_run("linsched-2b2l", &doc, Some("big")).unwrap_err();
+    assert!(e.contains("must span its root domain (cpus [2, 3]"), "{e}");
+}
+
+#[test]
+fn schedutil_adds_the_deadline_bandwidth_to_its_request() {
+    // on the 5422's LITTLE cluster, 1 ms of CPU0 work every 10 ms: as CFS its utilisation asks
+    // for a low OPP; as a DL server of 8 ms per 10 ms, schedutil adds 0.8 x 1024 (more than a
+    // LITTLE CPU's capacity): the top OPP, so the same work takes less CPU time
+    let doc = r#"{"global": {"duration": 1}, "tasks": {"t": {"policy": "SCHED_DEADLINE", "dl-runtime": 8000,
+        "dl-period": 10000, "run": 1000, "timer": {"ref": "t", "period": 10000}}}}"#;
+    let dl = thread(&dl_run("exynos5422", doc, Some("little")).unwrap(), "t").cpu_time_s;
+    let cfs_doc = doc.replace("SCHED_DEADLINE", "SCHED_OTHER").replace(
+        r#""dl-runtime": 8000,
+        "dl-period": 10000, "#,
+        "",
+    );
+    let cfs = thread(&dl_run("exynos5422", &cfs_doc, Some("little")).unwrap(), "t").cpu_time_s;
+    // 100 ms of top-OPP work
+    assert!((dl - 0.1).abs() < 0.005, "DL {dl} s");
+    assert!(cfs > 1.3 * dl, "CFS {cfs} s, DL {dl} s");
+}
+
+#[test]
+fn deadline_servers_that_lock_yield_fork_and_sleep_run_to_their_end() {
+    // the fuzz seed: DL tasks with a mutex, yield, per-thread timers, a fork and a constrained
+    // deadline, beside FIFO, SCHED_IDLE (in a taskgroup, and by phase) and CFS work
+    let doc = include_str!("../../../../fuzz/corpus/rtapp_sim/sched-classes.json");
+    let r = dl_run("exynos5422", doc, None).unwrap();
+    for t in &r.threads {
+        assert!(t.finish_s > 0.0, "{} did not finish", t.name);
+    }
+    // yield gives up the rest of a period: each of the 6 loops of a "dl" thread takes a period
+    // or more (5 ms), so none is done before 30 ms
+    let first = r.threads.iter().filter(|t| t.name.starts_with("dl")).map(|t| t.finish_s).fold(1.0, f64::min);
+    assert!(first > 0.03, "{first}");
+    // the TOML form of the same attributes
+    let toml = r#"name = "w"
+[[tasks]]
+name = "dl"
+policy = "deadline"
+dl_runtime_us = 2000
+dl_period_us = 10000
+[[tasks.phases]]
+run_us = 5000
+period_us = 10000
+count = 20
+"#;
+    let w = Workload::from_toml("w.toml", toml).unwrap();
+    assert_eq!(
+        w.tasks[0].class,
+        crate::workload::SchedClass::Deadline(crate::workload::DlParams {
+            runtime_ns: 2_000_000,
+            deadline_ns: 10_000_000,
+            period_ns: 10_000_000
+        })
+    );
+    for (bad, says) in [
+        ("dl_period_us = 10000", "tasks[0] 'dl': policy = \"deadline\" needs dl_runtime_us"),
+        ("dl_runtime_us = 2000", "needs its deadline or period"),
+    ] {
+        let e = Workload::from_toml("w.toml", &toml.replace("dl_runtime_us = 2000\ndl_period_us = 10000", bad))
+            .unwrap_err();
+        assert!(e.contains(says), "{e}");
+    }
+    let e = Workload::from_toml("w.toml", &toml.replace("policy = \"deadline\"", "policy = \"fifo\"")).unwrap_err();
+    assert!(e.contains("belong to policy = \"deadline\""), "{e}");
 }

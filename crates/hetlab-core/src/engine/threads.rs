@@ -7,6 +7,7 @@
 //! where the kernel updates them (enqueue, dequeue, the tick, migration). The RT class's own
 //! machinery (push, RR turns, throttling) is in `engine::rt`.
 
+use super::deadline::DlArrival;
 use super::state::{KernelBurst, ThreadState};
 use super::sync::{object_of, Object};
 use super::Engine;
@@ -17,7 +18,7 @@ use crate::result::Mark;
 use crate::sched::cfs::{self, Placing};
 use crate::sched::group::{Entity, Now};
 use crate::sched::pelt::{self, State};
-use crate::sched::{rt, uclamp, CpuMask, WakeKind};
+use crate::sched::{deadline, rt, uclamp, ClassKind, CpuMask, WakeKind};
 use crate::trace::{PrevState, TraceEvent, CPU_IDLE_EXIT};
 use crate::workload::{PhaseKind, SchedAttr};
 
@@ -71,8 +72,8 @@ impl Engine<'_> {
 
     /// Accounts `t`'s PELT signals up to now in the state it has been in since the last update.
     pub(super) fn update_entity_avg(&mut self, t: usize) {
-        // an RT task has no CFS signal to update (5.10 tracks RT time per run queue only)
-        if !self.sched.track_util || self.sched.entities[t].is_rt() {
+        // an RT or DL task has no CFS signal to update (5.10 tracks their time per run queue)
+        if !self.sched.track_util || !self.sched.entities[t].is_fair() {
             return;
         }
         let cpu = self.sched.entities[t].cpu;
@@ -104,6 +105,7 @@ impl Engine<'_> {
     /// The run queue's and its running thread's signals up to now (before either changes).
     pub(super) fn update_util(&mut self, cpu: usize) {
         self.update_rt_avg(cpu);
+        self.update_dl_avg(cpu);
         self.update_rq_avg(cpu);
         if let Some(t) = self.sched.rqs[cpu].curr {
             self.update_entity_avg(t);
@@ -117,7 +119,7 @@ impl Engine<'_> {
     }
 
     /// What schedutil reads (`schedutil_cpu_util`, FREQUENCY_UTIL): the CPU's CFS and RT
-    /// utilisation within its run queue's clamps (`sched::uclamp`); its whole capacity while an
+    /// utilisation within its run queue's clamps (`sched::uclamp`), plus its DL bandwidth; its whole capacity while an
     /// RT task is runnable there (without uclamp `rt_rq_is_runnable` asks for the top
     /// frequency; with it, an RT task's default util_min of 1024 does).
     pub(super) fn cpu_util_for_frequency(&mut self, cpu: usize) -> u32 {
@@ -125,11 +127,23 @@ impl Engine<'_> {
             return self.sched.capacity[cpu];
         }
         let util = self.cpu_util(cpu) + rt::util_now(&self.sched.rqs[cpu], self.now_ns()) as u32;
-        if !self.sched.uclamp_used {
+        let util = if self.sched.uclamp_used {
+            let rq = uclamp::rq_clamp(&self.sched.rqs[cpu], &self.sched.entities);
+            uclamp::util_with(u64::from(util), rq, None) as u32
+        } else {
+            util
+        };
+        if !self.sched.dl_used {
             return util;
         }
-        let rq = uclamp::rq_clamp(&self.sched.rqs[cpu], &self.sched.entities);
-        uclamp::util_with(u64::from(util), rq, None) as u32
+        // 5.10's `schedutil_cpu_util`: the top with the DL running time, else the DL tasks'
+        // active bandwidth on top (`cpu_bw_dl`)
+        let rq = &self.sched.rqs[cpu];
+        let max = self.sched.capacity[cpu];
+        if util + deadline::util_now(rq, self.now_ns()) as u32 >= max {
+            return max;
+        }
+        (util + deadline::bw_util(rq) as u32).min(max)
     }
 
     // ---- phases ----------------------------------------------------------------------------
@@ -346,15 +360,8 @@ impl Engine<'_> {
         se.uclamp.min = attr.util_min.unwrap_or(se.uclamp.min);
         se.uclamp.max = attr.util_max.unwrap_or(se.uclamp.max);
         if let Some(nice) = attr.nice {
-            let (cpu, old, vruntime) = (se.cpu, se.weight, se.vruntime);
-            (se.nice, se.weight) = (nice, cfs::weight_of(nice));
-            // on a CFS run queue (running or waiting), its weight is in the queue's load
-            let now = self.group_now(cpu);
-            let s = &mut self.sched;
-            let rq = &mut s.rqs[cpu];
-            if rq.cfs_curr() == Some(t) || rq.queue.contains(t, vruntime) {
-                s.groups.reweight_task(cpu, t, old, rq, &s.entities, &now);
-            }
+            se.nice = nice;
+            self.set_weight(t);
             self.out.note_prio(self.threads[t].tid, self.sched.entities[t].kernel_prio());
         }
         if let Some(class) = attr.class {
@@ -363,6 +370,23 @@ impl Engine<'_> {
         if let Some(path) = &attr.taskgroup {
             let g = self.sched.groups.find(path).expect("the run's groups hold every group its phases name");
             self.set_group(t, g);
+        }
+    }
+
+    /// `t`'s weight follows its policy and nice value (`set_load_weight`); on a CFS run queue
+    /// (running or waiting) the queue's load changes at once, its vruntime does not.
+    fn set_weight(&mut self, t: usize) {
+        let se = &mut self.sched.entities[t];
+        let (cpu, old, vruntime) = (se.cpu, se.weight, se.vruntime);
+        se.weight = cfs::weight_for(se.class, se.nice);
+        if se.weight == old {
+            return;
+        }
+        let now = self.group_now(cpu);
+        let s = &mut self.sched;
+        let rq = &mut s.rqs[cpu];
+        if rq.cfs_curr() == Some(t) || rq.queue.contains(t, vruntime) {
+            s.groups.reweight_task(cpu, t, old, rq, &s.entities, &now);
         }
     }
 
@@ -376,7 +400,7 @@ impl Engine<'_> {
             return;
         }
         let cpu = self.sched.entities[t].cpu;
-        let cfs = !self.sched.entities[t].is_rt();
+        let cfs = self.sched.entities[t].is_fair();
         let running = cfs && self.threads[t].state == ThreadState::Running;
         let waiting = cfs && self.threads[t].state == ThreadState::Runnable && self.is_queued(t);
         if running {
@@ -438,6 +462,19 @@ impl Engine<'_> {
         if old == class {
             return;
         }
+        debug_assert!(old.dl().is_none() && class.dl().is_none(), "a DL task's policy is its own from start to end");
+        if old.is_fair() && class.is_fair() {
+            // SCHED_OTHER <-> SCHED_IDLE: the same class, a new weight (`set_load_weight`);
+            // running, it gives way if the pick says so
+            self.update_curr(self.sched.entities[t].cpu);
+            self.sched.entities[t].class = class;
+            self.set_weight(t);
+            if self.threads[t].state == ThreadState::Running {
+                self.resched(self.sched.entities[t].cpu);
+            }
+            self.out.note_prio(self.threads[t].tid, self.sched.entities[t].kernel_prio());
+            return;
+        }
         let cpu = self.sched.entities[t].cpu;
         let running = self.threads[t].state == ThreadState::Running;
         // runnable but on no queue yet: a new thread's first phases
@@ -445,7 +482,7 @@ impl Engine<'_> {
         if waiting {
             self.dequeue_waiting(t);
         }
-        let was_cfs = old.rt_priority().is_none();
+        let was_cfs = old.is_fair();
         if running {
             self.update_curr(cpu);
             self.update_util(cpu);
@@ -463,8 +500,10 @@ impl Engine<'_> {
             let s = &mut self.sched;
             s.groups.detach(cpu, t, &mut s.rqs[cpu], &s.entities, &now);
         }
-        self.sched.entities[t].class = class;
-        self.sched.entities[t].rr_slice_left_ticks = self.sched.rr_slice_ticks;
+        let se = &mut self.sched.entities[t];
+        se.class = class;
+        se.weight = cfs::weight_for(class, se.nice); // off every CFS queue here
+        se.rr_slice_left_ticks = self.sched.rr_slice_ticks;
         if class.rt_priority().is_none() {
             // joins CFS at its run queue's minimum (`attach_task_cfs_rq`)
             let s = &self.sched;
@@ -521,7 +560,7 @@ impl Engine<'_> {
             self.threads[t].state = ThreadState::Done;
         }
         // an exiting task takes its utilisation with it (`detach_entity_load_avg`)
-        if self.sched.track_util && !self.sched.entities[t].is_rt() {
+        if self.sched.track_util && self.sched.entities[t].is_fair() {
             let se = self.sched.entities[t].avg;
             self.sched.rqs[cpu].avg.detach(&se);
             self.trace_pelt_cfs(cpu);
@@ -566,10 +605,13 @@ impl Engine<'_> {
             self.trace_waking(t, waker_cpu); // a new task has no sched_waking
         }
         let fitness = self.sched.rt_fitness;
-        let mut target = if self.sched.entities[t].is_rt() {
-            self.sched.ask(self.now_us, waker_cpu, |_, view| rt::select_cpu(view, t, fitness))
-        } else {
-            self.sched.ask(self.now_us, waker_cpu, |placement, view| placement.select_cpu(view, t, kind))
+        let mut target = match self.sched.entities[t].class_kind() {
+            ClassKind::Rt => self.sched.ask(self.now_us, waker_cpu, |_, view| rt::select_cpu(view, t, fitness)),
+            ClassKind::Deadline if kind == WakeKind::Wakeup => {
+                self.sched.ask(self.now_us, waker_cpu, |_, view| deadline::select_cpu(view, t, fitness))
+            }
+            // a new DL thread is placed as the SCHED_OTHER thread rt-app starts it as
+            _ => self.sched.ask(self.now_us, waker_cpu, |placement, view| placement.select_cpu(view, t, kind)),
         };
         let allowed = self.sched.entities[t].allowed;
         if !allowed.contains(target) {
@@ -603,6 +645,14 @@ impl Engine<'_> {
         if self.sched.entities[t].is_rt() {
             return self.enqueue_rt(cpu, t, true);
         }
+        if self.sched.entities[t].is_dl() {
+            let arrival = match arrival {
+                Arrival::Fork => DlArrival::New,
+                Arrival::Wakeup => DlArrival::Wakeup,
+                Arrival::Migration => DlArrival::Migration,
+            };
+            return self.enqueue_dl(cpu, t, arrival, true);
+        }
         let tunables = self.sched.cfs;
         self.cfs_join(cpu, t);
         let s = &mut self.sched;
@@ -627,8 +677,8 @@ impl Engine<'_> {
         };
         s.groups.insert_task(cpu, t, rq, &s.entities);
         let e = &s.entities;
-        // CFS never preempts an RT task
-        if arrival != Arrival::Migration && !e[curr].is_rt() && s.groups.wakeup_preempts(cpu, curr, t, e, &tunables) {
+        // CFS never preempts an RT or DL task
+        if arrival != Arrival::Migration && e[curr].is_fair() && s.groups.wakeup_preempts(cpu, curr, t, e, &tunables) {
             self.resched(cpu);
         }
     }
@@ -660,6 +710,7 @@ impl Engine<'_> {
         let rq = &self.sched.rqs[se.cpu];
         match se.class.rt_priority() {
             Some(priority) => rq.rt.contains(t, priority, se.rt_arrival),
+            None if se.is_dl() => rq.dl.contains(t, se.dl.deadline_ns),
             None => rq.queue.contains(t, se.vruntime),
         }
     }
@@ -668,7 +719,7 @@ impl Engine<'_> {
     pub(super) fn dequeue_waiting(&mut self, t: usize) {
         self.unqueue(t);
         let se = &self.sched.entities[t];
-        if !se.is_rt() {
+        if se.is_fair() {
             self.cfs_leave(se.cpu, t);
         }
     }
@@ -680,6 +731,7 @@ impl Engine<'_> {
         let rq = &mut s.rqs[se.cpu];
         let was_waiting = match se.class.rt_priority() {
             Some(priority) => rq.rt.remove(t, priority, se.rt_arrival),
+            None if se.is_dl() => rq.dl.remove(t, se.dl.deadline_ns),
             None => s.groups.remove_task(se.cpu, t, rq, &s.entities),
         };
         debug_assert!(was_waiting, "thread {t} was not waiting on CPU {}", se.cpu);
@@ -689,9 +741,15 @@ impl Engine<'_> {
     /// RT task's class state is brought up to date (what is left of a SCHED_RR slice).
     pub(super) fn stop_running(&mut self, cpu: usize, t: usize) {
         self.account_rt(cpu);
-        if !self.sched.entities[t].is_rt() {
+        if self.sched.entities[t].is_fair() {
             let now = self.group_now(cpu);
             self.sched.groups.put_prev(cpu, t, &now);
+        }
+        if self.sched.rqs[cpu].dl.running.is_some() {
+            // the callers have throttled a server found out of runtime
+            self.account_dl(cpu);
+            self.update_dl_avg(cpu);
+            self.sched.rqs[cpu].dl.running = None;
         }
         let rq = &mut self.sched.rqs[cpu];
         rq.curr = None;
@@ -722,6 +780,7 @@ impl Engine<'_> {
         self.out.trace(TraceEvent::SchedSwitch { time_us, cpu, prev_tid, prev_state, next_tid });
         self.dirty = true;
         self.update_rt_avg(cpu);
+        self.update_dl_avg(cpu);
         self.update_rq_avg(cpu);
         self.update_entity_avg(t); // the time it waited
         let pmu = self.threads[t].pmu;
@@ -737,10 +796,15 @@ impl Engine<'_> {
         rq.rt.accounted_us = self.now_us;
         rq.slice_start_us = self.now_us;
         rq.exec_start_us = self.now_us;
+        let se = &mut self.sched.entities[t];
+        if se.is_dl() {
+            rq.dl.running = Some(se.dl.deadline_ns);
+            se.dl.exec_start_ns = (self.now_us * 1000.0).round() as u64;
+        }
         self.threads[t].state = ThreadState::Running;
         self.sched.entities[t].cpu = cpu;
         self.sched.entities[t].exec_start_us = self.now_us;
-        if self.sched.entities[t].is_rt() {
+        if !self.sched.entities[t].is_fair() {
             self.sched.groups.forget_prev(cpu);
         } else {
             let now = self.group_now(cpu);
@@ -755,21 +819,35 @@ impl Engine<'_> {
         self.update_curr(cpu);
         self.update_util(cpu);
         let t = self.sched.rqs[cpu].curr.expect("a thread was running");
-        let prev_rt = self.sched.entities[t].is_rt();
-        if !prev_rt {
+        let prev_class = self.sched.entities[t].class_kind();
+        if prev_class == ClassKind::Fair {
             self.cfs_leave(cpu, t);
         }
+        // `dequeue_task_dl`: a server out of runtime as it blocks is throttled, off its queue
+        let exhausted = self.account_dl(cpu);
         self.stop_running(cpu, t);
         self.threads[t].state = state;
-        self.reschedule(cpu, (self.threads[t].tid, prev_state), prev_rt);
+        if prev_class == ClassKind::Deadline {
+            if exhausted {
+                self.dl_throttle(t);
+            }
+            self.dl_non_contending(cpu, t);
+        }
+        self.reschedule(cpu, (self.threads[t].tid, prev_state), prev_class);
     }
 
-    /// `cpu` has nothing running (`prev`, an RT task if `prev_rt`, just left): run the next
+    /// `cpu` has nothing running (`prev`, of class `prev_class`, just left): run the next
     /// thread, or go idle.
-    pub(super) fn reschedule(&mut self, cpu: usize, prev: (u32, PrevState), prev_rt: bool) {
+    pub(super) fn reschedule(&mut self, cpu: usize, prev: (u32, PrevState), prev_class: ClassKind) {
         self.dirty = true;
-        match self.pick_next(cpu, prev_rt) {
-            Next::Run(next) => self.switch_in(cpu, next, Some(prev)),
+        match self.pick_next(cpu, prev_class) {
+            Next::Run(next) => {
+                self.switch_in(cpu, next, Some(prev));
+                // `set_next_task_dl`: DL tasks left waiting here may run elsewhere
+                if self.sched.entities[next].is_dl() && !self.sched.rqs[cpu].dl.is_empty() {
+                    self.push_dl(cpu);
+                }
+            }
             next => {
                 let p = self.policy_of(cpu);
                 self.policies[p].busy_cpus -= 1;
@@ -796,11 +874,21 @@ impl Engine<'_> {
         }
     }
 
-    /// The next thread for a CPU: the highest RT priority waiting there, else (after an RT
-    /// task left) the best RT task waiting elsewhere that may run here (`pull_rt_task`), else
-    /// the smallest vruntime waiting there, else what the placement's new-idle balance pulls:
-    /// a waiting thread runs at once, a running one (HMP's idle pull) comes through the stopper.
-    fn pick_next(&mut self, cpu: usize, prev_rt: bool) -> Next {
+    /// The next thread for a CPU: the earliest deadline waiting there (after a DL task left,
+    /// with the earlier ones `pull_dl_task` takes from the others), else the highest RT priority
+    /// waiting there, else (after an RT or DL task left) the best RT task waiting elsewhere
+    /// that may run here (`pull_rt_task`), else the smallest vruntime waiting there, else what
+    /// the placement's new-idle balance pulls: a waiting thread runs at once, a running one
+    /// (HMP's idle pull) comes through the stopper.
+    fn pick_next(&mut self, cpu: usize, prev_class: ClassKind) -> Next {
+        if prev_class == ClassKind::Deadline {
+            self.pull_dl(cpu);
+        }
+        if let Some(t) = self.sched.rqs[cpu].dl.first() {
+            self.unqueue(t);
+            return Next::Run(t);
+        }
+        let prev_rt = prev_class != ClassKind::Fair;
         let throttled = self.sched.rqs[cpu].rt.throttled;
         if let Some(t) = self.sched.rqs[cpu].rt.first().filter(|_| !throttled) {
             self.unqueue(t);
@@ -833,15 +921,29 @@ impl Engine<'_> {
         Next::Run(t)
     }
 
-    /// The running thread of `cpu` goes back to its queue if a waiting one ranks before it: a
-    /// higher RT priority, any RT task before a CFS one, or the smallest vruntime among CFS
+    /// The running thread of `cpu` goes back to its queue if a waiting one ranks before it: an
+    /// earlier deadline, any DL task before an RT or CFS one, a higher RT priority, any RT task
+    /// before a CFS one, or the smallest vruntime among CFS
     /// tasks (it may be the same thread: then nothing switches, a CFS task starts a new turn).
     pub(super) fn preempt(&mut self, cpu: usize) {
         self.update_curr(cpu);
         self.update_util(cpu);
+        if self.dl_update_curr(cpu) {
+            return; // throttled: the next task runs
+        }
         let rq = &self.sched.rqs[cpu];
         let t = rq.curr.expect("running");
         let e = &self.sched.entities;
+        // an earlier deadline, or any DL task before an RT or CFS one
+        if let Some(d) = rq.dl.first_deadline() {
+            if rq.dl.running.is_none_or(|running| d < running) {
+                let next = rq.dl.first().expect("a DL task waits");
+                return self.switch_to(cpu, t, next);
+            }
+        }
+        if e[t].is_dl() {
+            return;
+        }
         if !rq.rt.throttled && rq.rt.highest_waiting() > e[t].class.rt_priority() {
             let next = rq.rt.first().expect("an RT task waits");
             return self.switch_to(cpu, t, next);
@@ -869,6 +971,9 @@ impl Engine<'_> {
         if self.sched.entities[t].is_rt() {
             return self.rt_requeue_tail(cpu, t);
         }
+        if self.sched.entities[t].is_dl() {
+            return self.dl_yield(cpu, t);
+        }
         if let Some(next) = self.pick_cfs(cpu, Some(t), true).filter(|&next| next != t) {
             self.switch_to(cpu, t, next);
         }
@@ -883,6 +988,7 @@ impl Engine<'_> {
         let se = &s.entities[t];
         match se.class.rt_priority() {
             Some(priority) => s.rqs[cpu].rt.insert(t, priority, se.rt_arrival),
+            None if se.is_dl() => s.rqs[cpu].dl.insert(t, se.dl.deadline_ns),
             None => s.groups.insert_task(cpu, t, &mut s.rqs[cpu], &s.entities),
         }
         self.stop_running(cpu, t);
@@ -894,6 +1000,9 @@ impl Engine<'_> {
         if self.sched.entities[t].is_rt() {
             self.push_rt(cpu);
         }
+        if self.sched.entities[t].is_dl() {
+            self.push_dl(cpu);
+        }
     }
 
     /// CFS's tick on busy `cpu` at `now`: the running thread's vruntime and PELT signals are
@@ -901,6 +1010,10 @@ impl Engine<'_> {
     pub(super) fn tick_cpu(&mut self, cpu: usize) -> bool {
         self.update_curr(cpu);
         self.update_util(cpu);
+        if self.sched.rqs[cpu].dl.running.is_some() {
+            self.dl_update_curr(cpu); // `task_tick_dl`
+            return false;
+        }
         let rq = &self.sched.rqs[cpu];
         if let Some(t) = rq.curr.filter(|&t| self.sched.entities[t].is_rt()) {
             if !self.rt_check_runtime(cpu, t) {
@@ -928,15 +1041,16 @@ impl Engine<'_> {
             ThreadState::Running => {
                 self.update_curr(from);
                 self.update_util(from);
-                let is_rt = self.sched.entities[t].is_rt();
-                if !is_rt {
+                let class = self.sched.entities[t].class_kind();
+                debug_assert!(class != ClassKind::Deadline, "a DL task spans its root domain: never moved by affinity");
+                if class == ClassKind::Fair {
                     self.cfs_leave(from, t);
                 }
                 self.stop_running(from, t);
                 self.threads[t].state = ThreadState::Runnable;
                 // migration -> schedule on the target (seed 003's forced-migration latency)
                 self.threads[t].progress.stolen_us += self.platform.sched.active_migration_latency_us;
-                self.reschedule(from, (self.threads[t].tid, PrevState::Runnable), is_rt);
+                self.reschedule(from, (self.threads[t].tid, PrevState::Runnable), class);
             }
             ThreadState::Runnable => {
                 self.update_rq_avg(from);
@@ -955,6 +1069,7 @@ impl Engine<'_> {
     /// the new queue's minimum, its utilisation leaves one queue's signal and joins the other's
     /// (`migrate_task_rq_fair`), and on another cluster it finds a cold cache.
     fn move_entity(&mut self, t: usize, from: usize, to: usize) {
+        self.dl_move_bw(t, from, to);
         let now = self.group_now(from);
         let s = &mut self.sched;
         s.groups.renormalise(t, from, to, &s.rqs, &mut s.entities);

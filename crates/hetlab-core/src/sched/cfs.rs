@@ -37,6 +37,18 @@ pub fn weight_of(nice: i32) -> u64 {
     PRIO_TO_WEIGHT[(nice.clamp(-20, 19) + 20) as usize]
 }
 
+/// `WEIGHT_IDLEPRIO` (kernel/sched/sched.h): a SCHED_IDLE task's weight, below nice 19's 15.
+pub const WEIGHT_IDLEPRIO: u64 = 3;
+
+/// `set_load_weight`: a CFS task's weight by its policy and nice value (SCHED_IDLE ignores nice).
+pub fn weight_for(class: crate::workload::SchedClass, nice: i32) -> u64 {
+    if class == crate::workload::SchedClass::Idle {
+        WEIGHT_IDLEPRIO
+    } else {
+        weight_of(nice)
+    }
+}
+
 /// `get_update_sysctl_factor()` with SCHED_TUNABLESCALING_LOG: 1 + log2(min(ncpus, 8)).
 pub fn tunable_scaling(ncpus: usize) -> f64 {
     1.0 + (ncpus.min(8) as f64).log2().floor()
@@ -133,7 +145,8 @@ impl<T: Ord + Copy> Timeline<T> {
     }
 }
 
-/// One CPU's run queue: its CFS tasks, and its real-time ones (`sched::rt`) above them.
+/// One CPU's run queue: its CFS tasks, its real-time ones (`sched::rt`) above them and its
+/// SCHED_DEADLINE ones (`sched::deadline`) above those.
 #[derive(Debug, Clone)]
 pub struct RunQueue {
     pub online: bool,
@@ -155,6 +168,10 @@ pub struct RunQueue {
     pub avg: crate::sched::pelt::SchedAvg,
     /// The RT tasks' utilisation here (`rq->avg_rt`, 5.10: running while an RT task runs).
     pub avg_rt: crate::sched::pelt::SchedAvg,
+    /// The SCHED_DEADLINE tasks (`sched::deadline`): which deadline runs, the ones waiting.
+    pub dl: super::deadline::DlQueue,
+    /// The DL tasks' utilisation here (`rq->avg_dl`: running while a DL task runs).
+    pub avg_dl: crate::sched::pelt::SchedAvg,
 }
 
 impl RunQueue {
@@ -170,17 +187,19 @@ impl RunQueue {
             exec_start_us: 0.0,
             avg: Default::default(),
             avg_rt: Default::default(),
+            dl: Default::default(),
+            avg_dl: Default::default(),
         }
     }
 
-    /// Tasks running or waiting here, of either class (`rq->nr_running`).
+    /// Tasks running or waiting here, of any class (`rq->nr_running`).
     pub fn nr_running(&self) -> usize {
-        self.queue.len() + self.rt.len() + self.curr.is_some() as usize
+        self.queue.len() + self.rt.len() + self.dl.len() + self.curr.is_some() as usize
     }
 
-    /// The CFS task running here (`cfs_rq->curr`: none while an RT task runs).
+    /// The CFS task running here (`cfs_rq->curr`: none while an RT or DL task runs).
     pub fn cfs_curr(&self) -> Option<usize> {
-        self.curr.filter(|_| self.rt.running.is_none())
+        self.curr.filter(|_| self.rt.running.is_none() && self.dl.running.is_none())
     }
 
     /// CFS tasks running or waiting here (`cfs_rq->nr_running`).
@@ -258,6 +277,18 @@ pub fn wakeup_preempts(tunables: &Tunables, curr_vruntime: f64, waking_vruntime:
     curr_vruntime - waking_vruntime > delta_fair(tunables.wakeup_granularity_us, waking_weight)
 }
 
+/// `check_preempt_wakeup`'s policy rules (kernel/sched/fair.c, the same in 3.10 and 5.10), before
+/// vruntimes are compared: a running SCHED_IDLE task is preempted by any waking task that is
+/// not SCHED_IDLE, and a waking SCHED_IDLE task never preempts (its turn comes at a tick).
+/// `None`: the vruntimes decide.
+pub fn idle_policy_preempts(curr_idle: bool, waking_idle: bool) -> Option<bool> {
+    match (curr_idle, waking_idle) {
+        (true, false) => Some(true),
+        (_, true) => Some(false),
+        (false, false) => None,
+    }
+}
+
 /// `check_preempt_tick`: whether the tick ends the running entity's turn. `ideal_us` is its
 /// slice (`sched_slice`), `ran_us` the wall time it has run this turn, `leftmost_vruntime` the
 /// smallest vruntime waiting on its run queue.
@@ -289,6 +320,14 @@ mod tests {
             (1024, 88761, 15, 335, 110)
         );
         assert_eq!(weight_of(40), 15);
+        // SCHED_IDLE: 3 whatever the nice value; a nice-0 task gets 1024/1027 of a shared CPU
+        use crate::workload::SchedClass;
+        assert_eq!((weight_for(SchedClass::Idle, -20), weight_for(SchedClass::Normal, 19)), (3, 15));
+        assert_eq!(
+            (idle_policy_preempts(true, false), idle_policy_preempts(false, true), idle_policy_preempts(true, true)),
+            (Some(true), Some(false), Some(false))
+        );
+        assert_eq!(idle_policy_preempts(false, false), None);
         // each nice step is about 10 % of CPU against a nice-0 task: 1024/(1024+820) = 0.555
         assert!((1024.0 / (1024.0 + weight_of(1) as f64) - 0.555).abs() < 0.001);
     }

@@ -38,7 +38,8 @@
 //! (the OPP) is clamped, the sum (the busy time) is not, and a task misfits by its clamped
 //! utilisation. RT work counts as 5.10 counts it (`sched::rt`): CFS fits in what the RT
 //! utilisation leaves (`capacity_of`), and the energy estimate adds the RT utilisation (the
-//! top OPP while an RT task is runnable). Not modelled: `util_est`, DL/IRQ
+//! top OPP while an RT task is runnable); SCHED_DEADLINE's running time takes capacity from CFS too
+//! (`rt::capacity_of`). Not modelled: `util_est`, DL utilisation in the energy estimate, IRQ
 //! utilisation and thermal pressure, `select_idle_capacity` on
 //! the CFS path, the doubling of the balance interval while balanced. The kernel runs EAS only
 //! with schedutil on every policy ([`Placement::required_governor`]) and on CPUs of more than

@@ -775,7 +775,7 @@ impl Groups {
 
     /// `check_preempt_wakeup`: whether waking `t` preempts running `curr` on `cpu`, their
     /// entities compared on their common run queue (the granularity at the waking one's
-    /// weight).
+    /// weight), after the SCHED_IDLE rules (`cfs::idle_policy_preempts`).
     pub fn wakeup_preempts(
         &self,
         cpu: usize,
@@ -784,6 +784,10 @@ impl Groups {
         tasks: &[SchedEntity],
         tunables: &Tunables,
     ) -> bool {
+        let idle = |x: usize| tasks[x].class == crate::workload::SchedClass::Idle;
+        if let Some(preempts) = cfs::idle_policy_preempts(idle(curr), idle(t)) {
+            return preempts;
+        }
         let (se, pse) = self.matching(Entity::Task(curr), Entity::Task(t));
         let v = |e| self.vruntime(cpu, e, tasks);
         cfs::wakeup_preempts(tunables, v(se), v(pse), self.weight(cpu, pse, tasks))
@@ -977,6 +981,26 @@ impl Groups {
 mod tests {
     use super::*;
     use crate::sched::testutil::Fixture;
+
+    #[test]
+    fn sched_idle_rules_come_before_vruntimes_at_wakeup() {
+        use crate::workload::SchedClass;
+        let mut f = Fixture::new(1, &[&[0], &[0]]);
+        f.put(0, 0);
+        let t = Tunables::for_cpus(1);
+        // the waking task is 10 ms ahead in vruntime: CFS alone keeps the running one
+        (f.tasks[0].vruntime, f.tasks[1].vruntime) = (0.0, 10_000.0);
+        assert!(!f.groups.wakeup_preempts(0, 0, 1, &f.tasks, &t));
+        // a running SCHED_IDLE task is preempted by any normal one
+        f.tasks[0].class = SchedClass::Idle;
+        assert!(f.groups.wakeup_preempts(0, 0, 1, &f.tasks, &t));
+        // a waking SCHED_IDLE task 1 s behind never preempts, not even an idle one
+        f.tasks[1].class = SchedClass::Idle;
+        f.tasks[1].vruntime = -1e6;
+        assert!(!f.groups.wakeup_preempts(0, 0, 1, &f.tasks, &t));
+        f.tasks[0].class = SchedClass::Normal;
+        assert!(!f.groups.wakeup_preempts(0, 0, 1, &f.tasks, &t));
+    }
 
     #[test]
     fn shares_split_by_load_as_each_kernel_computes_them() {

@@ -16,12 +16,14 @@
 //! Shared by the CFS policies: [`domains`] (the domain layouts), [`select`] (CFS's wake-up and
 //! fork CPU choice) and [`balance`] (new-idle, periodic and idle load balancing).
 //! Task groups (the cgroup cpu controller) nest run queues inside each CPU's: [`group`].
-//! Above CFS, [`rt`]: the real-time class (SCHED_FIFO/RR), its queues and its own placement.
+//! Above CFS, [`rt`]: the real-time class (SCHED_FIFO/RR), its queues and its own placement;
+//! above both, [`deadline`]: SCHED_DEADLINE's servers, EDF queues and global EDF placement.
 //! Beside them, [`switching`]: the in-kernel switcher and cluster migration, which change
 //! which cores the logical CPUs run on.
 
 pub mod balance;
 pub mod cfs;
+pub mod deadline;
 pub mod domains;
 pub mod eas;
 pub mod group;
@@ -133,16 +135,44 @@ pub struct SchedEntity {
     pub rt_arrival: u64,
     /// A SCHED_RR task's ticks left of its slice as of when it last started running.
     pub rr_slice_left_ticks: u64,
+    /// A SCHED_DEADLINE task's server: runtime left, absolute deadline, throttling.
+    pub dl: deadline::DlEntity,
 }
 
 impl SchedEntity {
     pub fn is_rt(&self) -> bool {
         self.class.rt_priority().is_some()
     }
+    /// SCHED_DEADLINE.
+    pub fn is_dl(&self) -> bool {
+        self.class.dl().is_some()
+    }
+    /// A CFS task (SCHED_OTHER or SCHED_IDLE).
+    pub fn is_fair(&self) -> bool {
+        self.class.is_fair()
+    }
+    /// Its scheduling class.
+    pub fn class_kind(&self) -> ClassKind {
+        if self.is_dl() {
+            ClassKind::Deadline
+        } else if self.is_rt() {
+            ClassKind::Rt
+        } else {
+            ClassKind::Fair
+        }
+    }
     /// The kernel's `prio`, as traces print it.
     pub fn kernel_prio(&self) -> i32 {
         self.class.kernel_prio(self.nice)
     }
+}
+
+/// The scheduling classes (`struct sched_class`), in the order they are picked from, last first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClassKind {
+    Fair,
+    Rt,
+    Deadline,
 }
 
 /// What a placement policy may look at.
@@ -365,6 +395,7 @@ pub(crate) mod testutil {
                     class: Default::default(),
                     rt_arrival: 0,
                     rr_slice_left_ticks: 0,
+                    dl: Default::default(),
                 })
                 .collect();
             Fixture {
@@ -394,6 +425,7 @@ pub(crate) mod testutil {
                     class: Default::default(),
                     rt_arrival: 0,
                     rr_slice_left_ticks: 0,
+                    dl: Default::default(),
                 });
                 self.put(self.tasks.len() - 1, cpu);
             }

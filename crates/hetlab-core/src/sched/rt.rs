@@ -34,7 +34,10 @@
 //! The class's sysctls (`/proc/sys/kernel/sched_rt_period_us`, `sched_rt_runtime_us`,
 //! `sched_rr_timeslice_ms`) are tunables of every placement policy ([`tunables`]).
 //!
-//! Not modelled: group scheduling, SCHED_DEADLINE, IRQ time's share of the capacity.
+//! SCHED_DEADLINE (`sched::deadline`) runs above: an RT task never preempts a DL one, and cpupri
+//! does not see DL tasks (as in the kernel, a CPU running one is at the level of its RT work).
+//! Not modelled: group scheduling, DL run time counted against RT throttling's runtime, IRQ
+//! time's share of the capacity.
 
 use super::{SchedEntity, SchedView};
 use crate::governor::tunables::{TunableDefault, TunableInfo};
@@ -197,9 +200,11 @@ pub fn util_now(rq: &super::cfs::RunQueue, now_ns: u64) -> u64 {
 }
 
 /// `capacity_of` (`scale_rt_capacity`, 5.10): what CFS may use of `cpu`, its capacity less its
-/// RT utilisation, at least 1.
+/// RT and DL utilisation, at least 1.
 pub fn capacity_of(view: &SchedView, cpu: usize) -> u64 {
-    u64::from(view.capacity[cpu]).saturating_sub(util_now(&view.rqs[cpu], view.now_ns())).max(1)
+    let rq = &view.rqs[cpu];
+    let used = util_now(rq, view.now_ns()) + super::deadline::util_now(rq, view.now_ns());
+    u64::from(view.capacity[cpu]).saturating_sub(used).max(1)
 }
 
 /// `task`'s RT priority; it must be an RT task.
@@ -267,9 +272,14 @@ pub fn select_cpu(view: &SchedView, thread: usize, fitness: bool) -> usize {
     let task = &view.tasks[thread];
     let cpu = task.cpu;
     let rq = &view.rqs[cpu];
-    // an RT task runs there that it cannot preempt (or that cannot move)
+    // an RT task runs there that it cannot preempt (or that cannot move), or a DL task
+    // (`rt_task(curr)` holds for it and its prio is the lowest number)
     let blocked = rq.curr.is_some_and(|c| {
-        view.tasks[c].class.rt_priority().is_some_and(|p| p >= priority(task) || view.tasks[c].allowed.count() < 2)
+        view.tasks[c].is_dl()
+            || view.tasks[c]
+                .class
+                .rt_priority()
+                .is_some_and(|p| p >= priority(task) || view.tasks[c].allowed.count() < 2)
     });
     let fits_here = fits(view, task, cpu, fitness);
     if !blocked && fits_here {
@@ -310,7 +320,8 @@ pub fn pull_candidate(view: &SchedView, cpu: usize) -> Option<usize> {
         let running = rq.rt.running.unwrap_or(0);
         let Some(t) = rq.rt.iter().find(|&t| view.tasks[t].allowed.contains(cpu)) else { continue };
         let p = priority(&view.tasks[t]);
-        let runs_there_next = !rq.rt.throttled && p > running;
+        // not while a DL task runs there
+        let runs_there_next = !rq.rt.throttled && p > running && rq.dl.running.is_none();
         if p > level && !runs_there_next && best.is_none_or(|(b, _)| p > b) {
             best = Some((p, t));
         }
