@@ -230,19 +230,22 @@ def _references(df: pd.DataFrame, reference: str = "idle-max") -> dict[tuple, st
     idle_index = np.searchsorted(clusters, configs["idle_cluster"].to_numpy(str))
     configs["_idle_at_top"] = _khz_of(configs, "idle_cluster", clusters) == idle_top[idle_index]
     configs["_all_at_top"] = np.logical_and.reduce([configs[c] == top[c] for c in freq_cols])
+    # each key's reference: the smallest config_id among its candidates
+    group = ["active_cluster", "pattern", "size_elements"]
+    keys = configs[[*group, "_active_khz"]].drop_duplicates().sort_values([*group, "_active_khz"])
+    if reference == "both-max":
+        candidates = configs[configs["_all_at_top"]].groupby(group)["config_id"].min()
+        found = keys.join(candidates, on=group)["config_id"]
+    else:
+        candidates = configs[configs["_idle_at_top"]].groupby([*group, "_active_khz"])["config_id"].min()
+        found = keys.join(candidates, on=[*group, "_active_khz"])["config_id"]
     refs: dict[tuple, str] = {}
     missing = []
-    for (active, pattern, size), g in configs.groupby(["active_cluster", "pattern", "size_elements"], sort=True):
-        both = sorted(g.loc[g["_all_at_top"], "config_id"])
-        for khz in sorted(g["_active_khz"].unique()):
-            if reference == "both-max":
-                ids = both
-            else:
-                ids = sorted(g.loc[g["_idle_at_top"] & (g["_active_khz"] == khz), "config_id"])
-            if ids:
-                refs[(active, pattern, size, int(khz))] = ids[0]
-            else:
-                missing.append(f"{active}/{pattern}/{size}/{int(khz)} kHz")
+    for (active, pattern, size, khz), ref in zip(keys.itertuples(index=False, name=None), found):
+        if isinstance(ref, str):
+            refs[(active, pattern, size, int(khz))] = ref
+        else:
+            missing.append(f"{active}/{pattern}/{size}/{int(khz)} kHz")
     if missing:
         what = (
             "every cluster at its highest frequency"

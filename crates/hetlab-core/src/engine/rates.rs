@@ -363,7 +363,7 @@ impl Engine<'_> {
             reads_per_us[c] = cl.port.as_ref().map_or(0.0, |p| p.read_rate_per_us());
         }
         let all_reads_per_us: f64 = reads_per_us.iter().sum();
-        for c in 0..nclusters {
+        for (c, own_reads_per_us) in reads_per_us.iter().enumerate().take(nclusters) {
             let cluster = &platform.clusters[c];
             let core = platform.core_type_of(c);
             let khz = self.hw.clusters[c].cur_khz;
@@ -388,7 +388,7 @@ impl Engine<'_> {
             let hw = &mut self.hw.clusters[c];
             if hw.powered {
                 dynamic += power::cluster_clock_mw(cluster, volts, khz);
-                dynamic += power::snoop_lookup_mw(cluster, volts, all_reads_per_us - reads_per_us[c]);
+                dynamic += power::snoop_lookup_mw(cluster, volts, all_reads_per_us - own_reads_per_us);
             }
             // A core no online logical CPU is on is power-gated (the switcher's outbound core), and
             // so is one cpuidle powered down.
