@@ -109,9 +109,18 @@ fn add_page_walks(
     l2_usable_bytes: f64,
     caches: &CacheSharing,
 ) {
-    let line_bytes = core.line_bytes as f64;
-    let l1_evictions = total.l1_refills / (core.l1d_bytes as f64 * (1.0 - caches.system_share) / line_bytes);
-    let l2_evictions = total.l2_refills / (l2_usable_bytes / line_bytes);
+    // each line's evictions per reference: the cache's fills spread over its lines (a cache
+    // with no room left for the phase keeps nothing)
+    let per_line = |fills: f64, bytes: f64| {
+        let lines = bytes / core.line_bytes as f64;
+        if lines > 0.0 {
+            fills / lines
+        } else {
+            f64::INFINITY
+        }
+    };
+    let l1_evictions = per_line(total.l1_refills, core.l1d_bytes as f64 * (1.0 - caches.system_share));
+    let l2_evictions = per_line(total.l2_refills, l2_usable_bytes);
     let mut entries_used = 0.0;
     for a in mem.accesses() {
         let walks = a.fraction * tlb::walks_per_ref(a, caches.page_bytes, core.tlb_entries as f64 - entries_used);
@@ -303,6 +312,10 @@ mod tests {
         let big = miss_ratios(&ramlat, a15, 2097152.0, &on);
         let big_off = miss_ratios(&ramlat, a15, 2097152.0, &CacheSharing::PROGRAM_ALONE);
         assert_eq!((big.walk_l1_hits, big.l1_refills), (0.0, big_off.l1_refills));
+        // a thread left no L2 (its cluster's other working sets take it all): every descriptor
+        // read misses it, nothing is undefined
+        let none = miss_ratios(&ramlat, a7, 0.0, &on);
+        assert!((none.l2 - none.l2_refills).abs() < 1e-12 && none.l2 > 1.0, "{none:?}");
         // within the TLB reach (512 KB = 128 pages on the A7's 256 entries) nothing changes
         let small = chase(1 << 17, "random");
         assert_eq!(
