@@ -77,3 +77,20 @@ fn a_phase_sets_its_own_clamps() {
     // 120 frames of 16 ms either way
     assert!((boosted.time_s - plain.time_s).abs() < 0.001);
 }
+
+#[test]
+fn a_capped_task_asleep_leaves_its_cap_on_its_idle_cpu() {
+    // a hog capped at 300 runs 14 ms of every 16 ms on CPU 4, and an uncapped light task on
+    // CPU 5 of the same policy keeps schedutil deciding. Held to the cap's 800 MHz OPP (1.25 x
+    // 300/1024 of 2 GHz), the hog's frequency-invariant utilisation settles near 0.875 x 0.4 x
+    // 1024 = 358, above its cap: while it sleeps its CPU's blocked utilisation would ask for
+    // 900 MHz, but the idle CPU keeps the cap it left, so the policy stays at 800 MHz
+    let doc = r#"{ "global": { "duration": 2 }, "tasks": {
+        "hog": { "cpus": [4], "util_max": 300, "runtime": 14000, "timer": { "ref": "hog", "period": 16000 } },
+        "light": { "cpus": [5], "runtime": 300, "timer": { "ref": "light", "period": 1000 } } } }"#;
+    let r = run(doc, SchedPolicy::Smp);
+    let big = r.clusters.iter().find(|c| c.name == "big").unwrap();
+    let total: f64 = big.residency.iter().map(|(_, s)| s).sum();
+    let above_cap: f64 = big.residency.iter().filter(|(khz, _)| *khz > 800_000).map(|(_, s)| s).sum();
+    assert!(above_cap < 0.01 * total, "{:?}", big.residency);
+}

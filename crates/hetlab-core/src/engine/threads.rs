@@ -719,6 +719,7 @@ impl Engine<'_> {
     pub(super) fn dequeue_waiting(&mut self, t: usize) {
         self.unqueue(t);
         let se = &self.sched.entities[t];
+        self.sched.rqs[se.cpu].last_util_max = Some(se.uclamp.max);
         if se.is_fair() {
             self.cfs_leave(se.cpu, t);
         }
@@ -753,6 +754,7 @@ impl Engine<'_> {
         }
         let rq = &mut self.sched.rqs[cpu];
         rq.curr = None;
+        rq.last_util_max = Some(self.sched.entities[t].uclamp.max);
         if rq.rt.running.take().is_some() {
             let started_us = rq.slice_start_us;
             let ticks_run = self.ticks_since(started_us);

@@ -172,6 +172,9 @@ pub struct RunQueue {
     pub dl: super::deadline::DlQueue,
     /// The DL tasks' utilisation here (`rq->avg_dl`: running while a DL task runs).
     pub avg_dl: crate::sched::pelt::SchedAvg,
+    /// The util_max of the last task to stop running or leave here: what the run queue's
+    /// UCLAMP_MAX keeps while it is idle (`sched::uclamp`); `None` before any task left.
+    pub last_util_max: Option<u32>,
 }
 
 impl RunQueue {
@@ -189,6 +192,7 @@ impl RunQueue {
             avg_rt: Default::default(),
             dl: Default::default(),
             avg_dl: Default::default(),
+            last_util_max: None,
         }
     }
 
