@@ -1,6 +1,6 @@
 //! Files hetlabd reads: regular files only, of a bounded size, opened without blocking.
 //!
-//! The trees it reads (`--sysfs-root`, `--procfs-root`, `--run-dir`) may be writable by
+//! The trees it reads (`--sysfs-root`, `--procfs-root`, the run directory) may be writable by
 //! others, so a file there may have been replaced by a FIFO (an open for reading would wait
 //! for a writer forever), a device such as /dev/zero (endless), or a huge file (memory). Every
 //! read here opens with O_NONBLOCK (a FIFO opens at once), refuses anything but a regular file

@@ -61,23 +61,39 @@ impl Roots {
     }
 
     /// The run directory of the system whose sysfs this is, where hetlabd keeps its lock and
-    /// the cpufreq settings it must restore: `run` beside the resolved sysfs root, as in a root
-    /// file system (`/run` for `/sys`; `T/run` for a tree `T/sys`).
+    /// the cpufreq settings it must restore: `/run` when the root is the kernel's sysfs, by
+    /// whatever path (`/sys`, or a bind mount of it elsewhere); for a directory tree laid out
+    /// like sysfs (a test's, a copy), `run` beside the resolved root (`T/run` for `T/sys`).
     ///
     /// It follows from the sysfs root alone, never from an option: the saved settings belong to
     /// the policies, so every hetlabd on them must find them in one place. (An earlier
     /// `--run-dir` let a second daemon keep its own record: after a SIGKILL it found the
-    /// policies on `userspace`, saved that as their original and later "restored" it.) `/run`
-    /// is a tmpfs emptied at boot, when the kernel resets the settings too, so a record never
-    /// outlives what it describes.
+    /// policies on `userspace`, saved that as their original and later "restored" it. A run
+    /// directory beside each path would do the same through a bind mount of `/sys`: the kernel
+    /// has one sysfs, so any path to it leads to `/run`.) `/run` is a tmpfs emptied at boot,
+    /// when the kernel resets the settings too, so a record never outlives what it describes.
     pub fn run_dir(&self) -> Result<PathBuf, String> {
         let sysfs = std::fs::canonicalize(&self.sysfs)
             .map_err(|e| format!("cannot resolve the sysfs root {}: {e}; check --sysfs-root", display(&self.sysfs)))?;
+        if is_kernel_sysfs(&sysfs) {
+            return Ok(PathBuf::from("/run"));
+        }
         let parent = sysfs.parent().ok_or_else(|| {
             format!("the sysfs root {} has no parent directory to hold run/; check --sysfs-root", display(&sysfs))
         })?;
         Ok(parent.join("run"))
     }
+}
+
+/// `path` is on the kernel's sysfs (statfs's f_type is SYSFS_MAGIC, include/uapi/linux/magic.h).
+pub(crate) fn is_kernel_sysfs(path: &std::path::Path) -> bool {
+    const SYSFS_MAGIC: i64 = 0x6265_6572;
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else { return false };
+    // SAFETY: an all-zero statfs is a valid value for statfs(2) to overwrite.
+    let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a statfs we own.
+    let ok = unsafe { libc::statfs(c_path.as_ptr(), &mut stat) } == 0;
+    ok && stat.f_type as i64 == SYSFS_MAGIC
 }
 
 /// Monotonic time (CLOCK_MONOTONIC), µs.

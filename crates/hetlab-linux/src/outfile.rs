@@ -254,15 +254,14 @@ pub fn open_lock(path: &Path) -> Result<File, String> {
         .map_err(|e| {
             let why =
                 if e.raw_os_error() == Some(libc::ELOOP) { "it is a symbolic link".to_string() } else { e.to_string() };
-            format!("cannot open {}: {why}; remove it or pass another --run-dir", display(path))
+            format!("cannot open {}: {why}; remove it", display(path))
         })?;
     let meta = file.metadata().map_err(|e| format!("cannot stat {}: {e}", display(path)))?;
     // SAFETY: geteuid has no preconditions.
     let uid = unsafe { libc::geteuid() };
     if !meta.file_type().is_file() || meta.nlink() != 1 || meta.uid() != uid {
         return Err(format!(
-            "{} is not a regular file of ours (a planted node, link or another user's file); remove it or pass \
-             another --run-dir",
+            "{} is not a regular file of ours (a planted node, link or another user's file); remove it",
             display(path)
         ));
     }

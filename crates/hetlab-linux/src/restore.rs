@@ -157,7 +157,8 @@ impl Guard {
             text += &s.line();
             text.push('\n');
         }
-        outfile::write_whole(path, text.as_bytes()).map_err(|e| format!("{e}; check --run-dir"))
+        outfile::write_whole(path, text.as_bytes())
+            .map_err(|e| format!("{e}; check that the run directory is writable"))
     }
 
     /// Restores every saved policy (each step tried even if another failed). On success the
@@ -316,7 +317,9 @@ pub const STATE_MAX_BYTES: u64 = 2 << 20;
 /// lives.
 ///
 /// The run-directory lock stops a second hetlabd on the same sysfs root; one that reaches the
-/// same policies by another path (sysfs bind-mounted elsewhere) has another run directory. What
+/// same policies by another path to a tree laid out like sysfs (a bind mount of it: only the
+/// kernel's own sysfs maps every path to `/run`, [`crate::Roots::run_dir`]) has another run
+/// directory. What
 /// every hetlabd on these policies shares is the policy directories, so they are locked too:
 /// flock works on a directory's descriptor (sysfs and a test tree alike), belongs to the open
 /// file (a second open, even in the same process, conflicts), and is dropped by the kernel when
@@ -338,8 +341,8 @@ impl PolicyLocks {
             // SAFETY: flock on a descriptor we own.
             if unsafe { libc::flock(dir.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
                 return Err(format!(
-                    "another hetlabd is already managing {} (it holds a lock on {}), perhaps with another --run-dir; \
-                     stop it first",
+                    "another hetlabd is already managing {} (it holds a lock on {}), perhaps through another path to \
+                     sysfs; stop it first",
                     p.name,
                     display(&p.dir)
                 ));
@@ -436,9 +439,36 @@ mod tests {
         let pols = discover(&t.roots()).unwrap();
         let held = PolicyLocks::acquire(&pols).unwrap();
         let e = PolicyLocks::acquire(&pols[1..]).err().unwrap();
-        assert!(e.contains("another hetlabd is already managing policy4") && e.contains("--run-dir"), "{e}");
+        assert!(e.contains("another hetlabd is already managing policy4") && e.contains("another path"), "{e}");
         drop(held);
         PolicyLocks::acquire(&pols).unwrap();
+    }
+
+    #[test]
+    fn every_path_to_the_kernels_sysfs_has_one_run_directory() {
+        let t = fake::exynos5422("run-dir");
+        assert_eq!(t.roots().run_dir().unwrap(), fs::canonicalize(t.run_dir()).unwrap(), "a tree: run beside sys");
+        let kernel = crate::Roots::new("/sys", "/proc");
+        if !crate::is_kernel_sysfs(&kernel.sysfs) {
+            return; // no sysfs mounted here: nothing to compare with
+        }
+        assert_eq!(kernel.run_dir().unwrap(), Path::new("/run"));
+        // a bind mount of /sys elsewhere (root only: where mount(2) is refused the rule above is
+        // the whole test) leads to the same record, not to `<elsewhere>/../run`
+        let other = t.root.join("elsewhere/sys");
+        fs::create_dir_all(&other).unwrap();
+        let c_src = std::ffi::CString::new("/sys").unwrap();
+        let c_dst = std::ffi::CString::new(other.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: NUL-terminated paths; a bind mount has no type, data or other flags.
+        let mounted =
+            unsafe { libc::mount(c_src.as_ptr(), c_dst.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) }
+                == 0;
+        if mounted {
+            let run_dir = crate::Roots::new(&other, "/proc").run_dir();
+            // SAFETY: unmounting what this test mounted
+            unsafe { libc::umount2(c_dst.as_ptr(), libc::MNT_DETACH) };
+            assert_eq!(run_dir.unwrap(), Path::new("/run"));
+        }
     }
 
     #[test]
