@@ -490,7 +490,7 @@ def govern(
     name. counters: which PMCs are read (`per-cpu`, `cgroup=DIR`, `pid=P,..`, `tid=T,..`, `off`).
     pmu: `hardware` or `software` stand-ins. cluster_names: name the policies after these
     platform clusters. sysfs_root, procfs_root: a tree laid out like /sys and /proc (hetlabd.lock
-    and hetlabd.saved live in `run` beside the sysfs root: /run for /sys). Sample lines go to
+    and hetlabd.saved live in `run` beside the sysfs root: /run for /sys or any mount of it). Sample lines go to
     stdout, notes to stderr.
     """
     p_args, model_json = _platform_args(platform), _model_json(model)

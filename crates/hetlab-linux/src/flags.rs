@@ -285,7 +285,7 @@ impl Flag {
 /// The sysfs root's help: it also says where the lock and the saved settings live, which
 /// follows from it ([`Roots::run_dir`]) and from no option of its own.
 const SYSFS_ROOT_HELP: &str = "read/write DIR/devices/system/cpu/cpufreq/... instead of /sys/...;\n\
-     hetlabd.lock and hetlabd.saved live in run/ beside DIR (/run for /sys)";
+     hetlabd.lock and hetlabd.saved live in run/ beside DIR (/run for /sys or any mount of it)";
 
 /// Options every command that touches the board's cpufreq policies takes.
 fn board_flags() -> Vec<Flag> {
@@ -365,7 +365,7 @@ Runs NAME on every cpufreq policy until SIGINT/SIGTERM (or --duration): switches
 the userspace governor, and every sampling period builds the governor's view from /proc/stat,
 sysfs and the PMCs and writes scaling_setspeed (only frequencies from the policy's list, only
 when they change). Each policy's scaling_governor, scaling_min_freq and scaling_max_freq are
-saved first (also to /run/hetlabd.saved, the run directory beside the sysfs root) and restored on
+saved first (also to /run/hetlabd.saved, the run directory of the sysfs root) and restored on
 normal exit, on SIGINT, SIGTERM, SIGHUP and SIGQUIT, and on any error.
 
 It refuses to start when: not root (unless --dry-run); there are no cpufreq policies; a policy
@@ -632,7 +632,7 @@ mod tests {
         let c = command("characterize").unwrap();
         assert_eq!(c.flag("--reps").unwrap().default.as_deref(), Some("5"));
         assert!(c.flag("--run-dir").is_none(), "the run directory follows from the sysfs root");
-        assert!(c.flag("--sysfs-root").unwrap().help.contains("(/run for /sys)"));
+        assert!(c.flag("--sysfs-root").unwrap().help.contains("(/run for /sys or any mount of it)"));
         assert_eq!(c.flag("--pmu").unwrap().group, Group::Board);
         assert_eq!(c.flag("--active-opp").unwrap().group, Group::Plan);
         assert!(command("govern").unwrap().flag("--governor").unwrap().help.contains("anti-snoop"));
