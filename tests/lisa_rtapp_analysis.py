@@ -4,7 +4,7 @@ JSON on stdout.
 
 Run it with the LISA venv's interpreter (``scripts/lisa-venv.sh`` prints its path):
 
-    .venv-lisa/bin/python tests/lisa_rtapp_analysis.py TRACE PLAT_INFO_YML
+    .venv-lisa/bin/python tests/lisa_rtapp_analysis.py TRACE PLAT_INFO_YML [--format trace-cmd]
 
 Output (times in seconds, the trace's own timestamps)::
 
@@ -24,6 +24,10 @@ So the lines are read as they are, with LISA's ``HRTxtTraceParser``, and handed 
 the ``print`` events they are (``ip`` tracing_mark_write, ``buf`` the text) through its
 ``MockTraceParser``: LISA's own meta-event parsing and rt-app analysis then run on them.
 
+With ``--format trace-cmd`` the trace is hetlab's ``trace-cmd report -R`` layout
+(``hetlab simulate --trace-format trace-cmd``), which LISA's ``TxtTraceParser`` reads as it is,
+markers included: no help from this script.
+
 Exit status 2 on a usage error, 1 if LISA fails.
 """
 
@@ -35,8 +39,8 @@ from lisa_common import print_json, read_text_trace
 SCHED_EVENTS = ["sched_switch", "sched_wakeup", "sched_wakeup_new", "sched_waking"]
 
 
-def analyse(trace_path, plat_info_path):
-    from lisa.analysis.tasks import TaskState
+def kernel_format_trace(trace_path, plat_info_path):
+    """The kernel's format: its markers handed back to LISA as ``print`` events (above)."""
     from lisa.trace import MockTraceParser, Trace
 
     text = read_text_trace(trace_path, plat_info_path, [*SCHED_EVENTS, "tracing_mark_write"])
@@ -49,6 +53,29 @@ def analyse(trace_path, plat_info_path):
         normalize_time=False,
         enable_swap=False,
     )
+    return trace, text
+
+
+def trace_cmd_trace(trace_path, plat_info_path):
+    """``trace-cmd report -R``'s layout, read by LISA's own parser for it."""
+    from lisa.platforms.platinfo import PlatformInfo
+    from lisa.trace import Trace, TxtTraceParser
+
+    trace = Trace(
+        trace_path,
+        plat_info=PlatformInfo.from_yaml_map(plat_info_path),
+        parser=TxtTraceParser.from_txt_file,
+        normalize_time=False,
+        enable_swap=False,
+    )
+    return trace, trace
+
+
+def analyse(trace_path, plat_info_path, trace_format):
+    from lisa.analysis.tasks import TaskState
+
+    read = trace_cmd_trace if trace_format == "trace-cmd" else kernel_format_trace
+    trace, text = read(trace_path, plat_info_path)
     rta = trace.ana.rta
     start, end = rta.rtapp_window
     out = {"window": [float(start), float(end)], "tasks": {}}
@@ -75,8 +102,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("trace")
     parser.add_argument("plat_info")
+    parser.add_argument("--format", choices=["ftrace", "trace-cmd"], default="ftrace", help="the trace's layout")
     args = parser.parse_args()
-    return print_json(analyse, args.trace, args.plat_info)
+    return print_json(analyse, args.trace, args.plat_info, args.format)
 
 
 if __name__ == "__main__":

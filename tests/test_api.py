@@ -33,6 +33,8 @@ def test_errors_are_hetlab_errors():
         hetlab.simulate(scheduler="cfs-rt")
     with pytest.raises(HetlabError, match="unknown platform"):
         hetlab.simulate(platform="tc3")
+    with pytest.raises(HetlabError, match="unknown trace format 'dat'; give ftrace or trace-cmd"):
+        hetlab.simulate(trace=True, trace_format="dat")
 
 
 def test_smp_spreads_threads_and_slices_time():
@@ -69,7 +71,7 @@ def test_an_unknown_option_is_an_error_not_ignored():
         perf_period=10_000,
         kernel="",
         start_temp_c=[],
-        trace=False,
+        trace=None,
         intervals=False,
         time_limit_s=1.0,
     )

@@ -160,7 +160,11 @@ def test_board_commands_take_hetlabds_options_and_help_returns(command, capsys):
     flags = _options(theirs.split("options:")[1])
     assert flags and flags == _options(ours.split("options:")[1])
     # same words: each option's help and default come from one declaration
-    assert "(default 0.2)" in ours if command == "chase" else "(/run for /sys or any mount of it)" in " ".join(ours.split())
+    assert (
+        "(default 0.2)" in ours
+        if command == "chase"
+        else "(/run for /sys or any mount of it)" in " ".join(ours.split())
+    )
 
 
 def test_characterize_takes_hetlabds_options_but_its_own_output():

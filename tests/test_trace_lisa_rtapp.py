@@ -42,25 +42,52 @@ RTAPP = {
 }
 
 
-@pytest.fixture(scope="module")
-def rtapp_run(tmp_path_factory, lisa_python):
-    """(the run's JSON summary, LISA's rt-app analysis of its trace)."""
-    d = tmp_path_factory.mktemp("lisa-rtapp")
-    workload, trace = d / "display.json", d / "display.trace"
+def _simulate_and_analyse(d: Path, lisa_python: str, trace_format: str):
+    """(the run's JSON summary, LISA's rt-app analysis of its trace in `trace_format`)."""
+    workload, trace = d / "display.json", d / f"display.{trace_format}.trace"
     workload.write_text(json.dumps(RTAPP))
     env = dict(os.environ)
     if importlib.util.find_spec("hetlab") is None:  # source checkout without an install
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "python"), env.get("PYTHONPATH")]))
     args = ["--platform", "exynos5422", "--workload", str(workload), "--scheduler", "smp"]
     args += ["--governor", "performance", "--seed", "1", "--json", "--trace", str(trace)]
+    args += ["--trace-format", trace_format]
     proc = subprocess.run(
         [sys.executable, "-m", "hetlab", "simulate", *args], env=env, capture_output=True, text=True, timeout=600
     )
     assert proc.returncode == 0, f"hetlab simulate failed:\n{proc.stderr[-4000:]}"
     script = [lisa_python, str(TESTS / "lisa_rtapp_analysis.py"), str(trace), f"{trace}.plat_info.yml"]
-    lisa = subprocess.run(script, capture_output=True, text=True, timeout=1800)
+    lisa = subprocess.run([*script, "--format", trace_format], capture_output=True, text=True, timeout=1800)
     assert lisa.returncode == 0, f"LISA's rt-app analysis failed:\n{lisa.stderr[-4000:]}"
     return json.loads(proc.stdout), json.loads(lisa.stdout)
+
+
+@pytest.fixture(scope="module")
+def rtapp_run(tmp_path_factory, lisa_python):
+    """(the run's JSON summary, LISA's rt-app analysis of its trace in the kernel's format)."""
+    return _simulate_and_analyse(tmp_path_factory.mktemp("lisa-rtapp"), lisa_python, "ftrace")
+
+
+@pytest.mark.lisa
+def test_lisa_reads_the_trace_cmd_layout_with_its_own_parser_and_finds_the_same(rtapp_run, tmp_path, lisa_python):
+    """`--trace-format trace-cmd`: LISA's TxtTraceParser reads the markers itself, and its
+    rt-app analysis finds what it finds in the kernel's format (the tests below check that)."""
+    run, lisa = rtapp_run
+    run_tc, lisa_tc = _simulate_and_analyse(tmp_path, lisa_python, "trace-cmd")
+    assert run_tc == run, "the layout changes nothing in the run"
+    assert lisa_tc["tasks"].keys() == lisa["tasks"].keys()
+    assert _same(lisa_tc, lisa), (lisa_tc, lisa)
+
+
+def _same(a, b):
+    """Equal, numbers to a nanosecond (the two parsers turn text into floats their own ways)."""
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        return abs(a - b) <= 1e-9
+    return a == b
 
 
 @pytest.mark.lisa

@@ -13,6 +13,7 @@ from typing import Any
 from hetlab import _core
 
 DEFAULT_PLATFORM: str = _core.DEFAULT_PLATFORM
+TRACE_FORMATS: tuple[str, ...] = tuple(_core.TRACE_FORMATS)  # `simulate(trace_format=)`
 DEFAULT_SEED = 1
 MAX_SEED = (1 << 64) - 1  # seeds are u64 in the engine
 MAX_KHZ = (1 << 32) - 1  # frequencies are u32 kHz, as in cpufreq
@@ -203,6 +204,7 @@ def simulate(
     start_temp_c: Sequence[float] = (),
     seed: int = DEFAULT_SEED,
     trace: bool = False,
+    trace_format: str = "ftrace",
     intervals: bool = False,
     time_limit_s: float = 3600.0,
     on_progress: Callable[[float], None] | None = None,
@@ -243,6 +245,10 @@ def simulate(
         for a board warmed up before the run.
     seed: the same seed gives byte-identical results.
     trace: record the ftrace text (`SimResult.trace_text`) and LISA's platform info.
+    trace_format: the text's layout (`TRACE_FORMATS`): `ftrace` (default), the kernel's trace
+        file, which Perfetto UI and LISA's `HRTxtTraceParser` open; `trace-cmd`, what `trace-cmd
+        report -R` prints, for LISA's `TxtTraceParser` (its rt-app analysis reads the markers as
+        `print` events directly).
     intervals: record where each thread ran (`SimResult.intervals`, from the sched_switch events).
     time_limit_s: stop after this much simulated time.
     on_progress: called with the simulated time reached (s) every 50 ms of wall time while the
@@ -285,7 +291,7 @@ def simulate(
             perf_period=int(perf_period),
             kernel=str(kernel),
             start_temp_c=[float(t) for t in start_temp_c],
-            trace=bool(trace),
+            trace=str(trace_format) if trace else None,
             intervals=bool(intervals),
             time_limit_s=float(time_limit_s),
             progress=on_progress,

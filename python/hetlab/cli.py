@@ -305,6 +305,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         runs = api.simulate_reps(
             args.reps,
             trace=bool(args.trace),
+            trace_format=args.trace_format,
             intervals=bool(args.report),
             progress=_progress(args.reps, "simulate") if args.reps > 1 else None,
             **kwargs,
@@ -813,6 +814,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write an ftrace text trace (opens in Perfetto UI and LISA) of the first run, and LISA's platform"
         " info beside it (FILE.plat_info.yml); - writes the trace alone to standard output",
+    )
+    sim.add_argument(
+        "--trace-format",
+        choices=api.TRACE_FORMATS,
+        default=_default(api.simulate, "trace_format"),
+        help="the --trace file's layout: ftrace (default), the kernel's trace file, for Perfetto UI and LISA's"
+        " HRTxtTraceParser; trace-cmd, as `trace-cmd report -R` prints it, for LISA's TxtTraceParser (its rt-app"
+        " analysis reads the rt-app markers directly)",
     )
     sim.add_argument(
         "--series",

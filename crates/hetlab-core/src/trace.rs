@@ -1,8 +1,13 @@
 //! Trace events recorded by the engine, and their export as ftrace text.
 //!
-//! The text layout is the one Perfetto UI and LISA both open (shared/reference/ecosystem.md §4
-//! and §7): a `# tracer: nop` header, then trace-cmd-report-style lines *without* the
-//! irq-flags column, timestamps in seconds with 6 decimals. Event bodies are the kernel's
+//! Two layouts ([`TraceFormat`]). `ftrace`, the kernel's `trace` file, is the one Perfetto UI and
+//! LISA's `HRTxtTraceParser` both open (shared/reference/ecosystem.md §4 and §7): a `# tracer:
+//! nop` header, then trace-cmd-report-style lines *without* the irq-flags column, timestamps in
+//! seconds with 6 decimals. `trace-cmd` is what `trace-cmd report -R` prints, what LISA's
+//! `TxtTraceParser` reads: a `cpus=N` first line, the same line heads, raw event fields
+//! (`sched_switch`'s `prev_state` a number, the wake-ups' `success=1`), and user-space markers as
+//! the `print` event (`print: tracing_mark_write: <text>`), so LISA turns rt-app's markers into
+//! its `userspace@rtapp_*` events itself. Event bodies are otherwise the kernel's
 //! `TP_printk` output: `sched_switch`, `sched_waking`, `sched_wakeup`, `sched_wakeup_new` and
 //! `sched_migrate_task` as include/trace/events/sched.h prints them, `cpu_frequency` and
 //! `cpu_idle` as include/trace/events/power.h does, and the scheduler signals LISA's analyses
@@ -18,6 +23,28 @@ use crate::platform::Platform;
 /// Linux's PWR_EVENT_EXIT, printed as u32 by the cpu_idle tracepoint.
 pub const CPU_IDLE_EXIT: u32 = 4294967295;
 
+/// The text layout of an exported trace (the module's header says what opens each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TraceFormat {
+    /// The kernel's `trace` file: Perfetto UI, LISA's `HRTxtTraceParser`.
+    #[default]
+    Ftrace,
+    /// `trace-cmd report -R`: LISA's `TxtTraceParser`.
+    TraceCmd,
+}
+
+impl TraceFormat {
+    pub const NAMES: [&'static str; 2] = ["ftrace", "trace-cmd"];
+
+    pub fn parse(name: &str) -> Result<TraceFormat, String> {
+        match name {
+            "ftrace" => Ok(TraceFormat::Ftrace),
+            "trace-cmd" => Ok(TraceFormat::TraceCmd),
+            _ => Err(format!("unknown trace format '{name}'; give ftrace or trace-cmd")),
+        }
+    }
+}
+
 /// Task state letters of sched_switch's prev_state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PrevState {
@@ -27,6 +54,30 @@ pub enum PrevState {
     Sleeping,
     /// Exited (`X`).
     Dead,
+}
+
+impl PrevState {
+    /// As `TP_printk` shows it; the idle task is always `R`.
+    fn letters(self, tid: u32) -> &'static str {
+        match (tid, self) {
+            (0, _) => "R",
+            (_, PrevState::Runnable) => "R+",
+            (_, PrevState::Sleeping) => "S",
+            (_, PrevState::Dead) => "X",
+        }
+    }
+
+    /// The raw field (`__trace_sched_switch_state`, Linux 5.10): a preempted task reports
+    /// TASK_REPORT_MAX (0x100), else the bit of its state's index (TASK_INTERRUPTIBLE 0x1,
+    /// EXIT_DEAD 0x10; TASK_RUNNING 0).
+    fn raw(self, tid: u32) -> u32 {
+        match (tid, self) {
+            (0, _) => 0,
+            (_, PrevState::Runnable) => 0x100,
+            (_, PrevState::Sleeping) => 0x1,
+            (_, PrevState::Dead) => 0x10,
+        }
+    }
 }
 
 /// PELT signals as `struct sched_avg` holds them when the tracepoint fires.
@@ -274,7 +325,13 @@ impl Namer<'_> {
 ///   rounded to 3 decimals; counters whose value is not finite are skipped.
 /// * Markers are `tracing_mark_write: <text>` lines of the thread that wrote them.
 /// * `ncpus` is printed in the header (`#P:`); events on a CPU >= `ncpus` are still rendered.
-pub fn write_ftrace(events: &[TraceEvent], threads: &TraceThreads, ncpus: usize, out: &mut String) {
+pub fn write_ftrace(
+    events: &[TraceEvent],
+    threads: &TraceThreads,
+    ncpus: usize,
+    format: TraceFormat,
+    out: &mut String,
+) {
     use std::fmt::Write as _;
 
     let mut namer = Namer { threads, prios: threads.prios.clone(), next_change: 0 };
@@ -288,11 +345,18 @@ pub fn write_ftrace(events: &[TraceEvent], threads: &TraceThreads, ncpus: usize,
     order.sort_by(|&a, &b| events[a].time_us().total_cmp(&events[b].time_us()));
 
     let n = order.len();
-    out.push_str("# tracer: nop\n#\n");
-    let _ = writeln!(out, "# entries-in-buffer/entries-written: {n}/{n}   #P:{ncpus}");
-    out.push_str("#\n");
-    out.push_str("#           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n");
-    out.push_str("#              | |         |         |         |\n");
+    let raw = format == TraceFormat::TraceCmd;
+    // `print`'s first field under trace-cmd: the function that wrote the marker
+    let mark_function = if raw { "tracing_mark_write: " } else { "" };
+    if raw {
+        let _ = writeln!(out, "cpus={ncpus}");
+    } else {
+        out.push_str("# tracer: nop\n#\n");
+        let _ = writeln!(out, "# entries-in-buffer/entries-written: {n}/{n}   #P:{ncpus}");
+        out.push_str("#\n");
+        out.push_str("#           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n");
+        out.push_str("#              | |         |         |         |\n");
+    }
 
     let mut current: Vec<u32> = vec![0; ncpus];
     let current_on = |current: &mut Vec<u32>, cpu: usize| -> u32 {
@@ -320,6 +384,9 @@ pub fn write_ftrace(events: &[TraceEvent], threads: &TraceThreads, ncpus: usize,
             TraceEvent::SchedOverutilized { cpu, .. } => (*cpu, "sched_overutilized"),
             TraceEvent::CpuFrequency { cpu, .. } => (*cpu, "cpu_frequency"),
             TraceEvent::CpuIdle { cpu, .. } => (*cpu, "cpu_idle"),
+            // a write to trace_marker is the `print` event, which the kernel's file shows by
+            // the function that wrote it and trace-cmd by name, then that function
+            TraceEvent::Counter { cpu, .. } | TraceEvent::Marker { cpu, .. } if raw => (*cpu, "print"),
             TraceEvent::Counter { cpu, .. } | TraceEvent::Marker { cpu, .. } => (*cpu, "tracing_mark_write"),
         };
         let running = match ev {
@@ -346,19 +413,17 @@ pub fn write_ftrace(events: &[TraceEvent], threads: &TraceThreads, ncpus: usize,
 
         match ev {
             TraceEvent::SchedSwitch { cpu, prev_tid, prev_state, next_tid, .. } => {
-                let state = match (prev_tid, prev_state) {
-                    (0, _) => "R",
-                    (_, PrevState::Runnable) => "R+",
-                    (_, PrevState::Sleeping) => "S",
-                    (_, PrevState::Dead) => "X",
+                let (state, arrow) = if raw {
+                    (prev_state.raw(*prev_tid).to_string(), " ")
+                } else {
+                    (prev_state.letters(*prev_tid).to_string(), " ==> ")
                 };
                 let _ = writeln!(
                     out,
-                    "prev_comm={} prev_pid={} prev_prio={} prev_state={} ==> next_comm={} next_pid={} next_prio={}",
+                    "prev_comm={} prev_pid={} prev_prio={} prev_state={state}{arrow}next_comm={} next_pid={} next_prio={}",
                     namer.body_comm(*prev_tid, *cpu),
                     prev_tid,
                     namer.prio(*prev_tid),
-                    state,
                     namer.body_comm(*next_tid, *cpu),
                     next_tid,
                     namer.prio(*next_tid),
@@ -367,14 +432,13 @@ pub fn write_ftrace(events: &[TraceEvent], threads: &TraceThreads, ncpus: usize,
                 current[*cpu] = *next_tid;
             }
             TraceEvent::SchedWaking { tid, target_cpu, .. } | TraceEvent::SchedWakeup { tid, target_cpu, .. } => {
-                let _ = writeln!(
-                    out,
-                    "comm={} pid={} prio={} target_cpu={:03}",
-                    namer.body_comm(*tid, *target_cpu),
-                    tid,
-                    namer.prio(*tid),
-                    target_cpu,
-                );
+                let (comm, prio) = (namer.body_comm(*tid, *target_cpu), namer.prio(*tid));
+                // raw: the record's `success` field (always 1 since 4.x) and an unpadded CPU
+                let _ = if raw {
+                    writeln!(out, "comm={comm} pid={tid} prio={prio} success=1 target_cpu={target_cpu}")
+                } else {
+                    writeln!(out, "comm={comm} pid={tid} prio={prio} target_cpu={target_cpu:03}")
+                };
             }
             TraceEvent::SchedMigrateTask { tid, orig_cpu, dest_cpu, .. } => {
                 let _ = writeln!(
@@ -418,14 +482,14 @@ pub fn write_ftrace(events: &[TraceEvent], threads: &TraceThreads, ncpus: usize,
             TraceEvent::Counter { name, value, .. } => {
                 let _ = writeln!(
                     out,
-                    "C|{}|{}|{}",
+                    "{mark_function}C|{}|{}|{}",
                     COUNTER_PID,
                     sanitize_counter_name(name),
                     format_counter_value(*value),
                 );
             }
             TraceEvent::Marker { text, .. } => {
-                let _ = writeln!(out, "{text}");
+                let _ = writeln!(out, "{mark_function}{text}");
             }
         }
     }
@@ -547,7 +611,7 @@ mod tests {
 
     fn render(events: &[TraceEvent], ncpus: usize) -> String {
         let mut s = String::new();
-        write_ftrace(events, &threads(), ncpus, &mut s);
+        write_ftrace(events, &threads(), ncpus, TraceFormat::Ftrace, &mut s);
         s
     }
 
@@ -607,7 +671,7 @@ mod tests {
             })
             .collect();
         let mut text = String::new();
-        write_ftrace(&events, &th, 8, &mut text);
+        write_ftrace(&events, &th, 8, TraceFormat::Ftrace, &mut text);
         let lines = body_lines(&text);
         assert_eq!(lines.len(), 4);
         assert_eq!(
@@ -620,6 +684,58 @@ mod tests {
             "           task0-1001  [004]   100.010100: sched_switch:         prev_comm=task0 prev_pid=1001 prev_prio=120 prev_state=S ==> next_comm=swapper/4 next_pid=0 next_prio=120"
         );
         assert_eq!(lines[3], "          <idle>-0     [004]   100.010200: cpu_idle:             state=0 cpu_id=4");
+    }
+
+    /// The trace-cmd layout (`trace-cmd report -R`): a `cpus=` line, raw fields, markers as
+    /// `print` events from tracing_mark_write; everything else as in the kernel's file.
+    #[test]
+    fn trace_cmd_layout_has_raw_fields_and_print_events() {
+        let events = vec![
+            TraceEvent::SchedSwitch {
+                time_us: 10.0,
+                cpu: 1,
+                prev_tid: 0,
+                prev_state: PrevState::Runnable,
+                next_tid: 1,
+            },
+            TraceEvent::Marker { time_us: 11.0, cpu: 1, tid: 1, text: "rtapp_loop: event=start thread_loop=0".into() },
+            TraceEvent::Counter { time_us: 12.0, cpu: 1, name: "power_big_mw".into(), value: 1.5 },
+            TraceEvent::SchedWaking { time_us: 13.0, waker_cpu: 1, tid: 2, target_cpu: 0 },
+            TraceEvent::SchedWakeup { time_us: 14.0, cpu: 0, tid: 2, target_cpu: 0, new_task: false },
+            TraceEvent::SchedSwitch {
+                time_us: 20.0,
+                cpu: 1,
+                prev_tid: 1,
+                prev_state: PrevState::Runnable,
+                next_tid: 2,
+            },
+            TraceEvent::SchedSwitch {
+                time_us: 30.0,
+                cpu: 1,
+                prev_tid: 2,
+                prev_state: PrevState::Sleeping,
+                next_tid: 1,
+            },
+            TraceEvent::SchedSwitch { time_us: 40.0, cpu: 1, prev_tid: 1, prev_state: PrevState::Dead, next_tid: 0 },
+            TraceEvent::CpuFrequency { time_us: 50.0, cpu: 1, freq_khz: 800_000 },
+        ];
+        let mut text = String::new();
+        write_ftrace(&events, &threads(), 2, TraceFormat::TraceCmd, &mut text);
+        let want = [
+            "cpus=2",
+            "          <idle>-0     [001]     0.000010: sched_switch:         prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=0 next_comm=task0 next_pid=1 next_prio=120",
+            "           task0-1     [001]     0.000011: print:                tracing_mark_write: rtapp_loop: event=start thread_loop=0",
+            "           task0-1     [001]     0.000012: print:                tracing_mark_write: C|0|power_big_mw|1.5",
+            "           task0-1     [001]     0.000013: sched_waking:         comm=my_worker pid=2 prio=100 success=1 target_cpu=0",
+            "          <idle>-0     [000]     0.000014: sched_wakeup:         comm=my_worker pid=2 prio=100 success=1 target_cpu=0",
+            "           task0-1     [001]     0.000020: sched_switch:         prev_comm=task0 prev_pid=1 prev_prio=120 prev_state=256 next_comm=my_worker next_pid=2 next_prio=100",
+            "       my_worker-2     [001]     0.000030: sched_switch:         prev_comm=my_worker prev_pid=2 prev_prio=100 prev_state=1 next_comm=task0 next_pid=1 next_prio=120",
+            "           task0-1     [001]     0.000040: sched_switch:         prev_comm=task0 prev_pid=1 prev_prio=120 prev_state=16 next_comm=swapper/1 next_pid=0 next_prio=120",
+            "          <idle>-0     [001]     0.000050: cpu_frequency:        state=800000 cpu_id=1",
+        ];
+        assert_eq!(text.lines().collect::<Vec<_>>(), want);
+        assert_eq!(TraceFormat::parse("trace-cmd"), Ok(TraceFormat::TraceCmd));
+        assert!(TraceFormat::parse("dat").unwrap_err().contains("give ftrace or trace-cmd"));
     }
 
     #[test]
@@ -1070,7 +1186,7 @@ mod tests {
             groups: vec![],
         };
         let mut text = String::new();
-        write_ftrace(&events, &th, ncpus, &mut text);
+        write_ftrace(&events, &th, ncpus, TraceFormat::Ftrace, &mut text);
 
         let parsed: Vec<Parsed> = body_lines(&text).into_iter().map(parse_line).collect();
         let mut expected = events.clone();

@@ -174,7 +174,7 @@ fn rt_app_moves_a_thread_between_groups_per_phase() {
     let names: Vec<&str> = paths.iter().map(|&g| r.trace_threads.groups[g as usize].as_str()).collect();
     assert_eq!(names, ["/a", "/b"]);
     let mut text = String::new();
-    write_ftrace(&r.trace, &r.trace_threads, 8, &mut text);
+    write_ftrace(&r.trace, &r.trace_threads, 8, Default::default(), &mut text);
     assert!(text.contains("sched_pelt_se:        cpu=4 path=/a comm=(null) pid=-1 load="), "no group entity");
     assert!(text.contains("sched_pelt_cfs:       cpu=4 path=/b load="), "no group run queue");
 }

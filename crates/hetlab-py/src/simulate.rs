@@ -12,7 +12,7 @@ use hetlab_core::kernel::perf_sampling::PerfSampling;
 use hetlab_core::kernel::rcu::RcuOptions;
 use hetlab_core::sched::switching::SwitchingMode;
 use hetlab_core::sched::SchedPolicy;
-use hetlab_core::trace::{run_intervals, write_ftrace, write_lisa_plat_info};
+use hetlab_core::trace::{run_intervals, write_ftrace, write_lisa_plat_info, TraceFormat};
 
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
@@ -81,7 +81,8 @@ fn stoppable<T: Send>(
 type Simulated = (String, PyObject, Option<String>, Option<String>, Option<PyObject>);
 
 /// Runs one simulation. Returns (summary JSON, time series as a dict of numpy columns, trace
-/// text or None, the platform as LISA's PlatformInfo YAML or None; both only with `trace`;
+/// text or None, the platform as LISA's PlatformInfo YAML or None; both only with `trace`, the
+/// trace format's name (`ftrace` or `trace-cmd`, `hetlab_core::trace::TraceFormat`);
 /// the run intervals as numpy columns `tid`, `cpu`, `start_s`, `end_s` or None, only with
 /// `intervals`).
 /// `model` is a model's JSON text (None: the paper's Figure 4 trees); `freq` pins clusters'
@@ -122,11 +123,12 @@ pub fn simulate(
     perf_period: u64,
     kernel: &str,
     start_temp_c: Vec<f64>,
-    trace: bool,
+    trace: Option<&str>,
     intervals: bool,
     time_limit_s: f64,
     progress: Option<PyObject>,
 ) -> PyResult<Simulated> {
+    let trace = trace.map(TraceFormat::parse).transpose().map_err(err)?;
     let platform = load_platform(platform_name, platform_origin, platform_text)?;
     let workload = load_workload(workload_spec, workload_origin, workload_text)?;
     let cluster_of = |name: &str| {
@@ -160,7 +162,7 @@ pub fn simulate(
             .then_some(PerfSampling { cpus: perf_cpus, period_instructions: perf_period }),
         rcu: RcuOptions::parse(kernel, platform.ncpus()).map_err(err)?,
         start_temp_c,
-        trace: trace || intervals, // the intervals are read from the sched_switch events
+        trace: trace.is_some() || intervals, // the intervals are read from the sched_switch events
         series: true,
         time_limit_s,
         stop: Some(stop.clone()),
@@ -207,12 +209,12 @@ pub fn simulate(
             )?;
         }
     }
-    let trace_text = trace.then(|| {
+    let trace_text = trace.map(|format| {
         let mut out = String::new();
-        write_ftrace(&result.trace, &result.trace_threads, platform.ncpus(), &mut out);
+        write_ftrace(&result.trace, &result.trace_threads, platform.ncpus(), format, &mut out);
         out
     });
-    let plat_info_text = trace.then(|| {
+    let plat_info_text = trace.is_some().then(|| {
         let mut out = String::new();
         write_lisa_plat_info(&platform, &mut out);
         out

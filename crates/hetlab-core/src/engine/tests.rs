@@ -680,7 +680,13 @@ fn rtapp_run_with(
 
 fn trace_text(r: &RunResult) -> String {
     let mut text = String::new();
-    crate::trace::write_ftrace(&r.trace, &r.trace_threads, r.threads[0].cpu_time_on_s.len(), &mut text);
+    crate::trace::write_ftrace(
+        &r.trace,
+        &r.trace_threads,
+        r.threads[0].cpu_time_on_s.len(),
+        Default::default(),
+        &mut text,
+    );
     text
 }
 
