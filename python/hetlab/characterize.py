@@ -105,9 +105,10 @@ def characterize(
     OPP of its policy); chase_cpus, the CPU running the chase per cluster; pmu, `hardware` or
     `software` stand-ins; sysfs_root, procfs_root, trees laid out like /sys and /proc (the lock
     and saved-state files live in `run` beside the sysfs root: /run for /sys or any mount of
-    it); allow_missing_counters, write 0 for counters the board lacks; cluster_names, name the policies after these platform clusters. SIGINT,
-    SIGTERM, SIGHUP and SIGQUIT are blocked in the calling thread while the board sweep runs
-    (see `hetlab.govern`): a signal stops it, restores the policies and writes nothing.
+    it); allow_missing_counters, write 0 for counters the board lacks; cluster_names, name the
+    policies after these platform clusters. SIGINT, SIGTERM, SIGHUP and SIGQUIT are blocked in
+    the calling thread while the board sweep runs (see `hetlab.govern`): a signal stops it,
+    restores the policies and writes nothing.
     """
     board = dict(
         period_us=period_us,
