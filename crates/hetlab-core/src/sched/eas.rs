@@ -17,8 +17,10 @@
 //!   sets the root domain's flag at enqueue (not a new task's first) and at the tick
 //!   (`update_overutilized_status`); the load balance at the root domain rewrites it from all
 //!   CPUs (`update_sd_lb_stats`), so it clears at the next such balance after the load drops.
-//!   While set, wake-ups take CFS's path and CFS's load balancing works ([`Smp`]: its
-//!   `select_task_rq_fair`, and its new-idle, periodic and idle-CPU balancing), and so does
+//!   While set, wake-ups take 5.10's CFS path for asymmetric capacities ([`select_asym`]:
+//!   `wake_wide`, `wake_affine`, `select_idle_capacity`), forks CFS's ([`Smp`]'s
+//!   `select_task_rq_fair`, 3.10's), and CFS's load balancing works ([`Smp`]: its new-idle,
+//!   periodic and idle-CPU balancing), and so does
 //!   the misfit migration (4.20+, the load balance of asymmetric systems, which `smp`'s 3.10
 //!   balancer lacks): a running task that does not fit its CPU is moved by active balance to
 //!   an idle CPU whose capacity is more than 1.25x (`group_smaller_max_cpu_capacity`). While
@@ -40,8 +42,8 @@
 //! utilisation leaves (`capacity_of`), and the energy estimate adds the RT utilisation (the
 //! top OPP while an RT task is runnable); SCHED_DEADLINE's running time takes capacity from CFS too
 //! (`rt::capacity_of`). Not modelled: `util_est`, DL utilisation in the energy estimate, IRQ
-//! utilisation and thermal pressure, `select_idle_capacity` on
-//! the CFS path, the doubling of the balance interval while balanced. The kernel runs EAS only
+//! utilisation and thermal pressure, 5.10's fork path (`find_idlest_group`'s group types: forks
+//! take 3.10's), the doubling of the balance interval while balanced. The kernel runs EAS only
 //! with schedutil on every policy ([`Placement::required_governor`]) and on CPUs of more than
 //! one capacity; [`Eas::new`] refuses other platforms instead of silently being `smp`.
 //!
@@ -50,6 +52,7 @@
 
 use super::cfs::RunQueue;
 use super::pelt::State;
+use super::select_asym::{self, Wakees};
 use super::smp::Smp;
 use super::uclamp::{self, Clamp};
 use super::{rt, Migration, Placement, SchedEntity, SchedView, WakeKind};
@@ -88,6 +91,8 @@ pub struct Eas {
     placed: Vec<bool>,
     /// CFS's placement and load balancing, for forks and while over-utilised.
     cfs: Smp,
+    /// Who woke whom (`record_wakee`), for 5.10's CFS wake-up path ([`select_asym`]).
+    wakees: Wakees,
     /// A task with clamps has been seen (the kernel's `sched_uclamp_used`): clamps are looked
     /// up from then on.
     uclamp_used: bool,
@@ -140,6 +145,7 @@ impl Eas {
             util: vec![0; ncpus],
             placed: Vec::new(),
             cfs: Smp::new(platform),
+            wakees: Wakees::new(ncpus, tick_us),
             uclamp_used: false,
         })
     }
@@ -319,7 +325,15 @@ fn rq_util_now(rq: &RunQueue, now_ns: u64) -> u64 {
 }
 
 /// A sleeping task's utilisation decayed to now (`sync_entity_load_avg`).
-fn task_util_now(task: &SchedEntity, now_ns: u64) -> u64 {
+/// The online CPUs are of more than one capacity (the root domain has an
+/// `sd_asym_cpucapacity`).
+fn asymmetric(view: &SchedView) -> bool {
+    let mut online = (0..view.ncpus()).filter(|&c| view.rqs[c].online).map(|c| view.capacity[c]);
+    let first = online.next();
+    online.any(|cap| Some(cap) != first)
+}
+
+pub(super) fn task_util_now(task: &SchedEntity, now_ns: u64) -> u64 {
     let mut avg = task.avg;
     avg.update(now_ns, State::IDLE);
     avg.util_avg
@@ -340,10 +354,19 @@ impl Placement for Eas {
         }
         let first = !std::mem::replace(&mut self.placed[thread], true);
         let kind = if first { WakeKind::Fork } else { kind };
-        let target = if kind == WakeKind::Wakeup && !self.overutilized {
-            let cpu = self.find_energy_efficient_cpu(view, thread);
-            self.cfs.note_wakeup(view, cpu);
-            cpu
+        let target = if kind == WakeKind::Wakeup {
+            self.wakees.record(view, thread);
+            if !self.overutilized || asymmetric(view) {
+                let cpu = if self.overutilized {
+                    select_asym::select_wakeup(view, &self.wakees, thread)
+                } else {
+                    self.find_energy_efficient_cpu(view, thread)
+                };
+                self.cfs.note_wakeup(view, cpu);
+                cpu
+            } else {
+                self.cfs.select_cpu(view, thread, kind)
+            }
         } else {
             self.cfs.select_cpu(view, thread, kind)
         };

@@ -32,6 +32,7 @@ pub mod pelt;
 pub mod pinned;
 pub mod rt;
 pub mod select;
+pub mod select_asym;
 pub mod smp;
 pub mod switching;
 pub mod uclamp;
