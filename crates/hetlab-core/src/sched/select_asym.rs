@@ -105,8 +105,8 @@ fn available_idle_cpu(view: &SchedView, cpu: usize) -> bool {
 fn sched_idle_cpu(view: &SchedView, cpu: usize) -> bool {
     let rq = &view.rqs[cpu];
     rq.nr_running() > 0
-        && rq.rt.len() == 0
-        && rq.dl.len() == 0
+        && rq.rt.is_empty()
+        && rq.dl.is_empty()
         && rq.curr.into_iter().chain(rq.queue.iter()).all(|t| view.tasks[t].class == SchedClass::Idle)
 }
 
