@@ -4,7 +4,6 @@
 //! a migration's arrival and departure, sleeping or exiting, and a change of clamps, class or
 //! group (`__sched_setscheduler` and `sched_move_task` dequeue and enqueue a runnable task).
 
-use super::state::ThreadState;
 use super::Engine;
 use crate::sched::uclamp;
 
@@ -48,6 +47,7 @@ impl Engine<'_> {
         if !self.sched.uclamp_used {
             return;
         }
+        use super::state::ThreadState;
         let mut counted = vec![0u32; self.sched.rqs.len()];
         for (t, se) in self.sched.entities.iter().enumerate() {
             let runnable = match self.threads[t].state {
