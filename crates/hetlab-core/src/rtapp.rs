@@ -431,8 +431,9 @@ fn dl_class(at: &str, dl: [Option<u64>; 3], priority: Option<i64>) -> Result<Sch
 /// task's at the thread's start, a phase's at the start of each of its loops; a phase without
 /// one leaves the thread where it is (across thread loops too), and a thread that never names
 /// one stays in the group rt-app runs in, taken as the root. `""` is none; a name must start
-/// with `/`; rt-app creates every level of it (cpu.shares stays the kernel's default); at most
-/// 32 distinct names. Returns the normalised path, or `None` for `""`.
+/// with `/`; rt-app creates every level of it and writes none of its files (cpu.shares and
+/// cpu.uclamp.* keep the kernel's defaults: rt-app has no key for them; the TOML format has);
+/// at most 32 distinct names. Returns the normalised path, or `None` for `""`.
 fn taskgroup(at: &str, value: &Json, names: &mut BTreeSet<String>) -> Result<Option<String>, String> {
     if matches!(value, Json::Str(s) if s.is_empty()) {
         return Ok(None);
@@ -624,10 +625,10 @@ fn parse_global(at: &str, value: &Json) -> Result<Global, String> {
 /// util_min <= util_max, or the kernel would refuse it.
 fn check_phase_clamps<'a>(
     at: &str,
-    task: (u32, u32),
+    task: crate::workload::UclampRequest,
     phases: impl Iterator<Item = (&'a str, &'a SchedAttr)> + Clone,
 ) -> Result<(), String> {
-    let (mut min, mut max) = task;
+    let (mut min, mut max) = (task.min.unwrap_or(0), task.max.unwrap_or(crate::workload::UTIL_CLAMP_SCALE));
     for (at_phase, attr) in phases.clone().chain(phases) {
         (min, max) = (attr.util_min.unwrap_or(min), attr.util_max.unwrap_or(max));
         if min > max {
@@ -656,7 +657,8 @@ fn task(
     let mut affinity = None;
     let mut phases_json = None;
     let mut events = Vec::new();
-    let mut clamp = (0, crate::workload::UTIL_CLAMP_SCALE);
+    // rt-app's util_min/util_max default to -1: not set, sched_setattr leaves them alone
+    let mut clamp = (None, None);
     let mut dl = [None; 3];
     for (key, value) in object(at, body)? {
         let at_key = format!("{at}.{key}");
@@ -671,8 +673,8 @@ fn task(
             "policy" => task_policy = policy(&at_key, value)?,
             "cpus" => affinity = Some(cpu_list(&at_key, value)?),
             "phases" => phases_json = Some(object(&at_key, value)?),
-            "util_min" => clamp.0 = whole(&at_key, value, 0.0, 1024.0)? as u32,
-            "util_max" => clamp.1 = whole(&at_key, value, 0.0, 1024.0)? as u32,
+            "util_min" => clamp.0 = Some(whole(&at_key, value, 0.0, 1024.0)? as u32),
+            "util_max" => clamp.1 = Some(whole(&at_key, value, 0.0, 1024.0)? as u32),
             "nodes_membind" => nodes_membind(&at_key, value)?,
             "taskgroup" => task_group = taskgroup(&at_key, value, taskgroups)?,
             "dl-runtime" => dl[0] = Some(whole(&at_key, value, 0.0, MAX_PHASE_US)? as u64),
@@ -779,7 +781,8 @@ fn task(
                     entry.2.nice = nice;
                 }
             }
-            check_phase_clamps(at, clamp, parsed.iter().map(|(at, _, attr, _)| (at.as_str(), attr)))?;
+            let task_clamps = crate::workload::UclampRequest::new(at, clamp.0, clamp.1)?;
+            check_phase_clamps(at, task_clamps, parsed.iter().map(|(at, _, attr, _)| (at.as_str(), attr)))?;
             let named = parsed
                 .iter()
                 .zip(&policies)
@@ -814,7 +817,7 @@ fn task(
         prologue_phases,
         forked: false,
         rtapp: Some(RtappSteps { steps: out.steps, repeats_are_phase_loops }),
-        uclamp: crate::workload::UtilClamp::new(at, clamp.0, clamp.1)?,
+        uclamp: crate::workload::UclampRequest::new(at, clamp.0, clamp.1)?,
         class,
         taskgroup: task_group.filter(|p| p != "/"),
     };
@@ -1176,7 +1179,7 @@ mod tests {
         // without phases, `loop` loops the task's one phase: run, then the timer
         let t = &w.tasks[0];
         assert_eq!((t.threads, t.nice, t.repeat, t.affinity.clone()), (2, -5, 100, Some(vec![0, 1])));
-        assert_eq!((t.uclamp.min, t.uclamp.max), (128, 1024));
+        assert_eq!((t.uclamp.min, t.uclamp.max), (Some(128), None));
         assert_eq!(t.phases[0].kind, PhaseKind::Periodic { run_us: 2000.0, period_us: 0, count: 1 });
         let timer =
             PhaseKind::Timer { timer: "t".into(), period_us: 16000, relative: false, per_thread: false, origin_us: 0 };

@@ -423,20 +423,43 @@ pub fn taskgroup_path(at: &str, path: &str) -> Result<String, String> {
     Ok(format!("/{}", parts.join("/")))
 }
 
-/// A task group a workload declares, with its `cpu.shares` (a group only named by a task has
-/// the default).
+/// A task group a workload declares, with its `cpu.shares` and its `cpu.uclamp.min` /
+/// `cpu.uclamp.max` (a group only named by a task has the defaults).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskGroupSpec {
     /// Normalised ([`taskgroup_path`]).
     pub path: String,
     pub shares: u64,
+    /// `cpu.uclamp.min` / `cpu.uclamp.max` as capacities, 0..=1024 ([`capacity_from_percent`]);
+    /// `None` where not written (the group's request stays `uclamp_none`).
+    pub uclamp: UclampRequest,
+}
+
+/// `UCLAMP_PERCENT_SHIFT` (kernel/sched/core.c): `cpu.uclamp.*` keep two decimals.
+const UCLAMP_PERCENT_SCALE: u64 = 100 * 100;
+
+/// `capacity_from_percent` (kernel/sched/core.c, 5.10): a `cpu.uclamp.*` percentage, 0..=100
+/// with at most two decimals, as a capacity rounded to the closest (`DIV_ROUND_CLOSEST_ULL`):
+/// 20.5 % is 210, 30 % is 307. The kernel rounds a third decimal away; a TOML float cannot say
+/// which decimal string was meant, so more than two is refused. `at` names the key.
+pub fn capacity_from_percent(at: &str, percent: f64) -> Result<u32, String> {
+    let hundredths = (percent * 100.0).round();
+    if !(0.0..=100.0).contains(&percent) || (percent * 100.0 - hundredths).abs() > 1e-6 {
+        return Err(format!(
+            "{at} must be a percentage within 0..=100 with at most two decimals, got {}",
+            shown(percent)
+        ));
+    }
+    let capacity = (hundredths as u64 * u64::from(UTIL_CLAMP_SCALE) + UCLAMP_PERCENT_SCALE / 2) / UCLAMP_PERCENT_SCALE;
+    Ok(capacity as u32)
 }
 
 /// The kernel's SCHED_CAPACITY_SCALE: the top of a utilisation clamp.
 pub const UTIL_CLAMP_SCALE: u32 = 1024;
 
-/// A task's utilisation clamps (uclamp: rt-app's `util_min`/`util_max`), 0..=1024; the
-/// scheduler and schedutil apply them (`sched::uclamp`).
+/// Utilisation clamps in effect, 0..=1024: a task's (`p->uclamp[]`), a task group's
+/// (`tg->uclamp[]`) or a run queue's (`rq->uclamp[].value`); the scheduler and schedutil apply
+/// them (`sched::uclamp`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UtilClamp {
     pub min: u32,
@@ -450,15 +473,39 @@ impl Default for UtilClamp {
     }
 }
 
-impl UtilClamp {
-    /// Checks the bounds; `at` names the task in the error.
-    pub fn new(at: &str, min: u32, max: u32) -> Result<UtilClamp, String> {
-        if min > UTIL_CLAMP_SCALE || max > UTIL_CLAMP_SCALE || min > max {
-            return Err(format!("{at}: util_min {min} and util_max {max} must be within 0..=1024, min <= max"));
+/// Utilisation clamps as asked (`p->uclamp_req[]`, `tg->uclamp_req[]`: rt-app's and the TOML's
+/// `util_min`/`util_max`, `cpu.uclamp.*`), 0..=1024: `None` where nothing was asked (the
+/// kernel's `user_defined` is false and the default of the task's class applies), so an
+/// explicit 0 is told apart from none.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UclampRequest {
+    pub min: Option<u32>,
+    pub max: Option<u32>,
+}
+
+impl UclampRequest {
+    /// Checks the bounds as `uclamp_validate` does (the one not given at its default: 0, 1024);
+    /// `at` names the task in the error.
+    pub fn new(at: &str, min: Option<u32>, max: Option<u32>) -> Result<UclampRequest, String> {
+        let (lo, hi) = (min.unwrap_or(0), max.unwrap_or(UTIL_CLAMP_SCALE));
+        if lo > UTIL_CLAMP_SCALE || hi > UTIL_CLAMP_SCALE || lo > hi {
+            return Err(format!("{at}: util_min {lo} and util_max {hi} must be within 0..=1024, min <= max"));
         }
-        Ok(UtilClamp { min, max })
+        Ok(UclampRequest { min, max })
     }
 
+    /// Something was asked (`sched_setattr` with SCHED_FLAG_UTIL_CLAMP, a `cpu.uclamp.*` write).
+    pub fn is_set(self) -> bool {
+        self.min.is_some() || self.max.is_some()
+    }
+
+    /// This request after another asks `min` and `max` (each kept where not given).
+    pub fn then(self, min: Option<u32>, max: Option<u32>) -> UclampRequest {
+        UclampRequest { min: min.or(self.min), max: max.or(self.max) }
+    }
+}
+
+impl UtilClamp {
     pub fn is_default(self) -> bool {
         self == UtilClamp::default()
     }
@@ -490,8 +537,8 @@ pub struct Task {
     pub forked: bool,
     /// Where each phase comes from in an rt-app file (for its ftrace markers), if it does.
     pub rtapp: Option<RtappSteps>,
-    /// Its threads' utilisation clamps (`sched::uclamp`; rt-app's `util_min`/`util_max`).
-    pub uclamp: UtilClamp,
+    /// Its threads' utilisation clamps as asked (`sched::uclamp`; rt-app's `util_min`/`util_max`).
+    pub uclamp: UclampRequest,
     /// Its threads' class: CFS, or real-time with a priority.
     pub class: SchedClass,
     /// Its threads' task group from their start (normalised path); `None`: the root group.
@@ -566,6 +613,22 @@ struct WorkloadFile {
 #[serde(deny_unknown_fields)]
 struct TaskGroupFile {
     shares: Option<u64>,
+    /// `cpu.uclamp.min = 20.5` (TOML's dotted keys): the cgroup's `cpu.uclamp.*` files.
+    cpu: Option<TaskGroupCpuFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskGroupCpuFile {
+    uclamp: TaskGroupUclampFile,
+}
+
+/// Percentages, 0..=100 with two decimals (`capacity_from_percent`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskGroupUclampFile {
+    min: Option<f64>,
+    max: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -908,7 +971,7 @@ impl Workload {
                 prologue_phases: 0,
                 forked: false,
                 rtapp: None,
-                uclamp: UtilClamp::new(&at, t.util_min.unwrap_or(0), t.util_max.unwrap_or(UTIL_CLAMP_SCALE))?,
+                uclamp: UclampRequest::new(&at, t.util_min, t.util_max)?,
                 class: match (&t.policy, t.rt_priority) {
                     (Some(policy), None) if SchedClass::names_deadline(policy) => {
                         let Some(runtime_us) = t.dl_runtime_us else {
@@ -941,7 +1004,8 @@ impl Workload {
             let shares = group.shares.unwrap_or(TASKGROUP_DEFAULT_SHARES);
             if path == "/" {
                 return Err(format!(
-                    "{at}: the root group's shares do not matter (it has no parent to share); remove it"
+                    "{at}: the root group has no cpu.shares or cpu.uclamp files to set (nothing above it to share \
+                     or restrict); remove it"
                 ));
             }
             if !(TASKGROUP_MIN_SHARES..=TASKGROUP_MAX_SHARES).contains(&shares) {
@@ -953,7 +1017,14 @@ impl Workload {
             if taskgroups.iter().any(|g: &TaskGroupSpec| g.path == path) {
                 return Err(format!("{at}: the same group as another entry once normalised ({path}); give it once"));
             }
-            taskgroups.push(TaskGroupSpec { path, shares });
+            let uclamp = match group.cpu.map(|c| c.uclamp) {
+                Some(u) => UclampRequest {
+                    min: u.min.map(|pct| capacity_from_percent(&format!("{at}.cpu.uclamp.min"), pct)).transpose()?,
+                    max: u.max.map(|pct| capacity_from_percent(&format!("{at}.cpu.uclamp.max"), pct)).transpose()?,
+                },
+                None => UclampRequest::default(),
+            };
+            taskgroups.push(TaskGroupSpec { path, shares, uclamp });
         }
         let w = Workload { name: file.name, tasks, duration_us: None, reference_cpu: None, taskgroups };
         w.check_threads(origin)?;
@@ -1399,7 +1470,8 @@ mod tests {
         let w = Workload::from_toml("a.toml", &text("/background//", "shares = 52")).unwrap();
         assert_eq!(w.tasks[0].taskgroup.as_deref(), Some("/top-app"));
         assert_eq!(w.tasks[1].taskgroup.as_deref(), Some("/background"));
-        assert_eq!(w.taskgroups, [TaskGroupSpec { path: "/background".into(), shares: 52 }]);
+        let no_clamps = UclampRequest::default();
+        assert_eq!(w.taskgroups, [TaskGroupSpec { path: "/background".into(), shares: 52, uclamp: no_clamps }]);
         // the root group is no group
         assert_eq!(Workload::from_toml("a.toml", &text("/", "")).unwrap().tasks[1].taskgroup, None);
         for (group, shares, says) in [
@@ -1411,6 +1483,29 @@ mod tests {
             let e = Workload::from_toml("a.toml", &text(group, shares)).unwrap_err();
             assert!(e.contains(says) && !e.contains('\n'), "{e}");
         }
+        // cpu.uclamp.* as percentages, rounded to the closest capacity (capacity_from_percent)
+        let w = Workload::from_toml("a.toml", &text("/bg", "cpu.uclamp.min = 20.5\ncpu.uclamp.max = 30")).unwrap();
+        assert_eq!(w.taskgroups[0].uclamp, UclampRequest { min: Some(210), max: Some(307) });
+        let w = Workload::from_toml("a.toml", &text("/bg", "cpu.uclamp.max = 100")).unwrap();
+        assert_eq!(w.taskgroups[0].uclamp, UclampRequest { min: None, max: Some(1024) });
+        assert_eq!((capacity_from_percent("k", 0.0), capacity_from_percent("k", 0.05)), (Ok(0), Ok(1)));
+        for (keys, says) in [
+            ("cpu.uclamp.max = 100.5", "taskgroups.\"/background\".cpu.uclamp.max must be a percentage within 0..=100"),
+            (
+                "cpu.uclamp.min = -1",
+                "cpu.uclamp.min must be a percentage within 0..=100 with at most two decimals, got -1",
+            ),
+            ("cpu.uclamp.min = 20.125", "with at most two decimals, got 20.125"),
+            ("cpu.uclamp.mid = 20", "unknown field `mid`"),
+            ("cpu.shares = 20", "unknown field `shares`"),
+        ] {
+            let e = Workload::from_toml("a.toml", &text("/bg", keys)).unwrap_err();
+            assert!(e.contains(says) && !e.contains('\n'), "{e}");
+        }
+        let root =
+            "name='r'\n[[tasks]]\nname='t'\nphases=[{instructions=1e9}]\n[taskgroups.'/']\ncpu.uclamp.max = 30\n";
+        let e = Workload::from_toml("a.toml", root).unwrap_err();
+        assert!(e.contains("the root group has no cpu.shares or cpu.uclamp files"), "{e}");
         let deep = format!("/{}", vec!["g"; MAX_TASKGROUP_DEPTH + 1].join("/"));
         assert!(taskgroup_path("at", &deep).unwrap_err().contains("33 levels deep; at most 32"));
         assert_eq!(taskgroup_path("at", "//a//b/").unwrap(), "/a/b");

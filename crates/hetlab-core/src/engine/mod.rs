@@ -14,7 +14,7 @@
 //! caps), `cpumap` and `switcher` (logical CPUs on physical cores, big.LITTLE switches),
 //! `sampling` (governor samples), `rates` (the model re-solved at each change), `integrate`
 //! (energy, temperature and counters between changes), `report` (results), `rtapp_markers`
-//! (rt-app's ftrace markers).
+//! (rt-app's ftrace markers), `uclamp` (utilisation clamps: effective values, run-queue buckets).
 //! Who owns what: `crate::model` the mechanisms, `crate::sched` placement and run queues,
 //! `crate::kernel` the kernel's own work, `crate::governor` DVFS policies.
 
@@ -38,6 +38,7 @@ mod switcher;
 mod sync;
 mod threads;
 mod timers;
+mod uclamp;
 
 pub use crate::model::idle::CpuIdle;
 pub use config::{GovernorSetting, SimConfig, MAX_CPU_DMA_LATENCY_US, MAX_TIME_LIMIT_S};
@@ -88,8 +89,11 @@ struct Sched {
     tick_us: f64,
     /// CFS tunables, scaled for the number of CPUs.
     cfs: crate::sched::cfs::Tunables,
-    /// Some thread has utilisation clamps (the kernel's `sched_uclamp_used`).
+    /// Something asks for a utilisation clamp (the kernel's `sched_uclamp_used`): the run
+    /// queues' clamp buckets are kept (`uclamp`).
     uclamp_used: bool,
+    /// uclamp's sysctls and bucket count.
+    uclamp: crate::sched::uclamp::Settings,
     /// A SCHED_RR slice, ticks.
     rr_slice_ticks: u64,
     /// RT tasks queued so far (their arrival numbers order each priority's list).
@@ -360,6 +364,8 @@ impl<'a> Engine<'a> {
             if self.dirty {
                 self.recompute();
             }
+            #[cfg(debug_assertions)]
+            self.check_uclamp_counts();
             self.trace_group_signals();
             if std::mem::take(&mut self.look_for_deadlock) {
                 self.note_deadlock();

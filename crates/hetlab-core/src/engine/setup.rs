@@ -183,7 +183,9 @@ impl<'a> Engine<'a> {
                     kernel,
                     // a user task starts fully loaded (LSK-MP 0027), a kernel thread does not
                     // (children of kthreadd, 0079)
-                    uclamp: task.uclamp,
+                    uclamp_req: task.uclamp,
+                    uclamp: Default::default(), // once the groups are known
+                    uclamp_counted: None,
                     class: task.class,
                     rt_arrival: 0,
                     rr_slice_left_ticks: rr_slice_ticks,
@@ -325,7 +327,19 @@ impl<'a> Engine<'a> {
             rt_bandwidth,
             placement.as_ref(),
         )?;
-        let groups = build_groups(workload, &tasks, &threads, ncpus, placement.kernel(), config.trace);
+        let groups = build_groups(workload, &tasks, &threads, ncpus, placement.kernel(), config.trace)?;
+        let uclamp = crate::sched::uclamp::Settings::from_tunables(&config.sched_tunables)?;
+        for (t, e) in entities.iter_mut().enumerate() {
+            e.uclamp = crate::sched::uclamp::effective(e.uclamp_req, e.is_rt(), groups.uclamp_of(t), &uclamp);
+        }
+        // `sched_uclamp_used`: a task or a phase asks a clamp, a group writes one, a sysctl moved
+        let uclamp_used = entities.iter().any(|e: &SchedEntity| e.uclamp_req.is_set())
+            || tasks
+                .iter()
+                .flat_map(|t| &t.phases)
+                .any(|p| matches!(&p.kind, PhaseKind::SetSched(a) if a.util_min.is_some() || a.util_max.is_some()))
+            || workload.taskgroups.iter().any(|g| g.uclamp.is_set())
+            || uclamp.changes_sysctls();
         let sched = Sched {
             groups,
             track_util,
@@ -333,11 +347,8 @@ impl<'a> Engine<'a> {
             last_tick_us: 0.0, // boot; the first tick comes a jiffy later
             tick_us,
             cfs: cfs::Tunables::for_cpus(ncpus),
-            uclamp_used: entities.iter().any(|e: &SchedEntity| !e.uclamp.is_default())
-                || tasks
-                    .iter()
-                    .flat_map(|t| &t.phases)
-                    .any(|p| matches!(&p.kind, PhaseKind::SetSched(a) if a.util_min.is_some() || a.util_max.is_some())),
+            uclamp_used,
+            uclamp,
             user_cpus,
             rr_slice_ticks,
             rt_arrivals: 0,
@@ -352,6 +363,7 @@ impl<'a> Engine<'a> {
                 .map(|&on| {
                     let mut rq = RunQueue::new(on);
                     rq.rt.runtime_us = rt_bandwidth.runtime_us;
+                    rq.uclamp = crate::sched::uclamp::RqClamps::new(uclamp);
                     rq
                 })
                 .collect(),
@@ -491,7 +503,7 @@ fn build_groups(
     ncpus: usize,
     kernel: crate::sched::Kernel,
     trace: bool,
-) -> Groups {
+) -> Result<Groups, String> {
     let mut shares = std::collections::BTreeMap::new();
     for path in workload.taskgroup_paths() {
         // rt-app and the cgroup tree create every level of a path
@@ -509,10 +521,20 @@ fn build_groups(
             groups.assign(t, groups.find(path).expect("every named group is built"));
         }
     }
+    for spec in workload.taskgroups.iter().filter(|g| g.uclamp.is_set()) {
+        if kernel == crate::sched::Kernel::V3_10 {
+            return Err(format!(
+                "workload '{}': task group {} sets cpu.uclamp.*, which Linux 3.10 lacks (the scheduler's kernel); use \
+                 scheduler eas (Linux 5.10) or remove them",
+                workload.name, spec.path
+            ));
+        }
+        groups.set_uclamp(groups.find(&spec.path).expect("every declared group is built"), spec.uclamp);
+    }
     if trace && groups.is_active() {
         groups.trace_signals();
     }
-    groups
+    Ok(groups)
 }
 
 /// A phase's allowed CPUs (`PhaseKind::SetSched`) must exist and leave one the run may use.

@@ -119,11 +119,12 @@ impl Engine<'_> {
     }
 
     /// What schedutil reads (`schedutil_cpu_util`, FREQUENCY_UTIL): the CPU's CFS and RT
-    /// utilisation within its run queue's clamps (`sched::uclamp`), plus its DL bandwidth; its whole capacity while an
-    /// RT task is runnable there (without uclamp `rt_rq_is_runnable` asks for the top
-    /// frequency; with it, an RT task's default util_min of 1024 does).
+    /// utilisation within its run queue's clamps (`sched::uclamp`), plus its DL bandwidth;
+    /// without uclamp, its whole capacity while an RT task is runnable there
+    /// (`rt_rq_is_runnable`); with it, the RT task's clamps decide (its default util_min of
+    /// 1024 asks for the top).
     pub(super) fn cpu_util_for_frequency(&mut self, cpu: usize) -> u32 {
-        if self.sched.rqs[cpu].rt.is_runnable() {
+        if !self.sched.uclamp_used && self.sched.rqs[cpu].rt.is_runnable() {
             return self.sched.capacity[cpu];
         }
         let util = self.cpu_util(cpu) + rt::util_now(&self.sched.rqs[cpu], self.now_ns()) as u32;
@@ -357,15 +358,17 @@ impl Engine<'_> {
             Some(cpus) => CpuMask::of(cpus.iter().copied()).and(self.sched.user_cpus),
             None => self.sched.user_cpus,
         };
-        se.uclamp.min = attr.util_min.unwrap_or(se.uclamp.min);
-        se.uclamp.max = attr.util_max.unwrap_or(se.uclamp.max);
+        se.uclamp_req = se.uclamp_req.then(attr.util_min, attr.util_max);
         if let Some(nice) = attr.nice {
-            se.nice = nice;
+            self.sched.entities[t].nice = nice;
             self.set_weight(t);
             self.out.note_prio(self.threads[t].tid, self.sched.entities[t].kernel_prio());
         }
         if let Some(class) = attr.class {
             self.set_class(t, class);
+        }
+        if attr.util_min.is_some() || attr.util_max.is_some() {
+            self.uclamp_update(t);
         }
         if let Some(path) = &attr.taskgroup {
             let g = self.sched.groups.find(path).expect("the run's groups hold every group its phases name");
@@ -424,6 +427,8 @@ impl Engine<'_> {
         s.groups.assign(t, g);
         let se = &mut s.entities[t];
         se.vruntime = se.vruntime - old_min + s.groups.min_vruntime(cpu, g, &s.rqs[cpu]);
+        // the new group restricts its clamps (any class: a cgroup holds RT tasks too)
+        self.uclamp_update(t);
         if running {
             self.cfs_join(cpu, t);
             let now = self.group_now(cpu);
@@ -509,6 +514,8 @@ impl Engine<'_> {
             let s = &self.sched;
             self.sched.entities[t].vruntime = s.groups.min_vruntime(cpu, s.groups.of(t), &s.rqs[cpu]);
         }
+        // `__setscheduler_uclamp`: the new class's default util_min where it asked none
+        self.uclamp_update(t);
         if running {
             let rq = &mut self.sched.rqs[cpu];
             rq.curr = Some(t);
@@ -559,6 +566,7 @@ impl Engine<'_> {
         } else {
             self.threads[t].state = ThreadState::Done;
         }
+        self.uclamp_dequeue(t);
         // an exiting task takes its utilisation with it (`detach_entity_load_avg`)
         if self.sched.track_util && self.sched.entities[t].is_fair() {
             let se = self.sched.entities[t].avg;
@@ -640,6 +648,8 @@ impl Engine<'_> {
     /// `t` (runnable, its entity on `cpu`) joins `cpu`'s run queue: runs at once if the CPU is
     /// idle, else waits, preempting the running thread if CFS's wake-up rule says so.
     fn enqueue(&mut self, cpu: usize, t: usize, arrival: Arrival) {
+        // `enqueue_task` counts its clamps before the class sees it (and asks for a frequency)
+        self.uclamp_enqueue(t, cpu);
         self.update_rq_avg(cpu);
         self.update_curr(cpu);
         if self.sched.entities[t].is_rt() {
@@ -702,10 +712,12 @@ impl Engine<'_> {
         self.threads[t].migrations += 1;
         self.trace_migrate(t, from, to, on);
         self.move_entity(t, from, to);
+        // `activate_task` on the new CPU: every caller queues or runs it there
+        self.uclamp_enqueue(t, to);
     }
 
     /// `t` waits on its CPU's run queue.
-    fn is_queued(&self, t: usize) -> bool {
+    pub(super) fn is_queued(&self, t: usize) -> bool {
         let se = &self.sched.entities[t];
         let rq = &self.sched.rqs[se.cpu];
         match se.class.rt_priority() {
@@ -718,8 +730,8 @@ impl Engine<'_> {
     /// Waiting `t` leaves its CPU's run queue (and, CFS, its weight the queue's load).
     pub(super) fn dequeue_waiting(&mut self, t: usize) {
         self.unqueue(t);
+        self.uclamp_dequeue(t);
         let se = &self.sched.entities[t];
-        self.sched.rqs[se.cpu].last_util_max = Some(se.uclamp.max);
         if se.is_fair() {
             self.cfs_leave(se.cpu, t);
         }
@@ -754,7 +766,6 @@ impl Engine<'_> {
         }
         let rq = &mut self.sched.rqs[cpu];
         rq.curr = None;
-        rq.last_util_max = Some(self.sched.entities[t].uclamp.max);
         if rq.rt.running.take().is_some() {
             let started_us = rq.slice_start_us;
             let ticks_run = self.ticks_since(started_us);
@@ -821,6 +832,7 @@ impl Engine<'_> {
         self.update_curr(cpu);
         self.update_util(cpu);
         let t = self.sched.rqs[cpu].curr.expect("a thread was running");
+        self.uclamp_dequeue(t);
         let prev_class = self.sched.entities[t].class_kind();
         if prev_class == ClassKind::Fair {
             self.cfs_leave(cpu, t);
@@ -1049,6 +1061,7 @@ impl Engine<'_> {
                     self.cfs_leave(from, t);
                 }
                 self.stop_running(from, t);
+                self.uclamp_dequeue(t);
                 self.threads[t].state = ThreadState::Runnable;
                 // migration -> schedule on the target (seed 003's forced-migration latency)
                 self.threads[t].progress.stolen_us += self.platform.sched.active_migration_latency_us;

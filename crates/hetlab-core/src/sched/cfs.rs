@@ -172,9 +172,9 @@ pub struct RunQueue {
     pub dl: super::deadline::DlQueue,
     /// The DL tasks' utilisation here (`rq->avg_dl`: running while a DL task runs).
     pub avg_dl: crate::sched::pelt::SchedAvg,
-    /// The util_max of the last task to stop running or leave here: what the run queue's
-    /// UCLAMP_MAX keeps while it is idle (`sched::uclamp`); `None` before any task left.
-    pub last_util_max: Option<u32>,
+    /// Its utilisation clamp buckets (`rq->uclamp`, `sched::uclamp`): the clamps of its
+    /// runnable fair and RT tasks, and util_max kept while it is idle.
+    pub uclamp: super::uclamp::RqClamps,
 }
 
 impl RunQueue {
@@ -192,7 +192,7 @@ impl RunQueue {
             avg_rt: Default::default(),
             dl: Default::default(),
             avg_dl: Default::default(),
-            last_util_max: None,
+            uclamp: Default::default(),
         }
     }
 

@@ -132,6 +132,10 @@ pub struct TaskGroup {
     pub shares: u64,
     /// The sum of its run queues' contributions (`tg->load_avg`).
     pub load_avg: u64,
+    /// `cpu.uclamp.min` / `cpu.uclamp.max` as written (`tg->uclamp_req`), and in effect: capped
+    /// by its parent's (`tg->uclamp`, `sched::uclamp::group_effective`).
+    pub uclamp_req: super::uclamp::Request,
+    pub uclamp: super::uclamp::Clamp,
     /// Per CPU (none for the root: the CPUs' own run queues).
     pub levels: Vec<Level>,
 }
@@ -217,6 +221,8 @@ impl Groups {
             depth: 0,
             shares: DEFAULT_SHARES,
             load_avg: 0,
+            uclamp_req: Default::default(),
+            uclamp: super::uclamp::ROOT_GROUP,
             levels: Vec::new(),
         }];
         for (path, shares) in groups.iter().filter(|(p, _)| p != "/") {
@@ -231,6 +237,8 @@ impl Groups {
                 depth: all[parent].depth + 1,
                 shares: *shares,
                 load_avg: 0,
+                uclamp_req: Default::default(),
+                uclamp: super::uclamp::group_effective(Default::default(), all[parent].uclamp),
                 levels: vec![Level::default(); ncpus],
             });
         }
@@ -271,6 +279,23 @@ impl Groups {
     /// Thread `t`'s group.
     pub fn of(&self, t: usize) -> usize {
         self.of_task.get(t).copied().unwrap_or(ROOT)
+    }
+
+    /// Group `g`'s `cpu.uclamp.*` are written `req`: its effective clamps and its descendants'
+    /// follow (`cpu_util_update_eff`; parents come before their children here).
+    pub fn set_uclamp(&mut self, g: usize, req: super::uclamp::Request) {
+        self.groups[g].uclamp_req = req;
+        for child in (g..self.groups.len()).filter(|&c| c != ROOT) {
+            let parent = self.groups[self.groups[child].parent].uclamp;
+            self.groups[child].uclamp = super::uclamp::group_effective(self.groups[child].uclamp_req, parent);
+        }
+    }
+
+    /// The effective clamps of thread `t`'s group, which restrict its own (`uclamp_tg_restrict`);
+    /// `None` in the root group, which restricts nothing.
+    pub fn uclamp_of(&self, t: usize) -> Option<super::uclamp::Clamp> {
+        let g = self.of(t);
+        (g != ROOT).then(|| self.groups[g].uclamp)
     }
 
     /// Thread `t` is in group `g` from now on (the caller has taken it off its run queues).

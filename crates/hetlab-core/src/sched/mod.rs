@@ -128,8 +128,13 @@ pub struct SchedEntity {
     pub kernel: bool,
     /// PELT signals, up to date as of their last update.
     pub avg: SchedAvg,
-    /// Its utilisation clamps (`uclamp`).
+    /// Its utilisation clamps as asked (`p->uclamp_req`; `None` where it asked none).
+    pub uclamp_req: uclamp::Request,
+    /// Its effective utilisation clamps (`uclamp_eff_get`, kept up to date; `p->uclamp`).
     pub uclamp: uclamp::Clamp,
+    /// The CPU whose run-queue buckets count it and the clamps it was counted with
+    /// (`uc_se->active`, `uc_se->bucket_id`), while it is runnable there.
+    pub uclamp_counted: Option<(usize, uclamp::Clamp)>,
     /// CFS, or real-time with its priority ([`rt`]).
     pub class: rt::SchedClass,
     /// An RT task's place in its priority's list: the number of its last arrival there.
@@ -341,11 +346,14 @@ impl SchedPolicy {
     }
 
     /// The policy's tunables, with their sysfs names (the defaults a platform may override
-    /// are marked as such), then the RT class's sysctls, which every policy takes.
+    /// are marked as such; `eas`: uclamp's sysctls and bucket count), then the RT class's
+    /// sysctls, which every policy takes.
     pub fn tunables(self) -> Vec<TunableInfo> {
         let mut own = match self {
-            SchedPolicy::Pinned | SchedPolicy::Smp | SchedPolicy::Eas => Vec::new(),
+            SchedPolicy::Pinned | SchedPolicy::Smp => Vec::new(),
             SchedPolicy::Hmp => hmp::tunables(),
+            // uclamp's knobs are 5.10's: Linux 3.10 had no uclamp (`uclamp`)
+            SchedPolicy::Eas => uclamp::tunables(),
         };
         own.extend(rt::tunables());
         own
@@ -354,6 +362,15 @@ impl SchedPolicy {
     /// The policy for a run on `platform`, with `tunables` (sysfs name, value) over its
     /// defaults; every refusal is one line naming the fix.
     pub fn build(self, platform: &Platform, tunables: &[(String, f64)]) -> Result<Box<dyn Placement>, String> {
+        if self != SchedPolicy::Eas {
+            if let Some((name, _)) = tunables.iter().find(|(n, _)| uclamp::tunables().iter().any(|k| k.name == n)) {
+                return Err(format!(
+                    "{}: {name} is a uclamp knob of Linux 5.10, and the {} kernel (3.10) has no uclamp; use scheduler eas",
+                    self.name(),
+                    self.name()
+                ));
+            }
+        }
         let values = Values::check(self.name(), &self.tunables(), tunables)?;
         Ok(match self {
             SchedPolicy::Pinned => Box::new(pinned::Pinned),
@@ -392,7 +409,9 @@ pub(crate) mod testutil {
                     exec_start_us: f64::NEG_INFINITY,
                     kernel: false,
                     avg: SchedAvg::default(),
+                    uclamp_req: Default::default(),
                     uclamp: Default::default(),
+                    uclamp_counted: None,
                     class: Default::default(),
                     rt_arrival: 0,
                     rr_slice_left_ticks: 0,
@@ -422,7 +441,9 @@ pub(crate) mod testutil {
                     exec_start_us: f64::NEG_INFINITY,
                     kernel: false,
                     avg: SchedAvg::new_task(0),
+                    uclamp_req: Default::default(),
                     uclamp: Default::default(),
+                    uclamp_counted: None,
                     class: Default::default(),
                     rt_arrival: 0,
                     rr_slice_left_ticks: 0,

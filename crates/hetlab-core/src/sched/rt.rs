@@ -19,8 +19,9 @@
 //!   such a CPU ([`push_target`]), and a CPU whose RT task blocks pulls the best waiting RT task
 //!   that may run on it from the others ([`pull_candidate`]).
 //! - 5.10 on an asymmetric system (`sched_asym_cpucapacity`): a CPU fits an RT task when its
-//!   capacity reaches the task's `util_min`, which is 1024 for an RT task without one of its
-//!   own (`sysctl_sched_uclamp_util_min_rt_default`, Linux 5.9+): RT tasks go to the biggest
+//!   capacity reaches the task's effective `util_min` (`sched::uclamp`), which is 1024 for an
+//!   RT task without one of its own (`sysctl_sched_uclamp_util_min_rt_default`, Linux 5.9+;
+//!   in 5.10 a task group's util_min replaces it, `uclamp_tg_restrict`): RT tasks go to the biggest
 //!   CPUs while those have room (`rt_task_fits_capacity`, `cpupri_find_fitness`).
 //! - Throttling ([`Bandwidth`]): a CPU's RT tasks may run `sched_rt_runtime_us` (950 ms) of each
 //!   `sched_rt_period_us` (1 s); past that, checked at its ticks, the CPU's RT queue stops
@@ -90,10 +91,6 @@ pub fn rr_slice_ticks(hz: u32, given: &[(String, f64)]) -> u64 {
     let ms = sysctl(given, "sched_rr_timeslice_ms", RR_TIMESLICE_MS);
     ((ms * f64::from(hz) / 1000.0).ceil() as u64).max(1)
 }
-
-/// The RT capacity demand of an RT task without a `util_min` of its own
-/// (`sysctl_sched_uclamp_util_min_rt_default`, kernel/sched/core.c: SCHED_CAPACITY_SCALE).
-const UTIL_MIN_RT_DEFAULT: u32 = 1024;
 
 /// RT throttling's bandwidth (`def_rt_bandwidth`, per CPU).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -212,13 +209,11 @@ fn priority(task: &SchedEntity) -> u8 {
     task.class.rt_priority().expect("an RT task")
 }
 
-/// `rt_task_fits_capacity`: `cpu` is big enough for `task` (always, without `fitness`).
+/// `rt_task_fits_capacity`: `cpu` is big enough for `task` (always, without `fitness`): its
+/// capacity reaches the task's effective util_min, capped by its util_max (`uclamp_eff_value`;
+/// the util_min is `sched::uclamp::UTIL_MIN_RT_DEFAULT` for an RT task that asked none).
 fn fits(view: &SchedView, task: &SchedEntity, cpu: usize, fitness: bool) -> bool {
-    if !fitness {
-        return true;
-    }
-    let min = if task.uclamp.min == 0 { UTIL_MIN_RT_DEFAULT } else { task.uclamp.min };
-    view.capacity[cpu] >= min.min(task.uclamp.max)
+    !fitness || view.capacity[cpu] >= task.uclamp.min.min(task.uclamp.max)
 }
 
 /// `find_lowest_rq`: a CPU `thread` may run on whose `cpupri` level is the lowest and below the
@@ -378,6 +373,8 @@ mod tests {
 
     fn rt(f: &mut Fixture, t: usize, class: SchedClass) {
         f.tasks[t].class = class;
+        let req = f.tasks[t].uclamp_req;
+        f.tasks[t].uclamp = crate::sched::uclamp::effective(req, true, None, &Default::default());
     }
 
     #[test]
@@ -426,7 +423,8 @@ mod tests {
         f.capacity = vec![430, 430, 1024, 1024];
         assert_eq!(select_cpu(&f.view(), 0, true), 3);
         // with its own util_min of 400 the LITTLE CPU fits
-        f.tasks[0].uclamp.min = 400;
+        f.tasks[0].uclamp_req.min = Some(400);
+        rt(&mut f, 0, SchedClass::Fifo(20));
         assert_eq!(select_cpu(&f.view(), 0, true), 0);
     }
 
