@@ -203,3 +203,21 @@ fn eas_needs_schedutil_on_every_online_policy() {
     c.offline_clusters = vec![0];
     assert!(simulate(&p, &w, c).unwrap().completed);
 }
+
+/// While over-utilised, 5.10's wake-up path looks for a CPU the task fits among the idle ones
+/// and those running only SCHED_IDLE tasks (`select_idle_capacity`, `sched_idle_cpu`): a task
+/// busy 95 % of each 10 ms, which outgrows a LITTLE CPU, leaves it for a big CPU whose only
+/// work is a SCHED_IDLE hog. (3.10's capacity-blind `select_idle_sibling` kept it on its idle
+/// LITTLE CPU for the whole run; the misfit balance cannot help: no big CPU is idle.)
+#[test]
+fn an_overutilised_wakeup_takes_a_big_cpu_running_only_sched_idle_work() {
+    let p = exynos();
+    let doc = r#"{ "global": { "duration": 2 }, "tasks": {
+        "background": { "instance": 4, "cpus": [4, 5, 6, 7], "policy": "SCHED_IDLE", "runtime": 100000 },
+        "heavy": { "runtime": 9500, "timer": { "ref": "unique", "period": 10000 } } } }"#;
+    let w = hetlab_core::rtapp::from_rtapp_json("t.json", doc).unwrap();
+    let r = simulate(&p, &w, config(&p, SchedPolicy::Eas, "schedutil", CpuIdle::Wfi, 1)).unwrap();
+    let (_, little_s, big_s) = residency(&r).into_iter().find(|(name, ..)| name.starts_with("heavy")).unwrap();
+    println!("heavy: {little_s:.3} s on LITTLE, {big_s:.3} s on big");
+    assert!(big_s > 3.0 * little_s, "heavy: {little_s:.3} s on LITTLE, {big_s:.3} s on big");
+}
