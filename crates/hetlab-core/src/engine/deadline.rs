@@ -2,7 +2,8 @@
 //! and pushed to or pulled by CPUs where they run first, the runtime each server consumes while
 //! it runs (at the tick and wherever the kernel calls `update_curr_dl`), throttling and the
 //! replenishment timer, the active bandwidth each run queue counts (kept after a block until the
-//! task's 0-lag time by the inactive timer), and the DL utilisation signal.
+//! task's 0-lag time by the inactive timer), the run time counted against RT throttling's
+//! runtime too (`engine::rt`), and the DL utilisation signal.
 
 use super::state::ThreadState;
 use super::Engine;
@@ -71,7 +72,9 @@ impl Engine<'_> {
         let dl = &mut self.sched.entities[t].dl;
         let delta_ns = now.saturating_sub(dl.exec_start_ns);
         dl.exec_start_ns = now;
-        dl.charge(delta_ns, scale.freq_scale, scale.cpu_scale)
+        let exhausted = dl.charge(delta_ns, scale.freq_scale, scale.cpu_scale);
+        self.account_dl_as_rt(cpu, delta_ns);
+        exhausted
     }
 
     /// `update_curr_dl` with its consequence: a running DL task of `cpu` out of runtime is

@@ -910,6 +910,30 @@ fn deadline_tasks_preempt_rt_and_cfs_at_once() {
 }
 
 #[test]
+fn deadline_run_time_counts_against_the_rt_runtime_of_its_cpu() {
+    // linsched-2b2l's big CPUs 2 and 3 (HZ 1000, one OPP) each run a FIFO hog; a DL server runs
+    // 1 ms every 10 ms on one of them. RT throttling's 950 ms a second counts the DL time there
+    // too (`update_curr_dl` while the period timer runs): both CPUs are busy throughout, so
+    // both hogs are throttled at the first tick past 950 ms, but the one beside the DL task has
+    // run 950 ms less the DL task's 1 ms in each of the 96 periods begun by then (0, 10, ...,
+    // 950 ms). Without that accounting it would run 900 ms of the second and never be throttled
+    let doc = r#"{"global": {"duration": 1, "calibration": "CPU2"}, "tasks": {
+        "a": {"cpus": [2], "policy": "SCHED_FIFO", "priority": 50, "loop": 1, "run": 2000000},
+        "b": {"cpus": [3], "policy": "SCHED_FIFO", "priority": 50, "loop": 1, "run": 2000000},
+        "dl": {"policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 10000, "run": 1000,
+               "timer": {"ref": "t", "period": 10000}}}}"#;
+    let r = dl_run("linsched-2b2l", doc, Some("big")).unwrap();
+    let dl = thread(&r, "dl");
+    let dl_cpu = if dl.cpu_time_on_s[2] > dl.cpu_time_on_s[3] { 2 } else { 3 };
+    assert!(dl.cpu_time_on_s[dl_cpu] > 0.099, "the DL task stays on one CPU: {:?}", dl.cpu_time_on_s);
+    let (beside, alone) = if dl_cpu == 2 { ("a", "b") } else { ("b", "a") };
+    let (beside_s, alone_s) = (thread(&r, beside).cpu_time_s, thread(&r, alone).cpu_time_s);
+    assert_eq!(r.rt_throttles, 2);
+    assert!((alone_s - 0.951).abs() < 1.5e-3, "alone: {alone_s} s");
+    assert!(((alone_s - beside_s) - 0.096).abs() < 1.5e-3, "beside the DL task: {beside_s} s, alone {alone_s} s");
+}
+
+#[test]
 fn deadline_admission_the_kernel_and_the_affinity_are_checked() {
     let tasks = |n: u32| {
         format!(
