@@ -714,6 +714,35 @@ fn a_fifo_task_preempts_cfs_at_once_and_runs_to_its_end() {
 }
 
 #[test]
+fn a_waking_batch_task_waits_for_the_tick_where_a_normal_one_preempts() {
+    // a CFS hog on CPU 4 from the start; task "w" wakes there at 12 ms, placed half a latency
+    // behind the hog's vruntime: as SCHED_OTHER it preempts at once (`check_preempt_wakeup`), as
+    // SCHED_BATCH it never preempts at wake-up and runs when the hog's turn ends at the next
+    // tick (HZ 200: 15 ms; the hog has run far past its slice)
+    let first_run_ms = |policy: &str| {
+        let doc = format!(
+            r#"{{"global": {{"calibration": "CPU4"}}, "tasks": {{
+                "hog": {{"cpus": [4], "loop": 1, "run": 100000}},
+                "w": {{"cpus": [4], "policy": "{policy}", "loop": 1, "delay": 12000, "run": 1000}}}}}}"#
+        );
+        let r = rtapp_run(&exynos(), &doc, "performance", SchedPolicy::Smp);
+        let text = trace_text(&r);
+        let line = text.lines().find(|l| l.contains("sched_switch") && l.contains("next_comm=w-")).expect("w ran");
+        let stamp = line.split(": sched_switch").next().unwrap().split_whitespace().last().unwrap();
+        stamp.parse::<f64>().unwrap() * 1e3
+    };
+    let (normal, batch) = (first_run_ms("SCHED_OTHER"), first_run_ms("SCHED_BATCH"));
+    assert!((12.0..12.5).contains(&normal), "SCHED_OTHER first ran at {normal} ms");
+    assert!((15.0..15.1).contains(&batch), "SCHED_BATCH first ran at {batch} ms");
+    // the TOML form: policy = "batch" keeps its nice value
+    let toml = "name = \"w\"\n[[tasks]]\nname = \"b\"\nnice = 5\npolicy = \"batch\"\n[[tasks.phases]]\nrun_us = 100\n";
+    let w = Workload::from_toml("w.toml", toml).unwrap();
+    assert_eq!((w.tasks[0].class, w.tasks[0].nice), (crate::workload::SchedClass::Batch, 5));
+    let e = Workload::from_toml("w.toml", &toml.replace("batch", "bulk")).unwrap_err();
+    assert!(e.contains("unknown policy 'bulk'; give SCHED_OTHER, SCHED_BATCH"), "{e}");
+}
+
+#[test]
 fn round_robin_shares_a_priority_in_100_ms_turns_and_fifo_does_not() {
     let p = exynos();
     let two = |policy: &str| {
