@@ -266,7 +266,8 @@ impl Engine<'_> {
 
     /// Runnable DL `t` is queued on `cpu`: runs at once on an idle CPU, preempts a non-DL task or a
     /// later deadline, or waits and, if `push`, is pushed to a CPU where it would run
-    /// (`check_preempt_curr_dl`, `task_woken_dl`).
+    /// (`check_preempt_curr_dl`, `task_woken_dl`); with the running task's deadline, the CPU is
+    /// rescheduled as `check_preempt_equal_dl` decides.
     pub(super) fn dl_arrive(&mut self, cpu: usize, t: usize, push: bool) {
         if self.sched.rqs[cpu].curr.is_none() {
             self.switch_in(cpu, t, None);
@@ -274,8 +275,17 @@ impl Engine<'_> {
         }
         let deadline_ns = self.sched.entities[t].dl.deadline_ns;
         self.sched.rqs[cpu].dl.insert(t, deadline_ns);
-        match self.sched.rqs[cpu].dl.running {
+        let fitness = self.sched.rt_fitness;
+        let running = self.sched.rqs[cpu].dl.running;
+        let equal_resched = running == Some(deadline_ns)
+            && self.sched.ask(self.now_us, cpu, |_, view| deadline::equal_deadline_resched(view, cpu, t, fitness));
+        match running {
             Some(running) if deadline_ns < running => self.resched(cpu),
+            Some(_) if equal_resched => {
+                // the running task is picked again; its `set_next_task_dl` pushes what waits
+                self.resched(cpu);
+                self.push_dl(cpu);
+            }
             // it would not preempt the DL task running here: another CPU may run it
             Some(_) if push && self.sched.entities[t].allowed.count() > 1 => self.push_dl(cpu),
             Some(_) => {}
