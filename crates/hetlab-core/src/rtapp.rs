@@ -7,7 +7,7 @@
 //! `parse_task_event_data` (so `runtime...` is `runtime`, not `run`).
 //!
 //! What is translated: `tasks` (`instance`, `loop`, `delay`, `cpus`, `priority`, `policy`
-//! SCHED_OTHER/IDLE/FIFO/RR/DEADLINE with `dl-runtime`/`dl-period`/`dl-deadline` (a phase's priority alone means what the policy in effect makes it),
+//! SCHED_OTHER/BATCH/IDLE/FIFO/RR/DEADLINE with `dl-runtime`/`dl-period`/`dl-deadline` (a phase's priority alone means what the policy in effect makes it),
 //! `util_min`/`util_max`, `taskgroup` (the thread's cgroup under the cpu controller, see
 //! [`taskgroup`]), `phases` with their own `loop`, by rt-app's loop rules),
 //! `global` (`duration`, `calibration`, `default_policy`, `mem_buffer_size`, `io_device`
@@ -379,12 +379,15 @@ fn nodes_membind(at: &str, value: &Json) -> Result<(), String> {
     Ok(())
 }
 
-/// rt-app's `policy`: one hetlab schedules, or an error naming what it does not.
+/// rt-app's `policy` (`string_to_policy`, src/rt-app_utils.c; SCHED_BATCH since rt-app's
+/// "Add SCHED_BATCH scheduling policy support", 2026): one hetlab schedules, or an error naming
+/// what it does not.
 fn policy<'v>(at: &str, value: &'v Json) -> Result<&'v str, String> {
     match text(at, value)? {
-        p @ ("SCHED_OTHER" | "SCHED_IDLE" | "SCHED_FIFO" | "SCHED_RR" | "SCHED_DEADLINE") => Ok(p),
+        p @ ("SCHED_OTHER" | "SCHED_BATCH" | "SCHED_IDLE" | "SCHED_FIFO" | "SCHED_RR" | "SCHED_DEADLINE") => Ok(p),
         other => Err(format!(
-            "{at}: unknown policy '{other}'; rt-app knows SCHED_OTHER, SCHED_FIFO, SCHED_RR, SCHED_IDLE and SCHED_DEADLINE"
+            "{at}: unknown policy '{other}'; rt-app knows SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_RR, SCHED_FIFO and \
+             SCHED_DEADLINE"
         )),
     }
 }
@@ -395,20 +398,22 @@ fn priority(at: &str, value: &Json) -> Result<i64, String> {
     Ok(whole(at, value, f64::from(i32::MIN), f64::from(i32::MAX))? as i64)
 }
 
-/// The class and nice value of rt-app `policy` at `priority`: a nice value for SCHED_OTHER
-/// (default 0), a `sched_priority` for the real-time policies (default 10): rt-app.h's
+/// The class and nice value of rt-app `policy` at `priority`: a nice value for SCHED_OTHER and
+/// SCHED_BATCH (default 0), a `sched_priority` for the real-time policies (default 10): rt-app.h's
 /// DEFAULT_THREAD_NICE and DEFAULT_THREAD_PRIORITY. SCHED_IDLE's priority is not applied
 /// (rt-app sets the nice value of SCHED_OTHER and SCHED_BATCH only, `_set_thread_cfs`).
 fn sched_class(at: &str, policy: &str, priority: Option<i64>) -> Result<(SchedClass, Option<i32>), String> {
     if policy == "SCHED_IDLE" {
         return Ok((SchedClass::Idle, None));
     }
-    if policy != "SCHED_OTHER" {
-        return Ok((SchedClass::parse(at, policy, Some(priority.unwrap_or(10)))?, None));
-    }
+    let class = match policy {
+        "SCHED_OTHER" => SchedClass::Normal,
+        "SCHED_BATCH" => SchedClass::Batch,
+        _ => return Ok((SchedClass::parse(at, policy, Some(priority.unwrap_or(10)))?, None)),
+    };
     match priority.unwrap_or(0) {
-        nice @ -20..=19 => Ok((SchedClass::Normal, Some(nice as i32))),
-        nice => Err(format!("{at}: a SCHED_OTHER priority is a nice value within -20..=19, got {nice}")),
+        nice @ -20..=19 => Ok((class, Some(nice as i32))),
+        nice => Err(format!("{at}: a {policy} priority is a nice value within -20..=19, got {nice}")),
     }
 }
 
@@ -448,7 +453,7 @@ fn taskgroup(at: &str, value: &Json, names: &mut BTreeSet<String>) -> Result<Opt
 }
 
 /// rt-app's `check_taskgroup_policy_dep`: walking the phases in order (the first thread loop),
-/// a thread in a taskgroup must be SCHED_OTHER or SCHED_IDLE whenever it is in one (rt-app exits
+/// a thread in a taskgroup must be SCHED_OTHER, SCHED_BATCH or SCHED_IDLE whenever it is in one (rt-app exits
 /// otherwise).
 /// `phases`: where each is, the policy it sets and the group it names.
 fn check_taskgroup_policy<'p>(
@@ -458,11 +463,11 @@ fn check_taskgroup_policy<'p>(
     let (at_task, mut policy, mut grouped) = task;
     let refuse = |at: &str, policy: &str| {
         Err(format!(
-            "{at}: rt-app has no taskgroup support for {policy} (only SCHED_OTHER and SCHED_IDLE tasks may be in a \
-             taskgroup)"
+            "{at}: rt-app has no taskgroup support for {policy} (only SCHED_OTHER, SCHED_BATCH and SCHED_IDLE tasks may \
+             be in a taskgroup)"
         ))
     };
-    let fair = |policy: &str| matches!(policy, "SCHED_OTHER" | "SCHED_IDLE");
+    let fair = |policy: &str| matches!(policy, "SCHED_OTHER" | "SCHED_BATCH" | "SCHED_IDLE");
     if grouped && !fair(policy) {
         return refuse(at_task, policy);
     }
@@ -1385,6 +1390,19 @@ mod tests {
     }
 
     #[test]
+    fn sched_batch_takes_a_nice_value_and_may_be_in_a_taskgroup() {
+        // rt-app (since 2026) sets SCHED_BATCH as SCHED_OTHER: its priority is the nice value
+        let doc = r#"{"tasks": {"t": {"policy": "SCHED_BATCH", "priority": 5, "taskgroup": "/bg", "run": 100},
+            "u": {"phases": {"a": {"run": 1}, "b": {"policy": "SCHED_BATCH", "priority": -3, "run": 1}}}}}"#;
+        let w = from_rtapp_json("t.json", doc).unwrap();
+        assert_eq!((w.tasks[0].class, w.tasks[0].nice), (SchedClass::Batch, 5));
+        let PhaseKind::SetSched(attr) = &w.tasks[1].phases[2].kind else { panic!("{:?}", w.tasks[1].phases) };
+        assert_eq!((attr.class, attr.nice), (Some(SchedClass::Batch), Some(-3)));
+        let e = from_rtapp_json("t.json", &doc.replace("\"priority\": 5", "\"priority\": 20")).unwrap_err();
+        assert_eq!(e, "t.json: tasks.t: a SCHED_BATCH priority is a nice value within -20..=19, got 20");
+    }
+
+    #[test]
     fn what_is_not_supported_is_a_one_line_error_naming_it() {
         let cases = [
             (r#"{"tasks": {"t": {"memrun": 10}}}"#, "tasks.t.memrun must be an object"),
@@ -1435,7 +1453,7 @@ mod tests {
                 "tasks.t.phases.b: util_min 600 above util_max 500",
             ),
             (r#"{"tasks": {"t": {"util_min": 600, "util_max": 500, "run": 1}}}"#, "min <= max"),
-            (r#"{"tasks": {"t": {"policy": "SCHED_BATCH", "run": 1}}}"#, "unknown policy 'SCHED_BATCH'"),
+            (r#"{"tasks": {"t": {"policy": "SCHED_NORMAL", "run": 1}}}"#, "unknown policy 'SCHED_NORMAL'"),
             (r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "priority": 0, "run": 1}}}"#, "within 1..=99, got 0"),
             (r#"{"tasks": {"t": {"priority": 50, "run": 1}}}"#, "nice value within -20..=19, got 50"),
             // a phase that gives its policy needs none in effect before it; its priority is checked

@@ -262,12 +262,15 @@ impl Phase {
 }
 
 /// A thread's scheduling class (`sched_setscheduler`'s policy): CFS (SCHED_OTHER, weighted by
-/// its nice value; SCHED_IDLE, at the lowest weight), or real-time (`sched::rt`) with its
-/// `sched_priority`, 1..=99.
+/// its nice value; SCHED_BATCH, the same without wake-up preemption; SCHED_IDLE, at the lowest
+/// weight), or real-time (`sched::rt`) with its `sched_priority`, 1..=99.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SchedClass {
     #[default]
     Normal,
+    /// SCHED_BATCH: a CFS task at its nice weight that never preempts the running task when it
+    /// wakes (`check_preempt_wakeup`, `sched::cfs`): its turn comes at a tick.
+    Batch,
     /// SCHED_IDLE: a CFS task of weight `WEIGHT_IDLEPRIO` whatever its nice value, which never
     /// preempts a normal task at wake-up and is preempted by any (`sched::cfs`).
     Idle,
@@ -330,7 +333,7 @@ impl SchedClass {
     /// `MAX_RT_PRIO - 1`: the highest `sched_priority`.
     pub const MAX_RT_PRIORITY: u8 = 99;
 
-    /// The class of policy `name` (`normal`/`other`, `idle`, `fifo`, `rr`, any case, an optional
+    /// The class of policy `name` (`normal`/`other`, `batch`, `idle`, `fifo`, `rr`, any case, an optional
     /// `SCHED_` prefix) at `priority` (its `sched_priority`; ignored for CFS); `at` names it
     /// in errors.
     pub fn parse(at: &str, name: &str, priority: Option<i64>) -> Result<SchedClass, String> {
@@ -342,12 +345,14 @@ impl SchedClass {
         };
         match upper.strip_prefix("SCHED_").unwrap_or(&upper) {
             "OTHER" | "NORMAL" => Ok(SchedClass::Normal),
+            "BATCH" => Ok(SchedClass::Batch),
             "IDLE" => Ok(SchedClass::Idle),
             "FIFO" => rt(SchedClass::Fifo),
             "RR" => rt(SchedClass::RoundRobin),
             "DEADLINE" => Err(format!("{at}: SCHED_DEADLINE takes its runtime, deadline and period, not a priority")),
             _ => Err(format!(
-                "{at}: unknown policy '{name}'; give SCHED_OTHER, SCHED_IDLE, SCHED_FIFO, SCHED_RR or SCHED_DEADLINE"
+                "{at}: unknown policy '{name}'; give SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR or \
+                 SCHED_DEADLINE"
             )),
         }
     }
@@ -369,18 +374,18 @@ impl SchedClass {
     /// The `sched_priority` of a real-time class.
     pub fn rt_priority(self) -> Option<u8> {
         match self {
-            SchedClass::Normal | SchedClass::Idle | SchedClass::Deadline(_) => None,
+            SchedClass::Normal | SchedClass::Batch | SchedClass::Idle | SchedClass::Deadline(_) => None,
             SchedClass::Fifo(p) | SchedClass::RoundRobin(p) => Some(p),
         }
     }
 
-    /// A CFS policy (`fair_policy`: SCHED_OTHER or SCHED_IDLE).
+    /// A CFS policy (`fair_policy`: SCHED_OTHER, SCHED_BATCH or SCHED_IDLE).
     pub fn is_fair(self) -> bool {
-        matches!(self, SchedClass::Normal | SchedClass::Idle)
+        matches!(self, SchedClass::Normal | SchedClass::Batch | SchedClass::Idle)
     }
 
-    /// The kernel's `prio` as the scheduler's tracepoints print it: 120 + nice for CFS (SCHED_IDLE
-    /// too: its nice value stays its static priority), `MAX_RT_PRIO - 1 - sched_priority` for
+    /// The kernel's `prio` as the scheduler's tracepoints print it: 120 + nice for CFS (SCHED_BATCH
+    /// and SCHED_IDLE too: the nice value stays the static priority), `MAX_RT_PRIO - 1 - sched_priority` for
     /// real time, -1 for SCHED_DEADLINE (`MAX_DL_PRIO - 1`).
     pub fn kernel_prio(self, nice: i32) -> i32 {
         match (self, self.rt_priority()) {

@@ -2,7 +2,8 @@
 //! and pushed to or pulled by CPUs where they run first, the runtime each server consumes while
 //! it runs (at the tick and wherever the kernel calls `update_curr_dl`), throttling and the
 //! replenishment timer, the active bandwidth each run queue counts (kept after a block until the
-//! task's 0-lag time by the inactive timer), and the DL utilisation signal.
+//! task's 0-lag time by the inactive timer), the run time counted against RT throttling's
+//! runtime too (`engine::rt`), and the DL utilisation signal.
 
 use super::state::ThreadState;
 use super::Engine;
@@ -71,7 +72,9 @@ impl Engine<'_> {
         let dl = &mut self.sched.entities[t].dl;
         let delta_ns = now.saturating_sub(dl.exec_start_ns);
         dl.exec_start_ns = now;
-        dl.charge(delta_ns, scale.freq_scale, scale.cpu_scale)
+        let exhausted = dl.charge(delta_ns, scale.freq_scale, scale.cpu_scale);
+        self.account_dl_as_rt(cpu, delta_ns);
+        exhausted
     }
 
     /// `update_curr_dl` with its consequence: a running DL task of `cpu` out of runtime is
@@ -263,7 +266,8 @@ impl Engine<'_> {
 
     /// Runnable DL `t` is queued on `cpu`: runs at once on an idle CPU, preempts a non-DL task or a
     /// later deadline, or waits and, if `push`, is pushed to a CPU where it would run
-    /// (`check_preempt_curr_dl`, `task_woken_dl`).
+    /// (`check_preempt_curr_dl`, `task_woken_dl`); with the running task's deadline, the CPU is
+    /// rescheduled as `check_preempt_equal_dl` decides.
     pub(super) fn dl_arrive(&mut self, cpu: usize, t: usize, push: bool) {
         if self.sched.rqs[cpu].curr.is_none() {
             self.switch_in(cpu, t, None);
@@ -271,8 +275,17 @@ impl Engine<'_> {
         }
         let deadline_ns = self.sched.entities[t].dl.deadline_ns;
         self.sched.rqs[cpu].dl.insert(t, deadline_ns);
-        match self.sched.rqs[cpu].dl.running {
+        let fitness = self.sched.rt_fitness;
+        let running = self.sched.rqs[cpu].dl.running;
+        let equal_resched = running == Some(deadline_ns)
+            && self.sched.ask(self.now_us, cpu, |_, view| deadline::equal_deadline_resched(view, cpu, t, fitness));
+        match running {
             Some(running) if deadline_ns < running => self.resched(cpu),
+            Some(_) if equal_resched => {
+                // the running task is picked again; its `set_next_task_dl` pushes what waits
+                self.resched(cpu);
+                self.push_dl(cpu);
+            }
             // it would not preempt the DL task running here: another CPU may run it
             Some(_) if push && self.sched.entities[t].allowed.count() > 1 => self.push_dl(cpu),
             Some(_) => {}

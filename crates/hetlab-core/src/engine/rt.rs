@@ -113,7 +113,7 @@ impl Engine<'_> {
 
     /// `sched_rt_period_timer`: each CPU's RT run time is paid back by its runtime (5.10 first
     /// returns borrowed runtime: no sharing), a throttled CPU whose debt is below its runtime
-    /// runs RT work again, and the timer stops once no CPU has RT time or tasks.
+    /// runs RT work again, and the timer stops once no CPU has RT time or tasks left.
     pub(super) fn rt_period_timer(&mut self) {
         let bw = self.sched.rt_bandwidth;
         let mut idle = true;
@@ -129,14 +129,24 @@ impl Engine<'_> {
             if rq.rt.time_us <= 0.0 && rq.rt.running.is_none() && rq.rt.is_empty() {
                 continue;
             }
-            idle = false;
-            rq.rt.time_us -= rq.rt.time_us.min(rq.rt.runtime_us);
+            idle &= !rq.rt.pay_back();
             if rq.rt.throttled && rq.rt.time_us < rq.rt.runtime_us {
                 rq.rt.throttled = false;
                 self.rt_unthrottled(cpu);
             }
         }
         self.sched.rt_period_next_us = if idle { f64::INFINITY } else { self.now_us + bw.period_us };
+    }
+
+    /// `update_curr_dl`'s RT share: `delta_ns` a DL task ran on `cpu` counts as that CPU's RT time
+    /// while throttling is enforced and `sched_rt_bandwidth_account` allows, so an RT task there
+    /// gets what DL left of the runtime.
+    pub(super) fn account_dl_as_rt(&mut self, cpu: usize, delta_ns: u64) {
+        let timer_active = self.sched.rt_period_next_us.is_finite();
+        let rt = &mut self.sched.rqs[cpu].rt;
+        if self.sched.rt_bandwidth.enforced() && rt.accounts_dl_time(timer_active) {
+            rt.time_us += delta_ns as f64 / 1000.0;
+        }
     }
 
     /// `cpu`'s RT queue may run again: its first RT task runs now, before any CFS task.

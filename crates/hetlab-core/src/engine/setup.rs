@@ -576,7 +576,7 @@ fn check_deadline(
     let asym = caps.iter().any(|&c| c != caps[0]);
     let total_capacity = if asym { caps.iter().sum() } else { 1024 * caps.len() as u64 };
     let to_ns = |us: f64| (us * 1000.0).round() as u64;
-    let bw_max = (rt.runtime_us < rt.period_us).then(|| deadline::to_ratio(to_ns(rt.period_us), to_ns(rt.runtime_us)));
+    let bw_max = rt.enforced().then(|| deadline::to_ratio(to_ns(rt.period_us), to_ns(rt.runtime_us)));
     let bws: Vec<u64> = dl
         .iter()
         .map(|&t| {

@@ -720,6 +720,35 @@ fn a_fifo_task_preempts_cfs_at_once_and_runs_to_its_end() {
 }
 
 #[test]
+fn a_waking_batch_task_waits_for_the_tick_where_a_normal_one_preempts() {
+    // a CFS hog on CPU 4 from the start; task "w" wakes there at 12 ms, placed half a latency
+    // behind the hog's vruntime: as SCHED_OTHER it preempts at once (`check_preempt_wakeup`), as
+    // SCHED_BATCH it never preempts at wake-up and runs when the hog's turn ends at the next
+    // tick (HZ 200: 15 ms; the hog has run far past its slice)
+    let first_run_ms = |policy: &str| {
+        let doc = format!(
+            r#"{{"global": {{"calibration": "CPU4"}}, "tasks": {{
+                "hog": {{"cpus": [4], "loop": 1, "run": 100000}},
+                "w": {{"cpus": [4], "policy": "{policy}", "loop": 1, "delay": 12000, "run": 1000}}}}}}"#
+        );
+        let r = rtapp_run(&exynos(), &doc, "performance", SchedPolicy::Smp);
+        let text = trace_text(&r);
+        let line = text.lines().find(|l| l.contains("sched_switch") && l.contains("next_comm=w-")).expect("w ran");
+        let stamp = line.split(": sched_switch").next().unwrap().split_whitespace().last().unwrap();
+        stamp.parse::<f64>().unwrap() * 1e3
+    };
+    let (normal, batch) = (first_run_ms("SCHED_OTHER"), first_run_ms("SCHED_BATCH"));
+    assert!((12.0..12.5).contains(&normal), "SCHED_OTHER first ran at {normal} ms");
+    assert!((15.0..15.1).contains(&batch), "SCHED_BATCH first ran at {batch} ms");
+    // the TOML form: policy = "batch" keeps its nice value
+    let toml = "name = \"w\"\n[[tasks]]\nname = \"b\"\nnice = 5\npolicy = \"batch\"\n[[tasks.phases]]\nrun_us = 100\n";
+    let w = Workload::from_toml("w.toml", toml).unwrap();
+    assert_eq!((w.tasks[0].class, w.tasks[0].nice), (crate::workload::SchedClass::Batch, 5));
+    let e = Workload::from_toml("w.toml", &toml.replace("batch", "bulk")).unwrap_err();
+    assert!(e.contains("unknown policy 'bulk'; give SCHED_OTHER, SCHED_BATCH"), "{e}");
+}
+
+#[test]
 fn round_robin_shares_a_priority_in_100_ms_turns_and_fifo_does_not() {
     let p = exynos();
     let two = |policy: &str| {
@@ -913,6 +942,30 @@ fn deadline_tasks_preempt_rt_and_cfs_at_once() {
     assert!(text.contains("prev_prio=0 prev_state=R+ ==> next_comm=dl"), "the FIFO 99 preempted");
     assert!(text.contains("prev_prio=120 prev_state=R+ ==> next_comm=dl"), "the CFS hog preempted");
     assert!(text.contains("next_prio=-1"));
+}
+
+#[test]
+fn deadline_run_time_counts_against_the_rt_runtime_of_its_cpu() {
+    // linsched-2b2l's big CPUs 2 and 3 (HZ 1000, one OPP) each run a FIFO hog; a DL server runs
+    // 1 ms every 10 ms on one of them. RT throttling's 950 ms a second counts the DL time there
+    // too (`update_curr_dl` while the period timer runs): both CPUs are busy throughout, so
+    // both hogs are throttled at the first tick past 950 ms, but the one beside the DL task has
+    // run 950 ms less the DL task's 1 ms in each of the 96 periods begun by then (0, 10, ...,
+    // 950 ms). Without that accounting it would run 900 ms of the second and never be throttled
+    let doc = r#"{"global": {"duration": 1, "calibration": "CPU2"}, "tasks": {
+        "a": {"cpus": [2], "policy": "SCHED_FIFO", "priority": 50, "loop": 1, "run": 2000000},
+        "b": {"cpus": [3], "policy": "SCHED_FIFO", "priority": 50, "loop": 1, "run": 2000000},
+        "dl": {"policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 10000, "run": 1000,
+               "timer": {"ref": "t", "period": 10000}}}}"#;
+    let r = dl_run("linsched-2b2l", doc, Some("big")).unwrap();
+    let dl = thread(&r, "dl");
+    let dl_cpu = if dl.cpu_time_on_s[2] > dl.cpu_time_on_s[3] { 2 } else { 3 };
+    assert!(dl.cpu_time_on_s[dl_cpu] > 0.099, "the DL task stays on one CPU: {:?}", dl.cpu_time_on_s);
+    let (beside, alone) = if dl_cpu == 2 { ("a", "b") } else { ("b", "a") };
+    let (beside_s, alone_s) = (thread(&r, beside).cpu_time_s, thread(&r, alone).cpu_time_s);
+    assert_eq!(r.rt_throttles, 2);
+    assert!((alone_s - 0.951).abs() < 1.5e-3, "alone: {alone_s} s");
+    assert!(((alone_s - beside_s) - 0.096).abs() < 1.5e-3, "beside the DL task: {beside_s} s, alone {alone_s} s");
 }
 
 #[test]

@@ -16,9 +16,10 @@ use crate::model::idle::{STATE_CORE_OFF, STATE_WFI};
 use crate::random::uniform;
 use crate::result::Mark;
 use crate::sched::cfs::{self, Placing};
+use crate::sched::cpu_util::{self, CpuSignals, UtilType};
 use crate::sched::group::{Entity, Now};
 use crate::sched::pelt::{self, State};
-use crate::sched::{deadline, rt, uclamp, ClassKind, CpuMask, WakeKind};
+use crate::sched::{deadline, rt, ClassKind, CpuMask, WakeKind};
 use crate::trace::{PrevState, TraceEvent, CPU_IDLE_EXIT};
 use crate::workload::{PhaseKind, SchedAttr};
 
@@ -118,33 +119,27 @@ impl Engine<'_> {
         self.sched.rqs[cpu].avg.util_avg as u32
     }
 
-    /// What schedutil reads (`schedutil_cpu_util`, FREQUENCY_UTIL): the CPU's CFS and RT
-    /// utilisation within its run queue's clamps (`sched::uclamp`), plus its DL bandwidth;
-    /// without uclamp, its whole capacity while an RT task is runnable there
-    /// (`rt_rq_is_runnable`); with it, the RT task's clamps decide (its default util_min of
-    /// 1024 asks for the top).
+    /// What schedutil reads: `schedutil_cpu_util`'s FREQUENCY_UTIL (`sched::cpu_util`) of the
+    /// CPU's CFS utilisation (`sugov_get_util`).
     pub(super) fn cpu_util_for_frequency(&mut self, cpu: usize) -> u32 {
-        if !self.sched.uclamp_used && self.sched.rqs[cpu].rt.is_runnable() {
-            return self.sched.capacity[cpu];
-        }
-        let util = self.cpu_util(cpu) + rt::util_now(&self.sched.rqs[cpu], self.now_ns()) as u32;
-        let util = if self.sched.uclamp_used {
-            let rq = uclamp::rq_clamp(&self.sched.rqs[cpu], &self.sched.entities);
-            uclamp::util_with(u64::from(util), rq, None) as u32
+        // the CFS signal is brought up to date (and traced) only where it is read
+        let util_cfs = if cpu_util::rt_asks_for_the_top(&self.cpu_signals(cpu), UtilType::Frequency) {
+            0
         } else {
-            util
+            u64::from(self.cpu_util(cpu))
         };
-        if !self.sched.dl_used {
-            return util;
+        let max = u64::from(self.sched.capacity[cpu]);
+        cpu_util::schedutil_cpu_util(&self.cpu_signals(cpu), util_cfs, max, UtilType::Frequency, None) as u32
+    }
+
+    /// What `schedutil_cpu_util` reads of `cpu` now.
+    fn cpu_signals(&self, cpu: usize) -> CpuSignals<'_> {
+        CpuSignals {
+            rq: &self.sched.rqs[cpu],
+            tasks: &self.sched.entities,
+            now_ns: self.now_ns(),
+            uclamp_used: self.sched.uclamp_used,
         }
-        // 5.10's `schedutil_cpu_util`: the top with the DL running time, else the DL tasks'
-        // active bandwidth on top (`cpu_bw_dl`)
-        let rq = &self.sched.rqs[cpu];
-        let max = self.sched.capacity[cpu];
-        if util + deadline::util_now(rq, self.now_ns()) as u32 >= max {
-            return max;
-        }
-        (util + deadline::bw_util(rq) as u32).min(max)
     }
 
     // ---- phases ----------------------------------------------------------------------------

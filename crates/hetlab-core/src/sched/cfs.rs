@@ -7,12 +7,18 @@
 //!   `nr_running · min_granularity` when crowded); the tick preempts a task that ran its slice
 //!   (`check_preempt_tick`).
 //! - A waking task preempts the running one when its vruntime is behind by more than the
-//!   wake-up granularity (`check_preempt_wakeup`, `wakeup_preempt_entity`).
+//!   wake-up granularity (`check_preempt_wakeup`, `wakeup_preempt_entity`), unless a policy rule
+//!   decides first ([`policy_preempts`]): a SCHED_BATCH or SCHED_IDLE task never preempts at
+//!   wake-up, a running SCHED_IDLE task always yields to any other. SCHED_BATCH is otherwise
+//!   SCHED_OTHER at its nice weight (its `yield_task_fair` skips an `update_curr` that the
+//!   `schedule()` right after does anyway).
 //! - A waking task's vruntime is placed at most half a latency behind the queue's minimum
 //!   (`place_entity`, GENTLE_FAIR_SLEEPERS); a new task one slice after it (START_DEBIT).
 //! - The three tunables are scaled by 1 + log2(CPUs) (SCHED_TUNABLESCALING_LOG, at most 8 CPUs).
 //!
 //! Times are µs of wall time; vruntimes are µs of nice-0 time.
+
+use crate::workload::SchedClass;
 
 /// `sysctl_sched_latency` default, µs (kernel/sched/fair.c).
 pub const SCHED_LATENCY_US: f64 = 6000.0;
@@ -41,8 +47,8 @@ pub fn weight_of(nice: i32) -> u64 {
 pub const WEIGHT_IDLEPRIO: u64 = 3;
 
 /// `set_load_weight`: a CFS task's weight by its policy and nice value (SCHED_IDLE ignores nice).
-pub fn weight_for(class: crate::workload::SchedClass, nice: i32) -> u64 {
-    if class == crate::workload::SchedClass::Idle {
+pub fn weight_for(class: SchedClass, nice: i32) -> u64 {
+    if class == SchedClass::Idle {
         WEIGHT_IDLEPRIO
     } else {
         weight_of(nice)
@@ -283,13 +289,17 @@ pub fn wakeup_preempts(tunables: &Tunables, curr_vruntime: f64, waking_vruntime:
 
 /// `check_preempt_wakeup`'s policy rules (kernel/sched/fair.c, the same in 3.10 and 5.10), before
 /// vruntimes are compared: a running SCHED_IDLE task is preempted by any waking task that is
-/// not SCHED_IDLE, and a waking SCHED_IDLE task never preempts (its turn comes at a tick).
+/// not SCHED_IDLE, and a waking task of any policy but SCHED_NORMAL (SCHED_BATCH, SCHED_IDLE)
+/// never preempts otherwise (`p->policy != SCHED_NORMAL`: its turn comes at a tick).
 /// `None`: the vruntimes decide.
-pub fn idle_policy_preempts(curr_idle: bool, waking_idle: bool) -> Option<bool> {
-    match (curr_idle, waking_idle) {
-        (true, false) => Some(true),
-        (_, true) => Some(false),
-        (false, false) => None,
+pub fn policy_preempts(curr: SchedClass, waking: SchedClass) -> Option<bool> {
+    let idle = |c: SchedClass| c == SchedClass::Idle;
+    if idle(curr) && !idle(waking) {
+        Some(true)
+    } else if waking != SchedClass::Normal {
+        Some(false)
+    } else {
+        None
     }
 }
 
@@ -324,14 +334,21 @@ mod tests {
             (1024, 88761, 15, 335, 110)
         );
         assert_eq!(weight_of(40), 15);
-        // SCHED_IDLE: 3 whatever the nice value; a nice-0 task gets 1024/1027 of a shared CPU
-        use crate::workload::SchedClass;
+        // SCHED_IDLE: 3 whatever the nice value; a nice-0 task gets 1024/1027 of a shared CPU;
+        // SCHED_BATCH keeps its nice weight
         assert_eq!((weight_for(SchedClass::Idle, -20), weight_for(SchedClass::Normal, 19)), (3, 15));
+        assert_eq!(weight_for(SchedClass::Batch, 5), 335);
+        use SchedClass::{Batch, Idle, Normal};
         assert_eq!(
-            (idle_policy_preempts(true, false), idle_policy_preempts(false, true), idle_policy_preempts(true, true)),
+            (policy_preempts(Idle, Normal), policy_preempts(Normal, Idle), policy_preempts(Idle, Idle)),
             (Some(true), Some(false), Some(false))
         );
-        assert_eq!(idle_policy_preempts(false, false), None);
+        // a waking batch task preempts a running SCHED_IDLE one, and nothing else
+        assert_eq!(
+            (policy_preempts(Idle, Batch), policy_preempts(Normal, Batch), policy_preempts(Batch, Batch)),
+            (Some(true), Some(false), Some(false))
+        );
+        assert_eq!((policy_preempts(Normal, Normal), policy_preempts(Batch, Normal)), (None, None));
         // each nice step is about 10 % of CPU against a nice-0 task: 1024/(1024+820) = 0.555
         assert!((1024.0 / (1024.0 + weight_of(1) as f64) - 0.555).abs() < 0.001);
     }

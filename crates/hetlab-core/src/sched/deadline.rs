@@ -27,13 +27,19 @@
 //!   latest, if the task's is earlier ([`find_later_cpu`]: its previous CPU first, then the
 //!   waker's, then the first in its cluster). A task left waiting is pushed to such a CPU
 //!   ([`push_target`]) and a CPU whose DL task leaves pulls the earliest waiting task of the
-//!   others that would run first here and not there ([`pull_candidates`]). With asymmetric
+//!   others that would run first here and not there ([`pull_candidates`]). A task waking with
+//!   the deadline of the one running has the CPU rescheduled when only the running one can move
+//!   ([`equal_deadline_resched`], `check_preempt_equal_dl`): the running one keeps it (queued
+//!   first), its runtime is accounted and what waits is pushed. With asymmetric
 //!   capacities (5.10) a CPU fits a task when its capacity scales the task's deadline to its
 //!   runtime or more (`dl_task_fits_capacity`).
 //! - Utilisation: a run queue's `running_bw` is the bandwidth of its active tasks, kept after a
 //!   task blocks until its 0-lag time (`task_non_contending`, the inactive timer); schedutil adds
 //!   it to its request (`cpu_bw_dl`), and the DL running time's PELT signal (`avg_dl`) takes
 //!   capacity from CFS (`scale_rt_capacity`).
+//!
+//! Not modelled: the order among waiting tasks of equal deadlines ([`DlQueue`] serves them by
+//! thread index; the kernel's rb-tree by arrival), priority inheritance, GRUB.
 //!
 //! Times are ns, as the kernel's; bandwidths are fractions << [`BW_SHIFT`].
 
@@ -315,6 +321,21 @@ pub fn select_cpu(view: &SchedView, thread: usize, fitness: bool) -> usize {
     }
 }
 
+/// `check_preempt_equal_dl`: `thread`, waking on `cpu` with the same deadline as the DL task
+/// running there, makes the kernel reschedule that CPU when the running task may move and has a
+/// CPU to go to (`cpudl_find`) while the waking one may not move or has none. The running task
+/// is picked again (it was queued first: equal deadlines go right in the rb-tree,
+/// `__enqueue_dl_entity`), its runtime is accounted, and the pass of its `set_next_task_dl`
+/// pushes what waits; otherwise the waking task alone may be pushed (`task_woken_dl`).
+pub fn equal_deadline_resched(view: &SchedView, cpu: usize, thread: usize, fitness: bool) -> bool {
+    let Some(curr) = view.rqs[cpu].curr else { return false };
+    let movable = |t: usize| view.tasks[t].allowed.count() > 1;
+    if !movable(curr) || later_cpus(view, curr, fitness).is_empty() {
+        return false;
+    }
+    !movable(thread) || later_cpus(view, thread, fitness).is_empty()
+}
+
 /// `find_lock_later_rq` for waiting `thread`: a CPU where it would run first now, other than its
 /// own.
 pub fn push_target(view: &SchedView, thread: usize, fitness: bool) -> Option<usize> {
@@ -484,6 +505,30 @@ mod tests {
         // not a task earlier than the one running there (it runs there next)
         f.rqs[0].dl.running = Some(45 * MS);
         assert_eq!(pull_candidates(&f.view(), 1), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn an_equal_deadline_reschedules_only_when_the_running_task_can_leave_and_the_waking_cannot() {
+        // CPU 0 runs task 0 (deadline 30), CPU 1 task 1 (50); task 2 wakes on CPU 0 with 30
+        let mut f = dl_fixture(2, &[30, 50, 30]);
+        f.rqs[0].curr = Some(0);
+        f.rqs[0].dl.running = Some(30 * MS);
+        f.rqs[1].curr = Some(1);
+        f.rqs[1].dl.running = Some(50 * MS);
+        f.tasks[1].cpu = 1;
+        f.rqs[0].dl.insert(2, 30 * MS);
+        // both could go to CPU 1 (latest deadline 50): the waking one is left to be pushed
+        assert!(!equal_deadline_resched(&f.view(), 0, 2, false));
+        // pinned to CPU 0, it cannot: the running one, which can, is rescheduled
+        f.tasks[2].allowed = CpuMask::of([0]);
+        assert!(equal_deadline_resched(&f.view(), 0, 2, false));
+        // the running one pinned: useless to reschedule
+        f.tasks[0].allowed = CpuMask::of([0]);
+        assert!(!equal_deadline_resched(&f.view(), 0, 2, false));
+        // CPU 1 at 20: no CPU would run the running task first (30 is the latest): no resched
+        f.tasks[0].allowed = CpuMask::of([0, 1]);
+        f.rqs[1].dl.running = Some(20 * MS);
+        assert!(!equal_deadline_resched(&f.view(), 0, 2, false));
     }
 
     #[test]

@@ -40,8 +40,10 @@
 //! (the OPP) is clamped, the sum (the busy time) is not, and a task misfits by its clamped
 //! utilisation. RT work counts as 5.10 counts it (`sched::rt`): CFS fits in what the RT
 //! utilisation leaves (`capacity_of`), and the energy estimate adds the RT utilisation (the
-//! top OPP while an RT task is runnable); SCHED_DEADLINE's running time takes capacity from CFS too
-//! (`rt::capacity_of`). Not modelled: `util_est`, DL utilisation in the energy estimate, IRQ
+//! top OPP while an RT task is runnable and uclamp is not in use); SCHED_DEADLINE's running
+//! time takes capacity from CFS too (`rt::capacity_of`), adds to the busy time the estimate
+//! prices, and its active bandwidth to the OPP it predicts (`compute_energy`'s two calls of
+//! `schedutil_cpu_util`, [`cpu_util`](super::cpu_util)). Not modelled: `util_est`, IRQ
 //! utilisation and thermal pressure, 5.10's fork path (`find_idlest_group`'s group types: forks
 //! take 3.10's), the doubling of the balance interval while balanced. The kernel runs EAS only
 //! with schedutil on every policy ([`Placement::required_governor`]) and on CPUs of more than
@@ -51,6 +53,7 @@
 //! the number of threads.
 
 use super::cfs::RunQueue;
+use super::cpu_util::{schedutil_cpu_util, CpuSignals, UtilType};
 use super::pelt::State;
 use super::select_asym::{self, Wakees};
 use super::smp::Smp;
@@ -185,28 +188,21 @@ impl Eas {
     /// `uclamp_rq_util_with`: `util` of `cpu` within its run queue's clamps, and the wakee's
     /// if it is to run there.
     fn clamped(view: &SchedView, cpu: usize, util: u64, wakee: Option<Clamp>) -> u64 {
-        uclamp::util_with(util, uclamp::rq_clamp(&view.rqs[cpu], view.tasks), wakee)
+        uclamp::util_with(util, view.rqs[cpu].uclamp.value(), wakee)
     }
 
-    /// `compute_energy` (5.10) with no DL or IRQ utilisation: over the domain's online CPUs,
-    /// Σ of `schedutil_cpu_util` (ENERGY_UTIL: the CFS and RT utilisation capped at the
-    /// domain's capacity) and its max (FREQUENCY_UTIL: also within the clamps, the wakee's on
-    /// `dst`; the whole capacity while an RT task is runnable), priced by the EM.
+    /// `compute_energy` (5.10): over the domain's online CPUs, Σ of `schedutil_cpu_util`'s
+    /// ENERGY_UTIL and the max of its FREQUENCY_UTIL (within the clamps, the wakee's on `dst`)
+    /// of the CFS utilisation with the wakee on `dst`, priced by the EM.
     fn compute_energy(&self, view: &SchedView, pd: &PerfDomain, w: Wakee, dst: Option<usize>) -> u64 {
         let (mut max_util, mut sum_util) = (0, 0);
         let now_ns = view.now_ns();
         for cpu in (0..view.ncpus()).filter(|&c| view.cluster_of[c] == pd.cluster && view.rqs[c].online) {
-            let rq = &view.rqs[cpu];
-            let util = (self.cpu_util_next(view, cpu, w, dst) + rt::util_now(rq, now_ns)).min(pd.capacity);
-            sum_util += util;
-            let frequency_util = if !self.uclamp_used && rq.rt.is_runnable() {
-                pd.capacity
-            } else if self.uclamp_used {
-                Self::clamped(view, cpu, util, (dst == Some(cpu)).then_some(w.clamp)).min(pd.capacity)
-            } else {
-                util
-            };
-            max_util = max_util.max(frequency_util);
+            let signals = CpuSignals { rq: &view.rqs[cpu], tasks: view.tasks, now_ns, uclamp_used: self.uclamp_used };
+            let util_cfs = self.cpu_util_next(view, cpu, w, dst);
+            sum_util += schedutil_cpu_util(&signals, util_cfs, pd.capacity, UtilType::Energy, None);
+            let wakee = (dst == Some(cpu)).then_some(w.clamp);
+            max_util = max_util.max(schedutil_cpu_util(&signals, util_cfs, pd.capacity, UtilType::Frequency, wakee));
         }
         pd.energy(max_util, sum_util)
     }
@@ -518,6 +514,35 @@ mod tests {
         // no RT task runs there: the signal decays, to half 32 ms later
         let half = rt::util_now(&f.rqs[0], 1_032_000_000);
         assert!((160..=170).contains(&half), "{half}");
+    }
+
+    #[test]
+    fn the_energy_estimate_counts_the_dl_signal_and_the_frequency_the_dl_bandwidth() {
+        // a light task (util 50) last ran on big CPU 5; LITTLE CPU 0 runs a DL server of 25 ms
+        // every 100 ms (active bandwidth 0.25 << 20: 256 in capacity units) whose running-time
+        // signal is 200
+        let mut f = exynos(5, 50, [0, 0, 0, 0, 0, 50, 0, 0]);
+        f.rqs[0].dl.running = Some(100_000_000);
+        f.rqs[0].avg_dl.util_avg = 200;
+        f.rqs[0].dl.running_bw = crate::sched::deadline::to_ratio(100_000_000, 25_000_000);
+        let mut e = eas();
+        let view = f.view();
+        e.refresh_utils(&view);
+        let little = &e.em.domains[0];
+        let w = Wakee { prev: 5, util: 50, clamp: Clamp::default() };
+        // without the task: ENERGY_UTIL 200 (the DL signal), FREQUENCY_UTIL 256 (the bandwidth):
+        // 1750000·256/377 = 1188329 kHz -> 1.2 GHz (cost 196): 196·200/377 = 103
+        assert_eq!(e.compute_energy(&view, little, w, None), 103);
+        // on CPU 1: Σ 250 at the same OPP: 196·250/377 = 129, a delta of 26
+        assert_eq!(e.compute_energy(&view, little, w, Some(1)), 129);
+        // on CPU 0: FREQUENCY_UTIL 50 + 256 = 306 asks 1420424 kHz -> 1.4 GHz (cost 204):
+        // 204·250/377 = 135
+        assert_eq!(e.compute_energy(&view, little, w, Some(0)), 135);
+        // big CPU 5 costs 500·50/1024 = 24 at 200 MHz, less than LITTLE's 26: it stays. Without
+        // the DL terms LITTLE would cost 98·50/377 = 12 at 300 MHz and win
+        assert_eq!(e.find_energy_efficient_cpu(&view, 0), 5);
+        f.rqs[0].dl = Default::default();
+        assert_eq!(eas().find_energy_efficient_cpu(&f.view(), 0), 1);
     }
 
     #[test]

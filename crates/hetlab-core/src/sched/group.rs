@@ -800,7 +800,7 @@ impl Groups {
 
     /// `check_preempt_wakeup`: whether waking `t` preempts running `curr` on `cpu`, their
     /// entities compared on their common run queue (the granularity at the waking one's
-    /// weight), after the SCHED_IDLE rules (`cfs::idle_policy_preempts`).
+    /// weight), after the SCHED_IDLE and SCHED_BATCH rules (`cfs::policy_preempts`).
     pub fn wakeup_preempts(
         &self,
         cpu: usize,
@@ -809,8 +809,7 @@ impl Groups {
         tasks: &[SchedEntity],
         tunables: &Tunables,
     ) -> bool {
-        let idle = |x: usize| tasks[x].class == crate::workload::SchedClass::Idle;
-        if let Some(preempts) = cfs::idle_policy_preempts(idle(curr), idle(t)) {
+        if let Some(preempts) = cfs::policy_preempts(tasks[curr].class, tasks[t].class) {
             return preempts;
         }
         let (se, pse) = self.matching(Entity::Task(curr), Entity::Task(t));
@@ -1024,6 +1023,12 @@ mod tests {
         f.tasks[1].vruntime = -1e6;
         assert!(!f.groups.wakeup_preempts(0, 0, 1, &f.tasks, &t));
         f.tasks[0].class = SchedClass::Normal;
+        assert!(!f.groups.wakeup_preempts(0, 0, 1, &f.tasks, &t));
+        // a waking SCHED_BATCH task 1 s behind the running normal one would preempt it as
+        // SCHED_OTHER (1 s past the 1 ms wake-up granularity), but does not
+        f.tasks[1].class = SchedClass::Normal;
+        assert!(f.groups.wakeup_preempts(0, 0, 1, &f.tasks, &t));
+        f.tasks[1].class = SchedClass::Batch;
         assert!(!f.groups.wakeup_preempts(0, 0, 1, &f.tasks, &t));
     }
 

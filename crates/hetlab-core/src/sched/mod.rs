@@ -18,11 +18,14 @@
 //! Task groups (the cgroup cpu controller) nest run queues inside each CPU's: [`group`].
 //! Above CFS, [`rt`]: the real-time class (SCHED_FIFO/RR), its queues and its own placement;
 //! above both, [`deadline`]: SCHED_DEADLINE's servers, EDF queues and global EDF placement.
+//! What schedutil and EAS's energy estimate read of a CPU, its utilisation summed over the
+//! classes: [`cpu_util`].
 //! Beside them, [`switching`]: the in-kernel switcher and cluster migration, which change
 //! which cores the logical CPUs run on.
 
 pub mod balance;
 pub mod cfs;
+pub mod cpu_util;
 pub mod deadline;
 pub mod domains;
 pub mod eas;

@@ -37,8 +37,11 @@
 //!
 //! SCHED_DEADLINE (`sched::deadline`) runs above: an RT task never preempts a DL one, and cpupri
 //! does not see DL tasks (as in the kernel, a CPU running one is at the level of its RT work).
-//! Not modelled: group scheduling, DL run time counted against RT throttling's runtime, IRQ
-//! time's share of the capacity.
+//! A DL task's run time counts against its CPU's RT runtime too (`update_curr_dl`, while
+//! `sched_rt_bandwidth_account` allows: [`RtQueue::accounts_dl_time`]), so RT and DL together
+//! stay within `sched_rt_runtime_us` a period; the period timer stops once a period leaves a
+//! CPU neither RT time nor RT tasks (`do_sched_rt_period_timer`'s `idle`, [`RtQueue::pay_back`]).
+//! Not modelled: group scheduling, IRQ time's share of the capacity.
 
 use super::{SchedEntity, SchedView};
 use crate::governor::tunables::{TunableDefault, TunableInfo};
@@ -105,6 +108,12 @@ pub struct Bandwidth {
 }
 
 impl Bandwidth {
+    /// `rt_bandwidth_enabled()` with a finite runtime: throttling is enforced. A runtime of the
+    /// whole period stands for the kernel's -1 (RUNTIME_INF), which turns it off.
+    pub fn enforced(&self) -> bool {
+        self.runtime_us < self.period_us
+    }
+
     /// The bandwidth the sysctls among `given` set (else Linux's defaults); RT_RUNTIME_SHARE as
     /// `share`. The runtime may not exceed the period (`sched_rt_global_validate`).
     pub fn from_sysctls(given: &[(String, f64)], share: bool) -> Result<Bandwidth, String> {
@@ -182,6 +191,22 @@ impl RtQueue {
     /// The CPU's `cpupri` level: the highest RT priority running or waiting here, 0 with none.
     pub fn level(&self) -> u8 {
         self.running.unwrap_or(0).max(self.highest_waiting().unwrap_or(0))
+    }
+
+    /// `sched_rt_bandwidth_account`: whether run time of a class above RT (SCHED_DEADLINE's,
+    /// `update_curr_dl`) counts against this queue's runtime now: while the period timer runs
+    /// (it will pay it back), else only up to the runtime (beyond it the RT tasks would be
+    /// throttled at once for time nobody pays back).
+    pub fn accounts_dl_time(&self, period_timer_active: bool) -> bool {
+        period_timer_active || self.time_us < self.runtime_us
+    }
+
+    /// The period timer's work on this queue at its expiry (`do_sched_rt_period_timer`, one
+    /// period elapsed): the RT time is paid back by the runtime; true if the timer must go on
+    /// (RT time left or RT tasks here).
+    pub fn pay_back(&mut self) -> bool {
+        self.time_us -= self.time_us.min(self.runtime_us);
+        self.time_us > 0.0 || self.running.is_some() || !self.is_empty()
     }
 }
 

@@ -38,8 +38,6 @@
 //! the 5.10 refusal of a util_max below an RT task's default util_min (`uclamp_validate`),
 //! writes to the knobs during a run, autogroups.
 
-use super::cfs::RunQueue;
-use super::SchedEntity;
 use crate::governor::tunables::{TunableDefault, TunableInfo};
 pub use crate::workload::{UclampRequest as Request, UtilClamp as Clamp, UTIL_CLAMP_SCALE as SCALE};
 
@@ -294,16 +292,10 @@ impl RqClamps {
     }
 }
 
-/// The run queue's clamps (`rq->uclamp[].value`), from its buckets; `tasks` is not read (the
-/// buckets hold what the runnable tasks put there) but kept for callers that once needed it.
-pub fn rq_clamp(rq: &RunQueue, _tasks: &[SchedEntity]) -> Option<Clamp> {
-    Some(rq.uclamp.value())
-}
-
-/// `uclamp_rq_util_with`: `util` within the run queue's clamps, with `task`'s added as if it
-/// were runnable there; when the min reaches the max, the min wins.
-pub fn util_with(util: u64, rq: Option<Clamp>, task: Option<Clamp>) -> u64 {
-    let Some(c) = [rq, task].into_iter().flatten().reduce(Clamp::max_aggregate) else { return util };
+/// `uclamp_rq_util_with`: `util` within the run queue's clamps (`rq.uclamp.value()`), with
+/// `task`'s added as if it were runnable there; when the min reaches the max, the min wins.
+pub fn util_with(util: u64, rq: Clamp, task: Option<Clamp>) -> u64 {
+    let c = task.map_or(rq, |t| rq.max_aggregate(t));
     if c.min >= c.max {
         return u64::from(c.min);
     }
@@ -320,15 +312,14 @@ mod tests {
 
     #[test]
     fn the_most_demanding_task_sets_both_clamps() {
-        let boosted = Some(clamp(512, 1024));
-        let capped = Some(clamp(0, 300));
+        let (boosted, capped) = (clamp(512, 1024), clamp(0, 300));
         assert_eq!(util_with(100, boosted, None), 512);
         assert_eq!(util_with(800, capped, None), 300);
         // together: min 512, max 1024 (max-aggregation), so the cap does not hold
-        assert_eq!(util_with(100, capped, boosted), 512);
-        assert_eq!(util_with(100, None, None), 100);
+        assert_eq!(util_with(100, capped, Some(boosted)), 512);
+        assert_eq!(util_with(100, clamp(0, 1024), None), 100);
         // min above max: the min wins (uclamp_rq_util_with)
-        assert_eq!(util_with(100, Some(clamp(700, 700)), None), 700);
+        assert_eq!(util_with(100, clamp(700, 700), None), 700);
         assert!(Request::new("t", Some(600), Some(500)).is_err() && Request::new("t", None, Some(1025)).is_err());
         assert!(Request::new("t", Some(600), None).is_ok());
         assert_eq!(clamp(100, 200).task_util(50), 100);
@@ -376,18 +367,18 @@ mod tests {
 
     #[test]
     fn an_idle_run_queue_keeps_the_util_max_of_the_last_task_to_leave() {
-        let mut rq = RunQueue::new(true);
+        let mut rq = crate::sched::cfs::RunQueue::new(true);
         // after boot: no clamp below 1024
-        assert_eq!(util_with(900, rq_clamp(&rq, &[]), None), 900);
+        assert_eq!(util_with(900, rq.uclamp.value(), None), 900);
         // the first task to arrive sets both clamps, even below the 1024 held (idle reset)
         rq.uclamp.inc(clamp(200, 300));
-        assert_eq!(rq_clamp(&rq, &[]), Some(clamp(200, 300)));
+        assert_eq!(rq.uclamp.value(), clamp(200, 300));
         // it leaves: its blocked utilisation stays capped at 300, with no min
         rq.uclamp.dec(clamp(200, 300));
-        assert_eq!(rq_clamp(&rq, &[]), Some(clamp(0, 300)));
-        assert_eq!(util_with(900, rq_clamp(&rq, &[]), None), 300);
+        assert_eq!(rq.uclamp.value(), clamp(0, 300));
+        assert_eq!(util_with(900, rq.uclamp.value(), None), 300);
         // a waking task's own clamps aggregate with it, as uclamp_rq_util_with does
-        assert_eq!(util_with(900, rq_clamp(&rq, &[]), Some(clamp(0, 1024))), 900);
+        assert_eq!(util_with(900, rq.uclamp.value(), Some(clamp(0, 1024))), 900);
         // the next task resets both, even to a larger util_min and a smaller util_max
         rq.uclamp.inc(clamp(100, 150));
         assert_eq!(rq.uclamp.value(), clamp(100, 150));
