@@ -134,12 +134,7 @@ impl Engine<'_> {
 
     /// What `schedutil_cpu_util` reads of `cpu` now.
     fn cpu_signals(&self, cpu: usize) -> CpuSignals<'_> {
-        CpuSignals {
-            rq: &self.sched.rqs[cpu],
-            tasks: &self.sched.entities,
-            now_ns: self.now_ns(),
-            uclamp_used: self.sched.uclamp_used,
-        }
+        CpuSignals { rq: &self.sched.rqs[cpu], now_ns: self.now_ns(), uclamp_used: self.sched.uclamp_used }
     }
 
     // ---- phases ----------------------------------------------------------------------------

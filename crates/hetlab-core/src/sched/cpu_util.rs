@@ -20,7 +20,7 @@
 
 use super::cfs::RunQueue;
 use super::uclamp::{self, Clamp};
-use super::{deadline, rt, SchedEntity};
+use super::{deadline, rt};
 
 /// What a CPU's utilisation is for (`enum schedutil_type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,12 +32,11 @@ pub enum UtilType {
 }
 
 /// What `schedutil_cpu_util` reads of a CPU besides its CFS utilisation: its run queue (RT and
-/// DL signals, DL bandwidth, clamps), every task (the clamps of those queued there), the time
-/// (signals decay to it), and whether clamps are in use (`uclamp_is_used`).
+/// DL signals, DL bandwidth, clamp buckets), the time (signals decay to it), and whether clamps
+/// are in use (`uclamp_is_used`).
 #[derive(Debug, Clone, Copy)]
 pub struct CpuSignals<'a> {
     pub rq: &'a RunQueue,
-    pub tasks: &'a [SchedEntity],
     pub now_ns: u64,
     pub uclamp_used: bool,
 }
@@ -99,7 +98,7 @@ mod tests {
     }
 
     fn util(f: &Fixture, util_cfs: u64, kind: UtilType, uclamp_used: bool) -> u64 {
-        let cpu = CpuSignals { rq: &f.rqs[0], tasks: &f.tasks, now_ns: 0, uclamp_used };
+        let cpu = CpuSignals { rq: &f.rqs[0], now_ns: 0, uclamp_used };
         schedutil_cpu_util(&cpu, util_cfs, 377, kind, None)
     }
 
@@ -145,7 +144,7 @@ mod tests {
         f.rqs[0].uclamp.inc(f.tasks[1].uclamp);
         assert_eq!(util(&f, 100, UtilType::Frequency, true), 50 + 102);
         // EAS's candidate task adds its clamps: a util_min of 300 (+ 102 bandwidth) passes 377
-        let cpu = CpuSignals { rq: &f.rqs[0], tasks: &f.tasks, now_ns: 0, uclamp_used: true };
+        let cpu = CpuSignals { rq: &f.rqs[0], now_ns: 0, uclamp_used: true };
         let boosted = Some(Clamp { min: 300, max: 1024 });
         assert_eq!(schedutil_cpu_util(&cpu, 100, 377, UtilType::Frequency, boosted), 377);
     }

@@ -198,7 +198,7 @@ impl Eas {
         let (mut max_util, mut sum_util) = (0, 0);
         let now_ns = view.now_ns();
         for cpu in (0..view.ncpus()).filter(|&c| view.cluster_of[c] == pd.cluster && view.rqs[c].online) {
-            let signals = CpuSignals { rq: &view.rqs[cpu], tasks: view.tasks, now_ns, uclamp_used: self.uclamp_used };
+            let signals = CpuSignals { rq: &view.rqs[cpu], now_ns, uclamp_used: self.uclamp_used };
             let util_cfs = self.cpu_util_next(view, cpu, w, dst);
             sum_util += schedutil_cpu_util(&signals, util_cfs, pd.capacity, UtilType::Energy, None);
             let wakee = (dst == Some(cpu)).then_some(w.clamp);
