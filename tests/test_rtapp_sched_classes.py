@@ -40,18 +40,22 @@ def test_sched_idle_gets_its_weight_of_3_beside_a_normal_task(tmp_path):
     assert normal / (normal + idle) == pytest.approx(0.5, abs=0.01)
 
 
-def test_a_toml_task_takes_policy_idle(tmp_path):
+def test_a_toml_task_takes_policy_idle_or_batch(tmp_path):
     toml = tmp_path / "w.toml"
     toml.write_text(
         'name = "w"\n[[tasks]]\nname = "bg"\npolicy = "idle"\naffinity = [4]\n[[tasks.phases]]\ninstructions = 1e8\n'
     )
     run = hetlab_cli("simulate", "--workload", str(toml), "--json")
     assert run.returncode == 0, run.stderr
+    batch = tmp_path / "batch.toml"
+    batch.write_text(toml.read_text().replace('"idle"', '"batch"'))
+    run = hetlab_cli("simulate", "--workload", str(batch), "--json")
+    assert run.returncode == 0, run.stderr
     bad = tmp_path / "bad.toml"
-    bad.write_text(toml.read_text().replace('"idle"', '"batch"'))
+    bad.write_text(toml.read_text().replace('"idle"', '"ext"'))
     run = hetlab_cli("simulate", "--workload", str(bad))
     assert run.returncode != 0 and run.stderr.count("\n") == 1
-    assert run.stderr.startswith("hetlab: error: ") and "unknown policy 'batch'" in run.stderr
+    assert run.stderr.startswith("hetlab: error: ") and "unknown policy 'ext'" in run.stderr
 
 
 DL_OPTIONS = dict(cluster="big", governor="schedutil", scheduler="eas")
