@@ -11,7 +11,8 @@
 //! `util_min`/`util_max`, `taskgroup` (the thread's cgroup under the cpu controller, see
 //! [`taskgroup`]), `phases` with their own `loop`, by rt-app's loop rules),
 //! `global` (`duration`, `calibration`, `default_policy`, `mem_buffer_size`, `io_device`
-//! /dev/null, and the logging keys, which change nothing in a simulation) and every event, each
+//! /dev/null, `pi_enabled` where it changes nothing, and the logging keys, which change nothing
+//! in a simulation) and every event, each
 //! into phases (src/rt-app_parse_config.c and src/rt-app.c say what each does; docs/workloads.md
 //! has the table). Every other key is a one-line error naming it, never skipped.
 //!
@@ -250,7 +251,7 @@ const EVENTS: &[&str] = &[
 
 /// `global` keys that only concern rt-app's logs and memory locking: nothing to simulate.
 const LOGGING_KEYS: &[&str] =
-    &["logdir", "log_basename", "log_size", "ftrace", "gnuplot", "lock_pages", "pi_enabled", "cumulative_slack"];
+    &["logdir", "log_basename", "log_size", "ftrace", "gnuplot", "lock_pages", "cumulative_slack"];
 
 /// The timer a task's `delay` sleeps on: a name no rt-app file can give (this reader takes no
 /// `\u` escapes).
@@ -337,6 +338,13 @@ fn text<'v>(at: &str, value: &'v Json) -> Result<&'v str, String> {
         Json::Str(s) if !s.is_empty() => Ok(s),
         Json::Str(_) => Err(format!("{at} must not be empty")),
         other => Err(format!("{at} must be a string, got {}", other.kind())),
+    }
+}
+
+fn boolean(at: &str, value: &Json) -> Result<bool, String> {
+    match value {
+        Json::Bool(b) => Ok(*b),
+        other => Err(format!("{at} must be true or false, got {}", other.kind())),
     }
 }
 
@@ -521,6 +529,8 @@ struct Global {
     default_policy: String,
     reference_cpu: Option<usize>,
     mem_buffer_bytes: u64,
+    /// `pi_enabled`: the resources' mutexes inherit priority (PTHREAD_PRIO_INHERIT).
+    pi_enabled: bool,
 }
 
 /// A workload from an rt-app JSON document; `origin` names it in errors and gives the name.
@@ -534,6 +544,7 @@ pub fn from_rtapp_json(origin: &str, text_in: &str) -> Result<Workload, String> 
         default_policy: "SCHED_OTHER".into(),
         reference_cpu: Some(0),
         mem_buffer_bytes: DEFAULT_MEM_BUFFER_BYTES,
+        pi_enabled: false,
     };
     for (key, value) in members {
         let at = format!("{origin}: {key}");
@@ -564,6 +575,9 @@ pub fn from_rtapp_json(origin: &str, text_in: &str) -> Result<Workload, String> 
             *parties = barrier_users[object.as_str()];
         }
     }
+    if global.pi_enabled {
+        refuse_priority_inheritance(origin, &translated)?;
+    }
     let tasks = add_forked_tasks(origin, translated)?;
     let name = std::path::Path::new(origin).file_stem().and_then(|s| s.to_str()).unwrap_or("rt-app").to_string();
     let workload = Workload {
@@ -583,6 +597,7 @@ fn parse_global(at: &str, value: &Json) -> Result<Global, String> {
         default_policy: "SCHED_OTHER".into(),
         reference_cpu: Some(0),
         mem_buffer_bytes: DEFAULT_MEM_BUFFER_BYTES,
+        pi_enabled: false,
     };
     for (key, value) in object(at, value)? {
         let at = format!("{at}.{key}");
@@ -618,11 +633,34 @@ fn parse_global(at: &str, value: &Json) -> Result<Global, String> {
                     ));
                 }
             }
+            "pi_enabled" => global.pi_enabled = boolean(&at, value)?,
             k if LOGGING_KEYS.contains(&k) => {}
             _ => return Err(format!("{at}: unknown or unsupported global key")),
         }
     }
     Ok(global)
+}
+
+/// `pi_enabled`'s mutexes boost a lock's owner to the priority of a real-time or deadline
+/// waiter (rt_mutex; a CFS waiter boosts nothing). hetlab's mutexes do not inherit, so a file
+/// where a real-time or deadline thread takes a lock would run differently: refused, naming it.
+fn refuse_priority_inheritance(origin: &str, tasks: &[Translated]) -> Result<(), String> {
+    for (task, _) in tasks {
+        let classes = std::iter::once(task.class).chain(task.phases.iter().filter_map(|p| match &p.kind {
+            PhaseKind::SetSched(attr) => attr.class,
+            _ => None,
+        }));
+        let real_time = classes.clone().any(|c| !c.is_fair());
+        let locks = task.phases.iter().any(|p| matches!(p.kind, PhaseKind::Sync { op: SyncOp::Lock, .. }));
+        if real_time && locks {
+            return Err(format!(
+                "{origin}: global.pi_enabled: task {} is real-time and takes a lock, and priority inheritance is not \
+                 modelled; set pi_enabled to false (rt-app's default)",
+                task.name
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A clamp a phase sets stays until another phase sets it (rt-app calls sched_setattr only for
@@ -1156,6 +1194,21 @@ mod tests {
     }
 
     #[test]
+    fn priority_inheritance_is_refused_only_where_it_would_change_the_run() {
+        let doc = |policy: &str, pi: bool| {
+            format!(
+                r#"{{"global": {{"pi_enabled": {pi}}}, "tasks": {{"t": {{"policy": "{policy}", "lock": "m",
+                    "run": 1, "unlock": "m"}}, "u": {{"policy": "SCHED_FIFO", "run": 1}}}}}}"#
+            )
+        };
+        // CFS lockers: a CFS waiter boosts nothing; no PI: the mutexes are plain
+        assert!(from_rtapp_json("t.json", &doc("SCHED_OTHER", true)).is_ok());
+        assert!(from_rtapp_json("t.json", &doc("SCHED_FIFO", false)).is_ok());
+        let e = from_rtapp_json("t.json", &doc("SCHED_RR", true)).unwrap_err();
+        assert!(e.starts_with("t.json: global.pi_enabled: task t is real-time"), "{e}");
+    }
+
+    #[test]
     fn events_are_named_by_prefix_in_rt_apps_order() {
         assert_eq!(event_of("run0"), Some("run"));
         assert_eq!(event_of("runtime1"), Some("runtime"));
@@ -1467,6 +1520,17 @@ mod tests {
                 "tasks.t.phases.a: give its policy with its priority: SCHED_FIFO on the first loop, SCHED_OTHER on later ones",
             ),
             (r#"{"global": {"io_device": "/tmp/x"}, "tasks": {"t": {"run": 1}}}"#, "only /dev/null"),
+            (r#"{"global": {"pi_enabled": 1}, "tasks": {"t": {"run": 1}}}"#, "pi_enabled must be true or false"),
+            (
+                r#"{"global": {"pi_enabled": true}, "tasks": {"t": {"policy": "SCHED_FIFO", "lock": "m", "run": 1,
+                   "unlock": "m"}}}"#,
+                "task t is real-time and takes a lock, and priority inheritance is not modelled",
+            ),
+            (
+                r#"{"global": {"pi_enabled": true}, "tasks": {"t": {"phases": {"p": {"policy": "SCHED_RR",
+                   "lock": "m", "run": 1, "unlock": "m"}}}}}"#,
+                "task t is real-time",
+            ),
             (r#"{"global": {"calibration": "big"}, "tasks": {"t": {"run": 1}}}"#, "\"CPU<n>\" or ns per loop"),
             (r#"{"tasks": {"t": {"timer": {"period": 5, "mode": "late"}}}}"#, "mode must be"),
             (r#"{"tasks": {"t": {"wait": {"ref": "c"}}}}"#, "tasks.t.wait: no \"mutex\""),
