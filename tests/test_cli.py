@@ -105,6 +105,12 @@ def test_bad_input_is_one_clear_line_and_no_output_file(tmp_path, args, message)
     assert not trace.exists() and list(tmp_path.iterdir()) == []
 
 
+def test_a_trace_format_without_a_trace_is_one_line():
+    r = hetlab("simulate", "--workload", SMALL, "--trace-format", "trace-cmd")
+    assert r.returncode != 0 and r.stdout == ""
+    assert r.stderr == "hetlab: error: --trace-format trace-cmd lays out a trace; give --trace FILE too\n"
+
+
 def test_eas_places_by_energy_under_schedutil():
     # a CPU-bound thread starts on LITTLE (CPU 0) and, once it no longer fits there, is moved
     # to big by the misfit balance

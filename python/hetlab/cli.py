@@ -278,6 +278,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise CliError(f"--reps must be in 1..{MAX_REPS}, got {args.reps}")
     if args.trace == "-" and args.series == "-":
         raise CliError("--trace - and --series - both want standard output; write one of them to a file")
+    if args.trace_format and not args.trace:
+        raise CliError(f"--trace-format {args.trace_format} lays out a trace; give --trace FILE too")
     _distinct_outputs(
         ("--trace", args.trace),
         ("--trace platform info", args.trace and args.trace != "-" and api.plat_info_path(args.trace)),
@@ -305,7 +307,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         runs = api.simulate_reps(
             args.reps,
             trace=bool(args.trace),
-            trace_format=args.trace_format,
+            trace_format=args.trace_format or _default(api.simulate, "trace_format"),
             intervals=bool(args.report),
             progress=_progress(args.reps, "simulate") if args.reps > 1 else None,
             **kwargs,
@@ -818,7 +820,6 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--trace-format",
         choices=api.TRACE_FORMATS,
-        default=_default(api.simulate, "trace_format"),
         help="the --trace file's layout: ftrace (default), the kernel's trace file, for Perfetto UI and LISA's"
         " HRTxtTraceParser; trace-cmd, as `trace-cmd report -R` prints it, for LISA's TxtTraceParser (its rt-app"
         " analysis reads the rt-app markers directly)",
