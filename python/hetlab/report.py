@@ -140,10 +140,13 @@ def summarize_ratios(runs: pd.DataFrame, experiment: Experiment) -> pd.DataFrame
     """One row per (label, config), in the order of runs.csv: means, standard deviations and
     ratios to the baseline, then the experiment's own measures."""
     options = [k for k in dict.fromkeys(k for b in experiment.benchmarks for k in b.options) if k in runs.columns]
-    base = runs[runs.config == experiment.baseline].set_index(["label", "seed"])
+    base = runs[runs.config == experiment.baseline]
+    # the baseline's values by (label, seed): a dict, as a MultiIndex lookup per group costs ms
+    base_row = {key: i for i, key in enumerate(zip(base.label, base.seed))}
+    base_values = {col: base[col].to_numpy() for _, col in RATIOS}
     out = []
     for (label, config), g in runs.groupby(["label", "config"], sort=False):
-        b = base.loc[[(label, s) for s in g.seed]]
+        at = [base_row[(label, seed)] for seed in g.seed]
         row = {
             "benchmark": g.benchmark.iloc[0],
             **{k: g[k].iloc[0] for k in options},
@@ -157,7 +160,7 @@ def summarize_ratios(runs: pd.DataFrame, experiment: Experiment) -> pd.DataFrame
             row[f"{col}_mean"] = float(g[col].mean())
             row[f"{col}_std"] = _std(g[col].to_numpy())
         for name, col in RATIOS:
-            r = b[col].to_numpy() / g[col].to_numpy()
+            r = base_values[col][at] / g[col].to_numpy()
             row[f"{name}_mean"] = float(r.mean())
             row[f"{name}_std"] = _std(r)
         if experiment.measures is not None:
