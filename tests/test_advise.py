@@ -67,9 +67,20 @@ def test_pareto_front_and_objectives():
         (("sandra-dhrystone", "--objective", "time-under-energy"), "needs --energy-budget-j"),
         (("sandra-dhrystone", "--energy-budget-j", "-1"), "must be positive"),
         (("sandra-dhrystone", "--plot", "/nonexistent/dir/p.png"), "does not exist"),
+        (("sandra-dhrystone", "--energy-budget-j", "5"), "applies to --objective time-under-energy only"),
     ],
 )
 def test_bad_input_is_one_line(args, says):
     p = hetlab_cli("advise", *args, "--platform", "exynos5433", "--no-progress")
     assert p.returncode != 0 and p.stderr.startswith("hetlab: error:") and p.stderr.count("\n") == 1, p.stderr
     assert says in p.stderr and p.stdout == ""
+
+
+def test_a_workload_that_does_no_work_is_one_line(tmp_path):
+    """Only sleeps: every candidate's throughput is 0, nothing to rank placements by (it was a
+    division by zero after the table had been printed)."""
+    workload = tmp_path / "sleeper.toml"
+    workload.write_text('name = "sleeper"\n[[tasks]]\nname = "t"\n[[tasks.phases]]\nsleep_us = 1000\n')
+    p = hetlab_cli("advise", str(workload), "--platform", "exynos5433", "--no-progress", "--jobs", "1")
+    assert p.returncode != 0 and p.stderr.count("\n") == 1, p.stderr
+    assert "retires no instructions" in p.stderr and p.stdout == ""

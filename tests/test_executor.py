@@ -149,6 +149,7 @@ def test_an_interrupted_cluster_sweep_resumes_from_its_finished_chunks(cluster, 
     [
         ("dask://127.0.0.1:9", "no Dask scheduler answers there"),
         ("spark://x", "use local or dask://HOST:PORT"),
+        ("dask://h:\u00b2", "use local or dask://HOST:PORT"),  # a superscript two: isdigit, not a port
     ],
 )
 def test_a_bad_executor_is_one_line_and_writes_nothing(tmp_path, spec, message):
@@ -157,6 +158,60 @@ def test_a_bad_executor_is_one_line_and_writes_nothing(tmp_path, spec, message):
     assert proc.returncode != 0
     assert proc.stderr.startswith("hetlab: error: ") and message in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def _listening(answer: bytes | None):
+    """A loopback port held by a service that is not Dask: it accepts and says `answer` (then
+    closes), or with None accepts and never says anything. Returns (port, stop)."""
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+    held = []
+
+    def serve():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:  # closed: the test is over
+                return
+            if answer is None:
+                held.append(conn)
+            else:
+                conn.sendall(answer)
+                conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+
+    def stop():
+        server.close()
+        for conn in held:
+            conn.close()
+
+    return server.getsockname()[1], stop
+
+
+@pytest.mark.parametrize(
+    "answer, message",
+    [
+        (None, "no Dask scheduler answers there (no answer in 10 s)"),
+        (b"HTTP/1.0 426 Upgrade Required\r\ncontent-length: 0\r\n\r\n", "what answers there is not a Dask scheduler"),
+    ],
+)
+def test_a_port_held_by_another_service_is_one_line_not_a_hang(tmp_path, answer, message):
+    """Dask's Client would wait forever on a silent port, and read an HTTP answer's bytes as a
+    frame length of exabytes; the executor asks the server what it is first."""
+    port, stop = _listening(answer)
+    try:
+        out = tmp_path / "sweep.parquet"
+        spec = f"dask://127.0.0.1:{port}"
+        proc = hetlab("characterize", *SWEEP, "--out", str(out), "--executor", spec, check=False)
+    finally:
+        stop()
+    assert proc.returncode != 0
+    assert proc.stderr.startswith(f"hetlab: error: --executor {spec}: ") and message in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
 
 

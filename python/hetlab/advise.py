@@ -270,6 +270,8 @@ def cmd_advise(args: argparse.Namespace) -> int:
         raise HetlabError(f"--energy-budget-j must be positive, got {args.energy_budget_j}")
     if args.objective == "time-under-energy" and args.energy_budget_j is None:
         raise HetlabError("--objective time-under-energy needs --energy-budget-j")
+    if args.objective != "time-under-energy" and args.energy_budget_j is not None:
+        raise HetlabError(f"--energy-budget-j applies to --objective time-under-energy only, not {args.objective}")
     check_workers(args.jobs)
     if args.plot is not None:  # a plot that cannot be written fails now, not after the runs
         check_output_path(args.plot, "--plot file")
@@ -281,6 +283,11 @@ def cmd_advise(args: argparse.Namespace) -> int:
     )
     if not outcomes:
         raise HetlabError(f"no candidate could run: {refused[0][1]}")
+    if any(o.throughput_gips == 0 for o in outcomes):  # nothing to compare placements by
+        raise HetlabError(
+            f"{args.workload} retires no instructions: advise compares placements by the work they do; "
+            "give a workload with run phases (instructions or run_us)"
+        )
     best = recommend(outcomes, args.objective, args.energy_budget_j)
     front = set(map(id, pareto(outcomes)))
     print(f"{args.workload} on {args.platform}: {len(outcomes)} candidates simulated", end="")

@@ -80,13 +80,22 @@ class DaskExecutor:
             ) from None
         self.spec = address
         tcp = "tcp://" + address.removeprefix("dask://")
+        start = f"start one with `dask scheduler --port {tcp.rpartition(':')[2]}` and workers with `dask worker {tcp}`"
+        try:
+            reply = _identity(tcp, connect_timeout_s)
+        except (OSError, TimeoutError) as e:
+            raise HetlabError(f"--executor {address}: no Dask scheduler answers there ({e}); {start}") from None
+        except Exception as e:  # a port held by another service: its bytes are no Dask message
+            raise HetlabError(
+                f"--executor {address}: what answers there is not a Dask scheduler ({type(e).__name__}); {start}"
+            ) from None
+        if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
+            what = reply.get("type") if isinstance(reply, dict) else type(reply).__name__
+            raise HetlabError(f"--executor {address}: a Dask {what} answers there, not a scheduler; {start}")
         try:
             self.client = Client(tcp, timeout=connect_timeout_s, set_as_default=False)
         except (OSError, TimeoutError) as e:
-            raise HetlabError(
-                f"--executor {address}: no Dask scheduler answers there ({e}); start one with `dask scheduler` "
-                "and workers with `dask worker tcp://HOST:8786`"
-            ) from None
+            raise HetlabError(f"--executor {address}: no Dask scheduler answers there ({e}); {start}") from None
 
     def run(self, fn: Callable, items: Sequence[tuple], on_result: Callable[[int, Any], None]) -> None:
         from distributed import as_completed as dask_completed
@@ -120,12 +129,51 @@ class DaskExecutor:
         self.client.close()
 
 
+def _identity(tcp: str, timeout_s: float) -> object:
+    """What the Dask server at `tcp` says it is (its reply to `identity`), within `timeout_s`;
+    raises TimeoutError or the transport's error. Asked before `Client` connects: on a port that
+    accepts and never answers, Client waits forever (its timeout covers the TCP connect only),
+    and on one that speaks another protocol it reads the first bytes as a frame length. Asked
+    from a thread of its own, so that a caller's running event loop (Jupyter) is no obstacle and
+    Ctrl-C still stops the wait."""
+    import asyncio
+    import threading
+
+    from distributed.comm import connect
+
+    async def ask() -> object:
+        comm = await connect(tcp, timeout=timeout_s)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["reply"] = asyncio.run(asyncio.wait_for(ask(), timeout_s))
+        except BaseException as e:  # handed to the caller's thread
+            outcome["error"] = e
+
+    asker = threading.Thread(target=run, name="hetlab-dask-identity", daemon=True)
+    asker.start()
+    asker.join(timeout_s + 1.0)
+    if "reply" in outcome:
+        return outcome["reply"]
+    error = outcome.get("error")
+    if error is None or isinstance(error, asyncio.TimeoutError):
+        raise TimeoutError(f"no answer in {timeout_s:g} s")
+    raise error
+
+
 def executor_from_spec(spec: str | None, workers: int | None = None) -> LocalExecutor | DaskExecutor:
     """`local` (or None) or `dask://HOST:PORT`; anything else is a one-line error."""
     if spec is None or spec == "local":
         return LocalExecutor(workers)
     host, _, port = spec.removeprefix("dask://").rpartition(":")
-    if spec.startswith("dask://") and host and port.isdigit() and 1 <= int(port) <= 65535:
+    if spec.startswith("dask://") and host and port.isascii() and port.isdigit() and 1 <= int(port) <= 65535:
         if workers is not None:
             raise HetlabError(f"--jobs applies to the local executor; {spec}'s workers are set where they start")
         return DaskExecutor(spec)
