@@ -106,3 +106,58 @@ def test_a_run_report_renders_in_chromium(chromium, tmp_path):
     assert "Threads and migrations" in text
     dom, log = render(chromium, page, tmp_path)
     check(dom, log, figures_at_least=4)
+
+
+@pytest.fixture(scope="module")
+def reproduced(tmp_path_factory) -> Path:
+    """A small reproduction's folder (four-vs-eight, one benchmark, one seed: seconds)."""
+    out = tmp_path_factory.mktemp("reproduced") / "out"
+    hetlab("reproduce", "four-vs-eight", "--benchmarks", "dhrystone", "--reps", "1", "--out", str(out))
+    return out
+
+
+def _without_column(name: str, column: str):
+    return lambda out: pd.read_csv(out / name).drop(columns=[column]).to_csv(out / name, index=False)
+
+
+def _append(name: str, text: str):
+    return lambda out: (out / name).open("a").write(text)
+
+
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        (lambda out: (out / "runs.csv").write_text(""), "runs.csv' is not a CSV table (No columns to parse"),
+        (lambda out: (out / "summary.csv").write_text(""), "summary.csv' is not a CSV table"),
+        (lambda out: (out / "series.csv").write_text(""), "series.csv' is not a CSV table"),
+        (
+            lambda out: (out / "runs.csv").write_text('a,b\n1,2,3,,\n"'),
+            "runs.csv' is not a CSV table (Error tokenizing",
+        ),
+        (lambda out: (out / "runs.csv").write_text("a,b\n1,2\n"), "runs.csv' lacks the columns benchmark, label"),
+        (lambda out: (out / "summary.csv").open("ab").write(b"\xff\xfe\n"), "summary.csv'"),
+        (_without_column("series.csv", "time_s"), "are not the runs of four-vs-eight (KeyError: 'time_s')"),
+        # python-markdown recursed into a RecursionError, and ran for minutes on nested brackets
+        (_append("report.md", "".join("\t" * i + "- x\n" for i in range(800))), "nests indented lists deeper"),
+        (_append("report.md", "[" * 15000 + "x" + "]" * 15000), "nests brackets deeper than 32"),
+    ],
+)
+def test_a_damaged_results_folder_is_one_line(reproduced, tmp_path, change, says):
+    out = tmp_path / "out"
+    shutil.copytree(reproduced, out)
+    change(out)
+    proc = subprocess.run([str(BIN / "hetlab"), "report", str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("hetlab: error: ") and says in proc.stderr, proc.stderr
+    assert not (out / "report.html").exists()
+
+
+def test_html_in_a_report_is_shown_as_text_not_run(reproduced, tmp_path):
+    """A results folder from elsewhere cannot put script into the reader's browser."""
+    out = tmp_path / "out"
+    shutil.copytree(reproduced, out)
+    _append("report.md", "\n<script>alert(1)</script>\n\nsee <b onmouseover=alert(2)>this</b>\n")(out)
+    hetlab("report", str(out))
+    text = (out / "report.html").read_text()
+    assert "alert(1)" in text and "<script>alert" not in text and "<b onmouseover" not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text

@@ -292,23 +292,33 @@ def experiment_page(out_dir: str | Path) -> str:
     missing = [p.name for p in needed if not p.is_file()]
     if missing:
         raise HetlabError(f"'{out}' lacks {', '.join(missing)}: give a folder `hetlab reproduce` wrote")
-    try:
-        md = _core.read_input(str(out / "report.md"))
-    except ValueError as e:
-        raise HetlabError(f"cannot read '{out / 'report.md'}': {e}; give a folder `hetlab reproduce` wrote") from None
+    md = _read_text(out / "report.md")
+    _check_markdown(md, out / "report.md")
     experiment = _experiment_of(md)
-    runs = pd.read_csv(out / "runs.csv")
-    summary = pd.read_csv(out / "summary.csv")
+    runs = _read_csv(out / "runs.csv", RUNS_COLUMNS)
+    summary = _read_csv(out / "summary.csv", SUMMARY_COLUMNS)
     intervals_path = out / report.INTERVALS
-    intervals = pd.read_csv(intervals_path) if intervals_path.is_file() else pd.DataFrame()
+    intervals = _read_csv(intervals_path, ()) if intervals_path.is_file() else pd.DataFrame()
     series_path = out / report.SERIES
-    series = pd.read_csv(series_path) if series_path.is_file() else pd.DataFrame()
+    series = _read_csv(series_path, ()) if series_path.is_file() else pd.DataFrame()
 
-    with tempfile.TemporaryDirectory() as tmp:
-        names = plots.write_figures(Path(tmp), experiment, summary, runs, intervals, suffix=".svg")
-        svgs = {name: _tag((Path(tmp) / name).with_suffix(".svg").read_text(), Path(name).stem) for name in names}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            names = plots.write_figures(Path(tmp), experiment, summary, runs, intervals, suffix=".svg")
+            svgs = {name: _tag((Path(tmp) / name).with_suffix(".svg").read_text(), Path(name).stem) for name in names}
+        drilldown = _drilldown(runs, intervals, series)
+    except (KeyError, ValueError, TypeError) as e:  # columns or values no run of the experiment has
+        raise HetlabError(
+            f"the CSV files in '{out}' are not the runs of {experiment.name} ({type(e).__name__}: {e}); "
+            "re-run `hetlab reproduce` into the folder"
+        ) from None
 
-    body = markdown.markdown(md, extensions=["tables"], output_format="html")
+    converter = markdown.Markdown(extensions=["tables"], output_format="html")
+    # raw HTML in report.md is shown as text, never passed into the page: a results folder
+    # from elsewhere must not be able to run script in the reader's browser
+    converter.preprocessors.deregister("html_block")
+    converter.inlinePatterns.deregister("html")
+    body = converter.convert(md)
 
     def inline(m: re.Match) -> str:
         src, alt = m.group("src"), html.unescape(m.group("alt"))
@@ -317,9 +327,61 @@ def experiment_page(out_dir: str | Path) -> str:
         return f"<figure>{svgs[src]}<figcaption>{html.escape(alt)}</figcaption></figure>"
 
     body = re.sub(r'<img alt="(?P<alt>[^"]*)" src="(?P<src>[^"]+)"\s*/?>', inline, body)
-    body += "\n" + _drilldown(runs, intervals, series)
+    body += "\n" + drilldown
     title = re.search(r"^# (.+)$", md, re.MULTILINE)
     return page(title.group(1) if title else experiment.name, body)
+
+
+# the columns every runs.csv and summary.csv of `hetlab reproduce` has (report.runs_frame,
+# report.summarize); the page groups and draws by them
+RUNS_COLUMNS = ("benchmark", "label", "group", "config", "seed")
+SUMMARY_COLUMNS = ("benchmark", "config")  # long, wide and ratio summaries alike
+# python-markdown recurses per level of list nesting and scans nested brackets in quadratic
+# time: a report.md hetlab wrote nests neither more than a few levels
+MAX_MARKDOWN_NESTING = 32
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return _core.read_input(str(path))
+    except ValueError as e:
+        raise HetlabError(f"cannot read '{path}': {e}; give a folder `hetlab reproduce` wrote") from None
+
+
+def _read_csv(path: Path, columns: tuple[str, ...]):
+    """A CSV of the outputs, readable and with `columns`, or a one-line error naming it."""
+    import io
+
+    import pandas as pd
+
+    text = _read_text(path)
+    try:
+        table = pd.read_csv(io.StringIO(text))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as e:
+        first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise HetlabError(f"'{path}' is not a CSV table ({first_line}); re-run `hetlab reproduce`") from None
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise HetlabError(f"'{path}' lacks the columns {', '.join(missing)}; re-run `hetlab reproduce`")
+    return table
+
+
+def _check_markdown(md: str, path: Path) -> None:
+    """Refuses nesting no report hetlab writes has, before python-markdown spends minutes on it."""
+    depth = deepest = 0
+    for ch in md:
+        if ch == "[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch == "]":
+            depth = max(depth - 1, 0)
+    indent = max((len(line.expandtabs(4)) - len(line.lstrip()) for line in md.splitlines()), default=0)
+    if deepest > MAX_MARKDOWN_NESTING or indent > 4 * MAX_MARKDOWN_NESTING:
+        what = "brackets" if deepest > MAX_MARKDOWN_NESTING else "indented lists"
+        raise HetlabError(
+            f"'{path}' nests {what} deeper than {MAX_MARKDOWN_NESTING} levels, which no report hetlab writes does; "
+            "re-run `hetlab reproduce` into the folder"
+        )
 
 
 def _drilldown(runs, intervals, series) -> str:
