@@ -148,3 +148,71 @@ def test_a_result_prints_in_one_line():
     text = repr(r)
     assert text.startswith("SimResult(platform='exynos5422', workload='mixed8'") and "\n" not in text
     assert len(text) < 200 and f"time_s={r.time_s:.6g}" in text
+
+
+W = "cpu-bound:threads=1,instructions=100000"
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(workload=5), "workload must be a name, a spec or a path to a file, got 5"),
+        (dict(seed="abc"), "seed must be an integer, got 'abc'"),
+        (dict(seed=1.7), "seed must be an integer, got 1.7"),  # was truncated to seed 1
+        (dict(freq={"big": "fast"}), "freq['big'] (kHz) must be an integer, got 'fast'"),
+        (dict(freq=[("big", 200000)]), "freq must be a dict of name -> value"),
+        (dict(tunables={"up_threshold": "high"}), "tunables['up_threshold'] must be a number, got 'high'"),
+        (
+            dict(sched_tunables={"uclamp_buckets_count": None}),
+            "sched_tunables['uclamp_buckets_count'] must be a number",
+        ),
+        (dict(offline="big"), "offline must be a list, e.g. ['big'], got 'big'"),  # was 'unknown cluster b'
+        (dict(perf_cpus="1,3"), "perf_cpus must be a list"),
+        (dict(scheduler=3), "scheduler must be a string, got 3"),
+        (dict(start_temp_c="30"), "start_temp_c must be a list"),  # was [3.0, 0.0] °C
+        (dict(on_progress=5), "on_progress must be a function"),
+        (dict(trace_format="trace-cmd"), "trace_format='trace-cmd' lays out a trace; give trace=True too"),
+        (dict(time_limit_s="long"), "time_limit_s must be a number, got 'long'"),
+        (dict(intervals="yes"), "intervals must be True or False"),
+    ],
+)
+def test_a_wrong_type_is_a_hetlab_error_naming_the_argument(kwargs, message):
+    with pytest.raises(HetlabError, match=re.escape(message)):
+        hetlab.simulate(**{"workload": W, **kwargs})
+
+
+def test_paths_are_taken_as_files(tmp_path):
+    from pathlib import Path
+
+    platform = Path(__file__).parent.parent / "data" / "platforms" / "tc2.toml"
+    workload = tmp_path / "w"  # a path object is a file even without a suffix
+    workload.write_text('name = "w"\n[[tasks]]\nname = "t"\n[[tasks.phases]]\ninstructions = 100000\n')
+    r = hetlab.simulate(platform, workload)  # were AttributeError: 'PosixPath' has no 'endswith'
+    assert r.summary["platform"] == "tc2" and r.summary["workload"] == "w" and r.summary["completed"]
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(configs=[{"scheduler": "smp"}]), "configs must be a dict of name -> simulate options"),
+        (dict(configs={"a": "smp"}), "configuration 'a' must be a dict of simulate options"),
+        (dict(configs={"a": {"freq": {"big": "x"}}}), "configuration 'a': freq['big'] (kHz) must be an integer"),
+        (dict(platforms=5), "platforms must be one or a list, got 5"),
+        (dict(seeds="abc"), "seeds must be one or a list, got 'abc'"),
+        (dict(seeds=[1.5]), "an item of seeds is 1.5, not an integer"),
+        (dict(jobs="2"), "jobs must be a number of threads"),
+        (dict(executor=5), "executor must be 'local', 'dask://HOST:PORT' or an executor"),
+    ],
+)
+def test_sweep_refuses_wrong_types_before_running_anything(tmp_path, kwargs, message):
+    grid = dict(platforms="exynos5422", workloads="mixed8", configs={"smp": {"scheduler": "smp"}})
+    with pytest.raises(HetlabError, match=re.escape(message)):
+        hetlab.sweep(**{**grid, **kwargs}, out=tmp_path / "grid.parquet")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_simulate_reps_is_bounded():
+    with pytest.raises(HetlabError, match=re.escape("--reps must be in 1..100000, got 1000000000000")):
+        hetlab.simulate_reps(10**12, workload=W)
+    with pytest.raises(HetlabError, match="--reps must be an integer, got '3'"):
+        hetlab.simulate_reps("3", workload=W)

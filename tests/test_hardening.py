@@ -63,7 +63,7 @@ def one_error(args, cwd: Path, before: set[str] | None = None) -> str:
         (["--time-limit", "1e308"], "time limit"),
         (["--reps", "0"], "--reps"),
         (["--reps", "1000000000"], "--reps"),
-        (["--perf-period", "-5"], "perf period"),
+        (["--perf-period", "-5"], "perf_period"),
         (["--cluster", "prime"], "unknown cluster"),
     ],
 )
@@ -864,6 +864,33 @@ SECOND_REVIEW = [
     ("simulate-governor-empty", NONE, "hetlab", [*Q, "--governor", ""], "governor"),
     ("simulate-model-fifo", _fifo("m.json"), "hetlab", [*Q, "--governor", "anti-snoop", "--model", "m.json"], "m.json"),
     ("simulate-perf-period-0", NONE, "hetlab", [*Q, "--perf-cpus", "0", "--perf-period", "0"], "perf"),
+    # a third review: empty list items were skipped (an empty list meaning "none" or "the
+    # default"), a value given twice resolved silently
+    ("simulate-perf-cpus-comma", NONE, "hetlab", [*Q, "--perf-cpus", ","], "--perf-cpus ',' has an empty item"),
+    ("simulate-perf-cpus-double-comma", NONE, "hetlab", [*Q, "--perf-cpus", "1,,3"], "has an empty item"),
+    ("simulate-offline-comma", NONE, "hetlab", [*Q, "--offline", ","], "--offline ',' has an empty item"),
+    ("simulate-freq-twice", NONE, "hetlab", [*Q, "--freq", "little=1400000,little=200000"], "gives little twice"),
+    (
+        "simulate-tunable-twice",
+        NONE,
+        "hetlab",
+        [*Q, "--tunable", "up_threshold=80", "--tunable", "up_threshold=90"],
+        "twice",
+    ),
+    (
+        "reproduce-sweep-patterns-comma",
+        NONE,
+        "hetlab",
+        ["reproduce", "lctes2020", "--out", "out", "--sweep-patterns", ","],
+        "--sweep-patterns ',' has an empty item",
+    ),
+    (
+        "reproduce-sweep-sizes-comma",
+        NONE,
+        "hetlab",
+        ["reproduce", "lctes2020", "--out", "out", "--sweep-sizes", ","],
+        "--sweep-sizes ',' has an empty item",
+    ),
     # characterize: --executor strings and sweep grids
     (
         "characterize-executor-dask-no-host",
@@ -966,6 +993,8 @@ SECOND_REVIEW = [
     ),
     ("reproduce-jobs-0", NONE, "hetlab", ["reproduce", "rcu-amp", "--out", "out", "--jobs", "0"], "--jobs"),
     ("reproduce-seed-negative", NONE, "hetlab", ["reproduce", "rcu-amp", "--out", "out", "--seed", "-1"], "seed"),
+    # no bound made 10^14 repetitions grow memory for as long as it was let run
+    ("reproduce-reps-huge", NONE, "hetlab", ["reproduce", "rcu-amp", "--out", "out", "--reps", "10" * 7], "--reps"),
     # advise
     ("advise-unknown-workload", NONE, "hetlab", ["advise", "nosuch"], "nosuch"),
     (
@@ -1020,6 +1049,13 @@ SECOND_REVIEW = [
         "em",
     ),
     ("export-em-platform-fifo", _fifo("p.toml"), "hetlab", ["platform", "export-em", "p.toml"], "p.toml"),
+    (
+        "export-em-debugfs-to-stdout",
+        NONE,
+        "hetlab",
+        ["platform", "export-em", "exynos5422", "--format", "debugfs", "--out", "-"],
+        "--out DIR",
+    ),
     ("from-board-em-cpus-huge-range", _em_board(_em_file("*/cpus", "0-99999999999\n")), "hetlab", EM, "cpus"),
     ("from-board-em-frequency-text", _em_board(_em_file("*/ps:*/frequency", "abc\n")), "hetlab", EM, "frequency"),
     ("from-board-em-power-negative", _em_board(_em_file("*/ps:*/power", "-5\n")), "hetlab", EM, "power"),

@@ -72,7 +72,7 @@ def _accepted(platform: str, workload: str, **options) -> bool:
 
 def _parallel(workload: str, platform: str) -> bool:
     """Whether the workload takes the parallel parameters (a built-in with parallel phases)."""
-    if api._looks_like_file(workload) or ":" in workload:
+    if api._spec(workload, "workload")[1] or ":" in workload:  # a file, or a spec with its own parameters
         return False
     return _accepted(platform, f"{workload}:threads=cpus")
 

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import inspect
 import json
+import numbers
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -16,6 +18,7 @@ DEFAULT_PLATFORM: str = _core.DEFAULT_PLATFORM
 TRACE_FORMATS: tuple[str, ...] = tuple(_core.TRACE_FORMATS)  # `simulate(trace_format=)`
 DEFAULT_SEED = 1
 MAX_SEED = (1 << 64) - 1  # seeds are u64 in the engine
+MAX_REPS = 100_000  # repetitions of one run (each keeps its summary in memory)
 MAX_KHZ = (1 << 32) - 1  # frequencies are u32 kHz, as in cpufreq
 
 
@@ -32,30 +35,144 @@ def _read(path: str, what: str) -> str:
         raise HetlabError(f"cannot read {what} file '{path}': {e}; give a TOML/JSON {what} file") from None
 
 
-def _looks_like_file(spec: str) -> bool:
-    return spec.endswith((".toml", ".json")) or os.sep in spec
+def _spec(value: str | os.PathLike, what: str) -> tuple[str, bool]:
+    """(the text of a name, spec or path, whether it names a file): a path object always does."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value), True
+    if not isinstance(value, str):
+        raise HetlabError(f"{what} must be a name, a spec or a path to a file, got {value!r}")
+    return value, value.endswith((".toml", ".json")) or os.sep in value
 
 
-def _platform_args(platform: str) -> tuple[str | None, str, str | None]:
-    if _looks_like_file(platform):
-        return None, platform, _read(platform, "platform")
-    return platform, "", None
+def _platform_args(platform: str | os.PathLike) -> tuple[str | None, str, str | None]:
+    text, is_file = _spec(platform, "platform")
+    return (None, text, _read(text, "platform")) if is_file else (text, "", None)
 
 
-def _workload_args(workload: str) -> tuple[str, str, str | None]:
-    if _looks_like_file(workload):
-        return workload, workload, _read(workload, "workload")
-    return workload, "", None
+def _workload_args(workload: str | os.PathLike) -> tuple[str, str, str | None]:
+    text, is_file = _spec(workload, "workload")
+    return (text, text, _read(text, "workload")) if is_file else (text, "", None)
 
 
 # the anti-snoop governor's built-in model: the seed paper's Figure 4 trees
 BUILTIN_MODEL = "lctes2020-fig4"
 
 
-def _model_json(model: str | None) -> str | None:
+def _model_json(model: str | os.PathLike | None) -> str | None:
     if model is None or model == BUILTIN_MODEL:
         return None
-    return _read(model, "model")
+    return _read(_spec(model, "model")[0], "model")
+
+
+# --- simulate's keyword options, checked and converted for the engine -----------------------
+
+
+def _integer(name: str, value: Any, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise HetlabError(f"{name} must be an integer, got {value!r}")
+    if not lo <= value <= hi:
+        raise HetlabError(f"{name} must be in {lo}..{hi}, got {value}")
+    return int(value)
+
+
+def _number(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise HetlabError(f"{name} must be a number, got {value!r}")
+    return float(value)
+
+
+def _text(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise HetlabError(f"{name} must be a string, got {value!r}")
+    return value
+
+
+def _items(name: str, value: Any, example: str) -> list:
+    """A list or tuple of items; a string is refused, not taken as its characters."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise HetlabError(f"{name} must be a list, e.g. {example}, got {value!r}")
+    return list(value)
+
+
+def _pairs(name: str, value: Any, convert: Callable[[str, Any], Any], example: str) -> list[tuple[str, Any]]:
+    """A dict of name -> value as (name, converted value) pairs; None is no pairs."""
+    if value is None:
+        return []
+    if not isinstance(value, Mapping):
+        raise HetlabError(f"{name} must be a dict of name -> value, e.g. {example}, got {value!r}")
+    return [(_text(f"a key of {name}", k), convert(f"{name}['{k}']", v)) for k, v in value.items()]
+
+
+def _khz(name: str, value: Any) -> int:
+    return _integer(f"{name} (kHz)", value, 1, MAX_KHZ)
+
+
+def _engine_options(
+    *,
+    cluster,
+    governor,
+    freq,
+    tunables,
+    offline,
+    scheduler,
+    sched_tunables,
+    switching,
+    cpuidle,
+    cpu_dma_latency_us,
+    model,
+    perf_cpus,
+    perf_period,
+    kernel,
+    start_temp_c,
+    seed,
+    trace,
+    trace_format,
+    intervals,
+    time_limit_s,
+    on_progress,
+) -> dict[str, Any]:
+    """`simulate`'s keyword options, each checked for its type and range, as `_core.simulate`
+    takes them; a wrong one is a HetlabError naming it (the engine checks what it owns: names
+    of schedulers, governors and clusters, tunables' ranges, the time limit's)."""
+    if cpu_dma_latency_us is not None:
+        cpu_dma_latency_us = _integer("cpu_dma_latency_us", cpu_dma_latency_us, 0, _core.MAX_CPU_DMA_LATENCY_US)
+    for name, flag in (("trace", trace), ("intervals", intervals)):
+        if not isinstance(flag, bool):
+            raise HetlabError(f"{name} must be True or False, got {flag!r}")
+    if not trace and trace_format != "ftrace":
+        raise HetlabError(f"trace_format={trace_format!r} lays out a trace; give trace=True too")
+    if on_progress is not None and not callable(on_progress):
+        raise HetlabError(f"on_progress must be a function of the simulated time, got {on_progress!r}")
+    return dict(
+        seed=_integer("seed", seed, 0, MAX_SEED),
+        scheduler=_text("scheduler", scheduler),
+        sched_tunables=_pairs("sched_tunables", sched_tunables, _number, "{'up_threshold': 512}"),
+        switching=_text("switching", switching),
+        governor=_text("governor", governor),
+        tunables=_pairs("tunables", tunables, _number, "{'up_threshold': 80}"),
+        cluster=None if cluster is None else _text("cluster", cluster),
+        freq=_pairs("freq", freq, _khz, "{'big': 200000}"),
+        offline=[_text("an item of offline", c) for c in _items("offline", offline, "['big']")],
+        model=_model_json(model),
+        cpuidle=_text("cpuidle", cpuidle),
+        cpu_dma_latency_us=cpu_dma_latency_us,
+        perf_cpus=[_integer("an item of perf_cpus", c, 0, MAX_KHZ) for c in _items("perf_cpus", perf_cpus, "[0, 1]")],
+        perf_period=_integer("perf_period (instructions per sample)", perf_period, 1, MAX_SEED),
+        kernel=_text("kernel", kernel),
+        start_temp_c=[_number("an item of start_temp_c", t) for t in _items("start_temp_c", start_temp_c, "[45.0]")],
+        trace=_text("trace_format", trace_format) if trace else None,
+        intervals=intervals,
+        time_limit_s=_number("time_limit_s", time_limit_s),
+        progress=on_progress,
+    )
+
+
+def check_options(options: Mapping[str, Any]) -> None:
+    """Raises HetlabError for the first of `simulate`'s keyword options (over its defaults)
+    that has a wrong type or range, as `simulate` would (`hetlab.sweep` checks its configs
+    before any run starts)."""
+    defaults = {n: p.default for n, p in inspect.signature(simulate).parameters.items() if p.kind is p.KEYWORD_ONLY}
+    _engine_options(**{**defaults, **options})
 
 
 def metric_columns(clusters: Sequence[str]) -> list[str]:
@@ -254,47 +371,15 @@ def simulate(
     on_progress: called with the simulated time reached (s) every 50 ms of wall time while the
         run lasts (an exception it raises stops the run).
 
-    An unknown keyword (say `cpu_idle=`) is a TypeError.
+    An unknown keyword (say `cpu_idle=`) is a TypeError; a value of the wrong type or range is a
+    HetlabError naming it.
     """
-    if not 0 <= int(seed) <= MAX_SEED:
-        raise HetlabError(f"seed must be in 0..{MAX_SEED}, got {seed}")
-    for name, khz in (freq or {}).items():
-        if not 0 < int(khz) <= MAX_KHZ:
-            raise HetlabError(f"frequency of {name} must be a positive number of kHz, at most {MAX_KHZ}, got {khz}")
-    if not 0 < int(perf_period) <= MAX_SEED:
-        raise HetlabError(f"perf period must be a positive number of instructions, got {perf_period}")
-    if cpu_dma_latency_us is not None and not (
-        type(cpu_dma_latency_us) is int and 0 <= cpu_dma_latency_us <= _core.MAX_CPU_DMA_LATENCY_US
-    ):
-        raise HetlabError(
-            f"cpu_dma_latency must be a whole number of µs in 0..{_core.MAX_CPU_DMA_LATENCY_US}, "
-            f"got {cpu_dma_latency_us!r}"
-        )
-    p_args, w_args, model_json = _platform_args(platform), _workload_args(workload), _model_json(model)
+    options = {name: value for name, value in locals().items() if name not in ("platform", "workload")}
+    engine_options = _engine_options(**options)
+    p_args, w_args = _platform_args(platform), _workload_args(workload)
     try:
         summary_json, columns, trace_text, plat_info_text, run_intervals = _core.simulate(
-            *p_args,
-            *w_args,
-            seed=int(seed),
-            scheduler=scheduler,
-            sched_tunables=[(k, float(v)) for k, v in (sched_tunables or {}).items()],
-            switching=switching,
-            governor=governor,
-            tunables=[(k, float(v)) for k, v in (tunables or {}).items()],
-            cluster=cluster,
-            freq=[(k, int(v)) for k, v in (freq or {}).items()],
-            offline=list(offline),
-            model=model_json,
-            cpuidle=cpuidle,
-            cpu_dma_latency_us=cpu_dma_latency_us,
-            perf_cpus=[int(c) for c in perf_cpus],
-            perf_period=int(perf_period),
-            kernel=str(kernel),
-            start_temp_c=[float(t) for t in start_temp_c],
-            trace=str(trace_format) if trace else None,
-            intervals=bool(intervals),
-            time_limit_s=float(time_limit_s),
-            progress=on_progress,
+            *p_args, *w_args, **engine_options
         )
     except ValueError as e:
         raise HetlabError(str(e)) from None
@@ -319,6 +404,28 @@ def _series(summary: dict, columns: dict) -> dict:
     return series
 
 
+def comma_items(text: str, flag: str) -> list[str]:
+    """The items of an option's comma-separated list, stripped; an empty one (`,`, `a,,b`, a
+    trailing comma) is an error, not skipped: it is a typo, and an empty list would silently
+    mean "the default" or "none"."""
+    items = [item.strip() for item in text.split(",")]
+    if not all(items):
+        raise HetlabError(f"{flag} '{text}' has an empty item; separate the values by single commas")
+    return items
+
+
+def check_reps(reps: int, seed: int) -> None:
+    """`reps` runs from `seed`: 1..=MAX_REPS of them, every seed a u64."""
+    for name, value in (("reps", reps), ("seed", seed)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise HetlabError(f"--{name} must be an integer, got {value!r}")
+    if not 1 <= reps <= MAX_REPS:
+        raise HetlabError(f"--reps must be in 1..{MAX_REPS}, got {reps}")
+    if not 0 <= seed <= MAX_SEED - reps + 1:
+        runs = f" for {reps} runs" if reps > 1 else ""
+        raise HetlabError(f"--seed must be in 0..{MAX_SEED - reps + 1}{runs}, got {seed}")
+
+
 def simulate_reps(
     reps: int,
     *,
@@ -329,10 +436,7 @@ def simulate_reps(
 ) -> list[SimResult]:
     """`reps` runs with seeds seed, seed+1, ...; runs in parallel threads (the Rust engine
     releases the GIL). `progress` wraps the iterator of finished runs (e.g. tqdm)."""
-    if reps < 1:
-        raise HetlabError(f"--reps must be at least 1, got {reps}")
-    if not 0 <= seed and seed + reps - 1 <= MAX_SEED:
-        raise HetlabError(f"seed must be in 0..{MAX_SEED - reps + 1} for {reps} runs, got {seed}")
+    check_reps(reps, seed)
     workers = workers or min(reps, os.cpu_count() or 1)
     pool = ThreadPoolExecutor(max_workers=workers)
     try:

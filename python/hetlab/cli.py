@@ -81,16 +81,15 @@ class CliError(Exception):
     pass
 
 
-MAX_REPS = 100_000  # repetitions of one simulated run (each keeps its summary in memory)
-
-
 def _per_cluster(text: str, flag: str, example: str) -> dict[str, int]:
     """`CLUSTER=N,CLUSTER=N` as {cluster: N}."""
     out = {}
-    for item in filter(None, text.split(",")):
+    for item in api.comma_items(text, flag):
         name, sep, value = item.partition("=")
         if not sep or not value.strip().isdigit():
             raise CliError(f"{flag} expects {example}; got '{item}'")
+        if name.strip() in out:
+            raise CliError(f"{flag} gives {name.strip()} twice in '{text}'; give each cluster once")
         out[name.strip()] = int(value)
     return out
 
@@ -104,11 +103,14 @@ def _parse_tunables(items: list[str], flag: str = "--tunable", example: str = "u
     for item in items:
         name, sep, value = item.partition("=")
         try:
-            out[name.strip()] = float(value)
+            number = float(value)
         except ValueError:
             sep = ""
         if not sep:
             raise CliError(f"{flag} expects NAME=VALUE, e.g. {example}; got '{item}'")
+        if name.strip() in out:
+            raise CliError(f"{flag} sets {name.strip()} twice; give each once")
+        out[name.strip()] = number
     return out
 
 
@@ -259,7 +261,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         governor=args.governor,
         freq=_parse_freq(args.freq) if args.freq else None,
         tunables=_parse_tunables(args.tunable) if args.tunable else None,
-        offline=[c for c in args.offline.split(",") if c] if args.offline else None,
+        offline=api.comma_items(args.offline, "--offline") if args.offline is not None else None,
         scheduler=args.scheduler,
         switching=args.switching,
         sched_tunables=_parse_tunables(args.sched_tunable, "--sched-tunable", "up_threshold=512")
@@ -274,8 +276,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         time_limit_s=args.time_limit,
         seed=args.seed,
     )
-    if not 1 <= args.reps <= MAX_REPS:
-        raise CliError(f"--reps must be in 1..{MAX_REPS}, got {args.reps}")
+    api.check_reps(args.reps, api.DEFAULT_SEED if args.seed is None else args.seed)
     if args.trace == "-" and args.series == "-":
         raise CliError("--trace - and --series - both want standard output; write one of them to a file")
     if args.trace_format and not args.trace:
@@ -421,8 +422,9 @@ def _ints(text: str | None, flag: str, minimum: int | None = None) -> list[int] 
     """A comma-separated list of integers (at least `minimum`), or None when the option was not given."""
     if text is None:
         return None
+    items = api.comma_items(text, flag)
     try:
-        values = [int(x) for x in text.split(",") if x.strip()]
+        values = [int(x) for x in items]
     except ValueError:
         raise CliError(f"{flag} expects comma-separated integers, got '{text}'") from None
     low = [v for v in values if minimum is not None and v < minimum]
@@ -431,8 +433,8 @@ def _ints(text: str | None, flag: str, minimum: int | None = None) -> list[int] 
     return values
 
 
-def _words(text: str | None) -> list[str] | None:
-    return None if text is None else [w for w in text.split(",") if w]
+def _words(text: str | None, flag: str) -> list[str] | None:
+    return None if text is None else api.comma_items(text, flag)
 
 
 class _BoardValue:
@@ -477,7 +479,7 @@ def cmd_chase(args: argparse.Namespace) -> int:
     result = api.chase(
         args.sizes,
         elements=args.elements,
-        patterns=_words(args.pattern),
+        patterns=_words(args.pattern, "--pattern"),
         cpu=args.cpu,
         min_time_s=args.min_time,
         iterations=args.iterations,
@@ -521,7 +523,7 @@ def cmd_govern(args: argparse.Namespace) -> int:
             counters=args.counters,
             pmu=args.pmu,
             platform=args.platform,
-            cluster_names=_words(args.cluster_names),
+            cluster_names=_words(args.cluster_names, "--cluster-names"),
             sysfs_root=args.sysfs_root,
             procfs_root=args.procfs_root,
         ),
@@ -549,7 +551,7 @@ def cmd_characterize(args: argparse.Namespace) -> int:
             platform=args.platform,
             backend=args.backend,
             reps=args.reps,
-            patterns=_words(args.patterns),
+            patterns=_words(args.patterns, "--patterns"),
             sizes=args.sizes,
             run_s=args.run_s,
             seed=args.seed,
@@ -564,7 +566,7 @@ def cmd_characterize(args: argparse.Namespace) -> int:
             pmu=args.pmu,
             sysfs_root=args.sysfs_root,
             procfs_root=args.procfs_root,
-            cluster_names=_words(args.cluster_names),
+            cluster_names=_words(args.cluster_names, "--cluster-names"),
         ),
         allow_missing_counters=args.allow_missing_counters,
         progress=_bar,
@@ -599,7 +601,7 @@ def cmd_export_em(args: argparse.Namespace) -> int:
 
     em = energy_model.energy_model(args.platform)
     if args.format == "debugfs":
-        if not args.out:
+        if not args.out or args.out == "-":  # "-" is standard output everywhere else, not a directory
             raise CliError("--format debugfs writes a directory tree: give it with --out DIR")
         energy_model.write_debugfs(em, args.out)
         print(f"wrote {args.out} (laid out like /sys/kernel/debug/energy_model)")
@@ -801,7 +803,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--reps",
         type=int,
         default=1,
-        help=f"repetitions with seeds seed, seed+1, ... run in parallel, at most {MAX_REPS} (default: 1)",
+        help=f"repetitions with seeds seed, seed+1, ... run in parallel, at most {api.MAX_REPS} (default: 1)",
     )
     sim.add_argument(
         "--time-limit",

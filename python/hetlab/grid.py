@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import numbers
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -38,10 +39,18 @@ def _one_run(platform: str, workload: str, config: str, options: dict, seed: int
     return {"platform": platform, "workload": workload, "config": config, "seed": seed, **r.metrics()}
 
 
-def _as_list(value: str | Iterable, what: str) -> list:
-    items = [value] if isinstance(value, (str, int)) else list(value)
+def _as_list(value: Any, what: str, one: tuple[type, ...], kind: str) -> list:
+    """One item of the types `one` (a `kind`), or a list of them."""
+    if isinstance(value, one) and not isinstance(value, bool):
+        return [value]
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise HetlabError(f"sweep: {what} must be one or a list, got {value!r}")
+    items = list(value)
     if not items:
         raise HetlabError(f"sweep: {what} is empty; give at least one")
+    for item in items:
+        if not isinstance(item, one) or isinstance(item, bool):
+            raise HetlabError(f"sweep: an item of {what} is {item!r}, not {kind}")
     return items
 
 
@@ -66,18 +75,37 @@ def sweep(
 
     Columns: platform, workload, config, seed, then `SimResult.metrics()`'s (per-cluster
     columns of every platform in the grid; empty where a platform lacks that cluster)."""
-    platforms, workloads = _as_list(platforms, "platforms"), _as_list(workloads, "workloads")
-    seeds = [int(s) for s in _as_list(seeds, "seeds")]
+    platforms = [os.fspath(p) for p in _as_list(platforms, "platforms", (str, os.PathLike), "a name or path")]
+    workloads = [os.fspath(w) for w in _as_list(workloads, "workloads", (str, os.PathLike), "a name, spec or path")]
+    seeds = [
+        api._integer("sweep: a seed", s, 0, api.MAX_SEED)
+        for s in _as_list(seeds, "seeds", (numbers.Integral,), "an integer")
+    ]
+    if not isinstance(configs, Mapping):
+        raise HetlabError(f"sweep: configs must be a dict of name -> simulate options, got {configs!r}")
     if not configs:
         raise HetlabError("sweep: configs is empty; give at least one, e.g. {'default': {}}")
     known = _options_of_simulate()
     for name, options in configs.items():
+        if not isinstance(options, Mapping):
+            raise HetlabError(
+                f"sweep: configuration '{name}' must be a dict of simulate options, e.g. {{'scheduler': 'hmp'}}, "
+                f"got {options!r}"
+            )
         unknown = sorted(set(options) - known)
         if unknown:
             raise HetlabError(
                 f"sweep: configuration '{name}' has unknown option(s) {', '.join(unknown)}; "
                 f"simulate takes {', '.join(sorted(known))}"
             )
+        try:
+            api.check_options(options)
+        except HetlabError as e:
+            raise HetlabError(f"sweep: configuration '{name}': {e}") from None
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral)):
+        raise HetlabError(f"sweep: jobs must be a number of threads, got {jobs!r}")
+    if executor is not None and not isinstance(executor, (str, LocalExecutor, DaskExecutor)):
+        raise HetlabError(f"sweep: executor must be 'local', 'dask://HOST:PORT' or an executor, got {executor!r}")
     grid = [
         (platform, workload, name, dict(options), seed)
         for platform in platforms

@@ -89,10 +89,7 @@ def select(experiment: Experiment, benchmarks: str | None, workloads: Sequence[s
 
 
 def _check_counts(reps: int, seed: int, jobs: int | None) -> None:
-    if reps < 1:
-        raise HetlabError(f"--reps must be at least 1, got {reps}")
-    if seed < 0:
-        raise HetlabError(f"--seed must be non-negative, got {seed}")
+    api.check_reps(reps, seed)
     check_workers(jobs)
 
 
@@ -334,9 +331,8 @@ def configure_parser(
         "--reps",
         type=int,
         metavar="N",
-        help="repetitions per benchmark and configuration, seeds SEED.. (default: the experiment's: "
-        + ", ".join(f"{e.name} {e.reps}" for e in known.values())
-        + ")",
+        help=f"repetitions per benchmark and configuration, seeds SEED.., at most {api.MAX_REPS} (default: the "
+        "experiment's: " + ", ".join(f"{e.name} {e.reps}" for e in known.values()) + ")",
     )
     p.add_argument("--seed", type=int, default=SEED, metavar="S", help=f"first seed (default: {SEED})")
     p.add_argument(

@@ -220,16 +220,17 @@ class Settings:
     @classmethod
     def from_arguments(cls, args: argparse.Namespace) -> Settings:
         sizes = None
-        if args.sweep_sizes:
+        if args.sweep_sizes is not None:
+            items = api.comma_items(args.sweep_sizes, "--sweep-sizes")
             try:
-                sizes = tuple(int(x) for x in args.sweep_sizes.split(",") if x.strip())
+                sizes = tuple(int(x) for x in items)
             except ValueError:
                 raise HetlabError(
                     f"--sweep-sizes expects comma-separated element counts, got '{args.sweep_sizes}'"
                 ) from None
         patterns = None
-        if args.sweep_patterns:
-            patterns = tuple(p.strip() for p in args.sweep_patterns.split(",") if p.strip())
+        if args.sweep_patterns is not None:
+            patterns = tuple(api.comma_items(args.sweep_patterns, "--sweep-patterns"))
         sweep = SweepOptions(args.sweep_reps, patterns, sizes, args.sweep_run_s, args.sweep_active_opp)
         return cls(args.model, sweep)
 
