@@ -59,6 +59,10 @@ pub struct SimConfig {
     pub series: bool,
     /// Stop after this much simulated time even if tasks remain.
     pub time_limit_s: f64,
+    /// Events at one simulated instant after which the run ends as making no progress
+    /// ([`MAX_EVENTS_WITHOUT_PROGRESS`](super::MAX_EVENTS_WITHOUT_PROGRESS) by default; a
+    /// fuzzing harness, whose instrumented build is 30x slower per event, asks fewer).
+    pub max_events_without_progress: u64,
     /// Set by the caller to abandon the run (Ctrl-C in Python): the engine looks at it every
     /// [`STOP_CHECK_EVENTS`](super::STOP_CHECK_EVENTS) events, which changes nothing else.
     pub stop: Option<Arc<AtomicBool>>,
@@ -98,6 +102,7 @@ impl SimConfig {
             trace: false,
             series: true,
             time_limit_s: 3600.0,
+            max_events_without_progress: super::MAX_EVENTS_WITHOUT_PROGRESS,
             stop: None,
             progress_us: None,
         }

@@ -165,7 +165,7 @@ struct Outputs<'a> {
     /// The placement's over-utilisation state last traced.
     overutilized: Option<bool>,
     marks: Vec<crate::result::Mark>,
-    /// A thread went through more than MAX_EVENTS_WITHOUT_PROGRESS work-less phases inside one
+    /// A thread went through more than `max_events_without_progress` work-less phases inside one
     /// event (a loop of `resume` phases): the run ends as making no progress.
     stuck: bool,
     /// Every live user thread blocked forever (`sync::blocked_forever`), from when.
@@ -314,9 +314,10 @@ impl<'a> Engine<'a> {
         }
         if self.out.stuck || (!completed && self.now_us < limit_us && self.out.deadlock.is_none()) {
             return Err(format!(
-                "no progress in simulated time at {:.6} s after {MAX_EVENTS_WITHOUT_PROGRESS} events: a task loops \
-                 through phases without work or sleep; give its phases instructions or sleep_us",
-                self.now_us / 1e6
+                "no progress in simulated time at {:.6} s after {} events: a task loops through phases without \
+                 work or sleep; give its phases instructions or sleep_us",
+                self.now_us / 1e6,
+                self.config.max_events_without_progress
             ));
         }
         Ok(self.finish(completed))
@@ -382,7 +383,7 @@ impl<'a> Engine<'a> {
                 (last_us, same_time) = (self.now_us, 0);
             } else {
                 same_time += 1;
-                if same_time >= MAX_EVENTS_WITHOUT_PROGRESS {
+                if same_time >= self.config.max_events_without_progress {
                     return false;
                 }
             }

@@ -175,7 +175,7 @@ impl Engine<'_> {
     fn enter_phases(&mut self, t: usize, waker: Option<usize>) -> bool {
         let mut yielded = false;
         for step in 0u64.. {
-            if step == super::MAX_EVENTS_WITHOUT_PROGRESS {
+            if step == self.config.max_events_without_progress {
                 // work-less phases looping inside this one event: the run ends as stuck
                 self.out.stuck = true;
                 break;
