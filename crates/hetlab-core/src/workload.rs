@@ -334,8 +334,8 @@ impl SchedClass {
     pub const MAX_RT_PRIORITY: u8 = 99;
 
     /// The class of policy `name` (`normal`/`other`, `batch`, `idle`, `fifo`, `rr`, any case, an optional
-    /// `SCHED_` prefix) at `priority` (its `sched_priority`; ignored for CFS); `at` names it
-    /// in errors.
+    /// `SCHED_` prefix) at `priority` (its `sched_priority`; a CFS class has none, so callers
+    /// refuse one given with it: `Workload::from_toml`); `at` names it in errors.
     pub fn parse(at: &str, name: &str, priority: Option<i64>) -> Result<SchedClass, String> {
         let upper = name.to_ascii_uppercase();
         let rt = |make: fn(u8) -> SchedClass| match priority {
@@ -990,7 +990,16 @@ impl Workload {
                              rt_priority)"
                         ))
                     }
-                    (Some(policy), priority) => SchedClass::parse(&format!("{at}.policy"), policy, priority)?,
+                    (Some(policy), priority) => match SchedClass::parse(&format!("{at}.policy"), policy, priority)? {
+                        // a CFS policy has no sched_priority: its weight is the task's nice
+                        class if priority.is_some() && class.rt_priority().is_none() => {
+                            return Err(format!(
+                                "{at}.rt_priority: rt_priority applies only to policy = \"fifo\" or \"rr\" (real \
+                                 time), not \"{policy}\"; remove it (a CFS task's priority is its nice)"
+                            ))
+                        }
+                        class => class,
+                    },
                     (None, None) => SchedClass::Normal,
                     (None, Some(_)) => {
                         return Err(format!("{at}.rt_priority: give policy = \"fifo\" or \"rr\" with it"))
@@ -1437,6 +1446,32 @@ mod tests {
         ] {
             let e = Workload::from_toml("p.toml", &bad).unwrap_err();
             assert!(e.contains(says) && e.starts_with("p.toml: tasks[0]"), "{e}");
+        }
+    }
+
+    #[test]
+    fn rt_priority_needs_a_real_time_policy() {
+        let task = |keys: &str| format!("name='x'\n[[tasks]]\nname='t'\n{keys}\n[[tasks.phases]]\ninstructions=10\n");
+        let class = |keys: &str| Workload::from_toml("w.toml", &task(keys)).map(|w| w.tasks[0].class);
+        assert_eq!(class("policy='rr'\nrt_priority=50"), Ok(SchedClass::RoundRobin(50)));
+        assert_eq!(class("policy='SCHED_FIFO'\nrt_priority=1"), Ok(SchedClass::Fifo(1)));
+        assert_eq!(class("policy='batch'"), Ok(SchedClass::Batch));
+        for (keys, says) in [
+            ("rt_priority=50", "w.toml: tasks[0] 't'.rt_priority: give policy = \"fifo\" or \"rr\" with it"),
+            (
+                "policy='batch'\nrt_priority=50",
+                "w.toml: tasks[0] 't'.rt_priority: rt_priority applies only to policy = \"fifo\" or \"rr\" (real \
+                 time), not \"batch\"; remove it (a CFS task's priority is its nice)",
+            ),
+            ("policy='batch'\nrt_priority=-5000", "rt_priority applies only to policy = \"fifo\" or \"rr\""),
+            ("policy='idle'\nrt_priority=50", "not \"idle\""),
+            ("policy='normal'\nrt_priority=50", "not \"normal\""),
+            ("policy='SCHED_OTHER'\nrt_priority=1", "not \"SCHED_OTHER\""),
+            // the policy is checked first
+            ("policy='fair'\nrt_priority=50", "tasks[0] 't'.policy: unknown policy 'fair'"),
+        ] {
+            let e = class(keys).unwrap_err();
+            assert!(e.contains(says) && !e.contains('\n'), "{keys}: {e}");
         }
     }
 
