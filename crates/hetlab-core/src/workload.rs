@@ -881,6 +881,12 @@ impl PhaseFile {
                 }
                 let period_us = self.period_us.unwrap_or(0);
                 let count = match (self.count, self.duration_us, period_us) {
+                    (Some(0), None, _) => {
+                        return Err(format!(
+                            "{at}.count must be at least 1 (count = 0 would release no job: a phase that does \
+                             nothing; give the number of jobs, or duration_us)"
+                        ))
+                    }
                     (Some(c), None, _) => c,
                     (None, Some(_), 0) => return Err(format!("{at}: duration_us needs period_us")),
                     (None, Some(d), p) => (d / p).max(1),
@@ -1472,6 +1478,25 @@ mod tests {
         ] {
             let e = class(keys).unwrap_err();
             assert!(e.contains(says) && !e.contains('\n'), "{keys}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_periodic_phase_releases_at_least_one_job() {
+        let phase = |keys: &str| format!("name='x'\n[[tasks]]\nname='t'\n[[tasks.phases]]\nrun_us=100\n{keys}\n");
+        let kind = |keys: &str| Workload::from_toml("w.toml", &phase(keys)).map(|w| w.tasks[0].phases[0].kind.clone());
+        assert_eq!(
+            kind("period_us=1000\ncount=1"),
+            Ok(PhaseKind::Periodic { run_us: 100.0, period_us: 1000, count: 1 })
+        );
+        for keys in ["period_us=1000\ncount=0", "count=0"] {
+            let e = kind(keys).unwrap_err();
+            assert_eq!(
+                e,
+                "w.toml: tasks[0] 't'.phases[0].count must be at least 1 (count = 0 would release no job: a phase \
+                 that does nothing; give the number of jobs, or duration_us)",
+                "{keys}"
+            );
         }
     }
 
