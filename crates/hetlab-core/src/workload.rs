@@ -906,12 +906,14 @@ impl PhaseFile {
         let rcu = match (self.call_rcu_per_s, self.rcu_callback_us) {
             (None, None) if self.rcu_lazy.is_none() => RcuCalls::default(),
             (Some(per_s), Some(callback_us)) => {
-                if !(per_s.is_finite() && per_s >= 0.0) {
+                if per_s.is_nan() || per_s < 0.0 {
                     return Err(format!("{at}.call_rcu_per_s must not be negative, got {per_s}"));
                 }
-                if !(callback_us.is_finite() && callback_us > 0.0) {
+                within(&format!("{at}.call_rcu_per_s"), per_s, true, MAX_CALL_RCU_PER_S)?;
+                if callback_us.is_nan() || callback_us <= 0.0 {
                     return Err(format!("{at}.rcu_callback_us must be positive, got {callback_us}"));
                 }
+                within(&format!("{at}.rcu_callback_us"), callback_us, false, MAX_PHASE_US)?;
                 if !matches!(kind, PhaseKind::Compute { .. } | PhaseKind::Periodic { .. }) {
                     return Err(format!("{at}: call_rcu_per_s belongs to work phases (instructions or run_us)"));
                 }
@@ -1224,6 +1226,12 @@ pub const MAX_INSTRUCTIONS: f64 = 9_007_199_254_740_992.0;
 /// run (`MAX_TIME_LIMIT_S`, 10 days).
 pub const MAX_PHASE_US: f64 = 1e12;
 
+/// The most `call_rcu()`s a phase may queue per second of its reference work
+/// (`call_rcu_per_s`): 1e9, one per nanosecond. `call_rcu()` itself runs for tens of
+/// nanoseconds on these cores, so no code queues faster; the repository's highest rate is
+/// 20,000/s (`hetlab reproduce rcu-amp`'s 4 x 5,000/s).
+pub const MAX_CALL_RCU_PER_S: f64 = 1e9;
+
 /// The largest working set or stride, bytes: 1 TiB, more memory than any modelled board
 /// addresses (ccbench's largest array, `CCBENCH_MAX_ELEMENTS`, is 64 GiB).
 pub const MAX_WORKING_SET_BYTES: u64 = 1 << 40;
@@ -1497,6 +1505,36 @@ mod tests {
                  that does nothing; give the number of jobs, or duration_us)",
                 "{keys}"
             );
+        }
+    }
+
+    #[test]
+    fn rcu_rates_and_costs_have_stated_limits() {
+        let phase = |keys: &str| {
+            format!("name='x'\n[[tasks]]\nname='t'\n[[tasks.phases]]\ninstructions=1e6\nrcu_lazy=true\n{keys}\n")
+        };
+        let rcu = |keys: &str| Workload::from_toml("w.toml", &phase(keys)).map(|w| w.tasks[0].phases[0].rcu);
+        let at_limits = rcu("call_rcu_per_s=1e9\nrcu_callback_us=1e12").unwrap();
+        assert_eq!(at_limits, RcuCalls { per_s: MAX_CALL_RCU_PER_S, callback_us: MAX_PHASE_US, lazy: true });
+        assert_eq!(rcu("call_rcu_per_s=0.0\nrcu_callback_us=2.0").unwrap().per_s, 0.0);
+        for (keys, says) in [
+            ("call_rcu_per_s=1e300\nrcu_callback_us=2.0", "call_rcu_per_s must be within 0..=1000000000, got 1e300"),
+            (
+                "call_rcu_per_s=1.5e9\nrcu_callback_us=2.0",
+                "call_rcu_per_s must be within 0..=1000000000, got 1500000000",
+            ),
+            ("call_rcu_per_s=inf\nrcu_callback_us=2.0", "call_rcu_per_s must be within 0..=1000000000, got inf"),
+            ("call_rcu_per_s=-5.0\nrcu_callback_us=2.0", "call_rcu_per_s must not be negative, got -5"),
+            ("call_rcu_per_s=nan\nrcu_callback_us=2.0", "call_rcu_per_s must not be negative, got NaN"),
+            (
+                "call_rcu_per_s=50.0\nrcu_callback_us=1e300",
+                "rcu_callback_us must be above 0 and at most 1e12, got 1e300",
+            ),
+            ("call_rcu_per_s=50.0\nrcu_callback_us=inf", "rcu_callback_us must be above 0 and at most 1e12, got inf"),
+            ("call_rcu_per_s=50.0\nrcu_callback_us=0.0", "rcu_callback_us must be positive, got 0"),
+        ] {
+            let e = rcu(keys).unwrap_err();
+            assert!(e.starts_with("w.toml: tasks[0] 't'.phases[0].") && e.ends_with(says), "{keys}: {e}");
         }
     }
 
