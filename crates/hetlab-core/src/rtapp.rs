@@ -1050,7 +1050,10 @@ fn memrun(at: &str, value: &Json) -> Result<(Phase, &'static str), String> {
     let members = object(at, value)?;
     only_keys(at, members, &["type", "size", "count", "stride", "pattern", "ref"])?;
     let get = |k: &str| member(members, k);
-    let size = whole(&format!("{at}.size"), get("size").ok_or_else(|| format!("{at}: no \"size\""))?, 1.0, 1e15)?;
+    // the buffer is the phase's working set (a chase's is the nodes within it): the same limit
+    // as a workload file's working_set_bytes
+    let size = get("size").ok_or_else(|| format!("{at}: no \"size\""))?;
+    let size = whole(&format!("{at}.size"), size, 1.0, MAX_WORKING_SET_BYTES as f64)?;
     let count = whole(&format!("{at}.count"), get("count").ok_or_else(|| format!("{at}: no \"count\""))?, 1.0, 1e15)?;
     let kind = get("type").ok_or_else(|| format!("{at}: no \"type\" (read, write or chase)"))?;
     // a named buffer is one copy the threads share
@@ -1323,6 +1326,9 @@ mod tests {
         // the chase: one dependent load per step over size/stride 64-byte nodes
         assert_eq!(rest[0].kind, PhaseKind::Compute { instructions: 1000.0 });
         assert!(rest[0].mem.dependent_loads && rest[0].mem.working_set_bytes() == 4194304);
+        // a buffer of 1 TiB is the largest (MAX_WORKING_SET_BYTES, as a workload file's working set)
+        let tib = r#"{"tasks": {"t": {"memrun": {"type": "read", "size": 1099511627776, "count": 1}}}}"#;
+        assert_eq!(from_rtapp_json("t.json", tib).unwrap().tasks[0].phases[0].mem.working_set_bytes(), 1 << 40);
         // a byte loop writing a shared buffer
         assert_eq!(rest[1].kind, PhaseKind::Compute { instructions: 131072.0 * BYTE_LOOP_INSTRUCTIONS });
         assert!(rest[1].mem.shared_working_set && rest[1].mem.write_fraction == 1.0);
@@ -1460,6 +1466,20 @@ mod tests {
         let cases = [
             (r#"{"tasks": {"t": {"memrun": 10}}}"#, "tasks.t.memrun must be an object"),
             (r#"{"tasks": {"t": {"memrun": {"type": "chase", "size": 64, "count": 1}}}}"#, "at least 2 x stride"),
+            // a buffer, as a working set, is at most 1 TiB (MAX_WORKING_SET_BYTES), a chase's stride too
+            (
+                r#"{"tasks": {"t": {"memrun": {"type": "read", "size": 1e15, "count": 1000}}}}"#,
+                "tasks.t.memrun.size must be a whole number in 1..=1.099511627776e12, got 1e15",
+            ),
+            (r#"{"tasks": {"t": {"memrun": {"type": "chase", "size": 1e15, "count": 1}}}}"#, "memrun.size must be"),
+            (
+                r#"{"tasks": {"t": {"memrun": {"type": "chase", "size": 2199023255552, "stride": 1099511627776, "count": 1}}}}"#,
+                "tasks.t.memrun.size must be a whole number in 1..=1.099511627776e12, got 2.199023255552e12",
+            ),
+            (
+                r#"{"tasks": {"t": {"memrun": {"type": "chase", "size": 1099511627776, "stride": 2199023255552, "count": 1}}}}"#,
+                "tasks.t.memrun.stride must be a whole number in 4..=1.099511627776e12, got 2.199023255552e12",
+            ),
             (r#"{"tasks": {"t": {"loop": 1, "fork": "x"}}}"#, "fork names 'x', which is not a task"),
             (r#"{"tasks": {"t": {"fork": "u"}, "u": {"instance": 0, "run": 1}}}"#, "loops forever is not supported"),
             (r#"{"tasks": {"t": {"dl-runtime": 5, "run": 1}}}"#, "tasks.t: dl-runtime, dl-period and dl-deadline belong to"),

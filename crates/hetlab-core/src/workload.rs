@@ -334,8 +334,8 @@ impl SchedClass {
     pub const MAX_RT_PRIORITY: u8 = 99;
 
     /// The class of policy `name` (`normal`/`other`, `batch`, `idle`, `fifo`, `rr`, any case, an optional
-    /// `SCHED_` prefix) at `priority` (its `sched_priority`; ignored for CFS); `at` names it
-    /// in errors.
+    /// `SCHED_` prefix) at `priority` (its `sched_priority`; a CFS class has none, so callers
+    /// refuse one given with it: `Workload::from_toml`); `at` names it in errors.
     pub fn parse(at: &str, name: &str, priority: Option<i64>) -> Result<SchedClass, String> {
         let upper = name.to_ascii_uppercase();
         let rt = |make: fn(u8) -> SchedClass| match priority {
@@ -881,6 +881,12 @@ impl PhaseFile {
                 }
                 let period_us = self.period_us.unwrap_or(0);
                 let count = match (self.count, self.duration_us, period_us) {
+                    (Some(0), None, _) => {
+                        return Err(format!(
+                            "{at}.count must be at least 1 (count = 0 would release no job: a phase that does \
+                             nothing; give the number of jobs, or duration_us)"
+                        ))
+                    }
                     (Some(c), None, _) => c,
                     (None, Some(_), 0) => return Err(format!("{at}: duration_us needs period_us")),
                     (None, Some(d), p) => (d / p).max(1),
@@ -900,12 +906,14 @@ impl PhaseFile {
         let rcu = match (self.call_rcu_per_s, self.rcu_callback_us) {
             (None, None) if self.rcu_lazy.is_none() => RcuCalls::default(),
             (Some(per_s), Some(callback_us)) => {
-                if !(per_s.is_finite() && per_s >= 0.0) {
+                if per_s.is_nan() || per_s < 0.0 {
                     return Err(format!("{at}.call_rcu_per_s must not be negative, got {per_s}"));
                 }
-                if !(callback_us.is_finite() && callback_us > 0.0) {
+                within(&format!("{at}.call_rcu_per_s"), per_s, true, MAX_CALL_RCU_PER_S)?;
+                if callback_us.is_nan() || callback_us <= 0.0 {
                     return Err(format!("{at}.rcu_callback_us must be positive, got {callback_us}"));
                 }
+                within(&format!("{at}.rcu_callback_us"), callback_us, false, MAX_PHASE_US)?;
                 if !matches!(kind, PhaseKind::Compute { .. } | PhaseKind::Periodic { .. }) {
                     return Err(format!("{at}: call_rcu_per_s belongs to work phases (instructions or run_us)"));
                 }
@@ -990,7 +998,16 @@ impl Workload {
                              rt_priority)"
                         ))
                     }
-                    (Some(policy), priority) => SchedClass::parse(&format!("{at}.policy"), policy, priority)?,
+                    (Some(policy), priority) => match SchedClass::parse(&format!("{at}.policy"), policy, priority)? {
+                        // a CFS policy has no sched_priority: its weight is the task's nice
+                        class if priority.is_some() && class.rt_priority().is_none() => {
+                            return Err(format!(
+                                "{at}.rt_priority: rt_priority applies only to policy = \"fifo\" or \"rr\" (real \
+                                 time), not \"{policy}\"; remove it (a CFS task's priority is its nice)"
+                            ))
+                        }
+                        class => class,
+                    },
                     (None, None) => SchedClass::Normal,
                     (None, Some(_)) => {
                         return Err(format!("{at}.rt_priority: give policy = \"fifo\" or \"rr\" with it"))
@@ -1208,6 +1225,12 @@ pub const MAX_INSTRUCTIONS: f64 = 9_007_199_254_740_992.0;
 /// and rt-app's `run`, `sleep`, `timer` periods, `delay`): 1e12 µs, 11.6 days, beyond the longest
 /// run (`MAX_TIME_LIMIT_S`, 10 days).
 pub const MAX_PHASE_US: f64 = 1e12;
+
+/// The most `call_rcu()`s a phase may queue per second of its reference work
+/// (`call_rcu_per_s`): 1e9, one per nanosecond. `call_rcu()` itself runs for tens of
+/// nanoseconds on these cores, so no code queues faster; the repository's highest rate is
+/// 20,000/s (`hetlab reproduce rcu-amp`'s 4 x 5,000/s).
+pub const MAX_CALL_RCU_PER_S: f64 = 1e9;
 
 /// The largest working set or stride, bytes: 1 TiB, more memory than any modelled board
 /// addresses (ccbench's largest array, `CCBENCH_MAX_ELEMENTS`, is 64 GiB).
@@ -1437,6 +1460,81 @@ mod tests {
         ] {
             let e = Workload::from_toml("p.toml", &bad).unwrap_err();
             assert!(e.contains(says) && e.starts_with("p.toml: tasks[0]"), "{e}");
+        }
+    }
+
+    #[test]
+    fn rt_priority_needs_a_real_time_policy() {
+        let task = |keys: &str| format!("name='x'\n[[tasks]]\nname='t'\n{keys}\n[[tasks.phases]]\ninstructions=10\n");
+        let class = |keys: &str| Workload::from_toml("w.toml", &task(keys)).map(|w| w.tasks[0].class);
+        assert_eq!(class("policy='rr'\nrt_priority=50"), Ok(SchedClass::RoundRobin(50)));
+        assert_eq!(class("policy='SCHED_FIFO'\nrt_priority=1"), Ok(SchedClass::Fifo(1)));
+        assert_eq!(class("policy='batch'"), Ok(SchedClass::Batch));
+        for (keys, says) in [
+            ("rt_priority=50", "w.toml: tasks[0] 't'.rt_priority: give policy = \"fifo\" or \"rr\" with it"),
+            (
+                "policy='batch'\nrt_priority=50",
+                "w.toml: tasks[0] 't'.rt_priority: rt_priority applies only to policy = \"fifo\" or \"rr\" (real \
+                 time), not \"batch\"; remove it (a CFS task's priority is its nice)",
+            ),
+            ("policy='batch'\nrt_priority=-5000", "rt_priority applies only to policy = \"fifo\" or \"rr\""),
+            ("policy='idle'\nrt_priority=50", "not \"idle\""),
+            ("policy='normal'\nrt_priority=50", "not \"normal\""),
+            ("policy='SCHED_OTHER'\nrt_priority=1", "not \"SCHED_OTHER\""),
+            // the policy is checked first
+            ("policy='fair'\nrt_priority=50", "tasks[0] 't'.policy: unknown policy 'fair'"),
+        ] {
+            let e = class(keys).unwrap_err();
+            assert!(e.contains(says) && !e.contains('\n'), "{keys}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_periodic_phase_releases_at_least_one_job() {
+        let phase = |keys: &str| format!("name='x'\n[[tasks]]\nname='t'\n[[tasks.phases]]\nrun_us=100\n{keys}\n");
+        let kind = |keys: &str| Workload::from_toml("w.toml", &phase(keys)).map(|w| w.tasks[0].phases[0].kind.clone());
+        assert_eq!(
+            kind("period_us=1000\ncount=1"),
+            Ok(PhaseKind::Periodic { run_us: 100.0, period_us: 1000, count: 1 })
+        );
+        for keys in ["period_us=1000\ncount=0", "count=0"] {
+            let e = kind(keys).unwrap_err();
+            assert_eq!(
+                e,
+                "w.toml: tasks[0] 't'.phases[0].count must be at least 1 (count = 0 would release no job: a phase \
+                 that does nothing; give the number of jobs, or duration_us)",
+                "{keys}"
+            );
+        }
+    }
+
+    #[test]
+    fn rcu_rates_and_costs_have_stated_limits() {
+        let phase = |keys: &str| {
+            format!("name='x'\n[[tasks]]\nname='t'\n[[tasks.phases]]\ninstructions=1e6\nrcu_lazy=true\n{keys}\n")
+        };
+        let rcu = |keys: &str| Workload::from_toml("w.toml", &phase(keys)).map(|w| w.tasks[0].phases[0].rcu);
+        let at_limits = rcu("call_rcu_per_s=1e9\nrcu_callback_us=1e12").unwrap();
+        assert_eq!(at_limits, RcuCalls { per_s: MAX_CALL_RCU_PER_S, callback_us: MAX_PHASE_US, lazy: true });
+        assert_eq!(rcu("call_rcu_per_s=0.0\nrcu_callback_us=2.0").unwrap().per_s, 0.0);
+        for (keys, says) in [
+            ("call_rcu_per_s=1e300\nrcu_callback_us=2.0", "call_rcu_per_s must be within 0..=1000000000, got 1e300"),
+            (
+                "call_rcu_per_s=1.5e9\nrcu_callback_us=2.0",
+                "call_rcu_per_s must be within 0..=1000000000, got 1500000000",
+            ),
+            ("call_rcu_per_s=inf\nrcu_callback_us=2.0", "call_rcu_per_s must be within 0..=1000000000, got inf"),
+            ("call_rcu_per_s=-5.0\nrcu_callback_us=2.0", "call_rcu_per_s must not be negative, got -5"),
+            ("call_rcu_per_s=nan\nrcu_callback_us=2.0", "call_rcu_per_s must not be negative, got NaN"),
+            (
+                "call_rcu_per_s=50.0\nrcu_callback_us=1e300",
+                "rcu_callback_us must be above 0 and at most 1e12, got 1e300",
+            ),
+            ("call_rcu_per_s=50.0\nrcu_callback_us=inf", "rcu_callback_us must be above 0 and at most 1e12, got inf"),
+            ("call_rcu_per_s=50.0\nrcu_callback_us=0.0", "rcu_callback_us must be positive, got 0"),
+        ] {
+            let e = rcu(keys).unwrap_err();
+            assert!(e.starts_with("w.toml: tasks[0] 't'.phases[0].") && e.ends_with(says), "{keys}: {e}");
         }
     }
 

@@ -6,13 +6,15 @@
 //! The tree may be any directory (a board's debugfs, a copy, an export), so every attribute is
 //! read as hetlabd reads sysfs ([`crate::infile`]: a regular file of at most a page, without
 //! blocking), CPU lists are the kernel's and bounded ([`crate::cpus::parse_cpu_list`]), and every
-//! number is one the kernel could show; what is not is one error naming the file and the value.
+//! number is one the kernel could show, each state directory is named after its frequency and each
+//! CPU is in one domain; what is not is one error naming the file and the value.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use hetlab_core::platform::{EmDomainSpec, EmStateSpec, EM_MAX_POWER_MW};
 
+use crate::cpus::format_cpu_list;
 use crate::display;
 use crate::infile::{read_text, SYSFS_ATTR_MAX_BYTES};
 
@@ -35,10 +37,34 @@ pub fn read(root: &Path) -> Result<Vec<EmDomainSpec>, String> {
         let mut ps = Vec::new();
         for state in entries(&dir)? {
             let name = state.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            if !state.is_dir() || !(name.starts_with("ps:") || name.starts_with("cs:")) {
+            let Some((prefix, suffix)) = name.split_once(':').filter(|(p, _)| *p == "ps" || *p == "cs") else {
+                continue;
+            };
+            if !state.is_dir() {
                 continue;
             }
-            let frequency_khz = number(&state.join("frequency"), 1, u64::from(u32::MAX), "a frequency in kHz")?;
+            // the kernel names a state's directory after its frequency (`"ps:%lu"`, `"cs:%lu"`
+            // before 5.10): any other name is no state the kernel made
+            let Some(named_khz) = suffix
+                .parse::<u64>()
+                .ok()
+                .filter(|khz| khz.to_string() == suffix && (1..=u64::from(u32::MAX)).contains(khz))
+            else {
+                return Err(format!(
+                    "'{}' is not named after a frequency in kHz, as the kernel names a performance state's \
+                     directory ({prefix}:<kHz>, e.g. {prefix}:200000); remove or rename it",
+                    display(&state)
+                ));
+            };
+            let frequency_file = state.join("frequency");
+            let frequency_khz = number(&frequency_file, 1, u64::from(u32::MAX), "a frequency in kHz")?;
+            if frequency_khz != named_khz {
+                return Err(format!(
+                    "'{}' holds '{frequency_khz}', not the {named_khz} kHz its directory {name} is named after (the \
+                     kernel names it after the frequency); correct the file or the directory's name",
+                    display(&frequency_file)
+                ));
+            }
             let power_mw = number(&state.join("power"), 1, u64::from(EM_MAX_POWER_MW), "a power in mW")?;
             ps.push(EmStateSpec { frequency_khz: frequency_khz as u32, power_mw: power_mw as u32 });
         }
@@ -46,11 +72,27 @@ pub fn read(root: &Path) -> Result<Vec<EmDomainSpec>, String> {
             return Err(format!("'{}' has no ps:<kHz> (or cs:<kHz>) directories", display(&dir)));
         }
         ps.sort_by_key(|s| s.frequency_khz);
-        domains.push(EmDomainSpec { cpus, ps });
+        domains.push((cpus_file, EmDomainSpec { cpus, ps }));
     }
     if domains.is_empty() {
         return Err(format!("'{}' holds no performance domain (a directory with a cpus file)", display(root)));
     }
+    // a CPU is in one performance domain (`em_dev_register_perf_domain` refuses a CPU that
+    // already has one): overlapping lists are no tree the kernel shows
+    for (i, (file_a, a)) in domains.iter().enumerate() {
+        for (file_b, b) in &domains[i + 1..] {
+            if let Some(cpu) = a.cpus.iter().find(|c| b.cpus.contains(c)) {
+                return Err(format!(
+                    "'{}' ({}) and '{}' ({}) share CPU {cpu}: a CPU is in one performance domain; correct the CPU lists",
+                    display(file_a),
+                    format_cpu_list(&a.cpus),
+                    display(file_b),
+                    format_cpu_list(&b.cpus)
+                ));
+            }
+        }
+    }
+    let mut domains: Vec<EmDomainSpec> = domains.into_iter().map(|(_, d)| d).collect();
     domains.sort_by_key(|d| d.cpus[0]);
     Ok(domains)
 }
@@ -137,5 +179,72 @@ mod tests {
         assert!(read(&d).unwrap_err().contains("cpu0/ps:200000/power"));
         let _ = fs::remove_dir_all(&d);
         assert!(read(&d).unwrap_err().contains("is not a directory"));
+    }
+
+    #[test]
+    fn a_state_directory_is_named_after_its_frequency_as_the_kernel_names_it() {
+        // kernels before 5.10 named them cs:<kHz>
+        let d = tree("cs");
+        fs::rename(d.join("cpu0/ps:200000"), d.join("cpu0/cs:200000")).unwrap();
+        assert_eq!(read(&d).unwrap()[0].ps[0], EmStateSpec { frequency_khz: 200000, power_mw: 20 });
+        // a file named like a state is no state; neither is a directory named otherwise
+        fs::write(d.join("cpu0/ps:xyz"), "1\n").unwrap();
+        fs::create_dir_all(d.join("cpu0/opp:1")).unwrap();
+        assert_eq!(read(&d).unwrap()[0].ps.len(), 2);
+        let _ = fs::remove_dir_all(&d);
+        for name in ["ps:xyz", "ps:", "ps:0200000", "ps:+200000", "ps:0", "ps:4294967296", "cs:1.5"] {
+            let d = tree("badname");
+            let state = d.join("cpu0").join(name);
+            fs::create_dir_all(&state).unwrap();
+            for f in ["frequency", "power", "cost"] {
+                fs::write(state.join(f), "1\n").unwrap();
+            }
+            let e = read(&d).unwrap_err();
+            let prefix = &name[..2];
+            assert_eq!(
+                e,
+                format!(
+                    "'{}' is not named after a frequency in kHz, as the kernel names a performance state's directory \
+                     ({prefix}:<kHz>, e.g. {prefix}:200000); remove or rename it",
+                    display(&state)
+                ),
+                "{name}"
+            );
+            let _ = fs::remove_dir_all(&d);
+        }
+        let d = tree("badfreq");
+        fs::write(d.join("cpu0/ps:200000/frequency"), "250000\n").unwrap();
+        let e = read(&d).unwrap_err();
+        assert_eq!(
+            e,
+            format!(
+                "'{}' holds '250000', not the 200000 kHz its directory ps:200000 is named after (the kernel names it \
+                 after the frequency); correct the file or the directory's name",
+                display(&d.join("cpu0/ps:200000/frequency"))
+            )
+        );
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_cpu_is_in_one_performance_domain() {
+        let d = tree("overlap");
+        fs::write(d.join("cpu0/cpus"), "0-4\n").unwrap();
+        let e = read(&d).unwrap_err();
+        assert_eq!(
+            e,
+            format!(
+                "'{}' (0-4) and '{}' (4-7) share CPU 4: a CPU is in one performance domain; correct the CPU lists",
+                display(&d.join("cpu0/cpus")),
+                display(&d.join("cpu4/cpus"))
+            )
+        );
+        fs::write(d.join("cpu0/cpus"), "0-3,5\n").unwrap();
+        let e = read(&d).unwrap_err();
+        assert!(e.contains("(0-3,5) and") && !e.contains('\n'), "{e}");
+        // the same list twice (a copied domain) overlaps too
+        fs::write(d.join("cpu0/cpus"), "4-7\n").unwrap();
+        assert!(read(&d).unwrap_err().contains("share CPU 4"));
+        let _ = fs::remove_dir_all(&d);
     }
 }
