@@ -167,6 +167,7 @@ pub fn simulate(
         time_limit_s,
         stop: Some(stop.clone()),
         progress_us: progress.is_some().then(|| reached_us.clone()),
+        max_events_without_progress: hetlab_core::engine::MAX_EVENTS_WITHOUT_PROGRESS,
     };
 
     let progress = progress.as_ref().map(|callback| Progress { callback, reached_us: &reached_us });
