@@ -171,7 +171,7 @@ def test_the_same_seed_gives_the_same_tables(tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--reps", "0"], "--reps must be at least 1, got 0"),
+        (["--reps", "0"], "--reps must be in 1..100000, got 0"),
         (["--benchmarks", "nope"], "--benchmarks: unknown benchmark 'nope'; known: all, vexpress, linsched, exynos"),
         (
             ["--benchmarks", "linsched,exynos", "--platform", "vexpress-a9"],

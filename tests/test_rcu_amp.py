@@ -137,7 +137,7 @@ def test_the_whole_reproduction_runs_and_prints_its_time(tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--reps", "0"], "--reps must be at least 1, got 0"),
+        (["--reps", "0"], "--reps must be in 1..100000, got 0"),
         (["--benchmarks", "nope"], "--benchmarks: unknown benchmark 'nope'; known: all, tc2, cyclictest"),
         (["--platform", "no-such-board.toml"], "cannot read platform file 'no-such-board.toml'"),
         (["--workload", "audio=missing.toml"], "cannot read workload file 'missing.toml'"),

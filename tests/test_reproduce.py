@@ -297,7 +297,7 @@ BAD = [
     ),
     (lambda t: ["lctes2020", "--model", _bad_model(t), "--benchmarks", "ccbench"], "bad-model.json"),
     (lambda t: ["lctes2020", "--model", str(t / "missing.json")], "missing.json"),
-    (lambda t: ["lctes2020", "--model", "lctes2020-fig4", "--reps", "0"], "--reps must be at least 1"),
+    (lambda t: ["lctes2020", "--model", "lctes2020-fig4", "--reps", "0"], "--reps must be in 1..100000, got 0"),
     (lambda t: ["lctes2020", "--sweep-reps", "1"], "--sweep-reps must be at least 2"),
     (lambda t: ["lctes2020", "--sweep-patterns", "zigzag"], "zigzag"),
     (lambda t: ["lctes2020", "--model", "lctes2020-fig4", "--platform", str(t / "nope.toml")], "nope.toml"),
