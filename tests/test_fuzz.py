@@ -130,7 +130,7 @@ def test_command_line_value_parsers_raise_only_cli_errors(text):
     for parse in (cli._parse_freq, lambda t: cli._parse_tunables([t]), lambda t: cli._ints(t, "--sizes")):
         try:
             parse(text)
-        except cli.CliError as e:
+        except (cli.CliError, api.HetlabError) as e:  # the two the command line prints as one line
             _one_line(e)
 
 
