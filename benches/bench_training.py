@@ -64,8 +64,7 @@ def main() -> None:
         print(
             f"  {runs} runs: {runs / walls[2]:.0f} runs/s with 2 workers; speed-up {walls[1] / walls[2]:.2f}x "
             f"(command), {inside[1] / inside[2]:.2f}x (sweep); the most {os.cpu_count()} cores allow for this CPU "
-            f"time: {inside[1] / (cpu[2] / os.cpu_count()):.2f}x (one worker already overlaps the main thread's "
-            "Parquet encoding with its simulations)"
+            f"time: {inside[1] / (cpu[2] / os.cpu_count()):.2f}x; the command's start-up (imports) is serial"
         )
         print(f"train: {t_train:.1f} s, peak memory {peak:.0f} MB")
         print(f"characterize (2 workers) + train: {walls[2] + t_train:.1f} s (target: under 10 s)")

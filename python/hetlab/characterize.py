@@ -184,16 +184,19 @@ def _run_simulated(
             with counted:
                 bar.update(runs)
 
-    def here(index: int):
-        """A chunk on a local worker thread: simulated, converted and kept, all off the main thread."""
-        table = _table(plan.run_chunk(index, workers=1, progress=tick))
-        _write_chunk(table, files[index])
-        return table
-
     try:
         with _OrderedParquet(out_path, files, todo) as result:
             if remote is None:
-                LocalExecutor(workers).run(here, [(index,) for index in todo], result.add)
+
+                def here(i: int) -> None:
+                    """Chunk `todo[i]` on a local worker thread: simulated, converted, kept and
+                    appended to OUT there, so that --jobs N keeps N cores busy, not N plus the
+                    main thread's Parquet encoding (which releases the GIL as the engine does)."""
+                    table = _table(plan.run_chunk(todo[i], workers=1, progress=tick))
+                    _write_chunk(table, files[todo[i]])
+                    result.add(i, table)
+
+                LocalExecutor(workers).run(here, [(i,) for i in range(len(todo))], lambda i, _: None)
             else:
 
                 def arrived(i: int, columns: dict) -> None:
@@ -281,15 +284,20 @@ class _OrderedParquet:
         self.next = 0  # the first chunk (plan index) not yet in OUT
         self.tmp = temporary_path(out_path)
         self.writer = None
+        self.lock = threading.Lock()  # chunks arrive on any worker thread
+        self.closed = False  # a worker still running after a failure or Ctrl-C adds nothing
 
     def __enter__(self):
         self._flush()  # finished chunks at the head of the plan
         return self
 
     def add(self, i: int, table) -> None:
-        """Chunk `todo[i]` arrived."""
-        self.waiting[self.todo[i]] = table
-        self._flush()
+        """Chunk `todo[i]` arrived (from any thread)."""
+        with self.lock:
+            if self.closed:
+                return
+            self.waiting[self.todo[i]] = table
+            self._flush()
 
     def _flush(self) -> None:
         import pyarrow as pa
@@ -308,6 +316,8 @@ class _OrderedParquet:
             self.next += 1
 
     def __exit__(self, kind, error, traceback) -> None:
+        with self.lock:
+            self.closed = True
         if self.writer is not None:
             self.writer.close()
         if kind is None and self.next == len(self.files):
