@@ -16,6 +16,7 @@ from hetlab import _core
 
 DEFAULT_PLATFORM: str = _core.DEFAULT_PLATFORM
 TRACE_FORMATS: tuple[str, ...] = tuple(_core.TRACE_FORMATS)  # `simulate(trace_format=)`
+DEFAULT_TRACE_FORMAT = "ftrace"
 DEFAULT_SEED = 1
 MAX_SEED = (1 << 64) - 1  # seeds are u64 in the engine
 MAX_REPS = 100_000  # repetitions of one run (each keeps its summary in memory)
@@ -139,7 +140,7 @@ def _engine_options(
     for name, flag in (("trace", trace), ("intervals", intervals)):
         if not isinstance(flag, bool):
             raise HetlabError(f"{name} must be True or False, got {flag!r}")
-    if not trace and trace_format != "ftrace":
+    if not trace and trace_format != DEFAULT_TRACE_FORMAT:
         raise HetlabError(f"trace_format={trace_format!r} lays out a trace; give trace=True too")
     if on_progress is not None and not callable(on_progress):
         raise HetlabError(f"on_progress must be a function of the simulated time, got {on_progress!r}")
@@ -156,7 +157,8 @@ def _engine_options(
         model=_model_json(model),
         cpuidle=_text("cpuidle", cpuidle),
         cpu_dma_latency_us=cpu_dma_latency_us,
-        perf_cpus=[_integer("an item of perf_cpus", c, 0, MAX_KHZ) for c in _items("perf_cpus", perf_cpus, "[0, 1]")],
+        # any CPU number converts; the engine names the ones the platform lacks
+        perf_cpus=[_integer("an item of perf_cpus", c, 0, MAX_SEED) for c in _items("perf_cpus", perf_cpus, "[0, 1]")],
         perf_period=_integer("perf_period (instructions per sample)", perf_period, 1, MAX_SEED),
         kernel=_text("kernel", kernel),
         start_temp_c=[_number("an item of start_temp_c", t) for t in _items("start_temp_c", start_temp_c, "[45.0]")],
@@ -321,7 +323,7 @@ def simulate(
     start_temp_c: Sequence[float] = (),
     seed: int = DEFAULT_SEED,
     trace: bool = False,
-    trace_format: str = "ftrace",
+    trace_format: str = DEFAULT_TRACE_FORMAT,
     intervals: bool = False,
     time_limit_s: float = 3600.0,
     on_progress: Callable[[float], None] | None = None,
