@@ -154,14 +154,22 @@ impl<'a> Reader<'a> {
                 }
                 Some(b'\\') => {
                     let escaped = match self.text.get(self.pos + 1) {
-                        Some(b'"') => b'"',
-                        Some(b'\\') => b'\\',
-                        Some(b'/') => b'/',
-                        Some(b'n') => b'\n',
-                        Some(b't') => b'\t',
-                        _ => return Err(self.error("an escape other than \\\" \\\\ \\/ \\n \\t")),
+                        Some(b'"') => '"',
+                        Some(b'\\') => '\\',
+                        Some(b'/') => '/',
+                        Some(b'b') => '\u{8}',
+                        Some(b'f') => '\u{c}',
+                        Some(b'n') => '\n',
+                        Some(b'r') => '\r',
+                        Some(b't') => '\t',
+                        Some(b'u') => self.unicode_escape()?,
+                        _ => {
+                            return Err(
+                                self.error("an escape JSON does not have (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)")
+                            )
+                        }
                     };
-                    out.push(escaped);
+                    out.extend_from_slice(escaped.encode_utf8(&mut [0; 4]).as_bytes());
                     self.pos += 2;
                 }
                 Some(c) => {
@@ -170,6 +178,33 @@ impl<'a> Reader<'a> {
                 }
             }
         }
+    }
+
+    /// The character of a `\uXXXX` escape at `pos` (with the low surrogate's escape after it
+    /// for one beyond the BMP, as JSON writes them), leaving `pos` 4 bytes into the last escape.
+    fn unicode_escape(&mut self) -> Result<char, String> {
+        let hex = |at: usize| -> Option<u32> {
+            let digits = self.text.get(at..at + 4).filter(|d| d.iter().all(u8::is_ascii_hexdigit))?;
+            digits.iter().try_fold(0, |code, &d| Some(code * 16 + (d as char).to_digit(16)?))
+        };
+        let Some(unit) = hex(self.pos + 2) else {
+            return Err(self.error("\\u needs four hexadecimal digits"));
+        };
+        let code = match unit {
+            0xD800..=0xDBFF => match (self.text.get(self.pos + 6..self.pos + 8), hex(self.pos + 8)) {
+                (Some(b"\\u"), Some(low @ 0xDC00..=0xDFFF)) => {
+                    self.pos += 6;
+                    0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+                }
+                _ => return Err(self.error("a \\u high surrogate without its low surrogate")),
+            },
+            0xDC00..=0xDFFF => return Err(self.error("a \\u low surrogate without its high surrogate")),
+            // rt-app keeps names in C strings, which end at a NUL (and DELAY_TIMER starts with one)
+            0 => return Err(self.error("\\u0000: rt-app's strings cannot hold a NUL")),
+            _ => unit,
+        };
+        self.pos += 4;
+        char::from_u32(code).ok_or_else(|| self.error("\\u names no character"))
     }
 
     fn object(&mut self, depth: usize) -> Result<Json, String> {
@@ -253,8 +288,8 @@ const EVENTS: &[&str] = &[
 const LOGGING_KEYS: &[&str] =
     &["logdir", "log_basename", "log_size", "ftrace", "gnuplot", "lock_pages", "cumulative_slack"];
 
-/// The timer a task's `delay` sleeps on: a name no rt-app file can give (this reader takes no
-/// `\u` escapes).
+/// The timer a task's `delay` sleeps on: a name no rt-app file can give (this reader refuses a
+/// NUL in a string, `\u0000`, as rt-app's C strings cannot hold one).
 const DELAY_TIMER: &str = "\u{0}delay";
 
 /// rt-app's `mem_buffer_size` default, bytes (src/rt-app_types.h DEFAULT_MEM_BUF_SIZE).
@@ -1181,6 +1216,32 @@ fn fork_order(origin: &str, translated: &[Translated], forks: &[Vec<(usize, u64)
 mod tests {
     use super::*;
     use crate::workload::PhaseKind;
+
+    #[test]
+    fn strings_take_every_json_escape_and_refuse_what_rt_app_cannot_hold() {
+        let string = |text: &str| match parse("t.json", &format!("{{\"k\": \"{text}\"}}")) {
+            Ok(Json::Obj(members)) => match &members[0].1 {
+                Json::Str(s) => Ok(s.clone()),
+                other => panic!("{other:?}"),
+            },
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => Err(e),
+        };
+        assert_eq!(string(r#"caf\u00e9 \"q\" \\ \/ \b\f\n\r\t"#).unwrap(), "café \"q\" \\ / \u{8}\u{c}\n\r\t");
+        assert_eq!(string(r"\uD83D\uDE00 \u20AC").unwrap(), "\u{1F600} €"); // a surrogate pair, then the BMP
+        for (text, says) in [
+            (r"\u00g9", "four hexadecimal digits"),
+            (r"\u+0e9", "four hexadecimal digits"),
+            (r"\u12", "four hexadecimal digits"),
+            (r"\uD83D x", "high surrogate without its low surrogate"),
+            (r"\uDE00", "low surrogate without its high surrogate"),
+            (r"\u0000delay", "cannot hold a NUL"),
+            (r"\x41", "an escape JSON does not have"),
+        ] {
+            let e = string(text).unwrap_err();
+            assert!(e.starts_with("t.json: line 1, column ") && e.contains(says), "{text}: {e}");
+        }
+    }
 
     #[test]
     fn the_dialect_has_comments_trailing_commas_and_repeated_keys_in_order() {
