@@ -4,14 +4,16 @@
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
+use super::scheduler::{allowed_cpus, check_switcher_config};
 use crate::kernel::perf_sampling::PerfSampling;
-use crate::kernel::rcu::RcuOptions;
+use crate::kernel::rcu::{rcuo_kthreads, RcuOptions};
+use crate::kernel::{FIRST_KERNEL_TID, FIRST_USER_TID};
 use crate::model::idle::CpuIdle;
 use crate::platform::Platform;
-use crate::sched::switching::SwitchingMode;
-use crate::sched::SchedPolicy;
+use crate::sched::switching::{Switcher, SwitchingMode};
+use crate::sched::{CpuMask, Placement, SchedPolicy};
 use crate::tree::AntiSnoopModel;
-use crate::workload::Task;
+use crate::workload::{Task, Workload};
 
 /// How a policy's frequency is chosen.
 #[derive(Debug, Clone, PartialEq)]
@@ -162,4 +164,176 @@ impl SimConfig {
         }
         Ok(plan)
     }
+}
+
+/// What a run is, once its configuration is checked against the platform and the workload.
+pub struct RunPlan {
+    /// The big.LITTLE switcher, under IKS or cluster switching.
+    pub switcher: Option<Switcher>,
+    /// Per logical CPU at boot: online, and its cluster.
+    pub online: Vec<bool>,
+    pub cluster_of: Vec<usize>,
+    /// Per cluster: online at boot (a switcher's other cluster has no core in use).
+    pub clusters_online: Vec<bool>,
+    /// The CPUs the workload's threads may be given (online, within `--cluster`).
+    pub user_cpus: CpuMask,
+    /// The workload's tasks, then the kernel threads' (`config.kernel_threads`, then RCU's rcuo
+    /// kthreads); the first `user_tasks` are the workload's.
+    pub tasks: Vec<Task>,
+    pub user_tasks: usize,
+    /// Per task: the CPUs its threads may use, and how many threads it runs (`threads = cpus`:
+    /// one per allowed CPU).
+    pub allowed: Vec<CpuMask>,
+    pub threads: Vec<u32>,
+    /// The cluster periodic phases' reference work is measured on.
+    pub reference_cluster: usize,
+}
+
+impl SimConfig {
+    /// Checks the run against `platform`, `workload` and `placement` and plans it: every
+    /// cluster has a governor (the one the placement needs, if it needs one), the idle states
+    /// and the switcher exist and fit the run, start temperatures are sane, some CPU is online,
+    /// every task may run somewhere and its instruction mix is known to every core type it may
+    /// meet, and the calibration CPU exists.
+    pub fn check_for(
+        &self,
+        platform: &Platform,
+        workload: &Workload,
+        placement: &dyn Placement,
+    ) -> Result<RunPlan, String> {
+        self.check_governors(platform, placement)?;
+        if self.cpuidle == CpuIdle::ClusterOff && platform.clusters.iter().all(|c| c.cluster_off_us().is_none()) {
+            return Err(format!(
+                "cpuidle cluster-off: platform {} has no cluster power-down state (its cpuidle has WFI only); use wfi",
+                platform.name
+            ));
+        }
+        let switcher = Switcher::new(platform, self.switching)?;
+        if let Some(sw) = &switcher {
+            check_switcher_config(sw, self, placement.name())?;
+        }
+        let ncpus = platform.ncpus();
+        // Logical CPU i runs on core i at start (platform CPU numbers).
+        let cluster_of: Vec<usize> = (0..ncpus)
+            .map(|cpu| platform.clusters.iter().position(|c| c.cpus.contains(&cpu)).expect("validated"))
+            .collect();
+        let online: Vec<bool> = (0..ncpus)
+            .map(|cpu| {
+                !self.offline_clusters.contains(&cluster_of[cpu])
+                    && switcher.as_ref().is_none_or(|sw| sw.online_at_boot(cpu))
+            })
+            .collect();
+        if !self.start_temp_c.is_empty()
+            && (self.start_temp_c.len() != platform.clusters.len()
+                || self.start_temp_c.iter().any(|t| !t.is_finite() || *t < -50.0 || *t > 150.0))
+        {
+            return Err(format!(
+                "start temperatures: give one per cluster ({}), each within -50..=150 °C",
+                platform.clusters.len()
+            ));
+        }
+        if !online.iter().any(|&o| o) {
+            return Err("every cluster is offline; keep at least one cluster online".into());
+        }
+        let user_cpus =
+            CpuMask::of((0..ncpus).filter(|&c| online[c] && self.cluster.is_none_or(|k| cluster_of[c] == k)));
+        let user_tasks = workload.tasks.len();
+        let rcuo = rcuo_kthreads(platform, &self.rcu);
+        let tasks: Vec<Task> = workload.tasks.iter().chain(&self.kernel_threads).chain(&rcuo).cloned().collect();
+        let (mut allowed, mut threads) = (Vec::new(), Vec::new());
+        for (ti, task) in tasks.iter().enumerate() {
+            let mask = allowed_cpus(task, ti >= user_tasks, &online, &cluster_of, self.cluster, user_cpus)?;
+            check_code_classes(platform, task)?;
+            // `threads = 0`: one thread per CPU the task may use (a program that starts as
+            // many workers as it sees CPUs, `Workload::with_parallel`'s `threads=cpus`).
+            threads.push(if task.threads == 0 { mask.count() as u32 } else { task.threads });
+            allowed.push(mask);
+        }
+        let user_threads: u32 = threads[..user_tasks].iter().sum();
+        if user_threads == 0 {
+            return Err("the workload has no threads".into());
+        }
+        let kernel_threads: u32 = threads[user_tasks..].iter().sum();
+        if kernel_threads > FIRST_USER_TID - FIRST_KERNEL_TID {
+            return Err(format!("{kernel_threads} kernel threads; at most {}", FIRST_USER_TID - FIRST_KERNEL_TID));
+        }
+        let clusters_online = (0..platform.clusters.len())
+            .map(|c| !self.offline_clusters.contains(&c) && switcher.as_ref().is_none_or(|sw| sw.first == c))
+            .collect();
+        let reference_cluster = reference_cluster(platform, workload, &cluster_of)?;
+        Ok(RunPlan {
+            switcher,
+            online,
+            cluster_of,
+            clusters_online,
+            user_cpus,
+            tasks,
+            user_tasks,
+            allowed,
+            threads,
+            reference_cluster,
+        })
+    }
+
+    /// One governor per cluster, and the one the placement needs on every online cluster.
+    fn check_governors(&self, platform: &Platform, placement: &dyn Placement) -> Result<(), String> {
+        let nclusters = platform.clusters.len();
+        if self.governors.len() != nclusters {
+            return Err(format!("{} governors given for {} policies", self.governors.len(), nclusters));
+        }
+        if let Some(needed) = placement.required_governor() {
+            let online = |c: &usize| !self.offline_clusters.contains(c);
+            if let Some(c) = (0..nclusters).filter(online).find(|&c| self.governors[c].name != needed) {
+                return Err(format!(
+                    "scheduler '{}' needs the {needed} governor on every cpufreq policy (the kernel runs it only \
+                     then); cluster '{}' has '{}': choose governor {needed}",
+                    placement.name(),
+                    platform.clusters[c].name,
+                    self.governors[c].name
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The cluster periodic phases' reference work is measured on: the workload's calibration
+/// CPU's, or the biggest core type's (at its top OPP, idle memory, no snoop penalty).
+fn reference_cluster(platform: &Platform, workload: &Workload, cluster_of: &[usize]) -> Result<usize, String> {
+    let ncpus = platform.ncpus();
+    match workload.reference_cpu {
+        Some(cpu) if cpu >= ncpus => Err(format!(
+            "workload '{}': calibration CPU{cpu} is not on platform {} (cpu0-{})",
+            workload.name,
+            platform.name,
+            ncpus - 1
+        )),
+        Some(cpu) => Ok(cluster_of[cpu]),
+        None => Ok((0..platform.clusters.len()).max_by_key(|&c| platform.cpu_capacity(c)).unwrap_or(0)),
+    }
+}
+
+/// A phase that declares its instruction mix needs every core type it may meet (a switcher or
+/// a migration may move it to any cluster) to describe those classes (`model::code_class`).
+fn check_code_classes(platform: &Platform, task: &Task) -> Result<(), String> {
+    for (pi, phase) in task.phases.iter().enumerate() {
+        let Some(mix) = &phase.mem.mix else { continue };
+        for cluster in 0..platform.clusters.len() {
+            let core = platform.core_type_of(cluster);
+            let classes = core.code_classes.as_ref().ok_or_else(|| {
+                format!(
+                    "task '{}' phase {pi} declares an instruction mix, but core type '{}' of platform {} has no \
+                     code_classes; give it one or use cpi",
+                    task.name, core.name, platform.name
+                )
+            })?;
+            crate::model::code_class::cpi(classes, mix).map_err(|e| {
+                format!(
+                    "task '{}' phase {pi} on core type '{}' of platform {}: {e}",
+                    task.name, core.name, platform.name
+                )
+            })?;
+        }
+    }
+    Ok(())
 }

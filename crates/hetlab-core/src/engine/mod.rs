@@ -5,280 +5,48 @@
 //! frequencies and power states, and counters, energy and temperature are integrated in closed
 //! form.
 //!
-//! Map: `config` (what a run is asked), `setup` (building it), `state` (threads, CPUs,
-//! policies, clusters), this file (the loop), `threads` (phases, wake-ups, context switches,
-//! migration), `rt` (the RT class: push, RR turns, throttling and its period timer),
-//! `deadline` (SCHED_DEADLINE: servers, throttling and replenishment, push and pull), `sync`
-//! (named objects threads wait on: rt-app's conditions, mutexes, semaphores, barriers,
-//! timers), `timers` (sleep timers), `idle` (cpuidle), `dvfs` (frequency requests, thermal
-//! caps), `cpumap` and `switcher` (logical CPUs on physical cores, big.LITTLE switches),
-//! `sampling` (governor samples), `rates` (the model re-solved at each change), `integrate`
-//! (energy, temperature and counters between changes), `report` (results), `rtapp_markers`
-//! (rt-app's ftrace markers), `uclamp` (utilisation clamps: effective values, run-queue buckets).
-//! Who owns what: `crate::model` the mechanisms, `crate::sched` placement and run queues,
-//! `crate::kernel` the kernel's own work, `crate::governor` DVFS policies.
+//! Map: the run's state is in parts, each a struct whose fields only its own room touches —
+//! `work` (tasks, threads, phases, pools, sync objects, timers, rt-app markers), `scheduler`
+//! (run queues, entities, the placement; enqueue, pick, switch, migrate per class), `cpufreq`
+//! (policies, samples, requests, the switcher), `hardware` (clocks, power states, the model's
+//! re-solution, integration, thermal caps, sensors and all energy), `idle` (cpuidle's
+//! prediction and learning), `kernel_work` (jitter, perf overflows, RCU, kernel bursts) and
+//! `outputs` (series, trace, counts). This file keeps the platform, the configuration, the
+//! clock and the RNG, and runs the loop: it asks each part for its next event and dispatches;
+//! the sequences that cross parts (a wake-up, a block, a switch-in, a governor sample, kernel
+//! work on an idle CPU) are in `flow`. `config` is what a run is asked and its checks against
+//! the platform; `pmu` the counts parts accumulate.
 
 mod config;
-mod cpumap;
-mod deadline;
-mod dvfs;
+mod cpufreq;
+mod flow;
+mod hardware;
 mod idle;
-mod integrate;
-mod parallel;
-mod rates;
-mod rcu;
-mod report;
-mod rt;
-mod rtapp_markers;
-mod sampling;
-mod sched_trace;
-mod setup;
-mod state;
-mod switcher;
-mod sync;
-mod threads;
-mod timers;
-mod uclamp;
+mod kernel_work;
+mod outputs;
+mod pmu;
+mod scheduler;
+mod work;
 
 pub use crate::model::idle::CpuIdle;
-pub use config::{GovernorSetting, SimConfig, MAX_CPU_DMA_LATENCY_US, MAX_TIME_LIMIT_S};
+pub use config::{GovernorSetting, RunPlan, SimConfig, MAX_CPU_DMA_LATENCY_US, MAX_TIME_LIMIT_S};
 
-use crate::governor::PolicyView;
-use crate::kernel::jitter::Jitter;
 use crate::kernel::perf_sampling::PerfCounters;
-use crate::model::dram::DramState;
-use crate::model::energy::{EnergyAccount, Sensors};
 use crate::platform::Platform;
-use crate::random::{normal_sample, Rng};
+use crate::random::{Rng, SeedableRng};
 use crate::result::{RunResult, SampleRow};
-use crate::sched::cfs::RunQueue;
-use crate::sched::{CpuMask, Migration, Placement, SchedEntity, SchedView};
-use crate::trace::TraceEvent;
-use crate::workload::{Task, Workload};
-use state::{ClusterHw, Cpu, Policy, Thread, ThreadState};
-use timers::Timers;
+use crate::sched::Placement;
+use crate::workload::Workload;
+use cpufreq::Cpufreq;
+use hardware::{CpuLoad, Hardware};
+use idle::Idle;
+use kernel_work::KernelWork;
+use outputs::Outputs;
+use scheduler::{SchedSetup, Scheduler, Sysctls, ThreadState};
+use work::Work;
 
 /// Completions computed by division land within this of their exact time, µs.
 const EPS_US: f64 = 1e-6;
-
-/// Runs one simulation.
-pub fn simulate(platform: &Platform, workload: &Workload, config: SimConfig) -> Result<RunResult, String> {
-    config.check()?;
-    Engine::new(platform, workload, config)?.run()
-}
-
-/// The scheduler's state and topology as placement policies see it.
-struct Sched {
-    placement: Box<dyn Placement>,
-    rqs: Vec<RunQueue>,
-    entities: Vec<SchedEntity>,
-    /// PELT signals are kept (the placement or a governor reads them).
-    track_util: bool,
-    /// Per cluster: the 3.x load sums scale with its frequency (the placement wants it and its
-    /// governor is not a single-frequency one).
-    load_freq_invariant: Vec<bool>,
-    /// Per logical CPU: the physical core it runs on (a platform CPU number), that core's
-    /// cluster and its capacity. Switching modes change this map at run time.
-    core_of: Vec<usize>,
-    cluster_of: Vec<usize>,
-    capacity: Vec<u32>,
-    /// Per cluster: the logical CPUs on it, ascending.
-    cpus_of_cluster: Vec<Vec<usize>>,
-    /// The last scheduler tick processed, µs (ticks are jiffies-aligned).
-    last_tick_us: f64,
-    tick_us: f64,
-    /// CFS tunables, scaled for the number of CPUs.
-    cfs: crate::sched::cfs::Tunables,
-    /// Something asks for a utilisation clamp (the kernel's `sched_uclamp_used`): the run
-    /// queues' clamp buckets are kept (`uclamp`).
-    uclamp_used: bool,
-    /// uclamp's sysctls and bucket count.
-    uclamp: crate::sched::uclamp::Settings,
-    /// A SCHED_RR slice, ticks.
-    rr_slice_ticks: u64,
-    /// RT tasks queued so far (their arrival numbers order each priority's list).
-    rt_arrivals: u64,
-    /// RT placement asks whether a CPU's capacity fits the task (5.10 on asymmetric CPUs).
-    rt_fitness: bool,
-    rt_bandwidth: crate::sched::rt::Bandwidth,
-    /// The RT period timer's next expiry, µs (infinite while no RT work is about).
-    rt_period_next_us: f64,
-    /// SCHED_DEADLINE's timers: (expiry ns, thread, which).
-    dl_timers: std::collections::BTreeSet<(u64, usize, deadline::DlTimer)>,
-    /// Some thread is SCHED_DEADLINE (schedutil adds DL bandwidth, DL time is tracked).
-    dl_used: bool,
-    /// The CPUs the workload's threads may be given (online, within `--cluster`).
-    user_cpus: CpuMask,
-    /// The task groups, their run queues on each CPU, and each thread's group.
-    groups: crate::sched::group::Groups,
-}
-
-impl Sched {
-    /// Asks the placement policy something about the state at `now_us`, on `this_cpu`.
-    fn ask<R>(
-        &mut self,
-        now_us: f64,
-        this_cpu: usize,
-        question: impl FnOnce(&mut dyn Placement, &SchedView) -> R,
-    ) -> R {
-        let view = SchedView {
-            now_us,
-            this_cpu,
-            rqs: &self.rqs,
-            cluster_of: &self.cluster_of,
-            capacity: &self.capacity,
-            tasks: &self.entities,
-            groups: &self.groups,
-        };
-        question(self.placement.as_mut(), &view)
-    }
-}
-
-/// Hardware beyond the cores: clusters, DRAM, the energy account and the sensors.
-struct Hardware {
-    clusters: Vec<ClusterHw>,
-    dram: DramState,
-    energy: EnergyAccount,
-    sensors: Sensors,
-    next_thermal_us: f64,
-    /// Time up to which `integrate` has counted the cluster and DRAM quantities, µs.
-    integrated_until_us: f64,
-}
-
-/// Where the per-sample time series goes.
-enum Series<'a> {
-    Off,
-    /// Kept in the result.
-    Keep(Vec<SampleRow>),
-    /// Handed to a sink as each sample is taken (memory stays constant on long runs).
-    Stream(Box<dyn FnMut(&SampleRow) + 'a>),
-}
-
-/// What the run records besides its state.
-struct Outputs<'a> {
-    events: u64,
-    samples: u64,
-    /// CPU time spent by governors reading PMCs, µs.
-    governor_overhead_us: f64,
-    series: Series<'a>,
-    trace: Option<Vec<TraceEvent>>,
-    /// The placement's over-utilisation state last traced.
-    overutilized: Option<bool>,
-    marks: Vec<crate::result::Mark>,
-    /// A thread went through more than `max_events_without_progress` work-less phases inside one
-    /// event (a loop of `resume` phases): the run ends as making no progress.
-    stuck: bool,
-    /// Every live user thread blocked forever (`sync::blocked_forever`), from when.
-    deadlock: Option<crate::result::Deadlock>,
-    /// Logical CPUs the switcher moved to their partner core.
-    cpu_switches: u64,
-    /// Priority changes, for a trace: events traced before, tid, new kernel priority.
-    prio_changes: Vec<(usize, u32, i32)>,
-    /// Times a CPU's RT queue was throttled (the kernel's "sched: RT throttling activated").
-    rt_throttles: u64,
-    /// Per task group: CPU time its threads ran while in it and have since left it, µs.
-    group_cpu_us: Vec<f64>,
-}
-
-impl Outputs<'_> {
-    fn records_series(&self) -> bool {
-        !matches!(self.series, Series::Off)
-    }
-
-    fn trace(&mut self, event: TraceEvent) {
-        if let Some(t) = &mut self.trace {
-            t.push(event);
-        }
-    }
-
-    /// Thread `tid` has kernel priority `prio` from now on (only a trace prints priorities).
-    fn note_prio(&mut self, tid: u32, prio: i32) {
-        if let Some(t) = &self.trace {
-            self.prio_changes.push((t.len(), tid, prio));
-        }
-    }
-
-    /// Removes the events `traced_ahead` matches among the latest few thousand: events traced
-    /// in advance (a kernel burst's idle entry) that did not happen after all.
-    fn drop_recent(&mut self, traced_ahead: impl Fn(&TraceEvent) -> bool) {
-        if let Some(t) = &mut self.trace {
-            let from = t.len().saturating_sub(4096);
-            let mut i = t.len();
-            while i > from {
-                i -= 1;
-                if traced_ahead(&t[i]) {
-                    t.remove(i);
-                }
-            }
-        }
-    }
-}
-
-pub struct Engine<'a> {
-    platform: &'a Platform,
-    /// The workload's tasks, then the kernel threads' tasks.
-    tasks: Vec<Task>,
-    workload_name: String,
-    /// The workload's own end (rt-app's `duration`), µs.
-    duration_us: Option<f64>,
-    config: SimConfig,
-    rng: Rng,
-    now_us: f64,
-    threads: Vec<Thread>,
-    /// Named objects threads synchronise on (`sync`).
-    sync: sync::SyncObjects,
-    /// Per thread, when tracing: its rt-app loop under way (`rtapp_markers`).
-    rtapp_marks: rtapp_markers::RtappMarks,
-    /// Each task's parallel phases: work pool and barrier (`parallel`), by task and phase.
-    pools: Vec<Vec<parallel::Pool>>,
-    /// A running thread's CPU while it goes through its zero-work phases (`resume`, then
-    /// `suspend` or `sleep`), and whether a thread it woke there preempts it (`enter_phase`).
-    deferred_preempt: Option<(usize, bool)>,
-    /// Threads of the workload not yet done (kernel threads do not keep a run going).
-    live_user_threads: usize,
-    /// A user thread blocked or ended during the current event: look for a deadlock after it
-    /// (not inside it: a thread may block and wake another within one event).
-    look_for_deadlock: bool,
-    timers: Timers,
-    rcu: rcu::RcuState,
-    cpus: Vec<Cpu>,
-    sched: Sched,
-    jitter: Jitter,
-    /// Counter-overflow sampling on chosen CPUs, if configured.
-    perf: Option<PerfCounters>,
-    policies: Vec<Policy>,
-    /// The big.LITTLE switcher, under IKS or cluster switching (`switcher`).
-    switcher: Option<crate::sched::switching::Switcher>,
-    /// Per logical CPU: its cpufreq policy.
-    policy_of_cpu: Vec<usize>,
-    hw: Hardware,
-    /// Reference-work conversion for periodic phases, per task and phase: instructions per µs.
-    reference_ips: Vec<Vec<f64>>,
-    /// Something changed that affects rates or power since the last `recompute`.
-    dirty: bool,
-    /// Governor views, reused between samples.
-    views: Vec<PolicyView>,
-    scratch: Scratch,
-    out: Outputs<'a>,
-}
-
-/// Buffers reused instead of allocated at every event.
-#[derive(Default)]
-struct Scratch {
-    snoop_ns: Vec<f64>,
-    /// Every running thread, while the model is re-solved.
-    running: Vec<rates::Running>,
-    ws_per_cluster: Vec<f64>,
-    due: Vec<(usize, u32)>,
-    migrations: Vec<Migration>,
-    /// The model's inputs at the last solution (`rates::model_inputs`), a buffer for the
-    /// current ones, and the speed it gave the thread on each CPU.
-    solved_inputs: Vec<u64>,
-    inputs: Vec<u64>,
-    speed_on_cpu: Vec<state::Speed>,
-    /// Task-group run queues whose signals crossed a period (CPU, group), for the trace.
-    group_levels: Vec<(usize, usize)>,
-}
 
 /// Events at one simulated instant after which a run counts as making no progress (far above
 /// any real burst: 15 for each of the most threads a workload may have, all at once), reported
@@ -291,28 +59,124 @@ pub const STOP_CHECK_EVENTS: u64 = 4096;
 /// The error of a run abandoned through `SimConfig::stop`.
 pub const STOPPED: &str = "the run was stopped";
 
+/// Runs one simulation.
+pub fn simulate(platform: &Platform, workload: &Workload, config: SimConfig) -> Result<RunResult, String> {
+    config.check()?;
+    Engine::new(platform, workload, config)?.run()
+}
+
+pub struct Engine<'a> {
+    platform: &'a Platform,
+    config: SimConfig,
+    rng: Rng,
+    now_us: f64,
+    work: Work,
+    sched: Scheduler<'a>,
+    cpufreq: Cpufreq<'a>,
+    hw: Hardware<'a>,
+    idle: Idle,
+    kernel: KernelWork<'a>,
+    out: Outputs<'a>,
+    /// Buffers of the loop, reused between events.
+    due: Vec<(usize, u32)>,
+    loads: Vec<CpuLoad>,
+    rcuo_wakes: Vec<usize>,
+}
+
 impl<'a> Engine<'a> {
+    /// A run of `workload` on `platform` with the placement policy `config.scheduler` names.
+    pub fn new(platform: &'a Platform, workload: &Workload, config: SimConfig) -> Result<Self, String> {
+        let placement = config.scheduler.build(platform, &config.sched_tunables)?;
+        Self::with_placement(platform, workload, config, placement)
+    }
+
+    /// A run with a placement policy of the caller's (`config.scheduler` only names the
+    /// run in its result). Builds each part, then starts the governors and the threads.
+    pub fn with_placement(
+        platform: &'a Platform,
+        workload: &Workload,
+        config: SimConfig,
+        placement: Box<dyn Placement>,
+    ) -> Result<Self, String> {
+        let plan = config.check_for(platform, workload, &*placement)?;
+        let mut rng = Rng::seed_from_u64(config.seed);
+        let perf =
+            config.perf_sampling.as_ref().map(|s| PerfCounters::new(s, platform, platform.ncpus())).transpose()?;
+        let RunPlan { switcher, online, cluster_of, clusters_online, user_cpus, tasks, user_tasks, .. } = plan;
+        let work = Work::new(platform, workload, tasks, plan.threads, user_tasks, plan.reference_cluster, config.trace);
+        let threads: Vec<(usize, u32, bool)> =
+            (0..work.nthreads()).map(|t| (work.task_of(t), work.tid(t), work.is_kernel(t))).collect();
+        let cpufreq = Cpufreq::new(platform, &config, switcher, threads.len())?;
+        let sysctls = Sysctls::check(platform, &config.sched_tunables, &*placement)?;
+        let governors_read_util = (0..cpufreq.len()).any(|p| cpufreq.reads_util(p));
+        let setup = SchedSetup {
+            workload,
+            tasks: work.tasks(),
+            threads: &threads,
+            allowed: &plan.allowed,
+            online: &online,
+            cluster_of: &cluster_of,
+            user_cpus,
+            sysctls,
+            governors_read_util,
+        };
+        let sched = Scheduler::new(platform, &config, placement, setup)?;
+        let rcuo = |cpu| work.rcuo_of(cpu);
+        let kernel = KernelWork::new(platform, &online, &mut rng, perf, config.rcu.clone(), rcuo);
+        let mut engine = Engine {
+            hw: Hardware::new(platform, &clusters_online, &config.start_temp_c, threads.len()),
+            idle: Idle::new(platform.ncpus(), config.cpuidle, config.cpu_dma_latency_us, sched.kernel()),
+            out: Outputs::new(config.series, config.trace),
+            platform,
+            rng,
+            now_us: 0.0,
+            work,
+            sched,
+            cpufreq,
+            kernel,
+            config,
+            due: Vec::new(),
+            loads: Vec::new(),
+            rcuo_wakes: Vec::new(),
+        };
+        engine.start();
+        Ok(engine)
+    }
+
     /// Hands each time-series row to `sink` as the sample is taken instead of keeping it
     /// in the result (for long runs: memory stays constant).
     pub fn stream_series(&mut self, sink: impl FnMut(&SampleRow) + 'a) {
-        self.out.series = Series::Stream(Box::new(sink));
+        self.out.stream_series(sink);
+    }
+
+    /// The physical core logical `cpu` runs on.
+    pub fn core_of(&self, cpu: usize) -> usize {
+        self.sched.core_of(cpu)
+    }
+
+    /// Simulated time now, µs.
+    pub fn now_us(&self) -> f64 {
+        self.now_us
     }
 
     /// Runs to the end of the workload (or the time limit) and reports.
     pub fn run(mut self) -> Result<RunResult, String> {
         let limit_us = self.config.time_limit_s * 1e6;
-        let mut completed = self.run_until(self.duration_us.map_or(limit_us, |d| d.min(limit_us)));
-        if let Some(end_us) = self.duration_us.filter(|&d| !completed && d <= limit_us && self.now_us >= d) {
+        let duration_us = self.work.duration_us();
+        let mut completed = self.run_until(duration_us.map_or(limit_us, |d| d.min(limit_us)));
+        if let Some(end_us) = duration_us.filter(|&d| !completed && d <= limit_us && self.now_us >= d) {
             // the workload's duration is up: every thread stops there (rt-app's end)
-            for th in self.threads.iter_mut().filter(|th| !th.kernel && th.state != ThreadState::Done) {
-                th.finish_us = end_us;
+            for t in 0..self.work.nthreads() {
+                if !self.work.is_kernel(t) && self.sched.state(t) != ThreadState::Done {
+                    self.work.stop_at(t, end_us);
+                }
             }
             completed = true;
         }
         if !completed && self.stop_asked() {
             return Err(STOPPED.into());
         }
-        if self.out.stuck || (!completed && self.now_us < limit_us && self.out.deadlock.is_none()) {
+        if self.out.stuck() || (!completed && self.now_us < limit_us && self.out.deadlock().is_none()) {
             return Err(format!(
                 "no progress in simulated time at {:.6} s after {} events: a task loops through phases without \
                  work or sleep; give its phases instructions or sleep_us",
@@ -339,14 +203,14 @@ impl<'a> Engine<'a> {
     /// Processes events up to `limit_us`; true if the workload finished first. Then `now` is
     /// the last event's time, or `limit_us` if the workload has not finished.
     pub fn run_until(&mut self, limit_us: f64) -> bool {
-        if self.dirty {
+        if self.hw.dirty() {
             self.recompute();
         }
         // A run whose events stop moving simulated time (a loop of zero-work phases) would
         // never reach the limit: it stops here, with `now` short of `limit_us`.
         let (mut last_us, mut same_time) = (self.now_us, 0u64);
-        while self.live_user_threads > 0 {
-            if self.out.stuck {
+        while self.work.live_user_threads() > 0 {
+            if self.out.stuck() {
                 return false;
             }
             let next = self.next_event_us();
@@ -362,21 +226,21 @@ impl<'a> Engine<'a> {
                 self.advance(next);
                 self.handle_events();
             }
-            if self.dirty {
+            if self.hw.dirty() {
                 self.recompute();
             }
             #[cfg(debug_assertions)]
-            self.check_uclamp_counts();
-            self.trace_group_signals();
-            if std::mem::take(&mut self.look_for_deadlock) {
+            self.sched.check_uclamp_counts();
+            self.sched.trace_group_signals(self.now_us, &mut self.out);
+            if self.work.take_look_for_deadlock() {
                 self.note_deadlock();
                 // nothing can happen any more; a workload with a duration (rt-app's) runs to it
-                if self.out.deadlock.is_some() && self.duration_us.is_none() {
+                if self.out.deadlock().is_some() && self.work.duration_us().is_none() {
                     return false;
                 }
             }
-            self.out.events += 1;
-            if self.out.events.is_multiple_of(STOP_CHECK_EVENTS) && self.checkpoint() {
+            let events = self.out.count_event();
+            if events.is_multiple_of(STOP_CHECK_EVENTS) && self.checkpoint() {
                 return false;
             }
             if self.now_us > last_us {
@@ -391,36 +255,25 @@ impl<'a> Engine<'a> {
         true
     }
 
-    /// The earliest pending event other than the scheduler tick.
+    /// The earliest pending event other than the scheduler tick: each part's next.
     fn next_event_us(&self) -> f64 {
-        let hw = &self.hw;
         let mut next = self
-            .timers
-            .next_any_us()
-            .min(hw.dram.next_noise_us)
-            .min(hw.next_thermal_us)
-            .min(hw.sensors.next_reading_us)
-            .min(self.sched.rt_period_next_us)
-            .min(self.next_dl_timer_us());
-        for policy in &self.policies {
-            // An idle policy samples at its next wake-up instead (see `handle_events`).
-            if policy.busy_cpus > 0 {
-                next = next.min(policy.next_sample_us);
-            }
-            if let Some((t, _)) = policy.pending {
-                next = next.min(t);
-            }
-        }
-        for (rq, &burst_us) in self.sched.rqs.iter().zip(self.jitter.next_bursts_us()) {
-            if !rq.online {
+            .work
+            .next_any_timer_us()
+            .min(self.hw.next_event_us())
+            .min(self.sched.rt_period_next_us())
+            .min(self.sched.next_dl_timer_us())
+            .min(self.cpufreq.next_event_us());
+        for (cpu, &burst_us) in self.kernel.next_bursts_us().iter().enumerate() {
+            if !self.sched.online(cpu) {
                 continue;
             }
             next = next.min(burst_us);
-            if let Some(t) = rq.curr {
-                let th = &self.threads[t];
-                if th.speed.instr_per_us > 0.0 {
-                    next =
-                        next.min(self.now_us + th.progress.stolen_us + th.progress.work_left / th.speed.instr_per_us);
+            if let Some(t) = self.sched.curr(cpu) {
+                let instr_per_us = self.hw.speed(t).instr_per_us;
+                if instr_per_us > 0.0 {
+                    let p = self.work.progress(t);
+                    next = next.min(self.now_us + p.stolen_us + p.work_left / instr_per_us);
                 }
             }
         }
@@ -434,185 +287,158 @@ impl<'a> Engine<'a> {
         if dt <= 0.0 {
             return;
         }
-        for (cpu_id, cpu) in self.cpus.iter_mut().enumerate() {
-            let rq = &self.sched.rqs[cpu_id];
-            if !rq.online {
+        for cpu in 0..self.sched.ncpus() {
+            if !self.sched.online(cpu) {
                 continue;
             }
-            let khz = self.hw.clusters[self.sched.cluster_of[cpu_id]].cur_khz as f64;
-            let Some(t) = rq.curr else {
-                cpu.idle_since_sample_us += dt;
-                cpu.was_idle = true;
+            let khz = self.hw.cur_khz(self.sched.cluster_of(cpu)) as f64;
+            let Some(t) = self.sched.curr(cpu) else {
+                self.sched.account_time(cpu, dt, false);
                 continue;
             };
-            cpu.busy_us += dt;
-            cpu.pmu.cycles += dt * khz / 1000.0;
-            let th = &mut self.threads[t];
-            let stolen = th.progress.stolen_us.min(dt);
-            th.progress.stolen_us -= stolen;
-            let run_us = dt - stolen;
-            let instr = (th.speed.instr_per_us * run_us).min(th.progress.work_left);
-            if let Some(phase) = self.tasks[th.task].phases.get(th.progress.phase) {
-                // call_rcu() at the phase's rate per second of reference work (`kernel::rcu`)
-                if phase.rcu.per_s > 0.0 {
-                    let reference_s = instr / (self.reference_ips[th.task][th.progress.phase] * 1e6);
-                    let calls = phase.rcu;
-                    self.rcu.used = true;
-                    if let Some(w) =
-                        self.rcu.rcu.call_rcu(cpu_id, reference_s * calls.per_s, calls.callback_us, calls.lazy)
-                    {
-                        self.rcu.pending_wakes.push(w);
-                    }
-                }
+            self.sched.account_time(cpu, dt, true);
+            self.hw.count_cycles(cpu, dt * khz / 1000.0);
+            let speed = *self.hw.speed(t);
+            let retired = self.work.run(t, cpu, dt, &speed, khz);
+            let instr = retired.instructions;
+            if let Some((calls, reference_s)) = retired.rcu {
+                self.kernel.call_rcu(cpu, calls, reference_s);
             }
-            th.progress.work_left -= instr;
-            th.cpu_time_us += run_us;
-            th.cpu_time_on_us[cpu_id] += run_us;
-            let cycles = run_us * khz / 1000.0;
             let (refills, bus, refs) =
-                (instr * th.speed.refills_per_instr, instr * th.speed.bus_per_instr, instr * th.speed.refs_per_instr);
-            th.pmu.cycles += cycles;
-            th.peer_lines += instr * th.speed.peer_lines_per_instr;
-            for p in [&mut th.pmu, &mut cpu.pmu] {
-                p.inst += instr;
-                p.l2_refill += refills;
-                p.bus_access += bus;
-                p.mem_access += refs;
-            }
-            if let Some(perf) = &mut self.perf {
-                // The overflows these instructions caused: their handlers' time is stolen from
-                // the thread (`kernel::perf_sampling`).
-                let samples = perf.count(cpu_id, instr);
-                if samples > 0 {
-                    th.progress.stolen_us += perf.cost_us(samples, khz);
-                }
+                (instr * speed.refills_per_instr, instr * speed.bus_per_instr, instr * speed.refs_per_instr);
+            self.hw.count_instructions(cpu, instr, refills, bus, refs);
+            // The overflows these instructions caused: their handlers' time is stolen from the
+            // thread (`kernel::perf_sampling`).
+            let perf_us = self.kernel.perf_overflows_us(cpu, instr, khz);
+            if perf_us > 0.0 {
+                self.work.steal(t, perf_us);
             }
         }
         self.now_us = to_us;
     }
 
+    /// The events due now, each dispatched to its owner.
     fn handle_events(&mut self) {
         self.rcu_wake_pending();
         let now = self.now_us;
-        for p in 0..self.policies.len() {
-            if let Some((t, khz)) = self.policies[p].pending {
-                if t <= now + EPS_US {
-                    self.set_freq(p, khz);
-                }
+        let by = now + EPS_US;
+        for p in 0..self.cpufreq.len() {
+            if let Some(khz) = self.cpufreq.transition_due(p, by) {
+                self.set_freq(p, khz);
             }
         }
-        if self.hw.next_thermal_us <= now + EPS_US {
+        if self.hw.thermal_poll_due(by) {
             self.thermal_poll();
-            self.dirty = true; // leakage follows the new temperature
-            self.hw.next_thermal_us = now + self.platform.thermal.polling_interval_ms as f64 * 1000.0;
+            self.hw.thermal_polled(now);
         }
-        if self.hw.sensors.next_reading_us <= now + EPS_US {
-            self.read_sensors();
-            self.hw.sensors.next_reading_us += self.hw.sensors.period_us;
-        }
-        if self.sched.rt_period_next_us <= now + EPS_US {
+        self.hw.read_sensors_if_due(by);
+        if self.sched.rt_period_next_us() <= by {
             self.rt_period_timer();
         }
         self.dl_timers_due();
-        if self.hw.dram.next_noise_us <= now + EPS_US {
-            self.hw.dram.noise = (self.platform.noise.dram_latency_sigma * normal_sample(&mut self.rng)).exp();
-            self.dirty = true;
-            self.hw.dram.next_noise_us = now + self.platform.noise.dram_noise_period_us as f64;
-        }
-        for cpu in 0..self.cpus.len() {
-            if self.sched.rqs[cpu].online && self.jitter.next_burst_us(cpu) <= now + EPS_US {
+        self.hw.dram_noise_if_due(now, by, &mut self.rng);
+        for cpu in 0..self.sched.ncpus() {
+            if self.sched.online(cpu) && self.kernel.next_burst_us(cpu) <= by {
                 self.kernel_jitter(cpu);
             }
         }
         // Thread completions (running threads whose job is done).
-        for cpu in 0..self.cpus.len() {
-            if let Some(t) = self.sched.rqs[cpu].curr {
-                let th = &self.threads[t];
-                let left = th.progress.work_left;
-                if th.progress.stolen_us <= EPS_US && (left <= th.speed.instr_per_us * EPS_US || left <= 1e-9) {
-                    self.threads[t].progress.work_left = 0.0;
+        for cpu in 0..self.sched.ncpus() {
+            if let Some(t) = self.sched.curr(cpu) {
+                let p = self.work.progress(t);
+                let left = p.work_left;
+                if p.stolen_us <= EPS_US && (left <= self.hw.speed(t).instr_per_us * EPS_US || left <= 1e-9) {
+                    self.work.progress_mut(t).work_left = 0.0;
                     self.job_done(t);
                 }
             }
         }
-        // Wake-ups, in thread order.
-        let mut due = std::mem::take(&mut self.scratch.due);
-        due.clear();
-        self.timers.pop_due(now + EPS_US, &mut due);
-        due.sort_unstable();
-        for &(t, seq) in &due {
-            if self.threads[t].timer_seq != seq {
-                continue; // a timer the thread no longer waits for
-            }
-            if matches!(self.threads[t].state, ThreadState::Sleeping { .. }) {
-                self.wake(t, None);
-            } else if self.threads[t].progress.runtime_end_us.is_some() {
-                self.end_runtime(t);
-            }
-        }
-        self.scratch.due = due;
+        self.timers_due(by);
         // Governor samples. Since Linux 4.6 a governor samples from the scheduler's
         // update_util hook, so a policy whose CPUs stayed idle (no tick, no enqueue) is not
         // sampled until one of them wakes up (`wake_policy`).
-        for p in 0..self.policies.len() {
-            if self.policies[p].next_sample_us <= now + EPS_US && self.policy_busy(p) {
+        for p in 0..self.cpufreq.len() {
+            if self.cpufreq.sample_due(p, by) && self.cpufreq.busy(p) {
                 self.governor_sample(p);
             }
         }
     }
 
+    /// Wake-ups of the timers due by `by_us`, in thread order.
+    fn timers_due(&mut self, by_us: f64) {
+        let mut due = std::mem::take(&mut self.due);
+        self.work.pop_due_timers(by_us, &mut due);
+        for &(t, seq) in &due {
+            if !self.work.timer_current(t, seq) {
+                continue; // a timer the thread no longer waits for
+            }
+            if matches!(self.sched.state(t), ThreadState::Sleeping { .. }) {
+                self.wake(t, None);
+            } else if self.work.progress(t).runtime_end_us.is_some() {
+                self.end_runtime(t);
+            }
+        }
+        self.due = due;
+    }
+
     /// The next scheduler tick, µs, when one is needed: CFS preempts at ticks where threads
-    /// wait, PELT is updated at ticks where someone reads it, and the placement may act at
-    /// ticks. Otherwise no tick is simulated (it would change nothing): as with NO_HZ, idle
-    /// CPUs have none anyway.
+    /// wait, PELT is updated at ticks where someone reads it, the placement may act at ticks,
+    /// and RCU works from them. Otherwise no tick is simulated (it would change nothing): as
+    /// with NO_HZ, idle CPUs have none anyway.
     fn next_tick_us(&self) -> f64 {
-        let needed = self.sched.placement.uses_tick()
-            || self.sched.track_util
-            || self.rcu.rcu.active()
-            || !self.rcu.pending_wakes.is_empty()
-            || self.sched.rqs.iter().any(|rq| {
-                (rq.cfs_curr().is_some() && !rq.queue.is_empty())
-                    || !rq.rt.is_empty()
-                    || rq.rt.running.is_some()
-                    || rq.dl.running.is_some()
-            });
-        if !needed {
+        if !(self.sched.tick_needed() || self.kernel.rcu_needs_tick()) {
             return f64::INFINITY;
         }
-        let tick = self.sched.tick_us;
-        let next = (self.now_us / tick).ceil() * tick;
-        if next <= self.sched.last_tick_us {
-            self.sched.last_tick_us + tick
-        } else {
-            next
-        }
+        self.sched.next_tick_after_us(self.now_us)
     }
 
     /// The scheduler tick on every busy CPU (idle CPUs have stopped theirs: NO_HZ): CFS
     /// accounts the running thread and preempts it if it ran its slice, PELT is updated, and
     /// the placement's tick hook may move threads (its softirq, before the next CPU's tick).
     fn tick(&mut self) {
-        self.sched.last_tick_us = self.now_us;
-        let mut moves = std::mem::take(&mut self.scratch.migrations);
+        let now = self.now_us;
+        self.sched.tick_at(now);
         // CPUs busy at the tick (one given a thread by an earlier CPU's softirq has not ticked)
-        let busy = CpuMask::of((0..self.cpus.len()).filter(|&c| self.sched.rqs[c].curr.is_some()));
+        let busy = crate::sched::CpuMask::of((0..self.sched.ncpus()).filter(|&c| self.sched.curr(c).is_some()));
         for cpu in busy.iter() {
-            if self.sched.rqs[cpu].curr.is_none() {
+            if self.sched.curr(cpu).is_none() {
                 continue;
             }
             if self.tick_cpu(cpu) {
                 self.preempt(cpu);
             }
-            let now = self.now_us;
-            moves.clear();
-            self.sched.ask(now, cpu, |placement, view| placement.tick(view, cpu, &mut moves));
-            self.note_overutilized(cpu);
+            let moves = self.sched.tick_moves(now, cpu);
+            self.sched.note_overutilized(cpu, now, &mut self.out);
             for m in &moves {
                 self.migrate(m.thread, m.to_cpu);
             }
+            self.sched.give_back_moves(moves);
         }
-        self.scratch.migrations = moves;
         self.rcu_tick();
+    }
+
+    /// Refreshes every running thread's rate, the CCI and DRAM rates, and the power draw.
+    fn recompute(&mut self) {
+        let mut loads = std::mem::take(&mut self.loads);
+        loads.clear();
+        for cpu in 0..self.sched.ncpus() {
+            let running = self.sched.curr(cpu).map(|t| hardware::RunningOn {
+                thread: t,
+                task: self.work.task_of(t),
+                phase: self.work.progress(t).phase,
+            });
+            loads.push(CpuLoad {
+                online: self.sched.online(cpu),
+                cluster: self.sched.cluster_of(cpu),
+                running,
+                core_off: self.idle.core_off_since_us(cpu).is_some(),
+            });
+        }
+        let (work, sched) = (&self.work, &self.sched);
+        let mem_of = |task, phase| work.mem_of(task, phase);
+        let live = |t| sched.live(t).then(|| (work.task_of(t), sched.cluster_of(sched.cpu_of(t))));
+        self.hw.recompute(self.now_us, &loads, mem_of, live);
+        self.loads = loads;
     }
 }
 

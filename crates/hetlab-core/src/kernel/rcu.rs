@@ -21,10 +21,14 @@
 //!   the kernel's own interaction of the two options (McKenney, db4cb768: "CPUs with
 //!   offloaded callbacks do not benefit from CONFIG_RCU_FAST_NO_HZ=y").
 //!
-//! This module is the state machine in jiffies and counts; the engine (`engine::rcu`) runs it
-//! from the tick, idle entry and the rcuo kthreads, and charges the CPU time. Not modelled:
+//! This module is the state machine in jiffies and counts, and the rcuo kthreads' tasks; the
+//! engine (`engine::kernel_work`, `engine::flow`) runs it from the tick, idle entry and the rcuo
+//! kthreads, and charges the CPU time. Not modelled:
 //! the grace-period kthread's own wake-ups (its FQS scans run every 3 jiffies during a grace
 //! period on whichever CPU is awake) and the 3.8 `RCU_IDLE_FLUSHES` drain loop.
+
+use crate::platform::Platform;
+use crate::workload::{Access, MemProfile, Order, Pattern, Phase, PhaseKind, RcuCalls, Task};
 
 /// Callbacks one RCU_SOFTIRQ pass invokes from a busy CPU (`blimit`, rcutree.c).
 pub const BLIMIT: u64 = 10;
@@ -503,6 +507,44 @@ impl Rcu {
         self.report.rcuo_callbacks += ran.n;
         ran
     }
+}
+
+/// Reference work of one rcuo pass besides the callbacks (wake-up, taking the list, the
+/// grace-period bookkeeping), µs on the reference core. ASSUMPTION: a few hundred
+/// instructions, as a short kthread wake-up; the callbacks' own cost dominates.
+pub const RCUO_PASS_US: f64 = 1.0;
+
+/// The event the rcuo kthread of `cpu` sleeps on until its list becomes non-empty.
+pub fn rcuo_event_name(cpu: usize) -> String {
+    format!("rcuo/{cpu}")
+}
+
+/// The rcuo kthreads for `options` (`rcuop/N`, RCU-preempt's, as on Android's PREEMPT
+/// kernels): each sleeps until woken, then makes one pass (its work set at each pass from the
+/// callbacks it takes); their affinity is the option's, or the lowest-capacity cluster's CPUs
+/// (the seed moved them to the LITTLE CPUs).
+pub fn rcuo_kthreads(platform: &Platform, options: &RcuOptions) -> Vec<Task> {
+    let little = (0..platform.clusters.len()).min_by_key(|&c| (platform.cpu_capacity(c), c)).unwrap_or(0);
+    let affinity = options.rcuo_affinity.clone().unwrap_or_else(|| platform.clusters[little].cpus.clone());
+    let mem = MemProfile::single(1.0, 0.3, Access::new(16384, Pattern::Random, 64, Order::Uniform), false, 0.2);
+    options
+        .nocbs
+        .iter()
+        .map(|&cpu| {
+            let phases = vec![
+                Phase {
+                    kind: PhaseKind::Suspend { event: rcuo_event_name(cpu) },
+                    mem,
+                    mark: None,
+                    rcu: RcuCalls::default(),
+                },
+                Phase { kind: PhaseKind::Compute { instructions: 1.0 }, mem, mark: None, rcu: RcuCalls::default() },
+            ];
+            let mut task = super::kthread(&format!("rcuop/{cpu}"), Some(affinity.clone()), phases);
+            task.repeat = u32::MAX;
+            task
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 //! test's own, the tick, migrating a running thread), the CPU map and the cost of threads.
 
 use super::*;
-use crate::sched::{SchedPolicy, WakeKind};
+use crate::sched::{Migration, SchedPolicy, SchedView, WakeKind};
+use crate::trace::TraceEvent;
 use crate::workload::{Access, MemProfile, Order, Pattern, Phase, PhaseKind};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -177,7 +178,7 @@ fn a_tick_hook_migrates_a_running_thread() {
     c.scheduler = SchedPolicy::Smp;
     let mut engine = Engine::with_placement(&p, &workload, c.clone(), Box::new(MoveAt::new(500_000.0, 4))).unwrap();
     assert!(!engine.run_until(400_000.0));
-    assert_eq!(engine.sched.entities[0].cpu, 0);
+    assert_eq!(engine.sched.cpu_of(0), 0);
     let r = engine.run().unwrap();
     assert_eq!(r.threads[0].migrations, 1);
     // half a second on an A7, then the rest on an A15 at 2 GHz: much sooner than all on LITTLE
@@ -619,7 +620,7 @@ fn wake_ups_before_the_timer_teach_the_menu_governor_to_stay_shallow() {
     let mut engine = Engine::new(&p, &w, c).unwrap();
     engine.run_until(400_000.0);
     // bucket 4 (next timer 10-100 ms) learnt idles of about 1/50 of the timer
-    let factor = engine.cpus[1].menu.ratio(4);
+    let factor = engine.idle.correction_ratio(1, 4);
     assert!(factor < 0.1, "correction factor {factor}");
     let r = engine.finish(false);
     let share = |from_us, to_us| {
@@ -1018,7 +1019,7 @@ fn schedutil_adds_the_deadline_bandwidth_to_its_request() {
 fn deadline_servers_that_lock_yield_fork_and_sleep_run_to_their_end() {
     // the fuzz seed: DL tasks with a mutex, yield, per-thread timers, a fork and a constrained
     // deadline, beside FIFO, SCHED_IDLE (in a taskgroup, and by phase) and CFS work
-    let doc = include_str!("../../../../fuzz/corpus/rtapp_sim/sched-classes.json");
+    let doc = include_str!("../../../../../fuzz/corpus/rtapp_sim/sched-classes.json");
     let r = dl_run("exynos5422", doc, None).unwrap();
     for t in &r.threads {
         assert!(t.finish_s > 0.0, "{} did not finish", t.name);
@@ -1059,3 +1060,5 @@ count = 20
     let e = Workload::from_toml("w.toml", &toml.replace("policy = \"deadline\"", "policy = \"fifo\"")).unwrap_err();
     assert!(e.contains("belong to policy = \"deadline\""), "{e}");
 }
+
+mod sched_trace;

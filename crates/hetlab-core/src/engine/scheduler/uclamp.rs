@@ -1,39 +1,40 @@
-//! Utilisation clamps in the engine (`sched::uclamp`): a thread's effective clamps kept up to
+//! Utilisation clamps applied (`sched::uclamp` holds the rules): a thread's effective clamps kept up to
 //! date, and the run queues' buckets counting the runnable fair and RT threads, where the
 //! kernel's `enqueue_task` / `dequeue_task` call `uclamp_rq_inc` / `uclamp_rq_dec`: a wake-up,
 //! a migration's arrival and departure, sleeping or exiting, and a change of clamps, class or
 //! group (`__sched_setscheduler` and `sched_move_task` dequeue and enqueue a runnable task).
 
-use super::Engine;
+use super::Scheduler;
+#[cfg(debug_assertions)]
+use super::ThreadState;
 use crate::sched::uclamp;
 
-impl Engine<'_> {
+impl Scheduler<'_> {
     /// `t` is runnable on `cpu` from now on (`uclamp_rq_inc`); a DL thread is not counted
     /// (its class has no `uclamp_enabled`), nor anything while no clamp is used.
-    pub(super) fn uclamp_enqueue(&mut self, t: usize, cpu: usize) {
-        let se = &self.sched.entities[t];
-        if !self.sched.uclamp_used || se.is_dl() || se.uclamp_counted.is_some_and(|(c, _)| c == cpu) {
+    pub fn uclamp_enqueue(&mut self, t: usize, cpu: usize) {
+        let se = &self.entities[t];
+        if !self.uclamp_used || se.is_dl() || se.uclamp_counted.is_some_and(|(c, _)| c == cpu) {
             return;
         }
         self.uclamp_dequeue(t);
-        let se = &mut self.sched.entities[t];
-        self.sched.rqs[cpu].uclamp.inc(se.uclamp);
+        let se = &mut self.entities[t];
+        self.rqs[cpu].uclamp.inc(se.uclamp);
         se.uclamp_counted = Some((cpu, se.uclamp));
     }
 
     /// `t` is no longer runnable where it was counted (`uclamp_rq_dec`).
-    pub(super) fn uclamp_dequeue(&mut self, t: usize) {
-        if let Some((cpu, clamp)) = self.sched.entities[t].uclamp_counted.take() {
-            self.sched.rqs[cpu].uclamp.dec(clamp);
+    pub fn uclamp_dequeue(&mut self, t: usize) {
+        if let Some((cpu, clamp)) = self.entities[t].uclamp_counted.take() {
+            self.rqs[cpu].uclamp.dec(clamp);
         }
     }
 
     /// `t`'s request, class or group changed: its effective clamps anew (`uclamp_eff_get`), and
     /// if it is counted somewhere, out of its buckets and back in with them.
-    pub(super) fn uclamp_update(&mut self, t: usize) {
-        let s = &mut self.sched;
-        let se = &mut s.entities[t];
-        se.uclamp = uclamp::effective(se.uclamp_req, se.is_rt(), s.groups.uclamp_of(t), &s.uclamp);
+    pub fn uclamp_update(&mut self, t: usize) {
+        let se = &mut self.entities[t];
+        se.uclamp = uclamp::effective(se.uclamp_req, se.is_rt(), self.groups.uclamp_of(t), &self.sysctls.uclamp);
         if let Some((cpu, _)) = se.uclamp_counted {
             self.uclamp_dequeue(t);
             self.uclamp_enqueue(t, cpu);
@@ -43,13 +44,12 @@ impl Engine<'_> {
     /// Debug builds: the buckets count exactly the runnable fair and RT threads, each where it
     /// runs or waits, with its effective clamps.
     #[cfg(debug_assertions)]
-    pub(super) fn check_uclamp_counts(&self) {
-        if !self.sched.uclamp_used {
+    pub fn check_uclamp_counts(&self) {
+        if !self.uclamp_used {
             return;
         }
-        use super::state::ThreadState;
-        let mut counted = vec![0u32; self.sched.rqs.len()];
-        for (t, se) in self.sched.entities.iter().enumerate() {
+        let mut counted = vec![0u32; self.rqs.len()];
+        for (t, se) in self.entities.iter().enumerate() {
             let runnable = match self.threads[t].state {
                 ThreadState::Running => true,
                 ThreadState::Runnable => self.is_queued(t),
@@ -65,7 +65,7 @@ impl Engine<'_> {
                 counted[cpu] += 1;
             }
         }
-        for (cpu, rq) in self.sched.rqs.iter().enumerate() {
+        for (cpu, rq) in self.rqs.iter().enumerate() {
             assert_eq!(rq.uclamp.nr_tasks(), counted[cpu], "CPU {cpu}'s uclamp buckets");
         }
     }

@@ -11,13 +11,12 @@
 //! writes its markers, and takes its times (a loop's start, a timer's wake-up latency), when it
 //! is next switched in.
 
-use super::state::ThreadState;
-use super::Engine;
+use crate::engine::outputs::Outputs;
 use crate::trace::TraceEvent;
 use crate::workload::{RtappStep, Task};
 
 /// The markers' state, when tracing.
-pub(super) struct RtappMarks {
+pub struct RtappMarks {
     /// The thread that writes the main process's markers: the first of an rt-app task.
     main_thread: Option<usize>,
     /// Per thread.
@@ -62,67 +61,71 @@ struct OpenLoop {
     slack_us: f64,
 }
 
-impl Engine<'_> {
-    fn marker(&mut self, t: usize, text: String) {
-        let (time_us, cpu, tid) = (self.now_us, self.sched.entities[t].cpu, self.threads[t].tid);
+/// Where a thread's markers go: the trace, at a time, on its CPU, under its tid.
+pub struct Pen<'p, 'a> {
+    pub out: &'p mut Outputs<'a>,
+    pub now_us: f64,
+    pub cpu: usize,
+    pub tid: u32,
+}
+
+impl Pen<'_, '_> {
+    fn marker(&mut self, text: String) {
+        let (time_us, cpu, tid) = (self.now_us, self.cpu, self.tid);
         self.out.trace(TraceEvent::Marker { time_us, cpu, tid, text });
     }
+}
 
-    fn step(&self, t: usize, phase: usize) -> Option<&RtappStep> {
-        let task = &self.tasks[self.threads[t].task];
-        task.rtapp.as_ref().and_then(|r| r.steps.get(phase))
-    }
+fn step(task: &Task, phase: usize) -> Option<&RtappStep> {
+    task.rtapp.as_ref().and_then(|r| r.steps.get(phase))
+}
 
-    /// `t` enters phase `phase`: the markers of what ends and starts there, now if it runs,
-    /// else when it is next switched in.
-    pub(super) fn rtapp_enter(&mut self, t: usize, phase: usize) {
-        if self.out.trace.is_none() || self.step(t, phase).is_none() {
+impl RtappMarks {
+    /// Thread `t` of `task`, with `repeats_left`, enters phase `phase`: the markers of what ends
+    /// and starts there, now if it is `running`, else when it is next switched in.
+    pub fn enter(&mut self, pen: Pen, t: usize, task: &Task, phase: usize, repeats_left: u32, running: bool) {
+        if !pen.out.tracing() || step(task, phase).is_none() {
             return;
         }
-        let th = &self.threads[t];
-        let loops_done = self.tasks[th.task].repeat - th.progress.repeats_left;
-        if th.state == ThreadState::Running {
-            self.rtapp_entered(t, phase, loops_done);
+        let loops_done = task.repeat - repeats_left;
+        if running {
+            self.entered(pen, t, task, phase, loops_done);
         } else {
-            self.rtapp_marks.threads[t].pending.push((phase, loops_done));
+            self.threads[t].pending.push((phase, loops_done));
         }
     }
 
     /// `t` was switched in: what it entered meanwhile.
-    pub(super) fn rtapp_switched_in(&mut self, t: usize) {
-        if self.out.trace.is_none() || self.rtapp_marks.threads[t].pending.is_empty() {
+    pub fn switched_in(&mut self, pen: Pen, t: usize, task: &Task) {
+        if !pen.out.tracing() || self.threads[t].pending.is_empty() {
             return;
         }
-        for (phase, loops_done) in std::mem::take(&mut self.rtapp_marks.threads[t].pending) {
-            self.rtapp_entered(t, phase, loops_done);
+        for (phase, loops_done) in std::mem::take(&mut self.threads[t].pending) {
+            self.entered(Pen { out: &mut *pen.out, ..pen }, t, task, phase, loops_done);
         }
     }
 
-    fn rtapp_entered(&mut self, t: usize, phase: usize, loops_done: u32) {
-        let now = self.now_us;
-        self.rtapp_event_ends(t);
-        if !std::mem::replace(&mut self.rtapp_marks.threads[t].started, true) {
-            if self.rtapp_marks.main_thread == Some(t) {
-                self.marker(t, "rtapp_main: event=start".into());
-                self.marker(t, format!("rtapp_main: event=clock_ref data={}", now.round() as u64));
+    fn entered(&mut self, mut pen: Pen, t: usize, task: &Task, phase: usize, loops_done: u32) {
+        let now = pen.now_us;
+        self.event_ends(t, now);
+        if !std::mem::replace(&mut self.threads[t].started, true) {
+            if self.main_thread == Some(t) {
+                pen.marker("rtapp_main: event=start".into());
+                pen.marker(format!("rtapp_main: event=clock_ref data={}", now.round() as u64));
             }
-            self.marker(t, "rtapp_task: event=start".into());
+            pen.marker("rtapp_task: event=start".into());
         }
-        let step = self.step(t, phase).expect("checked").clone();
+        let step = step(task, phase).expect("checked");
         if step.loop_start {
-            self.rtapp_close_loop(t);
-            let task = &self.tasks[self.threads[t].task];
+            self.close_loop(&mut pen, t);
             let repeats_are_phase_loops = task.rtapp.as_ref().is_some_and(|r| r.repeats_are_phase_loops);
             let (thread_loop, phase_loop) =
                 if repeats_are_phase_loops { (0, loops_done) } else { (loops_done, step.phase_loop) };
-            self.marker(
-                t,
-                format!(
-                    "rtapp_loop: event=start thread_loop={thread_loop} phase={} phase_loop={phase_loop}",
-                    step.phase
-                ),
-            );
-            self.rtapp_marks.threads[t].open = Some(OpenLoop {
+            pen.marker(format!(
+                "rtapp_loop: event=start thread_loop={thread_loop} phase={} phase_loop={phase_loop}",
+                step.phase
+            ));
+            self.threads[t].open = Some(OpenLoop {
                 thread_loop,
                 phase: step.phase,
                 phase_loop,
@@ -135,9 +138,9 @@ impl Engine<'_> {
             });
         }
         if let Some(event) = &step.event {
-            self.marker(t, format!("rtapp_event: id={} type={} desc={}", event.id, event.type_number, event.desc));
+            pen.marker(format!("rtapp_event: id={} type={} desc={}", event.id, event.type_number, event.desc));
             if event.run_us > 0 {
-                let marks = &mut self.rtapp_marks.threads[t];
+                let marks = &mut self.threads[t];
                 marks.run_started_us = Some(now);
                 if let Some(open) = marks.open.as_mut() {
                     open.c_run_us += event.run_us;
@@ -146,16 +149,15 @@ impl Engine<'_> {
         }
     }
 
-    /// `t` reached a timer: it sleeps to `expiry_us` (or not, after an overrun).
-    pub(super) fn rtapp_timer(&mut self, t: usize, expiry_us: f64, period_us: u64, sleeps: bool) {
-        if self.out.trace.is_none() {
+    /// `t` reached a timer at `now_us`: it sleeps to `expiry_us` (or not, after an overrun).
+    pub fn timer(&mut self, tracing: bool, t: usize, now_us: f64, expiry_us: f64, period_us: u64, sleeps: bool) {
+        if !tracing {
             return;
         }
-        let now = self.now_us;
-        let marks = &mut self.rtapp_marks.threads[t];
+        let marks = &mut self.threads[t];
         if let Some(open) = marks.open.as_mut() {
             open.c_period_us += period_us;
-            open.slack_us = expiry_us - now;
+            open.slack_us = expiry_us - now_us;
             if !sleeps {
                 open.wu_lat_us = 0.0; // rt-app resets it after an overrun
             }
@@ -163,24 +165,24 @@ impl Engine<'_> {
         marks.timer_expiry_us = sleeps.then_some(expiry_us);
     }
 
-    /// `t` exits (running, or as the engine moves it on): its loop's end and the task's.
-    pub(super) fn rtapp_exit(&mut self, t: usize) {
-        if self.out.trace.is_none() || self.tasks[self.threads[t].task].rtapp.is_none() {
+    /// `t` of `task` exits (running, or as the engine moves it on): its loop's end and the
+    /// task's; the main process's end after the last user thread (`live_user_threads` left).
+    pub fn exit(&mut self, mut pen: Pen, t: usize, task: &Task, live_user_threads: usize) {
+        if !pen.out.tracing() || task.rtapp.is_none() {
             return;
         }
-        self.rtapp_switched_in(t);
-        self.rtapp_event_ends(t);
-        self.rtapp_close_loop(t);
-        self.marker(t, "rtapp_task: event=end".into());
-        if self.live_user_threads == 0 {
-            self.marker(t, "rtapp_main: event=end".into());
+        self.switched_in(Pen { out: &mut *pen.out, ..pen }, t, task);
+        self.event_ends(t, pen.now_us);
+        self.close_loop(&mut pen, t);
+        pen.marker("rtapp_task: event=end".into());
+        if live_user_threads == 0 {
+            pen.marker("rtapp_main: event=end".into());
         }
     }
 
-    /// The run or timer wait under way, if any, ends now.
-    fn rtapp_event_ends(&mut self, t: usize) {
-        let now = self.now_us;
-        let marks = &mut self.rtapp_marks.threads[t];
+    /// The run or timer wait under way, if any, ends at `now`.
+    fn event_ends(&mut self, t: usize, now: f64) {
+        let marks = &mut self.threads[t];
         if let (Some(start), Some(open)) = (marks.run_started_us.take(), marks.open.as_mut()) {
             open.run_us += now - start;
         }
@@ -189,24 +191,18 @@ impl Engine<'_> {
         }
     }
 
-    fn rtapp_close_loop(&mut self, t: usize) {
-        let Some(open) = self.rtapp_marks.threads[t].open.take() else { return };
+    fn close_loop(&mut self, pen: &mut Pen, t: usize) {
+        let Some(open) = self.threads[t].open.take() else { return };
         let OpenLoop { thread_loop, phase, phase_loop, .. } = open;
-        self.marker(
-            t,
-            format!("rtapp_loop: event=end thread_loop={thread_loop} phase={phase} phase_loop={phase_loop}"),
-        );
-        let period = (self.now_us - open.start_us).round() as i64;
-        self.marker(
-            t,
-            format!(
-                "rtapp_stats: period={period} run={} wu_lat={} slack={} c_period={} c_run={}",
-                open.run_us.round() as i64,
-                open.wu_lat_us.round() as i64,
-                open.slack_us.round() as i64,
-                open.c_period_us,
-                open.c_run_us
-            ),
-        );
+        pen.marker(format!("rtapp_loop: event=end thread_loop={thread_loop} phase={phase} phase_loop={phase_loop}"));
+        let period = (pen.now_us - open.start_us).round() as i64;
+        pen.marker(format!(
+            "rtapp_stats: period={period} run={} wu_lat={} slack={} c_period={} c_run={}",
+            open.run_us.round() as i64,
+            open.wu_lat_us.round() as i64,
+            open.slack_us.round() as i64,
+            open.c_period_us,
+            open.c_run_us
+        ));
     }
 }

@@ -13,7 +13,7 @@ fn key(wake_us: f64) -> u64 {
 /// One CPU's armed timers: (wake time, thread, the thread's timer sequence number).
 type Queue = BinaryHeap<Reverse<(u64, usize, u32)>>;
 
-pub(super) struct Timers {
+pub struct Timers {
     queues: Vec<Queue>,
     /// The earliest armed wake-up on any CPU, µs (asked at every event).
     earliest_us: f64,

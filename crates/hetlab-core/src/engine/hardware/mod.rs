@@ -1,0 +1,483 @@
+//! The hardware beyond the scheduler's view: each cluster's clock, power state, temperature and
+//! CCI port, the DRAM, the per-CPU PMUs, each running thread's speed (the model re-solved when
+//! its inputs change, `solve`), and **all** energy: the rails integrated between changes, the
+//! kernel bursts on idle CPUs, the wake-up energy of a cluster, the sensors that read the rails.
+//! Every joule goes through `model::energy` here and nowhere else.
+
+mod cluster;
+mod solve;
+
+pub use solve::{CpuLoad, RunningOn, Speed};
+
+use super::pmu::Pmu;
+use crate::model::cci;
+use crate::model::dram::{self, DramState};
+use crate::model::energy::{EnergyAccount, Sensors};
+use crate::model::{power, thermal};
+use crate::platform::Platform;
+use crate::random::{normal_sample, Rng};
+use crate::result::{CciPortReport, ClusterReport, Energy, MAX_CLUSTERS};
+use crate::workload::MemProfile;
+use cluster::ClusterHw;
+
+pub struct Hardware<'a> {
+    platform: &'a Platform,
+    clusters: Vec<ClusterHw>,
+    dram: DramState,
+    energy: EnergyAccount,
+    sensors: Sensors,
+    next_thermal_us: f64,
+    /// Time up to which `integrate` has counted the cluster and DRAM quantities, µs.
+    integrated_until_us: f64,
+    /// Something changed that affects rates or power since the last `recompute`.
+    dirty: bool,
+    /// Per logical CPU: its core's PMU counts.
+    cpu_pmu: Vec<Pmu>,
+    /// The model's answers and buffers (`solve`).
+    solver: solve::Solver,
+}
+
+impl<'a> Hardware<'a> {
+    /// The clusters at boot: those in `online` powered at their top OPP, at `start_temp_c` (or
+    /// ambient); `nthreads` threads' speeds, `ncpus` CPUs' PMUs.
+    pub fn new(platform: &'a Platform, online: &[bool], start_temp_c: &[f64], nthreads: usize) -> Hardware<'a> {
+        let ambient_c = platform.thermal.ambient_c;
+        let clusters = platform
+            .clusters
+            .iter()
+            .enumerate()
+            .map(|(c, cl)| ClusterHw::boot(cl, online[c], start_temp_c.get(c).copied().unwrap_or(ambient_c)))
+            .collect();
+        Hardware {
+            platform,
+            clusters,
+            dram: DramState::default(),
+            energy: EnergyAccount::new(platform.clusters.len()),
+            sensors: Sensors::new(platform.sensors.period_us),
+            next_thermal_us: platform.thermal.polling_interval_ms as f64 * 1000.0,
+            integrated_until_us: 0.0,
+            dirty: true,
+            cpu_pmu: vec![Pmu::default(); platform.ncpus()],
+            solver: solve::Solver::new(nthreads),
+        }
+    }
+
+    // ---- state as others read it -----------------------------------------------------------
+
+    pub fn cur_khz(&self, c: usize) -> u32 {
+        self.clusters[c].cur_khz
+    }
+
+    /// The voltage of cluster `c`'s current OPP, V (what `Cluster::voltage_v` finds for it).
+    pub fn volts(&self, c: usize) -> f64 {
+        self.platform.clusters[c].opps[self.clusters[c].cur_opp][1] as f64 * 1e-6
+    }
+
+    pub fn powered(&self, c: usize) -> bool {
+        self.clusters[c].powered
+    }
+
+    /// When cluster `c`'s current power-down began (a time ahead of now: decided for the end of
+    /// kernel work still running), µs.
+    pub fn off_since_us(&self, c: usize) -> f64 {
+        self.clusters[c].off_since_us
+    }
+
+    pub fn thermal_cap_khz(&self, c: usize) -> u32 {
+        self.clusters[c].thermal_cap_khz
+    }
+
+    pub fn power_mw(&self, c: usize) -> f64 {
+        self.clusters[c].power.total_mw
+    }
+
+    pub fn temp_c(&self, c: usize) -> f64 {
+        self.clusters[c].thermal.temp_c
+    }
+
+    /// Every online cluster's CCI port counts since `base(cluster)` (what a PMC governor reads).
+    pub fn port_samples(&self, base: impl Fn(usize) -> (u64, u64), out: &mut Vec<crate::counters::CciPortSample>) {
+        for (o, hw) in self.clusters.iter().enumerate().filter(|(_, hw)| hw.online) {
+            if let Some(port) = &hw.port {
+                out.push(port.sample_since(o, base(o)));
+            }
+        }
+    }
+
+    /// Cluster `c`'s CCI port counts (reads, stall cycles); zeros without a port.
+    pub fn port_counts(&self, c: usize) -> (u64, u64) {
+        self.clusters[c].port.as_ref().map_or((0, 0), |port| port.counts())
+    }
+
+    pub fn cpu_pmu(&self, cpu: usize) -> &Pmu {
+        &self.cpu_pmu[cpu]
+    }
+
+    /// Thread `t`'s speed from the last re-solution.
+    #[inline]
+    pub fn speed(&self, t: usize) -> &Speed {
+        self.solver.speed(t)
+    }
+
+    // ---- events ----------------------------------------------------------------------------
+
+    /// The earliest of the DRAM noise epoch, the thermal poll and the sensor reading, µs.
+    pub fn next_event_us(&self) -> f64 {
+        self.dram.next_noise_us.min(self.next_thermal_us).min(self.sensors.next_reading_us)
+    }
+
+    pub fn thermal_poll_due(&self, by_us: f64) -> bool {
+        self.next_thermal_us <= by_us
+    }
+
+    /// The thermal poll at `now_us` happened: leakage follows the new temperature; the next
+    /// one is a polling interval later.
+    pub fn thermal_polled(&mut self, now_us: f64) {
+        self.dirty = true;
+        self.next_thermal_us = now_us + self.platform.thermal.polling_interval_ms as f64 * 1000.0;
+    }
+
+    /// One reading of the on-board sensors if it is due by `by_us`: the CPU-cluster and DRAM
+    /// rails' power now, and the rails sensed but not simulated.
+    pub fn read_sensors_if_due(&mut self, by_us: f64) {
+        if self.sensors.next_reading_us <= by_us {
+            self.read_sensors();
+            self.sensors.next_reading_us += self.sensors.period_us;
+        }
+    }
+
+    fn read_sensors(&mut self) {
+        let rails_mw = self.clusters.iter().map(|c| c.power.total_mw).sum::<f64>()
+            + self.dram_power_mw()
+            + self.platform.sensors.unmodelled_rails_mw;
+        self.sensors.read(rails_mw);
+    }
+
+    /// A new DRAM noise epoch if one is due by `by_us`: its latency factor drawn from `rng`.
+    pub fn dram_noise_if_due(&mut self, now_us: f64, by_us: f64, rng: &mut Rng) {
+        if self.dram.next_noise_us <= by_us {
+            self.dram.noise = (self.platform.noise.dram_latency_sigma * normal_sample(rng)).exp();
+            self.dirty = true;
+            self.dram.next_noise_us = now_us + self.platform.noise.dram_noise_period_us as f64;
+        }
+    }
+
+    // ---- the model ---------------------------------------------------------------------------
+
+    /// Something the rates or the power depend on changed.
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    pub fn dirty(&self) -> bool {
+        self.dirty
+    }
+
+    /// Refreshes every running thread's rate, the CCI and DRAM rates, and the power draw, from
+    /// what runs where (`cpus`, one per logical CPU; `mem_of(thread, phase)`) and, for phases
+    /// that read what others wrote, the live threads (`live(thread)`: its task and cluster).
+    pub fn recompute<'t>(
+        &mut self,
+        now_us: f64,
+        cpus: &[CpuLoad],
+        mem_of: impl Fn(usize, usize) -> &'t MemProfile,
+        live: impl Fn(usize) -> Option<(usize, usize)>,
+    ) {
+        self.dirty = false;
+        self.integrate(now_us);
+        let inputs = solve::Inputs { cpus, clusters: &self.clusters, noise: self.dram.noise };
+        if !self.solver.reuse(&inputs) {
+            let answer = self.solver.solve_rates(self.platform, cpus, &mut self.clusters, &self.dram, &mem_of, &live);
+            self.dram.utilisation = answer.utilisation;
+            self.dram.lines_per_us = answer.lines_per_us;
+        }
+        self.solve_power(cpus);
+    }
+
+    /// Each cluster's power: every core by its activity, the powered cluster's clocked shared
+    /// logic and the snoops it serves, and its leakage at its temperature now.
+    fn solve_power(&mut self, cpus: &[CpuLoad]) {
+        let platform = self.platform;
+        let nclusters = self.clusters.len();
+        let mut reads_per_us = [0.0; MAX_CLUSTERS];
+        for (c, cl) in self.clusters.iter().enumerate() {
+            reads_per_us[c] = cl.port.as_ref().map_or(0.0, |p| p.read_rate_per_us());
+        }
+        let all_reads_per_us: f64 = reads_per_us.iter().sum();
+        for (c, own_reads_per_us) in reads_per_us.iter().enumerate().take(nclusters) {
+            let cluster = &platform.clusters[c];
+            let core = platform.core_type_of(c);
+            let khz = self.clusters[c].cur_khz;
+            let volts = self.volts(c);
+            let mut dynamic = 0.0;
+            let mut busy = false;
+            let (mut online_cpus, mut core_off_cpus) = (0, 0);
+            for cpu in cpus.iter().filter(|cpu| cpu.cluster == c) {
+                online_cpus += cpu.online as usize;
+                core_off_cpus += (cpu.online && cpu.core_off) as usize;
+                let activity = match cpu.running {
+                    Some(r) if cpu.online => power::activity(core, self.solver.speed(r.thread).stall_share),
+                    _ => 0.0, // offline, or idle in WFI: clock-gated
+                };
+                busy |= cpu.running.is_some() && cpu.online;
+                dynamic += power::core_dynamic_mw(core, volts, khz, activity);
+            }
+            if busy {
+                dynamic += cluster.active_mw_at(self.clusters[c].cur_opp);
+            }
+            let hw = &mut self.clusters[c];
+            if hw.powered {
+                dynamic += power::cluster_clock_mw(cluster, volts, khz);
+                dynamic += power::snoop_lookup_mw(cluster, volts, all_reads_per_us - own_reads_per_us);
+            }
+            // A core no online logical CPU is on is power-gated (the switcher's outbound core), and
+            // so is one cpuidle powered down.
+            let gated_cores = cluster.cpus.len().saturating_sub(online_cpus) + core_off_cpus;
+            hw.power.static_mw =
+                if hw.powered { power::cluster_static_mw(cluster, volts, hw.thermal.temp_c, gated_cores) } else { 0.0 };
+            hw.power.total_mw = dynamic + hw.power.static_mw;
+        }
+    }
+
+    /// Integrates the cluster and DRAM quantities (energy, temperature, OPP residency, CCI port
+    /// counters, DRAM lines) up to `now_us`: they change rate only when the model is re-solved
+    /// or a frequency is set, so they are integrated lazily, right before a change or a read.
+    pub fn integrate(&mut self, now_us: f64) {
+        let dt = now_us - self.integrated_until_us;
+        if dt <= 0.0 {
+            return;
+        }
+        let dt_s = dt * 1e-6;
+        let ambient_c = self.platform.thermal.ambient_c;
+        for (c, cl) in self.clusters.iter_mut().enumerate() {
+            self.energy.add_cluster(c, cl.power, dt_s);
+            cl.integrate(dt, ambient_c, &self.platform.clusters[c]);
+        }
+        self.dram.integrate(dt);
+        self.energy.add_dram(self.dram_power_mw(), dt_s);
+        self.integrated_until_us = now_us;
+    }
+
+    fn dram_power_mw(&self) -> f64 {
+        dram::power_mw(&self.platform.dram, self.dram.lines_per_us)
+    }
+
+    /// Counts `cycles` on `cpu`'s core.
+    #[inline]
+    pub fn count_cycles(&mut self, cpu: usize, cycles: f64) {
+        self.cpu_pmu[cpu].cycles += cycles;
+    }
+
+    /// Counts `instr` instructions with their refills, bus accesses and references on `cpu`.
+    #[inline]
+    pub fn count_instructions(&mut self, cpu: usize, instr: f64, refills: f64, bus: f64, refs: f64) {
+        self.cpu_pmu[cpu].add_instructions(instr, refills, bus, refs);
+    }
+
+    // ---- latencies ---------------------------------------------------------------------------
+
+    /// Latency of a snoop served by cluster `c` now, ns; 0 when it is powered down (its CCI
+    /// port is disabled and nothing is snooped).
+    pub fn snoop_served_ns(&self, c: usize) -> f64 {
+        solve::snoop_served_ns(self.platform, &self.clusters, c)
+    }
+
+    /// Latency of moving a line from a core of cluster `from` into a core of cluster `to`
+    /// (another core of the same cluster when they are equal), now, ns.
+    pub fn transfer_from_cluster_ns(&self, from: usize, to: usize) -> f64 {
+        solve::transfer_from_cluster_ns(self.platform, &self.clusters, from, to)
+    }
+
+    /// The time a thread in a phase of memory profile `mem` moved from cluster `from` to `to`
+    /// spends refilling its caches, µs: the part of its working set that fitted the caches it
+    /// left is missed again — in L1 only within a cluster (the L2 is shared), in L1 and L2
+    /// across clusters — at the latencies the model gives for an idle memory system,
+    /// overlapped by the core's memory-level parallelism unless its loads are dependent.
+    pub fn cold_cache_us(&self, mem: &MemProfile, from: usize, to: usize) -> f64 {
+        let core = self.platform.core_type_of(to);
+        let ghz = self.clusters[to].cur_khz as f64 / 1e6;
+        let ws = mem.working_set_bytes() as f64;
+        let line = core.line_bytes as f64;
+        let mlp = if mem.dependent_loads { 1.0 } else { core.mlp };
+        let l1_lines = ws.min(core.l1d_bytes as f64) / line;
+        let mut ns = l1_lines * core.l2_hit_cycles / ghz / mlp;
+        if from != to {
+            let l2_lines = ws.min(self.platform.clusters[from].l2_bytes as f64) / line;
+            ns += l2_lines * cci::unloaded_miss_ns(self.platform) / mlp;
+        }
+        ns * 1e-3
+    }
+
+    // ---- clocks, power states and energy -------------------------------------------------------
+
+    /// Cluster `c`'s clock becomes `khz` (one of its OPPs); whether it changed.
+    pub fn set_clock(&mut self, c: usize, khz: u32) -> bool {
+        if self.clusters[c].cur_khz == khz {
+            return false;
+        }
+        let cluster = &mut self.clusters[c];
+        cluster.cur_khz = khz;
+        cluster.cur_opp = self.platform.clusters[c].opps.iter().position(|o| o[0] == khz).expect("an OPP");
+        cluster.transitions += 1;
+        self.dirty = true;
+        true
+    }
+
+    /// Step-wise passive cooling at `now_us`: the highest trip the hottest cluster exceeds sets
+    /// each cluster's cap.
+    pub fn apply_trip_caps(&mut self, now_us: f64) {
+        self.integrate(now_us);
+        let zone_c = self.clusters.iter().map(|c| c.thermal.temp_c).fold(f64::MIN, f64::max);
+        for c in 0..self.clusters.len() {
+            let cap = thermal::trip_cap_khz(self.platform, c, zone_c);
+            let cluster = &mut self.clusters[c];
+            cluster.thermal_cap_khz = cap;
+            cluster.min_thermal_cap_khz = cluster.min_thermal_cap_khz.min(cap);
+        }
+    }
+
+    /// cpuidle powers cluster `c` down from `from_us` on.
+    pub fn power_down(&mut self, c: usize, now_us: f64, from_us: f64) {
+        self.integrate(now_us);
+        self.clusters[c].powered = false;
+        self.clusters[c].off_since_us = from_us;
+        self.dirty = true;
+    }
+
+    /// A power-down of cluster `c` decided for the end of kernel work that a thread interrupted
+    /// never happens.
+    pub fn cancel_power_down(&mut self, c: usize, now_us: f64) {
+        self.integrate(now_us);
+        self.clusters[c].powered = true;
+        self.dirty = true;
+    }
+
+    /// Powers cluster `c` up at `now_us` if cpuidle had powered it down (its wake-up energy);
+    /// returns the exit latency the waking CPU pays, µs.
+    pub fn power_up(&mut self, c: usize, now_us: f64) -> f64 {
+        let cluster = &self.clusters[c];
+        if cluster.powered || !cluster.online {
+            return 0.0;
+        }
+        self.integrate(now_us);
+        let cluster = &mut self.clusters[c];
+        cluster.powered = true;
+        cluster.power_downs += 1;
+        // a power-down decided at the end of a kernel burst starts then (`charge_kernel_time`)
+        cluster.off_us += (now_us - cluster.off_since_us).max(0.0);
+        self.dirty = true;
+        let wakeup_mj = self.platform.clusters[c].cluster_off_wakeup_energy_uj * 1e-3;
+        self.energy.add_dynamic_mj(c, wakeup_mj);
+        self.platform.clusters[c].cluster_off_us().map_or(0.0, |(exit_us, _)| exit_us as f64)
+    }
+
+    /// Cluster `c` takes a switched-in CPU: powered up if it was off (MCPM powers a cluster up
+    /// for its first inbound core); returns the power-up latency, µs.
+    pub fn bring_online(&mut self, c: usize, now_us: f64) -> f64 {
+        if self.clusters[c].online {
+            return self.power_up(c, now_us); // cpuidle may have powered it down
+        }
+        self.integrate(now_us);
+        let hw = &mut self.clusters[c];
+        hw.online = true;
+        hw.powered = true;
+        hw.off_us += (now_us - hw.off_since_us).max(0.0);
+        self.dirty = true;
+        let cluster = &self.platform.clusters[c];
+        self.energy.add_dynamic_mj(c, cluster.cluster_off_wakeup_energy_uj * 1e-3);
+        cluster.cluster_off_us().map_or(0.0, |(exit_us, _)| exit_us as f64)
+    }
+
+    /// No logical CPU uses cluster `c` any more: the last core out powers it down.
+    pub fn take_offline(&mut self, c: usize, now_us: f64) {
+        self.integrate(now_us);
+        let hw = &mut self.clusters[c];
+        hw.online = false;
+        if hw.powered {
+            hw.powered = false;
+            hw.off_since_us = now_us;
+        }
+        self.dirty = true;
+    }
+
+    /// `busy_us` of kernel work on idle `cpu` of cluster `c` (its core switching at full
+    /// activity, and the cluster's shared logic too unless `cluster_busy`): the cycles and the
+    /// energy are charged at once; returns the power charged, mW, to refund what a thread
+    /// switched in before the end takes over.
+    pub fn charge_idle_burst(&mut self, cpu: usize, c: usize, busy_us: f64, cluster_busy: bool) -> f64 {
+        let khz = self.clusters[c].cur_khz;
+        self.cpu_pmu[cpu].cycles += busy_us * khz as f64 / 1000.0;
+        let mut mw = power::core_dynamic_mw(self.platform.core_type_of(c), self.volts(c), khz, 1.0);
+        if !cluster_busy {
+            mw += self.platform.clusters[c].active_mw_at(self.clusters[c].cur_opp);
+        }
+        self.energy.add_dynamic_mj(c, mw * busy_us * 1e-6);
+        mw
+    }
+
+    /// The last `rest_us` of a burst charged at `khz` and `mw` on `cpu` of cluster `c` are taken
+    /// back (a thread's busy time covers them).
+    pub fn refund_burst(&mut self, cpu: usize, c: usize, rest_us: f64, khz: u32, mw: f64) {
+        self.cpu_pmu[cpu].cycles -= rest_us * khz as f64 / 1000.0;
+        self.energy.add_dynamic_mj(c, -mw * rest_us * 1e-6);
+    }
+
+    // ---- the result --------------------------------------------------------------------------
+
+    /// Each cluster's report at `now_us`; `governor(c)` names its policy's governor and
+    /// `hotplugged(c)` says whether the run took it offline.
+    pub fn cluster_reports(
+        &self,
+        now_us: f64,
+        governor: impl Fn(usize) -> String,
+        hotplugged: impl Fn(usize) -> bool,
+    ) -> Vec<ClusterReport> {
+        self.clusters
+            .iter()
+            .enumerate()
+            .map(|(c, cl)| {
+                cl.report(&self.platform.clusters[c], governor(c), &self.energy.clusters[c], now_us, hotplugged(c))
+            })
+            .collect()
+    }
+
+    /// The run's energy after `now_us`: the account's rails, the board and the sensors.
+    pub fn energy_report(&self, now_us: f64) -> Energy {
+        let board = &self.platform;
+        self.energy.report(
+            board.board.rest_power_mw,
+            board.sensors.unmodelled_rails_mw,
+            now_us,
+            self.sensors.readings_mj,
+        )
+    }
+
+    pub fn cci_port_reports(&self) -> Vec<CciPortReport> {
+        self.clusters
+            .iter()
+            .enumerate()
+            .filter_map(|(c, cl)| cl.port.as_ref().map(|port| (c, port)))
+            .map(|(c, port)| {
+                let (reads, stalls) = port.counts();
+                CciPortReport {
+                    port: port.port,
+                    cluster: self.platform.clusters[c].name.clone(),
+                    si_rrq_hs_any: reads,
+                    si_rrq_stall_tt_full: stalls,
+                    cci_congestion: port.congestion(),
+                    mi_retry_speculative_fetch: port.retries(),
+                }
+            })
+            .collect()
+    }
+
+    pub fn dram_lines(&self) -> f64 {
+        self.dram.lines
+    }
+
+    /// The last reading of the sensors, at the end of a run: "the first reading after the
+    /// benchmark has finished is reported", so the model is re-solved first (the system idle).
+    pub fn final_reading(&mut self) {
+        self.read_sensors();
+    }
+}

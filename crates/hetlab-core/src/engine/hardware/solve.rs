@@ -1,0 +1,444 @@
+//! The model at work: each running thread's speed (`model::cache` against the L2 share it
+//! gets), the latency of its misses (`model::cci` over `model::dram`), the shared-line
+//! transfers between its task's threads (`model::coherence`), the DRAM utilisation they settle
+//! on, and the CCI port rates — re-solved whenever something they depend on changes.
+
+use super::cluster::ClusterHw;
+use crate::model::cache::{self, InstrTime, MissRatios};
+use crate::model::dram::DramState;
+use crate::model::{cci, coherence, dram};
+use crate::platform::{Platform, SpeculativeFetch};
+use crate::result::MAX_CLUSTERS;
+use crate::workload::MemProfile;
+
+/// How fast a running thread goes and what it does to the memory system, from the last
+/// re-solution of the model.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Speed {
+    pub instr_per_us: f64,
+    pub stall_share: f64,
+    pub refills_per_instr: f64,
+    pub bus_per_instr: f64,
+    pub refs_per_instr: f64,
+    /// Lines it takes from other cores' caches per instruction (`model::coherence`).
+    pub peer_lines_per_instr: f64,
+    /// Miss ratios for (phase, L2 bytes available), kept while both stay the same.
+    cached_misses: Option<(usize, f64, MissRatios)>,
+}
+
+/// What one logical CPU holds when the model is solved.
+#[derive(Debug, Clone, Copy)]
+pub struct CpuLoad {
+    pub online: bool,
+    /// The hardware cluster it runs on now.
+    pub cluster: usize,
+    /// Its running thread with the thread's task and phase.
+    pub running: Option<RunningOn>,
+    /// cpuidle holds its core powered down.
+    pub core_off: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunningOn {
+    pub thread: usize,
+    pub task: usize,
+    pub phase: usize,
+}
+
+/// What the model's answer depends on besides temperature.
+pub(super) struct Inputs<'i> {
+    pub cpus: &'i [CpuLoad],
+    pub clusters: &'i [ClusterHw],
+    pub noise: f64,
+}
+
+/// The speeds of the threads and the buffers of the solution, kept between calls (the model
+/// is re-solved at most once per event).
+pub(super) struct Solver {
+    speeds: Vec<Speed>,
+    snoop_ns: Vec<f64>,
+    running: Vec<Running>,
+    ws_per_cluster: Vec<f64>,
+    /// The model's inputs at the last solution, a buffer for the current ones, and the speed
+    /// it gave the thread on each CPU.
+    solved_inputs: Vec<u64>,
+    inputs: Vec<u64>,
+    speed_on_cpu: Vec<Speed>,
+}
+
+/// The DRAM's answer to a solution.
+pub(super) struct DramAnswer {
+    pub utilisation: f64,
+    pub lines_per_us: f64,
+}
+
+/// A running thread while the model is re-solved.
+#[derive(Debug, Clone, Copy, Default)]
+struct Running {
+    thread: usize,
+    task: usize,
+    phase: usize,
+    cluster: usize,
+    ws_bytes: f64,
+    /// Its cost per instruction but for the latency of its L2 misses.
+    cost: cache::InstrCost,
+    refs_per_instr: f64,
+    refills_per_instr: f64,
+    /// Lines filled into its L1 per instruction (BUS_ACCESS per beat counts these).
+    l1_refills_per_instr: f64,
+    /// 1 + the share of refills that cost a write-back.
+    write_factor: f64,
+    /// Reads it can have in flight beyond its L2 (`cache::requests_in_flight`).
+    requests_in_flight: u32,
+    /// Lines moved into this core per instruction from other cores' caches (shared updates
+    /// and handed-over data), those from another cluster, that transfer's latency, and the
+    /// stall all such transfers add per instruction.
+    peer_lines_per_instr: f64,
+    cross_transfers_per_instr: f64,
+    cross_transfer_ns: f64,
+    coherence_stall_ns: f64,
+}
+
+/// Where the other threads a thread takes lines from are (`others_by_cluster`).
+#[derive(Default)]
+struct Others {
+    same: usize,
+    cross: usize,
+    cross_ns: f64,
+}
+
+impl Running {
+    /// Time per instruction when an L2 miss takes `miss_ns`, shared-line transfers included.
+    fn time_at(&self, miss_ns: f64) -> InstrTime {
+        let mut it = self.cost.at(miss_ns);
+        it.stall_ns += self.coherence_stall_ns;
+        it
+    }
+}
+
+/// Latency of a snoop served by cluster `c` now, ns; 0 when it is powered down (its CCI port is
+/// disabled and nothing is snooped).
+pub(super) fn snoop_served_ns(platform: &Platform, clusters: &[ClusterHw], c: usize) -> f64 {
+    let cluster = &clusters[c];
+    if !cluster.powered {
+        return 0.0;
+    }
+    cci::platform_snoop_ns(platform, c, cluster.cur_khz)
+}
+
+/// Latency of moving a line from a core of cluster `from` into a core of cluster `to` (another
+/// core of the same cluster when they are equal), now, ns.
+pub(super) fn transfer_from_cluster_ns(platform: &Platform, clusters: &[ClusterHw], from: usize, to: usize) -> f64 {
+    let core = platform.core_type_of(to);
+    let ghz = clusters[to].cur_khz as f64 / 1e6;
+    let cross = (from != to).then(|| (cci::traversal_ns(platform), snoop_served_ns(platform, clusters, from)));
+    coherence::transfer_ns(core.l1_hit_cycles, core.l2_hit_cycles, ghz, cross)
+}
+
+impl Solver {
+    pub fn new(nthreads: usize) -> Solver {
+        Solver {
+            speeds: vec![Speed::default(); nthreads],
+            snoop_ns: Vec::new(),
+            running: Vec::new(),
+            ws_per_cluster: Vec::new(),
+            solved_inputs: Vec::new(),
+            inputs: Vec::new(),
+            speed_on_cpu: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub fn speed(&self, t: usize) -> &Speed {
+        &self.speeds[t]
+    }
+
+    /// If nothing the rates depend on changed since the last solution — threads took the
+    /// places of identical ones (same task and phase on the same CPU) — the newcomers get their
+    /// predecessors' speeds and this is true; else the inputs are kept for the solution to come.
+    pub fn reuse(&mut self, inputs: &Inputs) -> bool {
+        let mut key = std::mem::take(&mut self.inputs);
+        key.clear();
+        for cpu in inputs.cpus {
+            match cpu.running {
+                Some(r) => key.extend([cpu.cluster as u64, r.task as u64, r.phase as u64]),
+                None => key.extend([u64::MAX; 3]),
+            }
+        }
+        for cl in inputs.clusters {
+            key.extend([cl.cur_khz as u64, cl.powered as u64]);
+        }
+        key.push(inputs.noise.to_bits());
+        if key == self.solved_inputs {
+            for (cpu, load) in inputs.cpus.iter().enumerate() {
+                if let Some(r) = load.running {
+                    self.speeds[r.thread] = self.speed_on_cpu[cpu];
+                }
+            }
+            self.inputs = key;
+            true
+        } else {
+            self.inputs = std::mem::replace(&mut self.solved_inputs, key);
+            false
+        }
+    }
+
+    /// Each running thread's speed, the DRAM utilisation (from `warm_start`) and the CCI port
+    /// rates on `clusters`.
+    pub fn solve_rates<'t>(
+        &mut self,
+        platform: &Platform,
+        cpus: &[CpuLoad],
+        clusters: &mut [ClusterHw],
+        dram_state: &DramState,
+        mem_of: &impl Fn(usize, usize) -> &'t MemProfile,
+        live: &impl Fn(usize) -> Option<(usize, usize)>,
+    ) -> DramAnswer {
+        let nclusters = clusters.len();
+        // The slowest snoop a miss of each cluster waits for: the other clusters' (0 if off).
+        self.snoop_ns.clear();
+        self.snoop_ns.extend((0..nclusters).map(|c| snoop_served_ns(platform, clusters, c)));
+        let mut snoop_for = [0.0; MAX_CLUSTERS];
+        for (c, slot) in snoop_for.iter_mut().enumerate().take(nclusters) {
+            *slot = (0..nclusters).filter(|&o| o != c).map(|o| self.snoop_ns[o]).fold(0.0, f64::max);
+        }
+        self.running_costs(platform, cpus, clusters, mem_of);
+        self.solve_coherence(platform, clusters, mem_of, live);
+
+        // DRAM utilisation fixed point: demand falls as latency rises with utilisation.
+        let capacity_lines_per_ns = dram::capacity_lines_per_ns(&platform.dram);
+        let service_ns = 1.0 / capacity_lines_per_ns;
+        let idle_ns = platform.dram.idle_latency_ns * dram_state.noise;
+        let fetch = platform.cci.as_ref().map_or(SpeculativeFetch::Overlap, |cci| cci.speculative_fetch);
+        // Per cluster: an L2 miss at DRAM utilisation `rho`.
+        let miss_at = |rho: f64| {
+            let dram_ns = dram::latency_ns(idle_ns, service_ns, rho);
+            snoop_for.map(|snoop| cci::miss(fetch, cci::traversal_ns(platform), dram_ns, snoop))
+        };
+        let running = &self.running;
+        let demand = |rho: f64| -> f64 {
+            let miss = miss_at(rho);
+            running
+                .iter()
+                .map(|r| lines_per_instr(r, miss[r.cluster]) / r.time_at(miss[r.cluster].latency_ns).total_ns())
+                .sum::<f64>()
+                / capacity_lines_per_ns
+        };
+        let utilisation = dram::solve_utilisation(dram_state.utilisation, demand);
+        let miss = miss_at(utilisation);
+        let lines_per_us = self.thread_rates(platform, clusters, &miss, capacity_lines_per_ns);
+        self.speed_on_cpu.resize(cpus.len(), Default::default());
+        for (cpu, load) in cpus.iter().enumerate() {
+            if let Some(r) = load.running {
+                self.speed_on_cpu[cpu] = self.speeds[r.thread];
+            }
+        }
+        DramAnswer { utilisation, lines_per_us }
+    }
+
+    /// The running threads, their cluster's L2 share, and each one's cost per instruction but
+    /// for the miss latency and what it asks of the memory system per instruction.
+    fn running_costs<'t>(
+        &mut self,
+        platform: &Platform,
+        cpus: &[CpuLoad],
+        clusters: &[ClusterHw],
+        mem_of: &impl Fn(usize, usize) -> &'t MemProfile,
+    ) {
+        let running = &mut self.running;
+        running.clear();
+        self.ws_per_cluster.clear();
+        self.ws_per_cluster.resize(clusters.len(), 0.0);
+        for cpu in cpus {
+            if let Some(RunningOn { thread, task, phase }) = cpu.running {
+                let ws_bytes = mem_of(task, phase).working_set_bytes() as f64;
+                running.push(Running { thread, task, phase, cluster: cpu.cluster, ws_bytes, ..Default::default() });
+            }
+        }
+        // A working set the task's threads share is one copy per cluster, however many of
+        // them run there: each of the k sharers adds 1/k of it to the cluster's demand.
+        for r in running.iter() {
+            let footprint = if mem_of(r.task, r.phase).shared_working_set {
+                let k =
+                    running.iter().filter(|o| o.cluster == r.cluster && o.task == r.task && o.phase == r.phase).count();
+                r.ws_bytes / k as f64
+            } else {
+                r.ws_bytes
+            };
+            self.ws_per_cluster[r.cluster] += footprint;
+        }
+        for r in running.iter_mut() {
+            let c = r.cluster;
+            let l2_share = platform.clusters[c].l2_bytes as f64 * r.ws_bytes / self.ws_per_cluster[c];
+            let key = (r.phase, l2_share);
+            let mem = mem_of(r.task, r.phase);
+            let speed = &mut self.speeds[r.thread];
+            let m = match speed.cached_misses.filter(|(p, s, _)| (*p, *s) == key) {
+                Some((_, _, m)) => m,
+                None => {
+                    let m = cache::miss_ratios(mem, platform.core_type_of(c), l2_share, &platform.caches);
+                    speed.cached_misses = Some((key.0, key.1, m));
+                    m
+                }
+            };
+            let ghz = clusters[c].cur_khz as f64 / 1e6;
+            r.cost = cache::InstrCost::new(mem, platform.core_type_of(c), ghz, &m);
+            r.refs_per_instr = mem.refs_per_instr;
+            r.refills_per_instr = mem.refs_per_instr * m.l2_refills;
+            r.l1_refills_per_instr = mem.refs_per_instr * m.l1_refills;
+            r.write_factor = 1.0 + mem.write_fraction;
+            r.requests_in_flight = cache::requests_in_flight(mem, platform.core_type_of(c));
+        }
+    }
+
+    /// Lines other cores wrote: each running thread's transfers from its task's other
+    /// threads (`model::coherence`) — shared updates, from the threads running beside it,
+    /// each waited for; handed-over data, from the caches of the live threads that wrote it
+    /// (running or waiting), overlapped as misses are — at the latencies the cache and CCI
+    /// parameters give now.
+    fn solve_coherence<'t>(
+        &mut self,
+        platform: &Platform,
+        clusters: &[ClusterHw],
+        mem_of: &impl Fn(usize, usize) -> &'t MemProfile,
+        live: &impl Fn(usize) -> Option<(usize, usize)>,
+    ) {
+        let transfer_ns = |from: usize, to: usize| transfer_from_cluster_ns(platform, clusters, from, to);
+        let running = &mut self.running;
+        for i in 0..running.len() {
+            let r = running[i];
+            let mem = mem_of(r.task, r.phase);
+            if mem.shared_rmw_fraction == 0.0 && mem.peer_written_fraction == 0.0 {
+                continue;
+            }
+            let same_ns = transfer_ns(r.cluster, r.cluster);
+            let updaters = others_by_cluster(
+                r.cluster,
+                running.iter().filter(|o| o.thread != r.thread && o.task == r.task).map(|o| o.cluster),
+                transfer_ns,
+            );
+            let (rmw_same, rmw_cross) = coherence::transfers_per_instr(
+                r.refs_per_instr * mem.shared_rmw_fraction,
+                updaters.same,
+                updaters.cross,
+            );
+            let mut stall_ns = rmw_same * same_ns + rmw_cross * updaters.cross_ns;
+            let (mut cross_lines, mut cross_ns) = (rmw_cross, rmw_cross * updaters.cross_ns);
+            let mut lines = rmw_same + rmw_cross;
+            if mem.peer_written_fraction > 0.0 {
+                // A scan of the threads, made only for phases that read what others wrote.
+                let writers = others_by_cluster(
+                    r.cluster,
+                    (0..self.speeds.len()).filter_map(|t| {
+                        live(t).and_then(|(task, cluster)| (t != r.thread && task == r.task).then_some(cluster))
+                    }),
+                    transfer_ns,
+                );
+                let (same, cross) = coherence::peer_transfers_per_instr(
+                    r.refs_per_instr * mem.peer_written_fraction,
+                    writers.same,
+                    writers.cross,
+                );
+                let overlap = cache::overlap(mem, platform.core_type_of(r.cluster));
+                stall_ns += (same * same_ns + cross * writers.cross_ns) / overlap;
+                cross_lines += cross;
+                cross_ns += cross * writers.cross_ns;
+                lines += same + cross;
+            }
+            let r = &mut running[i];
+            r.peer_lines_per_instr = lines;
+            r.cross_transfers_per_instr = cross_lines;
+            r.cross_transfer_ns = if cross_lines > 0.0 { cross_ns / cross_lines } else { 0.0 };
+            r.coherence_stall_ns = stall_ns;
+        }
+    }
+
+    /// Each running thread's rates at the misses `miss` of each cluster, and what they put on
+    /// the CCI ports; the DRAM lines per µs they move.
+    fn thread_rates(
+        &mut self,
+        platform: &Platform,
+        clusters: &mut [ClusterHw],
+        miss: &[cci::Miss; MAX_CLUSTERS],
+        capacity_lines_per_ns: f64,
+    ) -> f64 {
+        for port in clusters.iter_mut().filter_map(|cl| cl.port.as_mut()) {
+            port.clear_rates();
+        }
+        // The queue's latency alone does not cap demand when prefetching and overlap hide it:
+        // past the sustained bandwidth every thread waits its turn at the controller.
+        let demand_lines_per_us: f64 = self
+            .running
+            .iter()
+            .map(|r| lines_per_instr(r, miss[r.cluster]) * 1000.0 / r.time_at(miss[r.cluster].latency_ns).total_ns())
+            .sum();
+        let stretch = dram::bandwidth_stretch(demand_lines_per_us, capacity_lines_per_ns * 1000.0);
+        let mut lines_per_us = 0.0;
+        for r in self.running.iter() {
+            let miss = miss[r.cluster];
+            let mut it = r.time_at(miss.latency_ns);
+            if stretch > 1.0 {
+                it.stall_ns += it.total_ns() * (stretch - 1.0);
+            }
+            let speed = &mut self.speeds[r.thread];
+            speed.instr_per_us = 1000.0 / it.total_ns();
+            speed.stall_share = it.stall_ns / it.total_ns();
+            speed.refs_per_instr = r.refs_per_instr;
+            speed.peer_lines_per_instr = r.peer_lines_per_instr;
+            // A line from the other cluster refills the L2 as one from DRAM does (the PMU
+            // cannot tell them apart); one from a core of its own cluster refills the L1 only.
+            speed.refills_per_instr = r.refills_per_instr + r.cross_transfers_per_instr;
+            speed.bus_per_instr = platform.pmu.bus_access_per_instr(
+                speed.refills_per_instr * r.write_factor,
+                (r.l1_refills_per_instr + r.peer_lines_per_instr) * r.write_factor,
+                platform.core_type_of(r.cluster).line_bytes,
+            );
+            if let Some(port) = &mut clusters[r.cluster].port {
+                let refills_per_us = speed.instr_per_us * r.refills_per_instr;
+                let cross_per_us = speed.instr_per_us * r.cross_transfers_per_instr;
+                let reads_per_us = refills_per_us + cross_per_us;
+                if reads_per_us > 0.0 {
+                    let hold_ns =
+                        (refills_per_us * miss.latency_ns + cross_per_us * r.cross_transfer_ns) / reads_per_us;
+                    let retries_per_us = if miss.retried { refills_per_us } else { 0.0 };
+                    port.add_reader(reads_per_us, hold_ns, r.requests_in_flight, retries_per_us);
+                }
+            }
+            lines_per_us += speed.instr_per_us * lines_per_instr(r, miss);
+        }
+        if let Some(cci) = &platform.cci {
+            for port in clusters.iter_mut().filter_map(|cl| cl.port.as_mut()) {
+                port.finish_rates(cci.read_tracker_entries, cci.clock_khz);
+            }
+        }
+        lines_per_us
+    }
+}
+
+/// DRAM lines per instruction: refills and their write-backs; a retried fetch reads its line a
+/// second time.
+fn lines_per_instr(r: &Running, miss: cci::Miss) -> f64 {
+    r.refills_per_instr * r.write_factor + if miss.retried { r.refills_per_instr } else { 0.0 }
+}
+
+/// Other threads' clusters seen from `cluster`: how many share it, how many do not, and the
+/// mean latency of a line from the latter (`transfer_ns(from, to)`).
+fn others_by_cluster(
+    cluster: usize,
+    others: impl Iterator<Item = usize>,
+    transfer_ns: impl Fn(usize, usize) -> f64,
+) -> Others {
+    let mut o = Others::default();
+    for c in others {
+        if c == cluster {
+            o.same += 1;
+        } else {
+            o.cross += 1;
+            o.cross_ns += transfer_ns(c, cluster);
+        }
+    }
+    if o.cross > 0 {
+        o.cross_ns /= o.cross as f64;
+    }
+    o
+}

@@ -1,0 +1,215 @@
+//! The kernel's own work on the simulated CPUs, as the engine keeps it: OS jitter's next bursts
+//! (`kernel::jitter`), `perf record`'s counter overflows (`kernel::perf_sampling`), Tree RCU's
+//! state machine with the rcuo kthreads of `rcu_nocbs=` CPUs (`kernel::rcu`), and the kernel
+//! work charged in advance on idle CPUs that a thread switched in may take over. The flows that
+//! charge this work to CPUs and threads are in `flow`.
+
+use crate::kernel::jitter::Jitter;
+use crate::kernel::perf_sampling::PerfCounters;
+use crate::kernel::rcu::{self, Batch, Rcu, RcuOptions, RcuReport};
+use crate::platform::Platform;
+use crate::random::Rng;
+use crate::workload::RcuCalls;
+
+/// Kernel work charged in advance on an idle CPU: when it ends, and what each µs of it was
+/// charged, so a thread switched in before the end can take the rest back.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelBurst {
+    pub until_us: f64,
+    pub khz: u32,
+    pub mw: f64,
+}
+
+pub struct KernelWork<'a> {
+    platform: &'a Platform,
+    jitter: Jitter,
+    /// Counter-overflow sampling on chosen CPUs, if configured.
+    perf: Option<PerfCounters>,
+    rcu: Rcu,
+    /// Per CPU: the rcuo kthread of its offloaded callbacks, and the event it sleeps on.
+    rcuo: Vec<Option<(usize, usize)>>,
+    /// rcuo kthreads to wake at the next tick (their list became non-empty).
+    rcuo_to_wake: Vec<usize>,
+    /// RCU ever had work in this run (the report is given then, or with options set).
+    rcu_used: bool,
+    /// Per CPU: kernel work charged at once on it while idle, not over yet.
+    bursts: Vec<Option<KernelBurst>>,
+}
+
+impl<'a> KernelWork<'a> {
+    /// The kernel's work on `platform` with the `online` CPUs: jitter's first bursts drawn from
+    /// `rng` in CPU order, `perf`'s counters, RCU with `options`, whose rcuo kthread of each
+    /// offloaded CPU is `rcuo(cpu)` (thread, event).
+    pub fn new(
+        platform: &'a Platform,
+        online: &[bool],
+        rng: &mut Rng,
+        perf: Option<PerfCounters>,
+        options: RcuOptions,
+        rcuo: impl Fn(usize) -> Option<(usize, usize)>,
+    ) -> KernelWork<'a> {
+        let ncpus = platform.ncpus();
+        let rcu_used = options != RcuOptions::default();
+        let rcuo = (0..ncpus).map(|cpu| if options.nocbs.contains(&cpu) { rcuo(cpu) } else { None }).collect();
+        KernelWork {
+            platform,
+            jitter: Jitter::new(&platform.noise, online, rng),
+            perf,
+            rcu: Rcu::new(options, ncpus, platform.hz),
+            rcuo,
+            rcuo_to_wake: Vec::new(),
+            rcu_used,
+            bursts: vec![None; ncpus],
+        }
+    }
+
+    // ---- OS jitter ---------------------------------------------------------------------------
+
+    pub fn next_burst_us(&self, cpu: usize) -> f64 {
+        self.jitter.next_burst_us(cpu)
+    }
+
+    /// Every CPU's next jitter burst, µs, in CPU order.
+    pub fn next_bursts_us(&self) -> &[f64] {
+        self.jitter.next_bursts_us()
+    }
+
+    /// The jitter burst due on `cpu` at `now_us`, µs, with `exit_us` of idle exit first.
+    pub fn jitter_burst(&mut self, cpu: usize, now_us: f64, exit_us: f64, rng: &mut Rng) -> f64 {
+        self.jitter.burst(cpu, now_us, exit_us, &self.platform.noise, rng)
+    }
+
+    // ---- perf ------------------------------------------------------------------------------
+
+    /// `instr` instructions ran on `cpu` clocked at `khz`: the time the overflows they caused
+    /// take from the running thread, µs (0 without perf sampling there).
+    #[inline]
+    pub fn perf_overflows_us(&mut self, cpu: usize, instr: f64, khz: f64) -> f64 {
+        let Some(perf) = &mut self.perf else { return 0.0 };
+        let samples = perf.count(cpu, instr);
+        if samples > 0 {
+            perf.cost_us(samples, khz)
+        } else {
+            0.0
+        }
+    }
+
+    // ---- kernel work charged ahead ---------------------------------------------------------------
+
+    /// Kernel work runs on idle `cpu` until `burst.until_us`.
+    pub fn start_burst(&mut self, cpu: usize, burst: KernelBurst) {
+        self.bursts[cpu] = Some(burst);
+    }
+
+    /// `cpu` runs kernel work charged ahead at `now_us`.
+    pub fn in_burst(&self, cpu: usize, now_us: f64) -> bool {
+        self.bursts[cpu].is_some_and(|b| b.until_us > now_us)
+    }
+
+    /// The burst charged on `cpu`, which a thread takes over.
+    pub fn take_burst(&mut self, cpu: usize) -> Option<KernelBurst> {
+        self.bursts[cpu].take()
+    }
+
+    /// CPU time, µs, of `reference_us` of kernel work on a CPU of cluster `c` at `khz` (the
+    /// reference core at its top OPP does it in `reference_us`).
+    pub fn work_us(&self, c: usize, khz: u32, reference_us: f64) -> f64 {
+        let platform = self.platform;
+        let reference = (0..platform.clusters.len()).max_by_key(|&c| platform.cpu_capacity(c)).unwrap_or(0);
+        let ref_khz = platform.clusters[reference].max_khz() as f64;
+        reference_us * ref_khz / khz as f64 * platform.core_type_of(c).cpi_factor
+    }
+
+    // ---- RCU -------------------------------------------------------------------------------
+
+    /// RCU has callbacks or a grace period under way, or rcuo kthreads to wake: the tick runs.
+    pub fn rcu_needs_tick(&self) -> bool {
+        self.rcu.active() || !self.rcuo_to_wake.is_empty()
+    }
+
+    /// `call_rcu()` on `cpu` at the phase's rate for `reference_s` seconds of reference work.
+    pub fn call_rcu(&mut self, cpu: usize, calls: RcuCalls, reference_s: f64) {
+        self.rcu_used = true;
+        if let Some(w) = self.rcu.call_rcu(cpu, reference_s * calls.per_s, calls.callback_us, calls.lazy) {
+            self.rcuo_to_wake.push(w);
+        }
+    }
+
+    /// The tick's RCU work on `cpu` (busy, or idle and kept ticking by RCU): the callbacks that
+    /// run in its softirq.
+    pub fn rcu_tick(&mut self, cpu: usize, idle: bool) -> Batch {
+        if idle {
+            self.rcu.report.idle_ticks[cpu] += 1;
+        }
+        self.rcu.tick(cpu, idle)
+    }
+
+    /// Idle `cpu` needs its tick at `jiffy` (it holds callbacks, or fast-no-hz's timer is due).
+    pub fn rcu_idle_needs_tick(&self, cpu: usize, jiffy: u64) -> bool {
+        self.rcu.idle_needs_tick(cpu, jiffy)
+    }
+
+    /// `cpu` goes idle at `jiffy` (RCU_FAST_NO_HZ): the callbacks it runs first, if it holds
+    /// any.
+    pub fn rcu_enter_idle(&mut self, cpu: usize, jiffy: u64) -> Option<Batch> {
+        self.rcu.has_callbacks(cpu).then(|| self.rcu.enter_idle(cpu, jiffy))
+    }
+
+    /// Idle `cpu` going back to idle after its tick at `jiffy`: rcu_prepare_for_idle re-arms the
+    /// fast-no-hz timer.
+    pub fn rcu_back_to_idle(&mut self, cpu: usize, jiffy: u64) {
+        self.rcu.enter_idle(cpu, jiffy);
+    }
+
+    /// The end of `jiffy`, at which the CPUs in `dyntick_idle` had no tick: grace periods
+    /// advance; the rcuo kthreads whose grace period ended are to be woken.
+    pub fn rcu_end_jiffy(&mut self, jiffy: u64, dyntick_idle: &[bool]) {
+        let wakes = self.rcu.end_jiffy(jiffy, dyntick_idle);
+        self.rcuo_to_wake.extend(wakes.rcuo);
+    }
+
+    /// RCU_SOFTIRQ ran callbacks on `cpu` for `s` seconds.
+    pub fn note_softirq(&mut self, cpu: usize, s: f64) {
+        self.rcu.report.softirq_s[cpu] += s;
+    }
+
+    /// When idle `cpu` next wakes for RCU after `jiffy`, as a jiffy.
+    pub fn rcu_idle_wakeup_jiffy(&self, cpu: usize, jiffy: u64) -> Option<u64> {
+        self.rcu.idle_wakeup_jiffy(cpu, jiffy)
+    }
+
+    /// The offloaded CPUs whose rcuo kthread is to be woken, in CPU order, each once.
+    pub fn take_rcuo_wakes(&mut self, into: &mut Vec<usize>) {
+        into.clear();
+        into.append(&mut self.rcuo_to_wake);
+        into.sort_unstable();
+        into.dedup();
+    }
+
+    /// The rcuo kthread of `cpu` and the event it sleeps on.
+    pub fn rcuo_of(&self, cpu: usize) -> Option<(usize, usize)> {
+        self.rcuo[cpu]
+    }
+
+    /// If `t` is an rcuo kthread, its offloaded CPU.
+    pub fn rcuo_cpu(&self, t: usize) -> Option<usize> {
+        self.rcuo.iter().position(|r| r.is_some_and(|(thread, _)| thread == t))
+    }
+
+    /// If `t` is an rcuo kthread with work waiting, its offloaded CPU.
+    pub fn rcuo_with_work(&self, t: usize) -> Option<usize> {
+        let cpu = self.rcuo_cpu(t)?;
+        self.rcu.rcuo_has_work(cpu).then_some(cpu)
+    }
+
+    /// The reference work of rcuo kthread `t`'s pass now, µs (`None`: `t` is no rcuo kthread).
+    pub fn rcuo_pass_us(&mut self, t: usize) -> Option<f64> {
+        let cpu = self.rcuo_cpu(t)?;
+        Some(self.rcu.rcuo_run(cpu).cost_us + rcu::RCUO_PASS_US)
+    }
+
+    /// RCU's report, if RCU was used or configured.
+    pub fn rcu_report(&self) -> Option<RcuReport> {
+        self.rcu_used.then(|| self.rcu.report.clone())
+    }
+}
