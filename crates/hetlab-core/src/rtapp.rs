@@ -22,9 +22,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::workload::file::PhaseFile;
 use crate::workload::{
-    shown, taskgroup_path, Access, MemProfile, Order, Pattern, Phase, PhaseFile, PhaseKind, RtappEvent, RtappStep,
-    RtappSteps, SchedAttr, SchedClass, SyncOp, Task, Workload, MAX_PHASE_US, MAX_WORKING_SET_BYTES,
+    shown, taskgroup_path, Access, MemProfile, Order, Pattern, Phase, PhaseKind, RtappEvent, RtappStep, RtappSteps,
+    SchedAttr, SchedClass, SyncOp, Task, ThreadCount, Workload, MAX_PHASE_US, MAX_WORKING_SET_BYTES,
 };
 
 /// Most phases one task may unroll to (a phase's `loop` repeats its events).
@@ -887,7 +888,7 @@ fn task(
     }
     let task = Task {
         name: name.to_string(),
-        threads: instances,
+        threads: ThreadCount::Fixed(instances),
         nice: nice.unwrap_or(0),
         affinity,
         repeat: if repeat < 0.0 { u32::MAX } else { repeat as u32 },
@@ -1173,7 +1174,7 @@ fn add_forked_tasks(origin: &str, translated: Vec<Translated>) -> Result<Vec<Tas
             let threads = u32::try_from(n).ok().filter(|&n| n as u64 <= crate::workload::MAX_THREADS);
             let threads =
                 threads.ok_or_else(|| format!("{origin}: tasks.{}: forked {n} times, too many", task.name))?;
-            tasks.push(Task { threads, forked: true, ..task.clone() });
+            tasks.push(Task { threads: ThreadCount::Fixed(threads), forked: true, ..task.clone() });
         }
         if instances > 0 {
             tasks.push(task);
@@ -1300,7 +1301,10 @@ mod tests {
         assert_eq!((w.name.as_str(), w.reference_cpu, w.duration_us), ("demo", None, None));
         // without phases, `loop` loops the task's one phase: run, then the timer
         let t = &w.tasks[0];
-        assert_eq!((t.threads, t.nice, t.repeat, t.affinity.clone()), (2, -5, 100, Some(vec![0, 1])));
+        assert_eq!(
+            (t.threads, t.nice, t.repeat, t.affinity.clone()),
+            (ThreadCount::Fixed(2), -5, 100, Some(vec![0, 1]))
+        );
         assert_eq!((t.uclamp.min, t.uclamp.max), (Some(128), None));
         assert_eq!(t.phases[0].kind, PhaseKind::Periodic { run_us: 2000.0, period_us: 0, count: 1 });
         let timer =
@@ -1410,7 +1414,7 @@ mod tests {
         // the child has no instance of its own: one forked thread per fork
         let child: Vec<&Task> = w.tasks.iter().filter(|t| t.name == "child").collect();
         assert_eq!(child.len(), 1);
-        assert!(child[0].forked && child[0].threads == 1);
+        assert!(child[0].forked && child[0].threads == ThreadCount::Fixed(1));
         let markers: Vec<u32> = w.tasks[0]
             .rtapp
             .as_ref()

@@ -42,7 +42,7 @@ impl Engine<'_> {
         let PhaseKind::Parallel { total_instructions, allocation } = self.tasks[task].phases[phase].kind else {
             unreachable!("enter_parallel on a parallel phase")
         };
-        let nthreads = self.tasks[task].threads;
+        let nthreads = self.tasks[task].resolved_threads();
         let pool = &mut self.pools[task][phase];
         if !pool.started {
             pool.started = true;
@@ -104,7 +104,7 @@ impl Engine<'_> {
     /// `t` reaches the barrier: it waits, or, the last one, releases everyone.
     fn arrive(&mut self, t: usize) {
         let (task, phase) = (self.threads[t].task, self.threads[t].progress.phase);
-        let nthreads = self.tasks[task].threads;
+        let nthreads = self.tasks[task].resolved_threads();
         let pool = &mut self.pools[task][phase];
         pool.arrived += 1;
         if pool.arrived < nthreads {

@@ -135,13 +135,11 @@ impl<'a> Engine<'a> {
                 ));
             }
             check_code_classes(platform, task)?;
-            // `threads = 0`: one thread per CPU the task may use (a program that starts as
-            // many workers as it sees CPUs, `Workload::with_parallel`'s `threads=cpus`).
-            if task.threads == 0 {
-                tasks[ti].threads = allowed.count() as u32;
-            }
+            // `ThreadCount::PerAllowedCpu`: one thread per CPU the task may use (a program that starts
+            // as many workers as it sees CPUs, `Workload::with_parallel`'s `threads=cpus`).
+            let nthreads = tasks[ti].resolve_threads(allowed.count());
             let task = &tasks[ti];
-            for _ in 0..task.threads {
+            for _ in 0..nthreads {
                 let index = threads.len();
                 let tid = if kernel {
                     FIRST_KERNEL_TID + (index - user_thread_count(&tasks[..user_tasks])) as u32
@@ -640,7 +638,7 @@ fn check_switcher_config(sw: &Switcher, config: &SimConfig, placement: &str) -> 
 
 /// Threads the tasks run.
 fn user_thread_count(tasks: &[Task]) -> usize {
-    tasks.iter().map(|t| t.threads as usize).sum()
+    tasks.iter().map(|t| t.resolved_threads() as usize).sum()
 }
 
 /// A phase that declares its instruction mix needs every core type it may meet (a switcher or

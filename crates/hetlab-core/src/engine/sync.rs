@@ -78,7 +78,7 @@ impl SyncObjects {
         }
         let mut first_thread = 0;
         for task in tasks {
-            let end = first_thread + task.threads as usize;
+            let end = first_thread + task.resolved_threads() as usize;
             if task.forked {
                 objects.fork_ids.insert(task.name.clone(), objects.forks.len());
                 objects.forks.push((first_thread, end));

@@ -260,7 +260,7 @@ fn sleep_timers_wake_each_thread_on_time() {
         tasks: (1..=200)
             .map(|i| crate::workload::Task {
                 name: format!("s{i}"),
-                threads: 1,
+                threads: crate::workload::ThreadCount::Fixed(1),
                 nice: 0,
                 affinity: Some(vec![4]),
                 repeat: 1,
@@ -315,7 +315,7 @@ fn sharing(nices: &[i32]) -> Workload {
         .enumerate()
         .map(|(i, &nice)| crate::workload::Task {
             name: format!("t{i}"),
-            threads: 1,
+            threads: crate::workload::ThreadCount::Fixed(1),
             nice,
             affinity: Some(vec![4]),
             repeat: 1,
@@ -394,7 +394,7 @@ fn a_waking_sleeper_preempts_a_cpu_hog() {
     let mut w = sharing(&[0]);
     w.tasks.push(crate::workload::Task {
         name: "sleeper".into(),
-        threads: 1,
+        threads: crate::workload::ThreadCount::Fixed(1),
         nice: 0,
         affinity: Some(vec![4]),
         repeat: 1,
