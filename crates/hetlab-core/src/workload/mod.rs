@@ -5,8 +5,8 @@
 //!
 //! This file holds the model (tasks, phases, memory profiles, scheduling attributes, task
 //! groups) and its stated limits. Sources:
-//! - [`file`]: TOML files (format there, examples in data/workloads/), `Workload::from_toml`;
-//! - [`generators`]: specs `name:key=value,...` (`Workload::from_spec`): the generators
+//! - `file.rs`: TOML files (format there, examples in data/workloads/), `Workload::from_toml`;
+//! - `generators.rs`: specs `name:key=value,...` (`Workload::from_spec`): the generators
 //!   `ccbench`, `periodic`, `cpu-bound`, and the built-in TOML workloads with their parameters;
 //! - rt-app JSON files: the `rtapp` module.
 
