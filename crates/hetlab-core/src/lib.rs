@@ -2,8 +2,11 @@
 //!
 //! Map (each module owns one thing; the engine composes them; no module depends on another in
 //! a cycle, checked by a test below):
-//! - inputs: [`platform`] (SoC descriptions, `data/platforms/*.toml`), [`workload`] (what runs,
-//!   `data/workloads/*.toml` and generators), [`input`] (TOML errors as one line);
+//! - inputs: [`platform`] (SoC descriptions, `data/platforms/*.toml`; `platform/validate.rs`
+//!   checks each section), [`workload`] (what runs: the model; `workload/file.rs` reads
+//!   `data/workloads/*.toml`, `workload/generators.rs` the generators), [`rtapp`] (rt-app JSON
+//!   files: `rtapp/json.rs` the dialect, the other files rt-app's model), [`measured`] (profiles
+//!   fitted from a cache simulator), [`input`] (TOML errors as one line);
 //! - [`model`]: the mechanisms — caches, CCI, DRAM, power, the energy account, thermal, idle;
 //! - [`sched`]: placement behind the `Placement` seam, CFS run queues, PELT;
 //! - [`kernel`]: the kernel's own work (OS jitter, kernel threads);

@@ -390,27 +390,55 @@ pub fn workload_toml(platform: &Platform, req: &Request) -> Result<String, Strin
     let ranges = phase_ranges(&reference.parts, req.slicing)?;
     let mut sizes = vec![core.l1d_bytes];
     sizes.extend(runs.iter().map(|r| r.ll_bytes));
+    let curve = Curve { runs: &runs, sizes: &sizes, l2_sizes: &l2_sizes, core };
 
     let mut out = String::new();
-    let line = |out: &mut String, s: &str| {
-        out.push_str(s);
-        out.push('\n');
-    };
-    line(&mut out, &format!("# MEASURED profile of a real program ({}), written by `hetlab profile`.", req.name));
-    line(&mut out, "#");
-    for p in req.provenance {
-        line(&mut out, &format!("# {p}").replace('\n', " "));
+    write_header(&mut out, req, &curve, reference.ll_bytes);
+    let mut from = 0.0;
+    for (n, range) in ranges.iter().enumerate() {
+        let mut phase = Counts::default();
+        reference.parts[range.clone()].iter().for_each(|p| phase.add(p));
+        let to = from + phase.ir;
+        write_phase(&mut out, &curve, (n + 1, ranges.len()), (from, to), &phase);
+        from = to;
     }
-    line(&mut out, "#");
-    let total = runs.iter().map(|r| {
+    Ok(out)
+}
+
+/// What a profile's phases are fitted against: the simulator runs (by LL size), the sizes of
+/// the curve (the reference core's L1D, then each run's LL), the platform's L2 sizes (ascending)
+/// and the reference core type.
+struct Curve<'a> {
+    runs: &'a [&'a Run],
+    sizes: &'a [u64],
+    l2_sizes: &'a [u64],
+    core: &'a CoreType,
+}
+
+fn line(out: &mut String, s: &str) {
+    out.push_str(s);
+    out.push('\n');
+}
+
+/// The profile's header (provenance, the whole run's figures, how the phases are made) and its
+/// task, up to its first phase; `reference_ll` is the LL size of the run the phases are cut from.
+fn write_header(out: &mut String, req: &Request, curve: &Curve, reference_ll: u64) {
+    let (core, l2_sizes) = (curve.core, curve.l2_sizes);
+    line(out, &format!("# MEASURED profile of a real program ({}), written by `hetlab profile`.", req.name));
+    line(out, "#");
+    for p in req.provenance {
+        line(out, &format!("# {p}").replace('\n', " "));
+    }
+    line(out, "#");
+    let total = curve.runs.iter().map(|r| {
         let mut c = Counts::default();
         r.parts.iter().for_each(|p| c.add(p));
         (r.ll_bytes, c)
     });
     let totals: Vec<(u64, Counts)> = total.collect();
-    let whole = &totals.iter().find(|t| t.0 == reference.ll_bytes).expect("reference run").1;
+    let whole = &totals.iter().find(|t| t.0 == reference_ll).expect("reference run").1;
     line(
-        &mut out,
+        out,
         &format!(
             "# Whole run: {:.4e} instructions, {:.3} data references per instruction, L1D MPKI {:.2}, L1I MPKI {:.2}.",
             whole.ir,
@@ -422,7 +450,7 @@ pub fn workload_toml(platform: &Platform, req: &Request) -> Result<String, Strin
     for (ll, c) in &totals {
         let mark = if l2_sizes.contains(ll) { "  <- a platform L2 size" } else { "" };
         line(
-            &mut out,
+            out,
             &format!(
                 "# MEASURED LL MPKI at {:>6}: {:.3} (data {:.3} + instruction {:.3}){mark}",
                 kib(*ll),
@@ -432,15 +460,15 @@ pub fn workload_toml(platform: &Platform, req: &Request) -> Result<String, Strin
             ),
         );
     }
-    line(&mut out, "#");
-    line(&mut out, "# How the phases are made (crates/hetlab-core/src/measured.rs):");
-    line(&mut out, "# - refs_per_instr = (Dr + Dw) / Ir; write_fraction = LL write misses / LL data misses at the");
-    line(&mut out, "#   largest platform L2 size (write-allocated lines are dirty; read-missed lines written later");
-    line(&mut out, "#   are not counted, so it is a lower bound).");
-    line(&mut out, "# - Instruction-fetch misses are folded into the data side (the model has one reference stream):");
-    line(&mut out, "#   the measured miss ratio per data reference is (I + D misses) / (Dr + Dw), at the L1 and LL.");
+    line(out, "#");
+    line(out, "# How the phases are made (crates/hetlab-core/src/measured.rs):");
+    line(out, "# - refs_per_instr = (Dr + Dw) / Ir; write_fraction = LL write misses / LL data misses at the");
+    line(out, "#   largest platform L2 size (write-allocated lines are dirty; read-missed lines written later");
+    line(out, "#   are not counted, so it is a lower bound).");
+    line(out, "# - Instruction-fetch misses are folded into the data side (the model has one reference stream):");
+    line(out, "#   the measured miss ratio per data reference is (I + D misses) / (Dr + Dw), at the L1 and LL.");
     line(
-        &mut out,
+        out,
         &format!(
             "# - components: up to {MAX_ACCESSES} random working sets (uniform reuse or cyclic laps) fitted so that hetlab's own miss ratios \
              (model::cache::miss_ratios on the {} core type) match the measured ones at {} (L1D) and the LL sizes above, \
@@ -449,78 +477,66 @@ pub fn workload_toml(platform: &Platform, req: &Request) -> Result<String, Strin
             kib(core.l1d_bytes)
         ),
     );
-    line(&mut out, "# - cpi and the instruction mix are NOT measured (the simulator counts no cycles or instruction");
-    line(
-        &mut out,
-        "#   classes of the target ISA): the grammar's default cpi = 1.0 applies, times each core's cpi_factor.",
-    );
-    line(&mut out, &format!("name = \"{}\"", req.name));
-    line(&mut out, &format!("description = \"{}\"", req.description.replace('\\', "\\\\").replace('"', "\\\"")));
-    line(&mut out, "");
-    line(&mut out, "[[tasks]]");
-    line(&mut out, &format!("name = \"{}\"", req.name));
-    line(&mut out, "threads = 1");
+    line(out, "# - cpi and the instruction mix are NOT measured (the simulator counts no cycles or instruction");
+    line(out, "#   classes of the target ISA): the grammar's default cpi = 1.0 applies, times each core's cpi_factor.");
+    line(out, &format!("name = \"{}\"", req.name));
+    line(out, &format!("description = \"{}\"", req.description.replace('\\', "\\\\").replace('"', "\\\"")));
+    line(out, "");
+    line(out, "[[tasks]]");
+    line(out, &format!("name = \"{}\"", req.name));
+    line(out, "threads = 1");
+}
 
-    let mut from = 0.0;
-    for (n, range) in ranges.iter().enumerate() {
-        let mut phase = Counts::default();
-        reference.parts[range.clone()].iter().for_each(|p| phase.add(p));
-        let to = from + phase.ir;
-        let at: Vec<Counts> = runs.iter().map(|r| counts_between(r, from, to)).collect();
-        let mut measured = vec![phase.l1_miss_per_ref()];
-        measured.extend(at.iter().map(Counts::ll_miss_per_ref));
-        let fit = fit_components(&sizes, &measured, core, &l2_sizes);
-        let mpki = |miss_per_ref: f64| 1000.0 * miss_per_ref * phase.refs() / phase.ir.max(1.0);
-        line(&mut out, "");
-        line(&mut out, "[[tasks.phases]]");
-        line(
-            &mut out,
-            &format!("# Phase {} of {}: instructions {:.4e} to {:.4e} of the run.", n + 1, ranges.len(), from, to),
-        );
-        line(&mut out, "# size        measured MPKI   fitted MPKI (hetlab's model)   (I+D misses; L1 then LL)");
-        for (k, s) in sizes.iter().enumerate() {
-            let what = if k == 0 { "L1D" } else { "LL " };
-            line(
-                &mut out,
-                &format!("# {what} {:>7}   {:>10.3}   {:>10.3}", kib(*s), mpki(measured[k]), mpki(fit.predicted[k])),
-            );
-        }
-        for s in &l2_sizes {
-            let k = sizes.iter().skip(1).position(|x| x == s).expect("checked") + 1;
-            line(
-                &mut out,
-                &format!(
-                    "# MEASURED MPKI at {}: {:.3} (the fitted profile gives {:.3})",
-                    kib(*s),
-                    mpki(measured[k]),
-                    mpki(fit.predicted[k])
-                ),
-            );
-        }
-        let largest_l2 = l2_sizes[l2_sizes.len() - 1];
-        let wf_run = &at[runs.iter().position(|r| r.ll_bytes == largest_l2).expect("checked")];
-        let ll_data = wf_run.dlmr + wf_run.dlmw;
-        let write_fraction = if ll_data > 0.0 { wf_run.dlmw / ll_data } else { 0.0 };
-        line(&mut out, &format!("instructions = {:.6e}", phase.ir));
-        line(&mut out, &format!("refs_per_instr = {:.6}", phase.refs() / phase.ir.max(1.0)));
-        line(&mut out, &format!("write_fraction = {:.6}", write_fraction));
-        line(&mut out, "components = [");
-        for (f, ws, order) in &fit.components {
-            let order = match order {
-                Order::Uniform => "uniform",
-                Order::Cyclic => "cyclic",
-            };
-            line(
-                &mut out,
-                &format!(
-                    "  {{ fraction = {f}, working_set_bytes = {ws}, pattern = \"random\", order = \"{order}\" }},"
-                ),
-            );
-        }
-        line(&mut out, "]");
-        from = to;
+/// Phase `n_of.0` of `n_of.1`, the instructions `[span.0, span.1)` of the reference run
+/// (`phase` its counts there): its measured and fitted MPKI in comments, then its figures and
+/// fitted components.
+fn write_phase(out: &mut String, curve: &Curve, n_of: (usize, usize), span: (f64, f64), phase: &Counts) {
+    let (runs, sizes, l2_sizes) = (curve.runs, curve.sizes, curve.l2_sizes);
+    let (from, to) = span;
+    let at: Vec<Counts> = runs.iter().map(|r| counts_between(r, from, to)).collect();
+    let mut measured = vec![phase.l1_miss_per_ref()];
+    measured.extend(at.iter().map(Counts::ll_miss_per_ref));
+    let fit = fit_components(sizes, &measured, curve.core, l2_sizes);
+    let mpki = |miss_per_ref: f64| 1000.0 * miss_per_ref * phase.refs() / phase.ir.max(1.0);
+    line(out, "");
+    line(out, "[[tasks.phases]]");
+    line(out, &format!("# Phase {} of {}: instructions {:.4e} to {:.4e} of the run.", n_of.0, n_of.1, from, to));
+    line(out, "# size        measured MPKI   fitted MPKI (hetlab's model)   (I+D misses; L1 then LL)");
+    for (k, s) in sizes.iter().enumerate() {
+        let what = if k == 0 { "L1D" } else { "LL " };
+        line(out, &format!("# {what} {:>7}   {:>10.3}   {:>10.3}", kib(*s), mpki(measured[k]), mpki(fit.predicted[k])));
     }
-    Ok(out)
+    for s in l2_sizes {
+        let k = sizes.iter().skip(1).position(|x| x == s).expect("checked") + 1;
+        line(
+            out,
+            &format!(
+                "# MEASURED MPKI at {}: {:.3} (the fitted profile gives {:.3})",
+                kib(*s),
+                mpki(measured[k]),
+                mpki(fit.predicted[k])
+            ),
+        );
+    }
+    let largest_l2 = l2_sizes[l2_sizes.len() - 1];
+    let wf_run = &at[runs.iter().position(|r| r.ll_bytes == largest_l2).expect("checked")];
+    let ll_data = wf_run.dlmr + wf_run.dlmw;
+    let write_fraction = if ll_data > 0.0 { wf_run.dlmw / ll_data } else { 0.0 };
+    line(out, &format!("instructions = {:.6e}", phase.ir));
+    line(out, &format!("refs_per_instr = {:.6}", phase.refs() / phase.ir.max(1.0)));
+    line(out, &format!("write_fraction = {:.6}", write_fraction));
+    line(out, "components = [");
+    for (f, ws, order) in &fit.components {
+        let order = match order {
+            Order::Uniform => "uniform",
+            Order::Cyclic => "cyclic",
+        };
+        line(
+            out,
+            &format!("  {{ fraction = {f}, working_set_bytes = {ws}, pattern = \"random\", order = \"{order}\" }},"),
+        );
+    }
+    line(out, "]");
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use hetlab_core::model::{cache, cci};
 use hetlab_core::platform::Platform;
 use hetlab_core::result::RunResult;
 use hetlab_core::sched::SchedPolicy;
-use hetlab_core::workload::{PhaseKind, Workload};
+use hetlab_core::workload::{PhaseKind, ThreadCount, Workload};
 
 const SEED_003: [&str; 3] = ["linsched-test", "bbench-android", "android-ui-render"];
 
@@ -41,7 +41,7 @@ fn the_linsched_table_is_exactly_the_seeds() {
     assert_eq!(w.tasks.len(), 7);
     for ((task, nice, busy_ms, sleep_ms), t) in LINSCHED_TABLE.iter().zip(&w.tasks) {
         assert!(t.name.starts_with(&format!("task{task}-")), "{}", t.name);
-        assert_eq!((t.threads, t.nice), (1, *nice), "{}", t.name);
+        assert_eq!((t.threads, t.nice), (ThreadCount::Fixed(1), *nice), "{}", t.name);
         // busy first, then sleep
         let [busy, sleep] = &t.phases[..] else { panic!("{}: two phases", t.name) };
         let PhaseKind::Compute { instructions } = busy.kind else { panic!("{}: busy is work", t.name) };

@@ -244,9 +244,9 @@ impl SimConfig {
         for (ti, task) in tasks.iter().enumerate() {
             let mask = allowed_cpus(task, ti >= user_tasks, &online, &cluster_of, self.cluster, user_cpus)?;
             check_code_classes(platform, task)?;
-            // `threads = 0`: one thread per CPU the task may use (a program that starts as
-            // many workers as it sees CPUs, `Workload::with_parallel`'s `threads=cpus`).
-            threads.push(if task.threads == 0 { mask.count() as u32 } else { task.threads });
+            // `threads=cpus`: one thread per CPU the task may use (a program that starts as many
+            // workers as it sees CPUs)
+            threads.push(task.threads.for_allowed_cpus(mask.count()));
             allowed.push(mask);
         }
         let user_threads: u32 = threads[..user_tasks].iter().sum();

@@ -26,18 +26,5 @@ pub const FIRST_USER_TID: u32 = 1000;
 /// A kernel thread named `name` (its comm, e.g. `rcuop/0`), allowed on `cpus` (`None`: every
 /// CPU), running `phases` once.
 pub fn kthread(name: &str, cpus: Option<Vec<usize>>, phases: Vec<Phase>) -> Task {
-    Task {
-        name: name.to_string(),
-        threads: 1,
-        nice: 0,
-        affinity: cpus,
-        repeat: 1,
-        phases,
-        prologue_phases: 0,
-        forked: false,
-        rtapp: None,
-        uclamp: Default::default(),
-        class: Default::default(),
-        taskgroup: None,
-    }
+    Task { affinity: cpus, ..Task::new(name, phases) }
 }

@@ -5,7 +5,7 @@
 use super::*;
 use crate::sched::{Migration, SchedPolicy, SchedView, WakeKind};
 use crate::trace::TraceEvent;
-use crate::workload::{Access, MemProfile, Order, Pattern, Phase, PhaseKind};
+use crate::workload::{Access, MemProfile, Order, Pattern, Phase, PhaseKind, Task};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
@@ -258,22 +258,7 @@ fn sleep_timers_wake_each_thread_on_time() {
         reference_cpu: None,
         taskgroups: Vec::new(),
         name: "sleepers".into(),
-        tasks: (1..=200)
-            .map(|i| crate::workload::Task {
-                name: format!("s{i}"),
-                threads: 1,
-                nice: 0,
-                affinity: Some(vec![4]),
-                repeat: 1,
-                prologue_phases: 0,
-                forked: false,
-                rtapp: None,
-                uclamp: Default::default(),
-                class: Default::default(),
-                taskgroup: None,
-                phases: phases(i),
-            })
-            .collect(),
+        tasks: (1..=200).map(|i| Task { affinity: Some(vec![4]), ..Task::new(format!("s{i}"), phases(i)) }).collect(),
     };
     let r = simulate(&p, &w, config(&p, "performance", None, &[])).unwrap();
     for (i, th) in r.threads.iter().enumerate() {
@@ -314,19 +299,10 @@ fn sharing(nices: &[i32]) -> Workload {
     let tasks = nices
         .iter()
         .enumerate()
-        .map(|(i, &nice)| crate::workload::Task {
-            name: format!("t{i}"),
-            threads: 1,
+        .map(|(i, &nice)| Task {
             nice,
             affinity: Some(vec![4]),
-            repeat: 1,
-            prologue_phases: 0,
-            forked: false,
-            rtapp: None,
-            uclamp: Default::default(),
-            class: Default::default(),
-            taskgroup: None,
-            phases: vec![compute_phase(1e12)],
+            ..Task::new(format!("t{i}"), vec![compute_phase(1e12)])
         })
         .collect();
     Workload { name: "sharing".into(), tasks, duration_us: None, reference_cpu: None, taskgroups: Vec::new() }
@@ -367,7 +343,7 @@ fn a_sched_idle_task_gets_its_weight_of_3_and_the_cpu_when_it_is_otherwise_idle(
     // and the periodic one is never kept waiting: it preempts at each release
     let mut w = sharing(&[0]);
     w.tasks[0].class = SchedClass::Idle;
-    w.tasks.push(crate::workload::Task {
+    w.tasks.push(Task {
         name: "periodic".into(),
         phases: vec![Phase {
             kind: PhaseKind::Periodic { run_us: 2000.0, period_us: 10_000, count: 50 },
@@ -393,23 +369,9 @@ fn a_waking_sleeper_preempts_a_cpu_hog() {
     // vruntime, it preempts the hog at once (wake-up preemption) instead of waiting a turn
     let p = exynos();
     let mut w = sharing(&[0]);
-    w.tasks.push(crate::workload::Task {
-        name: "sleeper".into(),
-        threads: 1,
-        nice: 0,
-        affinity: Some(vec![4]),
-        repeat: 1,
-        prologue_phases: 0,
-        forked: false,
-        rtapp: None,
-        uclamp: Default::default(),
-        class: Default::default(),
-        taskgroup: None,
-        phases: vec![
-            Phase { kind: PhaseKind::Sleep { duration_us: 50_000 }, ..compute_phase(0.0) },
-            compute_phase(2e5),
-        ],
-    });
+    let phases =
+        vec![Phase { kind: PhaseKind::Sleep { duration_us: 50_000 }, ..compute_phase(0.0) }, compute_phase(2e5)];
+    w.tasks.push(Task { affinity: Some(vec![4]), ..Task::new("sleeper", phases) });
     let mut c = config(&p, "performance", None, &[]);
     c.time_limit_s = 0.2;
     let r = simulate(&p, &w, c).unwrap();

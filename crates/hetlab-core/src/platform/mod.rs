@@ -7,6 +7,11 @@
 //! no cross-cluster snoops, no interconnect traversal, no CCI counters), a cluster's
 //! power-down state (`cluster_off_*`: a platform whose cpuidle has only WFI), and the
 //! `[perf_sample]` cost of one perf counter-overflow sample (`kernel::perf_sampling`).
+//!
+//! This file holds the description's types and what is derived from them; `validate.rs` checks
+//! each section.
+
+mod validate;
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -478,298 +483,6 @@ impl Platform {
         let max = raw.iter().copied().max().unwrap_or(1).max(1);
         self.derived = Derived { capacity: raw.iter().map(|r| ((r << 10) / max) as u32).collect(), core_type };
     }
-
-    fn validate(&self) -> Result<(), String> {
-        // No quantity of a platform in its units (µs, ns, mW, kB, ...) comes near MAX_VALUE;
-        // a larger one turns time and energy sums into infinities.
-        const MAX_VALUE: f64 = 1e12;
-        fn positive(field: &str, v: f64) -> Result<(), String> {
-            if v.is_finite() && v > 0.0 && v <= MAX_VALUE {
-                Ok(())
-            } else {
-                Err(format!("{field} must be a positive number at most {MAX_VALUE:e}, got {v}"))
-            }
-        }
-        fn non_negative(field: &str, v: f64) -> Result<(), String> {
-            if v.is_finite() && (0.0..=MAX_VALUE).contains(&v) {
-                Ok(())
-            } else {
-                Err(format!("{field} must not be negative nor above {MAX_VALUE:e}, got {v}"))
-            }
-        }
-        fn fraction(field: &str, v: f64) -> Result<(), String> {
-            if (0.0..=1.0).contains(&v) {
-                Ok(())
-            } else {
-                Err(format!("{field} must be within 0..=1, got {v}"))
-            }
-        }
-        if self.hz == 0 {
-            return Err("hz must be positive".into());
-        }
-        if self.hz > 1_000_000 {
-            return Err(format!("hz must be at most 1000000 (a tick of at least 1 µs), got {}", self.hz));
-        }
-        non_negative("sched.active_migration_latency_us", self.sched.active_migration_latency_us)?;
-        non_negative("sched.tick_cycles", self.sched.tick_cycles)?;
-        non_negative("sched.switch_transfer_us", self.sched.switch_transfer_us)?;
-        if self.core_types.is_empty() {
-            return Err("core_types: at least one core type is needed".into());
-        }
-        for t in &self.core_types {
-            let f = |x: &str| format!("core_types '{}'.{x}", t.name);
-            positive(&f("capacity_dmips_mhz"), t.capacity_dmips_mhz as f64)?;
-            positive(&f("dynamic_power_coefficient"), t.dynamic_power_coefficient)?;
-            if let Some(c) = t.measured_power_coefficient {
-                positive(&f("measured_power_coefficient"), c)?;
-            }
-            positive(&f("l1d_bytes"), t.l1d_bytes as f64)?;
-            if !t.line_bytes.is_power_of_two() {
-                return Err(format!("{} must be a power of two, got {}", f("line_bytes"), t.line_bytes));
-            }
-            non_negative(&f("l1_hit_cycles"), t.l1_hit_cycles)?;
-            non_negative(&f("l2_hit_cycles"), t.l2_hit_cycles)?;
-            // Bounded: each miss in flight is a request source of the interconnect's tracker model.
-            if t.mlp.is_nan() || !(1.0..=MAX_REQUESTS_IN_FLIGHT as f64).contains(&t.mlp) {
-                return Err(format!("{} must be between 1 and {MAX_REQUESTS_IN_FLIGHT}, got {}", f("mlp"), t.mlp));
-            }
-            fraction(&f("prefetch_coverage"), t.prefetch_coverage)?;
-            if t.prefetch_degree > MAX_REQUESTS_IN_FLIGHT {
-                return Err(format!(
-                    "{} must be at most {MAX_REQUESTS_IN_FLIGHT}, got {}",
-                    f("prefetch_degree"),
-                    t.prefetch_degree
-                ));
-            }
-            positive(&f("cpi_factor"), t.cpi_factor)?;
-            fraction(&f("stall_activity"), t.stall_activity)?;
-            if let Some(cc) = &t.code_classes {
-                cc.validate(&f("code_classes"))?;
-                if self.execution_state == ExecutionState::Aarch32 && (cc.crypto.is_some() || cc.neon_fp64.is_some()) {
-                    return Err(format!(
-                        "{}: AArch32 has no ARMv8 crypto or NEON FP64 instructions; remove crypto/neon_fp64",
-                        f("code_classes")
-                    ));
-                }
-            }
-        }
-        if self.clusters.is_empty() {
-            return Err("clusters: at least one cluster is needed".into());
-        }
-        if self.clusters.len() > MAX_CLUSTERS {
-            return Err(format!("clusters: at most {MAX_CLUSTERS} clusters are supported"));
-        }
-        if self.ncpus() > MAX_CPUS {
-            return Err(format!("clusters.cpus: at most {MAX_CPUS} CPUs are supported"));
-        }
-        let mut seen_cpus = Vec::new();
-        for c in &self.clusters {
-            let f = |x: &str| format!("clusters '{}'.{x}", c.name);
-            if !self.core_types.iter().any(|t| t.name == c.core_type) {
-                return Err(format!("{}: unknown core type '{}'", f("core_type"), c.core_type));
-            }
-            if c.cpus.is_empty() {
-                return Err(format!("{}: a cluster needs at least one core (zero cores given)", f("cpus")));
-            }
-            for &cpu in &c.cpus {
-                if seen_cpus.contains(&cpu) {
-                    return Err(format!("{}: cpu{cpu} appears in more than one cluster", f("cpus")));
-                }
-                seen_cpus.push(cpu);
-            }
-            if c.opps.is_empty() {
-                return Err(format!("{}: at least one OPP is needed", f("opps")));
-            }
-            for (i, [khz, uv]) in c.opps.iter().enumerate() {
-                if *khz == 0 || *uv == 0 {
-                    return Err(format!("{}[{i}]: frequency and voltage must be positive", f("opps")));
-                }
-                if i > 0 {
-                    let prev = c.opps[i - 1][0];
-                    if *khz == prev {
-                        return Err(format!("{}[{i}]: duplicate OPP {khz} kHz", f("opps")));
-                    }
-                    if *khz < prev {
-                        return Err(format!(
-                            "{}[{i}]: OPPs must be sorted by frequency, ascending ({khz} kHz after {prev} kHz)",
-                            f("opps")
-                        ));
-                    }
-                }
-            }
-            positive(&f("l2_bytes"), c.l2_bytes as f64)?;
-            non_negative(&f("leakage_mw"), c.leakage_mw)?;
-            non_negative(&f("clock_power_coefficient"), c.clock_power_coefficient)?;
-            non_negative(&f("snoop_lookup_energy_nj"), c.snoop_lookup_energy_nj)?;
-            fraction(&f("core_leakage_share"), c.core_leakage_share)?;
-            non_negative(&f("cluster_off_wakeup_energy_uj"), c.cluster_off_wakeup_energy_uj)?;
-            if !c.active_mw.is_empty() && c.active_mw.len() != c.opps.len() {
-                return Err(format!(
-                    "{}: give one value per OPP ({} OPPs, {} values) or none",
-                    f("active_mw"),
-                    c.opps.len(),
-                    c.active_mw.len()
-                ));
-            }
-            for (i, &mw) in c.active_mw.iter().enumerate() {
-                non_negative(&f(&format!("active_mw[{i}]")), mw)?;
-            }
-            positive(&f("thermal_resistance_c_per_w"), c.thermal_resistance_c_per_w)?;
-            positive(&f("thermal_capacitance_j_per_c"), c.thermal_capacitance_j_per_c)?;
-        }
-        seen_cpus.sort_unstable();
-        if seen_cpus.iter().enumerate().any(|(i, &c)| i != c) {
-            return Err("clusters.cpus: CPUs must be numbered 0..N-1 without gaps".into());
-        }
-        for (i, c) in self.clusters.iter().enumerate() {
-            if self.clusters[..i].iter().any(|o| o.name.eq_ignore_ascii_case(&c.name)) {
-                return Err(format!("clusters: duplicate cluster name '{}'", c.name));
-            }
-            match (&self.cci, c.cci_port) {
-                (Some(_), None) => {
-                    return Err(format!(
-                        "clusters '{}'.cci_port: the platform has a [cci] section, so every cluster needs the CCI \
-                         slave interface it is wired to (e.g. cci_port = 3)",
-                        c.name
-                    ))
-                }
-                (None, Some(port)) => {
-                    return Err(format!(
-                        "clusters '{}'.cci_port: S{port} given but the platform has no [cci] section; describe the \
-                         interconnect in [cci] or remove cci_port",
-                        c.name
-                    ))
-                }
-                (Some(_), Some(port)) if self.clusters[..i].iter().any(|o| o.cci_port == Some(port)) => {
-                    return Err(format!("clusters '{}'.cci_port: port S{port} is used twice", c.name));
-                }
-                _ => {}
-            }
-            if c.core_off_exit_latency_us.is_some() != c.core_off_target_residency_us.is_some() {
-                return Err(format!(
-                    "clusters '{}': give both core_off_exit_latency_us and core_off_target_residency_us \
-                     (a core power-down state), or neither",
-                    c.name
-                ));
-            }
-            match (c.cluster_off_exit_latency_us, c.cluster_off_target_residency_us) {
-                (Some(_), None) | (None, Some(_)) => {
-                    return Err(format!(
-                        "clusters '{}': give both cluster_off_exit_latency_us and cluster_off_target_residency_us \
-                         (a cluster power-down state), or neither (WFI only)",
-                        c.name
-                    ))
-                }
-                _ => {}
-            }
-        }
-        if let Some(cci) = &self.cci {
-            positive("cci.clock_khz", cci.clock_khz as f64)?;
-            non_negative("cci.latency_ns", cci.latency_ns)?;
-            positive("cci.read_tracker_entries", cci.read_tracker_entries as f64)?;
-            non_negative("cci.snoop_path_l2_lookups", cci.snoop_path_l2_lookups)?;
-            non_negative("cci.snoop_fixed_ns", cci.snoop_fixed_ns)?;
-        }
-        if let Some(cost) = &self.perf_sample {
-            positive("perf_sample.cycles", cost.cycles)?;
-            non_negative("perf_sample.counted_instructions", cost.counted_instructions)?;
-        }
-        positive("dram.idle_latency_ns", self.dram.idle_latency_ns)?;
-        positive("dram.peak_bandwidth_mb_s", self.dram.peak_bandwidth_mb_s)?;
-        fraction("dram.bandwidth_efficiency", self.dram.bandwidth_efficiency)?;
-        positive("dram.bandwidth_efficiency", self.dram.bandwidth_efficiency)?;
-        non_negative("dram.background_power_mw", self.dram.background_power_mw)?;
-        non_negative("dram.energy_per_line_nj", self.dram.energy_per_line_nj)?;
-        non_negative("board.rest_power_mw", self.board.rest_power_mw)?;
-        positive("thermal.polling_interval_ms", self.thermal.polling_interval_ms as f64)?;
-        for (i, trip) in self.thermal.trips.iter().enumerate() {
-            if i > 0 && trip.temp_c <= self.thermal.trips[i - 1].temp_c {
-                return Err(format!("thermal.trips[{i}].temp_c: trips must be sorted by temperature, ascending"));
-            }
-            for name in trip.caps_khz.keys() {
-                if self.cluster_index(name).is_none() {
-                    return Err(format!("thermal.trips[{i}].caps_khz: unknown cluster '{name}'"));
-                }
-            }
-        }
-        non_negative("noise.dram_latency_sigma", self.noise.dram_latency_sigma)?;
-        positive("sensors.period_us", self.sensors.period_us as f64)?;
-        non_negative("sensors.unmodelled_rails_mw", self.sensors.unmodelled_rails_mw)?;
-        if self.pmu.bus_access == BusAccess::L1Beat && !matches!(self.pmu.beat_bytes, Some(b) if b > 0) {
-            return Err(
-                "pmu.bus_access = \"l1-beat\" needs pmu.beat_bytes, the L1-L2 data path's width in bytes".into()
-            );
-        }
-        if !(0.0..1.0).contains(&self.caches.system_share) {
-            return Err(format!("caches.system_share must be in [0, 1), got {}", self.caches.system_share));
-        }
-        if !self.caches.page_bytes.is_power_of_two() || !(1024..=1 << 30).contains(&self.caches.page_bytes) {
-            return Err(format!(
-                "caches.page_bytes must be a power of two from 1024 to 1 GiB, got {}",
-                self.caches.page_bytes
-            ));
-        }
-        if ![4, 8].contains(&self.caches.descriptor_bytes) {
-            return Err(format!(
-                "caches.descriptor_bytes must be 4 (short descriptors) or 8 (LPAE), got {}",
-                self.caches.descriptor_bytes
-            ));
-        }
-        non_negative("governor_cost.pmc_sample_base_us", self.governor_cost.pmc_sample_base_us)?;
-        non_negative("governor_cost.pmc_per_thread_us", self.governor_cost.pmc_per_thread_us)?;
-        non_negative("governor_cost.cci_read_us", self.governor_cost.cci_read_us)?;
-        self.validate_energy_model()?;
-        positive("noise.dram_noise_period_us", self.noise.dram_noise_period_us as f64)?;
-        positive("noise.kernel_wakeup_mean_interval_us", self.noise.kernel_wakeup_mean_interval_us as f64)?;
-        Ok(())
-    }
-
-    /// An explicit energy model must describe whole cpufreq policies (a performance domain is
-    /// one policy: one cluster's CPUs), each once, with one state per OPP of the cluster at the
-    /// OPP's frequency, and powers the kernel accepts (`em_create_perf_table`: positive, at most
-    /// `EM_MAX_POWER`).
-    fn validate_energy_model(&self) -> Result<(), String> {
-        let mut covered = Vec::new();
-        for (i, d) in self.energy_model.iter().enumerate() {
-            let f = |x: &str| format!("energy_model[{i}].{x}");
-            let mut cpus = d.cpus.clone();
-            cpus.sort_unstable();
-            let Some(c) = self.clusters.iter().position(|cl| {
-                let mut own = cl.cpus.clone();
-                own.sort_unstable();
-                own == cpus
-            }) else {
-                return Err(format!(
-                    "{}: {:?} is not the CPU list of one cluster (a performance domain is one cpufreq policy)",
-                    f("cpus"),
-                    d.cpus
-                ));
-            };
-            if covered.contains(&c) {
-                return Err(format!("{}: cluster '{}' has two energy models", f("cpus"), self.clusters[c].name));
-            }
-            covered.push(c);
-            let opps = self.clusters[c].freqs_khz();
-            let given: Vec<u32> = d.ps.iter().map(|s| s.frequency_khz).collect();
-            if given != opps {
-                return Err(format!(
-                    "{}: the frequencies must be cluster '{}''s OPPs, ascending: {opps:?} kHz, got {given:?}",
-                    f("ps"),
-                    self.clusters[c].name
-                ));
-            }
-            if let Some((j, s)) = d.ps.iter().enumerate().find(|(_, s)| s.power_mw == 0 || s.power_mw > EM_MAX_POWER_MW)
-            {
-                return Err(format!(
-                    "{}: power_mw must be within 1..={EM_MAX_POWER_MW} (the kernel's EM_MAX_POWER), got {} at {} kHz",
-                    f(&format!("ps[{j}]")),
-                    s.power_mw,
-                    s.frequency_khz
-                ));
-            }
-        }
-        Ok(())
-    }
 }
 
 impl Cluster {
@@ -782,14 +495,14 @@ impl Cluster {
     pub fn freqs_khz(&self) -> Vec<u32> {
         self.opps.iter().map(|o| o[0]).collect()
     }
-    /// The cluster power-down state as (exit latency, target residency), µs; `None`: the
-    /// cluster's cpuidle has WFI only.
     /// The shared logic's power at OPP `opp` while a CPU of the cluster is busy, mW (0: not
     /// described).
     pub fn active_mw_at(&self, opp: usize) -> f64 {
         self.active_mw.get(opp).copied().unwrap_or(0.0)
     }
 
+    /// The cluster power-down state as (exit latency, target residency), µs; `None`: the
+    /// cluster's cpuidle has WFI only.
     pub fn cluster_off_us(&self) -> Option<(u32, u32)> {
         self.cluster_off_exit_latency_us.zip(self.cluster_off_target_residency_us)
     }
