@@ -4,7 +4,6 @@
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
-use super::scheduler::{allowed_cpus, check_switcher_config};
 use crate::kernel::perf_sampling::PerfSampling;
 use crate::kernel::rcu::{rcuo_kthreads, RcuOptions};
 use crate::kernel::{FIRST_KERNEL_TID, FIRST_USER_TID};
@@ -13,7 +12,7 @@ use crate::platform::Platform;
 use crate::sched::switching::{Switcher, SwitchingMode};
 use crate::sched::{CpuMask, Placement, SchedPolicy};
 use crate::tree::AntiSnoopModel;
-use crate::workload::{Task, Workload};
+use crate::workload::{PhaseKind, SchedAttr, Task, Workload};
 
 /// How a policy's frequency is chosen.
 #[derive(Debug, Clone, PartialEq)]
@@ -334,6 +333,85 @@ fn check_code_classes(platform: &Platform, task: &Task) -> Result<(), String> {
                 )
             })?;
         }
+    }
+    Ok(())
+}
+
+/// The CPUs `task` may run on: its affinity (`None`: every CPU), within `cluster` for the
+/// workload's tasks (`kernel` false), online ones only; its phases' CPU sets checked too.
+fn allowed_cpus(
+    task: &Task,
+    kernel: bool,
+    online: &[bool],
+    cluster_of: &[usize],
+    cluster: Option<usize>,
+    user_cpus: CpuMask,
+) -> Result<CpuMask, String> {
+    let ncpus = online.len();
+    check_phase_affinity(task, ncpus, user_cpus)?;
+    let mut allowed = match &task.affinity {
+        Some(a) => {
+            if let Some(bad) = a.iter().find(|&&c| c >= ncpus) {
+                return Err(format!(
+                    "task '{}': affinity names cpu{bad}, the platform has cpu0-{}",
+                    task.name,
+                    ncpus - 1
+                ));
+            }
+            CpuMask::of(a.iter().copied())
+        }
+        None => CpuMask::of(0..ncpus),
+    };
+    if let (Some(c), false) = (cluster, kernel) {
+        allowed.retain(|cpu| cluster_of[cpu] == c);
+    }
+    allowed.retain(|cpu| online[cpu]);
+    if allowed.is_empty() {
+        return Err(format!(
+            "task '{}' has no online CPU it may run on (check affinity, --cluster and --offline)",
+            task.name
+        ));
+    }
+    Ok(allowed)
+}
+
+/// A phase's allowed CPUs (`PhaseKind::SetSched`) must exist and leave one the run may use.
+fn check_phase_affinity(task: &Task, ncpus: usize, user_cpus: CpuMask) -> Result<(), String> {
+    for phase in &task.phases {
+        let PhaseKind::SetSched(SchedAttr { cpus: Some(cpus), .. }) = &phase.kind else { continue };
+        if let Some(bad) = cpus.iter().find(|&&c| c >= ncpus) {
+            return Err(format!(
+                "task '{}': a phase's cpus name cpu{bad}, the platform has cpu0-{}",
+                task.name,
+                ncpus - 1
+            ));
+        }
+        if !CpuMask::of(cpus.iter().copied()).intersects(user_cpus) {
+            return Err(format!(
+                "task '{}': a phase's cpus {cpus:?} has no online CPU it may run on (check --cluster and --offline)",
+                task.name
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What a switcher cannot run with: hard affinity to a cluster or hotplugged clusters (the
+/// switcher owns which cores are online) and a placement that reads the CPUs' asymmetry (the
+/// OS sees one kind of logical CPU).
+fn check_switcher_config(sw: &Switcher, config: &SimConfig, placement: &str) -> Result<(), String> {
+    let mode = sw.mode.name();
+    if config.cluster.is_some() || !config.offline_clusters.is_empty() {
+        return Err(format!(
+            "switching mode {mode}: the switcher decides which cluster runs; drop --cluster and --offline (limit the \
+             frequency instead: the virtual OPPs above the LITTLE range run on big cores)"
+        ));
+    }
+    if !matches!(placement, "pinned" | "smp") {
+        return Err(format!(
+            "switching mode {mode} with scheduler {placement}: under a switcher the OS sees identical logical CPUs; \
+             use pinned or smp"
+        ));
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
-//! Building a run's scheduler: the scheduler's sysctls checked once, each task's allowed CPUs,
-//! the entities, run queues and task groups, and SCHED_DEADLINE's admission.
+//! Building a run's scheduler: the scheduler's sysctls checked once, the entities on the CPUs
+//! each task may use (`SimConfig::check_for` plans them), the run queues and task groups, and
+//! SCHED_DEADLINE's admission.
 
 use super::{CpuTime, Scheduler, ThreadSched, ThreadState};
 use crate::engine::config::SimConfig;
@@ -7,9 +8,8 @@ use crate::platform::Platform;
 use crate::sched::cfs::{self, RunQueue};
 use crate::sched::group::Groups;
 use crate::sched::pelt::SchedAvg;
-use crate::sched::switching::Switcher;
 use crate::sched::{deadline, rt, uclamp, CpuMask, Kernel, Placement, SchedEntity};
-use crate::workload::{PhaseKind, SchedAttr, Task, Workload};
+use crate::workload::{PhaseKind, Task, Workload};
 
 /// The scheduler's sysctls of a run (`SimConfig::sched_tunables` over their defaults), each
 /// read and checked once here.
@@ -179,44 +179,6 @@ fn entity(task: &Task, allowed: CpuMask, kernel: bool, rr_slice_ticks: u64) -> S
     }
 }
 
-/// The CPUs `task` may run on: its affinity (`None`: every CPU), within `cluster` for the
-/// workload's tasks (`kernel` false), online ones only; its phases' CPU sets checked too.
-pub fn allowed_cpus(
-    task: &Task,
-    kernel: bool,
-    online: &[bool],
-    cluster_of: &[usize],
-    cluster: Option<usize>,
-    user_cpus: CpuMask,
-) -> Result<CpuMask, String> {
-    let ncpus = online.len();
-    check_phase_affinity(task, ncpus, user_cpus)?;
-    let mut allowed = match &task.affinity {
-        Some(a) => {
-            if let Some(bad) = a.iter().find(|&&c| c >= ncpus) {
-                return Err(format!(
-                    "task '{}': affinity names cpu{bad}, the platform has cpu0-{}",
-                    task.name,
-                    ncpus - 1
-                ));
-            }
-            CpuMask::of(a.iter().copied())
-        }
-        None => CpuMask::of(0..ncpus),
-    };
-    if let (Some(c), false) = (cluster, kernel) {
-        allowed.retain(|cpu| cluster_of[cpu] == c);
-    }
-    allowed.retain(|cpu| online[cpu]);
-    if allowed.is_empty() {
-        return Err(format!(
-            "task '{}' has no online CPU it may run on (check affinity, --cluster and --offline)",
-            task.name
-        ));
-    }
-    Ok(allowed)
-}
-
 /// The run's task groups: every group the workload declares or names and their parents, each
 /// thread in its task's (kernel threads in the root group).
 fn build_groups(
@@ -317,45 +279,4 @@ fn check_deadline(
         ));
     }
     Ok(true)
-}
-
-/// A phase's allowed CPUs (`PhaseKind::SetSched`) must exist and leave one the run may use.
-fn check_phase_affinity(task: &Task, ncpus: usize, user_cpus: CpuMask) -> Result<(), String> {
-    for phase in &task.phases {
-        let PhaseKind::SetSched(SchedAttr { cpus: Some(cpus), .. }) = &phase.kind else { continue };
-        if let Some(bad) = cpus.iter().find(|&&c| c >= ncpus) {
-            return Err(format!(
-                "task '{}': a phase's cpus name cpu{bad}, the platform has cpu0-{}",
-                task.name,
-                ncpus - 1
-            ));
-        }
-        if !CpuMask::of(cpus.iter().copied()).intersects(user_cpus) {
-            return Err(format!(
-                "task '{}': a phase's cpus {cpus:?} has no online CPU it may run on (check --cluster and --offline)",
-                task.name
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// What a switcher cannot run with: hard affinity to a cluster or hotplugged clusters (the
-/// switcher owns which cores are online) and a placement that reads the CPUs' asymmetry (the
-/// OS sees one kind of logical CPU).
-pub fn check_switcher_config(sw: &Switcher, config: &SimConfig, placement: &str) -> Result<(), String> {
-    let mode = sw.mode.name();
-    if config.cluster.is_some() || !config.offline_clusters.is_empty() {
-        return Err(format!(
-            "switching mode {mode}: the switcher decides which cluster runs; drop --cluster and --offline (limit the \
-             frequency instead: the virtual OPPs above the LITTLE range run on big cores)"
-        ));
-    }
-    if !matches!(placement, "pinned" | "smp") {
-        return Err(format!(
-            "switching mode {mode} with scheduler {placement}: under a switcher the OS sees identical logical CPUs; \
-             use pinned or smp"
-        ));
-    }
-    Ok(())
 }

@@ -17,7 +17,7 @@ mod rt;
 mod trace;
 mod uclamp;
 
-pub use build::{allowed_cpus, check_switcher_config, SchedSetup, Sysctls};
+pub use build::{SchedSetup, Sysctls};
 pub use deadline::{DlArrival, DlArrive, DlTimer};
 pub use fair::FairEnqueue;
 pub use rt::RtEnqueue;
