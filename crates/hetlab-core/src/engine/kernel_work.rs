@@ -213,3 +213,38 @@ impl<'a> KernelWork<'a> {
         self.rcu_used.then(|| self.rcu.report.clone())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::perf_sampling::PerfSampling;
+    use crate::random::SeedableRng;
+
+    #[test]
+    fn kernel_work_charged_ahead_is_under_way_until_its_end() {
+        let p = Platform::builtin("exynos5422").unwrap();
+        let mut rng = Rng::seed_from_u64(1);
+        let mut k = KernelWork::new(&p, &[true; 8], &mut rng, None, RcuOptions::default(), |_| None);
+        assert!(k.next_bursts_us().iter().all(|us| us.is_finite()), "every online CPU has jitter");
+        k.start_burst(3, KernelBurst { until_us: 50.0, khz: 1_000_000, mw: 10.0 });
+        assert!(k.in_burst(3, 49.0) && !k.in_burst(3, 50.0) && !k.in_burst(2, 10.0));
+        assert_eq!(k.take_burst(3).map(|b| b.until_us), Some(50.0));
+        assert!(k.take_burst(3).is_none());
+        assert_eq!(k.perf_overflows_us(0, 1e9, 1e6), 0.0, "no perf sampling configured");
+        assert!(k.rcu_report().is_none() && !k.rcu_needs_tick());
+    }
+
+    #[test]
+    fn perf_overflows_take_their_handlers_time_and_rcuo_kthreads_are_found_by_cpu() {
+        let p = Platform::builtin("vexpress-a9").unwrap();
+        let mut rng = Rng::seed_from_u64(1);
+        let perf = PerfCounters::new(&PerfSampling { cpus: vec![1], period_instructions: 1_000_000 }, &p, 4).unwrap();
+        let options = RcuOptions::parse("rcu_nocbs=1", 4).unwrap();
+        let rcuo = |cpu| (cpu == 1).then_some((7, 2));
+        let mut k = KernelWork::new(&p, &[true; 4], &mut rng, Some(perf), options, rcuo);
+        assert_eq!(k.perf_overflows_us(0, 5e6, 1e6), 0.0, "cpu0 is not sampled");
+        assert!(k.perf_overflows_us(1, 5e6, 1e6) > 0.0);
+        assert_eq!((k.rcuo_of(1), k.rcuo_cpu(7), k.rcuo_cpu(3)), (Some((7, 2)), Some(1), None));
+        assert!(k.rcu_report().is_some(), "RCU options are reported");
+    }
+}

@@ -481,3 +481,68 @@ impl<'a> Hardware<'a> {
         self.read_sensors();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Workload;
+
+    fn exynos() -> Platform {
+        Platform::builtin("exynos5422").unwrap()
+    }
+
+    /// ccbench's chase (thread 0) on LITTLE cpu0, the other CPUs idle, big at `big_khz`:
+    /// instructions per µs.
+    fn chase_speed(p: &Platform, big_khz: u32) -> f64 {
+        let w = Workload::from_spec("ccbench:size=1048576,pattern=random").unwrap();
+        let (little, big) = (p.cluster_index("little").unwrap(), p.cluster_index("big").unwrap());
+        let mut hw = Hardware::new(p, &[true, true], &[], 1);
+        hw.set_clock(little, 1_400_000);
+        hw.set_clock(big, big_khz);
+        let cpus: Vec<CpuLoad> = (0..p.ncpus())
+            .map(|cpu| CpuLoad {
+                online: true,
+                cluster: if p.clusters[little].cpus.contains(&cpu) { little } else { big },
+                running: (cpu == 0).then_some(RunningOn { thread: 0, task: 0, phase: 0 }),
+                core_off: false,
+            })
+            .collect();
+        hw.recompute(0.0, &cpus, |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
+        hw.speed(0).instr_per_us
+    }
+
+    #[test]
+    fn a_slow_idle_cluster_slows_the_chase_on_the_other() {
+        let p = exynos();
+        let (slow, fast) = (chase_speed(&p, 200_000), chase_speed(&p, 2_000_000));
+        assert!(fast / slow > 2.5, "{slow} vs {fast} instructions per µs");
+    }
+
+    #[test]
+    fn a_burst_taken_back_leaves_no_energy_and_no_cycles() {
+        // TC2's clusters state the power of their shared logic when active
+        let p = Platform::builtin("tc2").unwrap();
+        let mut hw = Hardware::new(&p, &[true, true], &[], 0);
+        let mw = hw.charge_idle_burst(1, 0, 40.0, false);
+        assert!(mw > hw.charge_idle_burst(2, 0, 0.0, true), "the cluster's shared logic wakes too");
+        hw.refund_burst(1, 0, 40.0, hw.cur_khz(0), mw);
+        assert_eq!(hw.cpu_pmu(1).cycles, 0.0);
+        assert_eq!(hw.energy_report(0.0).clusters_j[0], 0.0);
+    }
+
+    #[test]
+    fn a_powered_down_cluster_pays_its_exit_and_wake_up_energy() {
+        // TC2's clusters power down and state the energy of waking up
+        let p = Platform::builtin("tc2").unwrap();
+        let c = p.clusters.iter().position(|cl| cl.cluster_off_us().is_some()).unwrap();
+        let mut hw = Hardware::new(&p, &[true, true], &[], 0);
+        assert_eq!(hw.power_up(c, 0.0), 0.0, "a powered cluster has nothing to wake");
+        hw.power_down(c, 10.0, 10.0);
+        assert!(!hw.powered(c) && hw.snoop_served_ns(c) == 0.0, "nothing is snooped while it is off");
+        let exit_us = hw.power_up(c, 500.0);
+        assert_eq!(exit_us, p.clusters[c].cluster_off_us().unwrap().0 as f64);
+        let report = hw.cluster_reports(500.0, |_| String::new(), |_| false);
+        assert_eq!((report[c].power_downs, report[c].off_s), (1, 490e-6));
+        assert!(hw.energy_report(500.0).clusters_j[c] > 0.0, "the wake-up energy is charged");
+    }
+}

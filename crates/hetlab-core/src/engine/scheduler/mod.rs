@@ -430,3 +430,6 @@ impl Scheduler<'_> {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests;
