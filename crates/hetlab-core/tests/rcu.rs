@@ -1,4 +1,4 @@
-//! RCU's deferred work on the TC2 (kernel::rcu, engine::rcu): what each option does to the
+//! RCU's deferred work on the TC2 (kernel::rcu, engine::kernel_work, engine::flow): what each option does to the
 //! callbacks, the ticks of idle CPUs and cluster power-down. OS jitter is off so that every
 //! wake-up of an idle CPU is a thread's or RCU's.
 

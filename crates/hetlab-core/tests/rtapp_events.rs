@@ -1,4 +1,4 @@
-//! rt-app's events as the engine runs them (`hetlab_core::rtapp` translates, `engine::sync`
+//! rt-app's events as the engine runs them (`hetlab_core::rtapp` translates, `engine::work::sync`
 //! synchronises): a mutex serialises, a condition wakes one or all, a barrier waits for the
 //! last thread, a semaphore remembers its posts, `runtime` is wall time where `run` is
 //! calibrated work, a relative timer re-bases after an overrun where an absolute one keeps its

@@ -7,7 +7,7 @@ This module owns what is specific to the seed: its benchmarks and four kernel co
 what it reads off each run (energy from the TC2 cluster meters, wake-ups per CPU, cluster
 power-down residency, where the RCU work ran), its claims, the sensitivity sweep over the
 callback rate and HZ, charts and report sections. The mechanisms are the simulator's
-(`kernel::rcu`, `engine::rcu`, `data/platforms/tc2.toml`, the six workloads' TOML files).
+(`kernel::rcu`, `engine::kernel_work`, `data/platforms/tc2.toml`, the six workloads' TOML files).
 """
 
 from __future__ import annotations

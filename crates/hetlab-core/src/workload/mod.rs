@@ -150,7 +150,7 @@ pub enum PhaseKind {
         event: String,
     },
     /// Fork-join: `total_instructions` of work shared by all the task's threads, then a
-    /// barrier (every thread waits for the last one; `engine::parallel`).
+    /// barrier (every thread waits for the last one; `engine::work::parallel`).
     Parallel {
         total_instructions: f64,
         allocation: Allocation,
@@ -172,7 +172,7 @@ pub enum PhaseKind {
         per_thread: bool,
         origin_us: u64,
     },
-    /// An operation on a named object shared between threads (`engine::sync`).
+    /// An operation on a named object shared between threads (`engine::work::sync`).
     Sync {
         op: SyncOp,
         object: String,
