@@ -194,9 +194,9 @@ impl<'a> Cpufreq<'a> {
 
     /// Thread `t` starts running with counters `pmu`: each policy counts it among those that ran
     /// since its sample.
-    pub fn note_ran(&mut self, t: usize, pmu: CorePmu) {
+    pub fn note_ran(&mut self, t: usize, pmu: impl Fn() -> CorePmu) {
         for policy in &mut self.policies {
-            policy.ran.note(t, || pmu);
+            policy.ran.note(t, &pmu);
         }
     }
 
@@ -454,9 +454,9 @@ mod tests {
         let p = Platform::builtin("exynos5422").unwrap();
         let mut f = cpufreq(&p, "ondemand");
         let pmu = |n| CorePmu { inst_retired: n, ..Default::default() };
-        f.note_ran(3, pmu(30));
-        f.note_ran(1, pmu(10));
-        f.note_ran(3, pmu(99));
+        f.note_ran(3, || pmu(30));
+        f.note_ran(1, || pmu(10));
+        f.note_ran(3, || pmu(99));
         let ran: Vec<(usize, u64)> = f.ran_since_sample(0).map(|(t, c)| (t, c.inst_retired)).collect();
         assert_eq!(ran, [(1, 10), (3, 30)]);
         // thread 3 still runs at the sample: it stays, with its counters then

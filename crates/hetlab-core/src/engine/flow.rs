@@ -159,7 +159,8 @@ impl Engine<'_> {
         self.out.trace(TraceEvent::SchedSwitch { time_us: now, cpu, prev_tid, prev_state, next_tid });
         self.hw.mark_dirty();
         self.sched.start_running(cpu, t, now, &mut self.out);
-        self.cpufreq.note_ran(t, self.work.pmu(t).to_counts());
+        let work = &self.work;
+        self.cpufreq.note_ran(t, || work.pmu(t).to_counts());
         if prev.is_none() {
             self.cpufreq.cpu_busy(p);
         }

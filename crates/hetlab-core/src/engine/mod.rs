@@ -298,14 +298,14 @@ impl<'a> Engine<'a> {
             };
             self.sched.account_time(cpu, dt, true);
             self.hw.count_cycles(cpu, dt * khz / 1000.0);
-            let speed = *self.hw.speed(t);
-            let retired = self.work.run(t, cpu, dt, &speed, khz);
+            let speed = self.hw.speed(t);
+            let retired = self.work.run(t, cpu, dt, speed, khz);
             let instr = retired.instructions;
+            let (refills, bus, refs) =
+                (instr * speed.refills_per_instr, instr * speed.bus_per_instr, instr * speed.refs_per_instr);
             if let Some((calls, reference_s)) = retired.rcu {
                 self.kernel.call_rcu(cpu, calls, reference_s);
             }
-            let (refills, bus, refs) =
-                (instr * speed.refills_per_instr, instr * speed.bus_per_instr, instr * speed.refs_per_instr);
             self.hw.count_instructions(cpu, instr, refills, bus, refs);
             // The overflows these instructions caused: their handlers' time is stolen from the
             // thread (`kernel::perf_sampling`).
