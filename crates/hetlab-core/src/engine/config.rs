@@ -61,16 +61,24 @@ pub struct SimConfig {
     /// Stop after this much simulated time even if tasks remain.
     pub time_limit_s: f64,
     /// Events at one simulated instant after which the run ends as making no progress
-    /// ([`MAX_EVENTS_WITHOUT_PROGRESS`](super::MAX_EVENTS_WITHOUT_PROGRESS) by default; a
+    /// ([`MAX_EVENTS_WITHOUT_PROGRESS`](MAX_EVENTS_WITHOUT_PROGRESS) by default; a
     /// fuzzing harness, whose instrumented build is 30x slower per event, asks fewer).
     pub max_events_without_progress: u64,
     /// Set by the caller to abandon the run (Ctrl-C in Python): the engine looks at it every
-    /// [`STOP_CHECK_EVENTS`](super::STOP_CHECK_EVENTS) events, which changes nothing else.
+    /// [`STOP_CHECK_EVENTS`](STOP_CHECK_EVENTS) events, which changes nothing else.
     pub stop: Option<Arc<AtomicBool>>,
     /// Where the engine publishes the simulated time it has reached (µs, as `f64::to_bits`) at
     /// the same checkpoints, for a caller that shows progress on a long run.
     pub progress_us: Option<Arc<AtomicU64>>,
 }
+
+/// Events at one simulated instant after which a run counts as making no progress (far above
+/// any real burst: 15 for each of the most threads a workload may have, all at once), reported
+/// within about a second.
+pub const MAX_EVENTS_WITHOUT_PROGRESS: u64 = 1_000_000;
+
+/// Events between two looks at `SimConfig::stop` (a load of an atomic: free at this spacing).
+pub const STOP_CHECK_EVENTS: u64 = 4096;
 
 /// The largest `cpu_dma_latency` request, µs: `PM_QOS_CPU_DMA_LAT_DEFAULT_VALUE` (2000 s;
 /// include/linux/pm_qos.h, 3.10 and 5.10), the value of no request.
@@ -103,7 +111,7 @@ impl SimConfig {
             trace: false,
             series: true,
             time_limit_s: 3600.0,
-            max_events_without_progress: super::MAX_EVENTS_WITHOUT_PROGRESS,
+            max_events_without_progress: MAX_EVENTS_WITHOUT_PROGRESS,
             stop: None,
             progress_us: None,
         }

@@ -29,7 +29,10 @@ mod scheduler;
 mod work;
 
 pub use crate::model::idle::CpuIdle;
-pub use config::{GovernorSetting, RunPlan, SimConfig, MAX_CPU_DMA_LATENCY_US, MAX_TIME_LIMIT_S};
+pub use config::{
+    GovernorSetting, RunPlan, SimConfig, MAX_CPU_DMA_LATENCY_US, MAX_EVENTS_WITHOUT_PROGRESS, MAX_TIME_LIMIT_S,
+    STOP_CHECK_EVENTS,
+};
 
 use crate::kernel::perf_sampling::PerfCounters;
 use crate::platform::Platform;
@@ -47,14 +50,6 @@ use work::Work;
 
 /// Completions computed by division land within this of their exact time, µs.
 const EPS_US: f64 = 1e-6;
-
-/// Events at one simulated instant after which a run counts as making no progress (far above
-/// any real burst: 15 for each of the most threads a workload may have, all at once), reported
-/// within about a second.
-pub const MAX_EVENTS_WITHOUT_PROGRESS: u64 = 1_000_000;
-
-/// Events between two looks at `SimConfig::stop` (a load of an atomic: free at this spacing).
-pub const STOP_CHECK_EVENTS: u64 = 4096;
 
 /// The error of a run abandoned through `SimConfig::stop`.
 pub const STOPPED: &str = "the run was stopped";
