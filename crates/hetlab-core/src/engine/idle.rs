@@ -1,12 +1,12 @@
 //! cpuidle: an idle core may power down when the menu governor expects it to stay idle longer
 //! than its power-down state's target residency, and a cluster when every CPU of it expects
-//! that (`CpuIdle::ClusterOff`; `model::idle`, `model::menu`); a CPU that wakes powers its core
+//! that (`CpuIdle::ClusterOff`; `model::idle`, `kernel::menu`); a CPU that wakes powers its core
 //! (and its cluster, first) up again, paying the exit latency, and the governor learns from how
 //! long the idle lasted (`menu_update`).
 
 use super::{CpuIdle, Engine};
+use crate::kernel::menu::{deep_states_allowed, exit_latency_allowed, MenuRules};
 use crate::model::idle::{cluster_off_state, power_down_pays, STATE_CORE_OFF};
-use crate::model::menu::{deep_states_allowed, exit_latency_allowed, MenuRules};
 use crate::sched::Kernel;
 use crate::trace::TraceEvent;
 
@@ -55,7 +55,7 @@ impl Engine<'_> {
     /// Whether a state of `cpu`, idle since `idle_from_us`, with exit latency `exit_latency_us`
     /// and target residency `target_residency_us` may be entered at `now_us`: the residency
     /// test on the rest of the predicted idle, and the exit latency within the PM QoS limit and
-    /// the prediction (`model::menu::exit_latency_allowed`).
+    /// the prediction (`kernel::menu::exit_latency_allowed`).
     fn menu_allows(
         &self,
         cpu: usize,

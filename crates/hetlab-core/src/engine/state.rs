@@ -128,7 +128,7 @@ pub(super) struct Cpu {
     /// Its recent idle periods, for the menu governor's prediction.
     pub idle_history: crate::model::idle::IdleHistory,
     /// The menu governor's correction factors of this CPU.
-    pub menu: crate::model::menu::CorrectionFactors,
+    pub menu: crate::kernel::menu::CorrectionFactors,
 }
 
 /// Kernel work charged in advance on an idle CPU: when it ends, and what each µs of it was

@@ -12,11 +12,8 @@
 //! - [`dram`]: latency under load, the bandwidth fixed point, DRAM power, latency noise;
 //! - [`power`]: dynamic power C·V²·f·activity and leakage;
 //! - [`energy`]: the one energy account, by rail, and the on-board sensors read from it;
-//! - [`energy_model`]: the kernel's Energy Model (performance domains, states, cost), what EAS
-//!   reads;
 //! - [`thermal`]: RC nodes and trip-point caps;
-//! - [`idle`]: idle states (WFI, cluster power-down) and when they pay;
-//! - [`menu`]: the menu cpuidle governor's correction factors and exit-latency limits.
+//! - [`idle`]: idle states (WFI, cluster power-down) and when they pay.
 
 pub mod cache;
 pub mod cci;
@@ -24,9 +21,7 @@ pub mod code_class;
 pub mod coherence;
 pub mod dram;
 pub mod energy;
-pub mod energy_model;
 pub mod idle;
-pub mod menu;
 pub mod power;
 pub mod thermal;
 pub mod tlb;

@@ -54,12 +54,12 @@
 
 use super::cfs::RunQueue;
 use super::cpu_util::{schedutil_cpu_util, CpuSignals, UtilType};
+use super::energy_model::{EnergyModel, PerfDomain};
 use super::pelt::State;
 use super::select_asym::{self, Wakees};
 use super::smp::Smp;
 use super::uclamp::{self, Clamp};
 use super::{rt, Migration, Placement, SchedEntity, SchedView, WakeKind};
-use crate::model::energy_model::{EnergyModel, PerfDomain};
 use crate::platform::Platform;
 
 /// `capacity_margin` / `fits_capacity` (5.10): `cap · 1280 < max · 1024`, i.e. under 80 %.

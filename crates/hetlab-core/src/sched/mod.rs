@@ -12,7 +12,8 @@
 //! Policies, one file each: [`pinned`] (each thread stays on one CPU of its affinity mask),
 //! [`smp`] (vanilla CFS, capacity-blind: one MC domain over all CPUs), [`hmp`] (ARM's
 //! big.LITTLE MP: one domain per cluster, tasks moved between clusters by their tracked load)
-//! and [`eas`] (mainline energy-aware scheduling over the platform's energy model).
+//! and [`eas`] (mainline energy-aware scheduling over the platform's energy model,
+//! [`energy_model`]: the kernel's EM, performance domains, states and cost).
 //! Shared by the CFS policies: [`domains`] (the domain layouts), [`select`] (CFS's wake-up and
 //! fork CPU choice) and [`balance`] (new-idle, periodic and idle load balancing).
 //! Task groups (the cgroup cpu controller) nest run queues inside each CPU's: [`group`].
@@ -29,6 +30,7 @@ pub mod cpu_util;
 pub mod deadline;
 pub mod domains;
 pub mod eas;
+pub mod energy_model;
 pub mod group;
 pub mod hmp;
 pub mod pelt;
