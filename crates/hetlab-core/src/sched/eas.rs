@@ -59,7 +59,8 @@ use super::pelt::State;
 use super::select_asym::{self, Wakees};
 use super::smp::Smp;
 use super::uclamp::{self, Clamp};
-use super::{rt, Migration, Placement, SchedEntity, SchedView, WakeKind};
+use super::{rt, Migration, Placement, PlacementDescriptor, SchedEntity, SchedPolicy, SchedView, WakeKind};
+use crate::governor::tunables::Values;
 use crate::platform::Platform;
 
 /// `capacity_margin` / `fits_capacity` (5.10): `cap · 1280 < max · 1024`, i.e. under 80 %.
@@ -74,6 +75,20 @@ const BUSY_FACTOR: u64 = 16;
 /// `EM_MAX_COMPLEXITY`: the kernel builds no performance domains (no EAS) when
 /// domains · (CPUs + states) exceeds this (kernel/sched/topology.c).
 const EM_MAX_COMPLEXITY: usize = 2048;
+
+/// `eas` as the registry lists it.
+pub const DESCRIPTOR: PlacementDescriptor = PlacementDescriptor {
+    policy: SchedPolicy::Eas,
+    name: "eas",
+    summary: "mainline energy-aware scheduling (Linux 5.10, needs schedutil): wake-ups by energy model",
+    // uclamp's knobs are 5.10's: Linux 3.10 had no uclamp (`uclamp`)
+    tunables: uclamp::tunables,
+    build,
+};
+
+fn build(platform: &Platform, _: &Values) -> Result<Box<dyn Placement>, String> {
+    Ok(Box::new(Eas::new(platform)?))
+}
 
 pub struct Eas {
     em: EnergyModel,
@@ -337,7 +352,7 @@ pub(super) fn task_util_now(task: &SchedEntity, now_ns: u64) -> u64 {
 
 impl Placement for Eas {
     fn name(&self) -> &'static str {
-        "eas"
+        DESCRIPTOR.name
     }
 
     fn select_cpu(&mut self, view: &SchedView, thread: usize, kind: WakeKind) -> usize {
