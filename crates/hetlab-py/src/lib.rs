@@ -224,6 +224,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CCBENCH_MAX_ELEMENTS", hetlab_core::workload::CCBENCH_MAX_ELEMENTS)?;
     m.add("MAX_TIME_LIMIT_S", hetlab_core::engine::MAX_TIME_LIMIT_S)?;
     m.add("MAX_CPU_DMA_LATENCY_US", hetlab_core::engine::MAX_CPU_DMA_LATENCY_US)?;
-    m.add("TRACE_FORMATS", hetlab_core::trace::TraceFormat::NAMES.to_vec())?;
+    m.add("TRACE_FORMATS", hetlab_core::trace::ftrace::TraceFormat::NAMES.to_vec())?;
     Ok(())
 }
