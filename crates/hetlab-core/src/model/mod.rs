@@ -3,6 +3,7 @@
 //!
 //! - [`cache`]: miss ratios of a working set against L1/L2, time per instruction;
 //! - [`tlb`]: page walks beyond a core's TLB reach and where their descriptors are read;
+//! - [`replacement`]: random replacement, shared by both: a line's miss ratio and residency;
 //! - [`code_class`]: compute cycles per instruction from a phase's instruction mix and a core
 //!   type's per-class throughput;
 //! - [`cci`]: snoops served at the snooped cluster's clock, speculative DRAM fetch, read
@@ -23,5 +24,6 @@ pub mod dram;
 pub mod energy;
 pub mod idle;
 pub mod power;
+pub mod replacement;
 pub mod thermal;
 pub mod tlb;
