@@ -56,17 +56,12 @@ use super::cfs::RunQueue;
 use super::cpu_util::{schedutil_cpu_util, CpuSignals, UtilType};
 use super::energy_model::{EnergyModel, PerfDomain};
 use super::pelt::State;
-use super::select_asym::{self, Wakees};
+use super::select_asym::{self, fits_capacity, task_util_now, Wakees};
 use super::smp::Smp;
 use super::uclamp::{self, Clamp};
-use super::{rt, Migration, Placement, PlacementDescriptor, SchedEntity, SchedPolicy, SchedView, WakeKind};
+use super::{rt, Migration, Placement, PlacementDescriptor, SchedPolicy, SchedView, WakeKind};
 use crate::governor::tunables::Values;
 use crate::platform::Platform;
-
-/// `capacity_margin` / `fits_capacity` (5.10): `cap · 1280 < max · 1024`, i.e. under 80 %.
-pub fn fits_capacity(util: u64, capacity: u64) -> bool {
-    util * 1280 < capacity * 1024
-}
 
 /// The kernel's `busy_factor` (5.10: 16, "sched/fair: Reduce busy load balance interval",
 /// 6e7499135db7): a busy CPU balances this many times less often.
@@ -344,12 +339,6 @@ fn asymmetric(view: &SchedView) -> bool {
     online.any(|cap| Some(cap) != first)
 }
 
-pub(super) fn task_util_now(task: &SchedEntity, now_ns: u64) -> u64 {
-    let mut avg = task.avg;
-    avg.update(now_ns, State::IDLE);
-    avg.util_avg
-}
-
 impl Placement for Eas {
     fn name(&self) -> &'static str {
         DESCRIPTOR.name
@@ -489,13 +478,6 @@ mod tests {
 
     fn feec(f: &Fixture) -> usize {
         eas().find_energy_efficient_cpu(&f.view(), 0)
-    }
-
-    #[test]
-    fn the_fits_capacity_margin_is_80_percent() {
-        // 301 of 377: 385280 < 386048; 302: 386560 does not fit
-        assert!(fits_capacity(301, 377) && !fits_capacity(302, 377));
-        assert!(fits_capacity(819, 1024) && !fits_capacity(820, 1024));
     }
 
     #[test]
