@@ -1,16 +1,21 @@
 //! hetlab-core: the model of a big.LITTLE SoC. No I/O beyond parsing.
 //!
 //! Map (each module owns one thing; the engine composes them; no module depends on another in
-//! a cycle, checked by a test below):
+//! a cycle, and no file references the files of its folder in a circle but the scheduling
+//! classes', checked by the tests below):
 //! - inputs: [`platform`] (SoC descriptions, `data/platforms/*.toml`), [`workload`] (what runs,
 //!   `data/workloads/*.toml` and generators), [`input`] (TOML errors as one line);
 //! - [`model`]: the mechanisms — caches, CCI, DRAM, power, the energy account, thermal, idle;
-//! - [`sched`]: placement behind the `Placement` seam, CFS run queues, PELT;
-//! - [`kernel`]: the kernel's own work (OS jitter, kernel threads);
+//! - [`sched`]: placement behind the `Placement` seam (the policies listed in `sched::registry`),
+//!   CFS run queues and task groups, the RT and deadline classes, PELT, the energy model EAS
+//!   reads;
+//! - [`kernel`]: the kernel's own work (OS jitter, kernel threads, RCU) and its idle policy (the
+//!   menu governor);
 //! - [`governor`]: DVFS policies behind the `PolicyView` seam, each owning its tunables;
 //! - [`counters`]: the PMU vocabulary and the anti-snoop features, shared with the board;
 //! - [`engine`]: the event loop composing all of the above; [`random`] its seeded stream;
-//! - outputs: [`result`] (run summary, time series), [`trace`] (ftrace text);
+//! - outputs: [`result`] (run summary, time series), [`trace`] (the events; ftrace text, LISA
+//!   platform info, run intervals);
 //! - [`tree`]: decision trees (the anti-snoop model).
 
 pub mod counters;
