@@ -48,6 +48,7 @@ pub const COUNTER_PID: u32 = 0;
 /// Priority printed for the idle task and for threads without an entry in `TraceThreads::prios`.
 const DEFAULT_PRIO: i32 = 120;
 
+/// The comms and priorities of the threads as of the event being printed.
 struct Namer<'a> {
     threads: &'a TraceThreads,
     /// Per tid, its priority as of the event being printed.
