@@ -1,7 +1,7 @@
 """Task groups (the cgroup cpu controller, `hetlab_core::sched::group`) from a workload TOML
 through the command line: Android's background group at 52 shares beside the top app's, the
 groups' table and JSON, their signals in the trace, and a bad path as one error line. (The
-mechanism's rules: crates/hetlab-core/src/sched/group.rs and tests/taskgroups.rs.)"""
+mechanism's rules: crates/hetlab-core/src/sched/group/ and tests/taskgroups.rs.)"""
 
 import json
 

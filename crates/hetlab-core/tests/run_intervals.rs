@@ -1,4 +1,4 @@
-//! `trace::run_intervals` on whole runs. A thread's intervals on a CPU are its CPU time there
+//! `trace::intervals::run_intervals` on whole runs. A thread's intervals on a CPU are its CPU time there
 //! plus what was stolen from it while it held the CPU (interrupts, OS jitter, the refill of a
 //! cold cache after a migration): on the LinSched model (no interrupts, no OS jitter) only the
 //! refills, a little; on the vexpress with seed 003's perf sampling on CPUs 1 and 3 the sample
@@ -9,7 +9,7 @@ use hetlab_core::kernel::perf_sampling::PerfSampling;
 use hetlab_core::platform::Platform;
 use hetlab_core::result::RunResult;
 use hetlab_core::sched::SchedPolicy;
-use hetlab_core::trace::run_intervals;
+use hetlab_core::trace::intervals::run_intervals;
 use hetlab_core::workload::Workload;
 
 fn traced(

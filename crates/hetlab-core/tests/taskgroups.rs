@@ -9,7 +9,8 @@ use hetlab_core::platform::Platform;
 use hetlab_core::result::RunResult;
 use hetlab_core::rtapp::from_rtapp_json;
 use hetlab_core::sched::SchedPolicy;
-use hetlab_core::trace::{write_ftrace, TraceEvent};
+use hetlab_core::trace::ftrace::write_ftrace;
+use hetlab_core::trace::TraceEvent;
 use hetlab_core::workload::Workload;
 
 fn exynos() -> Platform {

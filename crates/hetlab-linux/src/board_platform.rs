@@ -91,13 +91,7 @@ struct BoardCluster {
 
 /// The platform TOML for the board under `roots`, over the built-in `template`.
 pub fn from_board(roots: &Roots, template: &str) -> Result<String, String> {
-    let text =
-        hetlab_core::platform::BUILTIN_PLATFORMS.iter().find(|(n, _)| *n == template).map(|(_, t)| *t).ok_or_else(
-            || {
-                let names: Vec<&str> = hetlab_core::platform::BUILTIN_PLATFORMS.iter().map(|(n, _)| *n).collect();
-                format!("--template: unknown platform '{template}'; built-in: {}", names.join(", "))
-            },
-        )?;
+    let text = template_text(template)?;
     let base = Platform::from_toml(template, text)?;
     let mut board: Vec<BoardCluster> =
         discover(roots)?.into_iter().map(|p| read_cluster(roots, p)).collect::<Result<_, _>>()?;
@@ -105,178 +99,264 @@ pub fn from_board(roots: &Roots, template: &str) -> Result<String, String> {
     board.sort_by_key(|c| (c.capacity.unwrap_or(0), c.policy.related_cpus[0]));
     let mut doc: DocumentMut = text.parse().map_err(|e| format!("template {template}: {e}"))?;
     strip_comments(doc.as_table_mut());
-    let todo = |what: &str| format!("TODO template {template}: {what}");
+    let tpl = Template::new(template, base, &doc)?;
 
     doc["name"] = value("board");
     doc["description"] = value(format!("written by hetlab platform from-board over template {template}"));
-    note(&mut doc["hz"], &todo("CONFIG_HZ is not in sysfs (zcat /proc/config.gz | grep CONFIG_HZ=)"));
-
-    // clusters: one per policy, the template's matching cluster for what sysfs does not show
-    let mut clusters = ArrayOfTables::new();
-    let mut core_types = ArrayOfTables::new();
-    let template_clusters = doc["clusters"].as_array_of_tables().ok_or("template has no [[clusters]]")?.clone();
-    let template_types = doc["core_types"].as_array_of_tables().ok_or("template has no [[core_types]]")?.clone();
-    let by_capacity = {
-        let mut order: Vec<usize> = (0..base.clusters.len()).collect();
-        order.sort_by_key(|&c| base.cpu_capacity(c));
-        order
-    };
-    let dmips = dmips_per_mhz(&board);
-    for (rank, bc) in board.iter().enumerate() {
-        let matched = base
-            .clusters
-            .iter()
-            .position(|c| c.core_type == bc.core_type)
-            .unwrap_or(by_capacity[rank.min(by_capacity.len() - 1)]);
-        let mut t = template_clusters.get(matched).expect("a template cluster").clone();
-        let from = format!("cluster '{}'", base.clusters[matched].name);
-        let policy = &bc.policy;
-        let at = policy.dir.strip_prefix(&roots.sysfs).unwrap_or(&policy.dir).display().to_string();
-        let name = if board.len() == base.clusters.len() {
-            base.clusters[matched].name.clone()
-        } else {
-            format!("cluster{rank}")
-        };
-        t["name"] = value(name);
-        t["core_type"] = value(bc.core_type.clone());
-        note(&mut t["core_type"], &bc.core_type_source);
-        t["cpus"] = value(int_array(policy.related_cpus.iter().map(|&c| c as i64)));
-        note(&mut t["cpus"], &format!("read: {at}/related_cpus"));
-        if policy.transition_latency_ns > 0 {
-            t["transition_latency_ns"] = value(i64::from(policy.transition_latency_ns));
-            note(&mut t["transition_latency_ns"], &format!("read: {at}/cpuinfo_transition_latency"));
-        } else {
-            note(&mut t["transition_latency_ns"], &todo("the driver reports no transition latency"));
-        }
-        let voltages = &base.clusters[matched].opps;
-        let mut opps = Array::new();
-        let mut guessed = 0;
-        for &khz in &policy.opps_khz {
-            // the template's voltage at this frequency, else at the next one up (or its top)
-            let uv = match voltages.iter().find(|o| o[0] >= khz) {
-                Some(o) if o[0] == khz => o[1],
-                Some(o) => {
-                    guessed += 1;
-                    o[1]
-                }
-                None => {
-                    guessed += 1;
-                    voltages.last().expect("validated")[1]
-                }
-            };
-            opps.push(int_array([i64::from(khz), i64::from(uv)]));
-        }
-        t["opps"] = value(opps);
-        note(
-            &mut t["opps"],
-            &format!(
-                "read: kHz from {at}/{}; {}",
-                policy.opps_source,
-                todo(&format!(
-                    "µV from {from} ({guessed} of {} at a frequency it lacks); voltages are in the device \
-                     tree's opp-microvolt, not in sysfs",
-                    policy.opps_khz.len()
-                ))
-            ),
-        );
-        let cpu0 = policy.related_cpus[0];
-        match bc.caches.l2 {
-            Some(l2) => {
-                t["l2_bytes"] = value(l2.bytes as i64);
-                note(&mut t["l2_bytes"], &format!("read: cpu{cpu0}/cache/index*/ (level 2)"));
-                if let Some(ways) = l2.ways {
-                    t["l2_ways"] = value(i64::from(ways));
-                    note(&mut t["l2_ways"], "read: ways_of_associativity");
-                }
-            }
-            None => note(&mut t["l2_bytes"], &todo(&format!("cpu{cpu0}/cache shows no usable level-2 cache"))),
-        }
-        match &bc.deepest_idle {
-            Some(s) if s.index > 0 => {
-                t["cluster_off_exit_latency_us"] = value(s.latency_us as i64);
-                t["cluster_off_target_residency_us"] = value(s.residency_us as i64);
-                let read = format!("read: cpu{cpu0}/cpuidle/state{} ('{}'), the deepest state", s.index, s.name);
-                note(&mut t["cluster_off_exit_latency_us"], &read);
-                note(&mut t["cluster_off_target_residency_us"], &read);
-            }
-            _ => {
-                if t.contains_key("cluster_off_exit_latency_us") {
-                    t.remove("cluster_off_exit_latency_us");
-                    t.remove("cluster_off_target_residency_us");
-                }
-                let reason = format!("cpu{cpu0}/cpuidle shows no state beyond WFI: no cluster power-down");
-                t.decor_mut().set_prefix(format!("\n# {reason}\n"));
-            }
-        }
-        if !bc.caches.problems.is_empty() {
-            let mut prefix = t.decor().prefix().and_then(|p| p.as_str()).unwrap_or("\n").to_string();
-            for problem in &bc.caches.problems {
-                prefix += &format!("# {}\n", todo(&format!("{problem}; not used, the template's value stays")));
-            }
-            t.decor_mut().set_prefix(prefix);
-        }
-        for key in ["cci_port", "leakage_mw", "thermal_resistance_c_per_w", "thermal_capacitance_j_per_c"] {
-            if t.contains_key(key) {
-                note(&mut t[key], &todo(&format!("{key} of {from}: not shown by a board")));
-            }
-        }
-        clusters.push(t);
-
-        // the core type: the template's of that name, else the matched cluster's, renamed
-        if core_types.iter().any(|ct| ct["name"].as_str() == Some(bc.core_type.as_str())) {
-            continue;
-        }
-        let same_name = template_types.iter().position(|ct| ct["name"].as_str() == Some(bc.core_type.as_str()));
-        let source = same_name.unwrap_or_else(|| {
-            let name = &base.clusters[matched].core_type;
-            template_types.iter().position(|ct| ct["name"].as_str() == Some(name)).expect("validated")
-        });
-        let mut ct = template_types.get(source).expect("a template core type").clone();
-        let source_name = ct["name"].as_str().unwrap_or_default().to_string();
-        ct["name"] = value(bc.core_type.clone());
-        ct.decor_mut().set_prefix(format!(
-            "\n# The microarchitecture figures below are {source_name}'s from template {template} ({}): \
-             TODO measure them on this board's cores\n",
-            if same_name.is_some() { "the same core type" } else { "a different core type" }
-        ));
-        match dmips[rank] {
-            Some(d) => {
-                ct["capacity_dmips_mhz"] = value(i64::from(d));
-                note(&mut ct["capacity_dmips_mhz"], "derived: cpu_capacity / cpuinfo_max_freq, the largest at 1024");
-            }
-            None => {
-                let why = board.iter().find_map(|c| c.capacity_problem.clone());
-                let why = why.unwrap_or_else(|| "not every cluster shows cpu_capacity".into());
-                note(&mut ct["capacity_dmips_mhz"], &todo(&format!("{why}; not derived")));
-            }
-        }
-        note(&mut ct["dynamic_power_coefficient"], &todo("the device tree's dynamic-power-coefficient, not in sysfs"));
-        if let Some(l1d) = bc.caches.l1d {
-            ct["l1d_bytes"] = value(l1d.bytes as i64);
-            note(&mut ct["l1d_bytes"], &format!("read: cpu{cpu0}/cache/index*/ (level 1, Data)"));
-            if let Some(line) = l1d.line_bytes {
-                ct["line_bytes"] = value(line as i64);
-                note(&mut ct["line_bytes"], "read: coherency_line_size");
-            }
-        }
-        if let (Some(l1d), Some(l1i)) = (bc.caches.l1d, bc.caches.l1i) {
-            if let (Some(dways), Some(iways), Some(iline)) = (l1d.ways, l1i.ways, l1i.line_bytes) {
-                let mut geometry = toml_edit::InlineTable::new();
-                geometry.insert("l1i_bytes", (l1i.bytes as i64).into());
-                geometry.insert("l1i_ways", i64::from(iways).into());
-                geometry.insert("l1i_line_bytes", (iline as i64).into());
-                geometry.insert("l1d_ways", i64::from(dways).into());
-                ct["caches"] = value(geometry);
-                note(&mut ct["caches"], &format!("read: cpu{cpu0}/cache/index*/ (level 1)"));
-            }
-        }
-        core_types.push(ct);
-    }
+    note(&mut doc["hz"], &tpl.todo("CONFIG_HZ is not in sysfs (zcat /proc/config.gz | grep CONFIG_HZ=)"));
+    let (clusters, core_types) = board_clusters(&tpl, &board, roots);
     doc["core_types"] = Item::ArrayOfTables(core_types);
     doc["clusters"] = Item::ArrayOfTables(clusters);
     // the template's explicit energy model is not this board's
     doc.remove("energy_model");
-    // what no sysfs shows: whole sections from the template
+    mark_template_sections(&mut doc, &tpl);
+    let out = doc.to_string();
+    // what comes out must load, or the skeleton is no use
+    Platform::from_toml("from-board", &out).map_err(|e| {
+        format!("the board's platform does not load over template {template} ({e}); try another --template")
+    })?;
+    Ok(out)
+}
+
+/// The built-in platform `template`'s text.
+fn template_text(template: &str) -> Result<&'static str, String> {
+    hetlab_core::platform::BUILTIN_PLATFORMS.iter().find(|(n, _)| *n == template).map(|(_, t)| *t).ok_or_else(|| {
+        let names: Vec<&str> = hetlab_core::platform::BUILTIN_PLATFORMS.iter().map(|(n, _)| *n).collect();
+        format!("--template: unknown platform '{template}'; built-in: {}", names.join(", "))
+    })
+}
+
+/// The template a board's platform is laid over: what a board does not show comes from it,
+/// marked TODO.
+struct Template<'a> {
+    name: &'a str,
+    base: Platform,
+    /// Its `[[clusters]]` and `[[core_types]]` tables, comments stripped.
+    clusters: ArrayOfTables,
+    core_types: ArrayOfTables,
+    /// Its clusters by capacity, smallest first (a board's cluster of no known core type takes
+    /// the one of its rank).
+    by_capacity: Vec<usize>,
+}
+
+impl<'a> Template<'a> {
+    fn new(name: &'a str, base: Platform, doc: &DocumentMut) -> Result<Template<'a>, String> {
+        let clusters = doc["clusters"].as_array_of_tables().ok_or("template has no [[clusters]]")?.clone();
+        let core_types = doc["core_types"].as_array_of_tables().ok_or("template has no [[core_types]]")?.clone();
+        let mut by_capacity: Vec<usize> = (0..base.clusters.len()).collect();
+        by_capacity.sort_by_key(|&c| base.cpu_capacity(c));
+        Ok(Template { name, base, clusters, core_types, by_capacity })
+    }
+
+    /// The comment of a value taken from the template.
+    fn todo(&self, what: &str) -> String {
+        format!("TODO template {}: {what}", self.name)
+    }
+
+    /// The template cluster for the board's cluster of capacity rank `rank`: the one of its
+    /// core type, else the one of its rank.
+    fn matching_cluster(&self, bc: &BoardCluster, rank: usize) -> usize {
+        self.base
+            .clusters
+            .iter()
+            .position(|c| c.core_type == bc.core_type)
+            .unwrap_or(self.by_capacity[rank.min(self.by_capacity.len() - 1)])
+    }
+}
+
+/// The board's clusters, one per policy, and their core types, each over the template's
+/// matching cluster and core type for what sysfs does not show.
+fn board_clusters(tpl: &Template, board: &[BoardCluster], roots: &Roots) -> (ArrayOfTables, ArrayOfTables) {
+    let mut clusters = ArrayOfTables::new();
+    let mut core_types = ArrayOfTables::new();
+    let dmips = dmips_per_mhz(board);
+    for (rank, bc) in board.iter().enumerate() {
+        let matched = tpl.matching_cluster(bc, rank);
+        let name = if board.len() == tpl.base.clusters.len() {
+            tpl.base.clusters[matched].name.clone()
+        } else {
+            format!("cluster{rank}")
+        };
+        clusters.push(cluster_table(tpl, bc, matched, name, roots));
+        if !core_types.iter().any(|ct| ct["name"].as_str() == Some(bc.core_type.as_str())) {
+            core_types.push(core_type_table(tpl, bc, matched, dmips[rank], board));
+        }
+    }
+    (clusters, core_types)
+}
+
+/// The board's cluster `name` of policy `bc`, over the template's cluster `matched`: CPUs,
+/// transition latency, OPPs, L2 and cluster power-down read from the board, the rest noted as
+/// the template's.
+fn cluster_table(tpl: &Template, bc: &BoardCluster, matched: usize, name: String, roots: &Roots) -> Table {
+    let mut t = tpl.clusters.get(matched).expect("a template cluster").clone();
+    let from = format!("cluster '{}'", tpl.base.clusters[matched].name);
+    let policy = &bc.policy;
+    let at = policy.dir.strip_prefix(&roots.sysfs).unwrap_or(&policy.dir).display().to_string();
+    t["name"] = value(name);
+    t["core_type"] = value(bc.core_type.clone());
+    note(&mut t["core_type"], &bc.core_type_source);
+    t["cpus"] = value(int_array(policy.related_cpus.iter().map(|&c| c as i64)));
+    note(&mut t["cpus"], &format!("read: {at}/related_cpus"));
+    if policy.transition_latency_ns > 0 {
+        t["transition_latency_ns"] = value(i64::from(policy.transition_latency_ns));
+        note(&mut t["transition_latency_ns"], &format!("read: {at}/cpuinfo_transition_latency"));
+    } else {
+        note(&mut t["transition_latency_ns"], &tpl.todo("the driver reports no transition latency"));
+    }
+    set_opps(&mut t, tpl, policy, &tpl.base.clusters[matched].opps, &at, &from);
+    set_l2_and_cluster_off(&mut t, tpl, bc);
+    for key in ["cci_port", "leakage_mw", "thermal_resistance_c_per_w", "thermal_capacitance_j_per_c"] {
+        if t.contains_key(key) {
+            note(&mut t[key], &tpl.todo(&format!("{key} of {from}: not shown by a board")));
+        }
+    }
+    t
+}
+
+/// The cluster's OPPs: the board's frequencies, each at the template's voltage for it (`voltages`,
+/// [kHz, µV]), else at the next frequency up (or its top).
+fn set_opps(t: &mut Table, tpl: &Template, policy: &Policy, voltages: &[[u32; 2]], at: &str, from: &str) {
+    let mut opps = Array::new();
+    let mut guessed = 0;
+    for &khz in &policy.opps_khz {
+        // the template's voltage at this frequency, else at the next one up (or its top)
+        let uv = match voltages.iter().find(|o| o[0] >= khz) {
+            Some(o) if o[0] == khz => o[1],
+            Some(o) => {
+                guessed += 1;
+                o[1]
+            }
+            None => {
+                guessed += 1;
+                voltages.last().expect("validated")[1]
+            }
+        };
+        opps.push(int_array([i64::from(khz), i64::from(uv)]));
+    }
+    t["opps"] = value(opps);
+    note(
+        &mut t["opps"],
+        &format!(
+            "read: kHz from {at}/{}; {}",
+            policy.opps_source,
+            tpl.todo(&format!(
+                "µV from {from} ({guessed} of {} at a frequency it lacks); voltages are in the device \
+                 tree's opp-microvolt, not in sysfs",
+                policy.opps_khz.len()
+            ))
+        ),
+    );
+}
+
+/// The cluster's L2 from the first CPU's caches, its power-down state from that CPU's deepest
+/// cpuidle state (none beyond WFI: no cluster power-down), and the cache attributes that were
+/// not usable, as comments.
+fn set_l2_and_cluster_off(t: &mut Table, tpl: &Template, bc: &BoardCluster) {
+    let cpu0 = bc.policy.related_cpus[0];
+    match bc.caches.l2 {
+        Some(l2) => {
+            t["l2_bytes"] = value(l2.bytes as i64);
+            note(&mut t["l2_bytes"], &format!("read: cpu{cpu0}/cache/index*/ (level 2)"));
+            if let Some(ways) = l2.ways {
+                t["l2_ways"] = value(i64::from(ways));
+                note(&mut t["l2_ways"], "read: ways_of_associativity");
+            }
+        }
+        None => note(&mut t["l2_bytes"], &tpl.todo(&format!("cpu{cpu0}/cache shows no usable level-2 cache"))),
+    }
+    match &bc.deepest_idle {
+        Some(s) if s.index > 0 => {
+            t["cluster_off_exit_latency_us"] = value(s.latency_us as i64);
+            t["cluster_off_target_residency_us"] = value(s.residency_us as i64);
+            let read = format!("read: cpu{cpu0}/cpuidle/state{} ('{}'), the deepest state", s.index, s.name);
+            note(&mut t["cluster_off_exit_latency_us"], &read);
+            note(&mut t["cluster_off_target_residency_us"], &read);
+        }
+        _ => {
+            if t.contains_key("cluster_off_exit_latency_us") {
+                t.remove("cluster_off_exit_latency_us");
+                t.remove("cluster_off_target_residency_us");
+            }
+            let reason = format!("cpu{cpu0}/cpuidle shows no state beyond WFI: no cluster power-down");
+            t.decor_mut().set_prefix(format!("\n# {reason}\n"));
+        }
+    }
+    if !bc.caches.problems.is_empty() {
+        let mut prefix = t.decor().prefix().and_then(|p| p.as_str()).unwrap_or("\n").to_string();
+        for problem in &bc.caches.problems {
+            prefix += &format!("# {}\n", tpl.todo(&format!("{problem}; not used, the template's value stays")));
+        }
+        t.decor_mut().set_prefix(prefix);
+    }
+}
+
+/// The core type of the board's cluster `bc`: the template's of that name, else the template
+/// cluster `matched`'s, renamed; DMIPS/MHz derived from the board (`dmips`) and L1 caches read.
+fn core_type_table(
+    tpl: &Template,
+    bc: &BoardCluster,
+    matched: usize,
+    dmips: Option<u32>,
+    board: &[BoardCluster],
+) -> Table {
+    let template_types = &tpl.core_types;
+    let same_name = template_types.iter().position(|ct| ct["name"].as_str() == Some(bc.core_type.as_str()));
+    let source = same_name.unwrap_or_else(|| {
+        let name = &tpl.base.clusters[matched].core_type;
+        template_types.iter().position(|ct| ct["name"].as_str() == Some(name)).expect("validated")
+    });
+    let mut ct = template_types.get(source).expect("a template core type").clone();
+    let source_name = ct["name"].as_str().unwrap_or_default().to_string();
+    ct["name"] = value(bc.core_type.clone());
+    ct.decor_mut().set_prefix(format!(
+        "\n# The microarchitecture figures below are {source_name}'s from template {} ({}): \
+         TODO measure them on this board's cores\n",
+        tpl.name,
+        if same_name.is_some() { "the same core type" } else { "a different core type" }
+    ));
+    match dmips {
+        Some(d) => {
+            ct["capacity_dmips_mhz"] = value(i64::from(d));
+            note(&mut ct["capacity_dmips_mhz"], "derived: cpu_capacity / cpuinfo_max_freq, the largest at 1024");
+        }
+        None => {
+            let why = board.iter().find_map(|c| c.capacity_problem.clone());
+            let why = why.unwrap_or_else(|| "not every cluster shows cpu_capacity".into());
+            note(&mut ct["capacity_dmips_mhz"], &tpl.todo(&format!("{why}; not derived")));
+        }
+    }
+    note(&mut ct["dynamic_power_coefficient"], &tpl.todo("the device tree's dynamic-power-coefficient, not in sysfs"));
+    set_l1_caches(&mut ct, bc);
+    ct
+}
+
+/// The core type's L1 caches as the cluster's first CPU shows them.
+fn set_l1_caches(ct: &mut Table, bc: &BoardCluster) {
+    let cpu0 = bc.policy.related_cpus[0];
+    if let Some(l1d) = bc.caches.l1d {
+        ct["l1d_bytes"] = value(l1d.bytes as i64);
+        note(&mut ct["l1d_bytes"], &format!("read: cpu{cpu0}/cache/index*/ (level 1, Data)"));
+        if let Some(line) = l1d.line_bytes {
+            ct["line_bytes"] = value(line as i64);
+            note(&mut ct["line_bytes"], "read: coherency_line_size");
+        }
+    }
+    if let (Some(l1d), Some(l1i)) = (bc.caches.l1d, bc.caches.l1i) {
+        if let (Some(dways), Some(iways), Some(iline)) = (l1d.ways, l1i.ways, l1i.line_bytes) {
+            let mut geometry = toml_edit::InlineTable::new();
+            geometry.insert("l1i_bytes", (l1i.bytes as i64).into());
+            geometry.insert("l1i_ways", i64::from(iways).into());
+            geometry.insert("l1i_line_bytes", (iline as i64).into());
+            geometry.insert("l1d_ways", i64::from(dways).into());
+            ct["caches"] = value(geometry);
+            note(&mut ct["caches"], &format!("read: cpu{cpu0}/cache/index*/ (level 1)"));
+        }
+    }
+}
+
+/// What no sysfs shows: whole sections from the template, each marked.
+fn mark_template_sections(doc: &mut DocumentMut, tpl: &Template) {
     let sections = [
         ("cci", "the interconnect's clock, latency and read tracker"),
         ("dram", "DRAM latency, bandwidth and energy"),
@@ -292,15 +372,9 @@ pub fn from_board(roots: &Roots, template: &str) -> Result<String, String> {
     ];
     for (key, what) in sections {
         if let Some(Item::Table(t)) = doc.get_mut(key) {
-            t.decor_mut().set_prefix(format!("\n# {}\n", todo(&format!("{what}: not shown by a board's sysfs"))));
+            t.decor_mut().set_prefix(format!("\n# {}\n", tpl.todo(&format!("{what}: not shown by a board's sysfs"))));
         }
     }
-    let out = doc.to_string();
-    // what comes out must load, or the skeleton is no use
-    Platform::from_toml("from-board", &out).map_err(|e| {
-        format!("the board's platform does not load over template {template} ({e}); try another --template")
-    })?;
-    Ok(out)
 }
 
 fn read_cluster(roots: &Roots, policy: Policy) -> Result<BoardCluster, String> {

@@ -265,13 +265,58 @@ pub fn characterize(
     on_rows: &mut dyn FnMut(&Dataset) -> Result<(), String>,
     log: &mut dyn std::io::Write,
 ) -> Result<SweepSummary, String> {
+    check_config(cfg)?;
+    let platform = &cfg.platform;
+    let policies = crate::sysfs::discover(&cfg.roots)?;
+    crate::daemon::check_policies(&policies)?;
+    let claim = claim_frequencies(&cfg.roots, &policies)?;
+
+    // One backend to find the policies; per active cluster another one counting the chase thread.
+    let mut bcfg = BackendConfig::new(cfg.roots.clone(), platform.clone());
+    bcfg.cluster_names = cfg.cluster_names.clone();
+    bcfg.pmu = cfg.pmu;
+    bcfg.all_or_nothing = false;
+    let probe = Backend::new(&bcfg)?;
+    let policy_of = policy_of_clusters(platform, &probe)?;
+    let freqs_khz = swept_frequencies(cfg, &probe, &policy_of)?;
+    let plan = Plan::new(platform, &cfg.platform_sha256, cfg.sweep.clone(), freqs_khz)?;
+    // the platform cluster each policy counts for (CCI ports are numbered by policy)
+    let cluster_of_policy: Vec<Option<usize>> =
+        probe.policies.iter().map(|p| plan.clusters.iter().position(|c| *c == p.cluster)).collect();
+    let sweep = Sweep { cfg, bcfg, probe, policy_of, cluster_of_policy, plan };
+
+    let mut guard = Guard::new(Some(claim.state_file.clone()));
+    let result = (|| -> Result<SweepSummary, String> {
+        for p in &sweep.probe.policies {
+            guard.save(&p.sysfs)?;
+        }
+        for p in &sweep.probe.policies {
+            p.sysfs.set_governor("userspace")?;
+            p.sysfs.set_limits(p.sysfs.cpuinfo_min_khz, p.sysfs.cpuinfo_max_khz)?;
+        }
+        let mut summary = SweepSummary::default();
+        let mut said = Said::default();
+        let _affinity = AffinityRestore(allowed_cpus());
+        for ci in 0..sweep.plan.chunks.len() {
+            if let Some(sig) = sweep.chunk(ci, stop, on_rows, log, &mut said, &mut summary)? {
+                summary.stopped_by = Some(sig);
+                return Ok(summary);
+            }
+        }
+        Ok(summary)
+    })();
+    guard.restore_after(result, |outcome, restored| outcome.restored = restored)
+}
+
+/// The checks before the board is touched: root, the plan's options, and (for the library's
+/// callers, the Python binding) the checks hetlabd's flags make.
+fn check_config(cfg: &SweepConfig) -> Result<(), String> {
     let uid = euid();
     if uid != 0 {
         return Err(format!("characterize must run as root (effective uid {uid}): it sets every cluster's frequency through scaling_setspeed; run it with sudo"));
     }
     cfg.sweep.validate()?;
     let platform = &cfg.platform;
-    // The library's callers (the Python binding) get the checks hetlabd's flags make.
     if cfg.sweep.seed > crate::flags::MAX_SWEEP_SEED {
         return Err(format!("--seed must be at most {} (run i uses seed + i)", crate::flags::MAX_SWEEP_SEED));
     }
@@ -291,17 +336,11 @@ pub fn characterize(
             return Err(format!("--chase-cpu names cluster {name} twice; give one CPU per cluster"));
         }
     }
-    let policies = crate::sysfs::discover(&cfg.roots)?;
-    crate::daemon::check_policies(&policies)?;
-    let claim = claim_frequencies(&cfg.roots, &policies)?;
+    Ok(())
+}
 
-    // One backend to find the policies; per active cluster another one counting the chase thread.
-    let mut bcfg = BackendConfig::new(cfg.roots.clone(), platform.clone());
-    bcfg.cluster_names = cfg.cluster_names.clone();
-    bcfg.pmu = cfg.pmu;
-    bcfg.all_or_nothing = false;
-    let probe = Backend::new(&bcfg)?;
-    // the policy of each platform cluster
+/// The policy of each platform cluster, by the probe's names.
+fn policy_of_clusters(platform: &Platform, probe: &Backend) -> Result<Vec<usize>, String> {
     let mut policy_of = Vec::new();
     for c in &platform.clusters {
         let Some(p) = probe.policies.iter().position(|p| p.cluster == c.name) else {
@@ -319,8 +358,14 @@ pub fn characterize(
         };
         policy_of.push(p);
     }
+    Ok(policy_of)
+}
+
+/// Per platform cluster, the frequencies to sweep, kHz: every one of its policy's, or those
+/// `--only-khz` gives (each one of the policy's).
+fn swept_frequencies(cfg: &SweepConfig, probe: &Backend, policy_of: &[usize]) -> Result<Vec<Vec<u32>>, String> {
     let mut freqs_khz = Vec::new();
-    for (c, &p) in platform.clusters.iter().zip(&policy_of) {
+    for (c, &p) in cfg.platform.clusters.iter().zip(policy_of) {
         let opps = &probe.policies[p].sysfs.opps_khz;
         let freqs = match cfg.only_khz.iter().find(|(name, _)| *name == c.name) {
             None => opps.clone(),
@@ -333,102 +378,133 @@ pub fn characterize(
         };
         freqs_khz.push(freqs);
     }
-    let plan = Plan::new(platform, &cfg.platform_sha256, cfg.sweep.clone(), freqs_khz)?;
-    // the platform cluster each policy counts for (CCI ports are numbered by policy)
-    let cluster_of_policy: Vec<Option<usize>> =
-        probe.policies.iter().map(|p| plan.clusters.iter().position(|c| *c == p.cluster)).collect();
+    Ok(freqs_khz)
+}
 
-    let mut guard = Guard::new(Some(claim.state_file.clone()));
-    let result = (|| -> Result<SweepSummary, String> {
-        for p in &probe.policies {
-            guard.save(&p.sysfs)?;
-        }
-        for p in &probe.policies {
-            p.sysfs.set_governor("userspace")?;
-            p.sysfs.set_limits(p.sysfs.cpuinfo_min_khz, p.sysfs.cpuinfo_max_khz)?;
-        }
-        let mut summary = SweepSummary::default();
-        let mut said_missing = false;
-        let mut said_freq = false;
-        let _affinity = AffinityRestore(allowed_cpus());
-        for (ci, chunk) in plan.chunks.iter().enumerate() {
-            let active = &plan.clusters[chunk.active];
-            let pattern = Pattern::parse(&chunk.pattern)?;
-            let pol = &probe.policies[policy_of[chunk.active]].sysfs;
-            let chase_cpu = match cfg.chase_cpus.iter().find(|(c, _)| c == active) {
-                Some(&(_, cpu)) => cpu,
-                None => *pol.affected_cpus.first().ok_or_else(|| format!("{} has no online CPU", pol.name))?,
+/// A sweep about to run: its plan and how the platform's clusters map to the board's policies.
+struct Sweep<'a> {
+    cfg: &'a SweepConfig,
+    /// The backend configuration each chunk's counting backend starts from.
+    bcfg: BackendConfig,
+    /// The backend that found the policies.
+    probe: Backend,
+    /// The policy of each platform cluster.
+    policy_of: Vec<usize>,
+    /// The platform cluster each policy counts for.
+    cluster_of_policy: Vec<Option<usize>>,
+    plan: Plan,
+}
+
+/// Notes said once per sweep.
+#[derive(Default)]
+struct Said {
+    missing_counters: bool,
+    frequency: bool,
+}
+
+/// One chunk's chase thread, its counting backend, and how long each of its runs chases.
+struct ChunkSetup {
+    // fields drop in order: the backend stops counting before the chase thread ends
+    backend: Backend,
+    worker: Worker,
+    pattern: Pattern,
+    iterations: u64,
+    period_us: u64,
+}
+
+impl Sweep<'_> {
+    /// Runs chunk `ci`, each run's rows to `on_rows`; the signal that stopped it, if one did.
+    fn chunk(
+        &self,
+        ci: usize,
+        stop: &mut dyn Stop,
+        on_rows: &mut dyn FnMut(&Dataset) -> Result<(), String>,
+        log: &mut dyn std::io::Write,
+        said: &mut Said,
+        summary: &mut SweepSummary,
+    ) -> Result<Option<String>, String> {
+        let chunk = &self.plan.chunks[ci];
+        let plan = &self.plan;
+        let mut setup = self.set_up_chunk(ci, log, said)?;
+        for run in plan.runs(ci) {
+            if let Some(sig) = stop.wait(Duration::ZERO) {
+                return Ok(Some(sig));
+            }
+            setup.worker.call(Job::Build(chunk.size_elements, setup.pattern, run.seed))?; // the run's own chain
+            let off = set_freqs(&self.probe, &self.policy_of, plan.fixed_khz(&run))?;
+            if let (Some(msg), false) = (off, said.frequency) {
+                let _ = writeln!(log, "hetlabd: note: {msg}");
+                said.frequency = true;
+            }
+            let sampling = Sampling {
+                period_us: setup.period_us,
+                active: chunk.active,
+                nclusters: plan.clusters.len(),
+                cluster_of_policy: &self.cluster_of_policy,
             };
-            // the sampler runs on another CPU of the active cluster, keeping the idle one idle
-            if let Some(&s) = pol.affected_cpus.iter().find(|&&c| c != chase_cpu && allowed_cpus().contains(&c)) {
-                let _ = pin_current_thread(s);
-            }
-            let worker = Worker::spawn(chase_cpu)?;
-            let mut wb = bcfg.clone();
-            wb.counters = CounterMode::Tids(vec![worker.tid]);
-            let mut backend = Backend::new(&wb)?;
-            if !(backend.has_cci() && backend.has_core_counters()) {
-                if !cfg.allow_missing_counters {
-                    return Err(format!(
-                        "counters missing: {}; the rows would hold zeros for them (pass --allow-missing-counters to sweep anyway, or --pmu software for stand-ins)",
-                        backend.notes.join("; ")
-                    ));
-                }
-                if !said_missing {
-                    for n in &backend.notes {
-                        let _ = writeln!(log, "hetlabd: note: {n}; its columns are written as 0");
-                    }
-                    said_missing = true;
-                }
-            }
-            let set_freqs = |fixed: [(usize, u32); 2]| set_freqs(&probe, &policy_of, fixed);
-            // iterations: about run_s at both clusters' top OPPs, on the chain of the chunk's first run
-            let first_seed = plan.runs(ci).next().map_or(plan.options.seed, |r| r.seed);
-            worker.call(Job::Build(chunk.size_elements, pattern, first_seed))?;
-            set_freqs(plan.top_khz())?;
-            let ns = match worker.call(Job::Probe((plan.options.run_s / 2.0).min(0.05)))? {
-                Reply::Probed(ns) => ns,
-                _ => unreachable!(),
+            let iterations = setup.iterations;
+            let measured = one_run(&mut setup.backend, &setup.worker, iterations, &sampling, stop)?;
+            let (run_time_s, periods) = match measured {
+                Measured::Done { run_time_s, periods } => (run_time_s, periods),
+                Measured::Stopped(sig) => return Ok(Some(sig)), // a cut run is not a measurement
             };
-            let iterations = sweep::iterations(plan.options.run_s, ns * 1e-9);
-            let period_us = cfg
-                .period_us
-                .unwrap_or_else(|| default_sampling_rate_us(platform.tick_us(), pol.transition_latency_ns));
-            for run in plan.runs(ci) {
-                if let Some(sig) = stop.wait(Duration::ZERO) {
-                    summary.stopped_by = Some(sig);
-                    return Ok(summary);
+            let mut rows = Dataset::new(&plan.clusters, "linux");
+            rows.push_run(plan, &RunRecord { chunk, run: &run, iterations, run_time_s, periods: &periods });
+            summary.runs += 1;
+            summary.rows += rows.len() as u64;
+            on_rows(&rows)?;
+        }
+        Ok(None)
+    }
+
+    /// Chunk `ci`'s chase thread on its CPU of the active cluster (the sampler on another),
+    /// its counting backend, and the iterations of a run: about `run_s` at both clusters' top
+    /// OPPs, on the chain of the chunk's first run.
+    fn set_up_chunk(&self, ci: usize, log: &mut dyn std::io::Write, said: &mut Said) -> Result<ChunkSetup, String> {
+        let (cfg, plan) = (self.cfg, &self.plan);
+        let chunk = &plan.chunks[ci];
+        let active = &plan.clusters[chunk.active];
+        let pattern = Pattern::parse(&chunk.pattern)?;
+        let pol = &self.probe.policies[self.policy_of[chunk.active]].sysfs;
+        let chase_cpu = match cfg.chase_cpus.iter().find(|(c, _)| c == active) {
+            Some(&(_, cpu)) => cpu,
+            None => *pol.affected_cpus.first().ok_or_else(|| format!("{} has no online CPU", pol.name))?,
+        };
+        // the sampler runs on another CPU of the active cluster, keeping the idle one idle
+        if let Some(&s) = pol.affected_cpus.iter().find(|&&c| c != chase_cpu && allowed_cpus().contains(&c)) {
+            let _ = pin_current_thread(s);
+        }
+        let worker = Worker::spawn(chase_cpu)?;
+        let mut wb = self.bcfg.clone();
+        wb.counters = CounterMode::Tids(vec![worker.tid]);
+        let backend = Backend::new(&wb)?;
+        if !(backend.has_cci() && backend.has_core_counters()) {
+            if !cfg.allow_missing_counters {
+                return Err(format!(
+                    "counters missing: {}; the rows would hold zeros for them (pass --allow-missing-counters to sweep anyway, or --pmu software for stand-ins)",
+                    backend.notes.join("; ")
+                ));
+            }
+            if !said.missing_counters {
+                for n in &backend.notes {
+                    let _ = writeln!(log, "hetlabd: note: {n}; its columns are written as 0");
                 }
-                worker.call(Job::Build(chunk.size_elements, pattern, run.seed))?; // the run's own chain
-                let off = set_freqs(plan.fixed_khz(&run))?;
-                if let (Some(msg), false) = (off, said_freq) {
-                    let _ = writeln!(log, "hetlabd: note: {msg}");
-                    said_freq = true;
-                }
-                let sampling = Sampling {
-                    period_us,
-                    active: chunk.active,
-                    nclusters: plan.clusters.len(),
-                    cluster_of_policy: &cluster_of_policy,
-                };
-                let measured = one_run(&mut backend, &worker, iterations, &sampling, stop)?;
-                let (run_time_s, periods) = match measured {
-                    Measured::Done { run_time_s, periods } => (run_time_s, periods),
-                    Measured::Stopped(sig) => {
-                        summary.stopped_by = Some(sig); // a cut run is not a measurement
-                        return Ok(summary);
-                    }
-                };
-                let mut rows = Dataset::new(&plan.clusters, "linux");
-                rows.push_run(&plan, &RunRecord { chunk, run: &run, iterations, run_time_s, periods: &periods });
-                summary.runs += 1;
-                summary.rows += rows.len() as u64;
-                on_rows(&rows)?;
+                said.missing_counters = true;
             }
         }
-        Ok(summary)
-    })();
-    guard.restore_after(result, |outcome, restored| outcome.restored = restored)
+        let first_seed = plan.runs(ci).next().map_or(plan.options.seed, |r| r.seed);
+        worker.call(Job::Build(chunk.size_elements, pattern, first_seed))?;
+        set_freqs(&self.probe, &self.policy_of, plan.top_khz())?;
+        let ns = match worker.call(Job::Probe((plan.options.run_s / 2.0).min(0.05)))? {
+            Reply::Probed(ns) => ns,
+            _ => unreachable!(),
+        };
+        let iterations = sweep::iterations(plan.options.run_s, ns * 1e-9);
+        let period_us = cfg
+            .period_us
+            .unwrap_or_else(|| default_sampling_rate_us(cfg.platform.tick_us(), pol.transition_latency_ns));
+        Ok(ChunkSetup { backend, worker, pattern, iterations, period_us })
+    }
 }
 
 /// Sets every cluster's frequency; returns a note if a policy does not run at the requested one.

@@ -2,7 +2,7 @@
 //! table where the platform file gives one, else the derivation from the OPPs. For
 //! `hetlab platform export-em` and the tests that re-import it.
 
-use hetlab_core::model::energy_model::EnergyModel;
+use hetlab_core::sched::energy_model::EnergyModel;
 use pyo3::prelude::*;
 
 use crate::{err, load_platform};

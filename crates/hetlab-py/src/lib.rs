@@ -12,7 +12,6 @@
 
 use hetlab_core::governor::registry;
 use hetlab_core::platform::{Platform, BUILTIN_PLATFORMS};
-use hetlab_core::sched::SchedPolicy;
 use hetlab_core::tree::AntiSnoopModel;
 use hetlab_core::workload::{Workload, BUILTIN_WORKLOADS};
 use pyo3::exceptions::PyValueError;
@@ -124,12 +123,12 @@ fn governors() -> PyResult<String> {
 /// Placement policies with their tunables, as JSON (the shape of `governors`).
 #[pyfunction]
 fn schedulers() -> String {
-    let list: Vec<serde_json::Value> = SchedPolicy::ALL
-        .iter()
-        .map(|&s| {
+    let list: Vec<serde_json::Value> = hetlab_core::sched::registry::list()
+        .into_iter()
+        .map(|s| {
             serde_json::json!({
-                "name": s.name(), "summary": s.summary(),
-                "tunables": s.tunables().iter().map(|t| serde_json::json!({
+                "name": s.name, "summary": s.summary,
+                "tunables": s.tunables.iter().map(|t| serde_json::json!({
                     "name": t.name, "default": t.default, "unit": t.unit, "help": t.help,
                 })).collect::<Vec<_>>(),
             })
@@ -225,6 +224,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CCBENCH_MAX_ELEMENTS", hetlab_core::workload::CCBENCH_MAX_ELEMENTS)?;
     m.add("MAX_TIME_LIMIT_S", hetlab_core::engine::MAX_TIME_LIMIT_S)?;
     m.add("MAX_CPU_DMA_LATENCY_US", hetlab_core::engine::MAX_CPU_DMA_LATENCY_US)?;
-    m.add("TRACE_FORMATS", hetlab_core::trace::TraceFormat::NAMES.to_vec())?;
+    m.add("TRACE_FORMATS", hetlab_core::trace::ftrace::TraceFormat::NAMES.to_vec())?;
     Ok(())
 }

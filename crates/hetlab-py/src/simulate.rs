@@ -12,7 +12,9 @@ use hetlab_core::kernel::perf_sampling::PerfSampling;
 use hetlab_core::kernel::rcu::RcuOptions;
 use hetlab_core::sched::switching::SwitchingMode;
 use hetlab_core::sched::SchedPolicy;
-use hetlab_core::trace::{run_intervals, write_ftrace, write_lisa_plat_info, TraceFormat};
+use hetlab_core::trace::ftrace::{write_ftrace, TraceFormat};
+use hetlab_core::trace::intervals::run_intervals;
+use hetlab_core::trace::lisa::write_lisa_plat_info;
 
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
@@ -82,7 +84,7 @@ type Simulated = (String, PyObject, Option<String>, Option<String>, Option<PyObj
 
 /// Runs one simulation. Returns (summary JSON, time series as a dict of numpy columns, trace
 /// text or None, the platform as LISA's PlatformInfo YAML or None; both only with `trace`, the
-/// trace format's name (`ftrace` or `trace-cmd`, `hetlab_core::trace::TraceFormat`);
+/// trace format's name (`ftrace` or `trace-cmd`, `hetlab_core::trace::ftrace::TraceFormat`);
 /// the run intervals as numpy columns `tid`, `cpu`, `start_s`, `end_s` or None, only with
 /// `intervals`).
 /// `model` is a model's JSON text (None: the paper's Figure 4 trees); `freq` pins clusters'

@@ -1,14 +1,14 @@
 //! cpuidle's state per CPU: when its current idle period began and what the next known wake-up
 //! was then, whether its core is powered down, its recent idle periods and the menu governor's
-//! correction factors (`model::idle`, `model::menu`). An idle core may power down when the menu
+//! correction factors (`model::idle`, `kernel::menu`). An idle core may power down when the menu
 //! governor expects it to stay idle longer than its power-down state's target residency, and a
 //! cluster when every CPU of it expects that (`CpuIdle::ClusterOff`); a CPU that wakes pays the
 //! exit latency and the governor learns from how long the idle lasted (`menu_update`). The
 //! power states themselves are the hardware's (`hardware`); the flows that enter and leave them
 //! are in `flow`.
 
+use crate::kernel::menu::{deep_states_allowed, exit_latency_allowed, CorrectionFactors, MenuRules};
 use crate::model::idle::{power_down_pays, CpuIdle, IdleHistory};
-use crate::model::menu::{deep_states_allowed, exit_latency_allowed, CorrectionFactors, MenuRules};
 use crate::sched::Kernel;
 
 /// Tasks waiting on I/O on a CPU (`nr_iowait_cpu`): the model has no block I/O, so none; the
@@ -188,7 +188,7 @@ mod tests {
             idle.learn(0, since, now, 0.0);
         }
         assert!(!idle.allows(0, now, now, CORE_OFF, now + 100_000.0));
-        assert!(idle.correction_ratio(0, crate::model::menu::which_bucket(100_000.0, 0)) < 0.1);
+        assert!(idle.correction_ratio(0, crate::kernel::menu::which_bucket(100_000.0, 0)) < 0.1);
     }
 
     #[test]

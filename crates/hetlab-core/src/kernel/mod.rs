@@ -2,6 +2,8 @@
 //!
 //! - [`jitter`]: housekeeping bursts (timers, softirqs, vmstat) charged to whichever CPU they
 //!   hit — short enough to be charged as stolen time rather than scheduled.
+//! - [`menu`]: the menu cpuidle governor's correction factors and exit-latency limits (the
+//!   kernel's idle policy; the idle states themselves are hardware, `model::idle`).
 //! - [`perf_sampling`]: counter-overflow interrupts of `perf record -c N` on chosen CPUs, charged
 //!   the same way to the thread they interrupt.
 //! - [`rcu`]: Tree RCU's callbacks, grace periods and the two options that move their cost
@@ -13,6 +15,7 @@
 //!   workload's threads, with tids below the workload's.
 
 pub mod jitter;
+pub mod menu;
 pub mod perf_sampling;
 pub mod rcu;
 

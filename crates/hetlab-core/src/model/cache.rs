@@ -2,9 +2,10 @@
 //! (random replacement, a stack-distance step curve over access components), and the time per
 //! instruction those misses cost given the latency of a miss beyond the L2 (`model::cci`).
 
+use super::replacement::{line_miss_ratio, resident};
 use super::tlb;
 use crate::platform::{CacheSharing, CoreType};
-use crate::workload::{MemProfile, Order, Pattern};
+use crate::workload::{MemProfile, Pattern};
 
 /// Per-reference miss ratios of one phase on one core type.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -22,37 +23,6 @@ pub struct MissRatios {
     pub walks: f64,
     /// Walks per reference whose descriptor the L1 served.
     pub walk_l1_hits: f64,
-}
-
-/// Steady-state miss probability of a line when a working set `x` times the cache's capacity is
-/// revisited. Caches are modelled with random replacement (ASSUMPTION: ARM L2s offer
-/// pseudo-random replacement; it also smooths the set-associativity effects of real caches).
-/// - `Cyclic` (a pointer chase's laps): a line survives a lap if none of the m·x·C misses in
-///   between evicts it, so the miss ratio solves m = 1 - exp(-m·x) (zero while x <= 1).
-/// - `Uniform` random reuse: a random line is resident with probability 1/x.
-pub fn line_miss_ratio(x: f64, order: Order) -> f64 {
-    if x <= 1.0 {
-        return 0.0;
-    }
-    if x.is_infinite() {
-        return 1.0;
-    }
-    match order {
-        Order::Uniform => 1.0 - 1.0 / x,
-        Order::Cyclic => {
-            // Newton on g(m) = m - 1 + exp(-m x), from m = 1 (converges from the right).
-            let mut m: f64 = 1.0;
-            for _ in 0..50 {
-                let e = (-m * x).exp();
-                let step = (m - 1.0 + e) / (1.0 - x * e);
-                m -= step;
-                if step.abs() < 1e-12 {
-                    break;
-                }
-            }
-            m.clamp(0.0, 1.0)
-        }
-    }
 }
 
 /// Miss ratios of `mem` on `core` with `l2_bytes` of L2 available to it, when `system_share` of
@@ -100,7 +70,7 @@ pub fn miss_ratios(mem: &MemProfile, core: &CoreType, l2_bytes: f64, caches: &Ca
 /// Adds the page walks of `mem` to `total` (the data's misses, which set how fast each cache
 /// replaces its lines): a walk reads one descriptor line through the L1 (where the core walks
 /// through it) and the L2 (`l2_usable_bytes`), missing each as the line's residency under random
-/// replacement says (`tlb::resident`). TLB entries are shared like the caches: each component
+/// replacement says (`replacement::resident`). TLB entries are shared like the caches: each component
 /// sees those the smaller ones leave.
 fn add_page_walks(
     total: &mut MissRatios,
@@ -126,9 +96,9 @@ fn add_page_walks(
         let walks = a.fraction * tlb::walks_per_ref(a, caches.page_bytes, core.tlb_entries as f64 - entries_used);
         entries_used += tlb::pages(a, caches.page_bytes);
         let reads_per_line = walks / tlb::descriptor_lines(a, caches.page_bytes, caches.descriptor_bytes, core);
-        let l1_hit = if core.page_walk_via_l1 { tlb::resident(reads_per_line, l1_evictions) } else { 0.0 };
+        let l1_hit = if core.page_walk_via_l1 { resident(reads_per_line, l1_evictions) } else { 0.0 };
         let to_l2 = walks * (1.0 - l1_hit);
-        let beyond_l2 = to_l2 * (1.0 - tlb::resident(reads_per_line, l2_evictions));
+        let beyond_l2 = to_l2 * (1.0 - resident(reads_per_line, l2_evictions));
         total.walks += walks;
         total.walk_l1_hits += walks * l1_hit;
         total.l1 += to_l2;
@@ -231,21 +201,7 @@ impl InstrCost {
 mod tests {
     use super::*;
     use crate::platform::Platform;
-    use crate::workload::Workload;
-
-    #[test]
-    fn cyclic_miss_ratio_solves_its_fixed_point() {
-        assert_eq!(line_miss_ratio(0.5, Order::Cyclic), 0.0);
-        assert_eq!(line_miss_ratio(1.0, Order::Cyclic), 0.0);
-        for x in [1.1, 1.5, 2.0, 4.0, 16.0] {
-            let m = line_miss_ratio(x, Order::Cyclic);
-            assert!((m - (1.0 - (-m * x).exp())).abs() < 1e-9, "x={x} m={m}");
-            assert!(m > 0.0 && m <= 1.0);
-        }
-        // x = 2: m = 0.7968 (solution of m = 1 - e^{-2m})
-        assert!((line_miss_ratio(2.0, Order::Cyclic) - 0.796812).abs() < 1e-5);
-        assert!((line_miss_ratio(4.0, Order::Uniform) - 0.75).abs() < 1e-12);
-    }
+    use crate::workload::{Order, Workload};
 
     fn chase(size: u64, pattern: &str) -> MemProfile {
         Workload::from_spec(&format!("ccbench:size={size},pattern={pattern}")).unwrap().tasks[0].phases[0].mem

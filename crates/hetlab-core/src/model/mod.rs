@@ -3,6 +3,7 @@
 //!
 //! - [`cache`]: miss ratios of a working set against L1/L2, time per instruction;
 //! - [`tlb`]: page walks beyond a core's TLB reach and where their descriptors are read;
+//! - [`replacement`]: random replacement, shared by both: a line's miss ratio and residency;
 //! - [`code_class`]: compute cycles per instruction from a phase's instruction mix and a core
 //!   type's per-class throughput;
 //! - [`cci`]: snoops served at the snooped cluster's clock, speculative DRAM fetch, read
@@ -12,11 +13,8 @@
 //! - [`dram`]: latency under load, the bandwidth fixed point, DRAM power, latency noise;
 //! - [`power`]: dynamic power C·V²·f·activity and leakage;
 //! - [`energy`]: the one energy account, by rail, and the on-board sensors read from it;
-//! - [`energy_model`]: the kernel's Energy Model (performance domains, states, cost), what EAS
-//!   reads;
 //! - [`thermal`]: RC nodes and trip-point caps;
-//! - [`idle`]: idle states (WFI, cluster power-down) and when they pay;
-//! - [`menu`]: the menu cpuidle governor's correction factors and exit-latency limits.
+//! - [`idle`]: idle states (WFI, cluster power-down) and when they pay.
 
 pub mod cache;
 pub mod cci;
@@ -24,9 +22,8 @@ pub mod code_class;
 pub mod coherence;
 pub mod dram;
 pub mod energy;
-pub mod energy_model;
 pub mod idle;
-pub mod menu;
 pub mod power;
+pub mod replacement;
 pub mod thermal;
 pub mod tlb;

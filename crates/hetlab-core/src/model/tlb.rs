@@ -8,12 +8,12 @@
 //! them maps 16 pages (4-byte short descriptors) or 8 (8-byte LPAE ones), so each descriptor
 //! line is read far more often than each data line and mostly stays cached — until the data
 //! stream evicts it, which in a random-replacement cache depends only on how fast lines are
-//! replaced (`resident`).
+//! replaced (`replacement::resident`).
 
 use crate::platform::CoreType;
 use crate::workload::{Access, Pattern};
 
-use super::cache::line_miss_ratio;
+use super::replacement::line_miss_ratio;
 
 /// Pages of `a`'s working set, at least one.
 pub fn pages(a: &Access, page_bytes: u64) -> f64 {
@@ -36,18 +36,6 @@ pub fn walks_per_ref(a: &Access, page_bytes: u64, entries_left: f64) -> f64 {
 /// Lines holding the last-level descriptors of `a`'s pages.
 pub fn descriptor_lines(a: &Access, page_bytes: u64, descriptor_bytes: u64, core: &CoreType) -> f64 {
     (pages(a, page_bytes) * descriptor_bytes as f64 / core.line_bytes as f64).max(1.0)
-}
-
-/// Probability that a line read `reads_per_ref` times per reference is resident in a
-/// random-replacement cache that evicts each of its lines `evictions_per_ref` times per
-/// reference (its fills per reference over its lines): the line alternates between resident
-/// until evicted and absent until read, so it is resident r / (r + e) of the time.
-pub fn resident(reads_per_ref: f64, evictions_per_ref: f64) -> f64 {
-    if evictions_per_ref <= 0.0 {
-        1.0
-    } else {
-        reads_per_ref / (reads_per_ref + evictions_per_ref)
-    }
 }
 
 #[cfg(test)]
@@ -81,12 +69,5 @@ mod tests {
         // word by word: one page change per 1024 references
         let seq = access("ccbench:size=1048576,pattern=sequential");
         assert!((walks_per_ref(&seq, 4096, 256.0) - m / 1024.0).abs() < 1e-12);
-    }
-
-    #[test]
-    fn a_descriptor_line_read_more_often_than_lines_are_replaced_stays_resident() {
-        assert_eq!(resident(0.01, 0.0), 1.0);
-        assert!((resident(1.0 / 2048.0, 1.0 / 7234.0) - 7234.0 / 9282.0).abs() < 1e-12);
-        assert!(resident(1e-3, 1e-6) > 0.99 && resident(1e-6, 1e-3) < 0.01);
     }
 }

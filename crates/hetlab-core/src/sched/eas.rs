@@ -54,18 +54,14 @@
 
 use super::cfs::RunQueue;
 use super::cpu_util::{schedutil_cpu_util, CpuSignals, UtilType};
+use super::energy_model::{EnergyModel, PerfDomain};
 use super::pelt::State;
-use super::select_asym::{self, Wakees};
+use super::select_asym::{self, fits_capacity, task_util_now, Wakees};
 use super::smp::Smp;
 use super::uclamp::{self, Clamp};
-use super::{rt, Migration, Placement, SchedEntity, SchedView, WakeKind};
-use crate::model::energy_model::{EnergyModel, PerfDomain};
+use super::{rt, Migration, Placement, PlacementDescriptor, SchedPolicy, SchedView, WakeKind};
+use crate::governor::tunables::Values;
 use crate::platform::Platform;
-
-/// `capacity_margin` / `fits_capacity` (5.10): `cap · 1280 < max · 1024`, i.e. under 80 %.
-pub fn fits_capacity(util: u64, capacity: u64) -> bool {
-    util * 1280 < capacity * 1024
-}
 
 /// The kernel's `busy_factor` (5.10: 16, "sched/fair: Reduce busy load balance interval",
 /// 6e7499135db7): a busy CPU balances this many times less often.
@@ -74,6 +70,20 @@ const BUSY_FACTOR: u64 = 16;
 /// `EM_MAX_COMPLEXITY`: the kernel builds no performance domains (no EAS) when
 /// domains · (CPUs + states) exceeds this (kernel/sched/topology.c).
 const EM_MAX_COMPLEXITY: usize = 2048;
+
+/// `eas` as the registry lists it.
+pub const DESCRIPTOR: PlacementDescriptor = PlacementDescriptor {
+    policy: SchedPolicy::Eas,
+    name: "eas",
+    summary: "mainline energy-aware scheduling (Linux 5.10, needs schedutil): wake-ups by energy model",
+    // uclamp's knobs are 5.10's: Linux 3.10 had no uclamp (`uclamp`)
+    tunables: uclamp::tunables,
+    build,
+};
+
+fn build(platform: &Platform, _: &Values) -> Result<Box<dyn Placement>, String> {
+    Ok(Box::new(Eas::new(platform)?))
+}
 
 pub struct Eas {
     em: EnergyModel,
@@ -329,15 +339,9 @@ fn asymmetric(view: &SchedView) -> bool {
     online.any(|cap| Some(cap) != first)
 }
 
-pub(super) fn task_util_now(task: &SchedEntity, now_ns: u64) -> u64 {
-    let mut avg = task.avg;
-    avg.update(now_ns, State::IDLE);
-    avg.util_avg
-}
-
 impl Placement for Eas {
     fn name(&self) -> &'static str {
-        "eas"
+        DESCRIPTOR.name
     }
 
     fn select_cpu(&mut self, view: &SchedView, thread: usize, kind: WakeKind) -> usize {
@@ -474,13 +478,6 @@ mod tests {
 
     fn feec(f: &Fixture) -> usize {
         eas().find_energy_efficient_cpu(&f.view(), 0)
-    }
-
-    #[test]
-    fn the_fits_capacity_margin_is_80_percent() {
-        // 301 of 377: 385280 < 386048; 302: 386560 does not fit
-        assert!(fits_capacity(301, 377) && !fits_capacity(302, 377));
-        assert!(fits_capacity(819, 1024) && !fits_capacity(820, 1024));
     }
 
     #[test]

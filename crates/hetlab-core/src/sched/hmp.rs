@@ -49,7 +49,7 @@
 use super::balance::{Balancer, IdleBalance};
 use super::domains::{Domains, Layout, SD_MC_INIT};
 use super::select::select_task_rq_fair;
-use super::{CpuMask, Migration, Placement, SchedView, WakeKind};
+use super::{CpuMask, Migration, Placement, PlacementDescriptor, SchedPolicy, SchedView, WakeKind};
 use crate::governor::tunables::{TunableDefault, TunableInfo, Values};
 use crate::platform::Platform;
 
@@ -486,6 +486,19 @@ impl Ctx<'_, '_> {
     }
 }
 
+/// `hmp` as the registry lists it.
+pub const DESCRIPTOR: PlacementDescriptor = PlacementDescriptor {
+    policy: SchedPolicy::Hmp,
+    name: "hmp",
+    summary: "ARM big.LITTLE MP (LSK 3.10): per-cluster domains, up/down migration by tracked load",
+    tunables,
+    build,
+};
+
+fn build(platform: &Platform, given: &Values) -> Result<Box<dyn Placement>, String> {
+    Ok(Box::new(Hmp::new(platform, given)?))
+}
+
 /// The `hmp` placement policy.
 pub struct Hmp {
     knobs: Knobs,
@@ -589,7 +602,7 @@ impl Hmp {
 
 impl Placement for Hmp {
     fn name(&self) -> &'static str {
-        "hmp"
+        DESCRIPTOR.name
     }
 
     fn select_cpu(&mut self, view: &SchedView, thread: usize, kind: WakeKind) -> usize {

@@ -12,7 +12,9 @@
 //! Policies, one file each: [`pinned`] (each thread stays on one CPU of its affinity mask),
 //! [`smp`] (vanilla CFS, capacity-blind: one MC domain over all CPUs), [`hmp`] (ARM's
 //! big.LITTLE MP: one domain per cluster, tasks moved between clusters by their tracked load)
-//! and [`eas`] (mainline energy-aware scheduling over the platform's energy model).
+//! and [`eas`] (mainline energy-aware scheduling over the platform's energy model,
+//! [`energy_model`]: the kernel's EM, performance domains, states and cost); [`registry`] lists
+//! them, each as its file declares it (name, summary, tunables, constructor).
 //! Shared by the CFS policies: [`domains`] (the domain layouts), [`select`] (CFS's wake-up and
 //! fork CPU choice) and [`balance`] (new-idle, periodic and idle load balancing).
 //! Task groups (the cgroup cpu controller) nest run queues inside each CPU's: [`group`].
@@ -29,10 +31,12 @@ pub mod cpu_util;
 pub mod deadline;
 pub mod domains;
 pub mod eas;
+pub mod energy_model;
 pub mod group;
 pub mod hmp;
 pub mod pelt;
 pub mod pinned;
+pub mod registry;
 pub mod rt;
 pub mod select;
 pub mod select_asym;
@@ -308,7 +312,7 @@ pub trait Placement: Send {
     }
 }
 
-/// The placement policies, by the names users type.
+/// The placement policies, by the names users type (each one's entry: [`registry`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SchedPolicy {
     Pinned,
@@ -317,72 +321,23 @@ pub enum SchedPolicy {
     Eas,
 }
 
-impl SchedPolicy {
-    pub const ALL: [SchedPolicy; 4] = [SchedPolicy::Pinned, SchedPolicy::Smp, SchedPolicy::Hmp, SchedPolicy::Eas];
-
-    pub fn parse(name: &str) -> Result<Self, String> {
-        Self::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| {
-            let known: Vec<&str> = Self::ALL.iter().map(|p| p.name()).collect();
-            format!("unknown scheduler '{name}'; known: {}", known.join(", "))
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            SchedPolicy::Pinned => "pinned",
-            SchedPolicy::Smp => "smp",
-            SchedPolicy::Hmp => "hmp",
-            SchedPolicy::Eas => "eas",
-        }
-    }
-
+/// One placement policy as its file declares it and [`registry`] lists it (as a governor's
+/// `GovernorDescriptor`).
+pub struct PlacementDescriptor {
+    pub policy: SchedPolicy,
+    /// The name users type (`pinned`, `smp`, ...); also [`Placement::name`].
+    pub name: &'static str,
     /// What the policy does, one line.
-    pub fn summary(self) -> &'static str {
-        match self {
-            SchedPolicy::Pinned => "each thread on one CPU of its affinity, round-robin (taskset)",
-            SchedPolicy::Smp => "vanilla CFS (Linux 3.10), capacity-blind: one MC domain over all CPUs",
-            SchedPolicy::Hmp => "ARM big.LITTLE MP (LSK 3.10): per-cluster domains, up/down migration by tracked load",
-            SchedPolicy::Eas => {
-                "mainline energy-aware scheduling (Linux 5.10, needs schedutil): wake-ups by energy model"
-            }
-        }
-    }
-
-    /// The policy's tunables, with their sysfs names (the defaults a platform may override
-    /// are marked as such; `eas`: uclamp's sysctls and bucket count), then the RT class's
-    /// sysctls, which every policy takes.
-    pub fn tunables(self) -> Vec<TunableInfo> {
-        let mut own = match self {
-            SchedPolicy::Pinned | SchedPolicy::Smp => Vec::new(),
-            SchedPolicy::Hmp => hmp::tunables(),
-            // uclamp's knobs are 5.10's: Linux 3.10 had no uclamp (`uclamp`)
-            SchedPolicy::Eas => uclamp::tunables(),
-        };
-        own.extend(rt::tunables());
-        own
-    }
-
-    /// The policy for a run on `platform`, with `tunables` (sysfs name, value) over its
-    /// defaults; every refusal is one line naming the fix.
-    pub fn build(self, platform: &Platform, tunables: &[(String, f64)]) -> Result<Box<dyn Placement>, String> {
-        if self != SchedPolicy::Eas {
-            if let Some((name, _)) = tunables.iter().find(|(n, _)| uclamp::tunables().iter().any(|k| k.name == n)) {
-                return Err(format!(
-                    "{}: {name} is a uclamp knob of Linux 5.10, and the {} kernel (3.10) has no uclamp; use scheduler eas",
-                    self.name(),
-                    self.name()
-                ));
-            }
-        }
-        let values = Values::check(self.name(), &self.tunables(), tunables)?;
-        Ok(match self {
-            SchedPolicy::Pinned => Box::new(pinned::Pinned),
-            SchedPolicy::Smp => Box::new(smp::Smp::new(platform)),
-            SchedPolicy::Hmp => Box::new(hmp::Hmp::new(platform, &values)?),
-            SchedPolicy::Eas => Box::new(eas::Eas::new(platform)?),
-        })
-    }
+    pub summary: &'static str,
+    /// Its own tunables, with their sysfs names (the defaults a platform may override are
+    /// marked as such); the registry adds the RT class's sysctls, which every policy takes.
+    pub tunables: fn() -> Vec<TunableInfo>,
+    pub build: PlacementBuildFn,
 }
+
+/// A placement policy's constructor: an instance for a run on the platform, with the given
+/// tunables (already checked against its declared ones) over the defaults.
+pub type PlacementBuildFn = fn(&Platform, &Values) -> Result<Box<dyn Placement>, String>;
 
 #[cfg(test)]
 pub(crate) mod testutil {
@@ -499,7 +454,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn masks_and_names() {
+    fn masks() {
         let m = CpuMask::of([1, 4, 5]);
         assert!(m.contains(4) && !m.contains(0) && !m.contains(200));
         assert_eq!((m.count(), m.nth(1), m.first()), (3, Some(4), Some(1)));
@@ -514,20 +469,5 @@ mod tests {
             (CpuMask::of([4]), n, CpuMask::of([3]))
         );
         assert!(m.intersects(CpuMask::of([5])) && !m.intersects(CpuMask::of([0])));
-        assert!(SchedPolicy::parse("eas-v2").unwrap_err().contains("pinned, smp, hmp, eas"));
-        let exynos = Platform::builtin("exynos5422").unwrap();
-        for policy in SchedPolicy::ALL {
-            assert_eq!(SchedPolicy::parse(policy.name()).unwrap().build(&exynos, &[]).unwrap().name(), policy.name());
-        }
-        let e = SchedPolicy::Smp.build(&exynos, &[("up_threshold".into(), 700.0)]).err().unwrap();
-        assert_eq!(
-            e,
-            "smp: unknown tunable 'up_threshold'; known: sched_rt_period_us, sched_rt_runtime_us, sched_rr_timeslice_ms"
-        );
-        // the RT sysctls go with every policy; a runtime above a given period is refused
-        let rt = [("sched_rt_period_us".to_string(), 500_000.0)];
-        assert!(SchedPolicy::Smp.build(&exynos, &rt).is_ok());
-        let e = rt::Bandwidth::from_sysctls(&rt, true).unwrap_err();
-        assert!(e.starts_with("sched_rt_runtime_us 950000 exceeds sched_rt_period_us 500000"), "{e}");
     }
 }

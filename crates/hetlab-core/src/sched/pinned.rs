@@ -1,13 +1,28 @@
 //! `pinned`: each thread stays on one CPU of its affinity mask, thread i of the run on the
 //! (i mod n)-th allowed CPU (round-robin), as `taskset` on one CPU per thread would place them.
 
-use super::{Placement, SchedView, WakeKind};
+use super::{Placement, PlacementDescriptor, SchedPolicy, SchedView, WakeKind};
+use crate::governor::tunables::Values;
+use crate::platform::Platform;
 
 pub struct Pinned;
 
+/// `pinned` as the registry lists it.
+pub const DESCRIPTOR: PlacementDescriptor = PlacementDescriptor {
+    policy: SchedPolicy::Pinned,
+    name: "pinned",
+    summary: "each thread on one CPU of its affinity, round-robin (taskset)",
+    tunables: Vec::new,
+    build,
+};
+
+fn build(_: &Platform, _: &Values) -> Result<Box<dyn Placement>, String> {
+    Ok(Box::new(Pinned))
+}
+
 impl Placement for Pinned {
     fn name(&self) -> &'static str {
-        "pinned"
+        DESCRIPTOR.name
     }
 
     fn select_cpu(&mut self, view: &SchedView, thread: usize, _kind: WakeKind) -> usize {

@@ -25,10 +25,23 @@
 //! is `util_avg` (no `util_est`). The caller keeps `smp`'s path for forks and for CPUs all of
 //! one capacity (no `sd_asym_cpucapacity`).
 
-use super::eas::{fits_capacity, task_util_now};
+use super::pelt::State;
 use super::select::weighted_cpuload;
-use super::{rt, SchedView};
+use super::{rt, SchedEntity, SchedView};
 use crate::workload::SchedClass;
+
+/// `capacity_margin` / `fits_capacity` (5.10): `cap · 1280 < max · 1024`, i.e. under 80 %.
+pub fn fits_capacity(util: u64, capacity: u64) -> bool {
+    util * 1280 < capacity * 1024
+}
+
+/// A task's `util_avg` decayed to `now_ns` as if it had slept since its last update (a waking
+/// task's utilisation as the wake-up path reads it).
+pub(super) fn task_util_now(task: &SchedEntity, now_ns: u64) -> u64 {
+    let mut avg = task.avg;
+    avg.update(now_ns, State::IDLE);
+    avg.util_avg
+}
 
 /// `imbalance_pct` of a big.LITTLE SoC's MC and DIE domains (5.10's `sd_init`: 117 for every
 /// level but SMT, "sched/fair: Reduce minimal imbalance threshold", 2020).
@@ -172,6 +185,13 @@ mod tests {
     use super::*;
     use crate::sched::pelt::SchedAvg;
     use crate::sched::testutil::Fixture;
+
+    #[test]
+    fn the_fits_capacity_margin_is_80_percent() {
+        // 301 of 377: 385280 < 386048; 302: 386560 does not fit
+        assert!(fits_capacity(301, 377) && !fits_capacity(302, 377));
+        assert!(fits_capacity(819, 1024) && !fits_capacity(820, 1024));
+    }
 
     /// Two clusters of two CPUs: 0-1 LITTLE (capacity 400), 2-3 big (1024); task 0 may run on
     /// every CPU and last ran on `prev`, with utilisation `util`.

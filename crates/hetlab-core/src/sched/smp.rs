@@ -8,12 +8,26 @@
 use super::balance::{Balancer, IdleBalance};
 use super::domains::{Domains, Layout, SD_MC_INIT};
 use super::select::select_task_rq_fair;
-use super::{Migration, Placement, SchedView, WakeKind};
+use super::{Migration, Placement, PlacementDescriptor, SchedPolicy, SchedView, WakeKind};
+use crate::governor::tunables::Values;
 use crate::platform::Platform;
 
 pub struct Smp {
     domains: Option<Domains>,
     balancer: Balancer,
+}
+
+/// `smp` as the registry lists it.
+pub const DESCRIPTOR: PlacementDescriptor = PlacementDescriptor {
+    policy: SchedPolicy::Smp,
+    name: "smp",
+    summary: "vanilla CFS (Linux 3.10), capacity-blind: one MC domain over all CPUs",
+    tunables: Vec::new,
+    build,
+};
+
+fn build(platform: &Platform, _: &Values) -> Result<Box<dyn Placement>, String> {
+    Ok(Box::new(Smp::new(platform)))
 }
 
 impl Smp {
@@ -35,7 +49,7 @@ impl Smp {
 
 impl Placement for Smp {
     fn name(&self) -> &'static str {
-        "smp"
+        DESCRIPTOR.name
     }
 
     fn select_cpu(&mut self, view: &SchedView, thread: usize, kind: WakeKind) -> usize {

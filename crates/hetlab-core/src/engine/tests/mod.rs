@@ -643,7 +643,7 @@ fn rtapp_run_with(
 
 fn trace_text(r: &RunResult) -> String {
     let mut text = String::new();
-    crate::trace::write_ftrace(
+    crate::trace::ftrace::write_ftrace(
         &r.trace,
         &r.trace_threads,
         r.threads[0].cpu_time_on_s.len(),

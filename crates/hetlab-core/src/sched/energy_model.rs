@@ -17,9 +17,10 @@
 //! can give total powers in an explicit table instead (the EM's `power` "can be a total power:
 //! static and dynamic").
 //!
-//! The EM lives beside the power model, not in `sched/`: in the kernel it belongs to the PM core
-//! and has readers besides the scheduler (the thermal power allocator), and here it is derived
-//! from the platform and the power model's formula.
+//! In the kernel the EM belongs to the PM core and has readers besides the scheduler (the
+//! thermal power allocator); here EAS is its one reader and its energy estimate asks schedutil's
+//! frequency rule, so it lives in `sched/` beside EAS, derived from the platform and the power
+//! model's formula.
 //!
 //! Cost and energy follow 5.10 (before "PM: EM: Optimize em_cpu_energy() and remove division",
 //! 1b600da51073, ≈v6.9): `cost = power · fmax / f`, and a domain's energy is
