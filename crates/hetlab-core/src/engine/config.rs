@@ -217,7 +217,7 @@ impl SimConfig {
         }
         let switcher = Switcher::new(platform, self.switching)?;
         if let Some(sw) = &switcher {
-            check_switcher_config(sw, self, placement.name())?;
+            check_switcher_config(sw, self, placement)?;
         }
         let ncpus = platform.ncpus();
         // Logical CPU i runs on core i at start (platform CPU numbers).
@@ -407,7 +407,7 @@ fn check_phase_affinity(task: &Task, ncpus: usize, user_cpus: CpuMask) -> Result
 /// What a switcher cannot run with: hard affinity to a cluster or hotplugged clusters (the
 /// switcher owns which cores are online) and a placement that reads the CPUs' asymmetry (the
 /// OS sees one kind of logical CPU).
-fn check_switcher_config(sw: &Switcher, config: &SimConfig, placement: &str) -> Result<(), String> {
+fn check_switcher_config(sw: &Switcher, config: &SimConfig, placement: &dyn Placement) -> Result<(), String> {
     let mode = sw.mode.name();
     if config.cluster.is_some() || !config.offline_clusters.is_empty() {
         return Err(format!(
@@ -415,10 +415,11 @@ fn check_switcher_config(sw: &Switcher, config: &SimConfig, placement: &str) -> 
              frequency instead: the virtual OPPs above the LITTLE range run on big cores)"
         ));
     }
-    if !matches!(placement, "pinned" | "smp") {
+    if placement.reads_asymmetry() {
         return Err(format!(
-            "switching mode {mode} with scheduler {placement}: under a switcher the OS sees identical logical CPUs; \
-             use pinned or smp"
+            "switching mode {mode} with scheduler {}: under a switcher the OS sees identical logical CPUs; use \
+             pinned or smp",
+            placement.name()
         ));
     }
     Ok(())

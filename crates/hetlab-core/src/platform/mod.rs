@@ -70,7 +70,7 @@ pub struct Platform {
     pub perf_sample: Option<PerfSampleCost>,
     /// An explicit energy model for some or all clusters, in the shape of
     /// `/sys/kernel/debug/energy_model` (optional; clusters left out get the one the kernel
-    /// derives from the OPPs and `dynamic_power_coefficient`, see `model::energy_model`).
+    /// derives from the OPPs and `dynamic_power_coefficient`, see `sched::energy_model`).
     #[serde(default)]
     pub energy_model: Vec<EmDomainSpec>,
     /// Derived once at load: each cluster's index into `core_types`, and its CPU capacity.

@@ -424,6 +424,10 @@ impl Placement for Eas {
         Some("schedutil")
     }
 
+    fn reads_asymmetry(&self) -> bool {
+        true
+    }
+
     /// EAS needs asymmetric capacities (`sched_asym_cpucapacity`), which turn the RT class's
     /// capacity fitness on.
     fn rt_capacity_fitness(&self) -> bool {

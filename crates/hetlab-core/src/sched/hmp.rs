@@ -693,6 +693,10 @@ impl Placement for Hmp {
     fn frequency_invariant_load(&self) -> bool {
         self.knobs.frequency_invariant_load_scale
     }
+
+    fn reads_asymmetry(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

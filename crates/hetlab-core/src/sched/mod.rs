@@ -287,6 +287,12 @@ pub trait Placement: Send {
         true
     }
 
+    /// Whether the policy places by the CPUs' different capacities (HMP's big and LITTLE domains,
+    /// EAS's energy model): it cannot run under a switcher, whose logical CPUs are all alike.
+    fn reads_asymmetry(&self) -> bool {
+        false
+    }
+
     /// Whether the RT class's placement asks if a CPU's capacity fits the task (Linux 5.10 on
     /// asymmetric CPU capacities, `rt_task_fits_capacity`; the 3.10 kernels have no such test).
     fn rt_capacity_fitness(&self) -> bool {
