@@ -7,17 +7,14 @@ paper's reproduction."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hetlab import api
-from hetlab._files import sha256_file, write_atomically
+from hetlab._files import sha256_file, staging_folder, write_output
 from hetlab.api import HetlabError
 from hetlab.experiment import Context, Prepared
 
@@ -246,7 +243,7 @@ def train_here(out: Path, sweep: SweepOptions, plan: dict, ctx: Context) -> tupl
             progress=bar,
             active_opp=sweep.active_opp,
         )
-        write_atomically(meta_path, json.dumps({"plan": plan, "sha256": sha256_file(sweep_path)}, indent=2) + "\n")
+        write_output(meta_path, json.dumps({"plan": plan, "sha256": sha256_file(sweep_path)}, indent=2) + "\n")
         timings["sweep"] = time.perf_counter() - start
     model_dir = out / "model"
     model_path = model_dir / "model.json"
@@ -265,14 +262,8 @@ def train_here(out: Path, sweep: SweepOptions, plan: dict, ctx: Context) -> tupl
     start = time.perf_counter()
     ctx.log("training the anti-snoop model ...")
     model = train.train_model(sweep_path)
-    staging = Path(tempfile.mkdtemp(dir=out, prefix=".model."))
-    try:
-        files = model_export.write_model(model, staging)
-        model_dir.mkdir(exist_ok=True)
-        for name, path in files.items():
-            os.replace(path, model_dir / name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    with staging_folder(model_dir, within=out, prefix=".model.") as staging:
+        model_export.write_model(model, staging)
     timings["train"] = time.perf_counter() - start
     return model_path, timings
 
