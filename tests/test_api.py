@@ -76,9 +76,9 @@ def test_an_unknown_option_is_an_error_not_ignored():
         time_limit_s=1.0,
     )
     with pytest.raises(TypeError, match="unexpected keyword argument 'cpu_idle'"):
-        _core.simulate("exynos5422", "", None, "ccbench", "", None, cpu_idle="wfi", **typed)
+        _core.simulate(_core.Platform("exynos5422"), "ccbench", "", None, cpu_idle="wfi", **typed)
     with pytest.raises(TypeError, match="time_limit_s"):
-        _core.simulate("exynos5422", "", None, "ccbench", "", None, **{**typed, "time_limit_s": "long"})
+        _core.simulate(_core.Platform("exynos5422"), "ccbench", "", None, **{**typed, "time_limit_s": "long"})
 
 
 def test_the_cli_and_the_api_share_their_defaults():

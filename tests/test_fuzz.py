@@ -55,7 +55,7 @@ def _mutate(text: str, data) -> str:
 def test_mutated_platforms_load_or_fail_in_one_line(name, data):
     text = _mutate(PLATFORMS[name], data)
     try:
-        summary = json.loads(_core.platform_summary(None, "fuzz.toml", text))
+        summary = json.loads(_core.Platform(None, "fuzz.toml", text).summary())
     except ValueError as e:
         _one_line(e)
         return
@@ -137,4 +137,4 @@ def test_command_line_value_parsers_raise_only_cli_errors(text):
 
 @pytest.mark.parametrize("name", sorted(PLATFORMS))
 def test_every_builtin_platform_still_loads(name):
-    json.loads(_core.platform_summary(name, "", None))
+    json.loads(_core.Platform(name).summary())

@@ -46,7 +46,7 @@ def cmd_from_board(args: argparse.Namespace) -> int:
     if em_dir.is_dir():
         text += "\n" + energy_model.toml_tables(energy_model.read_debugfs(em_dir), f"read: {em_dir}")
         try:  # the board's energy model must fit the platform read beside it
-            _core.platform_summary(None, "platform from-board", text)
+            _core.Platform(None, "platform from-board", text)
         except ValueError as e:
             raise CliError(f"{em_dir}: the energy model does not fit the board's cpufreq policies: {e}") from None
     write_output(args.out or "-", text, "platform")

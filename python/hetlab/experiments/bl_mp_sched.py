@@ -14,7 +14,7 @@ import functools
 import json
 from typing import TYPE_CHECKING
 
-from hetlab import _core, api
+from hetlab import api
 from hetlab.api import HetlabError
 from hetlab.experiment import NOT_RUN, Benchmark, Chart, Claim, Config, Context, Experiment, Metric, Prepared, Table
 from hetlab.experiments import bl_mp_sched_charts as charts
@@ -198,7 +198,7 @@ def _task(thread: str) -> str:
 @functools.cache
 def _big_cpus(platform: str) -> tuple[int, ...]:
     """The CPUs of the platform's most capable clusters."""
-    clusters = json.loads(_core.platform_summary(*api._platform_args(platform)))["clusters"]
+    clusters = json.loads(api.load_platform(platform).summary())["clusters"]
     top = max(c["capacity"] for c in clusters)
     return tuple(sorted(cpu for c in clusters if c["capacity"] == top for cpu in c["cpus"]))
 

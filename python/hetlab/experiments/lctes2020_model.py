@@ -166,7 +166,7 @@ def check(settings: Settings, ctx: Context) -> Plan:
         seed=1,
         active_opp=sweep.active_opp,
     )
-    sweep_plan(ctx.platform, ctx.platform_sha256, options, flags="--sweep-")
+    sweep_plan(ctx.platform, options, flags="--sweep-")
     # the platform's hash: a platform file, or a built-in one in another hetlab version, may change
     # under the same name, and a sweep of the old one must not be reused
     plan = {
