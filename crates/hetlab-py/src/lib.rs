@@ -185,6 +185,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_PLATFORM", hetlab_core::platform::DEFAULT_PLATFORM)?;
     m.add("MAX_FIXED_POINT_SHIFT", hetlab_core::tree::MAX_FIXED_POINT_SHIFT)?;
     m.add("MAX_TREE_DEPTH", hetlab_core::tree::MAX_TREE_DEPTH)?;
+    m.add("DEFAULT_FIXED_POINT_SHIFT", hetlab_core::tree::DEFAULT_FIXED_POINT_SHIFT)?;
+    m.add("TREE_FEATURES", hetlab_core::tree::FEATURES.to_vec())?;
+    m.add("TREE_CLASSES", hetlab_core::tree::CLASSES.to_vec())?;
     m.add("MAX_THREADS", hetlab_core::workload::MAX_THREADS)?;
     m.add("MAX_INSTRUCTIONS", hetlab_core::workload::MAX_INSTRUCTIONS)?;
     m.add("MAX_PHASE_US", hetlab_core::workload::MAX_PHASE_US)?;
