@@ -247,6 +247,22 @@ def _imports(path: Path, modules: set[str]) -> set[str]:
     return found & modules
 
 
+def test_no_source_file_over_1000_lines_and_no_function_of_150_lines_or_more():
+    # the walls of docs/architecture.md: a file holds one job, a function one step
+    source = Path(__file__).resolve().parents[1] / "python" / "hetlab"
+    too_long = []
+    for path in sorted(source.rglob("*.py")):
+        text = path.read_text()
+        if text.count("\n") > 1000:
+            too_long.append(f"{path.relative_to(source)}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 >= 150:
+                too_long.append(
+                    f"{path.relative_to(source)}:{node.lineno} {node.name}: {node.end_lineno - node.lineno + 1}"
+                )
+    assert not too_long, too_long
+
+
 def test_no_import_cycle_in_the_package():
     modules = {}
     for path in PACKAGE.rglob("*.py"):
