@@ -76,9 +76,9 @@ def test_an_unknown_option_is_an_error_not_ignored():
         time_limit_s=1.0,
     )
     with pytest.raises(TypeError, match="unexpected keyword argument 'cpu_idle'"):
-        _core.simulate("exynos5422", "", None, "ccbench", "", None, cpu_idle="wfi", **typed)
+        _core.simulate(_core.Platform("exynos5422"), "ccbench", "", None, cpu_idle="wfi", **typed)
     with pytest.raises(TypeError, match="time_limit_s"):
-        _core.simulate("exynos5422", "", None, "ccbench", "", None, **{**typed, "time_limit_s": "long"})
+        _core.simulate(_core.Platform("exynos5422"), "ccbench", "", None, **{**typed, "time_limit_s": "long"})
 
 
 def test_the_cli_and_the_api_share_their_defaults():
@@ -93,6 +93,65 @@ def test_the_cli_and_the_api_share_their_defaults():
     )
     assert cli.returncode == 0, cli.stderr
     assert json.loads(cli.stdout) == hetlab.simulate(workload=spec).summary
+
+
+def test_simulate_takes_one_set_of_options_in_the_api_the_binding_and_the_cli():
+    # The same options under three names' rules: `hetlab.simulate`'s keywords, `_core.simulate`'s
+    # and the destinations of `hetlab simulate`'s flags. The intended differences, each listed:
+    import argparse
+    import inspect
+
+    from hetlab import _core
+    from hetlab.cli import build_parser
+
+    api_keys = set(inspect.signature(hetlab.simulate).parameters)
+    binding_keys = set(inspect.signature(_core.simulate).parameters)
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    cli_keys = {a.dest for a in sub.choices["simulate"]._actions} - {"help"}
+
+    # API -> binding: the API reads a workload file and gives its spec, origin and text; its
+    # `trace` (whether) and `trace_format` (how) are the binding's one `trace` (a format or None)
+    api_to_binding = {
+        "workload": {"workload_spec", "workload_origin", "workload_text"},
+        "trace_format": {"trace"},
+        "on_progress": {"progress"},
+    }
+    assert {b for k in api_keys for b in api_to_binding.get(k, {k})} == binding_keys
+    # API -> CLI: repeatable flags are singular, the time limit's flag has no unit
+    api_to_cli = {"tunables": "tunable", "sched_tunables": "sched_tunable", "time_limit_s": "time_limit"}
+    # in the API only: a warmed-up start, and what the CLI asks for its own outputs (--report
+    # records the intervals, the progress line listens to on_progress)
+    api_only = {"start_temp_c", "intervals", "on_progress"}
+    # in the CLI only: repetitions (`hetlab.simulate_reps`) and the outputs it writes (--trace
+    # is a file there: it sets the API's trace=True)
+    cli_only = {"reps", "json", "series", "report"}
+    assert {api_to_cli.get(k, k) for k in api_keys - api_only} == cli_keys - cli_only
+
+
+def test_a_platform_is_parsed_once_into_a_handle(tmp_path):
+    import hashlib
+    import pickle
+
+    from hetlab import _core
+
+    p = hetlab.api.load_platform("exynos5422")
+    assert hetlab.api.load_platform(p) is p and p.name == "exynos5422" and p.line_bytes == 64
+    assert p.sha256 == hashlib.sha256(_core.builtin_platform_text("exynos5422").encode()).hexdigest()
+    spec = "ccbench:size=4096,iterations=100000"
+    assert hetlab.simulate(p, spec).summary == hetlab.simulate("exynos5422", spec).summary
+    again = pickle.loads(pickle.dumps(p))  # to an executor's worker, as its text
+    assert (again.name, again.sha256, again.summary()) == (p.name, p.sha256, p.summary())
+    # a file: its own text, hashed; one line size per platform
+    text = p.text.replace("line_bytes = 64", "line_bytes = 32", 1)
+    (tmp_path / "mixed.toml").write_text(text)
+    mixed = hetlab.api.load_platform(tmp_path / "mixed.toml")
+    assert mixed.sha256 == hashlib.sha256(text.encode()).hexdigest()
+    assert pickle.loads(pickle.dumps(mixed)).text == text
+    with pytest.raises(HetlabError, match=r"different cache lines \(cortex-a7 32 B, cortex-a15 64 B\)"):
+        hetlab.api.line_bytes(mixed)
+    assert hetlab.api.line_bytes("vexpress-a9") == 32
+    with pytest.raises(HetlabError, match="unknown platform 'nope'"):
+        hetlab.api.load_platform("nope")
 
 
 def test_perf_sampling_slows_the_sampled_cpus_only():

@@ -205,18 +205,33 @@ def test_list_and_help_name_the_experiments():
 def test_atomic_write_honours_the_umask_and_leaves_nothing_on_failure(tmp_path):
     old = os.umask(0o027)
     try:
-        _files.write_atomically(tmp_path / "a.txt", "text ü\n")
-        _files.write_atomically(str(tmp_path / "b.bin"), b"\x00\x01")
+        _files.write_output(tmp_path / "a.txt", "text ü\n")
+        _files.write_output(str(tmp_path / "b.bin"), b"\x00\x01")
     finally:
         os.umask(old)
     assert (tmp_path / "a.txt").read_text() == "text ü\n" and (tmp_path / "b.bin").read_bytes() == b"\x00\x01"
     assert (tmp_path / "a.txt").stat().st_mode & 0o777 == 0o640
     (tmp_path / "c.txt").write_text("old")
     with pytest.raises(TypeError):
-        _files.write_atomically(tmp_path / "c.txt", 42)
+        _files.write_output(tmp_path / "c.txt", 42)
     assert (tmp_path / "c.txt").read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.bin", "c.txt"]
     assert _files.sha256_file(tmp_path / "b.bin") == hashlib.sha256(b"\x00\x01").hexdigest()
+
+
+def test_a_staging_folder_moves_its_files_in_whole_or_leaves_the_old_ones(tmp_path):
+    (tmp_path / "a.txt").write_text("old")
+    with pytest.raises(RuntimeError):
+        with _files.staging_folder(tmp_path) as staging:
+            (staging / "a.txt").write_text("new")
+            raise RuntimeError("a failure half-way")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"] and (tmp_path / "a.txt").read_text() == "old"
+    with _files.staging_folder(tmp_path / "model", within=tmp_path, prefix=".model.") as staging:
+        assert staging.parent == tmp_path and staging.name.startswith(".model.")
+        (staging / "a.txt").write_text("new")
+        (staging / "b.txt").write_text("b")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "model"]
+    assert sorted(p.name for p in (tmp_path / "model").iterdir()) == ["a.txt", "b.txt"]
 
 
 def _imports(path: Path, modules: set[str]) -> set[str]:

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hetlab import _core, api, cli, model_export
+from hetlab.cli import values
 
 EXAMPLES = int(os.environ.get("HETLAB_FUZZ_EXAMPLES", "150"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
@@ -54,7 +55,7 @@ def _mutate(text: str, data) -> str:
 def test_mutated_platforms_load_or_fail_in_one_line(name, data):
     text = _mutate(PLATFORMS[name], data)
     try:
-        summary = json.loads(_core.platform_summary(None, "fuzz.toml", text))
+        summary = json.loads(_core.Platform(None, "fuzz.toml", text).summary())
     except ValueError as e:
         _one_line(e)
         return
@@ -127,13 +128,13 @@ def test_hostile_models_are_refused_or_evaluate_and_terminate(tmp_path_factory, 
 @FUZZ
 @given(text=st.text(max_size=40))
 def test_command_line_value_parsers_raise_only_cli_errors(text):
-    for parse in (cli._parse_freq, lambda t: cli._parse_tunables([t]), lambda t: cli._ints(t, "--sizes")):
+    for parse in (values.parse_freq, lambda t: values.parse_tunables([t]), lambda t: values.ints(t, "--sizes")):
         try:
             parse(text)
-        except (cli.CliError, api.HetlabError) as e:  # the two the command line prints as one line
+        except (values.CliError, api.HetlabError) as e:  # the two the command line prints as one line
             _one_line(e)
 
 
 @pytest.mark.parametrize("name", sorted(PLATFORMS))
 def test_every_builtin_platform_still_loads(name):
-    json.loads(_core.platform_summary(name, "", None))
+    json.loads(_core.Platform(name).summary())

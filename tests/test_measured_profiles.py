@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from hetlab import _core
-from hetlab.experiments import lctes2020, measured_profiles
+from hetlab.experiments import lctes2020, lctes2020_model, measured_profiles
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "workloads"
 MEASURED = [m for _, m in measured_profiles.PAIRS]
@@ -60,7 +60,7 @@ def test_section_runs_the_measured_profile_beside_the_assumed_one():
             for c in lctes2020.CONFIGS
         ]
     )
-    prepared = lctes2020.Trained({}, lctes2020.FIG4, lctes2020.FIG4)
+    prepared = lctes2020_model.Trained({}, lctes2020_model.FIG4, lctes2020_model.FIG4)
     lines = measured_profiles.section(summary, prepared, lctes2020.EXPERIMENT)
     table = [ln for ln in lines if ln.startswith("| speedometer2 |")]
     assert len(table) == 4  # assumed and measured, on both clusters

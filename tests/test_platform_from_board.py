@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hetlab import _core, api
+from hetlab import api
 
 # An Exynos 5433 as a mainline arm64 kernel shows it: cpu0-3 Cortex-A53 (part 0xd03), cpu4-7
 # Cortex-A57 (0xd07); the OPP lists and capacities of hetlab's own exynos5433 platform.
@@ -31,7 +31,7 @@ def hetlab(*args: str) -> subprocess.CompletedProcess:
 
 
 def make_board(root: Path, with_em: bool) -> Path:
-    summary = json.loads(_core.platform_summary(*api._platform_args("exynos5433")))
+    summary = json.loads(api.load_platform("exynos5433").summary())
     sys_cpu = root / "sys/devices/system/cpu"
     cpuinfo = []
     for cluster in summary["clusters"]:
@@ -130,9 +130,9 @@ def test_a_template_of_other_cores_lends_its_figures_and_says_so(tmp_path):
     assert "are cortex-a7's from template exynos5422 (a different core type)" in text
     assert "energy_model" not in p
     # the A53's OPPs are the board's; their voltages the template's, marked
-    assert [o[0] for o in p["clusters"][0]["opps"]] == json.loads(
-        _core.platform_summary(*api._platform_args("exynos5433"))
-    )["clusters"][0]["opps_khz"]
+    assert [o[0] for o in p["clusters"][0]["opps"]] == json.loads(api.load_platform("exynos5433").summary())[
+        "clusters"
+    ][0]["opps_khz"]
     assert "µV from cluster 'little'" in text
 
 

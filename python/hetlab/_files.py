@@ -12,6 +12,10 @@ a board's trees, and input files, are read in Rust: hetlab_linux::infile.)
 - a symbolic link is followed to its target, except when running as root, where it is refused
   (a link planted in a shared directory must not redirect a root write).
 Failures raise `OutputError`, one line naming the file, the reason and the fix.
+
+`staging_folder` is how a set of files is written (a reproduction's outputs, a trained model):
+into a new folder beside them, then each moved into place with a rename, so none is ever seen
+half-written; a failure leaves the old files and no folder.
 """
 
 from __future__ import annotations
@@ -19,9 +23,12 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import shutil
 import stat
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 OUTPUT_MODE = 0o644
@@ -172,9 +179,24 @@ def _replace(target: Path, data: bytes, shown: str | os.PathLike, what: str) -> 
         raise
 
 
-def write_atomically(path: str | os.PathLike, data: str | bytes) -> None:
-    """Writes `data` to the regular file `path` through a temporary file in the same directory."""
-    write_output(path, data)
+@contextmanager
+def staging_folder(
+    dest: str | os.PathLike, within: str | os.PathLike | None = None, prefix: str = ".staging."
+) -> Iterator[Path]:
+    """A new folder with a random name (mkdtemp: mode 0700) in `within` (default: `dest`, which
+    must exist then) for files that go to `dest` together. The caller writes them into it; when
+    the block ends without an error, `dest` is made if missing and each entry is moved into it
+    with os.replace (so each appears whole and replaces its old version, in name order). The
+    folder is removed however the block ends."""
+    dest = Path(dest)
+    staging = Path(tempfile.mkdtemp(dir=dest if within is None else within, prefix=prefix))
+    try:
+        yield staging
+        dest.mkdir(exist_ok=True)
+        for entry in sorted(staging.iterdir()):
+            os.replace(entry, dest / entry.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def temporary_path(path: str | os.PathLike) -> Path:

@@ -78,7 +78,7 @@ def _parallel(workload: str, platform: str) -> bool:
 
 
 def candidates(workload: str, platform: str) -> list[Candidate]:
-    clusters = [c["name"] for c in json.loads(_core.platform_summary(*api._platform_args(platform)))["clusters"]]
+    clusters = [c["name"] for c in json.loads(api.load_platform(platform).summary())["clusters"]]
     allocators: tuple[str | None, ...] = ALLOCATORS if _parallel(workload, platform) else (None,)
     gts = [
         Candidate(cluster, alloc, gov, sched)
@@ -102,8 +102,9 @@ def _spec(workload: str, c: Candidate) -> str:
     return f"{workload}:threads=cpus,allocation={c.allocator}" if c.allocator else workload
 
 
-def _run_candidate(workload: str, platform: str, c: Candidate, seed: int) -> Outcome | str:
-    """One candidate's run (on an executor's worker); the simulator's refusal as its text."""
+def _run_candidate(workload: str, platform: _core.Platform, c: Candidate, seed: int, line_bytes: int) -> Outcome | str:
+    """One candidate's run (on an executor's worker); the simulator's refusal as its text.
+    `line_bytes`: the platform's cache line, what its DRAM lines are counted in."""
     try:
         r = api.simulate(
             platform,
@@ -118,7 +119,7 @@ def _run_candidate(workload: str, platform: str, c: Candidate, seed: int) -> Out
         return str(e)
     s = r.summary
     inst = sum(t["pmu"]["inst_retired"] for t in s["threads"])
-    return Outcome(c, r.time_s, r.energy_j, inst / r.time_s / 1e9, s["dram_lines"] * 64 / r.time_s / 1e9)
+    return Outcome(c, r.time_s, r.energy_j, inst / r.time_s / 1e9, s["dram_lines"] * line_bytes / r.time_s / 1e9)
 
 
 def simulate_all(
@@ -135,6 +136,8 @@ def simulate_all(
     come back with the reason."""
     from tqdm import tqdm
 
+    handle = api.load_platform(platform)  # parsed once for every candidate
+    line_bytes = api.line_bytes(handle)
     results: list = [None] * len(cands)
     with using(executor, jobs) as runner:  # a bad --executor fails before anything starts
         bar = tqdm(total=len(cands), desc="advise", unit="run", disable=None if progress else True, file=sys.stderr)
@@ -144,7 +147,7 @@ def simulate_all(
             bar.update(1)
 
         try:
-            runner.run(_run_candidate, [(workload, platform, c, seed) for c in cands], done)
+            runner.run(_run_candidate, [(workload, handle, c, seed, line_bytes) for c in cands], done)
         finally:
             bar.close()
     outcomes = [r for r in results if not isinstance(r, str)]

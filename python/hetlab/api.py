@@ -45,9 +45,18 @@ def _spec(value: str | os.PathLike, what: str) -> tuple[str, bool]:
     return value, value.endswith((".toml", ".json")) or os.sep in value
 
 
-def _platform_args(platform: str | os.PathLike) -> tuple[str | None, str, str | None]:
+def load_platform(platform: str | os.PathLike | _core.Platform) -> _core.Platform:
+    """The platform parsed once, as the handle (`hetlab._core.Platform`) every binding function
+    takes: from a built-in name or a path to a platform TOML; a handle is returned as it is. A
+    platform that does not load is a HetlabError saying why."""
+    if isinstance(platform, _core.Platform):
+        return platform
     text, is_file = _spec(platform, "platform")
-    return (None, text, _read(text, "platform")) if is_file else (text, "", None)
+    file_text = _read(text, "platform") if is_file else None
+    try:
+        return _core.Platform(None, text, file_text) if is_file else _core.Platform(text)
+    except ValueError as e:
+        raise HetlabError(str(e)) from None
 
 
 def _workload_args(workload: str | os.PathLike) -> tuple[str, str, str | None]:
@@ -205,7 +214,8 @@ class SimResult:
     LISA's `PlatformInfo.from_yaml_map` reads (capacities, frequency domains, frequencies), to
     store beside it (`<trace>.plat_info.yml`). `intervals` (when asked for): where each thread
     ran, one row per stretch it was the running task of a CPU, as numpy columns `tid`, `cpu`,
-    `start_s`, `end_s` (`intervals_df()` adds the thread's name)."""
+    `start_s`, `end_s` (`intervals_df()` adds the thread's name). `platform`: the handle of the
+    platform it ran on (`load_platform`), e.g. for its `line_bytes`."""
 
     summary: dict[str, Any] = field(repr=False)
     series: dict[str, Any] = field(repr=False)
@@ -213,6 +223,7 @@ class SimResult:
     summary_json: str = field(default="", repr=False)
     plat_info_text: str | None = field(default=None, repr=False)
     intervals: dict[str, Any] | None = field(default=None, repr=False)
+    platform: _core.Platform | None = field(default=None, repr=False)  # the platform it ran on
 
     def __repr__(self) -> str:
         s = self.summary
@@ -303,7 +314,7 @@ class SimResult:
 
 
 def simulate(
-    platform: str = DEFAULT_PLATFORM,
+    platform: str | os.PathLike | _core.Platform = DEFAULT_PLATFORM,
     workload: str = "ccbench:size=1048576,pattern=random",
     *,
     cluster: str | None = None,
@@ -330,7 +341,8 @@ def simulate(
 ) -> SimResult:
     """Simulate `workload` on `platform`.
 
-    platform: a built-in name (`exynos5422`) or a path to a platform TOML.
+    platform: a built-in name (`exynos5422`), a path to a platform TOML, or a platform parsed
+        once with `load_platform` (for many runs).
     workload: a generator spec (`ccbench:size=1048576,pattern=random`), a built-in name or a
         path to a workload TOML.
     cluster: restrict every task to this cluster (`little`/`big`), like taskset.
@@ -378,15 +390,26 @@ def simulate(
     """
     options = {name: value for name, value in locals().items() if name not in ("platform", "workload")}
     engine_options = _engine_options(**options)
-    p_args, w_args = _platform_args(platform), _workload_args(workload)
+    handle, w_args = load_platform(platform), _workload_args(workload)
     try:
         summary_json, columns, trace_text, plat_info_text, run_intervals = _core.simulate(
-            *p_args, *w_args, **engine_options
+            handle, *w_args, **engine_options
         )
     except ValueError as e:
         raise HetlabError(str(e)) from None
     summary = json.loads(summary_json)
-    return SimResult(summary, _series(summary, columns), trace_text, summary_json, plat_info_text, run_intervals)
+    series = _series(summary, columns)
+    return SimResult(summary, series, trace_text, summary_json, plat_info_text, run_intervals, handle)
+
+
+def line_bytes(platform: str | os.PathLike | _core.Platform) -> int:
+    """The cache line of the platform's core types, bytes: what a run's counts of lines moved
+    (`dram_lines`, a thread's `peer_lines_in`) are in. A platform whose core types' lines differ
+    has no one size: a HetlabError."""
+    try:
+        return load_platform(platform).line_bytes
+    except ValueError as e:
+        raise HetlabError(str(e)) from None
 
 
 def plat_info_path(trace_path: str | os.PathLike) -> str:
@@ -467,7 +490,7 @@ def schedulers() -> list[dict[str, Any]]:
 
 def platforms() -> list[dict[str, Any]]:
     """Built-in platforms with their clusters and OPP tables."""
-    return [json.loads(_core.platform_summary(name)) for name in _core.builtin_platforms()]
+    return [json.loads(_core.Platform(name).summary()) for name in _core.builtin_platforms()]
 
 
 def workloads() -> list[str]:
@@ -550,14 +573,11 @@ def pingpong(cpus: str | None = None, *, round_trips: int | None = None, repeats
     return PingpongResult(json.loads(report_json), report_json, text)
 
 
-def line_transfer_ns(platform: str = DEFAULT_PLATFORM) -> dict[tuple[str, str], float]:
+def line_transfer_ns(platform: str | os.PathLike | _core.Platform = DEFAULT_PLATFORM) -> dict[tuple[str, str], float]:
     """The model's one-way cache-line transfer latency, ns, (from cluster, to cluster) -> ns,
     both clusters at their top OPPs (`model::coherence`): within a cluster through its L2,
     across through the CCI and a snoop of the other cluster."""
-    try:
-        clusters = json.loads(_core.platform_summary(*_platform_args(platform)))["clusters"]
-    except ValueError as e:
-        raise HetlabError(str(e)) from None
+    clusters = json.loads(load_platform(platform).summary())["clusters"]
     return {
         (src["name"], dst["name"]): ns for dst in clusters for src, ns in zip(clusters, dst["line_transfer_ns_from"])
     }
@@ -584,7 +604,7 @@ def govern(
     verbose: bool = False,
     counters: str | None = None,
     pmu: str | None = None,
-    platform: str = DEFAULT_PLATFORM,
+    platform: str | os.PathLike | _core.Platform = DEFAULT_PLATFORM,
     cluster_names: Sequence[str] | None = None,
     sysfs_root: str | None = None,
     procfs_root: str | None = None,
@@ -605,7 +625,7 @@ def govern(
     and hetlabd.saved live in `run` beside the sysfs root: /run for /sys or any mount of it). Sample lines go to
     stdout, notes to stderr.
     """
-    p_args, model_json = _platform_args(platform), _model_json(model)
+    handle, model_json = load_platform(platform), _model_json(model)
     try:
         stop_reason, samples, writes, restored = _core.govern(
             governor,
@@ -616,9 +636,7 @@ def govern(
             verbose=bool(verbose),
             counters=counters,
             pmu=pmu,
-            platform_name=p_args[0],
-            platform_origin=p_args[1],
-            platform_text=p_args[2],
+            platform=handle,
             cluster_names=None if cluster_names is None else list(cluster_names),
             sysfs_root=sysfs_root,
             procfs_root=procfs_root,

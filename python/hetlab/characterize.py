@@ -10,7 +10,6 @@ written as they finish, so an interrupted sweep resumes where it stopped.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -30,28 +29,18 @@ PATTERNS: tuple[str, ...] = tuple(_DEFAULTS["known_patterns"])
 ACTIVE_OPP: tuple[str, ...] = tuple(_DEFAULTS["active_opps"])
 
 
-def platform_sha256(platform: str) -> str:
-    """The SHA-256 of a platform's description (built-in name or .toml); a one-line
-    HetlabError if it does not load."""
-    p_name, p_origin, p_text = api._platform_args(platform)
-    try:
-        _core.platform_summary(p_name, p_origin, p_text)
-    except ValueError as e:
-        raise HetlabError(str(e)) from None
-    text = p_text if p_text is not None else _core.builtin_platform_text(p_name)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def sweep_plan(platform: str, sha: str, sweep: dict, flags: str = "--"):
-    """The simulated sweep's plan (`hetlab_core::sweep`, whose `SweepOptions::validate` is the one
-    rule for the options). Its errors name hetlab characterize's options (--reps, --run-s, ...);
-    `flags` is the prefix of the caller's own names for them (reproduce's --sweep-reps, ...)."""
+def sweep_plan(platform: str | _core.Platform, sweep: dict, flags: str = "--"):
+    """The simulated sweep's plan on `platform` (`hetlab_core::sweep`, whose
+    `SweepOptions::validate` is the one rule for the options; its rows record the platform's
+    SHA-256). Its errors name hetlab characterize's options (--reps, --run-s, ...); `flags` is
+    the prefix of the caller's own names for them (reproduce's --sweep-reps, ...)."""
     counts = [("reps", sweep["reps"]), ("seed", sweep["seed"]), *(("sizes", s) for s in sweep["sizes"])]
     for name, value in counts:  # unsigned in Rust: a negative one would not even convert
         if value < 0:
             raise HetlabError(f"{flags}{name} must not be negative, got {value}")
+    handle = api.load_platform(platform)
     try:
-        return _core.SweepPlan(*api._platform_args(platform), sha, **sweep)
+        return _core.SweepPlan(handle, **sweep)
     except OverflowError as e:
         raise HetlabError(f"{flags}reps, {flags}seed or {flags}sizes is too large: {e}") from None
     except ValueError as e:
@@ -134,7 +123,7 @@ def characterize(
     if backend == "linux":
         try:
             columns, runs, restored, stopped_by = _core.characterize_board(
-                *api._platform_args(platform), **sweep, **board
+                api.load_platform(platform), **sweep, **board
             )
         except ValueError as e:
             raise HetlabError(str(e)) from None
@@ -144,29 +133,36 @@ def characterize(
             )
         write_parquet(_table(columns), out_path)
         return out_path
-    sha = platform_sha256(platform)
+    handle = api.load_platform(platform)
     with using(executor) as runner:
         remote = None if isinstance(runner, LocalExecutor) else runner
-        return _run_simulated(out_path, platform, backend, sweep, sha, workers, remote, progress)
+        return _run_simulated(out_path, platform, handle, backend, sweep, workers, remote, progress)
 
 
 def _run_simulated(
     out_path: Path,
     platform: str,
+    handle: _core.Platform,
     backend: str,
     sweep: dict,
-    sha: str,
     workers: int | None,
     remote: DaskExecutor | None,
     progress: Callable[[int, int], object] | None,
 ) -> Path:
-    """The simulated sweep, chunk by chunk, here or on `remote`; see `characterize`.
+    """The simulated sweep on `platform` (as given; `handle` parsed), chunk by chunk, here or on
+    `remote`; see `characterize`.
 
     Each finished chunk is kept in OUT.partial/ (for a resume) and appended to OUT in plan order
     as soon as the chunks before it are in, while the others still run."""
-    plan = sweep_plan(platform, sha, sweep)
+    plan = sweep_plan(handle, sweep)
     partial = out_path.with_name(out_path.name + ".partial")
-    plan_doc = {"platform": platform, "backend": backend, **sweep, "sizes": plan.sizes, "platform_sha256": sha}
+    plan_doc = {
+        "platform": platform,
+        "backend": backend,
+        **sweep,
+        "sizes": plan.sizes,
+        "platform_sha256": handle.sha256,
+    }
     chunks = plan.chunks
     files = [partial / f"chunk-{active}-{pattern}-{size}.arrow" for active, pattern, size, _ in chunks]
     _open_partial(partial, plan_doc)
@@ -205,8 +201,7 @@ def _run_simulated(
                     tick(chunks[todo[i]][3])
                     result.add(i, table)
 
-                job = (*api._platform_args(platform), sha, sweep)
-                remote.run(_run_chunk, [(*job, index) for index in todo], arrived)
+                remote.run(_run_chunk, [(handle, sweep, index) for index in todo], arrived)
     except ValueError as e:
         _drop_if_empty(partial)  # a failed sweep's leftovers never block the corrected one
         raise HetlabError(str(e)) from None
@@ -218,10 +213,11 @@ def _run_simulated(
     return out_path
 
 
-def _run_chunk(p_name, p_origin, p_text, sha: str, sweep: dict, index: int) -> dict:
+def _run_chunk(platform: _core.Platform, sweep: dict, index: int) -> dict:
     """One chunk of the simulated sweep, on an executor's worker: the plan is rebuilt there
-    from the same arguments, so chunk `index` is the same runs with the same seeds."""
-    return _core.SweepPlan(p_name, p_origin, p_text, sha, **sweep).run_chunk(index, workers=1)
+    from the same arguments (the platform pickled as its text), so chunk `index` is the same
+    runs with the same seeds."""
+    return _core.SweepPlan(platform, **sweep).run_chunk(index, workers=1)
 
 
 def _table(columns: dict):

@@ -25,8 +25,9 @@ from hetlab.api import HetlabError
 def energy_model(platform: str) -> dict:
     """{platform, domains: [{cluster, cpus, capacity, states: [{frequency_khz, performance,
     power_mw, cost}]}]} as the kernel would build it for `platform`."""
+    handle = api.load_platform(platform)
     try:
-        return json.loads(_core.energy_model(*api._platform_args(platform)))
+        return json.loads(_core.energy_model(handle))
     except ValueError as e:
         raise HetlabError(str(e)) from None
 

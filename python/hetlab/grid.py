@@ -134,10 +134,7 @@ def _columns(platforms: list[str]) -> list[str]:
     (per-cluster columns in the order the platforms name their clusters)."""
     clusters: list[str] = []
     for platform in platforms:
-        try:
-            summary = json.loads(_core.platform_summary(*api._platform_args(platform)))
-        except ValueError as e:
-            raise HetlabError(str(e)) from None
+        summary = json.loads(api.load_platform(platform).summary())
         clusters += [c["name"] for c in summary["clusters"] if c["name"] not in clusters]
     return [*KEY_COLUMNS, *api.metric_columns(clusters)]
 

@@ -418,8 +418,8 @@ def _drilldown(runs, intervals, series) -> str:
 
 
 def write_page(text: str, path: str | Path) -> Path:
-    from hetlab._files import write_atomically
+    from hetlab._files import write_output
 
     path = Path(path)
-    write_atomically(path, text)
+    write_output(path, text)
     return path

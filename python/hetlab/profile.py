@@ -158,9 +158,9 @@ def profile(
     valgrind = valgrind_path()
     version = valgrind_version(valgrind)
     _check_command(command)
-    p_name, p_origin, p_text = api._platform_args(platform)
     try:
-        plan = _core.profile_plan(p_name, p_origin, p_text)
+        handle = api.load_platform(platform)
+        plan = _core.profile_plan(handle)
     except ValueError as e:
         raise ProfileError(str(e)) from None
     if slice_instructions is None:
@@ -186,9 +186,7 @@ def profile(
     desc = description or f"measured with hetlab profile: {shlex.join(command)}"
     try:
         return _core.profile_workload(
-            platform=p_name,
-            platform_origin=p_origin,
-            platform_text=p_text,
+            platform=handle,
             name=name,
             description=desc,
             provenance=provenance,

@@ -13,11 +13,8 @@ standard deviation, minimum and maximum over the runs that have a value (n).
 
 from __future__ import annotations
 
-import os
 import platform as _platform
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from hetlab import plots
+from hetlab._files import staging_folder
 from hetlab.experiment import NOT_RUN, Claim, Experiment, Prepared
 
 RATIOS = (("speedup", "time_s"), ("energy_saving", "energy_j"), ("edp_ratio", "edp_js"))
@@ -395,12 +393,11 @@ def write_outputs(
     intervals: pd.DataFrame | None = None,
     series: pd.DataFrame | None = None,
 ) -> list[Path]:
-    """Renders every output into a staging directory inside `out`, then moves each into place
-    (os.replace: each file appears whole); outputs of an earlier run that this run does not
-    produce are removed."""
+    """Renders every output into a staging folder inside `out`, then moves each into place
+    (`_files.staging_folder`: each file appears whole); outputs of an earlier run that this run
+    does not produce are removed."""
     intervals = intervals if intervals is not None else intervals_frame([])
-    staging = Path(tempfile.mkdtemp(dir=out, prefix=".staging."))
-    try:
+    with staging_folder(out) as staging:
         (staging / "runs.csv").write_text(runs.to_csv(index=False))
         (staging / "summary.csv").write_text(summary.to_csv(index=False))
         if experiment.metrics:
@@ -417,11 +414,7 @@ def write_outputs(
         figures = plots.write_figures(staging, experiment, summary, runs, intervals)
         (staging / "report.md").write_text(report_markdown(experiment, summary, claims, prov, figures, runs))
         produced = sorted(p.name for p in staging.iterdir())
-        for name in produced:
-            os.replace(staging / name, out / name)
-        for name in outputs(experiment):
-            if name not in produced:
-                (out / name).unlink(missing_ok=True)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    for name in outputs(experiment):
+        if name not in produced:
+            (out / name).unlink(missing_ok=True)
     return [out / name for name in outputs(experiment) if name in produced]

@@ -214,9 +214,6 @@ def reproduce(
         settings = exp.settings()
     selected = select(exp, benchmarks, workloads)
     _check_workloads(selected)
-    # This loads pandas: imported once a run is certain, so that `hetlab` itself starts fast.
-    from hetlab.characterize import platform_sha256
-
     if platform is not None and selected and all(b.platform for b in selected):
         raise HetlabError(
             f"--platform: every selected benchmark of {exp.name} runs on its own board "
@@ -225,7 +222,7 @@ def reproduce(
         )
     platform = platform if platform is not None else exp.platform
     # a bad platform fails here, before anything is written
-    sha = platform_sha256(platform)
+    sha = api.load_platform(platform).sha256
     with using(executor, jobs) as runner:
         ctx = Context(platform, sha, jobs, progress, log, runner)
         return _reproduce(exp, selected, settings, reps, seed, out, ctx, t0, force)
@@ -243,10 +240,11 @@ def _reproduce(
     force: bool,
 ) -> Outcome:
     from hetlab import report
-    from hetlab.characterize import platform_sha256
 
     platform = ctx.platform
-    boards = {p: ctx.platform_sha256 if p == platform else platform_sha256(p) for p in _boards(selected, platform)}
+    boards = {
+        p: ctx.platform_sha256 if p == platform else api.load_platform(p).sha256 for p in _boards(selected, platform)
+    }
     plan = exp.check(settings, ctx) if exp.check else settings
     out_dir = Path(out if out is not None else Path("results") / exp.name)
     _check_earlier_results(out_dir, exp, selected, force)

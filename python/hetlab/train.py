@@ -40,13 +40,14 @@ import pandas as pd
 from hetlab import _core
 from hetlab.api import HetlabError
 
-DECREASE = "decrease_frequency"
-INCREASE = "increase_frequency"
-CLASSES = [DECREASE, INCREASE]  # class index 0, 1 in every tree, as the Rust governor expects
-FEATURES = ["cci_congestion", "memory_access"]  # hetlab_core::tree::FEATURE_* names, in order
+# The trees' vocabulary, hetlab_core::tree's: class index 0, 1 in every tree, as the Rust
+# governor expects, and the features in the order the trees list them.
+CLASSES: list[str] = list(_core.TREE_CLASSES)
+DECREASE, INCREASE = CLASSES
+FEATURES: list[str] = list(_core.TREE_FEATURES)
 LABEL_RULES = ("significant", "paper-literal")
 ALPHA = 0.05  # the paper's significance level
-DEFAULT_SHIFT = 24
+DEFAULT_SHIFT = _core.DEFAULT_FIXED_POINT_SHIFT  # thresholds compare as floor(x * 2^24)
 # Depth 3, not the paper's 2. On the simulated Exynos 5422 sweep, depth-2 trees reach 93 % / 96 %
 # held-out accuracy (big / LITTLE), but the big tree then says "increase" only above a congestion
 # of 3.5 stall cycles per read, which a LITTLE-cluster chase slowed by a 300 MHz idle big cluster

@@ -10,6 +10,12 @@ use crate::counters::{FEATURE_CCI_CONGESTION, FEATURE_MEMORY_ACCESS};
 /// The two classes of the seed paper's trees.
 pub const DECREASE: &str = "decrease_frequency";
 pub const INCREASE: &str = "increase_frequency";
+/// Every tree's classes, in this order (class index 0, 1). `hetlab.train` reads it from here.
+pub const CLASSES: [&str; 2] = [DECREASE, INCREASE];
+
+/// The features the governor measures (`crate::counters`), in the order the trees `hetlab train`
+/// makes and the built-in model list them. `hetlab.train` reads it from here.
+pub const FEATURES: [&str; 2] = [FEATURE_CCI_CONGESTION, FEATURE_MEMORY_ACCESS];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -49,6 +55,10 @@ pub struct DecisionTree {
 /// The largest fixed-point shift: q = num << S must fit the u128 (and the exported C's u64)
 /// arithmetic for any 32-bit counter ratio. `hetlab.train` reads it from here.
 pub const MAX_FIXED_POINT_SHIFT: u32 = 32;
+
+/// The fixed-point shift `hetlab train` gives its trees unless told another: ratios compare as
+/// floor(num · 2^24 / den) (docs/training.md). `hetlab.train` reads it from here.
+pub const DEFAULT_FIXED_POINT_SHIFT: u32 = 24;
 
 /// The deepest tree a model may hold (trained trees are a few levels deep).
 pub const MAX_TREE_DEPTH: usize = 64;
@@ -193,7 +203,7 @@ impl AntiSnoopModel {
                     return Err(format!("model {}: tree for {cluster} uses unknown feature '{f}'; known: {FEATURE_CCI_CONGESTION}, {FEATURE_MEMORY_ACCESS}", self.name));
                 }
             }
-            if tree.classes != [DECREASE, INCREASE] {
+            if tree.classes != CLASSES {
                 return Err(format!(
                     "model {}: tree for {cluster} must have classes [{DECREASE}, {INCREASE}]",
                     self.name
@@ -248,8 +258,8 @@ impl AntiSnoopModel {
                 entropy,
             }
         }
-        let features = vec![FEATURE_CCI_CONGESTION.to_string(), FEATURE_MEMORY_ACCESS.to_string()];
-        let classes = vec![DECREASE.to_string(), INCREASE.to_string()];
+        let features: Vec<String> = FEATURES.iter().map(|f| f.to_string()).collect();
+        let classes: Vec<String> = CLASSES.iter().map(|c| c.to_string()).collect();
         // Figure 4a: the tree managing the big cluster.
         let big = DecisionTree {
             fixed_point_shift: None,

@@ -9,7 +9,6 @@
 
 use std::path::PathBuf;
 
-use hetlab_core::platform::{Platform, BUILTIN_PLATFORMS, DEFAULT_PLATFORM};
 use hetlab_core::sweep::dataset::Dataset;
 use hetlab_core::sweep::{ActiveOpp, SweepOptions};
 
@@ -19,10 +18,11 @@ use hetlab_linux::chase::{self as native, ChaseOptions, Pattern, DEFAULT_PATTERN
 use hetlab_linux::daemon::{self, GovernConfig};
 use hetlab_linux::pingpong::{self as native_pingpong, PingpongOptions};
 use hetlab_linux::stop::SignalStop;
-use hetlab_linux::{flags, positive_seconds_us, sha256, Roots};
+use hetlab_linux::{flags, positive_seconds_us, Roots};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+use crate::platform::PlatformHandle;
 use crate::{err, load_model};
 
 /// A command's declaration: {"name", "usage", "about", "flags": [{"long", "short", "value",
@@ -132,18 +132,6 @@ pub fn pingpong(
     Ok((native_pingpong::json_report(&chosen, &opts, &m), native_pingpong::text_report(&chosen, &opts, &m)))
 }
 
-/// A platform given as a built-in name or (origin, TOML text), with the SHA-256 of its text.
-fn platform_and_sha(name: Option<&str>, origin: &str, text: Option<&str>) -> PyResult<(Platform, String)> {
-    match (name, text) {
-        (_, Some(text)) => Ok((Platform::from_toml(origin, text).map_err(err)?, sha256::hex(text.as_bytes()))),
-        (name, None) => {
-            let name = name.unwrap_or(DEFAULT_PLATFORM);
-            let text = BUILTIN_PLATFORMS.iter().find(|(n, _)| *n == name).map_or("", |(_, t)| *t);
-            Ok((Platform::builtin(name).map_err(err)?, sha256::hex(text.as_bytes())))
-        }
-    }
-}
-
 fn roots(sysfs_root: Option<PathBuf>, procfs_root: Option<PathBuf>) -> Roots {
     let d = Roots::default();
     Roots { sysfs: sysfs_root.unwrap_or(d.sysfs), procfs: procfs_root.unwrap_or(d.procfs) }
@@ -159,8 +147,7 @@ fn pmu(name: Option<&str>) -> PyResult<PmuSource> {
 #[pyfunction]
 #[pyo3(signature = (
     governor, *, model=None, tunables=None, dry_run=false, duration_s=None, verbose=false, counters=None, pmu=None,
-    platform_name=None, platform_origin="", platform_text=None, cluster_names=None, sysfs_root=None,
-    procfs_root=None
+    platform=None, cluster_names=None, sysfs_root=None, procfs_root=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn govern(
@@ -173,14 +160,12 @@ pub fn govern(
     verbose: bool,
     counters: Option<&str>,
     pmu: Option<&str>,
-    platform_name: Option<&str>,
-    platform_origin: &str,
-    platform_text: Option<&str>,
+    platform: Option<&Bound<'_, PlatformHandle>>,
     cluster_names: Option<Vec<String>>,
     sysfs_root: Option<PathBuf>,
     procfs_root: Option<PathBuf>,
 ) -> PyResult<(String, u64, u64, Vec<String>)> {
-    let (platform, _) = platform_and_sha(platform_name, platform_origin, platform_text)?;
+    let platform = PlatformHandle::or_default(platform)?;
     let model = model.map(|json| load_model(json, &platform)).transpose()?;
     let mut backend = BackendConfig::new(roots(sysfs_root, procfs_root), platform);
     backend.pmu = self::pmu(pmu)?;
@@ -208,16 +193,14 @@ pub fn govern(
 /// numpy columns, runs done, the settings restored, the signal that stopped it or None).
 #[pyfunction]
 #[pyo3(signature = (
-    platform_name, platform_origin, platform_text, *, patterns, sizes, reps, run_s, seed, active_opp,
+    platform, *, patterns, sizes, reps, run_s, seed, active_opp,
     period_us=None, freqs_khz=None, chase_cpus=None, pmu=None, sysfs_root=None, procfs_root=None,
     allow_missing_counters=false, cluster_names=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn characterize_board(
     py: Python<'_>,
-    platform_name: Option<&str>,
-    platform_origin: &str,
-    platform_text: Option<&str>,
+    platform: &Bound<'_, PlatformHandle>,
     patterns: Vec<String>,
     sizes: Vec<usize>,
     reps: u32,
@@ -233,8 +216,8 @@ pub fn characterize_board(
     allow_missing_counters: bool,
     cluster_names: Option<Vec<String>>,
 ) -> PyResult<(PyObject, u64, Vec<String>, Option<String>)> {
-    let (platform, sha) = platform_and_sha(platform_name, platform_origin, platform_text)?;
-    let mut cfg = SweepConfig::new(platform, sha);
+    let handle = platform.get();
+    let mut cfg = SweepConfig::new(handle.platform.clone(), handle.sha256());
     cfg.sweep =
         SweepOptions { patterns, sizes, reps, run_s, seed, active_opp: ActiveOpp::parse(active_opp).map_err(err)? };
     cfg.roots = roots(sysfs_root, procfs_root);

@@ -5,15 +5,15 @@
 use hetlab_core::sched::energy_model::EnergyModel;
 use pyo3::prelude::*;
 
-use crate::{err, load_platform};
+use crate::err;
+use crate::platform::PlatformHandle;
 
-/// The EM as JSON: one domain per cluster (`cluster` name, `cpus`, `capacity`) with its
+/// `platform`'s EM as JSON: one domain per cluster (`cluster` name, `cpus`, `capacity`) with its
 /// `states` (`frequency_khz`, `performance`, `power_mw`, `cost`), ascending.
 #[pyfunction]
-#[pyo3(signature = (name=None, origin="", text=None))]
-pub fn energy_model(name: Option<&str>, origin: &str, text: Option<&str>) -> PyResult<String> {
-    let platform = load_platform(name, origin, text)?;
-    let em = EnergyModel::of(&platform).map_err(err)?;
+pub fn energy_model(platform: &Bound<'_, PlatformHandle>) -> PyResult<String> {
+    let platform = &platform.get().platform;
+    let em = EnergyModel::of(platform).map_err(err)?;
     let domains: Vec<serde_json::Value> = em
         .domains
         .iter()

@@ -3,9 +3,11 @@
 //! unknown keyword is a TypeError. Input files are read through [`read_input`] (hetlab-linux's
 //! bounded reader); their text comes here with the file name, so parse errors name it.
 //!
-//! By topic: [`simulate`] (one run), [`sweep`] (the characterization plan and its simulated
-//! chunks), [`board`] (chase, govern and the board sweep), [`tree`] (the governor's tree
-//! evaluator); the catalogue (platforms, workloads, governors, schedulers) is here.
+//! By topic: [`platform`] (a platform parsed once, the handle the other functions take),
+//! [`simulate`] (one run), [`sweep`] (the characterization plan and its simulated chunks),
+//! [`board`] (chase, govern and the board sweep), [`tree`] (the governor's tree evaluator),
+//! [`energy_model`] (a platform's Energy Model, debugfs's in), [`profile`] (`hetlab profile`'s
+//! cache geometry and fit); the catalogue (platforms, workloads, governors, schedulers) is here.
 
 // pyo3 0.22's #[pyfunction] expansion converts PyErr into PyErr (a known false positive).
 #![allow(clippy::useless_conversion)]
@@ -19,6 +21,7 @@ use pyo3::prelude::*;
 
 mod board;
 mod energy_model;
+mod platform;
 mod profile;
 mod simulate;
 mod sweep;
@@ -28,47 +31,11 @@ pub(crate) fn err(msg: String) -> PyErr {
     PyValueError::new_err(msg)
 }
 
-/// Parses a platform: a built-in name, or (origin, TOML text).
-pub(crate) fn load_platform(name: Option<&str>, origin: &str, text: Option<&str>) -> PyResult<Platform> {
-    match (name, text) {
-        (_, Some(text)) => Platform::from_toml(origin, text).map_err(err),
-        (Some(name), None) => Platform::builtin(name).map_err(err),
-        (None, None) => Err(err("no platform given".into())),
-    }
-}
-
 /// An anti-snoop model from its JSON text, checked against `platform`.
 pub(crate) fn load_model(json: &str, platform: &Platform) -> PyResult<AntiSnoopModel> {
     let m = AntiSnoopModel::from_json(json).map_err(|e| err(format!("model file is {e}")))?;
     m.check_for(platform).map_err(err)?;
     Ok(m)
-}
-
-#[pyfunction]
-#[pyo3(signature = (name=None, origin="", text=None))]
-fn platform_summary(name: Option<&str>, origin: &str, text: Option<&str>) -> PyResult<String> {
-    let p = load_platform(name, origin, text)?;
-    let clusters: Vec<serde_json::Value> = p
-        .clusters
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            serde_json::json!({
-                "name": c.name, "core_type": c.core_type, "cpus": c.cpus, "cci_port": c.cci_port,
-                "l1d_bytes": p.core_type_of(i).l1d_bytes,
-                "l2_bytes": c.l2_bytes, "opps_khz": c.freqs_khz(),
-                "opps_uv": c.opps.iter().map(|o| o[1]).collect::<Vec<_>>(),
-                "capacity": p.cpu_capacity(i),
-                "snoop_response_cycles": hetlab_core::model::cci::snoop_response_cycles(&p, i),
-                // a line moved into a core of this cluster from a core of each cluster, both at
-                // their top OPPs (what hetlabd pingpong measures on the board)
-                "line_transfer_ns_from": (0..p.clusters.len())
-                    .map(|o| hetlab_core::model::coherence::platform_transfer_ns(&p, o, i))
-                    .collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    Ok(serde_json::json!({"name": p.name, "description": p.description, "clusters": clusters}).to_string())
 }
 
 #[pyfunction]
@@ -203,7 +170,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtin_workloads, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_platform_text, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_workload_text, m)?)?;
-    m.add_function(wrap_pyfunction!(platform_summary, m)?)?;
     m.add_function(wrap_pyfunction!(energy_model::energy_model, m)?)?;
     m.add_function(wrap_pyfunction!(energy_model::read_debugfs_energy_model, m)?)?;
     m.add_function(wrap_pyfunction!(energy_model::parse_cpu_list, m)?)?;
@@ -212,11 +178,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profile::profile_plan, m)?)?;
     m.add_function(wrap_pyfunction!(profile::profile_workload, m)?)?;
     m.add_function(wrap_pyfunction!(profile::phase_miss_ratios, m)?)?;
+    m.add_class::<platform::PlatformHandle>()?;
     m.add_class::<sweep::SweepPlan>()?;
     m.add("SWEEP_DEFAULTS", sweep::defaults(m.py())?)?;
     m.add("DEFAULT_PLATFORM", hetlab_core::platform::DEFAULT_PLATFORM)?;
     m.add("MAX_FIXED_POINT_SHIFT", hetlab_core::tree::MAX_FIXED_POINT_SHIFT)?;
     m.add("MAX_TREE_DEPTH", hetlab_core::tree::MAX_TREE_DEPTH)?;
+    m.add("DEFAULT_FIXED_POINT_SHIFT", hetlab_core::tree::DEFAULT_FIXED_POINT_SHIFT)?;
+    m.add("TREE_FEATURES", hetlab_core::tree::FEATURES.to_vec())?;
+    m.add("TREE_CLASSES", hetlab_core::tree::CLASSES.to_vec())?;
     m.add("MAX_THREADS", hetlab_core::workload::MAX_THREADS)?;
     m.add("MAX_INSTRUCTIONS", hetlab_core::workload::MAX_INSTRUCTIONS)?;
     m.add("MAX_PHASE_US", hetlab_core::workload::MAX_PHASE_US)?;

@@ -6,31 +6,24 @@ use hetlab_core::measured::{self, Counts, Request, Run, Slicing};
 use hetlab_core::workload::PhaseKind;
 use pyo3::prelude::*;
 
-use crate::{err, load_platform, load_workload};
+use crate::platform::PlatformHandle;
+use crate::{err, load_workload};
 
 /// The simulator runs a profile of `platform` takes: ((L1I), (L1D), (LL)) as (bytes, ways, line bytes).
 #[pyfunction]
-#[pyo3(signature = (name=None, origin="", text=None))]
 #[allow(clippy::type_complexity)]
-pub fn profile_plan(
-    name: Option<&str>,
-    origin: &str,
-    text: Option<&str>,
-) -> PyResult<Vec<([u64; 3], [u64; 3], [u64; 3])>> {
-    let p = load_platform(name, origin, text)?;
-    Ok(measured::plan(&p).map_err(err)?.into_iter().map(|g| (g.l1i, g.l1d, g.ll)).collect())
+pub fn profile_plan(platform: &Bound<'_, PlatformHandle>) -> PyResult<Vec<([u64; 3], [u64; 3], [u64; 3])>> {
+    Ok(measured::plan(&platform.get().platform).map_err(err)?.into_iter().map(|g| (g.l1i, g.l1d, g.ll)).collect())
 }
 
 /// The workload TOML fitted to simulator runs: `runs` are (LL bytes, parts), each part the
 /// counters Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw in program order; one of `slices` and
 /// `slice_instructions`.
 #[pyfunction]
-#[pyo3(signature = (*, platform=None, platform_origin="", platform_text=None, name, description, provenance, runs, slices=None, slice_instructions=None))]
+#[pyo3(signature = (*, platform, name, description, provenance, runs, slices=None, slice_instructions=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn profile_workload(
-    platform: Option<&str>,
-    platform_origin: &str,
-    platform_text: Option<&str>,
+    platform: &Bound<'_, PlatformHandle>,
     name: &str,
     description: &str,
     provenance: Vec<String>,
@@ -38,7 +31,7 @@ pub fn profile_workload(
     slices: Option<usize>,
     slice_instructions: Option<f64>,
 ) -> PyResult<String> {
-    let p = load_platform(platform, platform_origin, platform_text)?;
+    let p = &platform.get().platform;
     let slicing = match (slices, slice_instructions) {
         (Some(n), None) => Slicing::Count(n),
         (None, Some(n)) => Slicing::Instructions(n),
@@ -65,11 +58,11 @@ pub fn profile_workload(
         })
         .collect();
     let req = Request { name, description, provenance: &provenance, runs: &runs, slicing };
-    measured::workload_toml(&p, &req).map_err(err)
+    measured::workload_toml(p, &req).map_err(err)
 }
 
 /// The model's miss ratios per data reference (L1, L2 demand, L2 refills) of one work phase of a
-/// workload on the core type of `cluster`, with `l2_bytes` of L2.
+/// workload on the core type of `cluster` of `platform` (None: the default platform), with `l2_bytes` of L2.
 #[pyfunction]
 #[pyo3(signature = (workload, *, origin="", text=None, platform=None, cluster=0, l2_bytes, task=0, phase=0))]
 #[allow(clippy::too_many_arguments)]
@@ -77,14 +70,14 @@ pub fn phase_miss_ratios(
     workload: &str,
     origin: &str,
     text: Option<&str>,
-    platform: Option<&str>,
+    platform: Option<&Bound<'_, PlatformHandle>>,
     cluster: usize,
     l2_bytes: f64,
     task: usize,
     phase: usize,
 ) -> PyResult<(f64, f64, f64)> {
     let w = load_workload(workload, origin, text)?;
-    let p = load_platform(Some(platform.unwrap_or(hetlab_core::platform::DEFAULT_PLATFORM)), "", None)?;
+    let p = PlatformHandle::or_default(platform)?;
     if cluster >= p.clusters.len() {
         return Err(err(format!("platform '{}' has no cluster {cluster}", p.name)));
     }

@@ -20,7 +20,8 @@ use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::{err, load_model, load_platform, load_workload};
+use crate::platform::PlatformHandle;
+use crate::{err, load_model, load_workload};
 
 /// How often a simulation running for Python looks for Ctrl-C.
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
@@ -82,7 +83,7 @@ fn stoppable<T: Send>(
 /// intervals.
 type Simulated = (String, PyObject, Option<String>, Option<String>, Option<PyObject>);
 
-/// Runs one simulation. Returns (summary JSON, time series as a dict of numpy columns, trace
+/// Runs one simulation of `platform` (a parsed [`PlatformHandle`]). Returns (summary JSON, time series as a dict of numpy columns, trace
 /// text or None, the platform as LISA's PlatformInfo YAML or None; both only with `trace`, the
 /// trace format's name (`ftrace` or `trace-cmd`, `hetlab_core::trace::ftrace::TraceFormat`);
 /// the run intervals as numpy columns `tid`, `cpu`, `start_s`, `end_s` or None, only with
@@ -96,16 +97,14 @@ type Simulated = (String, PyObject, Option<String>, Option<String>, Option<PyObj
 /// time reached (s) every 50 ms of wall time; an unknown keyword is a TypeError.
 #[pyfunction]
 #[pyo3(signature = (
-    platform_name, platform_origin, platform_text, workload_spec, workload_origin, workload_text, *,
+    platform, workload_spec, workload_origin, workload_text, *,
     seed, scheduler, sched_tunables, switching, governor, tunables, cluster, freq, offline, model, cpuidle,
     cpu_dma_latency_us, perf_cpus, perf_period, kernel, start_temp_c, trace, intervals, time_limit_s, progress=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
     py: Python<'_>,
-    platform_name: Option<&str>,
-    platform_origin: &str,
-    platform_text: Option<&str>,
+    platform: &Bound<'_, PlatformHandle>,
     workload_spec: &str,
     workload_origin: &str,
     workload_text: Option<&str>,
@@ -131,7 +130,7 @@ pub fn simulate(
     progress: Option<PyObject>,
 ) -> PyResult<Simulated> {
     let trace = trace.map(TraceFormat::parse).transpose().map_err(err)?;
-    let platform = load_platform(platform_name, platform_origin, platform_text)?;
+    let platform = &platform.get().platform;
     let workload = load_workload(workload_spec, workload_origin, workload_text)?;
     let cluster_of = |name: &str| {
         platform.cluster_index(name).ok_or_else(|| {
@@ -145,7 +144,7 @@ pub fn simulate(
     let cluster = cluster.map(cluster_of).transpose()?;
     let fixed = freq.iter().map(|(name, khz)| Ok((cluster_of(name)?, *khz))).collect::<PyResult<Vec<_>>>()?;
     let offline = offline.iter().map(|name| cluster_of(name)).collect::<PyResult<Vec<_>>>()?;
-    let model = model.map(|json| load_model(json, &platform)).transpose()?;
+    let model = model.map(|json| load_model(json, platform)).transpose()?;
     let stop = Arc::new(AtomicBool::new(false));
     let reached_us = Arc::new(AtomicU64::new(0f64.to_bits()));
     let config = SimConfig {
@@ -153,7 +152,7 @@ pub fn simulate(
         scheduler: SchedPolicy::parse(scheduler).map_err(err)?,
         sched_tunables,
         switching: SwitchingMode::parse(switching).map_err(err)?,
-        governors: SimConfig::governor_plan(&platform, governor, &tunables, cluster, &fixed).map_err(err)?,
+        governors: SimConfig::governor_plan(platform, governor, &tunables, cluster, &fixed).map_err(err)?,
         model,
         offline_clusters: offline,
         cluster,
@@ -173,7 +172,7 @@ pub fn simulate(
     };
 
     let progress = progress.as_ref().map(|callback| Progress { callback, reached_us: &reached_us });
-    let result = stoppable(py, &stop, progress, || run_simulation(&platform, &workload, config))?.map_err(err)?;
+    let result = stoppable(py, &stop, progress, || run_simulation(platform, &workload, config))?.map_err(err)?;
     let summary = serde_json::to_string(&result).map_err(|e| err(e.to_string()))?;
     // The time series as numpy arrays, one per column (moved, not copied element by element):
     // long runs have tens of thousands of samples.
@@ -219,7 +218,7 @@ pub fn simulate(
     });
     let plat_info_text = trace.is_some().then(|| {
         let mut out = String::new();
-        write_lisa_plat_info(&platform, &mut out);
+        write_lisa_plat_info(platform, &mut out);
         out
     });
     let intervals = if intervals {

@@ -11,7 +11,8 @@ use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::{err, load_platform};
+use crate::err;
+use crate::platform::PlatformHandle;
 
 /// The sweep's defaults and vocabulary, for the Python API's signature.
 pub fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
@@ -37,14 +38,12 @@ pub struct SweepPlan {
 
 #[pymethods]
 impl SweepPlan {
+    /// The plan on `platform`, whose text's SHA-256 each row records.
     #[new]
-    #[pyo3(signature = (platform_name, platform_origin, platform_text, platform_sha256, *, patterns, sizes, reps, run_s, seed, active_opp))]
+    #[pyo3(signature = (platform, *, patterns, sizes, reps, run_s, seed, active_opp))]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        platform_name: Option<&str>,
-        platform_origin: &str,
-        platform_text: Option<&str>,
-        platform_sha256: &str,
+        platform: &Bound<'_, PlatformHandle>,
         patterns: Vec<String>,
         sizes: Vec<usize>,
         reps: u32,
@@ -52,11 +51,11 @@ impl SweepPlan {
         seed: u64,
         active_opp: &str,
     ) -> PyResult<SweepPlan> {
-        let platform = load_platform(platform_name, platform_origin, platform_text)?;
+        let handle = platform.get();
         let options =
             SweepOptions { patterns, sizes, reps, run_s, seed, active_opp: ActiveOpp::parse(active_opp).map_err(err)? };
-        let plan = Plan::every_opp(&platform, platform_sha256, options).map_err(err)?;
-        Ok(SweepPlan { platform, plan })
+        let plan = Plan::every_opp(&handle.platform, &handle.sha256(), options).map_err(err)?;
+        Ok(SweepPlan { platform: handle.platform.clone(), plan })
     }
 
     /// (active cluster, pattern, size in elements, runs) per chunk, in sweep order.

@@ -4,19 +4,20 @@ on the Exynos 5422 under today's placements.
 
 This module owns everything specific to the seed: its three parts (benchmarks on their boards),
 their configurations, the numbers it reads off each run (execution time, render times, where
-each task ran), its claims, charts and report sections. DESCRIPTION says what it runs.
+each task ran), its claims, charts and report sections. DESCRIPTION says what it runs. The chart
+kinds are drawn by bl_mp_sched_charts.py; this module says what each chart shows.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 from typing import TYPE_CHECKING
 
-from hetlab import _core, api
+from hetlab import api
 from hetlab.api import HetlabError
 from hetlab.experiment import NOT_RUN, Benchmark, Chart, Claim, Config, Context, Experiment, Metric, Prepared, Table
+from hetlab.experiments import bl_mp_sched_charts as charts
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -197,7 +198,7 @@ def _task(thread: str) -> str:
 @functools.cache
 def _big_cpus(platform: str) -> tuple[int, ...]:
     """The CPUs of the platform's most capable clusters."""
-    clusters = json.loads(_core.platform_summary(*api._platform_args(platform)))["clusters"]
+    clusters = json.loads(api.load_platform(platform).summary())["clusters"]
     top = max(c["capacity"] for c in clusters)
     return tuple(sorted(cpu for c in clusters if c["capacity"] == top for cpu in c["cpus"]))
 
@@ -726,55 +727,12 @@ def report_sections(summary: pd.DataFrame, prepared: Prepared) -> list[list[str]
 # --- charts -------------------------------------------------------------------------------------
 
 
-def _save(fig, path: Path) -> None:
-    from hetlab.plots import save_figure  # loads matplotlib: only when a chart is drawn
-
-    save_figure(fig, path)
-
-
-def _title(configs, name: str) -> str:
-    return next(c.title for c in configs if c.name == name)
-
-
-def _colour(configs, name: str) -> str | None:
-    return next(c.colour for c in configs if c.name == name)
-
-
-def _dots(ax, data: ChartData, label: str, configs: tuple[str, ...], column: str, ylabel: str, title: str) -> None:
-    """Each run as a dot, the mean as a bar with the standard deviation, per configuration."""
-    import numpy as np
-
-    runs = data.runs[data.runs.label == label]
-    names = [c for c in configs if (runs.config == c).any()]
-    for k, c in enumerate(names):
-        y = runs[runs.config == c][column].dropna().to_numpy(dtype=float)
-        if len(y) == 0:
-            continue
-        x = k + np.linspace(-0.18, 0.18, len(y)) if len(y) > 1 else np.array([float(k)])
-        ax.scatter(x, y, s=14, color=_colour(data.configs, c), alpha=0.8, zorder=3)
-        ax.errorbar(
-            k + 0.3,
-            y.mean(),
-            yerr=y.std(ddof=1) if len(y) > 1 else 0.0,
-            fmt="_",
-            color="black",
-            markersize=14,
-            capsize=4,
-            zorder=4,
-        )
-    ax.set_xticks(range(len(names)))
-    ax.set_xticklabels(names)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
-    ax.grid(axis="y", linestyle=":", linewidth=0.6, alpha=0.7)
-
-
 def draw_sf_exec(data: ChartData, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
     n = int((data.runs.label == VX).sum() / max(1, data.runs[data.runs.label == VX].config.nunique()))
-    _dots(
+    charts.dots(
         ax,
         data,
         VX,
@@ -783,7 +741,7 @@ def draw_sf_exec(data: ChartData, path: Path) -> None:
         "SurfaceFlinger execution time (s)",
         f"vexpress, bbench-android: SurfaceFlinger execution time, {n} runs (dots), mean ± std",
     )
-    _save(fig, path)
+    charts.save(fig, path)
 
 
 def draw_render_times(data: ChartData, path: Path) -> None:
@@ -791,110 +749,27 @@ def draw_render_times(data: ChartData, path: Path) -> None:
 
     fig, axes = plt.subplots(1, len(RENDERS), figsize=(10, 4.0), dpi=120)
     for ax, (i, what) in zip(axes, RENDERS.items()):
-        _dots(ax, data, VX, VEXPRESS_CONFIGS, f"render{i}_s", "render time (s)", f"render #{i} ({what})")
+        charts.dots(ax, data, VX, VEXPRESS_CONFIGS, f"render{i}_s", "render time (s)", f"render #{i} ({what})")
     fig.suptitle("vexpress: page render time, WebViewCore start -> SurfaceFlinger done", fontsize=11)
-    _save(fig, path)
-
-
-def _share_bars(ax, data: ChartData, label: str, configs: tuple[str, ...], groups, ylabel: str) -> None:
-    import numpy as np
-
-    summary = data.summary
-    names = [c for c in configs if ((summary.benchmark == label) & (summary.config == c)).any()]
-    width = 0.8 / max(1, len(names))
-    for k, c in enumerate(names):
-        ys, es = [], []
-        for g in groups:
-            r = summary[(summary.benchmark == label) & (summary.config == c) & (summary.metric == f"{g}_big_share")]
-            ys.append(float(r["mean"].iloc[0]) if len(r) else np.nan)
-            es.append(float(r["std"].iloc[0]) if len(r) else 0.0)
-        xs = np.arange(len(groups)) + (k - (len(names) - 1) / 2) * width
-        ax.bar(
-            xs,
-            ys,
-            width,
-            yerr=es,
-            capsize=2,
-            label=_title(data.configs, c),
-            color=_colour(data.configs, c),
-            edgecolor="#333333",
-            linewidth=0.4,
-        )
-    ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels(groups)
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel(ylabel)
-    ax.grid(axis="y", linestyle=":", linewidth=0.6, alpha=0.7)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=1, frameon=False)
+    charts.save(fig, path)
 
 
 def draw_vexpress_residency(data: ChartData, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8, 5.2), dpi=120)
-    _share_bars(ax, data, VX, VEXPRESS_CONFIGS, list(TASK_GROUPS[BBENCH]), "share of CPU time on CPUs 0,2")
+    charts.share_bars(ax, data, VX, VEXPRESS_CONFIGS, list(TASK_GROUPS[BBENCH]), "share of CPU time on CPUs 0,2")
     ax.set_title("vexpress: residency on the unslowed CPUs 0,2 (the rest on the slowed 1,3), mean ± std", fontsize=10)
-    _save(fig, path)
+    charts.save(fig, path)
 
 
 def draw_linsched_residency(data: ChartData, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.8), dpi=120)
-    _share_bars(ax, data, LS, LINSCHED_CONFIGS, list(TASK_GROUPS[LINSCHED_TEST]), "share of CPU time on big")
+    charts.share_bars(ax, data, LS, LINSCHED_CONFIGS, list(TASK_GROUPS[LINSCHED_TEST]), "share of CPU time on big")
     ax.set_title("LinSched test case: big residency (2 LITTLE + 2 big, 10 s), mean ± std", fontsize=10)
-    _save(fig, path)
-
-
-# CPU colours for the placement charts: warm for big (fast), cool for LITTLE (slow).
-_WARM = ("#d62728", "#ff7f0e", "#e377c2", "#8c564b")
-_COOL = ("#1f77b4", "#17becf", "#2ca02c", "#9467bd")
-
-
-def _placement(
-    data: ChartData,
-    path: Path,
-    label: str,
-    configs: tuple[str, ...],
-    big: tuple[int, ...],
-    window_s: tuple[float, float],
-    title: str,
-) -> None:
-    """One panel per configuration: a row per thread, a bar where it ran, coloured by CPU."""
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import Patch
-
-    iv = data.intervals
-    iv = iv[iv.label == label] if not iv.empty else iv
-    names = [c for c in configs if not iv.empty and (iv.config == c).any()]
-    if not names:  # the runs kept no intervals: an empty panel says so
-        names = list(configs[:1])
-    cpus = sorted(set(iv.cpu)) if not iv.empty else list(big)
-    warm, cool = itertools.cycle(_WARM), itertools.cycle(_COOL)
-    colours = {cpu: next(warm) if cpu in big else next(cool) for cpu in cpus}
-    fig, axes = plt.subplots(len(names), 1, figsize=(11, 1.2 + 2.1 * len(names)), dpi=120, squeeze=False)
-    for ax, c in zip(axes[:, 0], names):
-        mine = iv[(iv.config == c) & (iv.end_s > window_s[0]) & (iv.start_s < window_s[1])] if not iv.empty else iv
-        threads = list(dict.fromkeys(mine.sort_values("tid").thread)) if not mine.empty else []
-        for row, thread in enumerate(threads):
-            t = mine[mine.thread == thread]
-            for cpu, g in t.groupby("cpu"):
-                start = g.start_s.clip(lower=window_s[0])
-                spans = list(zip(start, g.end_s.clip(upper=window_s[1]) - start))
-                # an edge of the bar's own colour: a 3 ms run stays visible over seconds
-                ax.broken_barh(spans, (row - 0.4, 0.8), facecolors=colours[cpu], edgecolors=colours[cpu], linewidth=0.3)
-        ax.set_yticks(range(len(threads)))
-        ax.set_yticklabels(threads, fontsize=7)
-        ax.set_ylim(-0.6, max(len(threads), 1) - 0.4)
-        ax.invert_yaxis()
-        ax.set_xlim(*window_s)
-        ax.set_title(_title(data.configs, c), fontsize=9, loc="left")
-        ax.grid(axis="x", linestyle=":", linewidth=0.6, alpha=0.7)
-    axes[-1, 0].set_xlabel("time (s)")
-    handles = [Patch(color=colours[cpu], label=f"CPU {cpu} ({'big' if cpu in big else 'LITTLE'})") for cpu in cpus]
-    fig.legend(handles=handles, loc="upper right", ncol=len(handles), fontsize=8, frameon=False)
-    fig.suptitle(title, fontsize=11, x=0.01, ha="left")
-    _save(fig, path)
+    charts.save(fig, path)
 
 
 # The vexpress window: page 1's load render (JavaScript timer 2 s, ~5 s of rendering) and render
@@ -904,7 +779,7 @@ VEXPRESS_WINDOW_S = (0.0, 20.0)
 
 def draw_vexpress_placement(data: ChartData, path: Path) -> None:
     seed = int(data.intervals.seed.min()) if not data.intervals.empty else 0
-    _placement(
+    charts.placement(
         data,
         path,
         VX,
@@ -917,7 +792,7 @@ def draw_vexpress_placement(data: ChartData, path: Path) -> None:
 
 def draw_linsched_placement(data: ChartData, path: Path) -> None:
     seed = int(data.intervals.seed.min()) if not data.intervals.empty else 0
-    _placement(
+    charts.placement(
         data,
         path,
         LS,
@@ -926,35 +801,6 @@ def draw_linsched_placement(data: ChartData, path: Path) -> None:
         (0.0, LINSCHED_LIMIT_S),
         f"LinSched test case (seed {seed}): which CPU each task ran on",
     )
-
-
-def draw_exynos(data: ChartData, path: Path) -> None:
-    import matplotlib.pyplot as plt
-
-    labels = [lab for lab in dict.fromkeys(data.runs.label) if lab.endswith("-exynos")]
-    metrics = (("time_s", "time (s)"), ("energy_j", "energy (J)"), ("migrations", "migrations"))
-    fig, axes = plt.subplots(len(labels), len(metrics), figsize=(12, 3.3 * len(labels)), dpi=120, squeeze=False)
-    for row, label in zip(axes, labels):
-        s = data.summary[data.summary.benchmark == label]
-        configs = list(dict.fromkeys(s.config))
-        for ax, (m, ylabel) in zip(row, metrics):
-            part = s[s.metric == m].set_index("config").reindex(configs)
-            ax.bar(
-                range(len(configs)),
-                part["mean"],
-                yerr=part["std"],
-                capsize=3,
-                color=[_colour(data.configs, c) for c in configs],
-                edgecolor="#333333",
-                linewidth=0.4,
-            )
-            ax.set_xticks(range(len(configs)))
-            ax.set_xticklabels(configs, rotation=30, ha="right", fontsize=8)
-            ax.set_ylabel(ylabel)
-            ax.set_title(label, fontsize=9)
-            ax.grid(axis="y", linestyle=":", linewidth=0.6, alpha=0.7)
-    fig.suptitle("Exynos 5422: the seed's workloads under smp, hmp and eas, mean ± std", fontsize=11)
-    _save(fig, path)
 
 
 CHARTS = (
@@ -1005,7 +851,7 @@ CHARTS = (
         "fig_exynos.png",
         "The workloads on the Exynos 5422",
         ("exynos",),
-        draw_exynos,
+        charts.draw_exynos,
         "Time, sensor energy and migrations per configuration.",
     ),
 )

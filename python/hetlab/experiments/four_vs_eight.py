@@ -147,12 +147,9 @@ def _allocator(bench: Benchmark) -> str:
     return bench.label.rsplit("-", 1)[1]
 
 
-# Both core types' cache line (exynos5433.toml: line_bytes).
-LINE_BYTES = 64
-
-
 def _gb_s(lines: float, r: api.SimResult) -> float:
-    return lines * LINE_BYTES / r.time_s / 1e9 if r.time_s > 0 else float("nan")
+    """GB/s of `lines` moved in the run, each the cache line of its platform's core types."""
+    return lines * api.line_bytes(r.platform) / r.time_s / 1e9 if r.time_s > 0 else float("nan")
 
 
 def run_columns(bench: Benchmark, config: Config, r: api.SimResult) -> dict:
@@ -323,12 +320,6 @@ class Sensitivity(Prepared):
     pair_gb_s: dict = field(default_factory=dict)
 
 
-def _platform_text(platform: str) -> str:
-    if Path(platform).is_file():
-        return Path(platform).read_text()
-    return _core.builtin_platform_text(platform)
-
-
 # Inter-core bandwidth between one pair of threads: the workload's block (16 KB, its file)
 # scaled to these sizes, as Sandra averages over block sizes.
 PAIR_BLOCKS_KB = (4, 16, 64)
@@ -340,7 +331,7 @@ def _pair_workloads(out: Path, platform: str) -> list[tuple[int, str, str, str]]
     cluster, or one of each of two — at each block size, written to OUT/pairs/: (block KB,
     cluster, cluster, path). The file's per-thread work and working set are scaled by the block
     size; its rounds stay."""
-    clusters = json.loads(_core.platform_summary(*api._platform_args(platform)))["clusters"]
+    clusters = json.loads(api.load_platform(platform).summary())["clusters"]
     text = _core.builtin_workload_text(BANDWIDTH_WORKLOAD)
     pairs = [
         (a["name"], b["name"], (a["cpus"][0], a["cpus"][1] if a is b else b["cpus"][0]))
@@ -385,7 +376,7 @@ def prepare(plan: None, out: Path, ctx: Context) -> Sensitivity:
     the platform file does not have is skipped), and the inter-core bandwidth of each pair of
     clusters (OUT/pairs/)."""
     t0 = time.perf_counter()
-    text = _platform_text(ctx.platform)
+    text = api.load_platform(ctx.platform).text
     variants = [("file value", "", ctx.platform)]
     (out / "sensitivity").mkdir(exist_ok=True)
     for name, pattern, _, low, high in SENSITIVITY:

@@ -1,26 +1,17 @@
 """The `lctes2020` reproduction: the seed paper's §5 (Wolff & Porter, LCTES'20, Figures 5 and 6).
 
 This module owns everything specific to the paper: its benchmarks and configurations, the ccbench
-iteration calibration, the characterization sweep and training its anti-snoop column needs, its
-claims, figures and report sections. DESCRIPTION says what it runs (`hetlab reproduce --help`).
+iteration calibration, its claims, figures and report sections; the anti-snoop model its
+anti-snoop column runs with (the options, sweep and training that make it) is lctes2020_model.py's.
+DESCRIPTION says what it runs (`hetlab reproduce --help`).
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import shutil
-import sys
-import tempfile
-import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hetlab import _core, api
-from hetlab._files import sha256_file, write_atomically
-from hetlab.api import HetlabError
 from hetlab.experiment import (
     NOT_RUN,
     Benchmark,
@@ -29,21 +20,26 @@ from hetlab.experiment import (
     Context,
     Experiment,
     Figure,
-    Prepared,
     Table,
     merged_options,
 )
 from hetlab.experiments import measured_profiles
+from hetlab.experiments.lctes2020_model import (
+    FIG4,
+    Settings,
+    Trained,
+    accuracy_section,
+    check,
+    prepare,
+    provenance,
+)
 
 if TYPE_CHECKING:
-    import argparse
-
     import pandas as pd
 
 CLUSTERS = ("little", "big")
 CLUSTER_TAG = {"little": "L", "big": "b"}  # the paper's {name}-{input}-{b|L} labels
 TRAINED = "<trained>"  # stands for the model trained (or given) in this run
-FIG4 = "lctes2020-fig4"
 RUN_S = 0.75  # ccbench grid: simulated seconds per run under all-max
 
 DESCRIPTION = """\
@@ -157,274 +153,7 @@ FIGURES = (
 )
 
 
-# --- its own options ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SweepOptions:
-    """Passed through to `hetlab characterize` (None: its defaults)."""
-
-    reps: int = 5
-    patterns: tuple[str, ...] | None = None
-    sizes: tuple[int, ...] | None = None
-    run_s: float = 0.08
-    active_opp: str = "all"
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The model to use (None: train one from a sweep made with `sweep`)."""
-
-    model: str | None = None
-    sweep: SweepOptions = SweepOptions()
-
-    @classmethod
-    def add_arguments(cls, group: argparse._ArgumentGroup) -> None:
-        d = SweepOptions()
-        group.add_argument(
-            "--model",
-            metavar="PATH",
-            help="use this anti-snoop model.json (or lctes2020-fig4) instead of running the sweep and training",
-        )
-        group.add_argument(
-            "--sweep-reps",
-            type=int,
-            default=d.reps,
-            metavar="N",
-            help=f"characterization: repetitions per configuration (default: {d.reps})",
-        )
-        group.add_argument(
-            "--sweep-patterns",
-            metavar="LIST",
-            help="characterization: subset of random,sequential,stride-16 (default: all)",
-        )
-        group.add_argument(
-            "--sweep-sizes",
-            metavar="LIST",
-            help="characterization: array sizes in 4-byte elements (default: around every cache size)",
-        )
-        group.add_argument(
-            "--sweep-run-s",
-            type=float,
-            default=d.run_s,
-            metavar="S",
-            help=f"characterization: run length at the top OPPs, simulated s (default: {d.run_s})",
-        )
-        group.add_argument(
-            "--sweep-active-opp",
-            choices=["all", "top"],
-            default=d.active_opp,
-            help="characterization: every OPP pair (default) or the active cluster at its top OPP (the paper's layout)",
-        )
-
-    @classmethod
-    def from_arguments(cls, args: argparse.Namespace) -> Settings:
-        sizes = None
-        if args.sweep_sizes is not None:
-            items = api.comma_items(args.sweep_sizes, "--sweep-sizes")
-            try:
-                sizes = tuple(int(x) for x in items)
-            except ValueError:
-                raise HetlabError(
-                    f"--sweep-sizes expects comma-separated element counts, got '{args.sweep_sizes}'"
-                ) from None
-        patterns = None
-        if args.sweep_patterns is not None:
-            patterns = tuple(api.comma_items(args.sweep_patterns, "--sweep-patterns"))
-        sweep = SweepOptions(args.sweep_reps, patterns, sizes, args.sweep_run_s, args.sweep_active_opp)
-        return cls(args.model, sweep)
-
-
-# --- the sweep and training (the preparation) ---------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What `prepare` will do: use `model` (checked) or make the sweep `sweep_plan` and train."""
-
-    model: str | None
-    sweep: SweepOptions
-    sweep_plan: dict | None
-
-
-@dataclass
-class Trained(Prepared):
-    """The model the anti-snoop column runs with, and where it came from."""
-
-    model_path: str = ""  # the file the governor loads, or FIG4
-    model_shown: str = ""  # as report.md names it (relative to OUT when inside it)
-    model_sha256: str | None = None  # None: FIG4
-    model_doc: dict | None = None  # model.json's content (None: FIG4)
-    sweep_plan: dict | None = None  # the sweep it was trained on, when made in this run
-
-
-def check_model(path: str, platform: str) -> str:
-    """The model.json to use for `path` (a file, or a directory `hetlab train` wrote); raises a
-    one-line HetlabError unless the anti-snoop governor can load it on `platform`."""
-    if path == FIG4:
-        return path
-    if Path(path).is_dir():
-        path = str(Path(path) / "model.json")
-    from hetlab import model_export
-
-    model_export.read_model(path)
-    try:
-        api.simulate(
-            platform,
-            "ccbench:size=4096,pattern=random,iterations=1000",
-            cluster="little",
-            governor="anti-snoop",
-            model=path,
-            time_limit_s=0.001,
-        )
-    except HetlabError as e:
-        raise HetlabError(f"model '{path}': {e}") from None
-    return path
-
-
-def check(settings: Settings, ctx: Context) -> Plan:
-    """A given model must load; otherwise the sweep options must be valid. Writes nothing."""
-    if settings.model is not None:
-        return Plan(check_model(settings.model, ctx.platform), settings.sweep, None)
-    # characterize loads pandas: imported here, where it is needed, so that `hetlab` starts fast
-    from hetlab.characterize import PATTERNS, sweep_plan
-
-    sweep = settings.sweep
-    # the sweep's own rules, under this command's names for its options (--sweep-...)
-    options = dict(
-        patterns=list(sweep.patterns or PATTERNS),
-        sizes=list(sweep.sizes or ()),
-        reps=sweep.reps,
-        run_s=sweep.run_s,
-        seed=1,
-        active_opp=sweep.active_opp,
-    )
-    sweep_plan(ctx.platform, ctx.platform_sha256, options, flags="--sweep-")
-    # the platform's hash: a platform file, or a built-in one in another hetlab version, may change
-    # under the same name, and a sweep of the old one must not be reused
-    plan = {
-        "platform": ctx.platform,
-        "platform_sha256": ctx.platform_sha256,
-        "reps": sweep.reps,
-        "patterns": list(sweep.patterns or PATTERNS),
-        "sizes": list(sweep.sizes) if sweep.sizes else "default",
-        "run_s": sweep.run_s,
-        "active_opp": sweep.active_opp,
-        "seed": 1,
-    }
-    return Plan(None, sweep, plan)
-
-
-def _reusable(sweep_path: Path, meta_path: Path, plan: dict) -> bool:
-    """Whether OUT/sweep.parquet was written by this command with `plan` and not changed since."""
-    try:
-        meta = json.loads(meta_path.read_text())
-    except (OSError, ValueError):
-        return False
-    return isinstance(meta, dict) and meta.get("plan") == plan and meta.get("sha256") == sha256_file(sweep_path)
-
-
-def _plan_text(plan: dict) -> str:
-    sizes = plan["sizes"] if plan["sizes"] == "default" else ",".join(map(str, plan["sizes"]))
-    return (
-        f"platform {plan['platform']} (sha256 {plan['platform_sha256'][:12]}…), reps {plan['reps']}, "
-        f"patterns {','.join(plan['patterns'])}, sizes {sizes}, run_s {plan['run_s']}, active OPP {plan['active_opp']}"
-    )
-
-
-def train_here(out: Path, sweep: SweepOptions, plan: dict, ctx: Context) -> tuple[Path, dict[str, float]]:
-    """The characterization sweep (`plan`, from `check`) and training into OUT/sweep.parquet and
-    OUT/model/, reusing what an earlier run of the same plan left there. Returns the model.json
-    path and the wall time of each step."""
-    from hetlab import model_export, train
-    from hetlab.characterize import PATTERNS, characterize
-
-    timings = {"sweep": 0.0, "train": 0.0}
-    sweep_path, meta_path = out / "sweep.parquet", out / "sweep.json"
-    if sweep_path.exists() and _reusable(sweep_path, meta_path, plan):
-        ctx.log(f"reusing the characterization sweep {sweep_path}")
-    else:
-        if sweep_path.exists():
-            raise HetlabError(
-                f"'{sweep_path}' holds a sweep made with other options than {_plan_text(plan)} (see sweep.json); "
-                "delete it and sweep.json, or choose another --out"
-            )
-        start = time.perf_counter()
-
-        def bar(total: int, done: int):
-            from tqdm import tqdm
-
-            return tqdm(
-                total=total,
-                initial=done,
-                unit="run",
-                desc="characterize",
-                disable=None if ctx.progress else True,
-                file=sys.stderr,
-            )
-
-        characterize(
-            str(sweep_path),
-            platform=plan["platform"],
-            reps=sweep.reps,
-            patterns=tuple(sweep.patterns or PATTERNS),
-            sizes=sweep.sizes,
-            run_s=sweep.run_s,
-            seed=1,
-            workers=ctx.jobs,
-            executor=ctx.executor,
-            progress=bar,
-            active_opp=sweep.active_opp,
-        )
-        write_atomically(meta_path, json.dumps({"plan": plan, "sha256": sha256_file(sweep_path)}, indent=2) + "\n")
-        timings["sweep"] = time.perf_counter() - start
-    model_dir = out / "model"
-    model_path = model_dir / "model.json"
-    sweep_sha = sha256_file(sweep_path)
-    if model_path.exists():
-        try:
-            old = json.loads(model_path.read_text())
-            if (
-                old["provenance"]["sweep"]["dataset_sha256"] == sweep_sha
-                and old["provenance"]["training"]["max_depth"] == train.DEFAULT_MAX_DEPTH
-            ):
-                ctx.log(f"reusing the trained model {model_path}")
-                return model_path, timings
-        except (ValueError, KeyError, TypeError):
-            pass
-    start = time.perf_counter()
-    ctx.log("training the anti-snoop model ...")
-    model = train.train_model(sweep_path)
-    staging = Path(tempfile.mkdtemp(dir=out, prefix=".model."))
-    try:
-        files = model_export.write_model(model, staging)
-        model_dir.mkdir(exist_ok=True)
-        for name, path in files.items():
-            os.replace(path, model_dir / name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    timings["train"] = time.perf_counter() - start
-    return model_path, timings
-
-
-def _shown_path(path: str, out: Path) -> str:
-    try:
-        return str(Path(path).resolve().relative_to(out.resolve()))
-    except ValueError:
-        return str(path)
-
-
-def prepare(plan: Plan, out: Path, ctx: Context) -> Trained:
-    """The model of the anti-snoop column: the one given, or one trained here."""
-    if plan.model is not None:
-        model_path, timings = plan.model, {"sweep": 0.0, "train": 0.0}
-    else:
-        trained, timings = train_here(out, plan.sweep, plan.sweep_plan, ctx)
-        model_path = check_model(str(trained), ctx.platform)
-    if model_path == FIG4:
-        return Trained(timings, model_path, FIG4)
-    doc = json.loads(Path(model_path).read_text())
-    return Trained(timings, model_path, _shown_path(model_path, out), sha256_file(model_path), doc, plan.sweep_plan)
+# --- each run's options -------------------------------------------------------------------------
 
 
 def simulate_options(bench: Benchmark, config: Config, prepared: Trained) -> dict:
@@ -805,48 +534,6 @@ def claims(summary: pd.DataFrame, runs: pd.DataFrame | None) -> list[Claim]:
 # --- report.md: its sections and provenance -----------------------------------------------------
 
 
-def _accuracy_section(prepared: Trained) -> list[str]:
-    lines = ["## The anti-snoop model", ""]
-    if prepared.model_path == FIG4:
-        return lines + [
-            "The `anti-snoop` column uses the paper's Figure 4 trees (`--model lctes2020-fig4`); no held-out accuracy."
-        ]
-    doc = prepared.model_doc
-    lines.append(f"`{prepared.model_shown}` (`{doc.get('name', '')}`, sha256 `{prepared.model_sha256[:16]}…`).")
-    sweep = doc.get("provenance", {}).get("sweep", {})
-    training = doc.get("provenance", {}).get("training", {})
-    if sweep:
-        lines.append(
-            f"Trained on a characterization sweep of {sweep.get('configurations', '?')} configurations "
-            f"({sweep.get('runs', '?')} runs; patterns {', '.join(sweep.get('patterns', []))}; sizes "
-            f"{', '.join(str(s) for s in sweep.get('sizes_elements', []))} elements), "
-            f"depth {training.get('max_depth', '?')},"
-            f" labels `{training.get('label_rule', '?')}`."
-        )
-    metrics = doc.get("metrics", {})
-    if metrics:
-        lines += [
-            "",
-            "| tree (manages) | held-out accuracy | held-out rows | held-out configurations"
-            " | confusion [[TN, FP], [FN, TP]] |",
-            "|---|---:|---:|---:|---|",
-        ]
-        for cluster, m in sorted(metrics.items()):
-            h = m.get("heldout", {})
-            lines.append(
-                f"| {cluster} | {h.get('accuracy', float('nan')):.3f} | {h.get('test_rows', '?')} | "
-                f"{h.get('test_configs', '?')} | {h.get('confusion_matrix', {}).get('counts', '?')} |"
-            )
-        lines += [
-            "",
-            "The paper reports no accuracy for its trees;"
-            " `hetlab show-model` prints them in the layout of its Figure 4.",
-        ]
-    else:
-        lines.append("The model file holds no held-out metrics.")
-    return lines
-
-
 def _overhead_section(summary: pd.DataFrame) -> list[str]:
     a = summary[summary.config == "anti-snoop"]
     if a.empty:
@@ -952,24 +639,10 @@ def runs_sections(summary: pd.DataFrame, runs: pd.DataFrame, prepared: Trained) 
 
 def report_sections(summary: pd.DataFrame, prepared: Trained) -> list[list[str]]:
     return [
-        _accuracy_section(prepared),
+        accuracy_section(prepared),
         _overhead_section(summary),
         measured_profiles.section(summary, prepared, EXPERIMENT),
     ]
-
-
-def provenance(prepared: Trained) -> list[str]:
-    lines = [
-        f"- model `{prepared.model_shown}`"
-        + (f", sha256 `{prepared.model_sha256}`" if prepared.model_sha256 is not None else "")
-    ]
-    if prepared.sweep_plan is not None:
-        lines.append(
-            "- characterization sweep: "
-            + ", ".join(f"{k} {v}" for k, v in prepared.sweep_plan.items())
-            + " (sweep.parquet, sweep.json)"
-        )
-    return lines
 
 
 EXPERIMENT = Experiment(

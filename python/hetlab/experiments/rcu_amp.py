@@ -155,8 +155,7 @@ def _warm_up(ctx: Context, sweep: Sweep) -> None:
     where every configuration's runs of that benchmark then start."""
     import tomllib
 
-    name, _, text = api._platform_args(ctx.platform)
-    board = tomllib.loads(text if text is not None else _core.builtin_platform_text(name))
+    board = tomllib.loads(api.load_platform(ctx.platform).text)
     ambient = float(board["thermal"]["ambient_c"])
     resistance = [float(c["thermal_resistance_c_per_w"]) for c in board["clusters"]]
     reference = next(c for c in CONFIGS if c.name == BASELINE)

@@ -1,0 +1,185 @@
+"""The `hetlab` command line. Every subcommand is a thin wrapper over `hetlab.api`; each group of
+commands is a module here with one `configure_parser` (simulate, board, model, platform,
+experiments, catalogue; `values` holds the value parsers they share). This module builds the
+parser from them and runs a command: every failure becomes one `hetlab: error:` line and an exit
+code."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import sys
+import threading
+
+from hetlab import api
+from hetlab._files import OutputError
+from hetlab.cli import board, catalogue, experiments, model, platform, simulate
+from hetlab.cli.values import CliError
+
+MAIN_HELP = """\
+hetlab: energy and performance management for big.LITTLE SoCs.
+
+The default board is a simulated Samsung Exynos 5422 (Odroid-XU3): 4 Cortex-A7 + 4 Cortex-A15
+behind a CCI-400, whose snoops are served at the snooped cluster's clock. A slow idle cluster
+makes the busy one stall; the anti-snoop governor fixes that.
+
+examples:
+  hetlab simulate --workload ccbench:size=1048576,pattern=random --cluster little \\
+      --governor ondemand
+  hetlab simulate --workload ccbench:size=1048576,pattern=random --cluster little \\
+      --freq little=1400000,big=200000 --reps 5
+  hetlab simulate --workload mixed8 --scheduler smp --governor schedutil --trace run.trace
+  hetlab simulate --workload mixed8 --scheduler hmp --sched-tunable up_threshold=512
+  hetlab governors          # tunables and defaults
+  hetlab schedulers         # placement policies and their knobs
+"""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with the command line's one error form: `hetlab: error: ...` on one line
+    instead of a usage block. Subparsers are made of the same class (argparse uses the parent's
+    type), so every subcommand and every option's type conversion reports this way."""
+
+    def error(self, message: str):
+        # a hetlabd option's own line (see _BoardValue), which names the option: as hetlabd says it
+        own = re.match(r"^argument (--[\w-]+): (\1 .*)$", message)
+        if own:
+            print(error_line(own.group(2)), file=sys.stderr)
+            raise SystemExit(2)
+        # "argument --seed: invalid int value: 'nan'" -> "--seed expects a whole number, got 'nan'"
+        message = re.sub(r"^argument ([^:]+): ", r"\1: ", message)
+        message = re.sub(r": invalid int value: ", " expects a whole number, got ", message)
+        message = re.sub(r": invalid float value: ", " expects a number, got ", message)
+        print(error_line(f"{message} (see {self.prog} --help)"), file=sys.stderr)
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="hetlab", description=MAIN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from hetlab import __version__
+
+    parser.add_argument("--version", action="version", version=f"hetlab {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # the groups in the order `hetlab --help` lists their commands
+    for group in (simulate, board, model, platform, experiments, catalogue):
+        group.configure_parser(sub)
+    return parser
+
+
+def error_line(message: object) -> str:
+    """`hetlab: error: MESSAGE` on one line: control characters a user's value brought in
+    (a newline in an option) are shown escaped."""
+    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(message).strip())
+    return f"hetlab: error: {text}"
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C's KeyboardInterrupt."""
+
+
+def _raise_terminated(signum, frame):
+    raise _Terminated
+
+
+def _blocks_signals_itself(args: argparse.Namespace) -> bool:
+    """Board commands block SIGINT/SIGTERM while they run and read them from a signalfd, to
+    restore the policies first: no Python handler for those."""
+    return args.command in ("govern", "chase") or getattr(args, "backend", None) == "linux"
+
+
+def _exit_now(code: int, message: str | None) -> int:
+    """Leaves at once: simulations still running in worker threads are not waited for (they
+    write nothing; outputs are written only after every run finished)."""
+    if message:
+        print(message, file=sys.stderr)
+    if threading.active_count() == 1:
+        return code  # nothing to leave behind: return to the caller (main() called from Python)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except OSError:
+            pass
+    os._exit(code)
+
+
+def _silence_stdout() -> None:
+    """Points standard output at /dev/null, so the interpreter's own flush at exit has nothing
+    left to fail on (after a full disk or a closed pipe was reported)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def _empty_value(argv: list[str]) -> str | None:
+    """The first empty value on the command line (`--report ""`, `--out=`), said as an error:
+    it is a shell variable left unset, never "use the default" (which argparse's falsy "" would
+    quietly give: no report written, every benchmark run). Arguments after `--` are another
+    program's (`hetlab profile -- CMD`)."""
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            return None
+        if arg.startswith("--") and arg.endswith("=") and "=" not in arg[:-1]:
+            return f"{arg[:-1]} is given an empty value; give a value or leave the option out"
+        if arg == "":
+            after = argv[i - 1] if i and argv[i - 1].startswith("-") else None
+            where = f" after {after}" if after else ""
+            return f"an empty argument{where}; give a value or leave the option out"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    empty = _empty_value(argv)
+    if empty:
+        print(error_line(empty), file=sys.stderr)
+        return 2
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    previous = None
+    if not _blocks_signals_itself(args) and threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        return _run(args)
+    finally:
+        if previous is not None:  # main() called from Python (tests) leaves SIGTERM as it was
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Runs the command; every failure becomes one error line and an exit code."""
+    try:
+        code = args.func(args)
+        sys.stdout.flush()  # a full disk or a closed pipe on stdout shows here, not at exit
+        return code
+    except (CliError, api.HetlabError, OutputError) as e:
+        print(error_line(e), file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # the reader (`| head`) is gone: stop quietly, as a pipeline expects
+        _silence_stdout()
+        return _exit_now(141, None)
+    except _Terminated:
+        return _exit_now(143, "hetlab: terminated")
+    except KeyboardInterrupt:
+        return _exit_now(130, "hetlab: interrupted")
+    except UnicodeDecodeError as e:
+        print(
+            error_line(f"an input file is not UTF-8 text ({e.reason} at byte {e.start}); give a text file"),
+            file=sys.stderr,
+        )
+        return 2
+    except OSError as e:
+        if e.filename:
+            print(error_line(f"cannot use '{e.filename}': {e.strerror or e}"), file=sys.stderr)
+        else:
+            _silence_stdout()
+            print(error_line(f"cannot write standard output: {e.strerror or e}"), file=sys.stderr)
+        return 2
