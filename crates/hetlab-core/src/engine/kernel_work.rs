@@ -178,6 +178,11 @@ impl<'a> KernelWork<'a> {
         self.rcu.idle_wakeup_jiffy(cpu, jiffy)
     }
 
+    /// Some rcuo kthread is to be woken.
+    pub fn rcuo_to_wake(&self) -> bool {
+        !self.rcuo_to_wake.is_empty()
+    }
+
     /// The offloaded CPUs whose rcuo kthread is to be woken, in CPU order, each once.
     pub fn take_rcuo_wakes(&mut self, into: &mut Vec<usize>) {
         into.clear();

@@ -226,7 +226,9 @@ impl<'a> Engine<'a> {
             }
             #[cfg(debug_assertions)]
             self.sched.check_uclamp_counts();
-            self.sched.trace_group_signals(self.now_us, &mut self.out);
+            if self.out.tracing() {
+                self.sched.trace_group_signals(self.now_us, &mut self.out);
+            }
             if self.work.take_look_for_deadlock() {
                 self.note_deadlock();
                 // nothing can happen any more; a workload with a duration (rt-app's) runs to it
@@ -259,12 +261,10 @@ impl<'a> Engine<'a> {
             .min(self.sched.rt_period_next_us())
             .min(self.sched.next_dl_timer_us())
             .min(self.cpufreq.next_event_us());
-        for (cpu, &burst_us) in self.kernel.next_bursts_us().iter().enumerate() {
-            if !self.sched.online(cpu) {
-                continue;
-            }
-            next = next.min(burst_us);
-            if let Some(t) = self.sched.curr(cpu) {
+        let bursts_us = self.kernel.next_bursts_us();
+        for (cpu, curr) in self.sched.online_cpus() {
+            next = next.min(bursts_us[cpu]);
+            if let Some(t) = curr {
                 let instr_per_us = self.hw.speed(t).instr_per_us;
                 if instr_per_us > 0.0 {
                     let p = self.work.progress(t);
@@ -282,33 +282,26 @@ impl<'a> Engine<'a> {
         if dt <= 0.0 {
             return;
         }
-        for cpu in 0..self.sched.ncpus() {
-            if !self.sched.online(cpu) {
-                continue;
-            }
-            let khz = self.hw.cur_khz(self.sched.cluster_of(cpu)) as f64;
-            let Some(t) = self.sched.curr(cpu) else {
-                self.sched.account_time(cpu, dt, false);
-                continue;
-            };
-            self.sched.account_time(cpu, dt, true);
-            self.hw.count_cycles(cpu, dt * khz / 1000.0);
-            let speed = self.hw.speed(t);
-            let retired = self.work.run(t, cpu, dt, speed, khz);
+        let (hw, work, kernel) = (&mut self.hw, &mut self.work, &mut self.kernel);
+        self.sched.account_interval(dt, |cpu, cluster, t| {
+            let khz = hw.cur_khz(cluster) as f64;
+            hw.count_cycles(cpu, dt * khz / 1000.0);
+            let speed = hw.speed(t);
+            let retired = work.run(t, cpu, dt, speed, khz);
             let instr = retired.instructions;
             let (refills, bus, refs) =
                 (instr * speed.refills_per_instr, instr * speed.bus_per_instr, instr * speed.refs_per_instr);
             if let Some((calls, reference_s)) = retired.rcu {
-                self.kernel.call_rcu(cpu, calls, reference_s);
+                kernel.call_rcu(cpu, calls, reference_s);
             }
-            self.hw.count_instructions(cpu, instr, refills, bus, refs);
+            hw.count_instructions(cpu, instr, refills, bus, refs);
             // The overflows these instructions caused: their handlers' time is stolen from the
             // thread (`kernel::perf_sampling`).
-            let perf_us = self.kernel.perf_overflows_us(cpu, instr, khz);
+            let perf_us = kernel.perf_overflows_us(cpu, instr, khz);
             if perf_us > 0.0 {
-                self.work.steal(t, perf_us);
+                work.steal(t, perf_us);
             }
-        }
+        });
         self.now_us = to_us;
     }
 

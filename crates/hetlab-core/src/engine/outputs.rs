@@ -74,10 +74,12 @@ impl<'a> Outputs<'a> {
         self.series = Series::Stream(Box::new(sink));
     }
 
+    #[inline]
     pub fn records_series(&self) -> bool {
         !matches!(self.series, Series::Off)
     }
 
+    #[inline]
     pub fn tracing(&self) -> bool {
         self.trace.is_some()
     }
@@ -117,12 +119,16 @@ impl<'a> Outputs<'a> {
         self.events
     }
 
-    /// A governor sample was taken; its row, if the series is recorded (built only then).
-    pub fn sample(&mut self, row: impl FnOnce() -> SampleRow) {
+    /// A governor sample was taken.
+    pub fn count_sample(&mut self) {
         self.samples += 1;
+    }
+
+    /// The time-series row of a sample (given only when [`records_series`](Self::records_series)).
+    pub fn record_row(&mut self, row: SampleRow) {
         match &mut self.series {
-            Series::Keep(rows) => rows.push(row()),
-            Series::Stream(sink) => sink(&row()),
+            Series::Keep(rows) => rows.push(row),
+            Series::Stream(sink) => sink(&row),
             Series::Off => {}
         }
     }
@@ -196,7 +202,8 @@ mod tests {
         let mut out = Outputs::new(false, false);
         out.trace(TraceEvent::CpuIdle { time_us: 0.0, cpu: 0, state: 0 });
         out.note_prio(1, 120);
-        out.sample(|| unreachable!("no row is built when the series is off"));
+        out.count_sample();
+        assert!(!out.records_series());
         let r = out.into_recorded();
         assert!(r.trace.is_empty() && r.series.is_empty() && r.prio_changes.is_empty());
         assert_eq!(r.samples, 1);

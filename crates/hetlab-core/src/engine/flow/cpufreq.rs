@@ -81,9 +81,11 @@ impl Engine<'_> {
         let decision = self.cpufreq.sample_governor(p, &view);
         let c = self.cpufreq.cluster(p);
         let snoop_ns = self.hw.snoop_served_ns(c);
-        let row = || self.sample_row(p, &view, decision.target_khz, snoop_ns);
-        let row = self.out.records_series().then(row);
-        self.out.sample(|| row.expect("built when the series is recorded"));
+        self.out.count_sample();
+        if self.out.records_series() {
+            let row = self.sample_row(p, &view, decision.target_khz, snoop_ns);
+            self.out.record_row(row);
+        }
         if self.out.tracing() {
             let cpu = self.cpufreq.cpus(p)[0];
             let name = &self.platform.clusters[c].name;

@@ -141,6 +141,9 @@ impl Engine<'_> {
     /// Wakes the rcuo kthreads whose list became non-empty (`call_rcu` during the last
     /// interval: the wake-up comes at its end, the next event) or whose grace period ended.
     pub(in crate::engine) fn rcu_wake_pending(&mut self) {
+        if !self.kernel.rcuo_to_wake() {
+            return;
+        }
         let mut wakes = std::mem::take(&mut self.rcuo_wakes);
         self.kernel.take_rcuo_wakes(&mut wakes);
         for &cpu in &wakes {

@@ -352,16 +352,32 @@ impl Scheduler<'_> {
         self.freq_khz[c] = (khz, cap_khz);
     }
 
-    /// `cpu` ran `dt` µs (busy) or idled.
+    /// Every online CPU ran or idled for `dt` µs: its time is accounted, and each busy one is
+    /// handed to `ran(cpu, cluster, thread)` (the engine's integration, in CPU order).
     #[inline]
-    pub fn account_time(&mut self, cpu: usize, dt: f64, busy: bool) {
-        let t = &mut self.cputime[cpu];
-        if busy {
-            t.busy_us += dt;
-        } else {
-            t.idle_since_sample_us += dt;
-            t.was_idle = true;
+    pub fn account_interval(&mut self, dt: f64, mut ran: impl FnMut(usize, usize, usize)) {
+        let cpus = self.rqs.iter().zip(self.cputime.iter_mut()).zip(&self.cluster_of);
+        for (cpu, ((rq, time), &cluster)) in cpus.enumerate() {
+            if !rq.online {
+                continue;
+            }
+            match rq.curr {
+                None => {
+                    time.idle_since_sample_us += dt;
+                    time.was_idle = true;
+                }
+                Some(t) => {
+                    time.busy_us += dt;
+                    ran(cpu, cluster, t);
+                }
+            }
         }
+    }
+
+    /// The online CPUs with the thread each runs.
+    #[inline]
+    pub fn online_cpus(&self) -> impl Iterator<Item = (usize, Option<usize>)> + '_ {
+        self.rqs.iter().enumerate().filter(|(_, rq)| rq.online).map(|(cpu, rq)| (cpu, rq.curr))
     }
 
     /// Kernel work of `busy_us` on idle `cpu` (charged ahead; a negative time takes it back).
