@@ -164,7 +164,9 @@ impl Engine<'_> {
         if prev.is_none() {
             self.cpufreq.cpu_busy(p);
         }
-        self.work.rtapp_switched_in(&mut self.out, t, now, cpu);
+        if self.out.tracing() {
+            self.work.rtapp_switched_in(&mut self.out, t, now, cpu);
+        }
     }
 
     /// The running thread of `cpu` stops (to `state`: asleep, suspended or done) and leaves the

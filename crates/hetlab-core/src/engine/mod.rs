@@ -408,20 +408,9 @@ impl<'a> Engine<'a> {
     /// Refreshes every running thread's rate, the CCI and DRAM rates, and the power draw.
     fn recompute(&mut self) {
         let mut loads = std::mem::take(&mut self.loads);
-        loads.clear();
-        for cpu in 0..self.sched.ncpus() {
-            let running = self.sched.curr(cpu).map(|t| hardware::RunningOn {
-                thread: t,
-                task: self.work.task_of(t),
-                phase: self.work.progress(t).phase,
-            });
-            loads.push(CpuLoad {
-                online: self.sched.online(cpu),
-                cluster: self.sched.cluster_of(cpu),
-                running,
-                core_off: self.idle.core_off_since_us(cpu).is_some(),
-            });
-        }
+        let (work, idle) = (&self.work, &self.idle);
+        let task_phase = |t| (work.task_of(t), work.progress(t).phase);
+        self.sched.cpu_loads(&mut loads, task_phase, |cpu| idle.core_off_since_us(cpu).is_some());
         let (work, sched) = (&self.work, &self.sched);
         let mem_of = |task, phase| work.mem_of(task, phase);
         let live = |t| sched.live(t).then(|| (work.task_of(t), sched.cluster_of(sched.cpu_of(t))));

@@ -61,7 +61,9 @@ impl Engine<'_> {
             }
             let phase = self.work.progress(t).phase;
             let (now, cpu, running) = (self.now_us, self.sched.cpu_of(t), self.sched.is_running(t));
-            self.work.rtapp_enter(&mut self.out, t, phase, now, cpu, running);
+            if self.out.tracing() {
+                self.work.rtapp_enter(&mut self.out, t, phase, now, cpu, running);
+            }
             if let Some(name) = &self.work.task(t).phases[phase].mark {
                 self.out.mark(Mark { time_s: now * 1e-6, tid: self.work.tid(t), name: name.clone() });
             }

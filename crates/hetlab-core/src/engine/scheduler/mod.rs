@@ -22,6 +22,7 @@ pub use deadline::{DlArrival, DlArrive, DlTimer};
 pub use fair::FairEnqueue;
 pub use rt::RtEnqueue;
 
+use crate::engine::hardware::{CpuLoad, RunningOn};
 use crate::platform::Platform;
 use crate::result::TaskGroupReport;
 use crate::sched::cfs::{self, RunQueue};
@@ -371,6 +372,25 @@ impl Scheduler<'_> {
                     ran(cpu, cluster, t);
                 }
             }
+        }
+    }
+
+    /// What each logical CPU holds, for the model's re-solution: online, its cluster, its
+    /// running thread with `task_phase(thread)`, and `core_off(cpu)`.
+    #[inline]
+    pub fn cpu_loads(
+        &self,
+        loads: &mut Vec<CpuLoad>,
+        task_phase: impl Fn(usize) -> (usize, usize),
+        core_off: impl Fn(usize) -> bool,
+    ) {
+        loads.clear();
+        for (cpu, (rq, &cluster)) in self.rqs.iter().zip(&self.cluster_of).enumerate() {
+            let running = rq.curr.map(|thread| {
+                let (task, phase) = task_phase(thread);
+                RunningOn { thread, task, phase }
+            });
+            loads.push(CpuLoad { online: rq.online, cluster, running, core_off: core_off(cpu) });
         }
     }
 
