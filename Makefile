@@ -40,6 +40,7 @@ lint: setup
 
 bench: setup
 	cargo bench -p hetlab-core --bench engine_speed
+	cargo bench -p hetlab-core --bench event_floor
 	cargo bench -p hetlab-linux --bench governor_sample
 	$(PY) benches/bench_simulate.py
 	$(PY) benches/bench_training.py
