@@ -22,9 +22,15 @@ const CPUS: usize = 8;
 /// A pending event: when (µs, as ordered bits), which source.
 type Pending = Reverse<(u64, usize)>;
 
+/// A recurring event source: its period, µs, and whether its gaps are exponential.
+type Source = (f64, bool);
+
+/// A case: its label, hetlab's run, and the floor's sources.
+type Case = (String, Workload, SimConfig, Vec<Source>);
+
 /// Recurring event sources: (period µs, jitter: exponential when true).
 struct Floor {
-    sources: Vec<(f64, bool)>,
+    sources: Vec<Source>,
 }
 
 impl Floor {
@@ -90,14 +96,14 @@ fn main() {
     let tick_us = platform.tick_us() as f64;
     // governor samples of two policies, jitter on every CPU (the platform's mean interval)
     let jitter_us = platform.noise.kernel_wakeup_mean_interval_us as f64;
-    let base: Vec<(f64, bool)> =
+    let base: Vec<Source> =
         [(10_000.0, false), (10_000.0, false)].into_iter().chain((0..CPUS).map(|_| (jitter_us, true))).collect();
 
     let mut ccbench_config = SimConfig::new(plan("ondemand", little));
     ccbench_config.cluster = little;
     let mut smp = SimConfig::new(plan("ondemand", None));
     smp.scheduler = SchedPolicy::Smp;
-    let cases: Vec<(String, Workload, SimConfig, Vec<(f64, bool)>)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "ccbench random 4 MB, LITTLE, ondemand".into(),
             Workload::from_spec("ccbench:size=1048576,pattern=random,iterations=60000000").unwrap(),
