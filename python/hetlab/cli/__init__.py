@@ -56,11 +56,24 @@ class OneLineParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+class VersionAction(argparse.Action):
+    """`--version`: reads the installed version only when asked (importlib.metadata is slow to
+    import, and every other command would pay for it)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        help = help or "show program's version number and exit"
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from hetlab import __version__
+
+        print(f"hetlab {__version__}")  # on standard output, as argparse's own action prints it
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="hetlab", description=MAIN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    from hetlab import __version__
-
-    parser.add_argument("--version", action="version", version=f"hetlab {__version__}")
+    parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     # the groups in the order `hetlab --help` lists their commands
     for group in (simulate, board, model, platform, experiments, catalogue):
