@@ -10,7 +10,10 @@ from hetlab.api import HetlabError
 
 def test_result_objects_and_dataframes():
     r = hetlab.simulate(
-        workload="ccbench:size=1048576,pattern=random,iterations=300000", cluster="little", governor="ondemand"
+        workload="ccbench:size=1048576,pattern=random,iterations=300000",
+        cluster="little",
+        governor="ondemand",
+        series=True,
     )
     df = r.series_df()
     assert len(df) == r.summary["governor_samples"]
@@ -73,6 +76,7 @@ def test_an_unknown_option_is_an_error_not_ignored():
         start_temp_c=[],
         trace=None,
         intervals=False,
+        series=False,
         time_limit_s=1.0,
     )
     with pytest.raises(TypeError, match="unexpected keyword argument 'cpu_idle'"):
@@ -123,8 +127,8 @@ def test_simulate_takes_one_set_of_options_in_the_api_the_binding_and_the_cli():
     # records the intervals, the progress line listens to on_progress)
     api_only = {"start_temp_c", "intervals", "on_progress"}
     # in the CLI only: repetitions (`hetlab.simulate_reps`) and the outputs it writes (--trace
-    # is a file there: it sets the API's trace=True)
-    cli_only = {"reps", "json", "series", "report"}
+    # and --series are files there: they set the API's trace=True and series=True)
+    cli_only = {"reps", "json", "report"}
     assert {api_to_cli.get(k, k) for k in api_keys - api_only} == cli_keys - cli_only
 
 

@@ -96,7 +96,9 @@ def test_governor_with_the_trained_model_removes_most_of_the_snoop_penalty(pipel
     w = CHASE.format(20_000_000)
     ondemand = hetlab.simulate(workload=w, cluster="little", governor="ondemand")
     all_max = hetlab.simulate(workload=w, cluster="little", governor="all-max")
-    anti = hetlab.simulate(workload=w, cluster="little", governor="anti-snoop", model=str(out / "model.json"))
+    anti = hetlab.simulate(
+        workload=w, cluster="little", governor="anti-snoop", model=str(out / "model.json"), series=True
+    )
     recovered = (ondemand.time_s - anti.time_s) / (ondemand.time_s - all_max.time_s)
     assert recovered >= 0.80, recovered
     # after the boot frequency has decayed, the idle big cluster sits at the threshold

@@ -138,6 +138,7 @@ def _engine_options(
     trace,
     trace_format,
     intervals,
+    series,
     time_limit_s,
     on_progress,
 ) -> dict[str, Any]:
@@ -146,7 +147,7 @@ def _engine_options(
     of schedulers, governors and clusters, tunables' ranges, the time limit's)."""
     if cpu_dma_latency_us is not None:
         cpu_dma_latency_us = _integer("cpu_dma_latency_us", cpu_dma_latency_us, 0, _core.MAX_CPU_DMA_LATENCY_US)
-    for name, flag in (("trace", trace), ("intervals", intervals)):
+    for name, flag in (("trace", trace), ("intervals", intervals), ("series", series)):
         if not isinstance(flag, bool):
             raise HetlabError(f"{name} must be True or False, got {flag!r}")
     if not trace and trace_format != DEFAULT_TRACE_FORMAT:
@@ -173,6 +174,7 @@ def _engine_options(
         start_temp_c=[_number("an item of start_temp_c", t) for t in _items("start_temp_c", start_temp_c, "[45.0]")],
         trace=_text("trace_format", trace_format) if trace else None,
         intervals=intervals,
+        series=series,
         time_limit_s=_number("time_limit_s", time_limit_s),
         progress=on_progress,
     )
@@ -209,7 +211,8 @@ def metric_columns(clusters: Sequence[str]) -> list[str]:
 @dataclass
 class SimResult:
     """One simulated run: `summary` is the JSON summary as a dict; `series` the per-sample
-    time series as numpy columns (one row per governor sample of a cluster); `trace_text` the
+    time series as numpy columns (one row per governor sample of a cluster), when the run was
+    asked to keep it (`series=True`; else None); `trace_text` the
     ftrace text when a trace was asked for, and `plat_info_text` the platform as the YAML map
     LISA's `PlatformInfo.from_yaml_map` reads (capacities, frequency domains, frequencies), to
     store beside it (`<trace>.plat_info.yml`). `intervals` (when asked for): where each thread
@@ -218,7 +221,7 @@ class SimResult:
     platform it ran on (`load_platform`), e.g. for its `line_bytes`."""
 
     summary: dict[str, Any] = field(repr=False)
-    series: dict[str, Any] = field(repr=False)
+    series: dict[str, Any] | None = field(repr=False)
     trace_text: str | None = field(default=None, repr=False)
     summary_json: str = field(default="", repr=False)
     plat_info_text: str | None = field(default=None, repr=False)
@@ -280,9 +283,12 @@ class SimResult:
         raise KeyError(name)
 
     def series_df(self):
-        """The time series as a pandas DataFrame (one row per governor sample)."""
+        """The time series as a pandas DataFrame (one row per governor sample; a run made with
+        `series=True`)."""
         import pandas as pd
 
+        if self.series is None:
+            raise HetlabError("this run kept no time series; simulate it with series=True")
         return pd.DataFrame(self.series)
 
     def residency_df(self):
@@ -336,6 +342,7 @@ def simulate(
     trace: bool = False,
     trace_format: str = DEFAULT_TRACE_FORMAT,
     intervals: bool = False,
+    series: bool = False,
     time_limit_s: float = 3600.0,
     on_progress: Callable[[float], None] | None = None,
 ) -> SimResult:
@@ -381,6 +388,8 @@ def simulate(
         report -R` prints, for LISA's `TxtTraceParser` (its rt-app analysis reads the markers as
         `print` events directly).
     intervals: record where each thread ran (`SimResult.intervals`, from the sched_switch events).
+    series: keep the per-sample time series (`SimResult.series`, `series_df()`); off by default,
+        so that a long run's memory stays constant.
     time_limit_s: stop after this much simulated time.
     on_progress: called with the simulated time reached (s) every 50 ms of wall time while the
         run lasts (an exception it raises stops the run).
@@ -398,8 +407,8 @@ def simulate(
     except ValueError as e:
         raise HetlabError(str(e)) from None
     summary = json.loads(summary_json)
-    series = _series(summary, columns)
-    return SimResult(summary, series, trace_text, summary_json, plat_info_text, run_intervals, handle)
+    kept = _series(summary, columns) if series else None
+    return SimResult(summary, kept, trace_text, summary_json, plat_info_text, run_intervals, handle)
 
 
 def line_bytes(platform: str | os.PathLike | _core.Platform) -> int:

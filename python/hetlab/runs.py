@@ -82,7 +82,8 @@ def run_all(
         bench, config, s = item
         spec = specs[bench.label]
         options = experiment.simulate_options(bench, config, prepared)
-        r = api.simulate(bench.platform or platform, spec, seed=s, **options)
+        # the first seed's time series goes into the report; the others are not kept
+        r = api.simulate(bench.platform or platform, spec, seed=s, series=s == seed, **options)
         keep = experiment.charts and s == seed and r.intervals is not None
         kept = _intervals(bench, config, s, r) if keep else None
         series = _series(bench, config, s, r) if s == seed else None

@@ -83,7 +83,8 @@ fn stoppable<T: Send>(
 /// intervals.
 type Simulated = (String, PyObject, Option<String>, Option<String>, Option<PyObject>);
 
-/// Runs one simulation of `platform` (a parsed [`PlatformHandle`]). Returns (summary JSON, time series as a dict of numpy columns, trace
+/// Runs one simulation of `platform` (a parsed [`PlatformHandle`]). Returns (summary JSON, time
+/// series as a dict of numpy columns (empty unless `series`: memory stays constant on long runs), trace
 /// text or None, the platform as LISA's PlatformInfo YAML or None; both only with `trace`, the
 /// trace format's name (`ftrace` or `trace-cmd`, `hetlab_core::trace::ftrace::TraceFormat`);
 /// the run intervals as numpy columns `tid`, `cpu`, `start_s`, `end_s` or None, only with
@@ -99,7 +100,7 @@ type Simulated = (String, PyObject, Option<String>, Option<String>, Option<PyObj
 #[pyo3(signature = (
     platform, workload_spec, workload_origin, workload_text, *,
     seed, scheduler, sched_tunables, switching, governor, tunables, cluster, freq, offline, model, cpuidle,
-    cpu_dma_latency_us, perf_cpus, perf_period, kernel, start_temp_c, trace, intervals, time_limit_s, progress=None
+    cpu_dma_latency_us, perf_cpus, perf_period, kernel, start_temp_c, trace, intervals, series, time_limit_s, progress=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
@@ -126,6 +127,7 @@ pub fn simulate(
     start_temp_c: Vec<f64>,
     trace: Option<&str>,
     intervals: bool,
+    series: bool,
     time_limit_s: f64,
     progress: Option<PyObject>,
 ) -> PyResult<Simulated> {
@@ -164,7 +166,7 @@ pub fn simulate(
         rcu: RcuOptions::parse(kernel, platform.ncpus()).map_err(err)?,
         start_temp_c,
         trace: trace.is_some() || intervals, // the intervals are read from the sched_switch events
-        series: true,
+        series,
         time_limit_s,
         stop: Some(stop.clone()),
         progress_us: progress.is_some().then(|| reached_us.clone()),

@@ -231,6 +231,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             trace=bool(args.trace),
             trace_format=args.trace_format or api_default(api.simulate, "trace_format"),
             intervals=bool(args.report),
+            # the series is kept only when a file or the page shows it (memory stays constant)
+            series=bool(args.series or args.report),
             progress=_progress(args.reps, "simulate") if args.reps > 1 else None,
             **kwargs,
             **({"on_progress": reached} if reached else {}),
