@@ -295,6 +295,10 @@ pub struct Cluster {
     /// The CCI slave interface the cluster is wired to (S3, S4, ...); only with a `[cci]`.
     #[serde(default)]
     pub cci_port: Option<u8>,
+    /// Entries of that slave interface's read transaction tracker (SIx_R_MAX, a build option of
+    /// each interface); `None`: `[cci] read_tracker_entries`.
+    #[serde(default)]
+    pub read_tracker_entries: Option<u32>,
     pub l2_bytes: u64,
     /// L2 associativity; only for a cache simulator (`CoreType::caches`), the model does not use it.
     #[serde(default)]
@@ -411,6 +415,11 @@ pub struct Noise {
     pub kernel_wakeup_mean_interval_us: u64,
     /// Mean OS-jitter burst; 0: no jitter at all (`kernel::jitter`).
     pub kernel_wakeup_mean_busy_us: u64,
+    /// Cache lines of kernel code and data one OS-jitter wake-up touches: those its cluster's L2
+    /// lost since the CPU's last wake-up are read through the cluster's CCI port during the
+    /// burst (`model::cci`, the port's request sources). 0: the wake-ups read nothing there.
+    #[serde(default)]
+    pub kernel_wakeup_footprint_lines: f64,
     pub dram_latency_sigma: f64,
     pub dram_noise_period_us: u64,
 }
@@ -664,12 +673,18 @@ mod tests {
         let no_cci = format!("{}{}", &text[..start], &text[end..]);
         let e = Platform::from_toml("x.toml", &no_cci).unwrap_err();
         assert!(e.contains("S3 given but the platform has no [cci] section"), "{e}");
-        // ... and with the ports gone too, the platform loads without a CCI
-        let p =
-            Platform::from_toml("x.toml", &no_cci.replace("cci_port = 3\n", "").replace("cci_port = 4\n", "")).unwrap();
+        // ... a port's tracker size without it
+        let no_ports = no_cci.replace("cci_port = 3\n", "").replace("cci_port = 4\n", "");
+        let e = Platform::from_toml("x.toml", &no_ports).unwrap_err();
+        assert!(e.contains("'little'.read_tracker_entries") && e.contains("no [cci] section"), "{e}");
+        // ... and with the ports and their trackers gone too, the platform loads without a CCI
+        let no_trackers = no_ports.replace("read_tracker_entries = 3\n", "").replace("read_tracker_entries = 4\n", "");
+        let p = Platform::from_toml("x.toml", &no_trackers).unwrap();
         assert!(p.cci.is_none() && p.clusters.iter().all(|c| c.cci_port.is_none()));
         let e = broken("cci_port = 4", "cci_port = 3");
         assert!(e.contains("port S3 is used twice"), "{e}");
+        let e = broken("read_tracker_entries = 3", "read_tracker_entries = 0");
+        assert!(e.contains("'little'.read_tracker_entries: must be at least 1"), "{e}");
         // a power-down state needs both numbers
         let e = broken("cluster_off_exit_latency_us = 700\n", "");
         assert!(e.contains("'little'") && e.contains("both cluster_off_exit_latency_us"), "{e}");

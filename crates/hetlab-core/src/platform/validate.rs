@@ -134,6 +134,19 @@ impl Platform {
                 }
                 _ => {}
             }
+            match (&self.cci, c.read_tracker_entries) {
+                (None, Some(_)) => {
+                    return Err(format!(
+                        "clusters '{}'.read_tracker_entries: given but the platform has no [cci] section; describe \
+                         the interconnect in [cci] or remove read_tracker_entries",
+                        c.name
+                    ))
+                }
+                (_, Some(0)) => {
+                    return Err(format!("clusters '{}'.read_tracker_entries: must be at least 1 (got 0)", c.name))
+                }
+                _ => {}
+            }
             if c.core_off_exit_latency_us.is_some() != c.core_off_target_residency_us.is_some() {
                 return Err(format!(
                     "clusters '{}': give both core_off_exit_latency_us and core_off_target_residency_us \
@@ -373,7 +386,8 @@ impl Board {
 
 impl Noise {
     fn validate_dram_latency(&self) -> Result<(), String> {
-        non_negative("noise.dram_latency_sigma", self.dram_latency_sigma)
+        non_negative("noise.dram_latency_sigma", self.dram_latency_sigma)?;
+        non_negative("noise.kernel_wakeup_footprint_lines", self.kernel_wakeup_footprint_lines)
     }
 
     /// The noise's periods (checked last, after the energy model: see `Platform::validate`).
