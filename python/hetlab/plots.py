@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from hetlab.experiment import ChartData, Experiment, Figure
+from hetlab.experiment import ChartData, Experiment, Figure, Prepared
 
 
 def bar_chart(summary: pd.DataFrame, experiment: Experiment, figure: Figure, path: Path) -> None:
@@ -98,6 +98,7 @@ def write_figures(
     runs: pd.DataFrame | None = None,
     intervals: pd.DataFrame | None = None,
     suffix: str = ".png",
+    prepared: Prepared | None = None,
 ) -> list[str]:
     """Writes the experiment's figures and charts that the selected benchmarks allow (PNG, or
     with suffix=".svg" the same figures as vectors, named FILE.svg); returns the names the
@@ -112,7 +113,9 @@ def write_figures(
         import matplotlib
 
         matplotlib.use("Agg")
-        data = ChartData(summary, runs, intervals if intervals is not None else pd.DataFrame(), experiment.configs)
+        data = ChartData(
+            summary, runs, intervals if intervals is not None else pd.DataFrame(), experiment.configs, prepared
+        )
         for chart in experiment.charts:
             if runs.group.isin(chart.groups).any():
                 chart.draw(data, (directory / chart.file).with_suffix(suffix))

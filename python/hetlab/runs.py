@@ -84,7 +84,7 @@ def run_all(
         options = experiment.simulate_options(bench, config, prepared)
         # the first seed's time series goes into the report; the others are not kept
         r = api.simulate(bench.platform or platform, spec, seed=s, series=s == seed, **options)
-        keep = experiment.charts and s == seed and r.intervals is not None
+        keep = any(c.uses_intervals for c in experiment.charts) and s == seed and r.intervals is not None
         kept = _intervals(bench, config, s, r) if keep else None
         series = _series(bench, config, s, r) if s == seed else None
         return _row(bench, spec, config, s, r, experiment), kept, series
