@@ -55,8 +55,12 @@ def test_trees_beat_the_majority_label_on_held_out_configurations(pipeline):
         heldout = model["metrics"][cluster]["heldout"]
         counts = heldout["confusion_matrix"]["counts"]
         majority = max(sum(row) for row in counts) / sum(map(sum, counts))
-        # better than always answering the commoner label, and right on most configurations
-        assert heldout["accuracy"] > majority + 0.02 and heldout["accuracy"] >= 0.85, (cluster, heldout, majority)
+        # better than always answering the commoner label — at least a tenth fewer errors — and right on
+        # most configurations. (With the 5422's speculative fetch kept, "overlap", an idle LITTLE cluster
+        # slows a run on big only at 300 MHz and below, so "increase" is ~5 % of the LITTLE tree's
+        # configurations and a tree can gain at most that much over the majority.)
+        errors, majority_errors = 1 - heldout["accuracy"], 1 - majority
+        assert errors <= 0.9 * majority_errors and heldout["accuracy"] >= 0.85, (cluster, heldout, majority)
     assert "held-out" in text and "memory_access <=" in text
 
 

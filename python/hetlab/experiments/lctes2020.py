@@ -53,8 +53,12 @@ with Linux ondemand:
 
 The trained model comes from the characterization sweep and training run into OUT (resumable:
 an existing sweep and model in OUT are reused when made with the same options), or from
---model. Figures: fig5_ccbench_time.png, fig6a_time.png, fig6b_energy.png; report.md adds the
-model's held-out accuracy and the governor's PMC overhead next to the paper's §5.3."""
+--model. Figures: fig5_ccbench_time.png, fig6a_time.png, fig6b_energy.png, and the paper's
+Figures 2 and 3 drawn from the sweep (fig2_fig3_ccbench_counters.png); report.md judges each
+claim against a band fixed before the run, says what produces each number, and adds the CCI
+counter at the OPPs the paper names, the governor's trace of the idle cluster's clock, the idle
+cluster's clock per benchmark, the model's held-out accuracy and the governor's PMC overhead
+next to the paper's §5.3."""
 
 # --- benchmarks and configurations --------------------------------------------------------------
 
