@@ -5,6 +5,7 @@ import re
 import pytest
 
 import hetlab
+import processes
 from hetlab.api import HetlabError
 
 
@@ -88,11 +89,10 @@ def test_an_unknown_option_is_an_error_not_ignored():
 def test_the_cli_and_the_api_share_their_defaults():
     # `hetlab simulate` with no option is `hetlab.simulate()` with none
     import json
-    import subprocess
     import sys
 
     spec = "ccbench:size=4096,iterations=100000"
-    cli = subprocess.run(
+    cli = processes.run(
         [sys.executable, "-m", "hetlab", "simulate", "--workload", spec, "--json"], capture_output=True, text=True
     )
     assert cli.returncode == 0, cli.stderr

@@ -1,19 +1,19 @@
 """The `hetlab` command line, run as a separate process like a user would."""
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import processes
 from hetlab import __version__, api
 
 SMALL = "ccbench:size=1048576,pattern=random,iterations=200000"
 
 
 def hetlab(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True, cwd=cwd)
+    return processes.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True, cwd=cwd)
 
 
 def test_help_explains_the_commands():

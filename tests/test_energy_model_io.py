@@ -3,13 +3,13 @@
 platform file given those tables has the same model, and EAS decides the same on it; LISA's
 LinuxEnergyModel reads an exported tree as it reads a board's and estimates what hetlab's EM does."""
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 import hetlab
+import processes
 from hetlab import _core, energy_model
 from hetlab.api import HetlabError
 
@@ -17,7 +17,7 @@ BIN = Path(sys.executable).parent
 
 
 def hetlab_cli(*args):
-    proc = subprocess.run([str(BIN / "hetlab"), *args], capture_output=True, text=True)
+    proc = processes.run([str(BIN / "hetlab"), *args], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -81,7 +81,7 @@ def test_bad_trees_are_one_line_errors(tmp_path):
     (tmp_path / "cpu0" / "ps:1" / "power").write_text("1\n")
     with pytest.raises(HetlabError, match="not a CPU list"):
         energy_model.read_debugfs(tmp_path)
-    proc = subprocess.run(
+    proc = processes.run(
         [str(BIN / "hetlab"), "platform", "export-em", "exynos5422", "--format", "debugfs"],
         capture_output=True,
         text=True,
@@ -131,7 +131,7 @@ def test_lisa_reads_an_exported_model_as_it_reads_a_board(tmp_path, lisa_python)
             d.mkdir(parents=True)
             (d / "cpu_capacity").write_text(f"{domain['capacity']}\n")
     script = [lisa_python, str(Path(__file__).parent / "lisa_energy_model.py"), str(root), json.dumps(UTILS)]
-    proc = subprocess.run(script, capture_output=True, text=True, timeout=600)
+    proc = processes.run(script, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     lisa = json.loads(proc.stdout)
     assert sorted(lisa["freq_domains"]) == sorted(d["cpus"] for d in em["domains"])

@@ -9,12 +9,13 @@ HETLAB_REQUIRE_CHROMIUM=1 (CI), where they fail."""
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+
+import processes
 
 BIN = Path(sys.executable).parent
 
@@ -30,7 +31,7 @@ def chromium() -> str:
 
 
 def hetlab(*args):
-    proc = subprocess.run([str(BIN / "hetlab"), *args], capture_output=True, text=True, timeout=900)
+    proc = processes.run([str(BIN / "hetlab"), *args], capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr
     return proc
 
@@ -49,10 +50,10 @@ def render(chromium: str, page: Path, tmp: Path) -> tuple[str, str]:
         "--virtual-time-budget=10000",
     ]
     url = page.resolve().as_uri()
-    dom = subprocess.run([chromium, *common, "--dump-dom", url], capture_output=True, text=True, timeout=300)
+    dom = processes.run([chromium, *common, "--dump-dom", url], capture_output=True, text=True, timeout=300)
     assert dom.returncode == 0, dom.stderr[-2000:]
     shot = page.with_suffix(".png")
-    subprocess.run(
+    processes.run(
         [chromium, *common, f"--screenshot={shot}", "--window-size=1200,2400", url],
         capture_output=True,
         text=True,
@@ -146,7 +147,7 @@ def test_a_damaged_results_folder_is_one_line(reproduced, tmp_path, change, says
     out = tmp_path / "out"
     shutil.copytree(reproduced, out)
     change(out)
-    proc = subprocess.run([str(BIN / "hetlab"), "report", str(out)], capture_output=True, text=True, timeout=120)
+    proc = processes.run([str(BIN / "hetlab"), "report", str(out)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert proc.stderr.startswith("hetlab: error: ") and says in proc.stderr, proc.stderr
     assert not (out / "report.html").exists()

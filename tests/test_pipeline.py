@@ -6,13 +6,13 @@ The sweep and the training run once per session (about a minute on 2 cores).
 
 import json
 import random
-import subprocess
 import sys
 
 import pandas as pd
 import pytest
 
 import hetlab
+import processes
 from hetlab import train
 from test_train import _run_c, _vectors
 from tree_oracle import predict, rust_predict
@@ -21,7 +21,7 @@ CHASE = "ccbench:size=1048576,pattern=random,iterations={}"
 
 
 def hetlab_cli(*args):
-    r = subprocess.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True)
+    r = processes.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return r.stdout
 
@@ -131,7 +131,7 @@ def test_show_model_prints_thresholds_in_units(pipeline):
 def test_train_rejects_bad_files_with_one_line(tmp_path, content, message):
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(content)
-    r = subprocess.run(
+    r = processes.run(
         [sys.executable, "-m", "hetlab", "train", str(bad), "--out", str(tmp_path / "m")],
         capture_output=True,
         text=True,
@@ -147,7 +147,7 @@ def test_train_rejects_missing_columns(pipeline, tmp_path):
     df = pd.read_parquet(sweep).drop(columns=["si_rrq_hs_any_little"]).head(1000)
     bad = tmp_path / "cut.parquet"
     df.to_parquet(bad)
-    r = subprocess.run(
+    r = processes.run(
         [sys.executable, "-m", "hetlab", "train", str(bad), "--out", str(tmp_path / "m")],
         capture_output=True,
         text=True,
@@ -160,7 +160,7 @@ def test_model_of_the_wrong_shape_is_refused(pipeline, tmp_path):
     wrong = dict(model, trees=[["medium", model["trees"][0][1]], model["trees"][1]])
     path = tmp_path / "wrong.json"
     path.write_text(json.dumps(wrong))
-    r = subprocess.run(
+    r = processes.run(
         [
             sys.executable,
             "-m",
@@ -178,7 +178,7 @@ def test_model_of_the_wrong_shape_is_refused(pipeline, tmp_path):
     )
     assert r.returncode != 0 and "medium" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     path.write_text("[1, 2, 3]")
-    r = subprocess.run(
+    r = processes.run(
         [
             sys.executable,
             "-m",

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import processes
 from helpers import hetlab_cli
 from hetlab import _core
 
@@ -37,7 +38,7 @@ def walk(tmp_path_factory) -> Path:
     assert shutil.which("valgrind"), "valgrind is required by hetlab profile's tests (apt-get install valgrind)"
     d = tmp_path_factory.mktemp("walk")
     (d / "walk.c").write_text(WALK_C)
-    subprocess.run(["gcc", "-O2", "-o", str(d / "walk"), str(d / "walk.c")], check=True)
+    processes.run(["gcc", "-O2", "-o", str(d / "walk"), str(d / "walk.c")], check=True)
     return d / "walk"
 
 
@@ -152,7 +153,7 @@ def test_errors_are_one_line(walk, tmp_path):
     bare = tmp_path / "bin"
     bare.mkdir()
     env = {**os.environ, "PATH": str(bare)}
-    run = subprocess.run(
+    run = processes.run(
         [sys.executable, "-m", "hetlab", "profile", "--", str(walk)], capture_output=True, text=True, env=env
     )
     _error(run, "valgrind is not installed")
@@ -172,7 +173,7 @@ def _processes_with(marker: str) -> list[int]:
 
 def test_ctrl_c_kills_the_runs():
     marker = "97.4321"  # a sleep nobody else runs
-    proc = subprocess.Popen(
+    proc = processes.popen(
         [sys.executable, "-m", "hetlab", "profile", "--", "sleep", marker],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

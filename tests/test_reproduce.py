@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import processes
 from hetlab import report
 from hetlab.experiments import lctes2020
 
@@ -52,7 +53,7 @@ def _entry() -> list[str]:
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *_entry(), *args], capture_output=True, text=True)
+    return processes.run([sys.executable, *_entry(), *args], capture_output=True, text=True)
 
 
 @pytest.fixture(scope="module")
