@@ -1,9 +1,12 @@
-//! The companion LISA needs for its frequency analysis: the platform's CPU capacities,
-//! frequency domains and frequencies as a `PlatformInfo` YAML map.
+//! The companion LISA needs for its analyses: the platform's CPU capacities, frequency
+//! domains and frequencies, rt-app's calibration per CPU and the energy model, as a
+//! `PlatformInfo` YAML map.
 
 use std::fmt::Write as _;
 
 use crate::platform::Platform;
+use crate::rtapp::calibration;
+use crate::sched::energy_model::EnergyModel;
 
 /// Renders the platform as the YAML map LISA loads with
 /// `lisa.platforms.platinfo.PlatformInfo.from_yaml_map` (the layout of LISA's own
@@ -15,7 +18,15 @@ use crate::platform::Platform;
 ///
 /// CPU numbers are the logical CPUs at boot (logical CPU i on core i); a run that moves
 /// logical CPUs onto other cores traces the new capacities as `sched_cpu_capacity`.
-/// No `nrg-model`: LISA's `EnergyModel` is a Python object, not plain YAML.
+///
+/// `rtapp: calib` is each CPU's ns per loop of rt-app's busy loop at its top OPP, what rt-app's
+/// calibration would measure on the board (`rtapp::calibration`): LISA's `RTA` scales `run`
+/// durations by it and derives the rt-app capacities from it. `nrg-model` is the energy model
+/// LISA's `LinuxEnergyModel.from_target` would build on the board (the kernel's EM, as
+/// `platform export-em` writes it, with each CPU's capacity at each state, `f · cap / fmax`,
+/// and the board's idle states by name at 0 power, as the simplified EM has none), written
+/// with LISA's `!call:` YAML tag (lisa.utils.Serializable) so `from_yaml_map` builds the
+/// object; a platform whose EM the kernel would refuse has none.
 pub fn write_lisa_plat_info(platform: &Platform, out: &mut String) {
     let ncpus = platform.ncpus();
     let cluster_of = |cpu: usize| platform.clusters.iter().position(|c| c.cpus.contains(&cpu));
@@ -49,6 +60,69 @@ pub fn write_lisa_plat_info(platform: &Platform, out: &mut String) {
             let _ = writeln!(out, "            {cpu}: [{}]", list(&mut khz.iter().map(|f| f.to_string())));
         }
     }
+    out.push_str("        rtapp:\n            calib:\n");
+    for (cpu, ns) in calibration::per_cpu(platform).iter().enumerate() {
+        let _ = writeln!(out, "                {cpu}: {ns}");
+    }
+    if let Ok(em) = EnergyModel::of(platform) {
+        write_nrg_model(platform, &em, out);
+    }
+}
+
+/// The idle states of `cluster`'s CPUs by name, in cpu_idle's index order (`model::idle`).
+fn idle_state_names(platform: &Platform, cluster: usize) -> Vec<&'static str> {
+    let c = &platform.clusters[cluster];
+    let mut names = vec!["WFI"];
+    if c.core_off_us().is_some() {
+        names.push("core-off");
+    }
+    if c.cluster_off_us().is_some() {
+        names.push("cluster-off");
+    }
+    names
+}
+
+/// `nrg-model`: LISA's `LinuxEnergyModel(root_node, root_power_domain, freq_domains)` as
+/// `from_target` builds it (lisa/energy_model.py): a root over one node per CPU with its
+/// active states (kHz: capacity, power) and its idle states, each CPU its own power domain.
+fn write_nrg_model(platform: &Platform, em: &EnergyModel, out: &mut String) {
+    const LISA_EM: &str = "lisa.energy_model";
+    let _ = writeln!(out, "        nrg-model: !call:{LISA_EM}.LinuxEnergyModel");
+    out.push_str("            root_node: !call:lisa.energy_model.EnergyModelRoot\n                children:\n");
+    let mut cpus: Vec<(usize, usize)> =
+        em.domains.iter().enumerate().flat_map(|(d, dom)| dom.cpus.iter().map(move |&cpu| (cpu, d))).collect();
+    cpus.sort_unstable();
+    for &(cpu, d) in &cpus {
+        let domain = &em.domains[d];
+        let fmax = f64::from(domain.max_khz());
+        let _ = writeln!(out, "                -   !call:{LISA_EM}.EnergyModelNode\n                    cpu: {cpu}");
+        out.push_str("                    active_states: !!omap\n");
+        for s in &domain.states {
+            let capacity = domain.capacity as f64 * f64::from(s.frequency_khz) / fmax;
+            let _ = writeln!(
+                out,
+                "                    -   {}: !call:{LISA_EM}.ActiveState {{capacity: {capacity:?}, power: {}}}",
+                s.frequency_khz, s.power_mw
+            );
+        }
+        out.push_str("                    idle_states: !!omap\n");
+        for name in idle_state_names(platform, domain.cluster) {
+            let _ = writeln!(out, "                    -   {name}: 0");
+        }
+    }
+    out.push_str("            root_power_domain: !call:lisa.energy_model.PowerDomain\n");
+    out.push_str("                idle_states: []\n                children:\n");
+    for &(cpu, d) in &cpus {
+        let names = idle_state_names(platform, em.domains[d].cluster).join(", ");
+        let _ = writeln!(out, "                -   !call:{LISA_EM}.PowerDomain {{cpu: {cpu}, idle_states: [{names}]}}");
+    }
+    out.push_str("            freq_domains:\n");
+    for domain in &em.domains {
+        let mut cpus = domain.cpus.clone();
+        cpus.sort_unstable();
+        let _ =
+            writeln!(out, "            -   [{}]", cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", "));
+    }
 }
 
 #[cfg(test)]
@@ -78,6 +152,17 @@ mod tests {
         for cpu in 0..8 {
             want += &format!("            {cpu}: [{}]\n", freqs(if cpu < 4 { little } else { big }));
         }
-        assert_eq!(text, want);
+        want += "        rtapp:\n            calib:\n";
+        let ns = calibration::per_cpu(&p);
+        for cpu in 0..8 {
+            want += &format!("                {cpu}: {}\n", ns[cpu]);
+        }
+        assert!(text.starts_with(&want), "{text}");
+        // the energy model follows, as LISA's !call: tags build it
+        let em = &text[want.len()..];
+        assert!(em.starts_with("        nrg-model: !call:lisa.energy_model.LinuxEnergyModel\n"), "{em}");
+        assert_eq!(em.matches("!call:lisa.energy_model.EnergyModelNode").count(), 8);
+        assert!(em.contains("-   2000000: !call:lisa.energy_model.ActiveState {capacity: 1024.0, power: "), "{em}");
+        assert!(em.ends_with("            freq_domains:\n            -   [0, 1, 2, 3]\n            -   [4, 5, 6, 7]\n"));
     }
 }
