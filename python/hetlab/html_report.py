@@ -336,6 +336,8 @@ def experiment_page(out_dir: str | Path) -> str:
             names = plots.write_figures(Path(tmp), experiment, summary, runs, intervals, suffix=".svg")
             svgs = _experiment_figures(Path(tmp), names, figures, (experiment, summary, runs, intervals))
         drilldown = _drilldown(runs, intervals, series, figures)
+    except HetlabError as e:  # a chart of the experiment's own drew no SVG: name it, not the data
+        raise HetlabError(f"{experiment.name}: {e}") from None
     except (KeyError, ValueError, TypeError) as e:  # columns or values no run of the experiment has
         raise HetlabError(
             f"the CSV files in '{out}' are not the runs of {experiment.name} ({type(e).__name__}: {e}); "
