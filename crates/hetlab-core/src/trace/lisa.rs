@@ -153,9 +153,8 @@ mod tests {
             want += &format!("            {cpu}: [{}]\n", freqs(if cpu < 4 { little } else { big }));
         }
         want += "        rtapp:\n            calib:\n";
-        let ns = calibration::per_cpu(&p);
-        for cpu in 0..8 {
-            want += &format!("                {cpu}: {}\n", ns[cpu]);
+        for (cpu, ns) in calibration::per_cpu(&p).iter().enumerate() {
+            want += &format!("                {cpu}: {ns}\n");
         }
         assert!(text.starts_with(&want), "{text}");
         // the energy model follows, as LISA's !call: tags build it
