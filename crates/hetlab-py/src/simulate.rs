@@ -14,7 +14,7 @@ use hetlab_core::sched::switching::SwitchingMode;
 use hetlab_core::sched::SchedPolicy;
 use hetlab_core::trace::ftrace::{write_ftrace, TraceFormat};
 use hetlab_core::trace::intervals::run_intervals;
-use hetlab_core::trace::lisa::write_lisa_plat_info;
+use hetlab_core::trace::lisa::{write_lisa_plat_info, LisaEmDomain, LisaExtras};
 use hetlab_core::trace::perfetto::write_perfetto;
 
 use numpy::IntoPyArray;
@@ -26,6 +26,25 @@ use crate::{err, load_model, load_workload};
 
 /// The trace format that is Perfetto's protobuf (`TRACE_FORMATS` lists it after the text ones).
 pub(crate) const PERFETTO: &str = "perfetto";
+
+/// What LISA's platform info takes from the model: rt-app's calibration per CPU and the kernel's
+/// energy model (none where the kernel would refuse it).
+fn lisa_extras(platform: &hetlab_core::platform::Platform) -> LisaExtras {
+    let energy_model = hetlab_core::sched::energy_model::EnergyModel::of(platform)
+        .map(|em| {
+            em.domains
+                .into_iter()
+                .map(|d| LisaEmDomain {
+                    cluster: d.cluster,
+                    cpus: d.cpus,
+                    capacity: d.capacity,
+                    states: d.states.iter().map(|s| (s.frequency_khz, s.power_mw)).collect(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    LisaExtras { rtapp_calib_ns: hetlab_core::rtapp::calibration::per_cpu(platform), energy_model }
+}
 
 /// How often a simulation running for Python looks for Ctrl-C.
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
@@ -234,7 +253,7 @@ pub fn simulate(
     };
     let plat_info_text = traced.then(|| {
         let mut out = String::new();
-        write_lisa_plat_info(platform, &mut out);
+        write_lisa_plat_info(platform, &lisa_extras(platform), &mut out);
         out
     });
     let intervals = if intervals {

@@ -46,7 +46,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_faster_core_loops_in_fewer_ns_and_the_ratio_is_the_capacity_ratio_of_the_model() {
+    fn a_faster_core_loops_in_fewer_ns_and_every_cpu_of_a_cluster_alike() {
         let p = Platform::builtin("exynos5422").unwrap();
         let ns = per_cpu(&p);
         let (little, big) = (p.cluster_index("little").unwrap(), p.cluster_index("big").unwrap());

@@ -5,8 +5,28 @@
 use std::fmt::Write as _;
 
 use crate::platform::Platform;
-use crate::rtapp::calibration;
-use crate::sched::energy_model::EnergyModel;
+
+/// What LISA's platform info holds beyond the platform file's facts, from the model (the
+/// caller makes it: `rtapp::calibration::per_cpu`, `sched::energy_model::EnergyModel::of`).
+#[derive(Debug, Clone, Default)]
+pub struct LisaExtras {
+    /// rt-app's ns per loop on each CPU at its top OPP (`rtapp: calib`), in CPU order.
+    pub rtapp_calib_ns: Vec<u32>,
+    /// The kernel's energy model (`nrg-model`); empty where the kernel would have none.
+    pub energy_model: Vec<LisaEmDomain>,
+}
+
+/// One performance domain of the energy model.
+#[derive(Debug, Clone)]
+pub struct LisaEmDomain {
+    /// The platform cluster it describes.
+    pub cluster: usize,
+    pub cpus: Vec<usize>,
+    /// Its CPUs' capacity at the top state, 0..=1024.
+    pub capacity: u64,
+    /// (kHz, power in the EM's units), ascending.
+    pub states: Vec<(u32, u64)>,
+}
 
 /// Renders the platform as the YAML map LISA loads with
 /// `lisa.platforms.platinfo.PlatformInfo.from_yaml_map` (the layout of LISA's own
@@ -20,14 +40,15 @@ use crate::sched::energy_model::EnergyModel;
 /// logical CPUs onto other cores traces the new capacities as `sched_cpu_capacity`.
 ///
 /// `rtapp: calib` is each CPU's ns per loop of rt-app's busy loop at its top OPP, what rt-app's
-/// calibration would measure on the board (`rtapp::calibration`): LISA's `RTA` scales `run`
+/// calibration would measure on the board (`rtapp::calibration`, which the caller runs: this
+/// module stays below the model in the layering): LISA's `RTA` scales `run`
 /// durations by it and derives the rt-app capacities from it. `nrg-model` is the energy model
 /// LISA's `LinuxEnergyModel.from_target` would build on the board (the kernel's EM, as
 /// `platform export-em` writes it, with each CPU's capacity at each state, `f · cap / fmax`,
 /// and the board's idle states by name at 0 power, as the simplified EM has none), written
 /// with LISA's `!call:` YAML tag (lisa.utils.Serializable) so `from_yaml_map` builds the
 /// object; a platform whose EM the kernel would refuse has none.
-pub fn write_lisa_plat_info(platform: &Platform, out: &mut String) {
+pub fn write_lisa_plat_info(platform: &Platform, extras: &LisaExtras, out: &mut String) {
     let ncpus = platform.ncpus();
     let cluster_of = |cpu: usize| platform.clusters.iter().position(|c| c.cpus.contains(&cpu));
     let list = |v: &mut dyn Iterator<Item = String>| v.collect::<Vec<_>>().join(", ");
@@ -60,12 +81,14 @@ pub fn write_lisa_plat_info(platform: &Platform, out: &mut String) {
             let _ = writeln!(out, "            {cpu}: [{}]", list(&mut khz.iter().map(|f| f.to_string())));
         }
     }
-    out.push_str("        rtapp:\n            calib:\n");
-    for (cpu, ns) in calibration::per_cpu(platform).iter().enumerate() {
-        let _ = writeln!(out, "                {cpu}: {ns}");
+    if !extras.rtapp_calib_ns.is_empty() {
+        out.push_str("        rtapp:\n            calib:\n");
+        for (cpu, ns) in extras.rtapp_calib_ns.iter().enumerate() {
+            let _ = writeln!(out, "                {cpu}: {ns}");
+        }
     }
-    if let Ok(em) = EnergyModel::of(platform) {
-        write_nrg_model(platform, &em, out);
+    if !extras.energy_model.is_empty() {
+        write_nrg_model(platform, &extras.energy_model, out);
     }
 }
 
@@ -85,24 +108,23 @@ fn idle_state_names(platform: &Platform, cluster: usize) -> Vec<&'static str> {
 /// `nrg-model`: LISA's `LinuxEnergyModel(root_node, root_power_domain, freq_domains)` as
 /// `from_target` builds it (lisa/energy_model.py): a root over one node per CPU with its
 /// active states (kHz: capacity, power) and its idle states, each CPU its own power domain.
-fn write_nrg_model(platform: &Platform, em: &EnergyModel, out: &mut String) {
+fn write_nrg_model(platform: &Platform, em: &[LisaEmDomain], out: &mut String) {
     const LISA_EM: &str = "lisa.energy_model";
     let _ = writeln!(out, "        nrg-model: !call:{LISA_EM}.LinuxEnergyModel");
     out.push_str("            root_node: !call:lisa.energy_model.EnergyModelRoot\n                children:\n");
     let mut cpus: Vec<(usize, usize)> =
-        em.domains.iter().enumerate().flat_map(|(d, dom)| dom.cpus.iter().map(move |&cpu| (cpu, d))).collect();
+        em.iter().enumerate().flat_map(|(d, dom)| dom.cpus.iter().map(move |&cpu| (cpu, d))).collect();
     cpus.sort_unstable();
     for &(cpu, d) in &cpus {
-        let domain = &em.domains[d];
-        let fmax = f64::from(domain.max_khz());
+        let domain = &em[d];
+        let fmax = domain.states.last().map_or(1.0, |&(khz, _)| f64::from(khz));
         let _ = writeln!(out, "                -   !call:{LISA_EM}.EnergyModelNode\n                    cpu: {cpu}");
         out.push_str("                    active_states: !!omap\n");
-        for s in &domain.states {
-            let capacity = domain.capacity as f64 * f64::from(s.frequency_khz) / fmax;
+        for &(khz, power) in &domain.states {
+            let capacity = domain.capacity as f64 * f64::from(khz) / fmax;
             let _ = writeln!(
                 out,
-                "                    -   {}: !call:{LISA_EM}.ActiveState {{capacity: {capacity:?}, power: {}}}",
-                s.frequency_khz, s.power_mw
+                "                    -   {khz}: !call:{LISA_EM}.ActiveState {{capacity: {capacity:?}, power: {power}}}"
             );
         }
         out.push_str("                    idle_states: !!omap\n");
@@ -113,11 +135,11 @@ fn write_nrg_model(platform: &Platform, em: &EnergyModel, out: &mut String) {
     out.push_str("            root_power_domain: !call:lisa.energy_model.PowerDomain\n");
     out.push_str("                idle_states: []\n                children:\n");
     for &(cpu, d) in &cpus {
-        let names = idle_state_names(platform, em.domains[d].cluster).join(", ");
+        let names = idle_state_names(platform, em[d].cluster).join(", ");
         let _ = writeln!(out, "                -   !call:{LISA_EM}.PowerDomain {{cpu: {cpu}, idle_states: [{names}]}}");
     }
     out.push_str("            freq_domains:\n");
-    for domain in &em.domains {
+    for domain in em {
         let mut cpus = domain.cpus.clone();
         cpus.sort_unstable();
         let _ =
@@ -132,8 +154,26 @@ mod tests {
     #[test]
     fn lisa_plat_info_lists_capacities_domains_and_frequencies() {
         let p = Platform::builtin("exynos5422").unwrap();
+        let states = |top: u64| vec![(200_000, top / 10), (2_000_000, top)];
+        let extras = LisaExtras {
+            rtapp_calib_ns: vec![411, 411, 411, 411, 152, 152, 152, 152],
+            energy_model: vec![
+                LisaEmDomain {
+                    cluster: p.cluster_index("little").unwrap(),
+                    cpus: vec![0, 1, 2, 3],
+                    capacity: 377,
+                    states: states(200),
+                },
+                LisaEmDomain {
+                    cluster: p.cluster_index("big").unwrap(),
+                    cpus: vec![4, 5, 6, 7],
+                    capacity: 1024,
+                    states: states(1067),
+                },
+            ],
+        };
         let mut text = String::new();
-        write_lisa_plat_info(&p, &mut text);
+        write_lisa_plat_info(&p, &extras, &mut text);
         let little = p.cluster_index("little").unwrap();
         let big = p.cluster_index("big").unwrap();
         let (cap_l, cap_b) = (p.cpu_capacity(little), p.cpu_capacity(big));
@@ -153,7 +193,7 @@ mod tests {
             want += &format!("            {cpu}: [{}]\n", freqs(if cpu < 4 { little } else { big }));
         }
         want += "        rtapp:\n            calib:\n";
-        for (cpu, ns) in calibration::per_cpu(&p).iter().enumerate() {
+        for (cpu, ns) in extras.rtapp_calib_ns.iter().enumerate() {
             want += &format!("                {cpu}: {ns}\n");
         }
         assert!(text.starts_with(&want), "{text}");
@@ -161,7 +201,11 @@ mod tests {
         let em = &text[want.len()..];
         assert!(em.starts_with("        nrg-model: !call:lisa.energy_model.LinuxEnergyModel\n"), "{em}");
         assert_eq!(em.matches("!call:lisa.energy_model.EnergyModelNode").count(), 8);
-        assert!(em.contains("-   2000000: !call:lisa.energy_model.ActiveState {capacity: 1024.0, power: "), "{em}");
+        assert!(
+            em.contains("-   2000000: !call:lisa.energy_model.ActiveState {capacity: 1024.0, power: 1067}"),
+            "{em}"
+        );
+        assert!(em.contains("-   200000: !call:lisa.energy_model.ActiveState {capacity: 37.7, power: 20}"), "{em}");
         assert!(em.ends_with("            freq_domains:\n            -   [0, 1, 2, 3]\n            -   [4, 5, 6, 7]\n"));
     }
 }
