@@ -262,3 +262,24 @@ def test_cpu_dma_latency_keeps_the_a57_cluster_up_and_bad_values_are_one_line():
         assert r.returncode != 0 and r.stdout == "", r.stdout
         assert r.stderr.startswith("hetlab: error: ") and len(r.stderr.splitlines()) == 1, r.stderr
         assert says in r.stderr, r.stderr
+
+
+def test_every_listing_has_json_for_scripts():
+    """`platforms`, `workloads`, `governors`, `schedulers` and `reproduce --list` print JSON with
+    `--json`, the same items as their text."""
+    outputs = {}
+    for command in (["platforms"], ["workloads"], ["governors"], ["schedulers"], ["reproduce", "--list"]):
+        run = hetlab(*command, "--json")
+        assert run.returncode == 0 and run.stderr == "", (command, run.stderr)
+        outputs[command[0]] = json.loads(run.stdout)
+    assert [p["name"] for p in outputs["platforms"]] == [p["name"] for p in api.platforms()]
+    assert outputs["workloads"]["builtin"] == api.workloads()
+    assert [g["name"] for g in outputs["workloads"]["generators"]] == ["ccbench", "periodic", "cpu-bound"]
+    assert [g["name"] for g in outputs["governors"]] == [g["name"] for g in api.governors()]
+    assert [s["name"] for s in outputs["schedulers"]] == [s["name"] for s in api.schedulers()]
+    experiments = {e["name"]: e for e in outputs["reproduce"]}
+    assert set(experiments) == {"lctes2020", "bl-mp-sched", "rcu-amp", "four-vs-eight"}
+    for e in experiments.values():
+        assert e["title"] and e["source"] and e["platform"] and e["benchmarks"] and e["reps"] >= 1
+    wrong = hetlab("reproduce", "--json")
+    assert wrong.returncode == 2 and "--json goes with --list" in wrong.stderr

@@ -26,7 +26,7 @@ REPO = TESTS.parent
 # turns under a mutex.
 PERIOD_US = 16000
 RTAPP = {
-    "global": {"calibration": "CPU4", "duration": -1},
+    "global": {"calibration": "CPU4", "duration": -1, "ftrace": "main,task,loop,event,stats"},
     "tasks": {
         "frames": {
             "policy": "SCHED_FIFO",

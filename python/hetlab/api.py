@@ -141,13 +141,14 @@ def _engine_options(
     series,
     time_limit_s,
     on_progress,
+    rtapp_logs,
 ) -> dict[str, Any]:
     """`simulate`'s keyword options, each checked for its type and range, as `_core.simulate`
     takes them; a wrong one is a HetlabError naming it (the engine checks what it owns: names
     of schedulers, governors and clusters, tunables' ranges, the time limit's)."""
     if cpu_dma_latency_us is not None:
         cpu_dma_latency_us = _integer("cpu_dma_latency_us", cpu_dma_latency_us, 0, _core.MAX_CPU_DMA_LATENCY_US)
-    for name, flag in (("trace", trace), ("intervals", intervals), ("series", series)):
+    for name, flag in (("trace", trace), ("intervals", intervals), ("series", series), ("rtapp_logs", rtapp_logs)):
         if not isinstance(flag, bool):
             raise HetlabError(f"{name} must be True or False, got {flag!r}")
     if not trace and trace_format != DEFAULT_TRACE_FORMAT:
@@ -177,6 +178,7 @@ def _engine_options(
         series=series,
         time_limit_s=_number("time_limit_s", time_limit_s),
         progress=on_progress,
+        rtapp_logs=rtapp_logs,
     )
 
 
@@ -222,11 +224,13 @@ class SimResult:
 
     summary: dict[str, Any] = field(repr=False)
     series: dict[str, Any] | None = field(repr=False)
-    trace_text: str | None = field(default=None, repr=False)
+    trace_text: str | bytes | None = field(default=None, repr=False)  # bytes for trace_format="perfetto"
     summary_json: str = field(default="", repr=False)
     plat_info_text: str | None = field(default=None, repr=False)
     intervals: dict[str, Any] | None = field(default=None, repr=False)
     platform: _core.Platform | None = field(default=None, repr=False)  # the platform it ran on
+    # rt-app's per-thread logs (`rtapp_logs=True`): thread name -> the log file's text
+    rtapp_logs: dict[str, str] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
         s = self.summary
@@ -345,6 +349,7 @@ def simulate(
     series: bool = False,
     time_limit_s: float = 3600.0,
     on_progress: Callable[[float], None] | None = None,
+    rtapp_logs: bool = False,
 ) -> SimResult:
     """Simulate `workload` on `platform`.
 
@@ -386,13 +391,16 @@ def simulate(
     trace_format: the text's layout (`TRACE_FORMATS`): `ftrace` (default), the kernel's trace
         file, which Perfetto UI and LISA's `HRTxtTraceParser` open; `trace-cmd`, what `trace-cmd
         report -R` prints, for LISA's `TxtTraceParser` (its rt-app analysis reads the markers as
-        `print` events directly).
+        `print` events directly); `perfetto`, Perfetto's native protobuf trace (`trace_text` is
+        then bytes), with named threads and counter tracks that carry their units.
     intervals: record where each thread ran (`SimResult.intervals`, from the sched_switch events).
     series: keep the per-sample time series (`SimResult.series`, `series_df()`); off by default,
         so that a long run's memory stays constant.
     time_limit_s: stop after this much simulated time.
     on_progress: called with the simulated time reached (s) every 50 ms of wall time while the
         run lasts (an exception it raises stops the run).
+    rtapp_logs: keep rt-app's per-thread logs of an rt-app workload (`SimResult.rtapp_logs`:
+        thread name -> the text rt-app writes to `<log_basename>-<thread>.log`).
 
     An unknown keyword (say `cpu_idle=`) is a TypeError; a value of the wrong type or range is a
     HetlabError naming it.
@@ -401,14 +409,28 @@ def simulate(
     engine_options = _engine_options(**options)
     handle, w_args = load_platform(platform), _workload_args(workload)
     try:
-        summary_json, columns, trace_text, plat_info_text, run_intervals = _core.simulate(
+        summary_json, columns, trace_text, plat_info_text, run_intervals, logs = _core.simulate(
             handle, *w_args, **engine_options
         )
     except ValueError as e:
         raise HetlabError(str(e)) from None
     summary = json.loads(summary_json)
     kept = _series(summary, columns) if series else None
-    return SimResult(summary, kept, trace_text, summary_json, plat_info_text, run_intervals, handle)
+    return SimResult(summary, kept, trace_text, summary_json, plat_info_text, run_intervals, handle, dict(logs))
+
+
+def rtapp_notes(workload: str | os.PathLike) -> tuple[list[str], str | None]:
+    """For an rt-app file (`*.json`): what rt-app would read past in it, one warning per line,
+    and its logs' file name prefix (`global.log_basename`; None where rt-app writes no logs).
+    Any other workload: no warnings, no prefix."""
+    spec, origin, text = _workload_args(workload)
+    if text is None or not origin.endswith(".json"):
+        return [], None
+    try:
+        warnings, basename = _core.rtapp_file_notes(origin, text)
+    except ValueError as e:
+        raise HetlabError(str(e)) from None
+    return list(warnings), basename
 
 
 def line_bytes(platform: str | os.PathLike | _core.Platform) -> int:

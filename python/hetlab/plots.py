@@ -76,15 +76,20 @@ def bar_chart(summary: pd.DataFrame, experiment: Experiment, figure: Figure, pat
     save_figure(fig, path)
 
 
+# SVG as a page inlines it: text as <text> (a font's glyphs as paths would be defined in every
+# figure again), lines simplified to half a pixel (matplotlib's default is a ninth)
+SVG_STYLE = {"svg.hashsalt": "hetlab", "svg.fonttype": "none", "path.simplify": True, "path.simplify_threshold": 0.5}
+
+
 def save_figure(fig, path: Path) -> None:
     """Writes `fig` as PNG or SVG (from the file's suffix), reproducibly: no software or date
-    stamp, fixed SVG element ids; closes it."""
+    stamp, fixed SVG element ids, SVG text as text; closes it."""
     import matplotlib
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
     if path.suffix == ".svg":
-        with matplotlib.rc_context({"svg.hashsalt": "hetlab"}):
+        with matplotlib.rc_context(SVG_STYLE):
             fig.savefig(path, format="svg", metadata={"Date": None}, bbox_inches="tight", pad_inches=0.1)
     else:
         fig.savefig(path, format="png", metadata={"Software": None}, bbox_inches="tight", pad_inches=0.1)

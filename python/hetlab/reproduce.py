@@ -17,6 +17,7 @@ and the `reproduce` subcommand: its options, `--list`, and the time line it prin
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -302,6 +303,24 @@ def listing(known: Mapping[str, Experiment] = experiments.EXPERIMENTS) -> str:
     return "\n".join(f"{e.name}  {e.title}\n{'':{len(e.name)}}  source: {e.source}" for e in known.values())
 
 
+def listing_json(known: Mapping[str, Experiment] = experiments.EXPERIMENTS) -> str:
+    """`hetlab reproduce --list --json`: each experiment's name, title, source, board, default
+    repetitions and benchmark groups, for scripts."""
+    rows = [
+        {
+            "name": e.name,
+            "title": e.title,
+            "source": e.source,
+            "platform": e.platform,
+            "reps": e.reps,
+            "benchmarks": list(dict.fromkeys(b.name for b in e.benchmarks)),
+            "groups": {name: list(groups) for name, groups in e.groups.items()},
+        }
+        for e in known.values()
+    ]
+    return json.dumps(rows, indent=2)
+
+
 def _own_defaults(experiment: Experiment) -> dict[str, object]:
     """The experiment's own options (argparse dest -> default)."""
     if experiment.settings is None:
@@ -320,6 +339,7 @@ def configure_parser(
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.add_argument("experiment", nargs="?", help=f"experiment to reproduce: {', '.join(known)}")
     p.add_argument("--list", action="store_true", help="list the experiments with their titles and sources")
+    p.add_argument("--json", action="store_true", help="with --list: the list as JSON, for scripts")
     p.add_argument(
         "--out",
         metavar="DIR",
@@ -391,8 +411,10 @@ def _settings(
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    if args.json and not args.list:
+        raise HetlabError("--json goes with --list (the experiments as JSON); a reproduction writes its files to --out")
     if args.list:
-        print(listing())
+        print(listing_json() if args.json else listing())
         return 0
     if args.experiment is None:
         raise HetlabError(

@@ -52,6 +52,73 @@ pub struct RunResult {
     pub trace: Vec<TraceEvent>,
     #[serde(skip)]
     pub trace_threads: TraceThreads,
+    /// rt-app's per-thread logs, when asked for (`SimConfig::rtapp_logs`): one per thread of an
+    /// rt-app task, in thread order.
+    #[serde(skip)]
+    pub rtapp_logs: Vec<RtappLog>,
+}
+
+/// One rt-app thread's log: a row per loop it finished (`log_timing`, src/rt-app_utils.c).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RtappLog {
+    /// The thread's name (rt-app's `<task>-<index>`, hetlab's thread names).
+    pub thread: String,
+    /// rt-app's thread index (`idx`): its place among the run's threads.
+    pub index: u32,
+    pub rows: Vec<RtappLogRow>,
+}
+
+/// One loop as rt-app's log has it; times in µs from the run's start (rt-app's are
+/// CLOCK_MONOTONIC's, whose origin is the board's boot).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RtappLogRow {
+    /// Thousands of loops of calibrated work its `run`s asked (`perf`).
+    pub perf: u64,
+    /// Wall time in its `run` and `runtime` events (`run`).
+    pub run_us: u64,
+    /// The loop's wall time, start to end (`period`).
+    pub period_us: u64,
+    pub start_us: u64,
+    pub end_us: u64,
+    /// The last timer's expiry minus the time it was reached (or their sum, with
+    /// `cumulative_slack`).
+    pub slack_us: i64,
+    /// What its `run`s and `runtime`s asked (`c_duration`).
+    pub c_run_us: u64,
+    /// Its timers' periods (`c_period`).
+    pub c_period_us: u64,
+    /// Its timers' wake-up latency (`wu_lat`).
+    pub wu_lat_us: u64,
+}
+
+impl RtappLog {
+    /// The log file rt-app writes (`<logdir>/<log_basename>-<thread>.log`): its header, then
+    /// a row per loop, in `log_timing`'s columns and widths.
+    pub fn text(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = format!(
+            "{} {:>8} {:>8} {:>8} {:>15} {:>15} {:>15} {:>10} {:>10} {:>10} {:>10}\n",
+            "#idx", "perf", "run", "period", "start", "end", "rel_st", "slack", "c_duration", "c_period", "wu_lat"
+        );
+        for r in &self.rows {
+            let _ = writeln!(
+                out,
+                "{:4} {:8} {:8} {:8} {:15} {:15} {:15} {:10} {:10} {:10} {:10}",
+                self.index,
+                r.perf,
+                r.run_us,
+                r.period_us,
+                r.start_us,
+                r.end_us,
+                r.start_us,
+                r.slack_us,
+                r.c_run_us,
+                r.c_period_us,
+                r.wu_lat_us
+            );
+        }
+        out
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Default)]

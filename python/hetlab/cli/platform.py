@@ -15,11 +15,15 @@ def cmd_export_em(args: argparse.Namespace) -> int:
     from hetlab import energy_model
 
     em = energy_model.energy_model(args.platform)
-    if args.format == "debugfs":
+    if args.format in ("debugfs", "board"):
         if not args.out or args.out == "-":  # "-" is standard output everywhere else, not a directory
-            raise CliError("--format debugfs writes a directory tree: give it with --out DIR")
-        energy_model.write_debugfs(em, args.out)
-        print(f"wrote {args.out} (laid out like /sys/kernel/debug/energy_model)")
+            raise CliError(f"--format {args.format} writes a directory tree: give it with --out DIR")
+        if args.format == "board":
+            energy_model.write_board(em, args.out)
+            print(f"wrote {args.out} (a board's root: sys/kernel/debug/energy_model and each CPU's cpu_capacity)")
+        else:
+            energy_model.write_debugfs(em, args.out)
+            print(f"wrote {args.out} (laid out like /sys/kernel/debug/energy_model)")
         return 0
     text = energy_model.toml_tables(energy_model.domains_of(em), f"exported from {em['platform']} by hetlab")
     write_output(args.out or "-", text, "energy model tables")
@@ -65,11 +69,13 @@ def configure_parser(sub: argparse._SubParsersAction) -> None:
         description="Writes the Energy Model the kernel would build for PLATFORM (its [[energy_model]] tables, else "
         "the derivation from its OPPs and dynamic-power coefficient): --format debugfs, a directory tree laid out "
         "like /sys/kernel/debug/energy_model on Linux 5.10 (what LISA's LinuxEnergyModel reads from a board); "
+        "--format board, a board's root for LISA's LinuxEnergyModel.from_target: that tree under "
+        "sys/kernel/debug/energy_model and each CPU's sys/devices/system/cpu/cpuN/cpu_capacity; "
         "--format toml, [[energy_model]] tables for a platform file.",
     )
     ex.add_argument("platform", metavar="PLATFORM", help="built-in platform name or platform .toml")
-    ex.add_argument("--format", choices=["toml", "debugfs"], default="toml", help="(default: toml)")
-    ex.add_argument("--out", metavar="PATH", help="toml: a file (default: stdout); debugfs: a new directory")
+    ex.add_argument("--format", choices=["toml", "debugfs", "board"], default="toml", help="(default: toml)")
+    ex.add_argument("--out", metavar="PATH", help="toml: a file (default: stdout); debugfs, board: a new directory")
     ex.set_defaults(func=cmd_export_em)
     im = pl_sub.add_parser(
         "import-em",

@@ -164,7 +164,7 @@ impl Engine<'_> {
         if prev.is_none() {
             self.cpufreq.cpu_busy(p);
         }
-        if self.out.tracing() {
+        if self.work.rtapp_active() {
             self.work.rtapp_switched_in(&mut self.out, t, now, cpu);
         }
     }

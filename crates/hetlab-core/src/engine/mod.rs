@@ -98,7 +98,8 @@ impl<'a> Engine<'a> {
         let perf =
             config.perf_sampling.as_ref().map(|s| PerfCounters::new(s, platform, platform.ncpus())).transpose()?;
         let RunPlan { switcher, online, cluster_of, clusters_online, user_cpus, tasks, user_tasks, .. } = plan;
-        let work = Work::new(platform, workload, tasks, plan.threads, user_tasks, plan.reference_cluster, config.trace);
+        let rtapp = crate::engine::work::RtappOutputs { trace: config.trace, logs: config.rtapp_logs };
+        let work = Work::new(platform, workload, tasks, plan.threads, user_tasks, plan.reference_cluster, rtapp);
         let threads: Vec<(usize, u32, bool)> =
             (0..work.nthreads()).map(|t| (work.task_of(t), work.tid(t), work.is_kernel(t))).collect();
         let cpufreq = Cpufreq::new(platform, &config, switcher, threads.len())?;

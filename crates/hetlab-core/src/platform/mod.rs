@@ -102,12 +102,30 @@ struct Derived {
 pub struct EmDomainSpec {
     pub cpus: Vec<usize>,
     pub ps: Vec<EmStateSpec>,
+    /// What the powers are in: mW (the default; Linux 5.10's EM, and a tree in µW read back
+    /// as mW), or an abstract scale (`"bogoWatts"`: the kernel's EM_PERF_DOMAIN_MILLIWATTS or
+    /// _MICROWATTS flag clear). EAS compares costs within one model only, so both place alike;
+    /// nothing reads an abstract scale as energy.
+    #[serde(default)]
+    pub units: EmUnits,
+}
+
+/// The units of an energy model's powers, as the kernel marks them (`units` in debugfs from
+/// Linux 5.11, `flags` bit 0 from 6.x).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub enum EmUnits {
+    #[default]
+    #[serde(rename = "milliWatts")]
+    MilliWatts,
+    #[serde(rename = "bogoWatts")]
+    BogoWatts,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EmStateSpec {
     pub frequency_khz: u32,
+    /// mW, or the abstract scale's units (`EmDomainSpec::units`).
     pub power_mw: u32,
 }
 
