@@ -5,9 +5,11 @@
  * every B and S line, as the module's debugfs test hook answers them.
  *
  *   core_replay MODEL.blob FEED [--time ROUNDS]
+ *   core_replay MODEL.blob --tree CLUSTER   < lines of "num den" pairs, one per feature
  *
  * --time replays the samples ROUNDS more times (state reset each round) and prints the
- * decision's cost, ns per sample (the fastest round), to stderr.
+ * decision's cost, ns per sample (the fastest round), to stderr. --tree walks one cluster's
+ * tree for each line of counts and prints 1 (increase_frequency) or 0.
  *
  * Build: cc -std=c99 -O2 -Wall -Wextra -Werror -I kmod kmod/test/core_replay.c
  *           kmod/anti_snoop_core.c kmod/anti_snoop_feed.c -o core_replay
@@ -169,6 +171,28 @@ static double replay(const struct as_model *m, const struct kept *lines, size_t 
 	return ns;
 }
 
+/* --tree: one verdict per line of counts. */
+static int trees(const struct as_model *m, const char *cluster)
+{
+	const struct as_tree *t = as_model_tree(m, cluster);
+	unsigned long long v[2 * AS_MAX_INPUTS];
+	u64 num[AS_MAX_INPUTS], den[AS_MAX_INPUTS];
+	unsigned int i;
+
+	if (!t)
+		die(cluster, "the model has no tree for this cluster");
+	for (;;) {
+		for (i = 0; i < 2u * t->nfeatures; i++)
+			if (scanf("%llu", &v[i]) != 1)
+				return 0;
+		for (i = 0; i < t->nfeatures; i++) {
+			num[i] = v[2 * i];
+			den[i] = v[2 * i + 1];
+		}
+		printf("%d\n", as_tree_increase(t, num, den));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static struct as_model model;
@@ -180,8 +204,9 @@ int main(int argc, char **argv)
 	long rounds = 0, r;
 	double best = 0;
 
-	if (argc != 3 && !(argc == 5 && strcmp(argv[3], "--time") == 0)) {
-		fprintf(stderr, "usage: core_replay MODEL.blob FEED [--time ROUNDS]\n");
+	if (argc != 3 && !(argc == 5 && strcmp(argv[3], "--time") == 0) &&
+	    !(argc == 4 && strcmp(argv[2], "--tree") == 0)) {
+		fprintf(stderr, "usage: core_replay MODEL.blob FEED [--time ROUNDS] | MODEL.blob --tree CLUSTER\n");
 		return 2;
 	}
 	if (argc == 5)
@@ -189,6 +214,8 @@ int main(int argc, char **argv)
 	blob = read_all(argv[1], &blob_len);
 	if (as_model_parse(&model, blob, blob_len, &why))
 		die(argv[1], why);
+	if (argc == 4)
+		return trees(&model, argv[3]);
 	feed = (char *)read_all(argv[2], &feed_len);
 	if (strncmp(feed, AS_FEED_HEADER, strlen(AS_FEED_HEADER)) != 0)
 		die(argv[2], "not a feed (no '" AS_FEED_HEADER "' header)");

@@ -276,7 +276,8 @@ mod tests {
         for (t, s) in [(0.01074, 24u32), (0.3, 24), (0.0, 24), (1e12, 32), (2.5, 0)] {
             let test = fixed_point_test(t, s);
             let th = fixed_threshold(t, s);
-            for (num, den) in [(180187u64, 1u64 << 24), (180188, 1 << 24), (5, 0), (u64::MAX, 1), (1, u64::MAX), (7, 3)] {
+            for (num, den) in [(180187u64, 1u64 << 24), (180188, 1 << 24), (5, 0), (u64::MAX, 1), (1, u64::MAX), (7, 3)]
+            {
                 let q = if den == 0 { 0 } else { (u128::from(num) << s) / u128::from(den) };
                 assert_eq!(goes_left(test, false, num, den), q <= th, "t={t} s={s} num={num} den={den}");
             }
