@@ -30,6 +30,7 @@ struct as_gov_tunables {
 struct as_cost {
 	u64 samples;
 	u64 total_ns;
+	u64 min_ns;
 	u64 max_ns;
 };
 
@@ -82,6 +83,7 @@ u32 as_cluster_of_cpu(int cpu);
 int as_debugfs_init(void);
 void as_debugfs_exit(void);
 void as_cost_add(struct as_cost *c, u64 ns);
-extern struct as_cost as_live_cost[AS_MAX_CLUSTERS], as_hook_cost[AS_MAX_CLUSTERS];
+/* per cluster: live samples whole, their counter and time reads alone, fed decisions */
+extern struct as_cost as_live_cost[AS_MAX_CLUSTERS], as_read_cost[AS_MAX_CLUSTERS], as_hook_cost[AS_MAX_CLUSTERS];
 
 #endif /* ANTI_SNOOP_H */

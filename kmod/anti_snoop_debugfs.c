@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * debugfs anti_snoop/:
- *   stats    each cluster's samples and their cost, ns from ktime_get: "live" for the
- *            governor's own samples (counters, idle times and the decision), "hook" for the fed
- *            ones (the decision alone); writing anything resets them
+ *   stats    each cluster's samples and their cost, ns from ktime_get (mean, min, max): "live"
+ *            for the governor's own samples (counters, idle times and the decision), "read" for
+ *            their counter and idle-time reads alone, "hook" for the fed ones (the decision
+ *            alone); writing anything resets them
  *   feed     (test_hook=1) write a feed (anti_snoop_feed.h): each B and S line runs the core on
  *            the policy of that cluster with the line's numbers and requests the frequency it
  *            decides, exactly as a live sample does
@@ -35,38 +36,56 @@ static struct as_cpu_in *room_cpus;
 static struct as_port_in *room_ports;
 static struct as_thread_in *room_threads;
 static const struct as_tree *hook_tree[AS_MAX_CLUSTERS];
-struct as_cost as_live_cost[AS_MAX_CLUSTERS], as_hook_cost[AS_MAX_CLUSTERS];
+struct as_cost as_live_cost[AS_MAX_CLUSTERS], as_read_cost[AS_MAX_CLUSTERS], as_hook_cost[AS_MAX_CLUSTERS];
 
 void as_cost_add(struct as_cost *c, u64 ns)
 {
-	c->samples++;
-	c->total_ns += ns;
+	if (!c->samples || ns < c->min_ns)
+		c->min_ns = ns;
 	if (ns > c->max_ns)
 		c->max_ns = ns;
+	c->samples++;
+	c->total_ns += ns;
 }
+
+static size_t cost_text(char *buf, size_t len, const char *name, const struct as_cost *c)
+{
+	return scnprintf(buf, len, " %s_samples %llu %s_mean_ns %llu %s_min_ns %llu %s_max_ns %llu", name, c->samples,
+			 name, c->samples ? div64_u64(c->total_ns, c->samples) : 0, name, c->min_ns, name, c->max_ns);
+}
+
+#define STATS_BYTES 2048
 
 static ssize_t stats_read(struct file *f, char __user *ubuf, size_t count, loff_t *pos)
 {
-	char buf[512];
+	char *buf = kmalloc(STATS_BYTES, GFP_KERNEL);
 	size_t n = 0;
+	ssize_t ret;
 	u32 c;
 
+	if (!buf)
+		return -ENOMEM;
 	for (c = 0; c < AS_MAX_CLUSTERS; c++) {
-		struct as_cost *l = &as_live_cost[c], *h = &as_hook_cost[c];
-
-		if (!l->samples && !h->samples)
+		if (!as_live_cost[c].samples && !as_hook_cost[c].samples)
 			continue;
-		n += scnprintf(buf + n, sizeof(buf) - n,
-			       "cluster %u live_samples %llu live_mean_ns %llu live_max_ns %llu hook_samples %llu hook_mean_ns %llu hook_max_ns %llu\n",
-			       c, l->samples, l->samples ? div64_u64(l->total_ns, l->samples) : 0, l->max_ns, h->samples,
-			       h->samples ? div64_u64(h->total_ns, h->samples) : 0, h->max_ns);
+		n += scnprintf(buf + n, STATS_BYTES - n, "cluster %u", c);
+		if (as_live_cost[c].samples) {
+			n += cost_text(buf + n, STATS_BYTES - n, "live", &as_live_cost[c]);
+			n += cost_text(buf + n, STATS_BYTES - n, "read", &as_read_cost[c]);
+		}
+		if (as_hook_cost[c].samples)
+			n += cost_text(buf + n, STATS_BYTES - n, "hook", &as_hook_cost[c]);
+		n += scnprintf(buf + n, STATS_BYTES - n, "\n");
 	}
-	return simple_read_from_buffer(ubuf, count, pos, buf, n);
+	ret = simple_read_from_buffer(ubuf, count, pos, buf, n);
+	kfree(buf);
+	return ret;
 }
 
 static ssize_t stats_write(struct file *f, const char __user *ubuf, size_t count, loff_t *pos)
 {
 	memset(as_live_cost, 0, sizeof(as_live_cost));
+	memset(as_read_cost, 0, sizeof(as_read_cost));
 	memset(as_hook_cost, 0, sizeof(as_hook_cost));
 	return count;
 }

@@ -357,7 +357,7 @@ static void as_sample_work(struct work_struct *work)
 	struct as_sample_in in = { 0 };
 	struct as_decision d;
 	struct as_tunables t;
-	ktime_t t0;
+	ktime_t t0, t1;
 
 	mutex_lock(&gp->lock);
 	if (!gp->started) {
@@ -375,7 +375,9 @@ static void as_sample_work(struct work_struct *work)
 	in.nports = as_counters_read(gp->cluster, gp->ports, gp->threads, AS_MAX_THREADS, &in.nthreads);
 	in.ports = gp->ports;
 	in.threads = gp->threads;
+	t1 = ktime_get();
 	if (as_policy_sample(&gp->core, &t, gp->tree, &in, &d) == 0) {
+		as_cost_add(&as_read_cost[gp->cluster], ktime_to_ns(ktime_sub(t1, t0)));
 		as_cost_add(&as_live_cost[gp->cluster], ktime_to_ns(ktime_sub(ktime_get(), t0)));
 		__cpufreq_driver_target(gp->policy, d.target_khz, CPUFREQ_RELATION_H);
 		queue_sample(gp, d.next_sample_us);
