@@ -5,6 +5,9 @@
 - model.h:    a C99 header, integer arithmetic only, for a kernel-module governor;
 - model.dot:  Graphviz, in the style of scikit-learn's export_graphviz;
 - model.txt:  the trees in the text style of the seed paper's Figure 4.
+
+`kernel_blob(model)` and `kernel_c_array(model)` give the model as the kernel module
+(kmod/, docs/kernel-module.md) reads it: `hetlab export-model --kernel` / `--kernel-c`.
 """
 
 from __future__ import annotations
@@ -384,3 +387,39 @@ def c_header(model: dict) -> str:
     for cluster, tree in model["trees"]:
         body += _c_tree(cluster, tree)
     return "\n".join(head + body + ["", f"#endif /* {guard} */", ""])
+
+
+# --- the kernel module's model (kmod/) ----------------------------------------------------------
+
+
+def kernel_blob(model: dict) -> bytes:
+    """The blob cpufreq_anti_snoop loads with request_firmware (its layout and exact integer
+    thresholds: hetlab-core's tree_blob.rs); `HetlabError` names what the module cannot take."""
+    try:
+        return _core.kernel_model_blob(model_json_text(model))
+    except ValueError as e:
+        raise HetlabError(f"{e}; retrain with `hetlab train`") from None
+
+
+def kernel_c_array(model: dict) -> str:
+    """The same bytes as a C array `as_builtin_model`, to compile into the module (the built-in
+    lctes2020-fig4 is kmod/anti_snoop_fig4.h)."""
+    blob = kernel_blob(model)
+    rows = [", ".join(f"0x{b:02x}" for b in blob[i : i + 12]) for i in range(0, len(blob), 12)]
+    name = model.get("name", "?")
+    return "\n".join(
+        [
+            "/* SPDX-License-Identifier: GPL-2.0 */",
+            f'/* The anti-snoop model "{name}" compiled into cpufreq_anti_snoop ({len(blob)} bytes),',
+            f" * written by `hetlab export-model {name} --kernel-c`; do not edit. */",
+            "#ifndef ANTI_SNOOP_BUILTIN_MODEL_H",
+            "#define ANTI_SNOOP_BUILTIN_MODEL_H",
+            "",
+            "static const u8 as_builtin_model[] = {",
+            *[f"\t{row}," for row in rows],
+            "};",
+            "",
+            "#endif /* ANTI_SNOOP_BUILTIN_MODEL_H */",
+            "",
+        ]
+    )

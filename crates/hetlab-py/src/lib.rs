@@ -164,6 +164,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tree::tree_predict, m)?)?;
     m.add_function(wrap_pyfunction!(tree::builtin_model_json, m)?)?;
     m.add_function(wrap_pyfunction!(tree::check_model, m)?)?;
+    m.add_function(wrap_pyfunction!(tree::kernel_model_blob, m)?)?;
     m.add_function(wrap_pyfunction!(read_input, m)?)?;
     m.add_function(wrap_pyfunction!(rtapp_file_notes, m)?)?;
     m.add_function(wrap_pyfunction!(board::board_command, m)?)?;

@@ -34,6 +34,7 @@ pub use config::{
     STOP_CHECK_EVENTS,
 };
 
+use crate::governor::{Decision, PolicyView};
 use crate::kernel::perf_sampling::PerfCounters;
 use crate::platform::Platform;
 use crate::random::{Rng, SeedableRng};
@@ -143,6 +144,12 @@ impl<'a> Engine<'a> {
     /// in the result (for long runs: memory stays constant).
     pub fn stream_series(&mut self, sink: impl FnMut(&SampleRow) + 'a) {
         self.out.stream_series(sink);
+    }
+
+    /// Hands every governor sample's view and decision to `sink` as it is taken (the kernel
+    /// module's conformance test records what the simulator's governors saw and decided).
+    pub fn watch_governor(&mut self, sink: impl FnMut(&PolicyView, Decision) + 'a) {
+        self.out.watch_governor(sink);
     }
 
     /// The physical core logical `cpu` runs on.
