@@ -284,6 +284,7 @@ impl Engine<'_> {
         if self.sched.entity(t).is_dl() {
             return self.dl_yield(cpu, t);
         }
+        self.sched.yield_fair(cpu, t);
         if let Some(next) = self.sched.pick_cfs(cpu, Some(t), true).filter(|&next| next != t) {
             self.switch_to(cpu, t, next);
         }

@@ -72,6 +72,8 @@ struct TaskFile {
     dl_period_us: Option<u64>,
     /// Its threads' task group (a cgroup path, e.g. `/background`).
     taskgroup: Option<String>,
+    /// A CFS task's own EEVDF slice, µs (`sched_attr.sched_runtime`, Linux 6.12; 100..=100000).
+    slice_us: Option<u32>,
     phases: Vec<PhaseFile>,
 }
 
@@ -392,6 +394,15 @@ impl TaskFile {
             Some(path) => Some(taskgroup_path(&format!("{at}.taskgroup"), &path)?).filter(|p| p != "/"),
             None => None,
         };
+        let slice_us = match self.slice_us {
+            Some(_) if !class.is_fair() => {
+                return Err(format!("{at}.slice_us: a slice is a CFS task's (policy normal, batch or idle); remove it"))
+            }
+            Some(us) if !(100..=100_000).contains(&us) => return Err(format!(
+                "{at}.slice_us must be in 100..=100000 µs (sched_setattr clamps sched_runtime to 0.1-100 ms), got {us}"
+            )),
+            s => s,
+        };
         Ok(Task {
             threads: ThreadCount::Fixed(self.threads),
             nice: self.nice,
@@ -400,6 +411,7 @@ impl TaskFile {
             uclamp,
             class,
             taskgroup,
+            slice_us,
             ..Task::new(self.name, phases)
         })
     }

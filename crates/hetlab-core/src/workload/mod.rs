@@ -556,6 +556,9 @@ pub struct Task {
     pub class: SchedClass,
     /// Its threads' task group from their start (normalised path); `None`: the root group.
     pub taskgroup: Option<String>,
+    /// A CFS task's own slice, µs (`sched_attr.sched_runtime` on SCHED_OTHER/BATCH/IDLE: its
+    /// EEVDF request, Linux 6.12+; `sched::eevdf`); `None`: the base slice.
+    pub slice_us: Option<u32>,
 }
 
 impl Task {
@@ -576,6 +579,7 @@ impl Task {
             uclamp: UclampRequest::default(),
             class: SchedClass::default(),
             taskgroup: None,
+            slice_us: None,
         }
     }
 }
