@@ -178,7 +178,7 @@ def test_every_experiments_page_is_small_valid_and_opens_in_chromium(chromium, t
     from hetlab import experiments
 
     out = tmp_path / name
-    proc = subprocess.run(
+    proc = processes.run(
         [str(BIN / "hetlab"), "reproduce", name, *PAGES[name], "--out", str(out), "--html"],
         capture_output=True,
         text=True,

@@ -7,14 +7,14 @@ crates/hetlab-linux/tests/kmod_conformance.rs; the kernel build and boot, script
 import json
 import random
 import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from hetlab import _core
+import processes
 from helpers import hetlab_cli
+from hetlab import _core
 
 KMOD = Path(__file__).parent.parent / "kmod"
 SHIPPED = KMOD / "models" / "exynos5422-significant-depth3.json"
@@ -36,7 +36,7 @@ def core_replay(tmp_path_factory):
     exe = tmp_path_factory.mktemp("kmod") / "core_replay"
     sources = [KMOD / "test" / "core_replay.c", KMOD / "anti_snoop_core.c", KMOD / "anti_snoop_feed.c"]
     flags = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Wshadow", "-Wconversion", "-Werror"]
-    subprocess.run([cc, *flags, "-I", str(KMOD), *map(str, sources), "-o", str(exe)], check=True)
+    processes.run([cc, *flags, "-I", str(KMOD), *map(str, sources), "-o", str(exe)], check=True)
     return exe
 
 
@@ -59,7 +59,7 @@ def test_an_exported_blob_splits_in_c_as_hetlab_does(tmp_path, core_replay, mode
                 num[f].append(min(max(n, 0), 2**64 - 1))
                 den[f].append(d)
         lines = "".join(f"{num[0][i]} {den[0][i]} {num[1][i]} {den[1][i]}\n" for i in range(len(den[0])))
-        out = subprocess.run(
+        out = processes.run(
             [str(core_replay), str(blob), "--tree", cluster], input=lines, capture_output=True, text=True, check=True
         )
         got = np.array([line == "1" for line in out.stdout.split()])

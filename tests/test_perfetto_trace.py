@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import collections
 import json
-import subprocess
 import sys
 
 import pytest
 
+import processes
 from helpers import hetlab_cli
 from hetlab import api
 
@@ -124,7 +124,7 @@ def test_the_cli_writes_the_binary_trace_and_its_platform_info(tmp_path):
     assert any(p.HasField("ftrace_events") for p in trace.packet)
     assert (tmp_path / "run.pftrace.plat_info.yml").exists()
     # standard output takes the bytes too
-    proc = subprocess.run(
+    proc = processes.run(
         [
             sys.executable,
             "-m",

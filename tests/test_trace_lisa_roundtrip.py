@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import collections
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import processes
 from hetlab import api, energy_model
 
 TESTS = Path(__file__).resolve().parent
@@ -30,7 +30,7 @@ CPU_IDLE_EXIT = 4294967295
 
 
 def _lisa(lisa_python: str, script: str, *args: str) -> dict:
-    proc = subprocess.run(
+    proc = processes.run(
         [lisa_python, str(TESTS / script), *map(str, args)], capture_output=True, text=True, timeout=1800
     )
     assert proc.returncode == 0, f"{script} failed:\n{proc.stderr[-4000:]}"
@@ -39,7 +39,7 @@ def _lisa(lisa_python: str, script: str, *args: str) -> dict:
 
 def _simulate(*args: str) -> dict:
     run = [sys.executable, "-m", "hetlab", "simulate", "--platform", "exynos5422", "--scheduler", "smp"]
-    proc = subprocess.run([*run, "--governor", "performance", "--json", *args], capture_output=True, text=True)
+    proc = processes.run([*run, "--governor", "performance", "--json", *args], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 

@@ -122,7 +122,7 @@ fn counts_near(rng: &mut Rng, thresholds: &[f64]) -> (u64, u64) {
 }
 
 fn synthetic(platform: &Platform, model: &AntiSnoopModel, n: usize) -> Recording {
-    let mut rng = Rng(0x5EED_0F_C0DE);
+    let mut rng = Rng(0x005E_ED0F_C0DE);
     let mut thresholds = vec![0.0];
     for (_, t) in &model.trees {
         thresholds.extend(t.nodes.iter().filter(|n| n.feature.is_some()).map(|n| n.threshold));

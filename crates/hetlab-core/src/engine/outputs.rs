@@ -38,8 +38,11 @@ pub struct Outputs<'a> {
     rt_throttles: u64,
     /// Handed every governor sample's view and decision (the kernel module's conformance test
     /// replays them through its C core).
-    governor_sink: Option<Box<dyn FnMut(&PolicyView, Decision) + 'a>>,
+    governor_sink: Option<GovernorSink<'a>>,
 }
+
+/// Called with every governor sample's view and decision.
+type GovernorSink<'a> = Box<dyn FnMut(&PolicyView, Decision) + 'a>;
 
 /// What was recorded, handed to the result at the end.
 pub struct Recorded {

@@ -398,9 +398,11 @@ impl TaskFile {
             Some(_) if !class.is_fair() => {
                 return Err(format!("{at}.slice_us: a slice is a CFS task's (policy normal, batch or idle); remove it"))
             }
-            Some(us) if !(100..=100_000).contains(&us) => return Err(format!(
+            Some(us) if !(100..=100_000).contains(&us) => {
+                return Err(format!(
                 "{at}.slice_us must be in 100..=100000 µs (sched_setattr clamps sched_runtime to 0.1-100 ms), got {us}"
-            )),
+            ))
+            }
             s => s,
         };
         Ok(Task {
