@@ -12,6 +12,7 @@ use super::sched::{
     priority, sched_class, taskgroup,
 };
 use super::warnings::Warnings;
+use crate::sched::eevdf;
 use crate::workload::{
     PhaseKind, PhaseLoop, RtappSteps, SchedAttr, Task, ThreadCount, UclampRequest, MAX_PHASE_US, MAX_THREADS,
 };
@@ -48,12 +49,13 @@ pub(super) fn task(
     let Reading { global, barrier_users, warnings } = read;
     let keys = TaskKeys::read(at, body, global, taskgroups, warnings)?;
     let deadline = keys.policy == "SCHED_DEADLINE";
-    let (class, nice) = if deadline {
-        (dl_class(at, keys.dl, keys.priority)?, None)
+    let (class, nice, slice_us) = if deadline {
+        (dl_class(at, keys.dl, keys.priority)?, None, None)
     } else {
         let runtime_key = if keys.legacy_runtime { "runtime (rt-app's legacy dl-runtime key)" } else { "dl-runtime" };
-        warn_custom_slice(at, keys.policy, (runtime_key, keys.dl), warnings);
-        sched_class(at, keys.policy, keys.priority)?
+        let slice_us = custom_slice(at, keys.policy, (runtime_key, keys.dl), Scope::Task, warnings);
+        let (class, nice) = sched_class(at, keys.policy, keys.priority)?;
+        (class, nice, slice_us)
     };
     let mut out = Unrolled::new(at, name, keys.instances, keys.delay_us, global, barrier_users, warnings);
     if keys.delay_us > 0 {
@@ -105,35 +107,56 @@ pub(super) fn task(
         uclamp: UclampRequest::new(at, keys.clamp.0, keys.clamp.1)?,
         class,
         taskgroup: keys.group.filter(|p| p != "/"),
+        slice_us,
         ..Task::new(name, phases)
     };
     Ok((task, keys.instances))
 }
 
+/// Where a `dl-runtime` was given: for the whole task, or for one of its phases.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Scope {
+    Task,
+    Phase,
+}
+
 /// `dl-runtime` (or the legacy `runtime`) without SCHED_DEADLINE: rt-app passes it in
 /// `sched_attr.sched_runtime`, which Linux 6.12 and later take as a SCHED_OTHER or SCHED_BATCH
-/// task's custom slice under EEVDF; the kernels hetlab models (3.10's and 5.10's CFS) have no
-/// EEVDF and ignore it, so the task runs with CFS's slices. The other keys of a deadline
-/// reservation mean nothing outside SCHED_DEADLINE.
-pub(super) fn warn_custom_slice(
+/// task's custom slice under EEVDF (clamped to 0.1-100 ms as `sched_setattr` does) and older
+/// kernels ignore. A task's is its slice under the 6.12 placements (`Task::slice_us`); a
+/// phase's would change the slice at each of its loops, which hetlab does not model (noted,
+/// ignored). The other keys of a deadline reservation mean nothing outside SCHED_DEADLINE.
+pub(super) fn custom_slice(
     at: &str,
     policy: &str,
     (runtime_key, dl): (&str, [Option<u64>; 3]),
+    scope: Scope,
     warnings: &mut Warnings,
-) {
+) -> Option<u32> {
     let runtime_us = dl[0].unwrap_or(0);
     if runtime_us > 0 && matches!(policy, "SCHED_OTHER" | "SCHED_BATCH") {
-        warnings.note(format!(
-            "{at}: {runtime_key} {runtime_us} µs on a {policy} task is Linux 6.12's custom slice (EEVDF, \
-             sched_attr.sched_runtime); hetlab's placements model Linux 3.10 and 5.10, whose CFS has no custom \
-             slice and ignores it: the task runs with CFS's slices"
-        ));
-    } else if dl.iter().any(|v| v.is_some_and(|us| us > 0)) {
+        let slice_us = eevdf::custom_slice_us(runtime_us as f64) as u32;
+        warnings.note(if scope == Scope::Task {
+            format!(
+                "{at}: {runtime_key} {runtime_us} µs on a {policy} task is Linux 6.12's custom slice (EEVDF, \
+                 sched_attr.sched_runtime, {slice_us} µs once clamped): the eevdf and eas-eevdf schedulers use it; \
+                 Linux 3.10 and 5.10 (the other schedulers) ignore it"
+            )
+        } else {
+            format!(
+                "{at}: {runtime_key} {runtime_us} µs on a {policy} phase is Linux 6.12's custom slice for that \
+                 phase; hetlab takes a custom slice for the whole task only and ignores this one"
+            )
+        });
+        return (scope == Scope::Task).then_some(slice_us);
+    }
+    if dl.iter().any(|v| v.is_some_and(|us| us > 0)) {
         warnings.note(format!(
             "{at}: dl-runtime, dl-period and dl-deadline mean nothing to a {policy} task (SCHED_DEADLINE's \
              reservation; a SCHED_OTHER or SCHED_BATCH slice needs Linux 6.12): ignored, as the kernel ignores them"
         ));
     }
+    None
 }
 
 /// A task's keys as given.
@@ -366,7 +389,7 @@ fn add_phases(
     for phase in &parsed {
         let policy = phase.policy.unwrap_or(task.policy);
         if !deadline && phase.policy != Some("SCHED_DEADLINE") {
-            warn_custom_slice(&phase.at, policy, ("dl-runtime", phase.dl), out.warnings());
+            custom_slice(&phase.at, policy, ("dl-runtime", phase.dl), Scope::Phase, out.warnings());
         }
     }
     let task_clamps = UclampRequest::new(at, task.clamp.0, task.clamp.1)?;

@@ -392,6 +392,9 @@ fn what_rt_app_reads_past_is_one_warning_each_and_the_file_runs() {
     assert_eq!(has("tasks.t.timer.jitter: rt-app does not read"), 1);
     assert_eq!(has("tasks.u.phases.p.colour: rt-app does not read"), 1);
     assert_eq!(has("tasks.u: dl-runtime 2000 µs on a SCHED_OTHER task is Linux 6.12's custom slice"), 1);
+    // the task's custom slice, as sched_setattr clamps it (0.1-100 ms)
+    let slice = |name: &str| file.workload.tasks.iter().find(|t| t.name == name).unwrap().slice_us;
+    assert_eq!((slice("u"), slice("v"), slice("t")), (Some(2000), Some(300), None));
     assert_eq!(has("tasks.u.sleep: an event beside `phases`"), 1);
     // rt-app reads a task's `runtime` as the legacy dl-runtime too
     assert_eq!(has("tasks.v: runtime (rt-app's legacy dl-runtime key) 300 µs on a SCHED_BATCH task"), 1);

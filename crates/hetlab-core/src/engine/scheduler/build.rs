@@ -192,9 +192,11 @@ fn entity(task: &Task, allowed: CpuMask, kernel: bool, rr_slice_ticks: u64, base
 }
 
 /// A CFS task's own slice (`sched_attr.sched_runtime`) is EEVDF's (Linux 6.12): a placement
-/// of an older kernel, which ignores it, refuses it instead.
+/// of an older kernel, which ignores it, refuses a workload file's `slice_us` (asked for by
+/// name, it would silently mean nothing) but runs an rt-app file's `dl-runtime` as rt-app on
+/// that kernel would, without it (the reader noted it).
 fn check_slices(tasks: &[Task], kernel: Kernel, placement: &str) -> Result<(), String> {
-    match tasks.iter().find(|t| t.slice_us.is_some()) {
+    match tasks.iter().find(|t| t.slice_us.is_some() && t.rtapp.is_none()) {
         Some(t) if !kernel.eevdf() => Err(format!(
             "task '{}': slice_us (sched_attr.sched_runtime of a CFS task) is an EEVDF slice of Linux 6.12, and the \
              '{placement}' scheduler models Linux {}, which ignores it; use --scheduler eevdf or eas-eevdf, or remove it",
