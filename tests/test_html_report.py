@@ -159,21 +159,7 @@ PAGES = {
 MAX_PAGE_BYTES = 1_500_000
 
 
-def _page_param(name):
-    if name == "rcu-amp":
-        return pytest.param(
-            name,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="python/hetlab/experiments/rcu_amp.py:493 (_save) writes PNG bytes whatever the suffix "
-                "(fig.savefig(path, format='png', ...)); the page asks for .svg. Fix: call "
-                "hetlab.plots.save_figure(fig, path), which writes by the suffix",
-            ),
-        )
-    return name
-
-
-@pytest.mark.parametrize("name", [_page_param(n) for n in PAGES])
+@pytest.mark.parametrize("name", PAGES)
 def test_every_experiments_page_is_small_valid_and_opens_in_chromium(chromium, tmp_path, name):
     from hetlab import experiments
 

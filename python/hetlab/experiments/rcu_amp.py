@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from hetlab import _core, api
 from hetlab.experiment import Benchmark, Chart, Claim, Config, Context, Experiment, Metric, Prepared, Table
+from hetlab.plots import save_figure
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -486,14 +487,6 @@ def _method_section() -> list[str]:
 # --- charts -------------------------------------------------------------------------------------
 
 
-def _save(fig, path: Path) -> None:
-    import matplotlib.pyplot as plt
-
-    fig.tight_layout()
-    fig.savefig(path, format="png", metadata={"Software": None}, bbox_inches="tight", pad_inches=0.1)
-    plt.close(fig)
-
-
 def _grouped(ax, data: ChartData, value, ylabel: str, configs=METHODS) -> None:
     """Bars per benchmark, one per configuration, with whiskers from min to max over the seeds."""
     import numpy as np
@@ -536,7 +529,7 @@ def draw_benefits(data: ChartData, path: Path) -> None:
     a.set_title("Energy (cluster meters)")
     _grouped(b, data, _per_seed_benefit("time_s"), "time benefit vs reference, %")
     b.set_title("Duration")
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def draw_wakeups(data: ChartData, path: Path) -> None:
@@ -566,7 +559,7 @@ def draw_wakeups(data: ChartData, path: Path) -> None:
     axes[1][0].set_title("A15 cluster power-down residency")
     _grouped(axes[1][1], data, off("a7"), "% of the run powered down", configs)
     axes[1][1].set_title("A7 cluster power-down residency")
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def draw_rcu_work(data: ChartData, path: Path) -> None:
@@ -578,7 +571,7 @@ def draw_rcu_work(data: ChartData, path: Path) -> None:
     a.set_title("RCU callback CPU time on the A15s")
     _grouped(b, data, lambda r, bb, c: _values(r, bb, c, "rcu_a7_ms"), "ms per run", configs)
     b.set_title("RCU callback CPU time on the A7s (softirq + rcuo)")
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 CHARTS = (
