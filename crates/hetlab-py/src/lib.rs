@@ -174,6 +174,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(board::govern, m)?)?;
     m.add_function(wrap_pyfunction!(board::characterize_board, m)?)?;
     m.add_function(wrap_pyfunction!(board::platform_from_board, m)?)?;
+    m.add_function(wrap_pyfunction!(board::platform_from_dt, m)?)?;
     m.add_function(wrap_pyfunction!(governors, m)?)?;
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(switching_modes, m)?)?;

@@ -57,10 +57,27 @@ def cmd_from_board(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_from_dt(args: argparse.Namespace) -> int:
+    import sys
+
+    try:
+        text, missing, notes = _core.platform_from_dt(args.file)
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    for line in notes:
+        print(f"hetlab: note: {line}", file=sys.stderr)
+    for line in missing:
+        print(f"hetlab: not in the device tree: {line}", file=sys.stderr)
+    write_output(args.out or "-", text, "platform skeleton")
+    return 0
+
+
 def configure_parser(sub: argparse._SubParsersAction) -> None:
     """`hetlab platform` and its subcommands."""
     pl = sub.add_parser(
-        "platform", help="a platform from a board, its energy model in and out (from-board, export-em, import-em)"
+        "platform",
+        help="a platform from a board or a device tree, its energy model in and out "
+        "(from-board, from-dt, export-em, import-em)",
     )
     pl_sub = pl.add_subparsers(dest="platform_command", metavar="COMMAND", required=True)
     ex = pl_sub.add_parser(
@@ -102,3 +119,15 @@ def configure_parser(sub: argparse._SubParsersAction) -> None:
     fb.add_argument("--procfs-root", metavar="DIR", default="/proc", help="where procfs is (default: /proc)")
     fb.add_argument("--out", metavar="FILE", help="where the platform goes (default: stdout)")
     fb.set_defaults(func=cmd_from_board)
+    fd = pl_sub.add_parser(
+        "from-dt",
+        help="write a platform skeleton from a device-tree source (.dts/.dtsi)",
+        description='Reads FILE (device-tree source; /include/ and #include "x" of files next to it; '
+        "#include <...> headers are skipped) and writes [[core_types]] and [[clusters]] tables: the cpu-map's "
+        "clusters, capacity-dmips-mhz, dynamic-power-coefficient, caches, operating-points-v2 (kHz, target µV, "
+        "clock-latency-ns) and cpu-idle-states. Each value's comment names the file and line; what the tree "
+        "does not give is listed on stderr. The memory system, thermal and the rest are the author's to add.",
+    )
+    fd.add_argument("file", metavar="FILE", help="a .dts or .dtsi")
+    fd.add_argument("--out", metavar="FILE", help="where the skeleton goes (default: stdout)")
+    fd.set_defaults(func=cmd_from_dt)
