@@ -438,7 +438,44 @@ def _read_csv(path: Path, columns: tuple[str, ...]):
     missing = [c for c in columns if c not in table.columns]
     if missing:
         raise HetlabError(f"'{path}' lacks the columns {', '.join(missing)}; re-run `hetlab reproduce`")
+    _check_values(table, path)
     return table
+
+
+# the integer columns a reproduction writes and their ranges: a seed is a u64, a CPU a number of
+# a platform (a CPU of 1e9 made the placement chart's colour list grow past 3.5 GB), a thread id
+# a pid (at most 2^22, PID_MAX_LIMIT)
+INTEGER_COLUMNS = {"seed": (0, 2**64 - 1), "cpu": (0, _core.MAX_CPUS - 1), "tid": (0, 1 << 22)}
+# the time columns, s: finite and within the longest run (`MAX_TIME_LIMIT_S`)
+TIME_COLUMNS = ("time_s", "start_s", "end_s")
+
+
+def _check_values(table, path: Path) -> None:
+    """Every integer column of `INTEGER_COLUMNS` whole and in range, every time finite and
+    within the longest run: a value a reproduction cannot write is refused naming the file."""
+    import numpy as np
+    import pandas as pd
+
+    for column, (lo, hi) in INTEGER_COLUMNS.items():
+        if column not in table:
+            continue
+        values = pd.to_numeric(table[column], errors="coerce").astype(float)
+        bad = ~(np.isfinite(values) & (values == np.floor(values)) & (values >= lo) & (values <= hi))
+        if bad.any():
+            raise HetlabError(
+                f"'{path}': column {column} has {str(table[column][bad].iloc[0])[:40]!r}, not a whole number "
+                f"from {lo} to {hi}; re-run `hetlab reproduce`"
+            )
+    for column in TIME_COLUMNS:
+        if column not in table:
+            continue
+        values = pd.to_numeric(table[column], errors="coerce").astype(float)
+        bad = ~(np.isfinite(values) & (values >= 0) & (values <= _core.MAX_TIME_LIMIT_S))
+        if bad.any():
+            raise HetlabError(
+                f"'{path}': column {column} has {str(table[column][bad].iloc[0])[:40]!r}, not a time from 0 to "
+                f"{_core.MAX_TIME_LIMIT_S:g} s; re-run `hetlab reproduce`"
+            )
 
 
 def _check_markdown(md: str, path: Path) -> None:

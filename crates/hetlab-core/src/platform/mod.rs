@@ -596,7 +596,7 @@ mod tests {
         let e = broken("leakage_mw = 0.0", "");
         assert!(e.contains("missing field `leakage_mw`"), "{e}");
         let e = broken("leakage_mw = 0.0", "leakage_mw = -4.0");
-        assert!(e.contains("leakage_mw must not be negative"), "{e}");
+        assert!(e.contains("leakage_mw must be within 0 mW to 100000 mW, got -4"), "{e}");
         let e = broken("clock_power_coefficient = 39.7", "clock_power_coefficient = -1.0");
         assert!(e.contains("clock_power_coefficient must not be negative"), "{e}");
         let e = broken("measured_power_coefficient = 414.0", "measured_power_coefficient = 0.0");
@@ -729,5 +729,21 @@ mod tests {
         let text = BUILTIN_PLATFORMS.iter().find(|(n, _)| *n == "exynos5433").unwrap().1;
         let e = Platform::from_toml("x.toml", &text.replacen("core_off_target_residency_us = 750", "", 1)).unwrap_err();
         assert!(e.contains("'little': give both core_off_exit_latency_us and core_off_target_residency_us"), "{e}");
+    }
+
+    /// Issue 34, class 2: every float of a platform file finite and within a physical range,
+    /// named with its unit.
+    #[test]
+    fn temperatures_caps_and_powers_have_physical_ranges_with_units() {
+        for v in ["nan", "1e308", "-300.0", "inf"] {
+            let e = broken("ambient_c = 35.0", &format!("ambient_c = {v}"));
+            assert!(e.contains("thermal.ambient_c must be within -55 °C to 125 °C"), "{e}");
+        }
+        let e = broken("temp_c = 70.0", "temp_c = nan");
+        assert!(e.contains("thermal.trips[0].temp_c must be within"), "{e}");
+        let e = broken("big = 1800000", "big = 0");
+        assert!(e.contains("caps_khz.big: 0 kHz is below the cluster's lowest OPP"), "{e}");
+        let e = broken("leakage_mw = 75.0", "leakage_mw = 1e12");
+        assert!(e.contains("leakage_mw must be within 0 mW to 100000 mW, got 1000000000000"), "{e}");
     }
 }

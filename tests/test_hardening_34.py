@@ -1,0 +1,130 @@
+"""Issue 34's hardening classes, each reproducer of the issue a regression test: every bad input
+is one `hetlab: error:` line naming the thing and the fix, a non-zero exit, no traceback and no
+file written (`one_error`)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+import processes
+
+BIN = Path(sys.executable).parent
+QUICK = ["--workload", "ccbench:size=4096,iterations=2000"]
+
+
+def hetlab(args, cwd, **kw):
+    return processes.run(
+        [sys.executable, "-m", "hetlab", *args], capture_output=True, text=True, cwd=cwd, timeout=120, **kw
+    )
+
+
+def files(d: Path) -> set[str]:
+    return {str(p.relative_to(d)) for p in d.rglob("*")}
+
+
+def one_error(args, cwd: Path, says: str = "") -> str:
+    """Runs hetlab; asserts one `hetlab: error:` line containing `says`, exit != 0, no traceback,
+    nothing on stdout and no new file in `cwd`."""
+    before = files(cwd)
+    r = hetlab(args, cwd)
+    assert r.returncode not in (0, None), r.stdout + r.stderr
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith("hetlab: error: ") and len(r.stderr.splitlines()) == 1, r.stderr
+    assert says in r.stderr, r.stderr
+    assert r.stdout == "", r.stdout
+    assert files(cwd) == before, "no partial output"
+    return r.stderr
+
+
+def exynos_text() -> str:
+    root = Path(__file__).resolve().parent.parent
+    return (root / "data" / "platforms" / "exynos5422.toml").read_text()
+
+
+def platform_file(d: Path, find: str, replace: str, name: str = "p.toml") -> Path:
+    text = exynos_text()
+    assert find in text, find
+    path = d / name
+    path.write_text(text.replace(find, replace, 1))
+    return path
+
+
+# --- class 2: non-finite and out-of-range floats from files -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "find, replace, says",
+    [
+        ("ambient_c = 35.0", "ambient_c = nan", "thermal.ambient_c must be within -55 °C to 125 °C, got NaN"),
+        ("ambient_c = 35.0", "ambient_c = 1e308", "thermal.ambient_c must be within"),
+        ("ambient_c = 35.0", "ambient_c = -300.0", "thermal.ambient_c must be within"),
+        ("temp_c = 70.0", "temp_c = nan", "thermal.trips[0].temp_c must be within"),
+        ("big = 1800000", "big = 0", "below the cluster's lowest OPP"),
+        ("leakage_mw = 75.0", "leakage_mw = 1e12", "leakage_mw must be within 0 mW to 100000 mW"),
+    ],
+)
+@pytest.mark.parametrize("mode", [[], ["--json"]])
+def test_platform_floats_out_of_their_physical_range_are_one_line(tmp_path, find, replace, says, mode):
+    src = tmp_path / "src"
+    src.mkdir()
+    path = platform_file(src, find, replace)
+    one_error(["simulate", "--platform", str(path), *QUICK, *mode], tmp_path, says)
+
+
+def test_advise_refuses_an_out_of_range_platform_in_one_line(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    path = platform_file(src, "leakage_mw = 75.0", "leakage_mw = 1e12")
+    one_error(["advise", "--platform", str(path), QUICK[1]], tmp_path, "leakage_mw must be within")
+
+
+def test_thermal_runaway_is_an_error_never_null_energies(tmp_path):
+    """Values each inside its range that together heat a cluster without bound: the run is an
+    error naming the cluster and the fields, under --json too (it printed null energies)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    path = platform_file(src, "leakage_mw = 75.0", "leakage_mw = 100000.0")
+    text = path.read_text().replace("thermal_resistance_c_per_w = ", "thermal_resistance_c_per_w = 1e6 # ", 2)
+    text = text.replace("thermal_capacitance_j_per_c = ", "thermal_capacitance_j_per_c = 1e-9 # ", 2)
+    path.write_text(text)
+    for mode in ([], ["--json"]):
+        one_error(["simulate", "--platform", str(path), *QUICK, *mode], tmp_path, "thermal runaway")
+
+
+@pytest.fixture(scope="module")
+def reproduced(tmp_path_factory) -> Path:
+    """A small reproduction's folder (four-vs-eight, one benchmark, one seed: seconds)."""
+    out = tmp_path_factory.mktemp("reproduced") / "out"
+    r = hetlab(["reproduce", "four-vs-eight", "--benchmarks", "dhrystone", "--reps", "1", "--out", str(out)], None)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def damaged(reproduced: Path, tmp_path: Path, name: str, column: str, value: str) -> Path:
+    """A copy of the folder with `column` of the first row of `name` set to `value`."""
+    import pandas as pd
+
+    out = tmp_path / "out"
+    shutil.copytree(reproduced, out)
+    table = pd.read_csv(out / name)
+    table[column] = table[column].astype(object)
+    table.loc[0, column] = value
+    table.to_csv(out / name, index=False)
+    return out
+
+
+@pytest.mark.parametrize(
+    "name, column, value, says",
+    [
+        ("runs.csv", "seed", "inf", "column seed has 'inf', not a whole number from 0 to"),
+        ("runs.csv", "seed", "-1", "column seed has '-1'"),
+        ("series.csv", "time_s", "nan", "column time_s has 'nan'"),
+    ],
+)
+def test_report_refuses_values_no_reproduction_writes(reproduced, tmp_path, name, column, value, says):
+    out = damaged(reproduced, tmp_path, name, column, value)
+    one_error(["report", str(out)], tmp_path, says)
