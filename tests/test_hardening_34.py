@@ -4,6 +4,7 @@ file written (`one_error`)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -128,3 +129,72 @@ def damaged(reproduced: Path, tmp_path: Path, name: str, column: str, value: str
 def test_report_refuses_values_no_reproduction_writes(reproduced, tmp_path, name, column, value, says):
     out = damaged(reproduced, tmp_path, name, column, value)
     one_error(["report", str(out)], tmp_path, says)
+
+
+# --- class 3: outputs written over the command's own inputs ----------------------------------
+
+
+def unchanged(path: Path):
+    """Asserts `path`'s bytes are the same after the block as before it."""
+    before = path.read_bytes()
+    return lambda: path.read_bytes() == before
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    """A workload file and a platform file (copies of the built-in ones) in `tmp_path/in`."""
+    root = Path(__file__).resolve().parent.parent
+    d = tmp_path / "in"
+    d.mkdir()
+    shutil.copy(root / "data" / "workloads" / "bbench.toml", d / "w.toml")
+    shutil.copy(root / "data" / "platforms" / "exynos5422.toml", d / "p.toml")
+    return d
+
+
+def refused_over_input(args, cwd: Path, victim: Path) -> None:
+    same = unchanged(victim)
+    one_error(args, cwd, "it is this command's input")
+    assert same(), f"{victim} was changed"
+
+
+def test_simulate_trace_onto_its_workload_is_refused(inputs, tmp_path):
+    w = inputs / "w.toml"
+    refused_over_input(["simulate", "--workload", str(w), "--time-limit", "0.01", "--trace", str(w)], tmp_path, w)
+
+
+def test_simulate_series_onto_its_platform_by_a_link_is_refused(inputs, tmp_path):
+    """Another path to the same file (a hard link) is the same input: compared by inode."""
+    p = inputs / "p.toml"
+    os.link(p, inputs / "alias.toml")
+    args = ["simulate", "--platform", str(p), *QUICK, "--series", str(inputs / "alias.toml")]
+    refused_over_input(args, tmp_path, p)
+
+
+def test_advise_plot_onto_its_workload_is_refused(inputs, tmp_path):
+    w = inputs / "w.toml"
+    refused_over_input(["advise", str(w), "--plot", str(w)], tmp_path, w)
+
+
+def test_characterize_out_onto_its_platform_is_refused(inputs, tmp_path):
+    p = inputs / "p.toml"
+    refused_over_input(["characterize", "--platform", str(p), "--out", str(p)], tmp_path, p)
+
+
+def test_profile_out_onto_the_profiled_program_is_refused(tmp_path):
+    program = tmp_path / "prog.sh"
+    program.write_text("#!/bin/sh\ntrue\n")
+    program.chmod(0o755)
+    refused_over_input(["profile", "--out", str(program), "--", str(program)], tmp_path, program)
+
+
+def test_report_out_onto_its_runs_csv_is_refused(reproduced, tmp_path):
+    out = tmp_path / "out"
+    shutil.copytree(reproduced, out)
+    refused_over_input(["report", str(out), "--out", str(out / "runs.csv")], tmp_path, out / "runs.csv")
+
+
+def test_import_em_out_inside_the_tree_it_reads_is_refused(tmp_path):
+    tree = tmp_path / "em"
+    r = hetlab(["platform", "export-em", "exynos5422", "--format", "debugfs", "--out", str(tree)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    one_error(["platform", "import-em", str(tree), "--out", str(tree / "em.toml")], tmp_path, "input directory")

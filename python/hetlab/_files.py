@@ -13,6 +13,11 @@ a board's trees, and input files, are read in Rust: hetlab_linux::infile.)
   (a link planted in a shared directory must not redirect a root write).
 Failures raise `OutputError`, one line naming the file, the reason and the fix.
 
+`command_inputs` marks the inputs of one command (its declared input paths, and every file read
+through `note_input`); while it lasts, `check_output_path`, `write_output`, `staging_folder` and
+`temporary_path` refuse an output that is one of them (the same device and inode, whatever path
+or link names it) or lies inside an input directory, in one line, before anything is written.
+
 `staging_folder` is how a set of files is written (a reproduction's outputs, a trained model):
 into a new folder beside them, then each moved into place with a rename, so none is ever seen
 half-written; a failure leaves the old files and no folder.
@@ -36,6 +41,66 @@ OUTPUT_MODE = 0o644
 
 class OutputError(ValueError):
     """An output file cannot be written; the message names it, the reason and the fix."""
+
+
+# (shown path, st_dev, st_ino, is a directory) of the running command's inputs; None outside a
+# command (a direct API call), where nothing is compared
+_inputs: list[tuple[str, int, int, bool]] | None = None
+
+
+@contextmanager
+def command_inputs(paths: Iterator[str] | list[str] = ()) -> Iterator[None]:
+    """The scope of one command: `paths` (existing files or directories) and every file later
+    given to `note_input` are its inputs, which no output may replace."""
+    global _inputs
+    previous, _inputs = _inputs, []
+    try:
+        for path in paths:
+            note_input(path)
+        yield
+    finally:
+        _inputs = previous
+
+
+def note_input(path: str | os.PathLike) -> None:
+    """Marks `path` as an input of the running command (nothing outside one, or if it is gone)."""
+    if _inputs is None:
+        return
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return
+    _inputs.append((str(path), st.st_dev, st.st_ino, stat.S_ISDIR(st.st_mode)))
+
+
+def check_not_input(path: str | os.PathLike, what: str = "output") -> None:
+    """Raises `OutputError` when `path` is an input of the running command, or lies inside an
+    input directory (compared by device and inode, so another path or a link to it is seen)."""
+    if not _inputs or str(path) == "-":
+        return
+    p = Path(os.path.abspath(path))
+    try:
+        st = os.stat(p)
+        own = (st.st_dev, st.st_ino)
+    except OSError:
+        own = None
+    for shown, dev, ino, _is_dir in _inputs:
+        if own == (dev, ino):
+            raise OutputError(
+                f"cannot write {what} '{path}': it is this command's input '{shown}', which it would overwrite; "
+                "give another output path"
+            )
+    for parent in p.parents:
+        try:
+            st = os.stat(parent)
+        except OSError:
+            continue
+        for shown, dev, ino, is_dir in _inputs:
+            if is_dir and (st.st_dev, st.st_ino) == (dev, ino):
+                raise OutputError(
+                    f"cannot write {what} '{path}': it is inside this command's input directory '{shown}'; "
+                    "give an output path outside it"
+                )
 
 
 def _umask() -> int:
@@ -88,6 +153,7 @@ def check_output_path(path: str | os.PathLike, what: str = "output") -> None:
     directory, a refused node or link): commands check before long runs, not after."""
     if str(path) == "-":
         return
+    check_not_input(path, what)
     p = Path(path)
     try:
         st = os.lstat(p)
@@ -189,11 +255,15 @@ def staging_folder(
     with os.replace (so each appears whole and replaces its old version, in name order). The
     folder is removed however the block ends."""
     dest = Path(dest)
+    check_not_input(dest)
     staging = Path(tempfile.mkdtemp(dir=dest if within is None else within, prefix=prefix))
     try:
         yield staging
+        entries = sorted(staging.iterdir())
+        for entry in entries:  # all checked before any is moved: nothing half replaced
+            check_not_input(dest / entry.name)
         dest.mkdir(exist_ok=True)
-        for entry in sorted(staging.iterdir()):
+        for entry in entries:
             os.replace(entry, dest / entry.name)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -203,6 +273,7 @@ def temporary_path(path: str | os.PathLike) -> Path:
     """A new, empty file with a random name beside `path` (O_EXCL|O_NOFOLLOW, mode 0600), for a
     writer that needs a file name (Parquet); the caller renames it over `path` or removes it."""
     path = Path(path)
+    check_not_input(path)
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:

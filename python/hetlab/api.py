@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hetlab import _core
+from hetlab._files import note_input
 
 DEFAULT_PLATFORM: str = _core.DEFAULT_PLATFORM
 TRACE_FORMATS: tuple[str, ...] = tuple(_core.TRACE_FORMATS)  # `simulate(trace_format=)`
@@ -31,9 +32,11 @@ def _read(path: str, what: str) -> str:
     """An input file's text, read in Rust as every input is (a regular file, bounded, UTF-8:
     a FIFO or /dev/zero given as a file is refused, never waited on or read into memory)."""
     try:
-        return _core.read_input(str(path))
+        text = _core.read_input(str(path))
     except ValueError as e:
         raise HetlabError(f"cannot read {what} file '{path}': {e}; give a TOML/JSON {what} file") from None
+    note_input(path)
+    return text
 
 
 def _spec(value: str | os.PathLike, what: str) -> tuple[str, bool]:

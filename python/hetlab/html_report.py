@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hetlab import _core
+from hetlab._files import note_input
 from hetlab.api import HetlabError, SimResult
 from hetlab.page_figures import PageFigures, read_svg
 
@@ -418,9 +419,11 @@ MAX_MARKDOWN_NESTING = 32
 
 def _read_text(path: Path) -> str:
     try:
-        return _core.read_input(str(path))
+        text = _core.read_input(str(path))
     except ValueError as e:
         raise HetlabError(f"cannot read '{path}': {e}; give a folder `hetlab reproduce` wrote") from None
+    note_input(path)
+    return text
 
 
 def _read_csv(path: Path, columns: tuple[str, ...]):

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 from hetlab import _core
-from hetlab._files import write_output
+from hetlab._files import note_input, write_output
 from hetlab.api import HetlabError
 from hetlab.train import INCREASE, fixed_threshold
 
@@ -42,6 +42,7 @@ def read_model(path: str | os.PathLike) -> dict:
         text = _core.read_input(str(path))
     except ValueError as e:  # read in Rust: a regular file, bounded, UTF-8
         raise HetlabError(f"cannot read model file '{path}': {e}; pass a model.json from `hetlab train`") from None
+    note_input(path)
     try:
         model = json.loads(text)
     except RecursionError:

@@ -14,7 +14,7 @@ import sys
 import threading
 
 from hetlab import api
-from hetlab._files import OutputError
+from hetlab._files import OutputError, command_inputs
 from hetlab.cli import board, catalogue, experiments, model, platform, simulate
 from hetlab.cli.values import CliError
 
@@ -166,10 +166,48 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, previous)
 
 
+# The options that name a command's inputs (files, or trees it reads), by command function: no
+# output of the command may replace one or lie inside one (`_files.command_inputs`). `report`'s
+# DIR is not one (its page goes there): the files it reads in it are marked as it reads them.
+INPUT_OPTIONS = {
+    "cmd_simulate": ("platform", "workload", "model"),
+    "cmd_characterize": ("platform",),
+    "cmd_govern": ("platform", "model"),
+    "cmd_train": ("sweep", "reference"),
+    "cmd_show_model": ("model",),
+    "cmd_export_model": ("model",),
+    "cmd_profile": ("platform", "program"),
+    "cmd_reproduce": ("platform", "workload", "model"),
+    "cmd_advise": ("platform", "workload"),
+    "cmd_export_em": ("platform",),
+    "cmd_import_em": ("dir",),
+    "cmd_from_board": ("template", "sysfs_root", "procfs_root"),
+}
+
+
+def _declared_inputs(args: argparse.Namespace) -> list[str]:
+    """The existing paths the command's input options name (a profiled program by its PATH)."""
+    import shutil
+
+    names = INPUT_OPTIONS.get(getattr(args.func, "__name__", ""), ())
+    found = []
+    for name in names:
+        if name == "program":
+            argv = getattr(args, "command_argv", None) or []
+            argv = argv[1:] if argv[:1] == ["--"] else argv
+            value = (shutil.which(argv[0]) or argv[0]) if argv else None
+        else:
+            value = getattr(args, name, None)
+        if isinstance(value, str) and value and os.path.exists(value):
+            found.append(value)
+    return found
+
+
 def _run(args: argparse.Namespace) -> int:
     """Runs the command; every failure becomes one error line and an exit code."""
     try:
-        code = args.func(args)
+        with command_inputs(_declared_inputs(args)):
+            code = args.func(args)
         sys.stdout.flush()  # a full disk or a closed pipe on stdout shows here, not at exit
         return code
     except (CliError, api.HetlabError, OutputError) as e:
