@@ -198,3 +198,108 @@ def test_import_em_out_inside_the_tree_it_reads_is_refused(tmp_path):
     r = hetlab(["platform", "export-em", "exynos5422", "--format", "debugfs", "--out", str(tree)], tmp_path)
     assert r.returncode == 0, r.stderr
     one_error(["platform", "import-em", str(tree), "--out", str(tree / "em.toml")], tmp_path, "input directory")
+
+
+# --- class 7: typed one-line errors from every public API function ---------------------------
+
+import inspect  # noqa: E402
+import typing  # noqa: E402
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import hetlab  # noqa: E402
+from hetlab import _checked  # noqa: E402
+from hetlab.api import HetlabError  # noqa: E402
+
+ANY_VALUE = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.binary(max_size=6),
+    st.lists(st.one_of(st.integers(), st.text(max_size=4), st.floats()), max_size=3),
+    st.dictionaries(st.text(max_size=4), st.one_of(st.integers(), st.text(max_size=4), st.none()), max_size=2),
+    st.just(object()),
+)
+
+
+def _public_functions() -> list:
+    return [f for f in _checked.PUBLIC if not f.__qualname__.startswith("SimResult.")]
+
+
+def test_every_public_function_is_checked():
+    """Every function `hetlab` exports, and SimResult's methods that take arguments, go through
+    `_checked.checked` (a new one that does not fails here)."""
+    wrapped = {getattr(f, "__wrapped__", None) for f in _checked.PUBLIC}
+    for name in hetlab.__all__:
+        obj = getattr(hetlab, name)
+        if inspect.isfunction(obj):
+            assert obj in _checked.PUBLIC, f"hetlab.{name} is not wrapped by _checked.checked"
+    for name, method in inspect.getmembers(hetlab.SimResult, inspect.isfunction):
+        takes = [p for p in inspect.signature(method).parameters if p != "self"]
+        if not name.startswith("_") and takes:
+            assert getattr(hetlab.SimResult, name) in _checked.PUBLIC or method in wrapped, name
+
+
+@settings(
+    max_examples=int(os.environ.get("HETLAB_FUZZ_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(data=st.data())
+def test_any_bad_argument_of_any_public_function_is_one_hetlab_error_line(data):
+    """One argument of one public function given a value its annotation does not take (the
+    others left at their defaults, required ones given a bad value too): a HetlabError of one
+    line naming the function, never a TypeError, ValueError, KeyError or a traceback from below.
+    Values that the annotation takes are skipped: they would run simulations or the board."""
+    func = data.draw(st.sampled_from(_public_functions()), label="function")
+    signature = inspect.signature(func)
+    hints = typing.get_type_hints(func.__wrapped__)
+    params = [
+        p
+        for p in signature.parameters.values()
+        if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    ]
+    if not params:  # governors(), platforms(), ...: an argument they do not take
+        with pytest.raises(HetlabError, match="got an unexpected keyword argument"):
+            func(surprise=data.draw(ANY_VALUE))
+        return
+    target = data.draw(st.sampled_from(params), label="argument")
+    value = data.draw(ANY_VALUE.filter(lambda v: not _checked.matches(hints.get(target.name, typing.Any), v)))
+    kwargs = {target.name: value}
+    for p in params:  # required arguments: a bad value each, so nothing runs
+        if p.default is inspect.Parameter.empty and p.name not in kwargs:
+            kwargs[p.name] = object()
+    with pytest.raises(HetlabError) as e:
+        func(**kwargs)
+    assert len(str(e.value).splitlines()) == 1, str(e.value)
+
+
+@pytest.fixture(scope="module")
+def small_result():
+    return hetlab.simulate(workload="ccbench:size=4096,iterations=2000")
+
+
+@pytest.mark.parametrize(
+    "call, says",
+    [
+        (lambda r: hetlab.simulate_reps("3"), "reps must be an integer, got '3'"),
+        (lambda r: hetlab.simulate_reps(2, workers="x"), "workers must be an integer"),
+        (lambda r: hetlab.simulate_reps(2, progress=5), "progress must be a function"),
+        (lambda r: hetlab.characterize(5), "characterize(): out must be a string, got 5"),
+        (lambda r: hetlab.characterize("x.parquet", reps="2"), "characterize(): reps must be an integer"),
+        (lambda r: hetlab.characterize("x.parquet", run_s=float("nan")), "run_s must be a finite number"),
+        (lambda r: hetlab.govern(5), "govern(): governor must be a string, got 5"),
+        (lambda r: hetlab.govern("ondemand", tunables={"up_threshold": "high"}), "govern(): tunables must be a dict"),
+        (lambda r: hetlab.chase(sizes=[1.5]), "chase(): sizes must be"),
+        (lambda r: hetlab.chase(cpu="0"), "chase(): cpu must be an integer or None"),
+        (lambda r: r.cluster("prime"), "SimResult.cluster(): no cluster 'prime' in this run; give one of"),
+        (lambda r: r.cluster(5), "SimResult.cluster(): name must be a string, got 5"),
+    ],
+)
+def test_the_reviews_api_tracebacks_are_one_hetlab_error_line(small_result, call, says):
+    with pytest.raises(HetlabError) as e:
+        call(small_result)
+    assert says in str(e.value) and len(str(e.value).splitlines()) == 1, str(e.value)

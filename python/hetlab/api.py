@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hetlab import _core
+from hetlab._checked import checked
 from hetlab._files import note_input
 
 DEFAULT_PLATFORM: str = _core.DEFAULT_PLATFORM
@@ -21,6 +22,7 @@ DEFAULT_TRACE_FORMAT = "ftrace"
 DEFAULT_SEED = 1
 MAX_SEED = (1 << 64) - 1  # seeds are u64 in the engine
 MAX_REPS = 100_000  # repetitions of one run (each keeps its summary in memory)
+MAX_WORKERS = 1024  # threads of one simulate_reps (far above any machine's cores)
 MAX_KHZ = (1 << 32) - 1  # frequencies are u32 kHz, as in cpufreq
 
 
@@ -102,7 +104,7 @@ def _text(name: str, value: Any) -> str:
 
 def _items(name: str, value: Any, example: str) -> list:
     """A list or tuple of items; a string is refused, not taken as its characters."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise HetlabError(f"{name} must be a list, e.g. {example}, got {value!r}")
     return list(value)
 
@@ -283,11 +285,13 @@ class SimResult:
         """Each time a thread entered a phase with a `mark`: time_s, tid, name (time order)."""
         return self.summary["marks"]
 
+    @checked
     def cluster(self, name: str) -> dict[str, Any]:
         for c in self.summary["clusters"]:
             if c["name"] == name:
                 return c
-        raise KeyError(name)
+        names = ", ".join(c["name"] for c in self.summary["clusters"])
+        raise HetlabError(f"SimResult.cluster(): no cluster '{name}' in this run; give one of {names}")
 
     def series_df(self):
         """The time series as a pandas DataFrame (one row per governor sample; a run made with
@@ -326,6 +330,7 @@ class SimResult:
         return self.summary_json
 
 
+@checked(types=False)
 def simulate(
     platform: str | os.PathLike | _core.Platform = DEFAULT_PLATFORM,
     workload: str = "ccbench:size=1048576,pattern=random",
@@ -485,6 +490,7 @@ def check_reps(reps: int, seed: int) -> None:
         raise HetlabError(f"--seed must be in 0..{MAX_SEED - reps + 1}{runs}, got {seed}")
 
 
+@checked(types=False)
 def simulate_reps(
     reps: int,
     *,
@@ -496,6 +502,10 @@ def simulate_reps(
     """`reps` runs with seeds seed, seed+1, ...; runs in parallel threads (the Rust engine
     releases the GIL). `progress` wraps the iterator of finished runs (e.g. tqdm)."""
     check_reps(reps, seed)
+    if workers is not None:
+        _integer("workers", workers, 1, MAX_WORKERS)
+    if progress is not None and not callable(progress):
+        raise HetlabError(f"progress must be a function wrapping an iterable (e.g. tqdm), got {progress!r}")
     workers = workers or min(reps, os.cpu_count() or 1)
     pool = ThreadPoolExecutor(max_workers=workers)
     try:
@@ -507,26 +517,31 @@ def simulate_reps(
         pool.shutdown(wait=False, cancel_futures=True)
 
 
+@checked
 def governors() -> list[dict[str, Any]]:
     """Governors with their tunables (sysfs names, defaults, units)."""
     return json.loads(_core.governors())
 
 
+@checked
 def switching_modes() -> list[dict[str, Any]]:
     """The big.LITTLE switching modes: name and summary."""
     return json.loads(_core.switching_modes())
 
 
+@checked
 def schedulers() -> list[dict[str, Any]]:
     """Placement policies with their tunables (sysfs names, defaults)."""
     return json.loads(_core.schedulers())
 
 
+@checked
 def platforms() -> list[dict[str, Any]]:
     """Built-in platforms with their clusters and OPP tables."""
     return [json.loads(_core.Platform(name).summary()) for name in _core.builtin_platforms()]
 
 
+@checked
 def workloads() -> list[str]:
     """Built-in named workloads (generators are listed in `hetlab workloads`)."""
     return list(_core.builtin_workloads())
@@ -551,6 +566,7 @@ class ChaseResult:
         return self.report["points"]
 
 
+@checked
 def chase(
     sizes: str | Sequence[int] | None = None,
     *,
@@ -596,6 +612,7 @@ class PingpongResult:
     text: str
 
 
+@checked
 def pingpong(cpus: str | None = None, *, round_trips: int | None = None, repeats: int | None = None) -> PingpongResult:
     """The native inter-core latency on this machine: a cache line bounced between two pinned
     threads for every ordered pair of `cpus` (`"0-3,7"`; default: every CPU this process may
@@ -628,6 +645,7 @@ class GovernResult:
     restored: list[str]
 
 
+@checked
 def govern(
     governor: str,
     *,

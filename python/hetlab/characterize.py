@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from hetlab import _core, api
+from hetlab._checked import checked
 from hetlab._files import check_output_path, publish, temporary_path, write_output
 from hetlab.api import HetlabError
 from hetlab.executor import DaskExecutor, LocalExecutor, check_workers, using
@@ -50,6 +51,7 @@ def sweep_plan(platform: str | _core.Platform, sweep: dict, flags: str = "--"):
         raise HetlabError(re.sub(r"(?<![\w-])--(?=reps|run-s|sizes|active-opp)", flags, message)) from None
 
 
+@checked
 def characterize(
     out: str,
     platform: str = api.DEFAULT_PLATFORM,
