@@ -4,14 +4,21 @@ file written (`one_error`)."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import sys
+import typing
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+import hetlab as hl
 import processes
+from hetlab import _checked
+from hetlab.api import HetlabError
 
 BIN = Path(sys.executable).parent
 QUICK = ["--workload", "ccbench:size=4096,iterations=2000"]
@@ -202,16 +209,6 @@ def test_import_em_out_inside_the_tree_it_reads_is_refused(tmp_path):
 
 # --- class 7: typed one-line errors from every public API function ---------------------------
 
-import inspect  # noqa: E402
-import typing  # noqa: E402
-
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-import hetlab  # noqa: E402
-from hetlab import _checked  # noqa: E402
-from hetlab.api import HetlabError  # noqa: E402
-
 ANY_VALUE = st.one_of(
     st.none(),
     st.booleans(),
@@ -233,14 +230,14 @@ def test_every_public_function_is_checked():
     """Every function `hetlab` exports, and SimResult's methods that take arguments, go through
     `_checked.checked` (a new one that does not fails here)."""
     wrapped = {getattr(f, "__wrapped__", None) for f in _checked.PUBLIC}
-    for name in hetlab.__all__:
-        obj = getattr(hetlab, name)
+    for name in hl.__all__:
+        obj = getattr(hl, name)
         if inspect.isfunction(obj):
-            assert obj in _checked.PUBLIC, f"hetlab.{name} is not wrapped by _checked.checked"
-    for name, method in inspect.getmembers(hetlab.SimResult, inspect.isfunction):
+            assert obj in _checked.PUBLIC, f"hl.{name} is not wrapped by _checked.checked"
+    for name, method in inspect.getmembers(hl.SimResult, inspect.isfunction):
         takes = [p for p in inspect.signature(method).parameters if p != "self"]
         if not name.startswith("_") and takes:
-            assert getattr(hetlab.SimResult, name) in _checked.PUBLIC or method in wrapped, name
+            assert getattr(hl.SimResult, name) in _checked.PUBLIC or method in wrapped, name
 
 
 @settings(
@@ -279,22 +276,22 @@ def test_any_bad_argument_of_any_public_function_is_one_hetlab_error_line(data):
 
 @pytest.fixture(scope="module")
 def small_result():
-    return hetlab.simulate(workload="ccbench:size=4096,iterations=2000")
+    return hl.simulate(workload="ccbench:size=4096,iterations=2000")
 
 
 @pytest.mark.parametrize(
     "call, says",
     [
-        (lambda r: hetlab.simulate_reps("3"), "reps must be an integer, got '3'"),
-        (lambda r: hetlab.simulate_reps(2, workers="x"), "workers must be an integer"),
-        (lambda r: hetlab.simulate_reps(2, progress=5), "progress must be a function"),
-        (lambda r: hetlab.characterize(5), "characterize(): out must be a string, got 5"),
-        (lambda r: hetlab.characterize("x.parquet", reps="2"), "characterize(): reps must be an integer"),
-        (lambda r: hetlab.characterize("x.parquet", run_s=float("nan")), "run_s must be a finite number"),
-        (lambda r: hetlab.govern(5), "govern(): governor must be a string, got 5"),
-        (lambda r: hetlab.govern("ondemand", tunables={"up_threshold": "high"}), "govern(): tunables must be a dict"),
-        (lambda r: hetlab.chase(sizes=[1.5]), "chase(): sizes must be"),
-        (lambda r: hetlab.chase(cpu="0"), "chase(): cpu must be an integer or None"),
+        (lambda r: hl.simulate_reps("3"), "reps must be an integer, got '3'"),
+        (lambda r: hl.simulate_reps(2, workers="x"), "workers must be an integer"),
+        (lambda r: hl.simulate_reps(2, progress=5), "progress must be a function"),
+        (lambda r: hl.characterize(5), "characterize(): out must be a string, got 5"),
+        (lambda r: hl.characterize("x.parquet", reps="2"), "characterize(): reps must be an integer"),
+        (lambda r: hl.characterize("x.parquet", run_s=float("nan")), "run_s must be a finite number"),
+        (lambda r: hl.govern(5), "govern(): governor must be a string, got 5"),
+        (lambda r: hl.govern("ondemand", tunables={"up_threshold": "high"}), "govern(): tunables must be a dict"),
+        (lambda r: hl.chase(sizes=[1.5]), "chase(): sizes must be"),
+        (lambda r: hl.chase(cpu="0"), "chase(): cpu must be an integer or None"),
         (lambda r: r.cluster("prime"), "SimResult.cluster(): no cluster 'prime' in this run; give one of"),
         (lambda r: r.cluster(5), "SimResult.cluster(): name must be a string, got 5"),
     ],

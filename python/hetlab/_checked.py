@@ -20,7 +20,8 @@ import numbers
 import os
 import types
 import typing
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 PUBLIC: list[Callable] = []
 
