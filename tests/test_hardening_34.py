@@ -300,3 +300,74 @@ def test_the_reviews_api_tracebacks_are_one_hetlab_error_line(small_result, call
     with pytest.raises(HetlabError) as e:
         call(small_result)
     assert says in str(e.value) and len(str(e.value).splitlines()) == 1, str(e.value)
+
+
+# --- class 1: total bounds on every input, checked before work starts ------------------------
+
+
+def copied(reproduced: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "out"
+    shutil.copytree(reproduced, out)
+    return out
+
+
+@pytest.mark.parametrize(
+    "name, text, says",
+    [
+        ("report.md", "\n\n" + "x" * (600 * 1024), "more than the 524288 of any report hetlab writes"),
+        # 800 KB of `*a` took 144 s in python-markdown
+        ("report.md", "\n\n" + "*a" * (40 * 1024), "has a paragraph of 8192"),
+        # one CPU number of 1e9 grew the placement chart's colours past 3.5 GB
+        (
+            "intervals.csv",
+            "label,config,seed,tid,thread,cpu,start_s,end_s\nx,y,1,1,t,1000000000,0,1\n",
+            "column cpu has '1000000000', not a whole number from 0 to 63",
+        ),
+        ("intervals.csv", "label,cpu\n" + "x,1\n" * 1_000_001, "more than the 1000000 of any table"),
+    ],
+)
+def test_report_readers_have_bounds(reproduced, tmp_path, name, text, says):
+    out = copied(reproduced, tmp_path)
+    with (out / name).open("a") as f:
+        f.write(text)
+    one_error(["report", str(out)], tmp_path, says)
+
+
+def test_report_has_a_time_limit(reproduced, tmp_path):
+    out = copied(reproduced, tmp_path)
+    one_error(["report", str(out), "--time-limit", "nan"], tmp_path, "--time-limit nan s is out of range")
+    one_error(["report", str(out), "--time-limit", "0.001"], tmp_path, "took longer than --time-limit 0.001 s")
+
+
+@pytest.mark.parametrize("value", ["nan", "-1", "0", "1e308"])
+def test_advise_and_reproduce_check_their_time_limit_first(tmp_path, value):
+    one_error(["advise", QUICK[1], "--time-limit", value], tmp_path, "--time-limit")
+    args = ["reproduce", "four-vs-eight", "--benchmarks", "dhrystone", "--reps", "1", "--out", "o"]
+    one_error([*args, "--time-limit", value], tmp_path, "--time-limit")
+
+
+def test_advise_time_limit_cuts_every_candidate(tmp_path):
+    says = "no candidate could run: did not finish within --time-limit 1e-05 s of simulated time"
+    long_run = "ccbench:size=4096,iterations=20000000"
+    one_error(["advise", long_run, "--time-limit", "1e-5", "--no-progress"], tmp_path, says)
+
+
+def test_reproduce_time_limit_cutting_a_run_is_an_error_never_a_row(tmp_path):
+    """(The experiment's prepare step writes its own inputs, pairs/ and sensitivity/, before any
+    run; no result of a run, runs.csv or report.md, is written.)"""
+    args = ["reproduce", "four-vs-eight", "--benchmarks", "dhrystone", "--reps", "1", "--out", "o"]
+    r = hetlab([*args, "--time-limit", "1e-5"], tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith("hetlab: error: ") and len(r.stderr.splitlines()) == 1
+    assert "did not finish within --time-limit 1e-05 s" in r.stderr, r.stderr
+    assert not (tmp_path / "o" / "runs.csv").exists() and not (tmp_path / "o" / "report.md").exists()
+
+
+def test_a_dynamic_chunk_of_1e_300_instructions_is_refused(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "w.toml").write_text(
+        "name='x'\n[[tasks]]\nname='t'\nthreads=2\n[[tasks.phases]]\nparallel_instructions=8e6\n"
+        "allocation='dynamic'\nchunk_instructions=1e-300\n"
+    )
+    one_error(["simulate", "--workload", str(src / "w.toml")], tmp_path, "chunk_instructions must be at least 1")
+

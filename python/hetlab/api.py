@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import numbers
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -476,6 +477,16 @@ def comma_items(text: str, flag: str) -> list[str]:
     if not all(items):
         raise HetlabError(f"{flag} '{text}' has an empty item; separate the values by single commas")
     return items
+
+
+def check_time_limit(seconds: float | None, flag: str = "--time-limit") -> None:
+    """A time limit as the engine takes it (`SimConfig::check`), checked before any run starts."""
+    if seconds is None:
+        return
+    if not (isinstance(seconds, numbers.Real) and math.isfinite(seconds) and 0 < seconds <= _core.MAX_TIME_LIMIT_S):
+        raise HetlabError(
+            f"{flag} {seconds} s is out of range; give a number of simulated seconds in (0, {_core.MAX_TIME_LIMIT_S:g}]"
+        )
 
 
 def check_reps(reps: int, seed: int) -> None:

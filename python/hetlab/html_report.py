@@ -433,6 +433,12 @@ def _read_csv(path: Path, columns: tuple[str, ...]):
     import pandas as pd
 
     text = _read_text(path)
+    rows = text.count("\n")
+    if rows > MAX_CSV_ROWS:
+        raise HetlabError(
+            f"'{path}' has {rows} lines, more than the {MAX_CSV_ROWS} of any table hetlab writes; "
+            "re-run `hetlab reproduce`"
+        )
     try:
         table = pd.read_csv(io.StringIO(text))
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as e:
@@ -481,8 +487,30 @@ def _check_values(table, path: Path) -> None:
             )
 
 
+# python-markdown's inline patterns take super-linear time in a block's length (800 KB of `*a`
+# in one paragraph took 144 s): the reports hetlab writes are at most ~30 KB with blocks of
+# ~6 KB, so these bounds (17x and 10x those) refuse only foreign files, and bound the worst
+# page to seconds
+MAX_MARKDOWN_BYTES = 512 * 1024
+MAX_MARKDOWN_BLOCK_BYTES = 64 * 1024
+# rows of one CSV of the folder: a reproduction writes a few thousand
+MAX_CSV_ROWS = 1_000_000
+
+
 def _check_markdown(md: str, path: Path) -> None:
-    """Refuses nesting no report hetlab writes has, before python-markdown spends minutes on it."""
+    """Refuses sizes and nesting no report hetlab writes has, before python-markdown spends
+    minutes on them."""
+    if len(md) > MAX_MARKDOWN_BYTES:
+        raise HetlabError(
+            f"'{path}' has {len(md)} characters, more than the {MAX_MARKDOWN_BYTES} of any report hetlab writes; "
+            "re-run `hetlab reproduce` into the folder"
+        )
+    block = max((len(b) for b in re.split(r"\n[ \t]*\n", md)), default=0)
+    if block > MAX_MARKDOWN_BLOCK_BYTES:
+        raise HetlabError(
+            f"'{path}' has a paragraph of {block} characters, more than the {MAX_MARKDOWN_BLOCK_BYTES} of any "
+            "report hetlab writes; re-run `hetlab reproduce` into the folder"
+        )
     depth = deepest = 0
     for ch in md:
         if ch == "[":
