@@ -4,6 +4,7 @@ file written (`one_error`)."""
 
 from __future__ import annotations
 
+import html
 import inspect
 import os
 import shutil
@@ -371,3 +372,57 @@ def test_a_dynamic_chunk_of_1e_300_instructions_is_refused(tmp_path):
     )
     one_error(["simulate", "--workload", str(src / "w.toml")], tmp_path, "chunk_instructions must be at least 1")
 
+
+# --- class 5: the HTML page keeps only http(s), relative and fragment links ------------------
+
+
+def _hrefs(page: str) -> list[str]:
+    from html.parser import HTMLParser
+
+    found: list[str] = []
+
+    class Links(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            found.extend(v for k, v in attrs if k in ("href", "src") and v is not None and not v.startswith("data:"))
+
+    Links().feed(page)
+    return found
+
+
+def test_a_report_links_only_to_http_relative_and_fragments(reproduced, tmp_path):
+    out = copied(reproduced, tmp_path)
+    hostile = [
+        "javascript:alert(1)",
+        "JaVaScRiPt:alert(2)",
+        "jav&#x61;script:alert(3)",
+        "java%0ascript:alert(4)",
+        "vbscript:msgbox(5)",
+        "data:text/html,<script>alert(6)</script>",
+        "file:///etc/passwd",
+    ]
+    kept = ["https://example.org/a", "http://example.org/b", "docs/model.md", "#runs"]
+    lines = [f"[h{i}]({u})" for i, u in enumerate(hostile)] + [f"[k{i}]({u})" for i, u in enumerate(kept)]
+    lines.append("[ref][r]\n\n[r]: javascript:alert(7)")
+    with (out / "report.md").open("a") as f:
+        f.write("\n\n" + "\n\n".join(lines) + "\n")
+    r = hetlab(["report", str(out)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    page = (out / "report.html").read_text()
+    links = _hrefs(page)
+    for url in kept:
+        assert url in links, url
+    from urllib.parse import urlsplit
+
+    for link in links:  # as a browser parses it (a scheme with % in it is no scheme: a relative path)
+        assert urlsplit(html.unescape(link)).scheme in ("", "http", "https"), link
+    assert not [u for u in links if u.lower().startswith(("javascript", "vbscript", "data", "file", "jav&"))]
+    assert ">h0<" in page  # the refused link's text is still shown
+
+
+def test_safe_link_reads_the_scheme_as_a_browser_does():
+    from hetlab.html_report import safe_link
+
+    for url in ["javascript:x", " \x01javascript:x", "java\tscript:x", "jav&#x61;script:x", "JAVASCRIPT:x", "ftp://h"]:
+        assert not safe_link(url), url
+    for url in ["https://h/p", "HTTP://h", "a/b.md", "./x:y", "#frag", "?q=1", ""]:
+        assert safe_link(url), url

@@ -350,6 +350,7 @@ def experiment_page(out_dir: str | Path) -> str:
     # from elsewhere must not be able to run script in the reader's browser
     converter.preprocessors.deregister("html_block")
     converter.inlinePatterns.deregister("html")
+    converter.treeprocessors.register(_SafeLinks(converter), "hetlab_safe_links", 0)
     body = converter.convert(md)
 
     def inline(m: re.Match) -> str:
@@ -495,6 +496,42 @@ MAX_MARKDOWN_BYTES = 512 * 1024
 MAX_MARKDOWN_BLOCK_BYTES = 64 * 1024
 # rows of one CSV of the folder: a reproduction writes a few thousand
 MAX_CSV_ROWS = 1_000_000
+
+
+def safe_link(url: str) -> bool:
+    """Whether a link of report.md may stay live in the page: http(s), a relative path or a
+    fragment. The scheme is read as a browser reads it (entities decoded; tabs, newlines and
+    leading controls or spaces ignored), so `jav&#x61;script:` or `java\tscript:` is seen."""
+    text = html.unescape(url)
+    text = re.sub(r"[\t\n\r]", "", text).lstrip("".join(map(chr, range(0x21))))
+    scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", text)
+    if scheme is None:  # a fragment, or a relative path (no scheme before its first / ? #)
+        return True
+    return scheme.group(1).lower() in ("http", "https")
+
+
+def _link_guard():
+    """python-markdown's treeprocessor that takes `safe_link`'s verdict on every href and src:
+    a link it refuses is shown as its text, an image source is dropped (issue 34, class 5)."""
+    from markdown.treeprocessors import Treeprocessor
+
+    class SafeLinks(Treeprocessor):
+        def run(self, root):
+            for element in root.iter():
+                for attribute in ("href", "src"):
+                    value = element.get(attribute)
+                    if value is not None and not safe_link(value):
+                        del element.attrib[attribute]
+                        if element.tag == "a":
+                            element.tag = "span"
+                            element.attrib.pop("title", None)
+            return None
+
+    return SafeLinks
+
+
+def _SafeLinks(converter):  # noqa: N802 (a class made on first use: markdown is imported late)
+    return _link_guard()(converter)
 
 
 def _check_markdown(md: str, path: Path) -> None:
