@@ -426,3 +426,65 @@ def test_safe_link_reads_the_scheme_as_a_browser_does():
         assert not safe_link(url), url
     for url in ["https://h/p", "HTTP://h", "a/b.md", "./x:y", "#frag", "?q=1", ""]:
         assert safe_link(url), url
+
+
+# --- class 4: links in any component of an output's path, as root; replaced files keep owner -
+
+
+IS_ROOT = os.geteuid() == 0
+as_root = pytest.mark.skipif(not IS_ROOT, reason="the rule is root's (links are followed otherwise)")
+
+
+@pytest.fixture
+def linked(tmp_path):
+    """`tmp_path/real` and `tmp_path/link` -> real (a directory link, as planted in a shared /tmp)."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to("real")
+    return tmp_path
+
+
+@as_root
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["simulate", *QUICK, "--trace", "link/x"],
+        ["simulate", *QUICK, "--series", "link/x.csv"],
+        ["platform", "export-em", "exynos5422", "--format", "debugfs", "--out", "link/em"],
+        ["platform", "export-em", "exynos5422", "--out", "link/em.toml"],
+    ],
+)
+def test_a_link_in_a_parent_directory_is_refused_as_root(linked, args):
+    one_error(args, linked, "'link' in its path is a symbolic link")
+    assert list((linked / "real").iterdir()) == []
+
+
+@as_root
+def test_reproduce_force_into_a_linked_folder_is_refused_as_root(linked, reproduced):
+    shutil.copytree(reproduced, linked / "real" / "out")
+    args = ["reproduce", "four-vs-eight", "--benchmarks", "dhrystone", "--reps", "1", "--force", "--out", "link/out"]
+    before = sorted(p.name for p in (linked / "real" / "out").iterdir())
+    r = hetlab(args, linked)
+    assert r.returncode == 2 and "'link' in its path is a symbolic link" in r.stderr, r.stderr
+    assert sorted(p.name for p in (linked / "real" / "out").iterdir()) == before
+
+
+def test_a_replaced_file_keeps_its_mode_and_as_root_its_owner(tmp_path):
+    series = tmp_path / "s.csv"
+    series.write_text("old\n")
+    series.chmod(0o600)
+    if IS_ROOT:
+        os.chown(series, 1234, 4321)
+    r = hetlab(["simulate", *QUICK, "--series", str(series)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    st = series.stat()
+    assert series.read_text() != "old\n" and oct(st.st_mode & 0o7777) == "0o600"
+    if IS_ROOT:
+        assert (st.st_uid, st.st_gid) == (1234, 4321)
+
+
+def test_an_error_quotes_a_short_excerpt_of_a_long_value(tmp_path):
+    """A value of 4,000 characters (a file a link points at) is quoted in 200 at most."""
+    w = tmp_path / "w.toml"
+    w.write_text(f"name='w'\n[[tasks]]\nname='t'\npolicy='{'A' * 4000}'\n[[tasks.phases]]\ninstructions=10\n")
+    line = one_error(["simulate", "--workload", str(w)], tmp_path, "unknown policy 'AAAA")
+    assert len(line) < 600 and "A" * 201 not in line, len(line)

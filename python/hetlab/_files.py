@@ -10,7 +10,10 @@ a board's trees, and input files, are read in Rust: hetlab_linux::infile.)
 - a character device or a FIFO is written in place (renaming over it would replace the node);
   a directory, a block device or a socket is refused;
 - a symbolic link is followed to its target, except when running as root, where it is refused
-  (a link planted in a shared directory must not redirect a root write).
+  (a link planted in a shared directory must not redirect a root write), in any component of
+  the path, not only the last: the directory is opened component by component with openat and
+  O_NOFOLLOW (`open_directory`) and the file is made and renamed inside that descriptor;
+- a file replaced keeps its mode, and as root its owner and group (a 0600 file stays 0600).
 Failures raise `OutputError`, one line naming the file, the reason and the fix.
 
 `command_inputs` marks the inputs of one command (its declared input paths, and every file read
@@ -28,6 +31,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import secrets
 import shutil
 import stat
 import sys
@@ -184,6 +188,8 @@ def check_output_path(path: str | os.PathLike, what: str = "output") -> None:
         if not stat.S_ISREG(st.st_mode):
             return
     parent = p.parent
+    if os.geteuid() == 0 and parent.is_dir():  # a link in a parent directory: refused now
+        os.close(open_directory(parent, path, what))
     if not parent.is_dir():
         raise OutputError(f"cannot write {what} '{path}': directory '{parent}' does not exist; create it first")
     # The file goes in through a temporary file beside it: make (and remove) one now, so an
@@ -197,6 +203,20 @@ def check_output_path(path: str | os.PathLike, what: str = "output") -> None:
         ) from None
     os.close(fd)
     os.unlink(probe)
+
+
+def check_output_folder(path: str | os.PathLike, what: str = "output folder") -> None:
+    """Before a tree of files is written under `path` (made if missing): not an input of the
+    command nor inside one, and as root no symbolic link in its path, its last component and
+    every existing ancestor included."""
+    check_not_input(path, what)
+    if os.geteuid() != 0:
+        return
+    p = Path(path)
+    existing = p
+    while not (existing.exists() or existing.is_symlink()) and existing != existing.parent:
+        existing = existing.parent
+    os.close(open_directory(existing, path, what))
 
 
 def write_output(path: str | os.PathLike, data: str | bytes, what: str = "output") -> None:
@@ -225,24 +245,81 @@ def write_output(path: str | os.PathLike, data: str | bytes, what: str = "output
     _replace(target, _as_bytes(data), path, what)
 
 
-def _replace(target: Path, data: bytes, shown: str | os.PathLike, what: str) -> None:
+def open_directory(path: str | os.PathLike, shown: str | os.PathLike, what: str) -> int:
+    """A descriptor of directory `path`. As root every component is opened with openat and
+    O_NOFOLLOW, from / or the working directory, so a symbolic link anywhere in the path (not
+    only the last component) is refused, never followed; otherwise the path is opened as given."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+    if os.geteuid() != 0:
+        try:
+            return os.open(path, flags)
+        except OSError as e:
+            raise _fail(shown, what, e) from None
+    p = Path(path)
+    fd = os.open("/" if p.is_absolute() else ".", flags)
     try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    except OSError as e:
-        raise _fail(shown, what, e) from None
+        for part in p.parts[1:] if p.is_absolute() else p.parts:
+            if part == ".":
+                continue
+            try:
+                inner = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as e:
+                if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise OutputError(
+                        f"cannot write {what} '{shown}': '{part}' in its path is a symbolic link (or not a "
+                        "directory), which hetlab does not follow when run as root; give the real path"
+                    ) from None
+                raise _fail(shown, what, e) from None
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _replace(target: Path, data: bytes, shown: str | os.PathLike, what: str) -> None:
+    """`data` into a new file beside `target` (openat in its directory, `open_directory`), then
+    renamed over it. A file it replaces keeps its mode, and as root its owner and group; a new
+    one gets OUTPUT_MODE less the umask."""
+    dir_fd = open_directory(target.parent, shown, what)
+    tmp = f".{target.name}.{secrets.token_hex(6)}.tmp"
     try:
         try:
-            os.fchmod(fd, OUTPUT_MODE & ~_umask())  # mkstemp makes it 0o600
-            _write_fd(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
-    except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
-        raise _fail(shown, what, e) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+            old = os.stat(target.name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            old = None
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+        except OSError as e:
+            raise _fail(shown, what, e) from None
+        try:
+            try:
+                if old is not None and stat.S_ISREG(old.st_mode):
+                    if os.geteuid() == 0:
+                        os.fchown(fd, old.st_uid, old.st_gid)
+                    os.fchmod(fd, stat.S_IMODE(old.st_mode))
+                else:
+                    os.fchmod(fd, OUTPUT_MODE & ~_umask())
+                _write_fd(fd, data)
+            finally:
+                os.close(fd)
+            os.replace(tmp, target.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except OSError as e:
+            _unlink_at(tmp, dir_fd)
+            raise _fail(shown, what, e) from None
+        except BaseException:
+            _unlink_at(tmp, dir_fd)
+            raise
+    finally:
+        os.close(dir_fd)
+
+
+def _unlink_at(name: str, dir_fd: int) -> None:
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        pass
 
 
 @contextmanager
@@ -256,6 +333,10 @@ def staging_folder(
     folder is removed however the block ends."""
     dest = Path(dest)
     check_not_input(dest)
+    if os.geteuid() == 0:  # no link in the destination's path, its last component included
+        for folder in (dest if dest.exists() or dest.is_symlink() else dest.parent, within):
+            if folder is not None:
+                os.close(open_directory(folder, dest, "output folder"))
     staging = Path(tempfile.mkdtemp(dir=dest if within is None else within, prefix=prefix))
     try:
         yield staging
@@ -274,6 +355,8 @@ def temporary_path(path: str | os.PathLike) -> Path:
     writer that needs a file name (Parquet); the caller renames it over `path` or removes it."""
     path = Path(path)
     check_not_input(path)
+    if os.geteuid() == 0:
+        os.close(open_directory(path.parent, path, "output"))
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:

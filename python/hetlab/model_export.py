@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 from hetlab import _core
-from hetlab._files import note_input, write_output
+from hetlab._files import check_output_folder, note_input, write_output
 from hetlab.api import HetlabError
 from hetlab.train import INCREASE, fixed_threshold
 
@@ -90,6 +90,7 @@ def write_model(model: dict, out_dir: str | os.PathLike) -> dict[str, Path]:
     and returns their paths by name."""
     out = Path(out_dir)
     header = c_header(model)  # fails before anything is written when the model cannot be exported
+    check_output_folder(out, "model folder")
     try:
         out.mkdir(parents=True, exist_ok=True)
         files = {

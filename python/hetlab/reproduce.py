@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hetlab import _core, api, experiments
+from hetlab._files import check_output_folder
 from hetlab.api import HetlabError
 from hetlab.executor import EXECUTOR_HELP, check_workers, using
 from hetlab.experiment import Benchmark, Context, Experiment, Prepared
@@ -149,6 +150,7 @@ def _check_earlier_results(out: Path, exp: Experiment, selected: list[Benchmark]
 def _prepare_out(out: Path) -> list[Path]:
     """Creates OUT (and parents) after checking that it can be written; returns the folders it
     created, deepest first (removed again if the run fails before writing into them)."""
+    check_output_folder(out, "--out folder")
     if out.exists() and not out.is_dir():
         raise HetlabError(f"--out '{out}' exists and is not a directory")
     existing = out

@@ -81,10 +81,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Longest quoted value an error line shows (a file's contents, through a link, were quoted up to
+# 4 KB), and longest error line
+MAX_QUOTED = 200
+MAX_ERROR_LINE = 2000
+
+
+def _shorten_quoted(match: re.Match) -> str:
+    quote, inner = match.group(1), match.group(2)
+    return f"{quote}{inner[: MAX_QUOTED - 3]}...{quote}"
+
+
 def error_line(message: object) -> str:
     """`hetlab: error: MESSAGE` on one line: control characters a user's value brought in
-    (a newline in an option) are shown escaped."""
+    (a newline in an option) are shown escaped, and any quoted value (in '', "" or ``) longer
+    than MAX_QUOTED is cut to a short excerpt, the line to MAX_ERROR_LINE."""
     text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(message).strip())
+    text = re.sub(rf"(['\"`])([^'\"`]{{{MAX_QUOTED + 1},}})\1", _shorten_quoted, text)
+    if len(text) > MAX_ERROR_LINE:
+        text = text[: MAX_ERROR_LINE - 3] + "..."
     return f"hetlab: error: {text}"
 
 
