@@ -488,3 +488,91 @@ def test_an_error_quotes_a_short_excerpt_of_a_long_value(tmp_path):
     w.write_text(f"name='w'\n[[tasks]]\nname='t'\npolicy='{'A' * 4000}'\n[[tasks.phases]]\ninstructions=10\n")
     line = one_error(["simulate", "--workload", str(w)], tmp_path, "unknown policy 'AAAA")
     assert len(line) < 600 and "A" * 201 not in line, len(line)
+
+
+# --- class 6: a Dask cluster with no worker, or that loses its last one ----------------------
+
+
+@pytest.fixture
+def scheduler(tmp_path):
+    """A `dask scheduler` alone on 127.0.0.1: (its executor spec, its scheduler file)."""
+    pytest.importorskip("distributed")
+    import json as _json
+    import subprocess
+    import time
+
+    scheduler_file = tmp_path / "scheduler.json"
+    log = open(tmp_path / "scheduler.log", "w")
+    proc = processes.popen(
+        [str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address", ":0"]
+        + ["--scheduler-file", str(scheduler_file)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=tmp_path,
+    )
+    try:
+        for _ in range(600):
+            if scheduler_file.exists():
+                break
+            time.sleep(0.1)
+        address = _json.loads(scheduler_file.read_text())["address"]
+        yield "dask://" + address.removeprefix("tcp://"), scheduler_file
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+def test_a_cluster_with_no_worker_is_one_line_not_a_wait(scheduler, tmp_path):
+    spec, _ = scheduler
+    env = {**os.environ, "HETLAB_DASK_WORKER_WAIT_S": "1"}
+    before = files(tmp_path)
+    r = processes.run(
+        [str(BIN / "hetlab"), "advise", QUICK[1], "--executor", spec, "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert "the Dask scheduler has no worker (waited 1 s); start one with `dask worker tcp://" in r.stderr
+    assert files(tmp_path) == before
+
+
+def test_a_cluster_that_loses_its_last_worker_stops_with_one_line(scheduler, tmp_path):
+    """The only worker (no nanny to restart it) is killed once the sweep's first chunk is back."""
+    import signal
+    import subprocess
+    import time
+
+    spec, scheduler_file = scheduler
+    worker = processes.popen(
+        [str(BIN / "dask"), "worker", "--scheduler-file", str(scheduler_file), "--no-nanny", "--nthreads", "1"]
+        + ["--no-dashboard", "--host", "127.0.0.1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    out, partial = tmp_path / "s.parquet", tmp_path / "s.parquet.partial"
+    sweep = processes.popen(
+        [str(BIN / "hetlab"), "characterize", "--patterns", "random", "--reps", "2", "--run-s", "1"]
+        + ["--out", str(out), "--executor", spec],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "HETLAB_DASK_WORKER_WAIT_S": "2", "PYTHONFAULTHANDLER": "1"},
+    )
+    for _ in range(3000):  # the first chunk back: the others are queued on the only worker
+        if partial.exists() and any(partial.glob("chunk-*.arrow")) or sweep.poll() is not None:
+            break
+        time.sleep(0.1)
+    worker.send_signal(signal.SIGKILL)
+    worker.wait(timeout=30)
+    try:
+        _, stderr = sweep.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        sweep.send_signal(signal.SIGABRT)
+        _, stderr = sweep.communicate(timeout=60)
+        raise AssertionError(stderr[-5000:]) from None
+    assert sweep.returncode == 2 and len(stderr.strip().splitlines()) == 1, stderr
+    assert "the cluster lost its last worker and none came back in 2 s" in stderr, stderr
+    assert not out.exists()
