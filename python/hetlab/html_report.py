@@ -537,17 +537,6 @@ def _SafeLinks(converter):  # noqa: N802 (a class made on first use: markdown is
 def _check_markdown(md: str, path: Path) -> None:
     """Refuses sizes and nesting no report hetlab writes has, before python-markdown spends
     minutes on them."""
-    if len(md) > MAX_MARKDOWN_BYTES:
-        raise HetlabError(
-            f"'{path}' has {len(md)} characters, more than the {MAX_MARKDOWN_BYTES} of any report hetlab writes; "
-            "re-run `hetlab reproduce` into the folder"
-        )
-    block = max((len(b) for b in re.split(r"\n[ \t]*\n", md)), default=0)
-    if block > MAX_MARKDOWN_BLOCK_BYTES:
-        raise HetlabError(
-            f"'{path}' has a paragraph of {block} characters, more than the {MAX_MARKDOWN_BLOCK_BYTES} of any "
-            "report hetlab writes; re-run `hetlab reproduce` into the folder"
-        )
     depth = deepest = 0
     for ch in md:
         if ch == "[":
@@ -561,6 +550,17 @@ def _check_markdown(md: str, path: Path) -> None:
         raise HetlabError(
             f"'{path}' nests {what} deeper than {MAX_MARKDOWN_NESTING} levels, which no report hetlab writes does; "
             "re-run `hetlab reproduce` into the folder"
+        )
+    if len(md) > MAX_MARKDOWN_BYTES:
+        raise HetlabError(
+            f"'{path}' has {len(md)} characters, more than the {MAX_MARKDOWN_BYTES} of any report hetlab writes; "
+            "re-run `hetlab reproduce` into the folder"
+        )
+    block = max((len(b) for b in re.split(r"\n[ \t]*\n", md)), default=0)
+    if block > MAX_MARKDOWN_BLOCK_BYTES:
+        raise HetlabError(
+            f"'{path}' has a paragraph of {block} characters, more than the {MAX_MARKDOWN_BLOCK_BYTES} of any "
+            "report hetlab writes; re-run `hetlab reproduce` into the folder"
         )
 
 
