@@ -576,3 +576,35 @@ def test_a_cluster_that_loses_its_last_worker_stops_with_one_line(scheduler, tmp
     assert sweep.returncode == 2 and len(stderr.strip().splitlines()) == 1, stderr
     assert "the cluster lost its last worker and none came back in 2 s" in stderr, stderr
     assert not out.exists()
+
+
+# --- class 8: profile's TOML and background children -----------------------------------------
+
+needs_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+
+
+@needs_valgrind
+def test_a_profile_with_newlines_and_quotes_in_its_text_loads(tmp_path):
+    out = tmp_path / 'we"ird.toml'
+    description = 'line one\nline "two" \\ end\r'
+    r = hetlab(["profile", "--description", description, "--out", str(out), "--", "sh", "-c", "true\n#'\"x"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    import tomllib
+
+    doc = tomllib.loads(out.read_text())
+    assert doc["description"] == description and doc["name"] == 'we"ird'
+    r = hetlab(["simulate", "--workload", str(out), "--time-limit", "0.01"], tmp_path)
+    assert r.returncode == 0, r.stderr
+
+
+@needs_valgrind
+def test_a_profiled_program_that_leaves_a_background_child_is_one_line_and_nothing_runs_on(tmp_path):
+    import subprocess
+
+    marker = f"sleep {60 + os.getpid() % 10000 / 10000:.4f}"  # a duration no other process has
+    r = hetlab(["profile", "--", "sh", "-c", f"{marker} & exit 0"], tmp_path)
+    assert r.returncode == 2, r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("hetlab: error: ") and "left a background process running" in last, r.stderr
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert marker not in ps, [line for line in ps.splitlines() if marker in line]
