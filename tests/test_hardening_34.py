@@ -608,3 +608,73 @@ def test_a_profiled_program_that_leaves_a_background_child_is_one_line_and_nothi
     assert last.startswith("hetlab: error: ") and "left a background process running" in last, r.stderr
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert marker not in ps, [line for line in ps.splitlines() if marker in line]
+
+
+# --- class 9: validation gaps -----------------------------------------------------------------
+
+SLOW_SWEEP = ["characterize", "--patterns", "random", "--reps", "2", "--active-opp", "top"]
+SLOW_SWEEP += ["--sizes", "1024,2048,4096,8192,16384,32768,65536,131072", "--run-s", "1", "--jobs", "1"]
+SLOW_SWEEP += ["--out", "s.parquet"]
+
+
+def _sweep_until_a_chunk(cwd: Path):
+    """A sweep started in `cwd`, returned once it wrote a chunk into s.parquet.partial."""
+    import subprocess
+    import time
+
+    partial = cwd / "s.parquet.partial"
+    before = set(partial.glob("chunk-*.arrow"))  # an earlier run's: not this one's progress
+    proc = processes.popen([str(BIN / "hetlab"), *SLOW_SWEEP], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for _ in range(3000):
+        if set(partial.glob("chunk-*.arrow")) - before or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the sweep ended before a signal could reach it"
+    return proc
+
+
+def _temporaries(cwd: Path) -> list[str]:
+    return sorted(p.name for p in cwd.glob(".s.parquet.*.tmp"))
+
+
+def test_killed_sweeps_leave_no_temporary_and_a_damaged_chunk_is_named(tmp_path):
+    import signal
+
+    # SIGKILL: nothing runs in the killed process; the next run removes what it left
+    proc = _sweep_until_a_chunk(tmp_path)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert _temporaries(tmp_path), "the killed run's temporary output is there"
+    chunk = sorted((tmp_path / "s.parquet.partial").glob("chunk-*.arrow"))[0]
+    chunk.write_bytes(b"not arrow at all")
+    r = hetlab(SLOW_SWEEP, tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith("hetlab: error: chunk '") and len(r.stderr.splitlines()) == 1
+    assert f"{chunk.name}' of the interrupted sweep is damaged" in r.stderr, r.stderr
+    assert not (tmp_path / "s.parquet").exists()
+    assert _temporaries(tmp_path) == [], "removed by the next run"
+    # SIGINT and SIGTERM: the run removes its own temporary as it leaves
+    chunk.unlink()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        proc = _sweep_until_a_chunk(tmp_path)
+        proc.send_signal(sig)
+        proc.communicate(timeout=120)
+        assert proc.returncode in (130, 143), proc.returncode
+        assert _temporaries(tmp_path) == []
+
+
+def test_an_hmp_typo_is_refused_whatever_the_scheduler(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    path = platform_file(src, "[hmp]\n", "[hmp]\nup_treshold = 700\n")
+    for scheduler in ("pinned", "eas"):
+        args = ["simulate", "--platform", str(path), *QUICK, "--scheduler", scheduler]
+        one_error(args, tmp_path, "[hmp]: hmp: unknown tunable 'up_treshold'")
+
+
+def test_import_em_refuses_two_states_of_one_frequency(tmp_path):
+    tree = tmp_path / "em"
+    r = hetlab(["platform", "export-em", "exynos5422", "--format", "debugfs", "--out", str(tree)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    state = sorted((tree / "cpu0").glob("ps:*"))[0]
+    shutil.copytree(state, state.with_name(state.name.replace("ps:", "cs:")))
+    one_error(["platform", "import-em", str(tree)], tmp_path, "has two performance states at")

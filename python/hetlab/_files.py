@@ -29,6 +29,7 @@ half-written; a failure leaves the old files and no folder.
 from __future__ import annotations
 
 import errno
+import fcntl
 import hashlib
 import os
 import secrets
@@ -350,25 +351,74 @@ def staging_folder(
         shutil.rmtree(staging, ignore_errors=True)
 
 
+# temporary_path's files still open in this process -> the descriptor holding each one's flock:
+# `remove_temporaries` (a command stopped by a signal) removes them, and a later temporary_path
+# beside the same output removes the ones whose lock no process holds (a SIGKILLed run's)
+_temporaries: dict[Path, int] = {}
+
+
 def temporary_path(path: str | os.PathLike) -> Path:
     """A new, empty file with a random name beside `path` (O_EXCL|O_NOFOLLOW, mode 0600), for a
-    writer that needs a file name (Parquet); the caller renames it over `path` or removes it."""
+    writer that needs a file name (Parquet); the caller renames it over `path` (`publish`) or
+    removes it (`discard`). Held with an flock while it lives; left-overs of killed runs beside
+    `path` (their lock gone) are removed first."""
     path = Path(path)
     check_not_input(path)
     if os.geteuid() == 0:
         os.close(open_directory(path.parent, path, "output"))
+    _remove_stale(path)
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:
         raise _fail(path, "output", e) from None
-    os.close(fd)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    _temporaries[Path(tmp)] = fd
     return Path(tmp)
+
+
+def _remove_stale(path: Path) -> None:
+    """Removes `.NAME.*.tmp` beside `path` that no process holds (a killed run's temporary)."""
+    try:
+        siblings = [p for p in path.parent.iterdir() if p.name.startswith(f".{path.name}.") and p.name.endswith(".tmp")]
+    except OSError:
+        return
+    for old in siblings:
+        try:
+            fd = os.open(old, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.unlink(old)
+        except OSError:
+            pass  # held: another run is writing it
+        finally:
+            os.close(fd)
+
+
+def _release(tmp: Path) -> None:
+    fd = _temporaries.pop(Path(tmp), None)
+    if fd is not None:
+        os.close(fd)
 
 
 def publish(tmp: Path, path: str | os.PathLike) -> None:
     """Gives a file made by `temporary_path` the outputs' mode and renames it over `path`."""
     os.chmod(tmp, OUTPUT_MODE & ~_umask())
     os.replace(tmp, path)
+    _release(tmp)
+
+
+def discard(tmp: Path) -> None:
+    """Removes a file made by `temporary_path` that will not be published."""
+    Path(tmp).unlink(missing_ok=True)
+    _release(tmp)
+
+
+def remove_temporaries() -> None:
+    """Removes every temporary of this process (a command leaving at once on a signal)."""
+    for tmp in list(_temporaries):
+        discard(tmp)
 
 
 def sha256_file(path: str | os.PathLike) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from hetlab import _core, api
 from hetlab._checked import checked
-from hetlab._files import check_output_path, publish, temporary_path
+from hetlab._files import check_output_path, discard, publish, temporary_path
 from hetlab.api import HetlabError
 from hetlab.executor import DaskExecutor, LocalExecutor, using
 
@@ -225,7 +225,7 @@ class _ParquetSink:
 
     def abort(self) -> None:
         self.writer.close()
-        self.tmp.unlink(missing_ok=True)
+        discard(self.tmp)
 
     def finish(self) -> Path:
         self._write(self.pending)

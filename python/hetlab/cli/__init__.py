@@ -14,7 +14,7 @@ import sys
 import threading
 
 from hetlab import api
-from hetlab._files import OutputError, command_inputs
+from hetlab._files import OutputError, command_inputs, remove_temporaries
 from hetlab.cli import board, catalogue, experiments, model, platform, simulate
 from hetlab.cli.values import CliError
 
@@ -122,6 +122,7 @@ def _exit_now(code: int, message: str | None) -> int:
     write nothing; outputs are written only after every run finished)."""
     if message:
         print(message, file=sys.stderr)
+    remove_temporaries()  # a sweep's half-written output (os._exit runs no cleanup)
     if threading.active_count() == 1:
         return code  # nothing to leave behind: return to the caller (main() called from Python)
     for stream in (sys.stdout, sys.stderr):

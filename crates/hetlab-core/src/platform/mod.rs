@@ -746,4 +746,13 @@ mod tests {
         let e = broken("leakage_mw = 75.0", "leakage_mw = 1e12");
         assert!(e.contains("leakage_mw must be within 0 mW to 100000 mW, got 1000000000000"), "{e}");
     }
+
+    /// Issue 34, class 9: a typo in [hmp] is refused when the platform loads, whatever the
+    /// scheduler.
+    #[test]
+    fn hmp_typos_are_refused_when_the_platform_loads() {
+        let text = exynos_text().replacen("[hmp]\n", "[hmp]\nup_treshold = 700\n", 1);
+        let e = Platform::from_toml("p.toml", &text).unwrap_err();
+        assert!(e.starts_with("p.toml: [hmp]: hmp: unknown tunable 'up_treshold'"), "{e}");
+    }
 }

@@ -109,7 +109,17 @@ impl Platform {
         self.caches.validate()?;
         self.governor_cost.validate()?;
         self.validate_energy_model()?;
+        self.validate_hmp()?;
         self.noise.validate_periods()
+    }
+
+    /// `[hmp]`: names and values of `sched::hmp`'s knobs, checked whichever scheduler runs (a
+    /// typo passed unless `--scheduler hmp` did).
+    fn validate_hmp(&self) -> Result<(), String> {
+        let given: Vec<(String, f64)> = self.hmp.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        crate::governor::tunables::Values::check("hmp", &crate::sched::hmp::tunables(), &given)
+            .map(|_| ())
+            .map_err(|e| format!("[hmp]: {e}"))
     }
 
     /// `hz`: a tick of at least 1 µs.
