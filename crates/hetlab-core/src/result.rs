@@ -133,7 +133,7 @@ impl RunResult {
     pub fn check_physical(&self) -> Result<(), String> {
         for c in &self.clusters {
             let energy = [c.dynamic_j, c.static_j];
-            if !(c.peak_temp_c <= MAX_MODEL_TEMP_C) || energy.iter().any(|j| !j.is_finite()) {
+            if c.peak_temp_c.is_nan() || c.peak_temp_c > MAX_MODEL_TEMP_C || energy.iter().any(|j| !j.is_finite()) {
                 return Err(format!(
                     "cluster '{}' ran into thermal runaway (temperature {} °C, above {MAX_MODEL_TEMP_C} °C): its \
                      leakage_mw heats it faster than thermal_resistance_c_per_w lets it cool; check those values \
