@@ -23,6 +23,22 @@ pub use crate::builtin::BUILTIN_PLATFORMS;
 pub const MAX_CLUSTERS: usize = 4;
 /// Most CPUs a platform may have (a CPU mask is one 64-bit word).
 pub const MAX_CPUS: usize = 64;
+
+/// The `[hmp]` section's knobs, `/sys/kernel/hmp/` names with their integer ranges, checked when
+/// a platform loads, whatever the scheduler. `sched::hmp::tunables()` declares the same knobs
+/// with their defaults and help; its test `the_platforms_hmp_table_is_the_schedulers` keeps the
+/// two equal (the platform cannot import the scheduler: it sits below it).
+pub const HMP_KNOBS: &[(&str, f64, f64)] = &[
+    ("up_threshold", 0.0, 1024.0),
+    ("down_threshold", 0.0, 1024.0),
+    ("frequency_invariant_load_scale", 0.0, 1.0),
+    ("packing_enable", 0.0, 1.0),
+    ("packing_limit", 0.0, u32::MAX as f64),
+    ("prio_filter", 0.0, 1.0),
+    ("prio_filter_val", 0.0, 19.0),
+    ("fast_cpu_mask", 0.0, ((1u64 << 53) - 1) as f64),
+    ("slow_cpu_mask", 0.0, ((1u64 << 53) - 1) as f64),
+];
 /// The platform every command runs on unless told otherwise: the seed paper's Odroid-XU3.
 pub const DEFAULT_PLATFORM: &str = "exynos5422";
 /// Largest power of an energy-model state, mW: the kernel's `EM_MAX_POWER` (0xFFFF, Linux 5.10:

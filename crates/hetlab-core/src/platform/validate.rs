@@ -3,7 +3,8 @@
 
 use super::{
     Board, BusAccess, CacheSharing, Cci, Cluster, CoreType, Dram, ExecutionState, GovernorCost, Noise, PerfSampleCost,
-    Platform, PmuSemantics, SchedCosts, Sensors, EM_MAX_POWER_MW, MAX_CLUSTERS, MAX_CPUS, MAX_REQUESTS_IN_FLIGHT,
+    Platform, PmuSemantics, SchedCosts, Sensors, EM_MAX_POWER_MW, HMP_KNOBS, MAX_CLUSTERS, MAX_CPUS,
+    MAX_REQUESTS_IN_FLIGHT,
 };
 
 /// No quantity of a platform in its units (µs, ns, mW, kB, ...) comes near this; a larger one
@@ -113,13 +114,19 @@ impl Platform {
         self.noise.validate_periods()
     }
 
-    /// `[hmp]`: names and values of `sched::hmp`'s knobs, checked whichever scheduler runs (a
-    /// typo passed unless `--scheduler hmp` did).
+    /// `[hmp]`: names and values of `sched::hmp`'s knobs (`HMP_KNOBS`), checked whichever
+    /// scheduler runs (a typo passed unless `--scheduler hmp` did).
     fn validate_hmp(&self) -> Result<(), String> {
-        let given: Vec<(String, f64)> = self.hmp.iter().map(|(k, v)| (k.clone(), *v)).collect();
-        crate::governor::tunables::Values::check("hmp", &crate::sched::hmp::tunables(), &given)
-            .map(|_| ())
-            .map_err(|e| format!("[hmp]: {e}"))
+        for (name, &value) in &self.hmp {
+            let Some(&(_, min, max)) = HMP_KNOBS.iter().find(|(k, _, _)| k == name) else {
+                let known: Vec<&str> = HMP_KNOBS.iter().map(|(k, _, _)| *k).collect();
+                return Err(format!("[hmp]: hmp: unknown tunable '{name}'; known: {}", known.join(", ")));
+            };
+            if !value.is_finite() || value.fract() != 0.0 || !(min..=max).contains(&value) {
+                return Err(format!("[hmp]: hmp: {name} must be an integer in {min}..={max}, got {value}"));
+            }
+        }
+        Ok(())
     }
 
     /// `hz`: a tick of at least 1 µs.
