@@ -52,9 +52,9 @@ def test_smp_spreads_threads_and_slices_time():
 
 def test_an_unknown_option_is_an_error_not_ignored():
     # a misspelled option must not run the default silently (cpuidle, not cpu_idle)
-    with pytest.raises(TypeError, match="unexpected keyword argument 'cpu_idle'"):
+    with pytest.raises(HetlabError, match="unexpected keyword argument 'cpu_idle' \\(did you mean 'cpuidle'\\?\\)"):
         hetlab.simulate(cpu_idle="cluster-off")
-    with pytest.raises(TypeError, match="unexpected keyword argument 'cpu_idle'"):
+    with pytest.raises(HetlabError, match="unexpected keyword argument 'cpu_idle'"):
         hetlab.simulate_reps(2, cpu_idle="cluster-off")
     from hetlab import _core
 

@@ -12,6 +12,7 @@ Pareto front. Every number is the simulator's.
 from __future__ import annotations
 
 import argparse
+import inspect
 import io
 import json
 import sys
@@ -61,6 +62,10 @@ class Outcome:
         return self.time_s * self.energy_j
 
 
+# each candidate's limit unless --time-limit: simulate's
+DEFAULT_TIME_LIMIT_S = inspect.signature(api.simulate).parameters["time_limit_s"].default
+
+
 def _accepted(platform: str, workload: str, **options) -> bool:
     """Whether the simulator takes the workload on the platform with these options."""
     try:
@@ -102,9 +107,12 @@ def _spec(workload: str, c: Candidate) -> str:
     return f"{workload}:threads=cpus,allocation={c.allocator}" if c.allocator else workload
 
 
-def _run_candidate(workload: str, platform: _core.Platform, c: Candidate, seed: int, line_bytes: int) -> Outcome | str:
-    """One candidate's run (on an executor's worker); the simulator's refusal as its text.
-    `line_bytes`: the platform's cache line, what its DRAM lines are counted in."""
+def _run_candidate(
+    workload: str, platform: _core.Platform, c: Candidate, seed: int, line_bytes: int, time_limit_s: float
+) -> Outcome | str:
+    """One candidate's run (on an executor's worker); the simulator's refusal, or a run the
+    time limit cut, as its text. `line_bytes`: the platform's cache line, what its DRAM lines
+    are counted in."""
     try:
         r = api.simulate(
             platform,
@@ -114,9 +122,12 @@ def _run_candidate(workload: str, platform: _core.Platform, c: Candidate, seed: 
             scheduler=c.scheduler,
             switching=c.switching,
             seed=seed,
+            time_limit_s=time_limit_s,
         )
     except HetlabError as e:
         return str(e)
+    if not r.summary["completed"]:
+        return f"did not finish within --time-limit {time_limit_s:g} s of simulated time"
     s = r.summary
     inst = sum(t["pmu"]["inst_retired"] for t in s["threads"])
     return Outcome(c, r.time_s, r.energy_j, inst / r.time_s / 1e9, s["dram_lines"] * line_bytes / r.time_s / 1e9)
@@ -130,6 +141,7 @@ def simulate_all(
     progress: bool,
     seed: int,
     executor: str | None = None,
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
 ) -> tuple[list[Outcome], list[tuple[Candidate, str]]]:
     """Every candidate's run, in candidate order, on the executor (`hetlab.executor`: local
     threads, or a Dask cluster); candidates the simulator refuses (e.g. eas without schedutil)
@@ -147,7 +159,8 @@ def simulate_all(
             bar.update(1)
 
         try:
-            runner.run(_run_candidate, [(workload, handle, c, seed, line_bytes) for c in cands], done)
+            args = [(workload, handle, c, seed, line_bytes, time_limit_s) for c in cands]
+            runner.run(_run_candidate, args, done)
         finally:
             bar.close()
     outcomes = [r for r in results if not isinstance(r, str)]
@@ -264,6 +277,14 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=int, help="parallel simulations (default: one per CPU)")
     p.add_argument("--executor", metavar="SPEC", help=EXECUTOR_HELP)
     p.add_argument("--seed", type=int, default=api.DEFAULT_SEED)
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        metavar="S",
+        default=DEFAULT_TIME_LIMIT_S,
+        help=f"stop each candidate's run after S simulated seconds, 0 < S <= {_core.MAX_TIME_LIMIT_S:g}; a run "
+        "it cuts is not applicable (default: %(default)g, as simulate)",
+    )
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_advise)
 
@@ -276,13 +297,14 @@ def cmd_advise(args: argparse.Namespace) -> int:
     if args.objective != "time-under-energy" and args.energy_budget_j is not None:
         raise HetlabError(f"--energy-budget-j applies to --objective time-under-energy only, not {args.objective}")
     check_workers(args.jobs)
+    api.check_time_limit(args.time_limit)
     if args.plot is not None:  # a plot that cannot be written fails now, not after the runs
         check_output_path(args.plot, "--plot file")
     # a bad workload or platform fails here, with the simulator's one-line error
     api.simulate(args.platform, args.workload, governor="performance", time_limit_s=1e-6)
     cands = candidates(args.workload, args.platform)
     outcomes, refused = simulate_all(
-        args.workload, args.platform, cands, args.jobs, not args.no_progress, args.seed, args.executor
+        args.workload, args.platform, cands, args.jobs, not args.no_progress, args.seed, args.executor, args.time_limit
     )
     if not outcomes:
         raise HetlabError(f"no candidate could run: {refused[0][1]}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import numbers
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -13,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hetlab import _core
+from hetlab._checked import checked
+from hetlab._files import note_input
 
 DEFAULT_PLATFORM: str = _core.DEFAULT_PLATFORM
 TRACE_FORMATS: tuple[str, ...] = tuple(_core.TRACE_FORMATS)  # `simulate(trace_format=)`
@@ -20,6 +23,7 @@ DEFAULT_TRACE_FORMAT = "ftrace"
 DEFAULT_SEED = 1
 MAX_SEED = (1 << 64) - 1  # seeds are u64 in the engine
 MAX_REPS = 100_000  # repetitions of one run (each keeps its summary in memory)
+MAX_WORKERS = 1024  # threads of one simulate_reps (far above any machine's cores)
 MAX_KHZ = (1 << 32) - 1  # frequencies are u32 kHz, as in cpufreq
 
 
@@ -31,9 +35,11 @@ def _read(path: str, what: str) -> str:
     """An input file's text, read in Rust as every input is (a regular file, bounded, UTF-8:
     a FIFO or /dev/zero given as a file is refused, never waited on or read into memory)."""
     try:
-        return _core.read_input(str(path))
+        text = _core.read_input(str(path))
     except ValueError as e:
         raise HetlabError(f"cannot read {what} file '{path}': {e}; give a TOML/JSON {what} file") from None
+    note_input(path)
+    return text
 
 
 def _spec(value: str | os.PathLike, what: str) -> tuple[str, bool]:
@@ -99,7 +105,7 @@ def _text(name: str, value: Any) -> str:
 
 def _items(name: str, value: Any, example: str) -> list:
     """A list or tuple of items; a string is refused, not taken as its characters."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise HetlabError(f"{name} must be a list, e.g. {example}, got {value!r}")
     return list(value)
 
@@ -280,11 +286,13 @@ class SimResult:
         """Each time a thread entered a phase with a `mark`: time_s, tid, name (time order)."""
         return self.summary["marks"]
 
+    @checked
     def cluster(self, name: str) -> dict[str, Any]:
         for c in self.summary["clusters"]:
             if c["name"] == name:
                 return c
-        raise KeyError(name)
+        names = ", ".join(c["name"] for c in self.summary["clusters"])
+        raise HetlabError(f"SimResult.cluster(): no cluster '{name}' in this run; give one of {names}")
 
     def series_df(self):
         """The time series as a pandas DataFrame (one row per governor sample; a run made with
@@ -323,6 +331,7 @@ class SimResult:
         return self.summary_json
 
 
+@checked(types=False)
 def simulate(
     platform: str | os.PathLike | _core.Platform = DEFAULT_PLATFORM,
     workload: str = "ccbench:size=1048576,pattern=random",
@@ -470,6 +479,16 @@ def comma_items(text: str, flag: str) -> list[str]:
     return items
 
 
+def check_time_limit(seconds: float | None, flag: str = "--time-limit") -> None:
+    """A time limit as the engine takes it (`SimConfig::check`), checked before any run starts."""
+    if seconds is None:
+        return
+    if not (isinstance(seconds, numbers.Real) and math.isfinite(seconds) and 0 < seconds <= _core.MAX_TIME_LIMIT_S):
+        raise HetlabError(
+            f"{flag} {seconds} s is out of range; give a number of simulated seconds in (0, {_core.MAX_TIME_LIMIT_S:g}]"
+        )
+
+
 def check_reps(reps: int, seed: int) -> None:
     """`reps` runs from `seed`: 1..=MAX_REPS of them, every seed a u64."""
     for name, value in (("reps", reps), ("seed", seed)):
@@ -482,6 +501,7 @@ def check_reps(reps: int, seed: int) -> None:
         raise HetlabError(f"--seed must be in 0..{MAX_SEED - reps + 1}{runs}, got {seed}")
 
 
+@checked(types=False)
 def simulate_reps(
     reps: int,
     *,
@@ -493,6 +513,10 @@ def simulate_reps(
     """`reps` runs with seeds seed, seed+1, ...; runs in parallel threads (the Rust engine
     releases the GIL). `progress` wraps the iterator of finished runs (e.g. tqdm)."""
     check_reps(reps, seed)
+    if workers is not None:
+        _integer("workers", workers, 1, MAX_WORKERS)
+    if progress is not None and not callable(progress):
+        raise HetlabError(f"progress must be a function wrapping an iterable (e.g. tqdm), got {progress!r}")
     workers = workers or min(reps, os.cpu_count() or 1)
     pool = ThreadPoolExecutor(max_workers=workers)
     try:
@@ -504,26 +528,31 @@ def simulate_reps(
         pool.shutdown(wait=False, cancel_futures=True)
 
 
+@checked
 def governors() -> list[dict[str, Any]]:
     """Governors with their tunables (sysfs names, defaults, units)."""
     return json.loads(_core.governors())
 
 
+@checked
 def switching_modes() -> list[dict[str, Any]]:
     """The big.LITTLE switching modes: name and summary."""
     return json.loads(_core.switching_modes())
 
 
+@checked
 def schedulers() -> list[dict[str, Any]]:
     """Placement policies with their tunables (sysfs names, defaults)."""
     return json.loads(_core.schedulers())
 
 
+@checked
 def platforms() -> list[dict[str, Any]]:
     """Built-in platforms with their clusters and OPP tables."""
     return [json.loads(_core.Platform(name).summary()) for name in _core.builtin_platforms()]
 
 
+@checked
 def workloads() -> list[str]:
     """Built-in named workloads (generators are listed in `hetlab workloads`)."""
     return list(_core.builtin_workloads())
@@ -548,6 +577,7 @@ class ChaseResult:
         return self.report["points"]
 
 
+@checked
 def chase(
     sizes: str | Sequence[int] | None = None,
     *,
@@ -593,6 +623,7 @@ class PingpongResult:
     text: str
 
 
+@checked
 def pingpong(cpus: str | None = None, *, round_trips: int | None = None, repeats: int | None = None) -> PingpongResult:
     """The native inter-core latency on this machine: a cache line bounced between two pinned
     threads for every ordered pair of `cpus` (`"0-3,7"`; default: every CPU this process may
@@ -625,6 +656,7 @@ class GovernResult:
     restored: list[str]
 
 
+@checked
 def govern(
     governor: str,
     *,

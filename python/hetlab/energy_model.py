@@ -24,6 +24,7 @@ import os
 from pathlib import Path
 
 from hetlab import _core, api
+from hetlab._files import check_output_folder
 from hetlab.api import HetlabError
 
 
@@ -54,6 +55,7 @@ def write_debugfs(em: dict, root: str | os.PathLike) -> list[Path]:
     """The EM as /sys/kernel/debug/energy_model lays it out, under `root` (created; it must
     not exist or be empty). Returns the domain directories."""
     root = Path(root)
+    check_output_folder(root, "energy model tree")
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise HetlabError(f"'{root}' exists and is not an empty directory; give a new one")
     written = []
@@ -75,6 +77,7 @@ def write_board(em: dict, root: str | os.PathLike) -> list[Path]:
     with each CPU's `cpu_capacity` under sys/devices/system/cpu, under `root` (created; it must
     not exist or be empty). Returns the files and directories written."""
     root = Path(root)
+    check_output_folder(root, "energy model tree")
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise HetlabError(f"'{root}' exists and is not an empty directory; give a new one")
     written = write_debugfs(em, root / "sys/kernel/debug/energy_model")

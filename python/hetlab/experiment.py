@@ -163,6 +163,8 @@ class Context:
     progress: bool  # progress bars on stderr
     log: Callable[[str], None]  # one line for the user, on stderr
     executor: Any  # where the runs go (`hetlab.executor`: LocalExecutor or DaskExecutor)
+    # `--time-limit`: no run goes beyond this much simulated time (None: each its own limit)
+    time_limit_s: float | None = None
 
 
 class Settings(Protocol):

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hetlab import _core
+from hetlab._files import note_input
 from hetlab.api import HetlabError, SimResult
 from hetlab.page_figures import PageFigures, read_svg
 
@@ -349,6 +350,7 @@ def experiment_page(out_dir: str | Path) -> str:
     # from elsewhere must not be able to run script in the reader's browser
     converter.preprocessors.deregister("html_block")
     converter.inlinePatterns.deregister("html")
+    converter.treeprocessors.register(_SafeLinks(converter), "hetlab_safe_links", 0)
     body = converter.convert(md)
 
     def inline(m: re.Match) -> str:
@@ -418,9 +420,11 @@ MAX_MARKDOWN_NESTING = 32
 
 def _read_text(path: Path) -> str:
     try:
-        return _core.read_input(str(path))
+        text = _core.read_input(str(path))
     except ValueError as e:
         raise HetlabError(f"cannot read '{path}': {e}; give a folder `hetlab reproduce` wrote") from None
+    note_input(path)
+    return text
 
 
 def _read_csv(path: Path, columns: tuple[str, ...]):
@@ -430,6 +434,12 @@ def _read_csv(path: Path, columns: tuple[str, ...]):
     import pandas as pd
 
     text = _read_text(path)
+    rows = text.count("\n")
+    if rows > MAX_CSV_ROWS:
+        raise HetlabError(
+            f"'{path}' has {rows} lines, more than the {MAX_CSV_ROWS} of any table hetlab writes; "
+            "re-run `hetlab reproduce`"
+        )
     try:
         table = pd.read_csv(io.StringIO(text))
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as e:
@@ -438,11 +448,95 @@ def _read_csv(path: Path, columns: tuple[str, ...]):
     missing = [c for c in columns if c not in table.columns]
     if missing:
         raise HetlabError(f"'{path}' lacks the columns {', '.join(missing)}; re-run `hetlab reproduce`")
+    _check_values(table, path)
     return table
 
 
+# the integer columns a reproduction writes and their ranges: a seed is a u64, a CPU a number of
+# a platform (a CPU of 1e9 made the placement chart's colour list grow past 3.5 GB), a thread id
+# a pid (at most 2^22, PID_MAX_LIMIT)
+INTEGER_COLUMNS = {"seed": (0, 2**64 - 1), "cpu": (0, _core.MAX_CPUS - 1), "tid": (0, 1 << 22)}
+# the time columns, s: finite and within the longest run (`MAX_TIME_LIMIT_S`)
+TIME_COLUMNS = ("time_s", "start_s", "end_s")
+
+
+def _check_values(table, path: Path) -> None:
+    """Every integer column of `INTEGER_COLUMNS` whole and in range, every time finite and
+    within the longest run: a value a reproduction cannot write is refused naming the file."""
+    import numpy as np
+    import pandas as pd
+
+    for column, (lo, hi) in INTEGER_COLUMNS.items():
+        if column not in table:
+            continue
+        values = pd.to_numeric(table[column], errors="coerce").astype(float)
+        bad = ~(np.isfinite(values) & (values == np.floor(values)) & (values >= lo) & (values <= hi))
+        if bad.any():
+            raise HetlabError(
+                f"'{path}': column {column} has {str(table[column][bad].iloc[0])[:40]!r}, not a whole number "
+                f"from {lo} to {hi}; re-run `hetlab reproduce`"
+            )
+    for column in TIME_COLUMNS:
+        if column not in table:
+            continue
+        values = pd.to_numeric(table[column], errors="coerce").astype(float)
+        bad = ~(np.isfinite(values) & (values >= 0) & (values <= _core.MAX_TIME_LIMIT_S))
+        if bad.any():
+            raise HetlabError(
+                f"'{path}': column {column} has {str(table[column][bad].iloc[0])[:40]!r}, not a time from 0 to "
+                f"{_core.MAX_TIME_LIMIT_S:g} s; re-run `hetlab reproduce`"
+            )
+
+
+# python-markdown's inline patterns take super-linear time in a block's length (800 KB of `*a`
+# in one paragraph took 144 s): the reports hetlab writes are at most ~30 KB with blocks of
+# ~6 KB, so these bounds (17x and 10x those) refuse only foreign files, and bound the worst
+# page to seconds
+MAX_MARKDOWN_BYTES = 512 * 1024
+MAX_MARKDOWN_BLOCK_BYTES = 64 * 1024
+# rows of one CSV of the folder: a reproduction writes a few thousand
+MAX_CSV_ROWS = 1_000_000
+
+
+def safe_link(url: str) -> bool:
+    """Whether a link of report.md may stay live in the page: http(s), a relative path or a
+    fragment. The scheme is read as a browser reads it (entities decoded; tabs, newlines and
+    leading controls or spaces ignored), so `jav&#x61;script:` or `java\tscript:` is seen."""
+    text = html.unescape(url)
+    text = re.sub(r"[\t\n\r]", "", text).lstrip("".join(map(chr, range(0x21))))
+    scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", text)
+    if scheme is None:  # a fragment, or a relative path (no scheme before its first / ? #)
+        return True
+    return scheme.group(1).lower() in ("http", "https")
+
+
+def _link_guard():
+    """python-markdown's treeprocessor that takes `safe_link`'s verdict on every href and src:
+    a link it refuses is shown as its text, an image source is dropped (issue 34, class 5)."""
+    from markdown.treeprocessors import Treeprocessor
+
+    class SafeLinks(Treeprocessor):
+        def run(self, root):
+            for element in root.iter():
+                for attribute in ("href", "src"):
+                    value = element.get(attribute)
+                    if value is not None and not safe_link(value):
+                        del element.attrib[attribute]
+                        if element.tag == "a":
+                            element.tag = "span"
+                            element.attrib.pop("title", None)
+            return None
+
+    return SafeLinks
+
+
+def _SafeLinks(converter):  # noqa: N802 (a class made on first use: markdown is imported late)
+    return _link_guard()(converter)
+
+
 def _check_markdown(md: str, path: Path) -> None:
-    """Refuses nesting no report hetlab writes has, before python-markdown spends minutes on it."""
+    """Refuses sizes and nesting no report hetlab writes has, before python-markdown spends
+    minutes on them."""
     depth = deepest = 0
     for ch in md:
         if ch == "[":
@@ -456,6 +550,17 @@ def _check_markdown(md: str, path: Path) -> None:
         raise HetlabError(
             f"'{path}' nests {what} deeper than {MAX_MARKDOWN_NESTING} levels, which no report hetlab writes does; "
             "re-run `hetlab reproduce` into the folder"
+        )
+    if len(md) > MAX_MARKDOWN_BYTES:
+        raise HetlabError(
+            f"'{path}' has {len(md)} characters, more than the {MAX_MARKDOWN_BYTES} of any report hetlab writes; "
+            "re-run `hetlab reproduce` into the folder"
+        )
+    block = max((len(b) for b in re.split(r"\n[ \t]*\n", md)), default=0)
+    if block > MAX_MARKDOWN_BLOCK_BYTES:
+        raise HetlabError(
+            f"'{path}' has a paragraph of {block} characters, more than the {MAX_MARKDOWN_BLOCK_BYTES} of any "
+            "report hetlab writes; re-run `hetlab reproduce` into the folder"
         )
 
 

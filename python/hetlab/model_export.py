@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 from hetlab import _core
-from hetlab._files import write_output
+from hetlab._files import check_output_folder, note_input, write_output
 from hetlab.api import HetlabError
 from hetlab.train import INCREASE, fixed_threshold
 
@@ -42,6 +42,7 @@ def read_model(path: str | os.PathLike) -> dict:
         text = _core.read_input(str(path))
     except ValueError as e:  # read in Rust: a regular file, bounded, UTF-8
         raise HetlabError(f"cannot read model file '{path}': {e}; pass a model.json from `hetlab train`") from None
+    note_input(path)
     try:
         model = json.loads(text)
     except RecursionError:
@@ -89,6 +90,7 @@ def write_model(model: dict, out_dir: str | os.PathLike) -> dict[str, Path]:
     and returns their paths by name."""
     out = Path(out_dir)
     header = c_header(model)  # fails before anything is written when the model cannot be exported
+    check_output_folder(out, "model folder")
     try:
         out.mkdir(parents=True, exist_ok=True)
         files = {

@@ -121,6 +121,38 @@ impl RtappLog {
     }
 }
 
+/// Hottest a model's cluster may get, °C: far above any junction limit (125-150 °C in data
+/// sheets), so a run beyond it is in thermal runaway (leakage heating the cluster faster than
+/// its thermal resistance cools it), not a result.
+pub const MAX_MODEL_TEMP_C: f64 = 500.0;
+
+impl RunResult {
+    /// A run whose temperatures ran away, or whose energies or times are not finite numbers,
+    /// is an error naming the cluster and the platform fields that drive it, never a result with
+    /// infinite (or, in JSON, null) energies.
+    pub fn check_physical(&self) -> Result<(), String> {
+        for c in &self.clusters {
+            let energy = [c.dynamic_j, c.static_j];
+            if c.peak_temp_c.is_nan() || c.peak_temp_c > MAX_MODEL_TEMP_C || energy.iter().any(|j| !j.is_finite()) {
+                return Err(format!(
+                    "cluster '{}' ran into thermal runaway (temperature {} °C, above {MAX_MODEL_TEMP_C} °C): its \
+                     leakage_mw heats it faster than thermal_resistance_c_per_w lets it cool; check those values \
+                     in the platform file",
+                    c.name, c.peak_temp_c
+                ));
+            }
+        }
+        let e = &self.energy;
+        let totals = [self.time_s, e.total_j, e.sensors_j, e.sensor_readings_j, e.dram_j, e.board_j];
+        if totals.iter().chain(&e.clusters_j).any(|v| !v.is_finite()) {
+            return Err("the run's time or energy is not a finite number: a platform or workload value is out of its \
+                 physical range; check the files' powers and sizes"
+                .into());
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct Energy {
     /// Everything: clusters, DRAM and the rest of the board.

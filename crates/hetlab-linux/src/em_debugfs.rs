@@ -86,6 +86,14 @@ pub fn read(root: &Path) -> Result<Vec<EmDomainSpec>, String> {
             return Err(format!("'{}' has no ps:<kHz> (or cs:<kHz>) directories", display(&dir)));
         }
         ps.sort_by_key(|s| s.frequency_khz);
+        // ps:<kHz> beside cs:<kHz> of the same frequency: two states the kernel never makes
+        if let Some(w) = ps.windows(2).find(|w| w[0].frequency_khz == w[1].frequency_khz) {
+            return Err(format!(
+                "'{}' has two performance states at {} kHz (ps: and cs: directories of one frequency); keep one",
+                display(&dir),
+                w[0].frequency_khz
+            ));
+        }
         let units = if units == Units::Bogo { EmUnits::BogoWatts } else { EmUnits::MilliWatts };
         domains.push((cpus_file, EmDomainSpec { cpus, ps, units }));
     }
@@ -183,6 +191,14 @@ fn number(path: &Path, lo: u64, hi: u64, what: &str) -> Result<u64, String> {
 
 #[cfg(test)]
 mod tests {
+    fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+
     use super::*;
 
     fn tree(tag: &str) -> PathBuf {
@@ -241,6 +257,15 @@ mod tests {
         assert!(read(&d).unwrap_err().contains("cpu0/ps:200000/power"));
         let _ = fs::remove_dir_all(&d);
         assert!(read(&d).unwrap_err().contains("is not a directory"));
+    }
+
+    /// Issue 34, class 9: import-em wrote a ps: and a cs: directory of one frequency as two states.
+    #[test]
+    fn two_states_of_one_frequency_are_refused() {
+        let d = tree("dup");
+        copy_dir(&d.join("cpu0/ps:200000"), &d.join("cpu0/cs:200000"));
+        let e = read(&d).unwrap_err();
+        assert!(e.contains("has two performance states at 200000 kHz"), "{e}");
     }
 
     #[test]

@@ -200,6 +200,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TREE_FEATURES", hetlab_core::tree::FEATURES.to_vec())?;
     m.add("TREE_CLASSES", hetlab_core::tree::CLASSES.to_vec())?;
     m.add("MAX_THREADS", hetlab_core::workload::MAX_THREADS)?;
+    m.add("MAX_CPUS", hetlab_core::platform::MAX_CPUS)?;
     m.add("MAX_INSTRUCTIONS", hetlab_core::workload::MAX_INSTRUCTIONS)?;
     m.add("MAX_PHASE_US", hetlab_core::workload::MAX_PHASE_US)?;
     m.add("MAX_WORKING_SET_BYTES", hetlab_core::workload::MAX_WORKING_SET_BYTES)?;

@@ -14,8 +14,10 @@ from hetlab.cli.values import CliError
 
 def cmd_train(args: argparse.Namespace) -> int:
     from hetlab import model_export, train
+    from hetlab._files import check_output_folder
 
     out = Path(args.out)
+    check_output_folder(out, "--out folder")  # before the training, not after it
     if out.exists() and not out.is_dir():  # before the training, not after it
         raise CliError(f"--out '{args.out}' exists and is not a directory")
     model = train.train_model(
@@ -26,8 +28,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         reference=args.reference,
         class_weight=None if args.class_weight == "none" else args.class_weight,
     )
-    out.mkdir(parents=True, exist_ok=True)
-    files = model_export.write_model(model, out)
+    files = model_export.write_model(model, out)  # checks `out` (no link in its path as root), then makes it
     print(model_export.render_text(model, units=True))
     print("wrote " + ", ".join(str(p) for p in files.values()))
     return 0

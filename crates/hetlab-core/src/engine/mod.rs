@@ -58,7 +58,9 @@ pub const STOPPED: &str = "the run was stopped";
 /// Runs one simulation.
 pub fn simulate(platform: &Platform, workload: &Workload, config: SimConfig) -> Result<RunResult, String> {
     config.check()?;
-    Engine::new(platform, workload, config)?.run()
+    let result = Engine::new(platform, workload, config)?.run()?;
+    result.check_physical()?;
+    Ok(result)
 }
 
 pub struct Engine<'a> {

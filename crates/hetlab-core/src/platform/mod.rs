@@ -23,6 +23,22 @@ pub use crate::builtin::BUILTIN_PLATFORMS;
 pub const MAX_CLUSTERS: usize = 4;
 /// Most CPUs a platform may have (a CPU mask is one 64-bit word).
 pub const MAX_CPUS: usize = 64;
+
+/// The `[hmp]` section's knobs, `/sys/kernel/hmp/` names with their integer ranges, checked when
+/// a platform loads, whatever the scheduler. `sched::hmp::tunables()` declares the same knobs
+/// with their defaults and help; its test `the_platforms_hmp_table_is_the_schedulers` keeps the
+/// two equal (the platform cannot import the scheduler: it sits below it).
+pub const HMP_KNOBS: &[(&str, f64, f64)] = &[
+    ("up_threshold", 0.0, 1024.0),
+    ("down_threshold", 0.0, 1024.0),
+    ("frequency_invariant_load_scale", 0.0, 1.0),
+    ("packing_enable", 0.0, 1.0),
+    ("packing_limit", 0.0, u32::MAX as f64),
+    ("prio_filter", 0.0, 1.0),
+    ("prio_filter_val", 0.0, 19.0),
+    ("fast_cpu_mask", 0.0, ((1u64 << 53) - 1) as f64),
+    ("slow_cpu_mask", 0.0, ((1u64 << 53) - 1) as f64),
+];
 /// The platform every command runs on unless told otherwise: the seed paper's Odroid-XU3.
 pub const DEFAULT_PLATFORM: &str = "exynos5422";
 /// Largest power of an energy-model state, mW: the kernel's `EM_MAX_POWER` (0xFFFF, Linux 5.10:
@@ -596,7 +612,7 @@ mod tests {
         let e = broken("leakage_mw = 0.0", "");
         assert!(e.contains("missing field `leakage_mw`"), "{e}");
         let e = broken("leakage_mw = 0.0", "leakage_mw = -4.0");
-        assert!(e.contains("leakage_mw must not be negative"), "{e}");
+        assert!(e.contains("leakage_mw must be within 0 mW to 100000 mW, got -4"), "{e}");
         let e = broken("clock_power_coefficient = 39.7", "clock_power_coefficient = -1.0");
         assert!(e.contains("clock_power_coefficient must not be negative"), "{e}");
         let e = broken("measured_power_coefficient = 414.0", "measured_power_coefficient = 0.0");
@@ -729,5 +745,30 @@ mod tests {
         let text = BUILTIN_PLATFORMS.iter().find(|(n, _)| *n == "exynos5433").unwrap().1;
         let e = Platform::from_toml("x.toml", &text.replacen("core_off_target_residency_us = 750", "", 1)).unwrap_err();
         assert!(e.contains("'little': give both core_off_exit_latency_us and core_off_target_residency_us"), "{e}");
+    }
+
+    /// Issue 34, class 2: every float of a platform file finite and within a physical range,
+    /// named with its unit.
+    #[test]
+    fn temperatures_caps_and_powers_have_physical_ranges_with_units() {
+        for v in ["nan", "1e308", "-300.0", "inf"] {
+            let e = broken("ambient_c = 35.0", &format!("ambient_c = {v}"));
+            assert!(e.contains("thermal.ambient_c must be within -55 °C to 125 °C"), "{e}");
+        }
+        let e = broken("temp_c = 70.0", "temp_c = nan");
+        assert!(e.contains("thermal.trips[0].temp_c must be within"), "{e}");
+        let e = broken("big = 1800000", "big = 0");
+        assert!(e.contains("caps_khz.big: 0 kHz is below the cluster's lowest OPP"), "{e}");
+        let e = broken("leakage_mw = 75.0", "leakage_mw = 1e12");
+        assert!(e.contains("leakage_mw must be within 0 mW to 100000 mW, got 1000000000000"), "{e}");
+    }
+
+    /// Issue 34, class 9: a typo in [hmp] is refused when the platform loads, whatever the
+    /// scheduler.
+    #[test]
+    fn hmp_typos_are_refused_when_the_platform_loads() {
+        let text = exynos_text().replacen("[hmp]\n", "[hmp]\nup_treshold = 700\n", 1);
+        let e = Platform::from_toml("p.toml", &text).unwrap_err();
+        assert!(e.starts_with("p.toml: [hmp]: hmp: unknown tunable 'up_treshold'"), "{e}");
     }
 }

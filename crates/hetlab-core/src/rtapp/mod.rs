@@ -97,6 +97,8 @@ pub fn read_rtapp_json(origin: &str, text_in: &str) -> Result<RtappFile, String>
         let at = format!("{origin}: tasks.{name}");
         let read = task::Reading { global: &global, barrier_users: &mut barrier_users, warnings: &mut warnings };
         translated.push(task(&at, name, body, read, &mut taskgroups)?);
+        let total = translated.iter().map(|(t, _)| t.phases.len()).sum();
+        crate::workload::check_total_phases(origin, total)?;
     }
     // a barrier waits for every thread of every task that names it, once per naming event
     for phase in translated.iter_mut().flat_map(|(t, _)| t.phases.iter_mut()) {

@@ -416,3 +416,14 @@ fn what_rt_app_reads_past_is_one_warning_each_and_the_file_runs() {
     let disabled = r#"{"global": {"log_size": "disable"}, "tasks": {"t": {"run": 1}}}"#;
     assert_eq!(read_rtapp_json("n.json", disabled).unwrap().log_basename, None);
 }
+
+/// Issue 34: 2,000 tasks of 4,096 steps each took 8.7 GB; the tasks' total is bounded, checked
+/// as each task is read.
+#[test]
+fn the_tasks_phases_have_a_total_bound_checked_as_they_are_read() {
+    let events: String = (0..4000).map(|i| format!("\"run{i}\": 10")).collect::<Vec<_>>().join(", ");
+    let tasks: String = (0..40).map(|t| format!("\"t{t}\": {{ {events} }}")).collect::<Vec<_>>().join(", ");
+    let text = format!("{{ \"tasks\": {{ {tasks} }} }}");
+    let e = from_rtapp_json("big.json", &text).unwrap_err();
+    assert!(e.contains("big.json: the tasks have more than 131072 phases together"), "{e}");
+}

@@ -701,6 +701,14 @@ impl Placement for Hmp {
 
 #[cfg(test)]
 mod tests {
+    /// The platform checks `[hmp]` with its own table (it sits below the scheduler): the two
+    /// must declare the same knobs and ranges.
+    #[test]
+    fn the_platforms_hmp_table_is_the_schedulers() {
+        let ours: Vec<(&str, f64, f64)> = tunables().iter().map(|t| (t.name, t.min, t.max)).collect();
+        assert_eq!(ours, crate::platform::HMP_KNOBS.to_vec());
+    }
+
     use super::*;
     use crate::sched::pelt::{SchedAvg, State, LOAD_AVG_MAX};
     use crate::sched::testutil::Fixture;

@@ -711,7 +711,7 @@ impl Workload {
         if !(1..=MAX_THREADS).contains(&n) {
             return Err(format!("{origin}: threads must total 1..={MAX_THREADS}, got {n}"));
         }
-        Ok(())
+        check_total_phases(origin, self.tasks.iter().map(|t| t.phases.len()).sum())
     }
 
     /// The threads the tasks start, a task with one per allowed CPU counting none (its count is
@@ -776,6 +776,24 @@ fn check_mem(at: &str, m: &MemProfile) -> Result<(), String> {
 /// The most threads a workload may have: the engine's cost grows with threads, and no modelled
 /// system comes near this.
 pub const MAX_THREADS: u64 = 65_536;
+
+/// Most phases all tasks of a workload have together: each task may have
+/// `rtapp::events::MAX_PHASES`, but 2,000 tasks of 4,096 took 8.7 GB (about 1 KB per phase with
+/// its thread state); at this total a workload of 32 rt-app tasks of 4,000 events (128,000
+/// phases) peaked at 256 MB RSS in `hetlab simulate --time-limit 0.001` (40 MB for ccbench).
+pub const MAX_TOTAL_PHASES: usize = 1 << 17;
+
+/// `total` phases across a workload's tasks, at most [`MAX_TOTAL_PHASES`]: readers call it as
+/// they add tasks, so a hostile file stops before it is read whole.
+pub(crate) fn check_total_phases(origin: &str, total: usize) -> Result<(), String> {
+    if total > MAX_TOTAL_PHASES {
+        return Err(format!(
+            "{origin}: the tasks have more than {MAX_TOTAL_PHASES} phases together (steps of their events; \
+             got {total} so far); split the workload or shorten its tasks"
+        ));
+    }
+    Ok(())
+}
 
 /// The most instructions one phase may name (`instructions`, `parallel_instructions`,
 /// cpu-bound's `instructions`, ccbench's `iterations`): 2^53, the largest count a double (the
