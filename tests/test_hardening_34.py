@@ -72,7 +72,7 @@ def platform_file(d: Path, find: str, replace: str, name: str = "p.toml") -> Pat
         ("ambient_c = 35.0", "ambient_c = 1e308", "thermal.ambient_c must be within"),
         ("ambient_c = 35.0", "ambient_c = -300.0", "thermal.ambient_c must be within"),
         ("temp_c = 70.0", "temp_c = nan", "thermal.trips[0].temp_c must be within"),
-        ("big = 1800000", "big = 0", "below the cluster's lowest OPP"),
+        ("big = 1800000", "big = 0", "caps_khz.big: 0 kHz is no cap"),
         ("leakage_mw = 75.0", "leakage_mw = 1e12", "leakage_mw must be within 0 mW to 100000 mW"),
     ],
 )

@@ -758,7 +758,7 @@ mod tests {
         let e = broken("temp_c = 70.0", "temp_c = nan");
         assert!(e.contains("thermal.trips[0].temp_c must be within"), "{e}");
         let e = broken("big = 1800000", "big = 0");
-        assert!(e.contains("caps_khz.big: 0 kHz is below the cluster's lowest OPP"), "{e}");
+        assert!(e.contains("caps_khz.big: 0 kHz is no cap; give a positive frequency in kHz"), "{e}");
         let e = broken("leakage_mw = 75.0", "leakage_mw = 1e12");
         assert!(e.contains("leakage_mw must be within 0 mW to 100000 mW, got 1000000000000"), "{e}");
     }

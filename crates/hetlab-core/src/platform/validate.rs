@@ -250,13 +250,14 @@ impl Platform {
                 let Some(c) = self.cluster_index(name) else {
                     return Err(format!("thermal.trips[{i}].caps_khz: unknown cluster '{name}'"));
                 };
-                // A cap below the lowest OPP cannot be met (the cooling device's deepest state
-                // is the lowest OPP).
-                let lowest = self.clusters[c].opps[0][0];
-                if cap < lowest {
+                // 0 kHz caps nothing a cooling device can (a cap below the lowest OPP is
+                // met at the lowest OPP, as the kernel's deepest cooling state; templates
+                // lend such caps to boards with other OPPs)
+                if cap == 0 {
                     return Err(format!(
-                        "thermal.trips[{i}].caps_khz.{name}: {cap} kHz is below the cluster's lowest OPP, \
-                         {lowest} kHz; give a cap of at least {lowest} kHz"
+                        "thermal.trips[{i}].caps_khz.{name}: 0 kHz is no cap; give a positive frequency in kHz \
+                         (the cluster's lowest OPP is {} kHz)",
+                        self.clusters[c].opps[0][0]
                     ));
                 }
             }
