@@ -23,13 +23,9 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+from hetlab._errors import HetlabError
+
 PUBLIC: list[Callable] = []
-
-
-def _error(message: str) -> Exception:
-    from hetlab.api import HetlabError
-
-    return HetlabError(message)
 
 
 def _short(value: Any) -> str:
@@ -127,25 +123,23 @@ def checked(func: Callable | None = None, *, types: bool = True) -> Callable:
         try:
             bound = signature.bind(*args, **kwargs)
         except TypeError as e:
-            raise _error(f"{name}(): {e}{_suggestion(signature, kwargs)}; see help(hetlab.{name})") from None
+            raise HetlabError(f"{name}(): {e}{_suggestion(signature, kwargs)}; see help(hetlab.{name})") from None
         for arg, value in bound.arguments.items() if types else ():
             kind = signature.parameters[arg].kind
             if arg == "self" or kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
                 continue
             hint = hints.get(arg, Any)
             if not matches(hint, value):
-                raise _error(f"{name}(): {arg} must be {_describe(hint)}, got {_short(value)}")
+                raise HetlabError(f"{name}(): {arg} must be {_describe(hint)}, got {_short(value)}")
             if not _finite(value):
-                raise _error(f"{name}(): {arg} must be a finite number, got {_short(value)}")
+                raise HetlabError(f"{name}(): {arg} must be a finite number, got {_short(value)}")
         try:
             return func(*args, **kwargs)
         except (TypeError, ValueError, KeyError, OverflowError) as e:
-            from hetlab.api import HetlabError
-
             if isinstance(e, HetlabError):
                 raise
             first = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
-            raise _error(
+            raise HetlabError(
                 f"{name}(): {first} ({type(e).__name__}); check the arguments against help(hetlab.{name})"
             ) from None
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from hetlab import _core
 from hetlab._checked import checked
+from hetlab._errors import HetlabError
 from hetlab._files import note_input
 
 DEFAULT_PLATFORM: str = _core.DEFAULT_PLATFORM
@@ -25,10 +26,6 @@ MAX_SEED = (1 << 64) - 1  # seeds are u64 in the engine
 MAX_REPS = 100_000  # repetitions of one run (each keeps its summary in memory)
 MAX_WORKERS = 1024  # threads of one simulate_reps (far above any machine's cores)
 MAX_KHZ = (1 << 32) - 1  # frequencies are u32 kHz, as in cpufreq
-
-
-class HetlabError(ValueError):
-    """Bad input: the message names the thing and the fix."""
 
 
 def _read(path: str, what: str) -> str:
