@@ -379,7 +379,9 @@ mod tests {
         // the same readers again reuse the last answer; a changed reader or tracker solves anew,
         // and every answer is bit-for-bit the direct solve's
         let mut port = CciPort::new(3);
-        let cases: [(&[(f64, f64, u32)], u32); 5] = [
+        // (reads per µs, hold ns, slots) of each reader, and the tracker's entries
+        type Readers<'a> = &'a [(f64, f64, u32)];
+        let cases: [(Readers, u32); 5] = [
             (&[(10.0, 100.0, 2), (4.0, 150.0, 3)], 2),
             (&[(10.0, 100.0, 2), (4.0, 150.0, 3)], 2),
             (&[(10.0, 100.0, 2), (4.0, 150.000001, 3)], 2),
