@@ -164,6 +164,18 @@ pub struct CciPort {
     retry_per_us: f64,
     /// The request sources, gathered while rates are set.
     sources: Vec<RequestSlots>,
+    /// The last solve's inputs and its wait share: the hardware part re-solves its rates many
+    /// times per event with the same readers, so an identical input reuses the answer (the
+    /// key is exact, so the result is bit-for-bit the solve's).
+    solved: Option<SolvedTracker>,
+}
+
+/// One tracker solve: its entries, its sources and the wait share they gave.
+#[derive(Debug, Clone, Default)]
+struct SolvedTracker {
+    entries: u32,
+    sources: Vec<RequestSlots>,
+    wait: f64,
 }
 
 impl CciPort {
@@ -214,7 +226,19 @@ impl CciPort {
     /// `tracker_entries` ([`tracker_wait_probability`]), counted at the CCI clock.
     pub fn finish_rates(&mut self, tracker_entries: u32, cci_clock_khz: u32) {
         let cci_mhz = cci_clock_khz as f64 / 1000.0;
-        self.stall_per_us = tracker_wait_probability(tracker_entries, &self.sources) * cci_mhz;
+        self.stall_per_us = self.wait_probability(tracker_entries) * cci_mhz;
+    }
+
+    /// [`tracker_wait_probability`] of the current sources, solved again only when the entries
+    /// or a source differ from the last solve's.
+    fn wait_probability(&mut self, tracker_entries: u32) -> f64 {
+        let solved = self.solved.get_or_insert_with(|| SolvedTracker { entries: u32::MAX, ..Default::default() });
+        if solved.entries != tracker_entries || solved.sources != self.sources {
+            solved.wait = tracker_wait_probability(tracker_entries, &self.sources);
+            solved.entries = tracker_entries;
+            solved.sources.clone_from(&self.sources);
+        }
+        solved.wait
     }
 
     /// Counts `dt_us` at the current rates.
@@ -348,5 +372,31 @@ mod tests {
         assert_eq!(port.retries(), 2_500);
         let s = port.sample_since(0, (4_000, 50_000));
         assert_eq!((s.port, s.si_rrq_hs_any), (3, 6_100));
+    }
+
+    #[test]
+    fn a_reused_tracker_solve_is_the_solve_itself() {
+        // the same readers again reuse the last answer; a changed reader or tracker solves anew,
+        // and every answer is bit-for-bit the direct solve's
+        let mut port = CciPort::new(3);
+        // (reads per µs, hold ns, slots) of each reader, and the tracker's entries
+        type Readers<'a> = &'a [(f64, f64, u32)];
+        let cases: [(Readers, u32); 5] = [
+            (&[(10.0, 100.0, 2), (4.0, 150.0, 3)], 2),
+            (&[(10.0, 100.0, 2), (4.0, 150.0, 3)], 2),
+            (&[(10.0, 100.0, 2), (4.0, 150.000001, 3)], 2),
+            (&[(10.0, 100.0, 2), (4.0, 150.000001, 3)], 3),
+            (&[(10.0, 100.0, 2)], 1),
+        ];
+        for (readers, entries) in cases {
+            port.clear_rates();
+            for &(reads_per_us, hold_ns, slots) in readers {
+                port.add_reader(reads_per_us, hold_ns, slots, 0.0);
+            }
+            port.finish_rates(entries, 1000);
+            let direct = tracker_wait_probability(entries, &port.sources);
+            assert!(direct > 0.0);
+            assert_eq!(port.stall_per_us.to_bits(), direct.to_bits());
+        }
     }
 }
