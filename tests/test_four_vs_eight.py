@@ -229,3 +229,26 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
     p = hetlab_cli("reproduce", "four-vs-eight", "--benchmarks", "nosuch", "--out", str(out))
     assert p.returncode != 0 and p.stderr.startswith("hetlab: error:") and p.stderr.count("\n") == 1, p.stderr
     assert "dhrystone" in p.stderr and not out.exists()
+
+
+def test_the_phone_heats_when_the_tests_run_back_to_back(small):
+    from hetlab.experiments import four_vs_eight_thermal as thermal
+
+    warm = pd.read_csv(small.out / "warm.csv").set_index(["variant", "allocator", "config", "cluster"])
+    assert set(warm.index.get_level_values("variant")) == {"file values"} | {
+        f"thermal_resistance_c_per_w x{s:g}" for s in thermal.RESISTANCE_SCALES
+    }
+    big4 = warm.loc[("file values", "static", "big-4", "big")]
+    # minutes of the A57s at their top clock reach the Note 4's trips: the caps cut the clock
+    assert big4.peak_temp_c > 80.0 and big4.min_cap_mhz < 1900 and big4.avg_mhz < 1900
+    # the idle cluster stays near ambient, and a higher thermal resistance runs hotter
+    assert warm.loc[("file values", "static", "big-4", "little"), "mean_temp_c"] < 35.0
+    hot = warm.loc[(f"thermal_resistance_c_per_w x{max(thermal.RESISTANCE_SCALES):g}", "static", "big-4", "big")]
+    assert hot.mean_temp_c > big4.mean_temp_c
+    report_md = (small.out / "report.md").read_text()
+    assert "## The phone heats: Sandra's tests back to back" in report_md
+    # the work of a test is scaled to its length; a lockstep-rounds workload keeps its own
+    text = "[[tasks]]\nthreads = 8\n\n[[tasks.phases]]\nparallel_instructions = 6e9\n"
+    assert "parallel_instructions = 6e+10" in thermal._scaled(text, 10)
+    rounds = text.replace("threads = 8\n", "threads = 8\nrepeat = 4000\n")
+    assert thermal._scaled(rounds, 10) == rounds

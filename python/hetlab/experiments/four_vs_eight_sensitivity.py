@@ -65,7 +65,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def _workload_file(text: str, threads: int, alloc: str) -> str:
+def workload_file(text: str, threads: int, alloc: str) -> str:
     """A Sandra file as `NAME:threads=N,allocation=ALLOC` would make it (the file form takes no
     parameters): N threads, and a static split drops the pool's chunk size."""
     text = re.sub(r"\nthreads = \d+\n", f"\nthreads = {threads}\n", text, count=1)
@@ -112,7 +112,7 @@ def run(platform: str, out: Path, grid: Grid, jobs: int) -> list[dict]:
                 if bench in workloads:
                     threads = 4 if "cluster" in options or "switching" in options else 8
                     wpath = wdir / f"{_slug(name)}-{value}-{threads}-{alloc}.toml"
-                    wpath.write_text(_workload_file(workloads[bench], threads, alloc))
+                    wpath.write_text(workload_file(workloads[bench], threads, alloc))
                     spec = str(wpath)
                 else:
                     spec = f"sandra-{bench}:threads=cpus,allocation={alloc}"
