@@ -79,6 +79,20 @@ mod tests {
         node.step(35.0, 0.0, big, tau);
         assert_eq!(node.peak_temp_c, t1);
         assert!(node.temp_c < t1);
+        // the mean lies between the start and the peak, and before any step it is the start
+        assert_eq!(ThermalNode::at(35.0).mean_temp_c(), 35.0);
+        assert!(node.mean_temp_c() > 35.0 && node.mean_temp_c() < t1);
+    }
+
+    #[test]
+    fn the_note_4_trips_cap_both_clusters() {
+        // exynos5433.dtsi's throttle_table: 90 °C big 1.5 GHz, 95 °C big 900 MHz and LITTLE 1 GHz
+        let p = Platform::builtin("exynos5433").unwrap();
+        let (little, big) = (p.cluster_index("little").unwrap(), p.cluster_index("big").unwrap());
+        assert_eq!(trip_cap_khz(&p, big, 90.0), 1_500_000);
+        assert_eq!(trip_cap_khz(&p, big, 95.0), 900_000);
+        assert_eq!(trip_cap_khz(&p, little, 95.0), 1_000_000);
+        assert_eq!(trip_cap_khz(&p, little, 100.0), 400_000);
     }
 
     #[test]
