@@ -181,6 +181,9 @@ pub struct ClusterReport {
     pub static_j: f64,
     pub transitions: u64,
     pub peak_temp_c: f64,
+    /// Mean temperature over the run, and at its end (where a back-to-back run starts).
+    pub mean_temp_c: f64,
+    pub end_temp_c: f64,
     pub min_thermal_cap_khz: u32,
     pub online: bool,
     /// Times cpuidle powered the cluster down (and back up).
