@@ -113,7 +113,8 @@ def test_advise_takes_a_recorded_profile(profiled):
     assert advice.returncode == 0, advice.stderr
     recommended = re.search(r"^recommended for energy: (.+?) — ([\d.]+) s, ([\d.]+) J$", advice.stdout, re.M)
     assert recommended, advice.stdout
-    energies = [float(m) for m in re.findall(r"^\S+ \S+ \S+\s+[\d.]+\s+([\d.]+)\s", advice.stdout, re.M)]
+    # the table's rows: candidate (three words), time s, ± s, energy J, ...
+    energies = [float(m) for m in re.findall(r"^\S+ \S+ \S+\s+[\d.]+\s+[\d.]+\s+([\d.]+)\s", advice.stdout, re.M)]
     assert energies and float(recommended.group(3)) == pytest.approx(min(energies), rel=1e-3)
 
 

@@ -6,6 +6,9 @@ code."""
 
 from __future__ import annotations
 
+from hetlab.cli import board_signals  # noqa: F401 (first: before any import starts a thread)
+
+# isort: split
 import argparse
 import os
 import re
