@@ -2,8 +2,8 @@
 # The tests of signals, child processes, interrupted and resumed runs and the daemon's restore,
 # run once more as a busy machine and a careless parent would run them: beside one CPU-bound
 # loop per core, with SIGINT ignored by the suite's parent (a background job, nohup, some CI
-# runners). Called by .ci/run after the whole suite (the whole suite passes this way too, in
-# about twice its time: `trap '' INT` and a hog, then `make test`).
+# runners). Called by .ci/run after the whole suite; the whole suite can be run the same way
+# (`trap '' INT`, a hog per core, then `make test`), in about three times its idle time.
 #   scripts/test-under-load.sh [PYTEST ARGS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
