@@ -25,6 +25,17 @@ def test_help_explains_the_commands():
     assert r.returncode == 0 and "ccbench:size=N" in r.stdout and "--freq" in r.stdout
 
 
+def test_a_command_starts_without_the_data_libraries():
+    # pandas, numpy and matplotlib cost 0.6 s per start (every test of this file pays it); only
+    # the commands that draw or tabulate import them, where they do.
+    heavy = ("pandas", "numpy", "matplotlib", "scipy", "sklearn", "pyarrow")
+    for args in (["--help"], ["simulate", "--help"], ["reproduce", "--list"], ["governors"]):
+        r = processes.run([sys.executable, "-X", "importtime", "-m", "hetlab", *args], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        imported = {line.split("|")[-1].strip().split(".")[0] for line in r.stderr.splitlines() if "|" in line}
+        assert not imported & set(heavy), (args, sorted(imported & set(heavy)))
+
+
 def test_simulate_prints_time_energy_frequency_and_pmcs():
     r = hetlab("simulate", "--workload", SMALL, "--cluster", "little", "--governor", "ondemand")
     assert r.returncode == 0, r.stderr

@@ -7,10 +7,12 @@ per-seed ratio as error bars, and a line at 1 (the baseline)."""
 from __future__ import annotations
 
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from hetlab.experiment import ChartData, Experiment, Figure, Prepared
+
+if TYPE_CHECKING:  # pandas is imported where a chart is drawn, not by every command's start
+    import pandas as pd
 
 
 def bar_chart(summary: pd.DataFrame, experiment: Experiment, figure: Figure, path: Path) -> None:
@@ -119,10 +121,16 @@ def write_figures(
 
         matplotlib.use("Agg")
         data = ChartData(
-            summary, runs, intervals if intervals is not None else pd.DataFrame(), experiment.configs, prepared
+            summary, runs, intervals if intervals is not None else _empty_frame(), experiment.configs, prepared
         )
         for chart in experiment.charts:
             if runs.group.isin(chart.groups).any():
                 chart.draw(data, (directory / chart.file).with_suffix(suffix))
                 written.append(chart.file)
     return written
+
+
+def _empty_frame() -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame()
