@@ -9,6 +9,7 @@
 
 import os
 import socket
+import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -68,3 +69,14 @@ def lisa_python() -> str:
     python = proc.stdout.strip().splitlines()[-1]
     assert Path(python).exists(), f"lisa-venv.sh printed {python!r}"
     return python
+
+
+@pytest.fixture(scope="session")
+def reproduced(tmp_path_factory) -> Path:
+    """A small reproduction's folder (four-vs-eight, one benchmark, one seed: seconds), made once
+    per session for the tests of `hetlab report`'s readers; they copy it before changing it."""
+    out = tmp_path_factory.mktemp("reproduced") / "out"
+    args = ["reproduce", "four-vs-eight", "--benchmarks", "dhrystone", "--reps", "1", "--out", str(out)]
+    r = processes.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return out

@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hetlab import _core, api, cli, model_export
+from hetlab import _core, api, cli, html_report, model_export
 from hetlab.cli import values
 
 EXAMPLES = int(os.environ.get("HETLAB_FUZZ_EXAMPLES", "150"))
@@ -133,6 +134,27 @@ def test_command_line_value_parsers_raise_only_cli_errors(text):
             parse(text)
         except (values.CliError, api.HetlabError) as e:  # the two the command line prints as one line
             _one_line(e)
+
+
+REPORT_FILES = ("report.md", "runs.csv", "summary.csv", "series.csv", "warm.csv", "sensitivity.csv")
+
+
+# A page draws its charts (1.5-6 s each): a twentieth of the examples of the parsers' tests
+# (HETLAB_FUZZ_EXAMPLES=20000 for a long local run).
+@settings(FUZZ, max_examples=max(4, EXAMPLES // 20))
+@given(name=st.sampled_from(REPORT_FILES), data=st.data())
+def test_mutated_report_folders_render_or_fail_in_one_line(reproduced, tmp_path_factory, name, data):
+    # `hetlab report`'s readers (the page, its tables and charts) over a folder someone edited
+    folder = tmp_path_factory.mktemp("mutated") / "out"
+    shutil.copytree(reproduced, folder)
+    path = folder / name
+    path.write_text(_mutate(path.read_text(), data))
+    try:
+        page = html_report.experiment_page(str(folder))
+    except (api.HetlabError, cli.CliError) as e:
+        _one_line(e)
+        return
+    assert page.lstrip().lower().startswith("<!doctype html>")
 
 
 @pytest.mark.parametrize("name", sorted(PLATFORMS))

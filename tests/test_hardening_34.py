@@ -104,15 +104,6 @@ def test_thermal_runaway_is_an_error_never_null_energies(tmp_path):
         one_error(["simulate", "--platform", str(path), *QUICK, *mode], tmp_path, "thermal runaway")
 
 
-@pytest.fixture(scope="module")
-def reproduced(tmp_path_factory) -> Path:
-    """A small reproduction's folder (four-vs-eight, one benchmark, one seed: seconds)."""
-    out = tmp_path_factory.mktemp("reproduced") / "out"
-    r = hetlab(["reproduce", "four-vs-eight", "--benchmarks", "dhrystone", "--reps", "1", "--out", str(out)], None)
-    assert r.returncode == 0, r.stderr
-    return out
-
-
 def damaged(reproduced: Path, tmp_path: Path, name: str, column: str, value: str) -> Path:
     """A copy of the folder with `column` of the first row of `name` set to `value`."""
     import pandas as pd

@@ -217,14 +217,6 @@ def test_page_figures_are_compact_unique_and_share_their_markers():
     assert MAX_SVG_BYTES > 0
 
 
-@pytest.fixture(scope="module")
-def reproduced(tmp_path_factory) -> Path:
-    """A small reproduction's folder (four-vs-eight, one benchmark, one seed: seconds)."""
-    out = tmp_path_factory.mktemp("reproduced") / "out"
-    hetlab("reproduce", "four-vs-eight", "--benchmarks", "dhrystone", "--reps", "1", "--out", str(out))
-    return out
-
-
 def _without_column(name: str, column: str):
     return lambda out: pd.read_csv(out / name).drop(columns=[column]).to_csv(out / name, index=False)
 
