@@ -7,9 +7,14 @@
 #   HETLAB_REQUIRE_LISA=1               fail (instead of skip) when the venv cannot be built
 #                                       because the package index is unreachable
 
+import json
 import os
+import queue
 import socket
+import subprocess
 import sys
+import tempfile
+import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -80,3 +85,57 @@ def reproduced(tmp_path_factory) -> Path:
     r = processes.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return out
+
+
+class LisaScripts:
+    """The tests' LISA scripts run in one LISA interpreter for the whole session
+    (tests/lisa_runner.py): each `run()` gives what the script as a process of its own gives."""
+
+    def __init__(self, python: str):
+        self._log = tempfile.TemporaryFile()  # LISA's own logging, read only when it fails
+        self._proc = processes.popen(
+            [python, str(REPO / "tests" / "lisa_runner.py")],
+            lasting=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            text=True,
+        )
+        self._lines: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        assert self._answer(600.0, "importing LISA") == {"ready": True}
+
+    def _read(self) -> None:
+        for line in self._proc.stdout:
+            self._lines.put(line)
+        self._lines.put(None)  # the runner ended
+
+    def _answer(self, timeout_s: float, what: str) -> dict:
+        try:
+            line = self._lines.get(timeout=timeout_s)
+        except queue.Empty:
+            self.close()
+            pytest.fail(f"LISA runner: no answer to {what} in {timeout_s:g} s (stopped)")
+        if line is None:
+            self._log.seek(0)
+            pytest.fail(f"LISA runner ended during {what}:\n{self._log.read()[-4000:].decode(errors='replace')}")
+        return json.loads(line)
+
+    def run(self, script: str, *args, timeout_s: float = 1800.0) -> subprocess.CompletedProcess:
+        path = REPO / "tests" / script
+        self._proc.stdin.write(json.dumps({"script": str(path), "args": [str(a) for a in args]}) + "\n")
+        self._proc.stdin.flush()
+        a = self._answer(timeout_s, f"{script} {' '.join(map(str, args))}")
+        return subprocess.CompletedProcess([script, *args], a["returncode"], a["stdout"], a["stderr"])
+
+    def close(self) -> None:
+        processes.stop(self._proc)
+        self._log.close()
+
+
+@pytest.fixture(scope="session")
+def lisa_scripts(lisa_python):
+    """Runs tests/lisa_*.py scripts in LISA: `lisa_scripts.run("lisa_read_trace.py", trace, "--parser", p)`."""
+    scripts = LisaScripts(lisa_python)
+    yield scripts
+    scripts.close()

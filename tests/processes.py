@@ -41,13 +41,16 @@ def restore_default_sigint() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def popen(args, **kwargs) -> subprocess.Popen:
-    """`subprocess.Popen(args, **kwargs)` in a process group of its own, stdin /dev/null by default."""
+def popen(args, *, lasting: bool = False, **kwargs) -> subprocess.Popen:
+    """`subprocess.Popen(args, **kwargs)` in a process group of its own, stdin /dev/null by default.
+    A `lasting` process serves a session fixture: no test's reaper stops it, the fixture does
+    (`stop()`), and the session's end finds it if the fixture did not."""
     assert signal.getsignal(signal.SIGINT) != signal.SIG_IGN, "restore_default_sigint() first"
     kwargs.setdefault("stdin", subprocess.DEVNULL)
     kwargs["process_group"] = 0
     proc = subprocess.Popen(args, **kwargs)
-    _started.append(proc)
+    if not lasting:
+        _started.append(proc)
     return proc
 
 

@@ -92,7 +92,7 @@ def test_bad_trees_are_one_line_errors(tmp_path):
 
 
 # LISA's `LinuxEnergyModel` reads an exported tree as it reads a board (tests/lisa_energy_model.py
-# in the LISA venv: conftest.py's `lisa_python`).
+# run in the LISA venv by conftest.py's `lisa_scripts`).
 UTILS = [[0] * 8, [100, 0, 0, 0, 0, 0, 0, 0], [300, 300, 0, 0, 600, 0, 0, 0], [400] * 4 + [900] * 4]
 
 
@@ -113,7 +113,7 @@ def expected_bogo_watts(em: dict, utils: list[int]) -> float:
 
 
 @pytest.mark.lisa
-def test_lisa_reads_an_exported_model_as_it_reads_a_board(tmp_path, lisa_python):
+def test_lisa_reads_an_exported_model_as_it_reads_a_board(tmp_path, lisa_scripts):
     import json
 
     # the export is a board's root: the debugfs tree and each CPU's cpu_capacity
@@ -123,8 +123,7 @@ def test_lisa_reads_an_exported_model_as_it_reads_a_board(tmp_path, lisa_python)
     for domain in em["domains"]:
         for cpu in domain["cpus"]:
             assert (root / f"sys/devices/system/cpu/cpu{cpu}/cpu_capacity").read_text() == f"{domain['capacity']}\n"
-    script = [lisa_python, str(Path(__file__).parent / "lisa_energy_model.py"), str(root), json.dumps(UTILS)]
-    proc = processes.run(script, capture_output=True, text=True, timeout=600)
+    proc = lisa_scripts.run("lisa_energy_model.py", root, json.dumps(UTILS), timeout_s=600)
     assert proc.returncode == 0, proc.stderr
     lisa = json.loads(proc.stdout)
     assert sorted(lisa["freq_domains"]) == sorted(d["cpus"] for d in em["domains"])

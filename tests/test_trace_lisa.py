@@ -65,16 +65,11 @@ SAMPLE = """\
 
 
 # ------------------------------------------------------------------------------------------------
-# LISA (the `lisa_python` fixture, the venv's interpreter, is in conftest.py)
+# LISA (the `lisa_scripts` fixture, its scripts run in one LISA interpreter, is in conftest.py)
 
 
-def run_lisa(lisa_python: str, trace: Path, parser: str) -> dict:
-    proc = processes.run(
-        [lisa_python, str(TESTS / "lisa_read_trace.py"), str(trace), "--parser", parser],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
+def run_lisa(lisa_scripts, trace: Path, parser: str) -> dict:
+    proc = lisa_scripts.run("lisa_read_trace.py", trace, "--parser", parser)
     assert proc.returncode == 0, f"LISA ({parser}) failed on {trace}:\n{proc.stderr[-4000:]}"
     return json.loads(proc.stdout)
 
@@ -121,11 +116,11 @@ def test_reference_parser_rejects_irq_flags_column():
 
 @pytest.mark.lisa
 @pytest.mark.parametrize("parser", ["hrtxt", "systrace"])
-def test_lisa_reads_reference_sample(lisa_python, tmp_path, parser):
+def test_lisa_reads_reference_sample(lisa_scripts, tmp_path, parser):
     trace = tmp_path / "sample.txt"
     trace.write_text(SAMPLE)
     ours = ftrace_text.summary(ftrace_text.parse_text(SAMPLE))
-    assert_same_events(ours, run_lisa(lisa_python, trace, parser), f"sample/{parser}")
+    assert_same_events(ours, run_lisa(lisa_scripts, trace, parser), f"sample/{parser}")
 
 
 @pytest.fixture(scope="module")
@@ -151,10 +146,10 @@ def simulated_trace(tmp_path_factory):
 
 @pytest.mark.lisa
 @pytest.mark.parametrize("parser", ["hrtxt", "systrace"])
-def test_lisa_reads_simulated_trace(lisa_python, simulated_trace, parser):
+def test_lisa_reads_simulated_trace(lisa_scripts, simulated_trace, parser):
     lines = ftrace_text.parse_file(simulated_trace)
     ftrace_text.check_consistency(lines)
     ours = ftrace_text.summary(lines)
     assert ours["counts"]["sched_switch"] > 0, "a busy run must schedule something"
     assert ours["counts"]["cpu_frequency"] > 0, "ondemand on a busy cluster must set a frequency"
-    assert_same_events(ours, run_lisa(lisa_python, simulated_trace, parser), f"simulated/{parser}")
+    assert_same_events(ours, run_lisa(lisa_scripts, simulated_trace, parser), f"simulated/{parser}")

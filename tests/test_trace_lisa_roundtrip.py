@@ -9,7 +9,7 @@
    puts in the platform info) runs on a hetlab trace and finds each CPU's energy as the
    model's power at the traced frequency times the traced busy time.
 
-ARM's LISA (lisa-linux==3.1.0) runs in its own venv (conftest.py's ``lisa_python``), driven
+ARM's LISA (lisa-linux==3.1.0) runs in its own venv (conftest.py's ``lisa_scripts``), driven
 through tests/lisa_rtapp_generate.py, lisa_rtapp_analysis.py and lisa_energy_estimate.py.
 """
 
@@ -29,10 +29,8 @@ TESTS = Path(__file__).resolve().parent
 CPU_IDLE_EXIT = 4294967295
 
 
-def _lisa(lisa_python: str, script: str, *args: str) -> dict:
-    proc = processes.run(
-        [lisa_python, str(TESTS / script), *map(str, args)], capture_output=True, text=True, timeout=1800
-    )
+def _lisa(lisa_scripts, script: str, *args: str) -> dict:
+    proc = lisa_scripts.run(script, *args)
     assert proc.returncode == 0, f"{script} failed:\n{proc.stderr[-4000:]}"
     return json.loads(proc.stdout)
 
@@ -45,17 +43,17 @@ def _simulate(*args: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def round_trip(tmp_path_factory, lisa_python):
+def round_trip(tmp_path_factory, lisa_scripts):
     """(LISA's generator's output, its JSON, the run, LISA's rt-app analysis, the logs dir)."""
     d = tmp_path_factory.mktemp("lisa-round-trip")
     plat_info = d / "exynos5422.plat_info.yml"
     plat_info.write_text(api.simulate("exynos5422", workload="cpu-bound", trace=True, time_limit_s=0.01).plat_info_text)
     workload = d / "lisa.json"
-    asked = _lisa(lisa_python, "lisa_rtapp_generate.py", plat_info, workload)
+    asked = _lisa(lisa_scripts, "lisa_rtapp_generate.py", plat_info, workload)
     trace, logs = d / "lisa.trace", d / "logs"
     logs.mkdir()
     run = _simulate("--workload", str(workload), "--trace", str(trace), "--rtapp-logs", str(logs))
-    analysis = _lisa(lisa_python, "lisa_rtapp_analysis.py", trace, f"{trace}.plat_info.yml")
+    analysis = _lisa(lisa_scripts, "lisa_rtapp_analysis.py", trace, f"{trace}.plat_info.yml")
     return asked, json.loads(workload.read_text()), run, analysis, logs
 
 
@@ -133,13 +131,13 @@ def _busy_s(trace: Path, window: tuple[float, float]) -> dict[int, float]:
 
 
 @pytest.mark.lisa
-def test_lisas_energy_analysis_runs_on_a_hetlab_trace(tmp_path, lisa_python):
+def test_lisas_energy_analysis_runs_on_a_hetlab_trace(tmp_path, lisa_scripts):
     # a thread on CPU 4 busy 20 ms in every 40 ms, the others idle, every cluster at its top OPP
     workload = tmp_path / "busy.json"
     workload.write_text(json.dumps({"tasks": {"b": {"cpus": [4], "loop": 10, "run": 20000, "sleep": 20000}}}))
     trace = tmp_path / "busy.trace"
     _simulate("--workload", str(workload), "--trace", str(trace))
-    lisa = _lisa(lisa_python, "lisa_energy_estimate.py", trace, f"{trace}.plat_info.yml")
+    lisa = _lisa(lisa_scripts, "lisa_energy_estimate.py", trace, f"{trace}.plat_info.yml")
     em = energy_model.energy_model("exynos5422")
     top_mw = {cpu: d["states"][-1]["power_mw"] for d in em["domains"] for cpu in d["cpus"]}
     top_khz = {cpu: d["states"][-1]["frequency_khz"] for d in em["domains"] for cpu in d["cpus"]}

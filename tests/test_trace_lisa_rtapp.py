@@ -2,7 +2,7 @@
 hetlab's threads write (`engine/rtapp_markers.rs`) are read as rt-app's own, and what LISA
 finds (phases, per-loop stats, task states) agrees with the file and with the run's report.
 
-ARM's LISA (lisa-linux==3.1.0) runs in its own venv (conftest.py's `lisa_python`), driven through
+ARM's LISA (lisa-linux==3.1.0) runs in its own venv (conftest.py's `lisa_scripts`), driven through
 tests/lisa_rtapp_analysis.py in a subprocess.
 """
 
@@ -43,7 +43,7 @@ RTAPP = {
 }
 
 
-def _simulate_and_analyse(d: Path, lisa_python: str, trace_format: str):
+def _simulate_and_analyse(d: Path, lisa_scripts, trace_format: str):
     """(the run's JSON summary, LISA's rt-app analysis of its trace in `trace_format`)."""
     workload, trace = d / "display.json", d / f"display.{trace_format}.trace"
     workload.write_text(json.dumps(RTAPP))
@@ -57,24 +57,23 @@ def _simulate_and_analyse(d: Path, lisa_python: str, trace_format: str):
         [sys.executable, "-m", "hetlab", "simulate", *args], env=env, capture_output=True, text=True, timeout=600
     )
     assert proc.returncode == 0, f"hetlab simulate failed:\n{proc.stderr[-4000:]}"
-    script = [lisa_python, str(TESTS / "lisa_rtapp_analysis.py"), str(trace), f"{trace}.plat_info.yml"]
-    lisa = processes.run([*script, "--format", trace_format], capture_output=True, text=True, timeout=1800)
+    lisa = lisa_scripts.run("lisa_rtapp_analysis.py", trace, f"{trace}.plat_info.yml", "--format", trace_format)
     assert lisa.returncode == 0, f"LISA's rt-app analysis failed:\n{lisa.stderr[-4000:]}"
     return json.loads(proc.stdout), json.loads(lisa.stdout)
 
 
 @pytest.fixture(scope="module")
-def rtapp_run(tmp_path_factory, lisa_python):
+def rtapp_run(tmp_path_factory, lisa_scripts):
     """(the run's JSON summary, LISA's rt-app analysis of its trace in the kernel's format)."""
-    return _simulate_and_analyse(tmp_path_factory.mktemp("lisa-rtapp"), lisa_python, "ftrace")
+    return _simulate_and_analyse(tmp_path_factory.mktemp("lisa-rtapp"), lisa_scripts, "ftrace")
 
 
 @pytest.mark.lisa
-def test_lisa_reads_the_trace_cmd_layout_with_its_own_parser_and_finds_the_same(rtapp_run, tmp_path, lisa_python):
+def test_lisa_reads_the_trace_cmd_layout_with_its_own_parser_and_finds_the_same(rtapp_run, tmp_path, lisa_scripts):
     """`--trace-format trace-cmd`: LISA's TxtTraceParser reads the markers itself, and its
     rt-app analysis finds what it finds in the kernel's format (the tests below check that)."""
     run, lisa = rtapp_run
-    run_tc, lisa_tc = _simulate_and_analyse(tmp_path, lisa_python, "trace-cmd")
+    run_tc, lisa_tc = _simulate_and_analyse(tmp_path, lisa_scripts, "trace-cmd")
     assert run_tc == run, "the layout changes nothing in the run"
     assert lisa_tc["tasks"].keys() == lisa["tasks"].keys()
     assert _same(lisa_tc, lisa), (lisa_tc, lisa)

@@ -4,7 +4,7 @@ the run.
 A workload that migrates (short bursts that sleep, beside CPU hogs, on all 8 CPUs of the Exynos
 5422) runs under `SCHEDULER` with schedutil (which makes the engine track PELT); `hetlab simulate
 --trace` writes the trace and its LISA platform info. ARM's LISA (lisa-linux==3.1.0, in its own
-venv: conftest.py's `lisa_python`) reads both in tests/lisa_sched_analyses.py and reports what its
+venv: conftest.py's `lisa_scripts`) reads both in tests/lisa_sched_analyses.py and reports what its
 analyses find; the checks compare that with the run's own report, with the workload, with the
 events as tests/ftrace_text.py reads them, and with PELT replayed over the recorded schedule by
 tests/pelt_oracle.py. A hand-written sample covers the events a `smp` run does not produce
@@ -67,8 +67,8 @@ instructions = 2e9
 """
 
 
-def run_script(lisa_python: str, script: str, *args: str) -> dict:
-    proc = processes.run([lisa_python, str(TESTS / script), *args], capture_output=True, text=True, timeout=1800)
+def run_script(lisa_scripts, script: str, *args: str) -> dict:
+    proc = lisa_scripts.run(script, *args)
     assert proc.returncode == 0, f"{script} {' '.join(args)} failed:\n{proc.stderr[-4000:]}"
     return json.loads(proc.stdout)
 
@@ -150,22 +150,22 @@ platform-info:
 
 @pytest.mark.lisa
 @pytest.mark.parametrize("parser", ["hrtxt", "systrace"])
-def test_lisa_reads_every_scheduler_event_of_the_sample(lisa_python, tmp_path, parser):
+def test_lisa_reads_every_scheduler_event_of_the_sample(lisa_scripts, tmp_path, parser):
     trace = tmp_path / "sample.trace"
     trace.write_text(SAMPLE)
     events = ftrace_text.EVENTS + ftrace_text.SCHED_EVENTS
     ours = ftrace_text.summary(ftrace_text.parse_text(SAMPLE), events)
     assert all(ours["counts"][e] > 0 for e in events)
-    lisa = run_script(lisa_python, "lisa_read_trace.py", str(trace), "--parser", parser, "--sched")
+    lisa = run_script(lisa_scripts, "lisa_read_trace.py", str(trace), "--parser", parser, "--sched")
     assert_same_events(ours, lisa, events, f"sample/{parser}")
 
 
 @pytest.mark.lisa
-def test_lisa_analyses_of_the_sample(lisa_python, tmp_path):
+def test_lisa_analyses_of_the_sample(lisa_scripts, tmp_path):
     trace, plat_info = tmp_path / "sample.trace", tmp_path / "sample.trace.plat_info.yml"
     trace.write_text(SAMPLE)
     plat_info.write_text(SAMPLE_PLAT_INFO)
-    a = run_script(lisa_python, "lisa_sched_analyses.py", str(trace), str(plat_info))
+    a = run_script(lisa_scripts, "lisa_sched_analyses.py", str(trace), str(plat_info))
     task = a["tasks"]["1001"]
     assert task["residency"] == pytest.approx({"0": 0.004, "1": 0.003}, abs=1e-9)
     assert task["wakeups"] == 1
@@ -191,7 +191,7 @@ def test_lisa_analyses_of_the_sample(lisa_python, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def sched_run(tmp_path_factory, lisa_python):
+def sched_run(tmp_path_factory, lisa_scripts):
     """(the run's JSON summary, the trace's lines as ftrace_text reads them, LISA's analyses)."""
     d = tmp_path_factory.mktemp("lisa-sched")
     workload, trace = d / "lisa-sched-mix.toml", d / f"{PLATFORM}-{SCHEDULER}-schedutil.trace"
@@ -215,17 +215,17 @@ def sched_run(tmp_path_factory, lisa_python):
     assert trace.exists() and plat_info.exists()
     lines = ftrace_text.parse_file(trace)
     ftrace_text.check_consistency(lines)
-    analyses = run_script(lisa_python, "lisa_sched_analyses.py", str(trace), str(plat_info))
+    analyses = run_script(lisa_scripts, "lisa_sched_analyses.py", str(trace), str(plat_info))
     return run, lines, analyses, trace
 
 
 @pytest.mark.lisa
 @pytest.mark.parametrize("parser", ["hrtxt", "systrace"])
-def test_lisa_reads_every_scheduler_event_of_the_run(lisa_python, sched_run, parser):
+def test_lisa_reads_every_scheduler_event_of_the_run(lisa_scripts, sched_run, parser):
     _, lines, _, trace = sched_run
     events = ftrace_text.EVENTS + ftrace_text.SCHED_EVENTS
     ours = ftrace_text.summary(lines, events)
-    lisa = run_script(lisa_python, "lisa_read_trace.py", str(trace), "--parser", parser, "--sched")
+    lisa = run_script(lisa_scripts, "lisa_read_trace.py", str(trace), "--parser", parser, "--sched")
     assert_same_events(ours, lisa, events, f"run/{parser}")
 
 
