@@ -21,6 +21,8 @@
 //!   platform info, run intervals);
 //! - [`tree`]: decision trees (the anti-snoop model); [`tree_blob`] the same trees as the
 //!   kernel module's integer tests (`kmod/`).
+// No unsafe code: scripts/fuzz.sh relies on it to fuzz without AddressSanitizer.
+#![forbid(unsafe_code)]
 
 pub mod counters;
 pub mod engine;
