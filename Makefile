@@ -26,10 +26,11 @@ run: setup
 	$(PY) scripts/run_findings.py results
 
 # Every test: formatters and linters, Rust unit tests, then the Python suite (CLI, API, traces
-# through LISA).
+# through LISA) on one worker per CPU, each test file whole on one worker (its module fixtures
+# computed once).
 test: setup lint
 	cargo test --workspace --release
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n logical --dist loadfile
 
 # rustfmt.toml and pyproject.toml [tool.ruff] hold the settings; nothing is rewritten here.
 lint: setup

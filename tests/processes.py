@@ -109,10 +109,11 @@ def reap(since: int, grace_s: float = 3.0) -> list[str]:
     return left
 
 
-def session_marker() -> str:
+def session_marker(xdist_worker: bool = False) -> str:
     """This session's marker, inherited by every child. A pytest-xdist worker keeps its
-    controller's; any other session (also one a test starts) takes a new one."""
-    if not (os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(SESSION_VARIABLE)):
+    controller's; any other session (also one a test starts, which inherits a worker's
+    environment) takes a new one."""
+    if not (xdist_worker and os.environ.get(SESSION_VARIABLE)):
         os.environ[SESSION_VARIABLE] = f"{os.getpid()}-{time.time_ns()}"
     return os.environ[SESSION_VARIABLE]
 
@@ -180,10 +181,16 @@ def _command(pid: int) -> str:
 
 def pytest_configure(config):
     restore_default_sigint()
-    config.stash[_MARKER] = session_marker()
+    config.stash[_MARKER] = session_marker(_is_xdist_worker(config))
 
 
 _MARKER = pytest.StashKey[str]()
+
+
+def _is_xdist_worker(config) -> bool:
+    # pytest-xdist gives its workers `workerinput`; its PYTEST_XDIST_WORKER variable is also
+    # inherited by a pytest a test starts, which is a session of its own
+    return hasattr(config, "workerinput")
 
 
 @pytest.fixture(autouse=True)
@@ -200,7 +207,7 @@ def _reap_processes():
 def pytest_sessionfinish(session, exitstatus):
     """No process of this session outlives it: every descendant (pytest-xdist's workers, which
     end by now, excepted) is found by the marker in its environment, killed and reported."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    if _is_xdist_worker(session.config):
         return  # the controller looks, once every worker has ended
     deadline = time.monotonic() + 3  # for a process the last test stopped, still on its way out
     marker = session.config.stash[_MARKER]

@@ -17,6 +17,7 @@ import sys
 import threading
 
 from hetlab import api
+from hetlab._errors import printable
 from hetlab._files import OutputError, command_inputs, remove_temporaries
 from hetlab.cli import board, catalogue, experiments, model, platform, simulate
 from hetlab.cli.values import CliError
@@ -99,7 +100,7 @@ def error_line(message: object) -> str:
     """`hetlab: error: MESSAGE` on one line: control characters a user's value brought in
     (a newline in an option) are shown escaped, and any quoted value (in '', "" or ``) longer
     than MAX_QUOTED is cut to a short excerpt, the line to MAX_ERROR_LINE."""
-    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(message).strip())
+    text = printable(str(message).strip())
     text = re.sub(rf"(['\"`])([^'\"`]{{{MAX_QUOTED + 1},}})\1", _shorten_quoted, text)
     if len(text) > MAX_ERROR_LINE:
         text = text[: MAX_ERROR_LINE - 3] + "..."
