@@ -3,7 +3,7 @@
 //! wake-up of an idle CPU is a thread's or RCU's.
 
 use hetlab_core::engine::{simulate, CpuIdle, SimConfig};
-use hetlab_core::kernel::rcu::RcuOptions;
+use hetlab_core::kernel::boot::BootOptions;
 use hetlab_core::platform::Platform;
 use hetlab_core::result::RunResult;
 use hetlab_core::sched::SchedPolicy;
@@ -33,7 +33,7 @@ fn run(p: &Platform, w: &Workload, options: &str, trace: bool) -> RunResult {
     let config = SimConfig {
         scheduler: SchedPolicy::Pinned,
         cpuidle: CpuIdle::ClusterOff,
-        rcu: RcuOptions::parse(options, p.ncpus()).unwrap(),
+        kernel: BootOptions::parse(options, p.ncpus()).unwrap(),
         trace,
         ..SimConfig::new(governors)
     };
@@ -77,7 +77,13 @@ fn with_nothing_pending_an_idle_cpu_takes_no_tick() {
     let rcu = r.rcu.as_ref().unwrap();
     assert!(rcu.idle_ticks[0] > 0);
     assert_eq!(&rcu.idle_ticks[1..], &[0, 0, 0, 0]);
-    assert!(r.cpus[1..].iter().all(|c| c.wakeups == 0));
+    // the other CPUs wake only for the grace-period kthread, which runs where the scheduler
+    // puts it (one wake-up per pass at most)
+    let gp = r.threads.iter().find(|t| t.name.starts_with("rcu_preempt")).unwrap();
+    for cpu in 1..5 {
+        assert!(r.cpus[cpu].wakeups == 0 || gp.cpu_time_on_s[cpu] > 0.0, "cpu{cpu} woke for nothing");
+    }
+    assert!(r.cpus[1..].iter().map(|c| c.wakeups).sum::<u64>() <= rcu.gp_kthread_wakes);
 }
 
 #[test]
@@ -176,26 +182,30 @@ fn the_clusters_shared_logic_costs_its_busy_power_once_however_many_cpus_are_bus
 #[test]
 fn every_seed_002_workload_finishes_under_every_option_and_seed() {
     // A lost wake-up (an rt-app resume with nobody waiting) would leave a fixed-count thread
-    // waiting forever; the audio chain hands buffers over with replies so that none is lost.
+    // waiting forever; the audio chain hands buffers over with replies so that none is lost,
+    // and waits for the codec's periods on a semaphore its interrupts post.
     let p = Platform::builtin("tc2").unwrap();
+    let offload = "rcu_nocbs=0-1,rcuo_affinity=2-4,irqaffinity=2-4,workqueue.unbound_cpus=2-4";
     for name in ["cyclictest", "sysbench", "andebench2", "andebench8", "audio", "audio-bbench"] {
         let w = Workload::from_spec(name).unwrap();
-        for options in ["", "rcu_nocbs=0-1", "rcu_fast_no_hz", "rcu_nocbs=0-1,rcu_fast_no_hz"] {
-            for seed in 1..=8 {
+        for options in ["", "rcu_nocbs=0-1", "rcu_fast_no_hz", "rcu_nocbs=0-1,rcu_fast_no_hz", offload] {
+            for seed in 1..=3 {
                 let governors = SimConfig::governor_plan(&p, "ondemand", &[], None, &[]).unwrap();
                 let config = SimConfig {
                     seed,
                     scheduler: SchedPolicy::parse("hmp").unwrap(),
                     cpuidle: CpuIdle::ClusterOff,
-                    rcu: RcuOptions::parse(options, p.ncpus()).unwrap(),
+                    kernel: BootOptions::parse(options, p.ncpus()).unwrap(),
                     series: false,
-                    time_limit_s: 60.0,
+                    time_limit_s: 900.0,
                     ..SimConfig::new(governors)
                 };
                 let r = simulate(&p, &w, config).unwrap();
                 assert!(r.completed, "{name} '{options}' seed {seed}: stuck at {} s", r.time_s);
-                let rcu = r.rcu.as_ref().unwrap();
-                assert!(rcu.callbacks_queued > 0, "{name}");
+                // only the browser's page loads queue callbacks (the others' loops free nothing
+                // through call_rcu: the workload files' derivations)
+                let queued = r.rcu.as_ref().map_or(0, |rcu| rcu.callbacks_queued);
+                assert_eq!(queued > 0, name == "audio-bbench", "{name} '{options}': {queued} callbacks");
             }
         }
     }

@@ -11,7 +11,10 @@
 //! This file holds the description's types and what is derived from them; `validate.rs` checks
 //! each section.
 
+mod kernel;
 mod validate;
+
+pub use kernel::{Device, KernelSetup, KernelTimer};
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -73,6 +76,11 @@ pub struct Platform {
     /// derives from the OPPs and `dynamic_power_coefficient`, see `sched::energy_model`).
     #[serde(default)]
     pub energy_model: Vec<EmDomainSpec>,
+    /// The board's kernel: its interrupt paths, devices, broadcast timer, kthreads' and own
+    /// timers' costs (`[kernel]`, `platform::kernel`); `None`: not described (no interrupt is
+    /// routed, `[sched] tick_cycles` stands for an idle CPU's tick).
+    #[serde(default)]
+    pub kernel: Option<KernelSetup>,
     /// Derived once at load: each cluster's index into `core_types`, and its CPU capacity.
     #[serde(skip)]
     derived: Derived,
@@ -339,6 +347,11 @@ pub struct Cluster {
     /// latency's busy time), µJ; 0: not described.
     #[serde(default)]
     pub cluster_off_wakeup_energy_uj: f64,
+    /// The cluster's power-down state stops its CPUs' local timers (the DT's
+    /// `local-timer-stop`): a timer due on a CPU there fires through the broadcast timer
+    /// (`[kernel] broadcast_timer`).
+    #[serde(default)]
+    pub cluster_off_stops_local_timer: bool,
     pub thermal_resistance_c_per_w: f64,
     pub thermal_capacitance_j_per_c: f64,
 }

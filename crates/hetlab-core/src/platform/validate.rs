@@ -58,7 +58,29 @@ impl Platform {
         self.caches.validate()?;
         self.governor_cost.validate()?;
         self.validate_energy_model()?;
+        self.validate_kernel()?;
         self.noise.validate_periods()
+    }
+
+    /// `[kernel]`'s figures; a cluster whose power-down stops the local timers needs the
+    /// broadcast timer that wakes its CPUs.
+    fn validate_kernel(&self) -> Result<(), String> {
+        if let Some(kernel) = &self.kernel {
+            kernel.validate()?;
+        }
+        let broadcast = self.kernel.as_ref().and_then(|k| k.broadcast_timer.as_ref());
+        match self.clusters.iter().find(|c| c.cluster_off_stops_local_timer) {
+            Some(c) if c.cluster_off_us().is_none() => Err(format!(
+                "clusters '{}': cluster_off_stops_local_timer needs the cluster's power-down state (cluster_off_*)",
+                c.name
+            )),
+            Some(c) if broadcast.is_none() => Err(format!(
+                "clusters '{}': cluster_off_stops_local_timer needs [kernel] broadcast_timer, the device that wakes \
+                 its CPUs",
+                c.name
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// `hz`: a tick of at least 1 µs.

@@ -88,6 +88,7 @@ pub fn from_rtapp_json(origin: &str, text_in: &str) -> Result<Workload, String> 
         duration_us: global.duration_us,
         reference_cpu: global.reference_cpu,
         taskgroups: Vec::new(),
+        irqs: Vec::new(),
     };
     workload.check_threads(origin)?;
     Ok(workload)

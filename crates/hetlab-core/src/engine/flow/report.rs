@@ -33,6 +33,7 @@ impl Engine<'_> {
             })
             .collect();
         let rcu = self.kernel.rcu_report();
+        let interrupts = self.kernel.interrupt_report();
         let recorded = self.out.into_recorded();
         let trace_threads = TraceThreads { prio_changes: recorded.prio_changes, ..trace_threads };
         RunResult {
@@ -60,6 +61,7 @@ impl Engine<'_> {
             events: recorded.events,
             marks: recorded.marks,
             rcu,
+            interrupts,
             series: recorded.series,
             trace: recorded.trace,
             trace_threads,
