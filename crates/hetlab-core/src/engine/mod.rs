@@ -43,7 +43,7 @@ use crate::workload::Workload;
 use cpufreq::Cpufreq;
 use hardware::{CpuLoad, Hardware};
 use idle::Idle;
-use kernel_work::{KernelWork, Lookups};
+use kernel_work::{KernelWork, Lookups, PerfTarget};
 use outputs::Outputs;
 use scheduler::{SchedSetup, Scheduler, Sysctls, ThreadState};
 use work::Work;
@@ -316,7 +316,10 @@ impl<'a> Engine<'a> {
             hw.count_instructions(cpu, instr, refills, bus, refs);
             // The overflows these instructions caused: their handlers' time is stolen from the
             // thread (`kernel::perf_sampling`).
-            let perf_us = kernel.perf_overflows_us(cpu, instr, khz);
+            let phase = work.progress(t).phase;
+            let task = work.task_of(t);
+            let on = PerfTarget { cluster, task_phase: (task, phase), mem: &work.task(t).phases[phase].mem };
+            let perf_us = kernel.perf_overflows_us(cpu, instr, khz, on);
             if perf_us > 0.0 {
                 work.steal(t, perf_us);
             }

@@ -371,7 +371,15 @@ impl Cci {
 
 impl PerfSampleCost {
     fn validate(&self) -> Result<(), String> {
-        positive("perf_sample.cycles", self.cycles)?;
+        positive("perf_sample.handler_cycles", self.handler_cycles)?;
+        non_negative("perf_sample.handler_data_lines", self.handler_data_lines)?;
+        non_negative("perf_sample.handler_code_lines", self.handler_code_lines)?;
+        if let Some(share) = self.code_cold_share {
+            if !(0.0..=1.0).contains(&share) {
+                return Err(format!("perf_sample.code_cold_share must be within 0..=1, got {share}"));
+            }
+        }
+        non_negative("perf_sample.handler_tlb_entries", self.handler_tlb_entries)?;
         non_negative("perf_sample.counted_instructions", self.counted_instructions)
     }
 }

@@ -15,9 +15,19 @@ use crate::kernel::jitter::Jitter;
 use crate::kernel::kthreads::Kthread;
 use crate::kernel::perf_sampling::PerfCounters;
 use crate::kernel::rcu::{self, Batch, GpPass, Rcu, RcuReport};
+use crate::model::pollution::sample_cycles;
 use crate::platform::Platform;
 use crate::random::Rng;
 use crate::workload::{IrqStream, RcuCalls};
+use std::collections::HashMap;
+
+/// The thread a perf overflow interrupts: its cluster, (task, phase) and memory profile (what
+/// the handler's pollution costs depends on them, `kernel::perf_sampling::sample_cycles`).
+pub struct PerfTarget<'m> {
+    pub cluster: usize,
+    pub task_phase: (usize, usize),
+    pub mem: &'m crate::workload::MemProfile,
+}
 
 /// How a run finds its kernel threads and semaphores (`Work`'s lookups, by name): the rcuo
 /// kthread of a CPU, a kernel thread and its event, a semaphore.
@@ -39,8 +49,10 @@ pub struct KernelBurst {
 pub struct KernelWork<'a> {
     platform: &'a Platform,
     jitter: Jitter,
-    /// Counter-overflow sampling on chosen CPUs, if configured.
+    /// Counter-overflow sampling on chosen CPUs, if configured, and the cycles of one sample
+    /// per (task, phase, cluster) it interrupted (`model::pollution`, computed once each).
     perf: Option<PerfCounters>,
+    sample_cycles: HashMap<(usize, usize, usize), f64>,
     rcu: Rcu,
     /// Per CPU: the rcuo kthread of its offloaded callbacks, and the event it sleeps on.
     rcuo: Vec<Option<(usize, usize)>>,
@@ -85,6 +97,7 @@ impl<'a> KernelWork<'a> {
             platform,
             jitter,
             perf,
+            sample_cycles: HashMap::new(),
             rcu: Rcu::new(options, ncpus, platform.hz),
             rcuo,
             rcuo_to_wake: Vec::new(),
@@ -126,17 +139,24 @@ impl<'a> KernelWork<'a> {
 
     // ---- perf ------------------------------------------------------------------------------
 
-    /// `instr` instructions ran on `cpu` clocked at `khz`: the time the overflows they caused
-    /// take from the running thread, µs (0 without perf sampling there).
+    /// `instr` instructions ran on `cpu` clocked at `khz`, by the thread `on` says: the time the
+    /// overflows they caused take from it, µs (0 without perf sampling there).
     #[inline]
-    pub fn perf_overflows_us(&mut self, cpu: usize, instr: f64, khz: f64) -> f64 {
+    pub fn perf_overflows_us(&mut self, cpu: usize, instr: f64, khz: f64, on: PerfTarget) -> f64 {
         let Some(perf) = &mut self.perf else { return 0.0 };
         let samples = perf.count(cpu, instr);
-        if samples > 0 {
-            perf.cost_us(samples, khz)
-        } else {
-            0.0
+        if samples == 0 {
+            return 0.0;
         }
+        let platform = self.platform;
+        let work = perf.work_per_sample();
+        let key = (on.task_phase.0, on.task_phase.1, on.cluster);
+        let cycles = *self.sample_cycles.entry(key).or_insert_with(|| {
+            let cost = platform.perf_sample.as_ref().expect("perf sampling needs [perf_sample]");
+            let (core, l2) = (platform.core_type_of(on.cluster), platform.clusters[on.cluster].l2_bytes as f64);
+            sample_cycles(cost, on.mem, core, l2, &platform.caches, work)
+        });
+        perf.cost_us(samples, khz, cycles)
     }
 
     // ---- kernel work charged ahead ---------------------------------------------------------------
@@ -302,7 +322,9 @@ mod tests {
         assert!(k.in_burst(3, 49.0) && !k.in_burst(3, 50.0) && !k.in_burst(2, 10.0));
         assert_eq!(k.take_burst(3).map(|b| b.until_us), Some(50.0));
         assert!(k.take_burst(3).is_none());
-        assert_eq!(k.perf_overflows_us(0, 1e9, 1e6), 0.0, "no perf sampling configured");
+        let mem = crate::workload::Phase::new(crate::workload::PhaseKind::Yield).mem;
+        let on = || PerfTarget { cluster: 0, task_phase: (0, 0), mem: &mem };
+        assert_eq!(k.perf_overflows_us(0, 1e9, 1e6, on()), 0.0, "no perf sampling configured");
         assert!(k.rcu_report().is_none() && !k.rcu_needs_tick());
     }
 
@@ -315,8 +337,10 @@ mod tests {
         let rcuo = |cpu| (cpu == 1).then_some((7, 2));
         let lookups = Lookups { rcuo, kthread: |_: &str, _: &str| None, semaphore: |_: &str| None };
         let mut k = KernelWork::new(&p, &[true; 4], &mut rng, Some(perf), &boot, &[], lookups);
-        assert_eq!(k.perf_overflows_us(0, 5e6, 1e6), 0.0, "cpu0 is not sampled");
-        assert!(k.perf_overflows_us(1, 5e6, 1e6) > 0.0);
+        let mem = crate::workload::Phase::new(crate::workload::PhaseKind::Yield).mem;
+        let on = || PerfTarget { cluster: 0, task_phase: (0, 0), mem: &mem };
+        assert_eq!(k.perf_overflows_us(0, 5e6, 1e6, on()), 0.0, "cpu0 is not sampled");
+        assert!(k.perf_overflows_us(1, 5e6, 1e6, on()) > 0.0);
         assert_eq!((k.rcuo_of(1), k.rcuo_cpu(7), k.rcuo_cpu(3)), (Some((7, 2)), Some(1), None));
         assert!(k.rcu_report().is_some(), "RCU options are reported");
     }
