@@ -40,6 +40,7 @@ lint: setup
 
 bench: setup
 	cargo bench -p hetlab-core --bench engine_speed
+	cargo bench -p hetlab-core --bench event_floor
 	cargo bench -p hetlab-linux --bench governor_sample
 	$(PY) benches/bench_simulate.py
 	$(PY) benches/bench_training.py
@@ -49,7 +50,7 @@ setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml constraints.txt Cargo.toml Cargo.lock $(shell find crates python data -type f 2>/dev/null)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -q -c constraints.txt maturin numpy pandas tqdm pyarrow scipy scikit-learn matplotlib markdown pytest hypothesis ruff distributed
+	$(PIP) install -q -c constraints.txt maturin numpy pandas tqdm pyarrow scipy scikit-learn matplotlib markdown pytest hypothesis ruff distributed perfetto html5lib
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PIP) install -q -c constraints.txt --no-build-isolation .
 	touch $@
 

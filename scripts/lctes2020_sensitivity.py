@@ -1,20 +1,18 @@
 """The memory system's and power model's unknowns against the seed paper's claims: re-runs
 `hetlab reproduce lctes2020` on variants of the Exynos 5422 platform file, one unknown changed at
-a time, and prints a Markdown table of the claims each variant holds (docs/training.md shows
-its output).
+a time, and prints a Markdown table with every claim at each value (docs/training.md shows its
+output).
 
-    python scripts/lctes2020_sensitivity.py [OUT]      # about 5 minutes on 2 cores
+    python scripts/lctes2020_sensitivity.py [OUT]      # about 10 minutes on 2 cores
 
-The unknowns: the read tracker's entries per slave port (SIx_R_MAX, not public), the snoop's
+The unknowns: each CCI slave port's read tracker (SIx_R_MAX, not public: S3, the A7's, is
+inferred from the paper's Figures 2c and 4a; S4's is an assumption bounded by the A15's copy
+bandwidth), the kernel wake-ups' footprint (the reads beside a lone chase), the snoop's
 frequency-independent part (with the snoop path re-derived from the same observation, the
 paper's 0.6-0.7 GHz threshold: (145 ns - fixed) x 0.65 GHz / 27 A15 L2 cycles), what the CCI
-does with a speculative fetch that returns before the snoop response (the TRM's retry, or
-keeping the early data), the DRAM at the paper's 933 MHz, a GPU rail in the sensor sum,
-BUS_ACCESS per beat, the switching activity of a core stalled on memory (no source), the energy
-of a snoop an L2 serves (no source), the A7's
-power coefficient (the HC2 wall increment suggests about half), and how the XU3 measurements'
-loose splits (A7 leakage, A15 clock vs leakage, A15 per-core coefficient) could fall, with the
-power model before them as the last row.
+does with a speculative fetch that returns before the snoop response (the TRM's retry, alone and
+with a fixed part), and the switching activity of a core stalled on memory (no source for the
+A7's).
 """
 
 import re
@@ -28,10 +26,14 @@ PLATFORM = Path(__file__).resolve().parent.parent / "data" / "platforms" / "exyn
 
 # (label, {key: value}) — the default first.
 VARIANTS = [
-    ("default (4 entries, fixed 0 ns, retry)", {}),
-    ("read_tracker_entries = 1", {"read_tracker_entries": "1"}),
-    ("read_tracker_entries = 2", {"read_tracker_entries": "2"}),
-    ("read_tracker_entries = 8", {"read_tracker_entries": "8"}),
+    ("default (S3 3 entries, S4 4, footprint 128 lines, fixed 0 ns, overlap)", {}),
+    # S3 (the A7's port) is the first read_tracker_entries in the file, S4 the second
+    ("S3 read_tracker_entries = 2", {"read_tracker_entries#1": "2"}),
+    ("S3 read_tracker_entries = 4", {"read_tracker_entries#1": "4"}),
+    ("S4 read_tracker_entries = 8", {"read_tracker_entries#2": "8"}),
+    ("S4 read_tracker_entries = 16", {"read_tracker_entries#2": "16"}),
+    ("kernel_wakeup_footprint_lines = 32", {"kernel_wakeup_footprint_lines": "32.0"}),
+    ("kernel_wakeup_footprint_lines = 512", {"kernel_wakeup_footprint_lines": "512.0"}),
     *(
         (
             f"snoop_fixed_ns = {fixed} (lookups {(145 - fixed) * 0.65 / 27:.2f})",
@@ -39,55 +41,31 @@ VARIANTS = [
         )
         for fixed in (40, 100)
     ),
-    ('speculative_fetch = "overlap"', {"speculative_fetch": '"overlap"'}),
-    # The paper ran the DMC at 933 MHz (seed 001 §3.2): 14.9 GB/s (ref §1.1.4); how much of the
-    # 145 ns idle latency (measured at 825 MHz) follows the memory clock is not known: all of it
-    # is the bound, 145 x 825 / 933 = 128 ns.
-    ("DRAM 933 MHz, bandwidth only", {"peak_bandwidth_mb_s": "14900.0"}),
-    ("DRAM 933 MHz, latency 128 ns too", {"peak_bandwidth_mb_s": "14900.0", "idle_latency_ns": "128.2"}),
-    # The XU3's GPU rail with the GPU idle, in the sensor sum (no measured figure: a probe).
-    ("unmodelled_rails_mw = 100 (GPU rail)", {"unmodelled_rails_mw": "100.0"}),
-    # BUS_ACCESS per L1-L2 data beat (a 128-bit path: 4 per 64-byte line) instead of per L2 line.
-    ('bus_access = "l1-beat", beat_bytes = 16', {"bus_access": '"l1-beat"\nbeat_bytes = 16'}),
+    ('speculative_fetch = "retry"', {"speculative_fetch": '"retry"'}),
+    (
+        'speculative_fetch = "retry", snoop_fixed_ns = 100 (lookups 1.08)',
+        {"speculative_fetch": '"retry"', "snoop_fixed_ns": "100.0", "snoop_path_l2_lookups": "1.0833"},
+    ),
     # A core stalled on memory keeps its clocks running (an in-order A7 waiting on a load still
     # clocks its pipeline, L1 and L2; model-review §2.4): the bound of the unknown activity.
     ("stall_activity = 1 (both core types)", {"stall_activity": "1.0"}),
-    # Energy per snoop an L2 serves (no source; the platform file's bounds from SRAM read energies):
-    # a tag lookup, and a whole line read on every snoop.
-    ("snoop_lookup_energy_nj = 0.025 (a tag lookup)", {"snoop_lookup_energy_nj": "0.025"}),
-    ("snoop_lookup_energy_nj = 1 (a line read)", {"snoop_lookup_energy_nj": "1.0"}),
-    # 4 busy A7s at 1.4 GHz add 385 mW at the HC2's wall, 845 mW in the model (model-review §3.2,
-    # a weak source): the A7's coefficient halved.
-    ("A7 dynamic_power_coefficient = 45", {"dynamic_power_coefficient#1": "45"}),
-    # The A7's leakage at the bound its idle draw at 200 MHz sets (the platform file's comment).
-    ("A7 leakage_mw = 6.2 (the bound)", {"leakage_mw#1": "6.2"}),
-    # The A15's shared draw split the other way: all of it clocked (the fit with clock alone).
-    ("A15 clock 161, leakage 0", {"clock_power_coefficient#2": "161.0", "leakage_mw#2": "0.0"}),
-    # The A15's cores drawing what the kernel's EM says (the DT's 310) instead of the measured 414.
-    ("A15 measured_power_coefficient = 310 (DT)", {"measured_power_coefficient": "310.0"}),
-    # The power model before the XU3 measurements: leakage ASSUMPTIONS (A7 40 mW, A15 300 mW),
-    # no clocked shared logic, the DT coefficient, the board constant 3400 mW.
-    (
-        "before the XU3 power data",
-        {
-            "leakage_mw#1": "40.0",
-            "leakage_mw#2": "300.0",
-            "clock_power_coefficient": "0.0",
-            "measured_power_coefficient": "310.0",
-            "rest_power_mw": "3400.0",
-        },
-    ),
 ]
 
 # The claims shown, by the start of their text in report.md's claims table.
 CLAIMS = [
     ("gcc-L speedup", "gcc-g23 on LITTLE: anti-snoop speedup"),
     ("gcc-L energy", "gcc-g23 on LITTLE: anti-snoop energy"),
+    ("ccbench never slower", "ccbench grid: anti-snoop never"),
     ("ccbench mean", "ccbench grid: mean"),
-    ("gcc snoop penalty", "snoop penalty of gcc"),
+    ("order", "Realistic benchmarks: all-max fastest"),
     ("all-max most energy", "Realistic benchmarks: all-max spends"),
+    ("gcc snoop penalty", "snoop penalty of gcc"),
+    ("realistic penalty", "snoop penalty of the realistic"),
+    ("povray", "povray-train"),
+    ("h264ref", "h264ref-train"),
     ("bbench", "bbench:"),
     ("speedometer2", "speedometer2:"),
+    ("mplayer", "mplayer-1080p:"),
 ]
 
 
@@ -121,18 +99,34 @@ def fig4_speedups(summary: Path) -> str:
 
 
 def claims(report: Path) -> list[tuple[str, str, str]]:
+    """(claim, hetlab, holds?) from report.md's claims table (claim, paper, band, hetlab, holds?,
+    mechanism)."""
     rows = []
-    for line in report.read_text().splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("|") and cells[-1] in ("yes", "no", "partly"):
-            rows.append((cells[0], cells[-2], cells[-1]))
+    table = report.read_text().split("## Claims", 1)[1].split("### Notes", 1)[0]
+    for line in table.splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+        if len(cells) == 6 and cells[4] in ("yes", "no", "partly"):
+            rows.append((cells[0], cells[3], cells[4]))
     return rows
+
+
+def gcc_idle_mhz(summary: Path) -> str:
+    """Where the trained governor held the idle big cluster for gcc-g23-L, MHz on average."""
+    s = pd.read_csv(summary)
+    row = s[(s.label == "gcc-g23-L") & (s.config == "anti-snoop")]
+    return f"{row.idle_freq_mhz.iloc[0]:.0f}" if not row.empty else "–"
 
 
 def main() -> None:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "cci-sensitivity")
     out.mkdir(parents=True, exist_ok=True)
-    header = ["variant", "claims held (partly)", *(name for name, _ in CLAIMS), "paper's trees: gcc-L / ccbench"]
+    header = [
+        "variant",
+        "claims held (partly)",
+        *(name for name, _ in CLAIMS),
+        "gcc-L idle big MHz",
+        "paper's trees: gcc-L / ccbench",
+    ]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for i, (label, changes) in enumerate(VARIANTS):
@@ -151,6 +145,7 @@ def main() -> None:
         for _, start in CLAIMS:
             claim, value, verdict = next(r for r in rows if r[0].startswith(start))
             cells.append(f"{value} ({verdict})")
+        cells.append(gcc_idle_mhz(run / "summary.csv"))
         cells.append(fig4_speedups(run / "summary.csv"))
         print(f"| {label} | {held}/{len(rows)} ({partly}) | " + " | ".join(cells) + " |", flush=True)
 

@@ -9,13 +9,19 @@
 
 import os
 import socket
-import subprocess
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
+pytest.register_assert_rewrite("processes")
+import processes  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
+
+# Every process a test starts, stopped with its process group after the test; children start
+# with SIGINT at its default; nothing outlives the session (tests/processes.py).
+pytest_plugins = ("processes",)
 
 
 def pytest_configure(config):
@@ -46,7 +52,7 @@ def lisa_python() -> str:
     if override:
         assert Path(override).exists(), f"HETLAB_LISA_PYTHON={override} does not exist"
         return override
-    proc = subprocess.run(
+    proc = processes.run(
         ["bash", str(REPO / "scripts" / "lisa-venv.sh")],
         cwd=REPO,
         capture_output=True,

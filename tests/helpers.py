@@ -4,12 +4,14 @@ import struct
 import subprocess
 import sys
 
+import processes
+
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def hetlab_cli(*args: str) -> subprocess.CompletedProcess:
     """`hetlab ARGS` in a process of its own, output captured as text."""
-    return subprocess.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True)
+    return processes.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True)
 
 
 def png_size(path) -> tuple[int, int]:

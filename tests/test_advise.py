@@ -84,3 +84,45 @@ def test_a_workload_that_does_no_work_is_one_line(tmp_path):
     p = hetlab_cli("advise", str(workload), "--platform", "exynos5433", "--no-progress", "--jobs", "1")
     assert p.returncode != 0 and p.stderr.count("\n") == 1, p.stderr
     assert "retires no instructions" in p.stderr and p.stdout == ""
+
+
+def _noisy(t, e, sd_t, sd_e, name):
+    return Outcome(Candidate(None, None, name, "pinned"), t, e, 1.0, 0.0, sd_t, sd_e, 3)
+
+
+def test_a_tie_within_the_seeds_noise_goes_to_the_secondary_objective():
+    fast = _noisy(10.000, 5.0, 0.01, 0.01, "fast")
+    frugal = _noisy(10.005, 4.0, 0.01, 0.01, "frugal")
+    slow = _noisy(11.0, 3.0, 0.01, 0.01, "slow")
+    # 5 ms apart with 10 ms of noise each: a tie on time, broken by energy
+    assert advise.recommend([fast, frugal, slow], "time", None) is frugal
+    # without noise the faster one wins
+    assert advise.recommend([_o(10.0, 5.0), _o(10.005, 4.0)], "time", None).time_s == 10.0
+    # a dominated candidate is never recommended, even when within the noise of the best
+    dominated = _noisy(10.001, 6.0, 0.5, 0.5, "dominated")
+    assert advise.recommend([fast, dominated], "time", None) is fast
+    assert advise.recommend([fast, dominated], "edp", None) is fast
+
+
+def test_mixed8_gets_a_recommendation_no_candidate_dominates():
+    p = hetlab_cli("advise", "mixed8", "--platform", "exynos5433", "--no-progress", "--seeds", "2")
+    assert p.returncode == 0, p.stderr
+    rows = {}
+    for ln in p.stdout.splitlines():
+        m = re.match(r"^(\S.*?)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(yes)?", ln)
+        if m and not ln.startswith(("candidate", "recommended", "Pareto")):
+            rows[m[1]] = (float(m[2]), float(m[4]))
+    best = _recommended(p.stdout)
+    t, e = rows[best]
+    assert not any(ot <= t and oe <= e and (ot, oe) != (t, e) for ot, oe in rows.values()), best
+    front = re.search(r"^Pareto set \((\d+), fastest first\): (.+)$", p.stdout, flags=re.M)
+    assert front and best in front[2].split("; ") and int(front[1]) == len(front[2].split("; "))
+
+
+def test_help_explains_the_seeds_the_pareto_set_and_the_tie_break():
+    p = hetlab_cli("advise", "--help")
+    assert p.returncode == 0
+    for words in ("--seeds", "Pareto set", "secondary objective", "noise"):
+        assert words in p.stdout, words
+    bad = hetlab_cli("advise", "mixed8", "--seeds", "0")
+    assert bad.returncode != 0 and bad.stderr.startswith("hetlab: error: --seeds") and bad.stderr.count("\n") == 1

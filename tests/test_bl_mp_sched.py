@@ -5,12 +5,12 @@ from, and bad input gets the one-line error with nothing written."""
 
 import os
 import re
-import subprocess
 import sys
 
 import pandas as pd
 import pytest
 
+import processes
 from helpers import hetlab_cli, png_size
 from hetlab import _core, api, report, reproduce
 from hetlab.experiment import NOT_RUN
@@ -209,7 +209,7 @@ def test_list_shows_the_experiment_with_its_title_and_source():
     r = hetlab_cli("reproduce", "--list")
     assert r.returncode == 0, r.stderr
     assert f"bl-mp-sched  {E.title}" in r.stdout and f"source: {E.source}" in r.stdout
-    r = subprocess.run(
+    r = processes.run(
         [sys.executable, "-m", "hetlab", "reproduce", "--help"],
         capture_output=True,
         text=True,

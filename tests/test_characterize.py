@@ -1,12 +1,12 @@
 """The simulated characterization sweep through the API: the plan's rules (hetlab_core::sweep),
 its errors, and resuming an interrupted sweep."""
 
-import subprocess
 import sys
 
 import pandas as pd
 import pytest
 
+import processes
 from hetlab.api import HetlabError
 from hetlab.characterize import characterize
 
@@ -84,7 +84,7 @@ def test_a_platform_without_big_and_little_is_refused_in_one_line(tmp_path):
     text = text.replace('name = "big"', 'name = "prime"').replace("{ big = ", "{ prime = ")
     assert 'name = "prime"' in text
     (tmp_path / "p.toml").write_text(text)
-    r = subprocess.run(
+    r = processes.run(
         [sys.executable, "-m", "hetlab", "characterize", "--platform", str(tmp_path / "p.toml"), "--out", "s.parquet"],
         capture_output=True,
         text=True,

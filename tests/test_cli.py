@@ -1,19 +1,19 @@
 """The `hetlab` command line, run as a separate process like a user would."""
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import processes
 from hetlab import __version__, api
 
 SMALL = "ccbench:size=1048576,pattern=random,iterations=200000"
 
 
 def hetlab(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True, cwd=cwd)
+    return processes.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True, cwd=cwd)
 
 
 def test_help_explains_the_commands():
@@ -23,6 +23,17 @@ def test_help_explains_the_commands():
         assert word in r.stdout
     r = hetlab("simulate", "--help")
     assert r.returncode == 0 and "ccbench:size=N" in r.stdout and "--freq" in r.stdout
+
+
+def test_a_command_starts_without_the_data_libraries():
+    # pandas, numpy and matplotlib cost 0.6 s per start (every test of this file pays it); only
+    # the commands that draw or tabulate import them, where they do.
+    heavy = ("pandas", "numpy", "matplotlib", "scipy", "sklearn", "pyarrow")
+    for args in (["--help"], ["simulate", "--help"], ["reproduce", "--list"], ["governors"]):
+        r = processes.run([sys.executable, "-X", "importtime", "-m", "hetlab", *args], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        imported = {line.split("|")[-1].strip().split(".")[0] for line in r.stderr.splitlines() if "|" in line}
+        assert not imported & set(heavy), (args, sorted(imported & set(heavy)))
 
 
 def test_simulate_prints_time_energy_frequency_and_pmcs():
@@ -262,3 +273,24 @@ def test_cpu_dma_latency_keeps_the_a57_cluster_up_and_bad_values_are_one_line():
         assert r.returncode != 0 and r.stdout == "", r.stdout
         assert r.stderr.startswith("hetlab: error: ") and len(r.stderr.splitlines()) == 1, r.stderr
         assert says in r.stderr, r.stderr
+
+
+def test_every_listing_has_json_for_scripts():
+    """`platforms`, `workloads`, `governors`, `schedulers` and `reproduce --list` print JSON with
+    `--json`, the same items as their text."""
+    outputs = {}
+    for command in (["platforms"], ["workloads"], ["governors"], ["schedulers"], ["reproduce", "--list"]):
+        run = hetlab(*command, "--json")
+        assert run.returncode == 0 and run.stderr == "", (command, run.stderr)
+        outputs[command[0]] = json.loads(run.stdout)
+    assert [p["name"] for p in outputs["platforms"]] == [p["name"] for p in api.platforms()]
+    assert outputs["workloads"]["builtin"] == api.workloads()
+    assert [g["name"] for g in outputs["workloads"]["generators"]] == ["ccbench", "periodic", "cpu-bound"]
+    assert [g["name"] for g in outputs["governors"]] == [g["name"] for g in api.governors()]
+    assert [s["name"] for s in outputs["schedulers"]] == [s["name"] for s in api.schedulers()]
+    experiments = {e["name"]: e for e in outputs["reproduce"]}
+    assert set(experiments) == {"lctes2020", "bl-mp-sched", "rcu-amp", "four-vs-eight"}
+    for e in experiments.values():
+        assert e["title"] and e["source"] and e["platform"] and e["benchmarks"] and e["reps"] >= 1
+    wrong = hetlab("reproduce", "--json")
+    assert wrong.returncode == 2 and "--json goes with --list" in wrong.stderr

@@ -3,13 +3,13 @@
 platform file given those tables has the same model, and EAS decides the same on it; LISA's
 LinuxEnergyModel reads an exported tree as it reads a board's and estimates what hetlab's EM does."""
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 import hetlab
+import processes
 from hetlab import _core, energy_model
 from hetlab.api import HetlabError
 
@@ -17,7 +17,7 @@ BIN = Path(sys.executable).parent
 
 
 def hetlab_cli(*args):
-    proc = subprocess.run([str(BIN / "hetlab"), *args], capture_output=True, text=True)
+    proc = processes.run([str(BIN / "hetlab"), *args], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -68,7 +68,9 @@ def test_older_kernels_cs_directories_are_read(tmp_path):
     (d / "cpus").write_text("0-1\n")
     (d / "cs:500000" / "frequency").write_text("500000\n")
     (d / "cs:500000" / "power").write_text("120\n")
-    assert energy_model.read_debugfs(tmp_path) == [{"cpus": [0, 1], "ps": [{"frequency_khz": 500000, "power_mw": 120}]}]
+    assert energy_model.read_debugfs(tmp_path) == [
+        {"cpus": [0, 1], "ps": [{"frequency_khz": 500000, "power_mw": 120}], "units": "milliWatts"}
+    ]
 
 
 def test_bad_trees_are_one_line_errors(tmp_path):
@@ -81,7 +83,7 @@ def test_bad_trees_are_one_line_errors(tmp_path):
     (tmp_path / "cpu0" / "ps:1" / "power").write_text("1\n")
     with pytest.raises(HetlabError, match="not a CPU list"):
         energy_model.read_debugfs(tmp_path)
-    proc = subprocess.run(
+    proc = processes.run(
         [str(BIN / "hetlab"), "platform", "export-em", "exynos5422", "--format", "debugfs"],
         capture_output=True,
         text=True,
@@ -114,24 +116,15 @@ def expected_bogo_watts(em: dict, utils: list[int]) -> float:
 def test_lisa_reads_an_exported_model_as_it_reads_a_board(tmp_path, lisa_python):
     import json
 
+    # the export is a board's root: the debugfs tree and each CPU's cpu_capacity
     root = tmp_path / "board"
-    hetlab_cli(
-        "platform",
-        "export-em",
-        "exynos5422",
-        "--format",
-        "debugfs",
-        "--out",
-        str(root / "sys/kernel/debug/energy_model"),
-    )
+    hetlab_cli("platform", "export-em", "exynos5422", "--format", "board", "--out", str(root))
     em = energy_model.energy_model("exynos5422")
     for domain in em["domains"]:
         for cpu in domain["cpus"]:
-            d = root / f"sys/devices/system/cpu/cpu{cpu}"
-            d.mkdir(parents=True)
-            (d / "cpu_capacity").write_text(f"{domain['capacity']}\n")
+            assert (root / f"sys/devices/system/cpu/cpu{cpu}/cpu_capacity").read_text() == f"{domain['capacity']}\n"
     script = [lisa_python, str(Path(__file__).parent / "lisa_energy_model.py"), str(root), json.dumps(UTILS)]
-    proc = subprocess.run(script, capture_output=True, text=True, timeout=600)
+    proc = processes.run(script, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     lisa = json.loads(proc.stdout)
     assert sorted(lisa["freq_domains"]) == sorted(d["cpus"] for d in em["domains"])
@@ -144,3 +137,40 @@ def test_lisa_reads_an_exported_model_as_it_reads_a_board(tmp_path, lisa_python)
             assert [c for _, c, _ in states] == pytest.approx([s["performance"] for s in domain["states"]], abs=1)
     for utils, estimate in zip(UTILS, lisa["estimates"]):
         assert estimate == pytest.approx(expected_bogo_watts(em, utils), rel=1e-3), utils
+
+
+@pytest.mark.parametrize(
+    "marks, micro",
+    [
+        ({"units": "microWatts\n"}, True),  # Linux 5.19..6.8: µW, read back as mW
+        ({"flags": "0x1\n"}, True),  # from 6.9: flags bit 0 is µW
+        ({"units": "bogoWatts\n"}, False),  # an abstract scale stays one, marked
+        ({"flags": "0\n"}, False),
+        ({"units": "milliWatts\n"}, False),
+    ],
+)
+def test_powers_are_read_as_the_kernel_marks_their_units(tmp_path, marks, micro):
+    em = energy_model.energy_model("exynos5422")
+    tree = tmp_path / "em"
+    energy_model.write_debugfs(em, tree)
+    for d in tree.iterdir():
+        for name, text in marks.items():
+            (d / name).write_text(text)
+        if micro:  # the same powers, in µW
+            for power in d.glob("ps:*/power"):
+                power.write_text(f"{int(power.read_text()) * 1000}\n")
+    domains = energy_model.read_debugfs(tree)
+    want = "bogoWatts" if "bogo" in str(marks) or marks.get("flags") == "0\n" else "milliWatts"
+    assert [d["units"] for d in domains] == [want, want]
+    assert [[s["power_mw"] for s in d["ps"]] for d in domains] == [
+        [s["power_mw"] for s in d["states"]] for d in em["domains"]
+    ]
+    tables = hetlab_cli("platform", "import-em", str(tree))
+    assert tables.count('units = "bogoWatts"') == (2 if want == "bogoWatts" else 0)
+    # the tables make a platform that runs EAS
+    platform = tmp_path / "p.toml"
+    platform.write_text(_core.builtin_platform_text("exynos5422") + "\n" + tables)
+    workload = "periodic:run_us=2000,period_us=10000,duration_us=50000"
+    hetlab_cli(
+        "simulate", "--platform", str(platform), "--workload", workload, "--scheduler", "eas", "--governor", "schedutil"
+    )

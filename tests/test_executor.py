@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+import processes
+
 distributed = pytest.importorskip("distributed")
 
 BIN = Path(sys.executable).parent
@@ -23,7 +25,7 @@ LONG_SWEEP = [*SWEEP, "--run-s", "1"]
 
 
 def hetlab(*args, check=True):
-    proc = subprocess.run([str(BIN / "hetlab"), *args], capture_output=True, text=True, timeout=600)
+    proc = processes.run([str(BIN / "hetlab"), *args], capture_output=True, text=True, timeout=600)
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
@@ -47,7 +49,7 @@ def cluster(tmp_path_factory):
     scheduler_file = tmp / "scheduler.json"
     logs = [open(tmp / name, "w") for name in ("scheduler.log", "workers.log")]
     procs = [
-        subprocess.Popen(
+        processes.popen(
             [str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address", ":0"]
             + ["--scheduler-file", str(scheduler_file)],
             stdout=logs[0],
@@ -57,7 +59,7 @@ def cluster(tmp_path_factory):
     ]
     _wait_for(scheduler_file.exists, "the scheduler file")
     procs.append(
-        subprocess.Popen(
+        processes.popen(
             [str(BIN / "dask"), "worker", "--scheduler-file", str(scheduler_file), "--nworkers", "2"]
             + ["--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"],
             stdout=logs[1],
@@ -108,7 +110,7 @@ def test_a_worker_killed_mid_sweep_has_its_chunks_run_elsewhere(cluster, tmp_pat
     spec, client = cluster
     out = tmp_path / "dask.parquet"
     partial = tmp_path / "dask.parquet.partial"
-    sweep = subprocess.Popen(
+    sweep = processes.popen(
         [str(BIN / "hetlab"), "characterize", *LONG_SWEEP, "--out", str(out), "--executor", spec],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -131,7 +133,7 @@ def test_an_interrupted_cluster_sweep_resumes_from_its_finished_chunks(cluster, 
     out = tmp_path / "dask.parquet"
     partial = tmp_path / "dask.parquet.partial"
     args = [str(BIN / "hetlab"), "characterize", *LONG_SWEEP, "--out", str(out), "--executor", spec]
-    sweep = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sweep = processes.popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_for(lambda: partial.exists() and any(partial.glob("chunk-*.arrow")), "the first chunk")
     sweep.send_signal(signal.SIGINT)  # Ctrl-C
     _, stderr = sweep.communicate(timeout=60)

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 import hetlab
+import processes
 from hetlab import cli
 from hetlab.api import HetlabError
 from test_linux_chase import hetlabd
@@ -57,7 +58,7 @@ def test_characterize_linux_backend_through_the_api(tmp_path):
 def test_board_options_are_refused_for_the_simulator(tmp_path):
     with pytest.raises(HetlabError, match="pmu, sysfs_root: board options, for backend 'linux' only"):
         hetlab.characterize(str(tmp_path / "s.parquet"), pmu="software", sysfs_root="/tmp")
-    r = subprocess.run(
+    r = processes.run(
         [sys.executable, "-m", "hetlab", "characterize", "--out", "s.parquet", "--period-us", "5000"],
         capture_output=True,
         text=True,
@@ -104,7 +105,7 @@ def test_after_govern_python_gets_its_signals_back(tmp_path):
             print("KeyboardInterrupt")
         """
     )
-    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    r = processes.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[-1] == "KeyboardInterrupt"
 
@@ -118,7 +119,7 @@ def test_hetlab_govern_restores_on_sigint(tmp_path):
     cmd = [sys.executable, "-m", "hetlab", "govern", "--governor", "performance"]
     for flag, sub in (("--sysfs-root", "sys"), ("--procfs-root", "proc")):
         cmd += [flag, str(root / sub)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = processes.popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 20
     # performance: the policy's max, which START limits to 1.8 GHz
     while time.time() < deadline and policy(root, 4, "scaling_setspeed") != "1800000":
@@ -156,7 +157,7 @@ def test_board_commands_take_hetlabds_options_and_help_returns(command, capsys):
         cli.main([command, "--help"])
     assert e.value.code == 0, "--help prints and returns; the process lives on"
     ours = capsys.readouterr().out
-    theirs = subprocess.run([hetlabd(), command, "--help"], capture_output=True, text=True, check=True).stdout
+    theirs = processes.run([hetlabd(), command, "--help"], capture_output=True, text=True, check=True).stdout
     flags = _options(theirs.split("options:")[1])
     assert flags and flags == _options(ours.split("options:")[1])
     # same words: each option's help and default come from one declaration
@@ -168,9 +169,9 @@ def test_board_commands_take_hetlabds_options_and_help_returns(command, capsys):
 
 
 def test_characterize_takes_hetlabds_options_but_its_own_output():
-    ours = subprocess.run(
+    ours = processes.run(
         [sys.executable, "-m", "hetlab", "characterize", "--help"], capture_output=True, text=True, check=True
     ).stdout
-    theirs = subprocess.run([hetlabd(), "characterize", "--help"], capture_output=True, text=True, check=True).stdout
+    theirs = processes.run([hetlabd(), "characterize", "--help"], capture_output=True, text=True, check=True).stdout
     extra = {"--backend", "--jobs", "--executor"}  # the simulator's; --out is Parquet here, CSV there
     assert _options(theirs.split("options:")[1]) == _options(ours.split("options:")[1]) - extra

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+import processes
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -22,7 +23,7 @@ def hetlabd() -> str:
     target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
     exe = target / "release" / "hetlabd"
     if not exe.exists():
-        subprocess.run(["cargo", "build", "--release", "-p", "hetlab-cli"], cwd=REPO, check=True)
+        processes.run(["cargo", "build", "--release", "-p", "hetlab-cli"], cwd=REPO, check=True)
     return str(exe)
 
 
@@ -37,7 +38,7 @@ def _ratio(points: list[dict]) -> float:
 
 
 def test_hetlabd_chase_random_64mb_is_at_least_5x_slower_per_access_than_16kb():
-    out = subprocess.run(
+    out = processes.run(
         [hetlabd(), "chase", "--cpu", "0", "--sizes", "16K,64M", "--pattern", "random", "--min-time", "0.1", "--json"],
         capture_output=True,
         text=True,
@@ -51,7 +52,7 @@ def test_hetlabd_chase_random_64mb_is_at_least_5x_slower_per_access_than_16kb():
 
 
 def test_hetlabd_chase_table_and_cycles_given_a_frequency():
-    out = subprocess.run(
+    out = processes.run(
         [
             hetlabd(),
             "chase",
@@ -78,7 +79,7 @@ def test_hetlabd_chase_table_and_cycles_given_a_frequency():
 
 
 def test_hetlab_chase_cli_random_64mb_is_at_least_5x_slower_per_access_than_16kb():
-    out = subprocess.run(
+    out = processes.run(
         [
             sys.executable,
             "-m",

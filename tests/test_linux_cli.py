@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+import processes
+
 LITTLE = [k * 100_000 for k in range(2, 15)]
 BIG = [k * 100_000 for k in range(2, 21)]
 START = {0: ("schedutil", 300_000, 1_300_000), 4: ("conservative", 400_000, 1_800_000)}
@@ -93,7 +95,7 @@ def test_hetlab_govern_dry_run_decides_from_load_and_writes_nothing(tmp_path):
         "--procfs-root",
         str(root / "proc"),
     ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = processes.popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     # the CPUs get busy once the daemon samples (its first decision printed), however long it
     # took to start
     first = proc.stdout.readline()
@@ -133,7 +135,7 @@ def test_hetlab_govern_restores_on_sigterm(tmp_path):
         "--procfs-root",
         str(root / "proc"),
     ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = processes.popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 20
     while time.time() < deadline and policy(root, 4, "scaling_governor") != "userspace":
         time.sleep(0.01)
@@ -164,7 +166,7 @@ def test_hetlab_characterize_linux_backend_writes_the_dataset_columns(tmp_path):
     root = make_board(tmp_path)
     out = tmp_path / "sweep.parquet"
     last = max(os.sched_getaffinity(0))
-    subprocess.run(
+    processes.run(
         [
             sys.executable,
             "-m",
@@ -217,14 +219,14 @@ def test_hetlab_train_reads_the_csv_sweep_of_hetlabd(tmp_path):
     sweep = tmp_path / "sweep.csv"
     last = max(os.sched_getaffinity(0))
     board = ["--sysfs-root", str(root / "sys"), "--pmu", "software"]
-    subprocess.run(
+    processes.run(
         [hetlabd(), "characterize", "--out", str(sweep), "--reps", "2", "--patterns", "random", "--sizes", "4096"]
         + ["--run-s", "0.02", "--period-us", "5000", "--big-khz", "200000,2000000", "--little-khz", "1400000"]
         + ["--chase-cpu", f"little=0,big={last}", *board],
         check=True,
         capture_output=True,
     )
-    proc = subprocess.run(
+    proc = processes.run(
         [sys.executable, "-m", "hetlab", "train", str(sweep), "--out", str(tmp_path / "model")],
         capture_output=True,
         text=True,
@@ -266,8 +268,8 @@ def test_hetlabd_options_in_the_python_cli_are_refused_with_hetlabds_own_line(tm
     extra = {"govern": board, "characterize": board, "chase": [], "pingpong": []}[args[0]]
     before = tree_files(root)
     python_args = [*args, *extra] + (["--backend", "linux"] if args[0] in ("characterize", "pingpong") else [])
-    py = subprocess.run([sys.executable, "-m", "hetlab", *python_args], capture_output=True, text=True, cwd=tmp_path)
-    rs = subprocess.run([hetlabd(), *args, *extra], capture_output=True, text=True, cwd=tmp_path)
+    py = processes.run([sys.executable, "-m", "hetlab", *python_args], capture_output=True, text=True, cwd=tmp_path)
+    rs = processes.run([hetlabd(), *args, *extra], capture_output=True, text=True, cwd=tmp_path)
     assert rs.returncode == 2 and rs.stderr.startswith("hetlabd: error: ") and says in rs.stderr, rs.stderr
     assert py.returncode == 2 and py.stdout == "", py.stderr
     assert py.stderr == rs.stderr.replace("hetlabd: error: ", "hetlab: error: ", 1), (py.stderr, rs.stderr)

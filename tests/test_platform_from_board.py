@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import processes
 from hetlab import api
 
 # An Exynos 5433 as a mainline arm64 kernel shows it: cpu0-3 Cortex-A53 (part 0xd03), cpu4-7
@@ -27,7 +28,7 @@ IDLE = {0: [("WFI", 1, 1), ("C1", 150, 1500)], 4: [("WFI", 1, 1), ("C1", 300, 30
 
 
 def hetlab(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True, timeout=300)
+    return processes.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True, timeout=300)
 
 
 def make_board(root: Path, with_em: bool) -> Path:

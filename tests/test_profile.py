@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import processes
 from helpers import hetlab_cli
 from hetlab import _core
 
@@ -37,7 +38,7 @@ def walk(tmp_path_factory) -> Path:
     assert shutil.which("valgrind"), "valgrind is required by hetlab profile's tests (apt-get install valgrind)"
     d = tmp_path_factory.mktemp("walk")
     (d / "walk.c").write_text(WALK_C)
-    subprocess.run(["gcc", "-O2", "-o", str(d / "walk"), str(d / "walk.c")], check=True)
+    processes.run(["gcc", "-O2", "-o", str(d / "walk"), str(d / "walk.c")], check=True)
     return d / "walk"
 
 
@@ -112,7 +113,8 @@ def test_advise_takes_a_recorded_profile(profiled):
     assert advice.returncode == 0, advice.stderr
     recommended = re.search(r"^recommended for energy: (.+?) — ([\d.]+) s, ([\d.]+) J$", advice.stdout, re.M)
     assert recommended, advice.stdout
-    energies = [float(m) for m in re.findall(r"^\S+ \S+ \S+\s+[\d.]+\s+([\d.]+)\s", advice.stdout, re.M)]
+    # the table's rows: candidate (three words), time s, ± s, energy J, ...
+    energies = [float(m) for m in re.findall(r"^\S+ \S+ \S+\s+[\d.]+\s+[\d.]+\s+([\d.]+)\s", advice.stdout, re.M)]
     assert energies and float(recommended.group(3)) == pytest.approx(min(energies), rel=1e-3)
 
 
@@ -152,7 +154,7 @@ def test_errors_are_one_line(walk, tmp_path):
     bare = tmp_path / "bin"
     bare.mkdir()
     env = {**os.environ, "PATH": str(bare)}
-    run = subprocess.run(
+    run = processes.run(
         [sys.executable, "-m", "hetlab", "profile", "--", str(walk)], capture_output=True, text=True, env=env
     )
     _error(run, "valgrind is not installed")
@@ -172,7 +174,7 @@ def _processes_with(marker: str) -> list[int]:
 
 def test_ctrl_c_kills_the_runs():
     marker = "97.4321"  # a sleep nobody else runs
-    proc = subprocess.Popen(
+    proc = processes.popen(
         [sys.executable, "-m", "hetlab", "profile", "--", "sleep", marker],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

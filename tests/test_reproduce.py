@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import processes
 from hetlab import report
 from hetlab.experiments import lctes2020
 
@@ -52,7 +53,7 @@ def _entry() -> list[str]:
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *_entry(), *args], capture_output=True, text=True)
+    return processes.run([sys.executable, *_entry(), *args], capture_output=True, text=True)
 
 
 @pytest.fixture(scope="module")
@@ -118,8 +119,9 @@ def test_summary_agrees_with_runs(small):
 
 
 def _claims_table(text: str) -> list[list[str]]:
+    """The claims table as rows of (claim, paper, band, hetlab, holds, mechanism)."""
     lines = text.split("## Claims", 1)[1].strip().splitlines()
-    assert lines[0] == "| claim | paper | hetlab | holds? |"
+    assert lines[0] == "| claim | paper | band (set before the run) | hetlab | holds? | mechanism |"
     rows = []
     for ln in lines[2:]:
         if not ln.startswith("|"):
@@ -129,36 +131,49 @@ def _claims_table(text: str) -> list[list[str]]:
 
 
 def test_report_sets_claims_against_computed_numbers(small):
+    from hetlab.experiments.lctes2020_claims import BANDS
+
     out, r = small
     text = (out / "report.md").read_text()
     rows = _claims_table(text)
-    assert len(rows) == 13 and all(len(row) == 4 for row in rows)
-    assert all(row[3] in ("yes", "no", "partly", "not run") for row in rows)
+    assert len(rows) == 13 and all(len(row) == 6 for row in rows)
+    assert all(row[4] in ("yes", "no", "partly", "not run") for row in rows)
     summary = pd.read_csv(out / "summary.csv").set_index(["label", "config"])
     gcc = summary.loc[("gcc-g23-L", "anti-snoop")]
     speed = next(row for row in rows if row[0].startswith("gcc-g23 on LITTLE: anti-snoop speedup"))
-    assert speed[2] == f"{gcc.speedup_mean:.2f}x ± {gcc.speedup_std:.2f}"
-    assert speed[3] == ("yes" if gcc.speedup_mean >= 1.25 else "no")
+    assert speed[3] == f"{gcc.speedup_mean:.2f}x ± {gcc.speedup_std:.2f}"
+    # judged against the band written before the run: overshoot does not hold
+    assert speed[2] == BANDS["gcc_speedup"].text() == "holds 1.30x-1.50x; partly 1.20x-1.60x"
+    assert speed[4] == BANDS["gcc_speedup"].judge(gcc.speedup_mean)
+    assert "MHz on average under anti-snoop" in speed[5]
     energy = next(row for row in rows if row[0].startswith("gcc-g23 on LITTLE: anti-snoop energy"))
-    assert energy[3] == ("yes" if gcc.energy_saving_mean >= 1.3 else "no")
+    assert energy[4] == BANDS["gcc_energy"].judge(gcc.energy_saving_mean)
     grid = summary.xs("anti-snoop", level="config")
     grid = grid[grid.group == "ccbench"]
     mean = next(row for row in rows if row[0].startswith("ccbench grid: mean"))
-    assert mean[2].startswith(f"{grid.speedup_mean.mean():.2f}x") and mean[3] == (
-        "yes" if grid.speedup_mean.mean() >= 1.2 else "no"
-    )
+    verdict = BANDS["ccbench_mean"].judge(grid.speedup_mean.mean())
+    if verdict == "yes" and (grid.speedup_mean > 2.4).any():
+        verdict = "partly"
+    assert mean[3].startswith(f"{grid.speedup_mean.mean():.2f}x") and mean[4] == verdict
     worst = next(row for row in rows if row[0].startswith("ccbench grid: anti-snoop never"))
-    assert f"{grid.speedup_mean.min():.3f}x" in worst[2]
+    assert f"{grid.speedup_mean.min():.3f}x" in worst[3]
     povray = next(row for row in rows if row[0].startswith("povray-train"))
-    assert povray[3] == (
-        "yes"
-        if (summary.loc[(["povray-train-L", "povray-train-b"], "anti-snoop"), "speedup_mean"] < 1.05).all()
-        else "no"
-    )
+    verdicts = [
+        BANDS["povray"].judge(x)
+        for x in summary.loc[(["povray-train-L", "povray-train-b"], "anti-snoop"), "speedup_mean"]
+    ]
+    assert povray[4] == ("yes" if set(verdicts) == {"yes"} else "no" if set(verdicts) == {"no"} else "partly")
     for name in ("h264ref-train", "bbench", "speedometer2", "mplayer-1080p"):
-        assert next(row for row in rows if row[0].startswith(name))[3] == "not run"
+        assert next(row for row in rows if row[0].startswith(name))[4] == "not run"
+    # the paper's §3 beside its §5: Figures 2 and 3 from the sweep, the counter at the OPPs the paper
+    # names, the governor's trace and the idle cluster's clock per pair
+    assert "![Figures 2 and 3" in text and (out / "fig2_fig3_ccbench_counters.png").stat().st_size > 10_000
+    assert "## Figures 2c and 3c" in text and "| random | 1048576 |" in text
+    trace = text[text.index("## The anti-snoop governor at work") :]
+    assert "gcc-g23 on LITTLE" in trace and "| t ms | idle big MHz |" in trace
+    assert "## The idle cluster's clock under each configuration" in text
     # the same table is printed; held-out accuracy and provenance are in the report
-    assert "| claim | paper | hetlab | holds? |" in r.stdout
+    assert "| claim | paper | band (set before the run) | hetlab | holds? | mechanism |" in r.stdout
     model = json.loads((out / "model" / "model.json").read_text())
     for cluster, m in model["metrics"].items():
         assert f"| {cluster} | {m['heldout']['accuracy']:.3f} |" in text
@@ -182,8 +197,8 @@ def test_the_energy_account_adds_up_from_the_runs(small):
         assert f"| {config} | {r.avg_freq_big_khz / 1000:.0f} | {r.time_s:.2f} | {r.static_j:.3f} |" in section
         assert f"| {rails:.3f} | {rails / r.time_s:.3f} |" in section
     # this gcc stand-in is a DRAM chase: with the idle big cluster at 200 MHz its snoops outlast
-    # DRAM and ondemand's fetches are retried; at all-max none is
-    assert gcc.loc["ondemand"].retried_fetches > 0 and gcc.loc["all-max"].retried_fetches == 0
+    # DRAM; the 5422 keeps the early data ("overlap"), so no fetch is retried in any configuration
+    assert gcc.loc["ondemand"].time_s > gcc.loc["all-max"].time_s and gcc.retried_fetches.eq(0).all()
     assert f"speedup is {gcc.loc['ondemand'].time_s / gcc.loc['anti-snoop'].time_s:.2f}x" in section
 
 
@@ -388,15 +403,36 @@ def test_claims_are_judged_from_the_numbers():
     assert gcc.holds == "not run"
 
 
+def test_numeric_claims_hold_inside_their_band_and_overshoot_counts_against():
+    from hetlab.experiments.lctes2020_claims import BANDS, Band
+
+    band = BANDS["gcc_speedup"]  # the paper's 1.4x: its gain within ±25 % holds, within ±50 % partly
+    assert [band.judge(x) for x in (1.4, 1.3, 1.5, 1.58, 1.19, 2.27)] == ["yes", "yes", "yes", "partly", "no", "no"]
+    assert Band.from_gain(0.10, 0.25).holds == (1.075, 1.3125)
+    rows = [
+        ("gcc-g23-L", "ondemand", 22.7, 10.0, 0.0),
+        ("gcc-g23-L", "idle-min", 22.7, 10.0, 0.0),
+        ("gcc-g23-L", "all-max", 10.0, 12.0, 0.0),
+        ("gcc-g23-L", "anti-snoop", 10.0, 5.8, 0.0),
+    ]
+    claims = lctes2020.claims(_summary(rows), None)
+    speed = next(c for c in claims if c.claim.startswith("gcc-g23 on LITTLE: anti-snoop speedup"))
+    energy = next(c for c in claims if c.claim.startswith("gcc-g23 on LITTLE: anti-snoop energy"))
+    # 2.27x against the paper's 1.4x does not hold, however large a gain it is; 1.72x energy does
+    assert (speed.holds, speed.hetlab, energy.holds) == ("no", "2.27x ± 0.00", "yes")
+    assert speed.band == "holds 1.30x-1.50x; partly 1.20x-1.60x" and "anti-snoop recovers 100%" in speed.mechanism
+
+
 def test_snoop_penalty_claims_compare_idle_min_with_all_max():
-    # gcc-g23-L: idle-min 18 s vs all-max 10 s = +80%; bbench-L +100% breaks the bound, bbench-b +10% keeps it
+    # gcc-g23-L: idle-min 18 s vs all-max 10 s = +80%; bbench-L +110% is past the bound's +25 % (holds up
+    # to +100 %) but within its +50 % (partly), bbench-b +10% keeps it
     rows = [
         ("gcc-g23-L", "ondemand", 18.0, 10.0, 0.0),
         ("gcc-g23-L", "idle-min", 18.0, 10.0, 0.0),
         ("gcc-g23-L", "all-max", 10.0, 12.0, 0.0),
         ("gcc-g23-L", "anti-snoop", 12.0, 8.0, 0.0),
         ("bbench-L", "ondemand", 20.0, 10.0, 0.0),
-        ("bbench-L", "idle-min", 20.0, 10.0, 0.0),
+        ("bbench-L", "idle-min", 21.0, 10.0, 0.0),
         ("bbench-L", "all-max", 10.0, 8.0, 0.0),
         ("bbench-L", "anti-snoop", 12.0, 8.0, 0.0),
         ("bbench-b", "ondemand", 11.0, 10.0, 0.0),
@@ -408,8 +444,8 @@ def test_snoop_penalty_claims_compare_idle_min_with_all_max():
     gcc = next(c for c in claims if c.claim.startswith("snoop penalty of gcc"))
     assert gcc.holds == "yes" and gcc.hetlab == "gcc-g23-L +80%"
     bound = next(c for c in claims if c.claim.startswith("snoop penalty of the realistic"))
-    assert bound.holds == "partly" and bound.hetlab.startswith("largest bbench-L +100%; 2/3")
-    assert "bbench-L +100%" in bound.note and "bbench-b" not in bound.note
+    assert bound.holds == "partly" and bound.hetlab.startswith("largest bbench-L +110%; 2/3")
+    assert "bbench-L +110%" in bound.note and "bbench-b" not in bound.note
     # all-max saving energy is explained by its speedup against its power ratio
     energy = next(c for c in claims if "most energy" in c.claim)
     assert "bbench-L 2.00x faster at 1.60x the power" in energy.note

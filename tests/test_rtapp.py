@@ -102,7 +102,7 @@ def test_a_fifo_frame_beside_a_hog_keeps_its_latency_and_the_trace_prints_its_pr
         ({"policy": "SCHED_DEADLINE", "run": 10}, "tasks.t: a SCHED_DEADLINE runtime of 0 µs is below"),
         ({"policy": "SCHED_RR", "priority": 100, "run": 10}, "tasks.t: a real-time priority is within 1..=99, got 100"),
         ({"memrun": {"type": "scan", "size": 4096, "count": 1}}, "memrun.type must be read, write or chase"),
-        ({"wait": {"ref": "c"}}, 'tasks.t.wait: no "mutex"'),
+        ({"phases": {"p": {"loop": 0, "run": 10}}}, "tasks.t.phases.p.loop: 0 makes rt-app run the phase until"),
         ({"loop": 1, "phases": {"p": {"cpus": [99], "run": 10}}}, "a phase's cpus name cpu99"),
     ],
 )
@@ -163,3 +163,53 @@ def test_a_memrun_chase_on_little_slows_with_the_idle_big_clock_like_ccbench(tmp
     chase_slowdown, ccbench_slowdown = slowdown(doc), slowdown(ccbench)
     assert chase_slowdown > 1.5
     assert chase_slowdown == pytest.approx(ccbench_slowdown, rel=0.1)
+
+
+def test_what_rt_app_ignores_runs_with_one_warning_per_key(tmp_path):
+    # rt-app's older examples carry keys its parser never reads (global.frag); a SCHED_OTHER
+    # dl-runtime is Linux 6.12's custom slice, which hetlab's kernels do not have
+    doc = {
+        "global": {"frag": 6, "duration": 1},
+        "tasks": {
+            "t": {"loop": 10, "run": 1000, "sleep": 1000, "comment": "x"},
+            "u": {"dl-runtime": 3000, "loop": 5, "run": 100, "timer": {"ref": "tu", "period": 4000, "slack": 1}},
+        },
+    }
+    run = hetlab_cli("simulate", "--workload", write(tmp_path, "old.json", json.dumps(doc)), "--json")
+    assert run.returncode == 0, run.stderr
+    warnings = [line for line in run.stderr.splitlines() if line.startswith("hetlab: warning: ")]
+    assert len(warnings) == 4 and len(run.stderr.splitlines()) == 4, run.stderr
+    for says in [
+        "global.frag: rt-app does not read",
+        "tasks.t.comment:",
+        "tasks.u.timer.slack:",
+        "Linux 6.12's custom",
+    ]:
+        assert sum(says in w for w in warnings) == 1, says
+    assert json.loads(run.stdout)["completed"]
+
+
+def test_rtapp_logs_are_rt_apps_per_thread_files(tmp_path):
+    doc = {
+        "global": {"calibration": 150, "log_basename": "demo"},
+        "tasks": {"frame": {"instance": 2, "loop": 4, "run": 1500, "timer": {"ref": "unique", "period": 10000}}},
+    }
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    run = hetlab_cli(
+        "simulate", "--workload", write(tmp_path, "f.json", json.dumps(doc)), "--rtapp-logs", str(logs), "--json"
+    )
+    assert run.returncode == 0, run.stderr
+    assert sorted(p.name for p in logs.iterdir()) == ["demo-frame-0.log", "demo-frame-1.log"]
+    lines = (logs / "demo-frame-1.log").read_text().splitlines()
+    assert lines[0].split() == [
+        "#idx", "perf", "run", "period", "start", "end", "rel_st", "slack", "c_duration", "c_period", "wu_lat"
+    ]  # fmt: skip
+    rows = [list(map(int, line.split())) for line in lines[1:]]
+    assert len(rows) == 4
+    for idx, perf, run_us, period, start, end, rel_st, slack, c_duration, c_period, _ in rows:
+        # perf: rt-app's loops of calibrated work, in thousands: 1500 µs at 150 ns per loop
+        assert (idx, perf, c_duration, c_period) == (1, 10, 1500, 10000)
+        assert end - start == period and rel_st == start and 0 < run_us <= period and slack == period - run_us
+    not_rtapp = hetlab_cli("simulate", "--workload", "cpu-bound", "--rtapp-logs", str(logs))
+    assert not_rtapp.returncode == 2 and "give an rt-app file" in not_rtapp.stderr

@@ -15,11 +15,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+import processes
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -68,7 +69,7 @@ SAMPLE = """\
 
 
 def run_lisa(lisa_python: str, trace: Path, parser: str) -> dict:
-    proc = subprocess.run(
+    proc = processes.run(
         [lisa_python, str(TESTS / "lisa_read_trace.py"), str(trace), "--parser", parser],
         capture_output=True,
         text=True,
@@ -133,7 +134,7 @@ def simulated_trace(tmp_path_factory):
     env = dict(os.environ)
     if importlib.util.find_spec("hetlab") is None:  # source checkout without an install
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "python"), env.get("PYTHONPATH")]))
-    proc = subprocess.run(
+    proc = processes.run(
         [sys.executable, "-m", "hetlab", *SIM_ARGS, "--trace", str(trace)],
         cwd=REPO,
         env=env,

@@ -11,11 +11,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+import processes
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -25,7 +26,7 @@ REPO = TESTS.parent
 # turns under a mutex.
 PERIOD_US = 16000
 RTAPP = {
-    "global": {"calibration": "CPU4", "duration": -1},
+    "global": {"calibration": "CPU4", "duration": -1, "ftrace": "main,task,loop,event,stats"},
     "tasks": {
         "frames": {
             "policy": "SCHED_FIFO",
@@ -52,12 +53,12 @@ def _simulate_and_analyse(d: Path, lisa_python: str, trace_format: str):
     args = ["--platform", "exynos5422", "--workload", str(workload), "--scheduler", "smp"]
     args += ["--governor", "performance", "--seed", "1", "--json", "--trace", str(trace)]
     args += ["--trace-format", trace_format]
-    proc = subprocess.run(
+    proc = processes.run(
         [sys.executable, "-m", "hetlab", "simulate", *args], env=env, capture_output=True, text=True, timeout=600
     )
     assert proc.returncode == 0, f"hetlab simulate failed:\n{proc.stderr[-4000:]}"
     script = [lisa_python, str(TESTS / "lisa_rtapp_analysis.py"), str(trace), f"{trace}.plat_info.yml"]
-    lisa = subprocess.run([*script, "--format", trace_format], capture_output=True, text=True, timeout=1800)
+    lisa = processes.run([*script, "--format", trace_format], capture_output=True, text=True, timeout=1800)
     assert lisa.returncode == 0, f"LISA's rt-app analysis failed:\n{lisa.stderr[-4000:]}"
     return json.loads(proc.stdout), json.loads(lisa.stdout)
 

@@ -16,12 +16,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 import pytest
+
+import processes
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -67,7 +68,7 @@ instructions = 2e9
 
 
 def run_script(lisa_python: str, script: str, *args: str) -> dict:
-    proc = subprocess.run([lisa_python, str(TESTS / script), *args], capture_output=True, text=True, timeout=1800)
+    proc = processes.run([lisa_python, str(TESTS / script), *args], capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, f"{script} {' '.join(args)} failed:\n{proc.stderr[-4000:]}"
     return json.loads(proc.stdout)
 
@@ -200,7 +201,7 @@ def sched_run(tmp_path_factory, lisa_python):
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "python"), env.get("PYTHONPATH")]))
     args = ["--platform", PLATFORM, "--workload", str(workload), "--scheduler", SCHEDULER]
     args += ["--governor", "schedutil", "--seed", "1", "--json", "--trace", str(trace)]
-    proc = subprocess.run(
+    proc = processes.run(
         [sys.executable, "-m", "hetlab", "simulate", *args],
         cwd=REPO,
         env=env,

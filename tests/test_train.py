@@ -5,7 +5,6 @@ import json
 import random
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +12,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+import processes
 from hetlab import model_export, train
 from hetlab.api import HetlabError
 from tree_oracle import predict, rust_predict
@@ -461,7 +461,7 @@ def _vectors(tree, rnd, n_random=4000):
 
 def _run_c(header_dir, function, vecs, tmp_path):
     exe = tmp_path / f"harness_{function}"
-    subprocess.run(
+    processes.run(
         [
             _cc(),
             "-std=c99",
@@ -479,7 +479,7 @@ def _run_c(header_dir, function, vecs, tmp_path):
         text=True,
     )
     stdin = "".join(f"{a} {b} {c} {d}\n" for (a, b), (c, d) in vecs)
-    out = subprocess.run([str(exe)], input=stdin, check=True, capture_output=True, text=True).stdout.split()
+    out = processes.run([str(exe)], input=stdin, check=True, capture_output=True, text=True).stdout.split()
     return [x == "1" for x in out]
 
 
@@ -558,12 +558,12 @@ def test_header_builds_freestanding_without_helper_calls(tmp_path):
         ]
         obj = tmp_path / f"{cluster}.o"
         # 32-bit where the compiler can: 64-bit division there would need a libgcc helper
-        built = subprocess.run([_cc(), "-m32", *flags, "-o", str(obj)], capture_output=True, text=True)
+        built = processes.run([_cc(), "-m32", *flags, "-o", str(obj)], capture_output=True, text=True)
         if built.returncode != 0:
-            subprocess.run([_cc(), *flags, "-o", str(obj)], check=True, capture_output=True, text=True)
+            processes.run([_cc(), *flags, "-o", str(obj)], check=True, capture_output=True, text=True)
         nm = shutil.which("nm")
         if nm:
-            undefined = subprocess.run([nm, "-u", str(obj)], check=True, capture_output=True, text=True).stdout
+            undefined = processes.run([nm, "-u", str(obj)], check=True, capture_output=True, text=True).stdout
             assert undefined.strip() == "", undefined
 
 

@@ -6,8 +6,6 @@ The model lives in Rust (`hetlab._core`); this package is the thin layer users t
 Dask cluster) and the `hetlab` command line.
 """
 
-from importlib import metadata as _metadata
-
 from hetlab.api import (
     ChaseResult,
     GovernResult,
@@ -37,4 +35,13 @@ __all__ = [
     "sweep",
     "workloads",
 ]
-__version__ = _metadata.version("hetlab")  # pyproject.toml holds the one version number
+
+
+def __getattr__(name: str):
+    # `hetlab.__version__`, read from the installed metadata (pyproject.toml holds the one
+    # version number) only when asked: importlib.metadata costs every command ~55 ms otherwise
+    if name == "__version__":
+        from importlib import metadata
+
+        return metadata.version("hetlab")
+    raise AttributeError(f"module 'hetlab' has no attribute {name!r}")

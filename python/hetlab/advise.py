@@ -12,6 +12,7 @@ Pareto front. Every number is the simulator's.
 from __future__ import annotations
 
 import argparse
+import inspect
 import io
 import json
 import sys
@@ -55,10 +56,18 @@ class Outcome:
     energy_j: float
     throughput_gips: float
     dram_gb_s: float
+    # the standard deviation over the seeds: what a difference must exceed to count
+    time_noise_s: float = 0.0
+    energy_noise_j: float = 0.0
+    seeds: int = 1
 
     @property
     def edp_js(self) -> float:
         return self.time_s * self.energy_j
+
+
+# each candidate's limit unless --time-limit: simulate's
+DEFAULT_TIME_LIMIT_S = inspect.signature(api.simulate).parameters["time_limit_s"].default
 
 
 def _accepted(platform: str, workload: str, **options) -> bool:
@@ -102,9 +111,12 @@ def _spec(workload: str, c: Candidate) -> str:
     return f"{workload}:threads=cpus,allocation={c.allocator}" if c.allocator else workload
 
 
-def _run_candidate(workload: str, platform: _core.Platform, c: Candidate, seed: int, line_bytes: int) -> Outcome | str:
-    """One candidate's run (on an executor's worker); the simulator's refusal as its text.
-    `line_bytes`: the platform's cache line, what its DRAM lines are counted in."""
+def _run_candidate(
+    workload: str, platform: _core.Platform, c: Candidate, seed: int, line_bytes: int, time_limit_s: float
+) -> Outcome | str:
+    """One candidate's run (on an executor's worker); the simulator's refusal, or a run the
+    time limit cut, as its text. `line_bytes`: the platform's cache line, what its DRAM lines
+    are counted in."""
     try:
         r = api.simulate(
             platform,
@@ -114,9 +126,12 @@ def _run_candidate(workload: str, platform: _core.Platform, c: Candidate, seed: 
             scheduler=c.scheduler,
             switching=c.switching,
             seed=seed,
+            time_limit_s=time_limit_s,
         )
     except HetlabError as e:
         return str(e)
+    if not r.summary["completed"]:
+        return f"did not finish within --time-limit {time_limit_s:g} s of simulated time"
     s = r.summary
     inst = sum(t["pmu"]["inst_retired"] for t in s["threads"])
     return Outcome(c, r.time_s, r.energy_j, inst / r.time_s / 1e9, s["dram_lines"] * line_bytes / r.time_s / 1e9)
@@ -130,29 +145,61 @@ def simulate_all(
     progress: bool,
     seed: int,
     executor: str | None = None,
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+    seeds: int = 1,
 ) -> tuple[list[Outcome], list[tuple[Candidate, str]]]:
-    """Every candidate's run, in candidate order, on the executor (`hetlab.executor`: local
-    threads, or a Dask cluster); candidates the simulator refuses (e.g. eas without schedutil)
-    come back with the reason."""
+    """Every candidate's runs (`seeds` of them, seed, seed+1, ...) averaged, in candidate order,
+    on the executor (`hetlab.executor`: local threads, or a Dask cluster); candidates the
+    simulator refuses (e.g. eas without schedutil) come back with the reason."""
     from tqdm import tqdm
 
     handle = api.load_platform(platform)  # parsed once for every candidate
     line_bytes = api.line_bytes(handle)
-    results: list = [None] * len(cands)
+    items = [(workload, handle, c, seed + i, line_bytes, time_limit_s) for c in cands for i in range(seeds)]
+    results: list = [None] * len(items)
     with using(executor, jobs) as runner:  # a bad --executor fails before anything starts
-        bar = tqdm(total=len(cands), desc="advise", unit="run", disable=None if progress else True, file=sys.stderr)
+        bar = tqdm(total=len(items), desc="advise", unit="run", disable=None if progress else True, file=sys.stderr)
 
         def done(index: int, result) -> None:
             results[index] = result
             bar.update(1)
 
         try:
-            runner.run(_run_candidate, [(workload, handle, c, seed, line_bytes) for c in cands], done)
+            runner.run(_run_candidate, items, done)
         finally:
             bar.close()
-    outcomes = [r for r in results if not isinstance(r, str)]
-    refused = [(c, r) for c, r in zip(cands, results) if isinstance(r, str)]
+    outcomes, refused = [], []
+    for k, c in enumerate(cands):
+        runs = results[k * seeds : (k + 1) * seeds]
+        why_not = next((r for r in runs if isinstance(r, str)), None)
+        if why_not is not None:
+            refused.append((c, why_not))
+        else:
+            outcomes.append(_averaged(c, runs))
     return outcomes, refused
+
+
+def _averaged(c: Candidate, runs: list[Outcome]) -> Outcome:
+    """One candidate's seeds: the mean of each figure, and the spread of time and energy."""
+
+    def mean(xs):
+        return sum(xs) / len(xs)
+
+    def std(xs):
+        m = mean(xs)
+        return (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5 if len(xs) > 1 else 0.0
+
+    t, e = [r.time_s for r in runs], [r.energy_j for r in runs]
+    return Outcome(
+        c,
+        mean(t),
+        mean(e),
+        mean([r.throughput_gips for r in runs]),
+        mean([r.dram_gb_s for r in runs]),
+        std(t),
+        std(e),
+        len(runs),
+    )
 
 
 def pareto(outcomes: list[Outcome]) -> list[Outcome]:
@@ -165,17 +212,43 @@ def pareto(outcomes: list[Outcome]) -> list[Outcome]:
     return front
 
 
+# Each objective's figure, its noise (the standard deviation over the seeds) and the objective
+# that breaks a tie within that noise.
+_FIGURE = {
+    "time": (lambda o: o.time_s, lambda o: o.time_noise_s),
+    "energy": (lambda o: o.energy_j, lambda o: o.energy_noise_j),
+    "edp": (
+        lambda o: o.edp_js,
+        lambda o: o.edp_js * ((o.time_noise_s / o.time_s) ** 2 + (o.energy_noise_j / o.energy_j) ** 2) ** 0.5,
+    ),
+}
+SECONDARY = {"time": "energy", "energy": "time", "edp": "energy", "time-under-energy": "energy"}
+# two figures tie when they differ by less than this many standard deviations of the difference
+NOISE_SIGMAS = 2.0
+
+
+def tied(outcomes: list[Outcome], objective: str) -> list[Outcome]:
+    """The outcomes whose figure for `objective` is within the seeds' noise of the best one."""
+    figure, noise = _FIGURE["time" if objective == "time-under-energy" else objective]
+    best = min(outcomes, key=figure)
+    return [o for o in outcomes if figure(o) - figure(best) <= NOISE_SIGMAS * (noise(o) ** 2 + noise(best) ** 2) ** 0.5]
+
+
 def recommend(outcomes: list[Outcome], objective: str, budget_j: float | None) -> Outcome:
+    """The best candidate of the Pareto set for the objective: a candidate another beats in time
+    and energy is never recommended; among those within the seeds' noise of the best, the one
+    best in the secondary objective (SECONDARY)."""
+    front = pareto(outcomes)
     if objective == "time-under-energy":
         if budget_j is None:
             raise HetlabError("--objective time-under-energy needs --energy-budget-j")
-        within = [o for o in outcomes if o.energy_j <= budget_j]
-        if not within:
+        front = [o for o in front if o.energy_j <= budget_j]
+        if not front:
             least = min(o.energy_j for o in outcomes)
             raise HetlabError(f"no candidate fits {budget_j:g} J; the least energy any takes is {least:.3f} J")
-        return min(within, key=lambda o: o.time_s)
-    key = {"time": lambda o: o.time_s, "energy": lambda o: o.energy_j, "edp": lambda o: o.edp_js}[objective]
-    return min(outcomes, key=key)
+    primary = _FIGURE["time" if objective == "time-under-energy" else objective][0]
+    secondary = _FIGURE[SECONDARY[objective]][0]
+    return min(tied(front, objective), key=lambda o: (secondary(o), primary(o)))
 
 
 def why(best: Outcome, outcomes: list[Outcome]) -> list[str]:
@@ -255,7 +328,22 @@ def plot(outcomes: list[Outcome], best: Outcome, path: Path, title: str) -> None
     write_output(path, png.getvalue(), "--plot file")
 
 
+HELP = """\
+Simulates every candidate configuration of WORKLOAD on the platform (affinity, switcher, work
+allocator, governor, placement), --seeds runs each (seeds --seed, --seed+1, ...), and prints
+each one's mean time, energy and EDP with their spread over the seeds, the Pareto set (the
+candidates no other one beats in both time and energy) and the recommendation for --objective.
+
+The recommendation is always in the Pareto set. Among its members whose figure for the
+objective is within the seeds' noise of the best (a difference under 2 standard deviations of
+the difference), the one best in the secondary objective wins: energy for time, EDP and
+time-under-energy, time for energy. With --seeds 1 there is no noise to measure and only an
+exact tie falls to the secondary objective."""
+
+
 def configure_parser(p: argparse.ArgumentParser) -> None:
+    p.description = HELP
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.add_argument("workload", help="a built-in workload, a generator spec or a workload .toml")
     p.add_argument("--platform", default=api.DEFAULT_PLATFORM, help="built-in name or platform .toml")
     p.add_argument("--objective", choices=OBJECTIVES, default="time")
@@ -263,7 +351,18 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", type=Path, help="write the time-vs-energy Pareto plot here (PNG)")
     p.add_argument("--jobs", type=int, help="parallel simulations (default: one per CPU)")
     p.add_argument("--executor", metavar="SPEC", help=EXECUTOR_HELP)
-    p.add_argument("--seed", type=int, default=api.DEFAULT_SEED)
+    p.add_argument("--seed", type=int, default=api.DEFAULT_SEED, help="the first seed")
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        metavar="S",
+        default=DEFAULT_TIME_LIMIT_S,
+        help=f"stop each candidate's run after S simulated seconds, 0 < S <= {_core.MAX_TIME_LIMIT_S:g}; a run "
+        "it cuts is not applicable (default: %(default)g, as simulate)",
+    )
+    p.add_argument(
+        "--seeds", type=int, default=3, help="runs per candidate, their mean compared and their spread the noise (3)"
+    )
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_advise)
 
@@ -276,13 +375,24 @@ def cmd_advise(args: argparse.Namespace) -> int:
     if args.objective != "time-under-energy" and args.energy_budget_j is not None:
         raise HetlabError(f"--energy-budget-j applies to --objective time-under-energy only, not {args.objective}")
     check_workers(args.jobs)
+    api.check_time_limit(args.time_limit)
+    if args.seeds < 1:
+        raise HetlabError(f"--seeds must be at least 1, got {args.seeds}")
     if args.plot is not None:  # a plot that cannot be written fails now, not after the runs
         check_output_path(args.plot, "--plot file")
     # a bad workload or platform fails here, with the simulator's one-line error
     api.simulate(args.platform, args.workload, governor="performance", time_limit_s=1e-6)
     cands = candidates(args.workload, args.platform)
     outcomes, refused = simulate_all(
-        args.workload, args.platform, cands, args.jobs, not args.no_progress, args.seed, args.executor
+        args.workload,
+        args.platform,
+        cands,
+        args.jobs,
+        not args.no_progress,
+        args.seed,
+        args.executor,
+        args.time_limit,
+        args.seeds,
     )
     if not outcomes:
         raise HetlabError(f"no candidate could run: {refused[0][1]}")
@@ -292,18 +402,31 @@ def cmd_advise(args: argparse.Namespace) -> int:
             "give a workload with run phases (instructions or run_us)"
         )
     best = recommend(outcomes, args.objective, args.energy_budget_j)
-    front = set(map(id, pareto(outcomes)))
+    front_list = pareto(outcomes)
+    front = set(map(id, front_list))
     print(f"{args.workload} on {args.platform}: {len(outcomes)} candidates simulated", end="")
     print(f", {len(refused)} not applicable ({refused[0][1]})" if refused else "")
     print()
-    print(f"{'candidate (cores allocator governor placement)':48} {'time s':>9} {'energy J':>9} {'EDP J·s':>9}  pareto")
+    print(
+        f"{'candidate (cores allocator governor placement)':48} {'time s':>9} {'± s':>8} {'energy J':>9} "
+        f"{'± J':>7} {'EDP J·s':>9}  pareto"
+    )
     for o in sorted(outcomes, key=lambda o: (o.time_s, o.energy_j)):
         mark = " <- recommended" if o is best else ""
         print(
-            f"{o.candidate.name():48} {o.time_s:9.4f} {o.energy_j:9.3f} {o.edp_js:9.3f}  "
-            f"{'yes' if id(o) in front else '':6}{mark}"
+            f"{o.candidate.name():48} {o.time_s:9.4f} {o.time_noise_s:8.5f} {o.energy_j:9.3f} {o.energy_noise_j:7.4f} "
+            f"{o.edp_js:9.3f}  {'yes' if id(o) in front else '':6}{mark}"
         )
     print()
+    print(f"Pareto set ({len(front_list)}, fastest first): " + "; ".join(o.candidate.name() for o in front_list))
+    pool = [o for o in front_list if args.energy_budget_j is None or o.energy_j <= args.energy_budget_j]
+    ties = tied(pool, args.objective)
+    if len(ties) > 1:
+        print(
+            f"within the seeds' noise of the best for {args.objective} ({args.seeds} seeds each): "
+            + "; ".join(o.candidate.name() for o in ties)
+            + f"; the tie broken by {SECONDARY[args.objective]}"
+        )
     print(f"recommended for {args.objective}: {best.candidate.name()} — {best.time_s:.4f} s, {best.energy_j:.3f} J")
     for line in why(best, outcomes):
         print(f"  {line}")

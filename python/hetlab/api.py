@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import numbers
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -13,6 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hetlab import _core
+from hetlab._checked import checked
+from hetlab._errors import HetlabError
+from hetlab._files import note_input
 
 DEFAULT_PLATFORM: str = _core.DEFAULT_PLATFORM
 TRACE_FORMATS: tuple[str, ...] = tuple(_core.TRACE_FORMATS)  # `simulate(trace_format=)`
@@ -20,20 +24,19 @@ DEFAULT_TRACE_FORMAT = "ftrace"
 DEFAULT_SEED = 1
 MAX_SEED = (1 << 64) - 1  # seeds are u64 in the engine
 MAX_REPS = 100_000  # repetitions of one run (each keeps its summary in memory)
+MAX_WORKERS = 1024  # threads of one simulate_reps (far above any machine's cores)
 MAX_KHZ = (1 << 32) - 1  # frequencies are u32 kHz, as in cpufreq
-
-
-class HetlabError(ValueError):
-    """Bad input: the message names the thing and the fix."""
 
 
 def _read(path: str, what: str) -> str:
     """An input file's text, read in Rust as every input is (a regular file, bounded, UTF-8:
     a FIFO or /dev/zero given as a file is refused, never waited on or read into memory)."""
     try:
-        return _core.read_input(str(path))
+        text = _core.read_input(str(path))
     except ValueError as e:
         raise HetlabError(f"cannot read {what} file '{path}': {e}; give a TOML/JSON {what} file") from None
+    note_input(path)
+    return text
 
 
 def _spec(value: str | os.PathLike, what: str) -> tuple[str, bool]:
@@ -99,7 +102,7 @@ def _text(name: str, value: Any) -> str:
 
 def _items(name: str, value: Any, example: str) -> list:
     """A list or tuple of items; a string is refused, not taken as its characters."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise HetlabError(f"{name} must be a list, e.g. {example}, got {value!r}")
     return list(value)
 
@@ -138,15 +141,17 @@ def _engine_options(
     trace,
     trace_format,
     intervals,
+    series,
     time_limit_s,
     on_progress,
+    rtapp_logs,
 ) -> dict[str, Any]:
     """`simulate`'s keyword options, each checked for its type and range, as `_core.simulate`
     takes them; a wrong one is a HetlabError naming it (the engine checks what it owns: names
     of schedulers, governors and clusters, tunables' ranges, the time limit's)."""
     if cpu_dma_latency_us is not None:
         cpu_dma_latency_us = _integer("cpu_dma_latency_us", cpu_dma_latency_us, 0, _core.MAX_CPU_DMA_LATENCY_US)
-    for name, flag in (("trace", trace), ("intervals", intervals)):
+    for name, flag in (("trace", trace), ("intervals", intervals), ("series", series), ("rtapp_logs", rtapp_logs)):
         if not isinstance(flag, bool):
             raise HetlabError(f"{name} must be True or False, got {flag!r}")
     if not trace and trace_format != DEFAULT_TRACE_FORMAT:
@@ -173,8 +178,10 @@ def _engine_options(
         start_temp_c=[_number("an item of start_temp_c", t) for t in _items("start_temp_c", start_temp_c, "[45.0]")],
         trace=_text("trace_format", trace_format) if trace else None,
         intervals=intervals,
+        series=series,
         time_limit_s=_number("time_limit_s", time_limit_s),
         progress=on_progress,
+        rtapp_logs=rtapp_logs,
     )
 
 
@@ -209,7 +216,8 @@ def metric_columns(clusters: Sequence[str]) -> list[str]:
 @dataclass
 class SimResult:
     """One simulated run: `summary` is the JSON summary as a dict; `series` the per-sample
-    time series as numpy columns (one row per governor sample of a cluster); `trace_text` the
+    time series as numpy columns (one row per governor sample of a cluster), when the run was
+    asked to keep it (`series=True`; else None); `trace_text` the
     ftrace text when a trace was asked for, and `plat_info_text` the platform as the YAML map
     LISA's `PlatformInfo.from_yaml_map` reads (capacities, frequency domains, frequencies), to
     store beside it (`<trace>.plat_info.yml`). `intervals` (when asked for): where each thread
@@ -218,12 +226,14 @@ class SimResult:
     platform it ran on (`load_platform`), e.g. for its `line_bytes`."""
 
     summary: dict[str, Any] = field(repr=False)
-    series: dict[str, Any] = field(repr=False)
-    trace_text: str | None = field(default=None, repr=False)
+    series: dict[str, Any] | None = field(repr=False)
+    trace_text: str | bytes | None = field(default=None, repr=False)  # bytes for trace_format="perfetto"
     summary_json: str = field(default="", repr=False)
     plat_info_text: str | None = field(default=None, repr=False)
     intervals: dict[str, Any] | None = field(default=None, repr=False)
     platform: _core.Platform | None = field(default=None, repr=False)  # the platform it ran on
+    # rt-app's per-thread logs (`rtapp_logs=True`): thread name -> the log file's text
+    rtapp_logs: dict[str, str] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
         s = self.summary
@@ -273,16 +283,21 @@ class SimResult:
         """Each time a thread entered a phase with a `mark`: time_s, tid, name (time order)."""
         return self.summary["marks"]
 
+    @checked
     def cluster(self, name: str) -> dict[str, Any]:
         for c in self.summary["clusters"]:
             if c["name"] == name:
                 return c
-        raise KeyError(name)
+        names = ", ".join(c["name"] for c in self.summary["clusters"])
+        raise HetlabError(f"SimResult.cluster(): no cluster '{name}' in this run; give one of {names}")
 
     def series_df(self):
-        """The time series as a pandas DataFrame (one row per governor sample)."""
+        """The time series as a pandas DataFrame (one row per governor sample; a run made with
+        `series=True`)."""
         import pandas as pd
 
+        if self.series is None:
+            raise HetlabError("this run kept no time series; simulate it with series=True")
         return pd.DataFrame(self.series)
 
     def residency_df(self):
@@ -313,6 +328,7 @@ class SimResult:
         return self.summary_json
 
 
+@checked(types=False)
 def simulate(
     platform: str | os.PathLike | _core.Platform = DEFAULT_PLATFORM,
     workload: str = "ccbench:size=1048576,pattern=random",
@@ -336,8 +352,10 @@ def simulate(
     trace: bool = False,
     trace_format: str = DEFAULT_TRACE_FORMAT,
     intervals: bool = False,
+    series: bool = False,
     time_limit_s: float = 3600.0,
     on_progress: Callable[[float], None] | None = None,
+    rtapp_logs: bool = False,
 ) -> SimResult:
     """Simulate `workload` on `platform`.
 
@@ -379,11 +397,16 @@ def simulate(
     trace_format: the text's layout (`TRACE_FORMATS`): `ftrace` (default), the kernel's trace
         file, which Perfetto UI and LISA's `HRTxtTraceParser` open; `trace-cmd`, what `trace-cmd
         report -R` prints, for LISA's `TxtTraceParser` (its rt-app analysis reads the markers as
-        `print` events directly).
+        `print` events directly); `perfetto`, Perfetto's native protobuf trace (`trace_text` is
+        then bytes), with named threads and counter tracks that carry their units.
     intervals: record where each thread ran (`SimResult.intervals`, from the sched_switch events).
+    series: keep the per-sample time series (`SimResult.series`, `series_df()`); off by default,
+        so that a long run's memory stays constant.
     time_limit_s: stop after this much simulated time.
     on_progress: called with the simulated time reached (s) every 50 ms of wall time while the
         run lasts (an exception it raises stops the run).
+    rtapp_logs: keep rt-app's per-thread logs of an rt-app workload (`SimResult.rtapp_logs`:
+        thread name -> the text rt-app writes to `<log_basename>-<thread>.log`).
 
     An unknown keyword (say `cpu_idle=`) is a TypeError; a value of the wrong type or range is a
     HetlabError naming it.
@@ -392,14 +415,28 @@ def simulate(
     engine_options = _engine_options(**options)
     handle, w_args = load_platform(platform), _workload_args(workload)
     try:
-        summary_json, columns, trace_text, plat_info_text, run_intervals = _core.simulate(
+        summary_json, columns, trace_text, plat_info_text, run_intervals, logs = _core.simulate(
             handle, *w_args, **engine_options
         )
     except ValueError as e:
         raise HetlabError(str(e)) from None
     summary = json.loads(summary_json)
-    series = _series(summary, columns)
-    return SimResult(summary, series, trace_text, summary_json, plat_info_text, run_intervals, handle)
+    kept = _series(summary, columns) if series else None
+    return SimResult(summary, kept, trace_text, summary_json, plat_info_text, run_intervals, handle, dict(logs))
+
+
+def rtapp_notes(workload: str | os.PathLike) -> tuple[list[str], str | None]:
+    """For an rt-app file (`*.json`): what rt-app would read past in it, one warning per line,
+    and its logs' file name prefix (`global.log_basename`; None where rt-app writes no logs).
+    Any other workload: no warnings, no prefix."""
+    spec, origin, text = _workload_args(workload)
+    if text is None or not origin.endswith(".json"):
+        return [], None
+    try:
+        warnings, basename = _core.rtapp_file_notes(origin, text)
+    except ValueError as e:
+        raise HetlabError(str(e)) from None
+    return list(warnings), basename
 
 
 def line_bytes(platform: str | os.PathLike | _core.Platform) -> int:
@@ -439,6 +476,16 @@ def comma_items(text: str, flag: str) -> list[str]:
     return items
 
 
+def check_time_limit(seconds: float | None, flag: str = "--time-limit") -> None:
+    """A time limit as the engine takes it (`SimConfig::check`), checked before any run starts."""
+    if seconds is None:
+        return
+    if not (isinstance(seconds, numbers.Real) and math.isfinite(seconds) and 0 < seconds <= _core.MAX_TIME_LIMIT_S):
+        raise HetlabError(
+            f"{flag} {seconds} s is out of range; give a number of simulated seconds in (0, {_core.MAX_TIME_LIMIT_S:g}]"
+        )
+
+
 def check_reps(reps: int, seed: int) -> None:
     """`reps` runs from `seed`: 1..=MAX_REPS of them, every seed a u64."""
     for name, value in (("reps", reps), ("seed", seed)):
@@ -451,6 +498,7 @@ def check_reps(reps: int, seed: int) -> None:
         raise HetlabError(f"--seed must be in 0..{MAX_SEED - reps + 1}{runs}, got {seed}")
 
 
+@checked(types=False)
 def simulate_reps(
     reps: int,
     *,
@@ -462,6 +510,10 @@ def simulate_reps(
     """`reps` runs with seeds seed, seed+1, ...; runs in parallel threads (the Rust engine
     releases the GIL). `progress` wraps the iterator of finished runs (e.g. tqdm)."""
     check_reps(reps, seed)
+    if workers is not None:
+        _integer("workers", workers, 1, MAX_WORKERS)
+    if progress is not None and not callable(progress):
+        raise HetlabError(f"progress must be a function wrapping an iterable (e.g. tqdm), got {progress!r}")
     workers = workers or min(reps, os.cpu_count() or 1)
     pool = ThreadPoolExecutor(max_workers=workers)
     try:
@@ -473,26 +525,31 @@ def simulate_reps(
         pool.shutdown(wait=False, cancel_futures=True)
 
 
+@checked
 def governors() -> list[dict[str, Any]]:
     """Governors with their tunables (sysfs names, defaults, units)."""
     return json.loads(_core.governors())
 
 
+@checked
 def switching_modes() -> list[dict[str, Any]]:
     """The big.LITTLE switching modes: name and summary."""
     return json.loads(_core.switching_modes())
 
 
+@checked
 def schedulers() -> list[dict[str, Any]]:
     """Placement policies with their tunables (sysfs names, defaults)."""
     return json.loads(_core.schedulers())
 
 
+@checked
 def platforms() -> list[dict[str, Any]]:
     """Built-in platforms with their clusters and OPP tables."""
     return [json.loads(_core.Platform(name).summary()) for name in _core.builtin_platforms()]
 
 
+@checked
 def workloads() -> list[str]:
     """Built-in named workloads (generators are listed in `hetlab workloads`)."""
     return list(_core.builtin_workloads())
@@ -517,6 +574,7 @@ class ChaseResult:
         return self.report["points"]
 
 
+@checked
 def chase(
     sizes: str | Sequence[int] | None = None,
     *,
@@ -562,6 +620,7 @@ class PingpongResult:
     text: str
 
 
+@checked
 def pingpong(cpus: str | None = None, *, round_trips: int | None = None, repeats: int | None = None) -> PingpongResult:
     """The native inter-core latency on this machine: a cache line bounced between two pinned
     threads for every ordered pair of `cpus` (`"0-3,7"`; default: every CPU this process may
@@ -594,6 +653,7 @@ class GovernResult:
     restored: list[str]
 
 
+@checked
 def govern(
     governor: str,
     *,

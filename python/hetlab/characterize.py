@@ -20,7 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from hetlab import _core, api
-from hetlab._files import check_output_path, publish, temporary_path, write_output
+from hetlab._checked import checked
+from hetlab._files import check_output_path, discard, publish, temporary_path, write_output
 from hetlab.api import HetlabError
 from hetlab.executor import DaskExecutor, LocalExecutor, check_workers, using
 
@@ -50,6 +51,7 @@ def sweep_plan(platform: str | _core.Platform, sweep: dict, flags: str = "--"):
         raise HetlabError(re.sub(r"(?<![\w-])--(?=reps|run-s|sizes|active-opp)", flags, message)) from None
 
 
+@checked
 def characterize(
     out: str,
     platform: str = api.DEFAULT_PLATFORM,
@@ -284,7 +286,11 @@ class _OrderedParquet:
         self.closed = False  # a worker still running after a failure or Ctrl-C adds nothing
 
     def __enter__(self):
-        self._flush()  # finished chunks at the head of the plan
+        try:
+            self._flush()  # finished chunks at the head of the plan
+        except BaseException as e:  # a damaged chunk: no __exit__ follows a failed __enter__
+            self.__exit__(type(e), e, e.__traceback__)
+            raise
         return self
 
     def add(self, i: int, table) -> None:
@@ -296,7 +302,6 @@ class _OrderedParquet:
             self._flush()
 
     def _flush(self) -> None:
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
         while self.next < len(self.files):
@@ -304,8 +309,7 @@ class _OrderedParquet:
             if table is None:
                 if self.next in self.running:
                     return  # still running
-                with pa.memory_map(str(self.files[self.next])) as source:
-                    table = pa.ipc.open_file(source).read_all()
+                table = _read_chunk(self.files[self.next])
             if self.writer is None:
                 self.writer = pq.ParquetWriter(self.tmp, table.schema)
             self.writer.write_table(table)
@@ -319,7 +323,22 @@ class _OrderedParquet:
         if kind is None and self.next == len(self.files):
             publish(self.tmp, self.out_path)
         else:
-            self.tmp.unlink(missing_ok=True)
+            discard(self.tmp)
+
+
+def _read_chunk(path: Path):
+    """A finished chunk of an earlier run, or one error line naming it when it is damaged."""
+    import pyarrow as pa
+
+    try:
+        with pa.memory_map(str(path)) as source:
+            return pa.ipc.open_file(source).read_all()
+    except (pa.ArrowException, OSError) as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:120]
+        raise HetlabError(
+            f"chunk '{path}' of the interrupted sweep is damaged ({first}); remove it and run again (it is "
+            "computed again)"
+        ) from None
 
 
 def _chunk_files(partial: Path) -> list[Path]:

@@ -9,7 +9,12 @@ file's explicit `[[energy_model]]` tables, else the derivation from its OPPs) wr
 
 and read back from such a tree (a board's debugfs, or an export), to give a platform file the
 measured model of a real board. Older kernels named the state directories `cs:<kHz>`; both
-are read.
+are read, and so are the powers' units as the kernel marks them (a `units` or `flags` file:
+µW from Linux 5.19 are read as mW, an abstract scale is kept as `units = "bogoWatts"`).
+
+`write_board` lays out a board's root for LISA's `LinuxEnergyModel.from_target`: the debugfs
+tree under sys/kernel/debug/energy_model and each CPU's sys/devices/system/cpu/cpuN/cpu_capacity
+(the capacity the kernel gives the CPU at its top OPP, which LISA scales each state's by).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import os
 from pathlib import Path
 
 from hetlab import _core, api
+from hetlab._files import check_output_folder
 from hetlab.api import HetlabError
 
 
@@ -49,6 +55,7 @@ def write_debugfs(em: dict, root: str | os.PathLike) -> list[Path]:
     """The EM as /sys/kernel/debug/energy_model lays it out, under `root` (created; it must
     not exist or be empty). Returns the domain directories."""
     root = Path(root)
+    check_output_folder(root, "energy model tree")
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise HetlabError(f"'{root}' exists and is not an empty directory; give a new one")
     written = []
@@ -65,9 +72,27 @@ def write_debugfs(em: dict, root: str | os.PathLike) -> list[Path]:
     return written
 
 
+def write_board(em: dict, root: str | os.PathLike) -> list[Path]:
+    """The EM as a board's root shows it (`write_debugfs` under sys/kernel/debug/energy_model)
+    with each CPU's `cpu_capacity` under sys/devices/system/cpu, under `root` (created; it must
+    not exist or be empty). Returns the files and directories written."""
+    root = Path(root)
+    check_output_folder(root, "energy model tree")
+    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        raise HetlabError(f"'{root}' exists and is not an empty directory; give a new one")
+    written = write_debugfs(em, root / "sys/kernel/debug/energy_model")
+    for domain in em["domains"]:
+        for cpu in domain["cpus"]:
+            d = root / f"sys/devices/system/cpu/cpu{cpu}"
+            d.mkdir(parents=True)
+            (d / "cpu_capacity").write_text(f"{domain['capacity']}\n")
+            written.append(d / "cpu_capacity")
+    return written
+
+
 def read_debugfs(root: str | os.PathLike) -> list[dict]:
     """The domains of a tree laid out like /sys/kernel/debug/energy_model: [{cpus, ps:
-    [{frequency_khz, power_mw}]}], ascending frequency (the platform file's shape). Read in Rust
+    [{frequency_khz, power_mw}], units}], ascending frequency (the platform file's shape). Read in Rust
     (hetlab_linux::em_debugfs) as hetlabd reads sysfs: regular files of at most a page, never
     blocking, values the kernel could show."""
     try:
@@ -81,7 +106,11 @@ def toml_tables(domains: list[dict], source: str) -> str:
     lines = [f"# Energy model: {source}"]
     for d in domains:
         states = ", ".join(f"{{ frequency_khz = {s['frequency_khz']}, power_mw = {s['power_mw']} }}" for s in d["ps"])
-        lines += ["[[energy_model]]", f"cpus = {d['cpus']}", f"ps = [{states}]", ""]
+        lines += ["[[energy_model]]", f"cpus = {d['cpus']}", f"ps = [{states}]"]
+        if d.get("units", "milliWatts") != "milliWatts":
+            # the kernel marks these powers as an abstract scale: EAS compares them, nothing reads them as mW
+            lines.append(f'units = "{d["units"]}"')
+        lines.append("")
     return "\n".join(lines)
 
 

@@ -10,11 +10,18 @@ Why Dask (distributed) rather than Ray: it is pure Python (about 15 MB with its 
 against Ray's 60+ MB native core), a cluster is two commands (`dask scheduler`, then `dask
 worker tcp://HOST:8786` on each machine with hetlab installed), results come back over its own
 TCP transport, and a job whose worker dies is re-run on another worker by the scheduler.
+
+A cluster with no worker would hold the jobs forever: a run waits at most
+HETLAB_DASK_WORKER_WAIT_S (60 s) for a first worker, and stops with one error line when the
+cluster has had none for as long while jobs remain (its last worker lost).
 """
 
 from __future__ import annotations
 
+import math
 import os
+import queue
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -25,7 +32,8 @@ from hetlab.api import HetlabError
 EXECUTOR_HELP = (
     "where the runs go: local (default: threads in this process, --jobs of them) or "
     "dask://HOST:PORT (a Dask distributed scheduler; every worker needs hetlab installed, and "
-    "files the runs read, such as a trained model, must be at the same path there)"
+    "files the runs read, such as a trained model, must be at the same path there; a run stops with "
+    "an error when the cluster has no worker for HETLAB_DASK_WORKER_WAIT_S, 60 s by default)"
 )
 
 
@@ -34,6 +42,25 @@ JOBS_PER_THREAD = 4
 
 def _batch(fn: Callable, items: Sequence[tuple]) -> list:
     return [fn(*item) for item in items]
+
+
+# How long a run waits for a Dask worker (none at the start, or after the last one was lost)
+# before it stops with an error; HETLAB_DASK_WORKER_WAIT_S sets it (a positive number of s).
+DEFAULT_WORKER_WAIT_S = 60.0
+WORKER_POLL_S = 0.5
+
+
+def _worker_wait_s() -> float:
+    text = os.environ.get("HETLAB_DASK_WORKER_WAIT_S")
+    if text is None:
+        return DEFAULT_WORKER_WAIT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (math.isfinite(value) and 0 < value <= 86_400):
+        raise HetlabError(f"HETLAB_DASK_WORKER_WAIT_S={text!r}: give a number of seconds in (0, 86400]")
+    return value
 
 
 def check_workers(workers: int | None) -> None:
@@ -70,7 +97,7 @@ class DaskExecutor:
     """A Dask distributed cluster. The scheduler re-runs a job whose worker died; a job that
     raises is not retried (the error is the simulation's, it would raise again)."""
 
-    def __init__(self, address: str, connect_timeout_s: float = 10.0):
+    def __init__(self, address: str, connect_timeout_s: float = 10.0, worker_wait_s: float | None = None):
         try:
             from distributed import Client
         except ImportError:
@@ -79,7 +106,8 @@ class DaskExecutor:
                 "(or pip install distributed)"
             ) from None
         self.spec = address
-        tcp = "tcp://" + address.removeprefix("dask://")
+        self.worker_wait_s = _worker_wait_s() if worker_wait_s is None else worker_wait_s
+        tcp = self.tcp = "tcp://" + address.removeprefix("dask://")
         start = f"start one with `dask scheduler --port {tcp.rpartition(':')[2]}` and workers with `dask worker {tcp}`"
         try:
             reply = _identity(tcp, connect_timeout_s)
@@ -98,8 +126,9 @@ class DaskExecutor:
             raise HetlabError(f"--executor {address}: no Dask scheduler answers there ({e}); {start}") from None
 
     def run(self, fn: Callable, items: Sequence[tuple], on_result: Callable[[int, Any], None]) -> None:
-        from distributed import as_completed as dask_completed
-
+        # A cluster with no worker would hold the jobs forever: wait for one within the
+        # deadline, and while the jobs run, give up once none has been there for as long.
+        self._wait_for_a_worker()
         # Jobs go in batches, about JOBS_PER_THREAD per worker thread: a task costs the scheduler
         # milliseconds, a simulation often less.
         threads = sum(self.client.nthreads().values()) or 1
@@ -107,9 +136,27 @@ class DaskExecutor:
         starts = range(0, len(items), size)
         futures = [self.client.submit(_batch, fn, items[s : s + size], pure=False) for s in starts]
         start_of = {f.key: s for f, s in zip(futures, starts)}
+        finished: queue.Queue = queue.Queue()
+        for f in futures:
+            f.add_done_callback(finished.put)
         try:
-            for f in dask_completed(futures, loop=self.client.loop):
-                for offset, result in enumerate(f.result()):
+            left, no_worker_since = len(futures), None
+            while left:
+                try:
+                    f = finished.get(timeout=WORKER_POLL_S)
+                except queue.Empty:
+                    no_worker_since = self._check_workers(no_worker_since)
+                    continue
+                left -= 1
+                # a finished batch whose worker died before its results came over is computed
+                # again: wait for it under the same deadline
+                while True:
+                    try:
+                        results = f.result(timeout=WORKER_POLL_S)
+                        break
+                    except TimeoutError:
+                        no_worker_since = self._check_workers(no_worker_since)
+                for offset, result in enumerate(results):
                     on_result(start_of[f.key] + offset, result)
         except (HetlabError, ValueError):  # the job's own error, raised again here
             self.client.cancel(futures)
@@ -124,6 +171,29 @@ class DaskExecutor:
         except BaseException:
             self.client.cancel(futures)
             raise
+
+    def _wait_for_a_worker(self) -> None:
+        try:
+            self.client.wait_for_workers(1, timeout=self.worker_wait_s)
+        except TimeoutError:
+            raise HetlabError(
+                f"--executor {self.spec}: the Dask scheduler has no worker (waited {self.worker_wait_s:g} s); "
+                f"start one with `dask worker {self.tcp}`"
+            ) from None
+
+    def _check_workers(self, since: float | None) -> float | None:
+        """When the cluster has had no worker since `since` (monotonic s) for longer than the
+        deadline, an error; returns when it has had none (None: it has some)."""
+        if self.client.nthreads():
+            return None
+        now = time.monotonic()
+        since = now if since is None else since
+        if now - since > self.worker_wait_s:
+            raise HetlabError(
+                f"--executor {self.spec}: the cluster lost its last worker and none came back in "
+                f"{self.worker_wait_s:g} s; start one with `dask worker {self.tcp}` and run again"
+            )
+        return since
 
     def close(self) -> None:
         self.client.close()

@@ -109,6 +109,7 @@ class ChartData:
     runs: pd.DataFrame
     intervals: pd.DataFrame  # the first seed's run intervals (intervals.csv; empty if none)
     configs: tuple[Config, ...]
+    prepared: Prepared | None = None  # what the experiment's `prepare` made (None: not known here)
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,7 @@ class Chart:
     groups: tuple[str, ...]
     draw: Callable[[ChartData, Path], None]
     caption: str = ""  # a sentence under it in report.md
+    uses_intervals: bool = True  # drawn from the first seed's run intervals (intervals.csv)
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,8 @@ class Claim:
     hetlab: str
     holds: str  # yes | no | partly | not run
     note: str = ""  # why it does not hold, from the data
+    band: str = ""  # the numbers that count as holding (and partly), fixed in the experiment before it runs
+    mechanism: str = ""  # what in the model produces hetlab's number, from the data
 
 
 @dataclass
@@ -159,6 +163,8 @@ class Context:
     progress: bool  # progress bars on stderr
     log: Callable[[str], None]  # one line for the user, on stderr
     executor: Any  # where the runs go (`hetlab.executor`: LocalExecutor or DaskExecutor)
+    # `--time-limit`: no run goes beyond this much simulated time (None: each its own limit)
+    time_limit_s: float | None = None
 
 
 class Settings(Protocol):

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from hetlab import _core, api
-from hetlab._files import check_output_path, publish, temporary_path
+from hetlab._checked import checked
+from hetlab._files import check_output_path, discard, publish, temporary_path
 from hetlab.api import HetlabError
 from hetlab.executor import DaskExecutor, LocalExecutor, using
 
@@ -54,6 +55,7 @@ def _as_list(value: Any, what: str, one: tuple[type, ...], kind: str) -> list:
     return items
 
 
+@checked(types=False)
 def sweep(
     platforms: str | Sequence[str],
     workloads: str | Sequence[str],
@@ -223,7 +225,7 @@ class _ParquetSink:
 
     def abort(self) -> None:
         self.writer.close()
-        self.tmp.unlink(missing_ok=True)
+        discard(self.tmp)
 
     def finish(self) -> Path:
         self._write(self.pending)

@@ -5,6 +5,9 @@
 - model.h:    a C99 header, integer arithmetic only, for a kernel-module governor;
 - model.dot:  Graphviz, in the style of scikit-learn's export_graphviz;
 - model.txt:  the trees in the text style of the seed paper's Figure 4.
+
+`kernel_blob(model)` and `kernel_c_array(model)` give the model as the kernel module
+(kmod/, docs/kernel-module.md) reads it: `hetlab export-model --kernel` / `--kernel-c`.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import re
 from pathlib import Path
 
 from hetlab import _core
-from hetlab._files import write_output
+from hetlab._files import check_output_folder, note_input, write_output
 from hetlab.api import HetlabError
 from hetlab.train import INCREASE, fixed_threshold
 
@@ -39,6 +42,7 @@ def read_model(path: str | os.PathLike) -> dict:
         text = _core.read_input(str(path))
     except ValueError as e:  # read in Rust: a regular file, bounded, UTF-8
         raise HetlabError(f"cannot read model file '{path}': {e}; pass a model.json from `hetlab train`") from None
+    note_input(path)
     try:
         model = json.loads(text)
     except RecursionError:
@@ -86,6 +90,7 @@ def write_model(model: dict, out_dir: str | os.PathLike) -> dict[str, Path]:
     and returns their paths by name."""
     out = Path(out_dir)
     header = c_header(model)  # fails before anything is written when the model cannot be exported
+    check_output_folder(out, "model folder")
     try:
         out.mkdir(parents=True, exist_ok=True)
         files = {
@@ -384,3 +389,39 @@ def c_header(model: dict) -> str:
     for cluster, tree in model["trees"]:
         body += _c_tree(cluster, tree)
     return "\n".join(head + body + ["", f"#endif /* {guard} */", ""])
+
+
+# --- the kernel module's model (kmod/) ----------------------------------------------------------
+
+
+def kernel_blob(model: dict) -> bytes:
+    """The blob cpufreq_anti_snoop loads with request_firmware (its layout and exact integer
+    thresholds: hetlab-core's tree_blob.rs); `HetlabError` names what the module cannot take."""
+    try:
+        return _core.kernel_model_blob(model_json_text(model))
+    except ValueError as e:
+        raise HetlabError(f"{e}; retrain with `hetlab train`") from None
+
+
+def kernel_c_array(model: dict) -> str:
+    """The same bytes as a C array `as_builtin_model`, to compile into the module (the built-in
+    lctes2020-fig4 is kmod/anti_snoop_fig4.h)."""
+    blob = kernel_blob(model)
+    rows = [", ".join(f"0x{b:02x}" for b in blob[i : i + 12]) for i in range(0, len(blob), 12)]
+    name = model.get("name", "?")
+    return "\n".join(
+        [
+            "/* SPDX-License-Identifier: GPL-2.0 */",
+            f'/* The anti-snoop model "{name}" compiled into cpufreq_anti_snoop ({len(blob)} bytes),',
+            f" * written by `hetlab export-model {name} --kernel-c`; do not edit. */",
+            "#ifndef ANTI_SNOOP_BUILTIN_MODEL_H",
+            "#define ANTI_SNOOP_BUILTIN_MODEL_H",
+            "",
+            "static const u8 as_builtin_model[] = {",
+            *[f"\t{row}," for row in rows],
+            "};",
+            "",
+            "#endif /* ANTI_SNOOP_BUILTIN_MODEL_H */",
+            "",
+        ]
+    )

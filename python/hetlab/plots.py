@@ -7,10 +7,12 @@ per-seed ratio as error bars, and a line at 1 (the baseline)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+from hetlab.experiment import ChartData, Experiment, Figure, Prepared
 
-from hetlab.experiment import ChartData, Experiment, Figure
+if TYPE_CHECKING:  # pandas is imported where a chart is drawn, not by every command's start
+    import pandas as pd
 
 
 def bar_chart(summary: pd.DataFrame, experiment: Experiment, figure: Figure, path: Path) -> None:
@@ -76,15 +78,20 @@ def bar_chart(summary: pd.DataFrame, experiment: Experiment, figure: Figure, pat
     save_figure(fig, path)
 
 
+# SVG as a page inlines it: text as <text> (a font's glyphs as paths would be defined in every
+# figure again), lines simplified to half a pixel (matplotlib's default is a ninth)
+SVG_STYLE = {"svg.hashsalt": "hetlab", "svg.fonttype": "none", "path.simplify": True, "path.simplify_threshold": 0.5}
+
+
 def save_figure(fig, path: Path) -> None:
     """Writes `fig` as PNG or SVG (from the file's suffix), reproducibly: no software or date
-    stamp, fixed SVG element ids; closes it."""
+    stamp, fixed SVG element ids, SVG text as text; closes it."""
     import matplotlib
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
     if path.suffix == ".svg":
-        with matplotlib.rc_context({"svg.hashsalt": "hetlab"}):
+        with matplotlib.rc_context(SVG_STYLE):
             fig.savefig(path, format="svg", metadata={"Date": None}, bbox_inches="tight", pad_inches=0.1)
     else:
         fig.savefig(path, format="png", metadata={"Software": None}, bbox_inches="tight", pad_inches=0.1)
@@ -98,6 +105,7 @@ def write_figures(
     runs: pd.DataFrame | None = None,
     intervals: pd.DataFrame | None = None,
     suffix: str = ".png",
+    prepared: Prepared | None = None,
 ) -> list[str]:
     """Writes the experiment's figures and charts that the selected benchmarks allow (PNG, or
     with suffix=".svg" the same figures as vectors, named FILE.svg); returns the names the
@@ -112,9 +120,17 @@ def write_figures(
         import matplotlib
 
         matplotlib.use("Agg")
-        data = ChartData(summary, runs, intervals if intervals is not None else pd.DataFrame(), experiment.configs)
+        data = ChartData(
+            summary, runs, intervals if intervals is not None else _empty_frame(), experiment.configs, prepared
+        )
         for chart in experiment.charts:
             if runs.group.isin(chart.groups).any():
                 chart.draw(data, (directory / chart.file).with_suffix(suffix))
                 written.append(chart.file)
     return written
+
+
+def _empty_frame() -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame()

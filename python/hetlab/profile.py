@@ -255,6 +255,14 @@ def _run_all(valgrind, command, plan, dump_bbs, say) -> list[tuple[int, list[lis
                 if proc.poll() is None:
                     continue
                 del running[k]
+                if _group_outlives(proc.pid):
+                    # a background process of the program, still under valgrind: its counters
+                    # are incomplete and it would run on after hetlab
+                    _kill_group(proc.pid)
+                    raise ProfileError(
+                        f"'{shlex.join(command)}' left a background process running when it exited (valgrind "
+                        "traces children); profile a command that waits for its children, e.g. add `wait`"
+                    )
                 if proc.returncode != 0:
                     why = _last_line(out / "stderr")  # the program's own last word, if any
                     raise ProfileError(
@@ -270,13 +278,32 @@ def _run_all(valgrind, command, plan, dump_bbs, say) -> list[tuple[int, list[lis
                 )
     finally:
         for proc, _, _ in running.values():
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # valgrind and the program it started
-            except ProcessLookupError:
-                pass
+            _kill_group(proc.pid)  # valgrind and the program it started
             proc.wait()
         shutil.rmtree(work, ignore_errors=True)
     return [results[k] for k in range(len(plan))]
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _group_outlives(pgid: int, grace_s: float = 0.5) -> bool:
+    """Whether a process of the run's group (its own session) is still there `grace_s` after the
+    leader exited: a child the program left in the background (one that exits with its parent is
+    reaped within the grace)."""
+    deadline = time.monotonic() + grace_s
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(0.05)
 
 
 def stderr_progress(message: str) -> None:

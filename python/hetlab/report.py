@@ -40,7 +40,7 @@ def outputs(experiment: Experiment) -> tuple[str, ...]:
     """Every file a run of `experiment` may write, in the order the command lists them."""
     return (
         *TABLES,
-        *((INTERVALS,) if experiment.charts else ()),
+        *((INTERVALS,) if any(c.uses_intervals for c in experiment.charts) else ()),
         SERIES,
         *(f.file for f in experiment.figures),
         *(c.file for c in experiment.charts),
@@ -273,8 +273,19 @@ def _cell(text: str) -> str:
 
 
 def claims_markdown(claims: list[Claim]) -> str:
-    lines = ["| claim | paper | hetlab | holds? |", "|---|---|---|---|"]
-    lines += [f"| {_cell(c.claim)} | {_cell(c.paper)} | {_cell(c.hetlab)} | {c.holds} |" for c in claims]
+    if not any(c.band or c.mechanism for c in claims):
+        lines = ["| claim | paper | hetlab | holds? |", "|---|---|---|---|"]
+        lines += [f"| {_cell(c.claim)} | {_cell(c.paper)} | {_cell(c.hetlab)} | {c.holds} |" for c in claims]
+        return "\n".join(lines)
+    lines = [
+        "| claim | paper | band (set before the run) | hetlab | holds? | mechanism |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {_cell(c.claim)} | {_cell(c.paper)} | {_cell(c.band)} | {_cell(c.hetlab)} | {c.holds} "
+        f"| {_cell(c.mechanism)} |"
+        for c in claims
+    ]
     return "\n".join(lines)
 
 
@@ -411,7 +422,7 @@ def write_outputs(
             (staging / INTERVALS).write_text(intervals.to_csv(index=False, float_format="%.6f"))
         if series is not None and not series.empty:
             (staging / SERIES).write_text(series.to_csv(index=False, float_format="%.6g"))
-        figures = plots.write_figures(staging, experiment, summary, runs, intervals)
+        figures = plots.write_figures(staging, experiment, summary, runs, intervals, prepared=prov.prepared)
         (staging / "report.md").write_text(report_markdown(experiment, summary, claims, prov, figures, runs))
         produced = sorted(p.name for p in staging.iterdir())
     for name in outputs(experiment):

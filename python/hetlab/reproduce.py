@@ -17,6 +17,7 @@ and the `reproduce` subcommand: its options, `--list`, and the time line it prin
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -26,7 +27,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from hetlab import api, experiments
+from hetlab import _core, api, experiments
+from hetlab._files import check_output_folder
 from hetlab.api import HetlabError
 from hetlab.executor import EXECUTOR_HELP, check_workers, using
 from hetlab.experiment import Benchmark, Context, Experiment, Prepared
@@ -148,6 +150,7 @@ def _check_earlier_results(out: Path, exp: Experiment, selected: list[Benchmark]
 def _prepare_out(out: Path) -> list[Path]:
     """Creates OUT (and parents) after checking that it can be written; returns the folders it
     created, deepest first (removed again if the run fails before writing into them)."""
+    check_output_folder(out, "--out folder")
     if out.exists() and not out.is_dir():
         raise HetlabError(f"--out '{out}' exists and is not a directory")
     existing = out
@@ -199,17 +202,20 @@ def reproduce(
     force: bool = False,
     progress: bool = True,
     log: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr),
+    time_limit_s: float | None = None,
 ) -> Outcome:
     """Runs EXPERIMENT (a name, or an Experiment) and writes its outputs into `out` (default
     results/NAME). `settings`: the experiment's own options (default: its defaults); `reps`
     (default: the experiment's); `platform` (default: the experiment's board; benchmarks with
     a board of their own keep it); `executor`: `local` (default, `jobs` threads) or
     `dask://HOST:PORT` (see `hetlab.executor`); `force`: replace the results of another
-    experiment or selection in `out` (otherwise refused)."""
+    experiment or selection in `out` (otherwise refused); `time_limit_s`: no run goes beyond this
+    much simulated time, and a run it cuts is an error (never a row)."""
     t0 = time.perf_counter()
     exp = experiments.get(experiment) if isinstance(experiment, str) else experiment
     reps = exp.reps if reps is None else reps
     _check_counts(reps, seed, jobs)
+    api.check_time_limit(time_limit_s)
     if settings is None and exp.settings is not None:
         settings = exp.settings()
     selected = select(exp, benchmarks, workloads)
@@ -224,7 +230,7 @@ def reproduce(
     # a bad platform fails here, before anything is written
     sha = api.load_platform(platform).sha256
     with using(executor, jobs) as runner:
-        ctx = Context(platform, sha, jobs, progress, log, runner)
+        ctx = Context(platform, sha, jobs, progress, log, runner, time_limit_s)
         return _reproduce(exp, selected, settings, reps, seed, out, ctx, t0, force)
 
 
@@ -302,6 +308,24 @@ def listing(known: Mapping[str, Experiment] = experiments.EXPERIMENTS) -> str:
     return "\n".join(f"{e.name}  {e.title}\n{'':{len(e.name)}}  source: {e.source}" for e in known.values())
 
 
+def listing_json(known: Mapping[str, Experiment] = experiments.EXPERIMENTS) -> str:
+    """`hetlab reproduce --list --json`: each experiment's name, title, source, board, default
+    repetitions and benchmark groups, for scripts."""
+    rows = [
+        {
+            "name": e.name,
+            "title": e.title,
+            "source": e.source,
+            "platform": e.platform,
+            "reps": e.reps,
+            "benchmarks": list(dict.fromkeys(b.name for b in e.benchmarks)),
+            "groups": {name: list(groups) for name, groups in e.groups.items()},
+        }
+        for e in known.values()
+    ]
+    return json.dumps(rows, indent=2)
+
+
 def _own_defaults(experiment: Experiment) -> dict[str, object]:
     """The experiment's own options (argparse dest -> default)."""
     if experiment.settings is None:
@@ -320,6 +344,7 @@ def configure_parser(
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.add_argument("experiment", nargs="?", help=f"experiment to reproduce: {', '.join(known)}")
     p.add_argument("--list", action="store_true", help="list the experiments with their titles and sources")
+    p.add_argument("--json", action="store_true", help="with --list: the list as JSON, for scripts")
     p.add_argument(
         "--out",
         metavar="DIR",
@@ -368,6 +393,13 @@ def configure_parser(
         help="also write report.html: the report as one self-contained page (hetlab report)",
     )
     p.add_argument("--executor", metavar="SPEC", help=EXECUTOR_HELP)
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        metavar="S",
+        help=f"no run goes beyond S simulated seconds, 0 < S <= {_core.MAX_TIME_LIMIT_S:g}; a run it cuts is an "
+        "error, never a row (default: each run's own limit, as simulate's)",
+    )
     for e in known.values():
         if e.settings is not None:
             e.settings.add_arguments(p.add_argument_group(f"{e.name} options"))
@@ -391,8 +423,10 @@ def _settings(
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    if args.json and not args.list:
+        raise HetlabError("--json goes with --list (the experiments as JSON); a reproduction writes its files to --out")
     if args.list:
-        print(listing())
+        print(listing_json() if args.json else listing())
         return 0
     if args.experiment is None:
         raise HetlabError(
@@ -411,6 +445,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         executor=args.executor,
         force=args.force,
         platform=args.platform,
+        time_limit_s=args.time_limit,
     )
     from hetlab import report
 

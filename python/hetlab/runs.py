@@ -6,6 +6,7 @@ run (`run_all`; `hetlab.reproduce` runs an experiment's plan with it). Kept apar
 
 from __future__ import annotations
 
+import inspect
 import sys
 
 from hetlab import api
@@ -60,6 +61,10 @@ def _series(bench: Benchmark, config: Config, seed: int, r: api.SimResult):
     return df
 
 
+# a run's limit unless its experiment gives one: simulate's
+DEFAULT_TIME_LIMIT_S = inspect.signature(api.simulate).parameters["time_limit_s"].default
+
+
 def run_all(
     experiment: Experiment,
     benchmarks: list[Benchmark],
@@ -77,13 +82,24 @@ def run_all(
 
     plan = [(b, c, seed + i) for b in benchmarks for c in experiment.configs if c.runs(b) for i in range(reps)]
     platform = ctx.platform  # the job function goes to the executor's workers: no ctx in it
+    time_limit_s = ctx.time_limit_s
 
     def one(item):
         bench, config, s = item
         spec = specs[bench.label]
         options = experiment.simulate_options(bench, config, prepared)
-        r = api.simulate(bench.platform or platform, spec, seed=s, **options)
-        keep = experiment.charts and s == seed and r.intervals is not None
+        own_limit_s = options.get("time_limit_s", DEFAULT_TIME_LIMIT_S)
+        cut = time_limit_s is not None and time_limit_s < own_limit_s
+        if cut:
+            options = {**options, "time_limit_s": time_limit_s}
+        # the first seed's time series goes into the report; the others are not kept
+        r = api.simulate(bench.platform or platform, spec, seed=s, series=s == seed, **options)
+        if cut and not r.summary["completed"]:
+            raise api.HetlabError(
+                f"{bench.label} under {config.name} (seed {s}) did not finish within --time-limit {time_limit_s:g} s "
+                "of simulated time; raise it or leave it out"
+            )
+        keep = any(c.uses_intervals for c in experiment.charts) and s == seed and r.intervals is not None
         kept = _intervals(bench, config, s, r) if keep else None
         series = _series(bench, config, s, r) if s == seed else None
         return _row(bench, spec, config, s, r, experiment), kept, series

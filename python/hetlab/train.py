@@ -121,8 +121,14 @@ def load_sweep(path: str | os.PathLike) -> pd.DataFrame:
         raise _fail(path, "reading a sweep needs pyarrow", "pip install pyarrow") from None
     csv = p.suffix.lower() == ".csv"
     try:
-        table = pyarrow.csv.read_csv(pa.BufferReader(data)) if csv else pq.read_table(pa.BufferReader(data))
-        df = table.to_pandas()
+        # One thread: a sweep is small, and Arrow's pool torn down at exit while a worker it
+        # started is still joinable aborts the process ("terminate called without an active
+        # exception" after the error line; apache/arrow#34314), seen beside a busy CPU.
+        if csv:
+            table = pyarrow.csv.read_csv(pa.BufferReader(data), read_options=pyarrow.csv.ReadOptions(use_threads=False))
+        else:
+            table = pq.read_table(pa.BufferReader(data), use_threads=False)
+        df = table.to_pandas(use_threads=False)
     except Exception as e:  # pyarrow.ArrowInvalid and friends: not a sweep, or truncated
         what = "CSV" if csv else "Parquet"
         first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__

@@ -11,8 +11,7 @@ use common::*;
 fn random_chase_at_64mb_takes_at_least_5x_longer_per_access_than_at_16kb() {
     let out = Command::new(hetlabd())
         .args(["chase", "--sizes", "16K,64M", "--pattern", "random", "--min-time", "0.1", "--cpu", "0", "--json"])
-        .output()
-        .unwrap();
+        .run();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let pts = doc["points"].as_array().unwrap();
@@ -33,7 +32,7 @@ fn chase_rejects_bad_input_with_one_line() {
         &["chase", "--pattern", "zigzag"],
         &["chase", "--cpu", "100000", "--sizes", "4K"],
     ] {
-        let out = Command::new(hetlabd()).args(args).output().unwrap();
+        let out = Command::new(hetlabd()).args(args).run();
         let e = String::from_utf8_lossy(&out.stderr);
         assert_ne!(out.status.code(), Some(0), "{args:?}");
         assert!(e.starts_with("hetlabd: error: ") && e.lines().count() == 1, "{args:?}: {e}");
@@ -55,8 +54,7 @@ fn small_sweep(b: &Board, out_csv: &std::path::Path, extra: &[&str]) -> std::pro
         .arg(b.sys())
         .arg("--out")
         .arg(out_csv)
-        .output()
-        .unwrap()
+        .run()
 }
 
 #[test]
@@ -166,8 +164,7 @@ fn characterize_stopped_by_sigint_restores_the_policies() {
         .arg(b.root.join("sweep.csv"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .start();
     wait_for("the sweep to take the policies", 10.0, || b.read(4, "scaling_governor") == "userspace");
     std::thread::sleep(std::time::Duration::from_millis(200));
     signal(&child, libc::SIGINT);
@@ -196,8 +193,7 @@ fn characterize_out_dash_is_stdout_a_device_is_written_in_place_and_a_link_is_re
         .arg("--sysfs-root")
         .arg(b.sys())
         .args(["--out", "-"])
-        .output()
-        .unwrap();
+        .run();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(text.lines().next(), Some(COLUMNS));
@@ -279,7 +275,7 @@ fn numeric_options_out_of_range_and_sloppy_lists_are_one_line_errors_before_anyt
         (cmd(&["pingpong", "--repeats", "4294967296"]), "--repeats expects"),
     ];
     for (mut c, want) in cases {
-        let out = c.output().unwrap();
+        let out = c.run();
         let e = String::from_utf8_lossy(&out.stderr);
         assert!(matches!(out.status.code(), Some(1 | 2)), "{c:?}: {e}");
         assert!(e.starts_with("hetlabd: error: ") && e.lines().count() == 1 && e.contains(want), "{c:?}: {e}");

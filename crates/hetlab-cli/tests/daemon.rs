@@ -4,7 +4,7 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -76,7 +76,7 @@ fn follows_load_writes_only_listed_frequencies_and_restores_exactly_on_sigterm()
     }
     let mut b = Board::new("sigterm");
     let before = b.snapshot();
-    let child = b.govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000", "-v"]).spawn().unwrap();
+    let child = b.govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000", "-v"]).start();
     let watch = Watcher::start(&b);
     wait_for("both policies on userspace", 10.0, || both_userspace(&b));
     assert!(b.run_dir().join("hetlabd.saved").exists(), "saved settings are persisted while running");
@@ -115,7 +115,7 @@ fn sigint_mid_run_restores_and_missing_pmus_are_said_once() {
         return;
     }
     let mut b = Board::new("sigint");
-    let child = b.govern(&["--governor", "anti-snoop", "--tunable", "sampling_rate=10000", "-v"]).spawn().unwrap();
+    let child = b.govern(&["--governor", "anti-snoop", "--tunable", "sampling_rate=10000", "-v"]).start();
     wait_for("both policies on userspace", 10.0, || both_userspace(&b));
     b.load_until(100, "max", |b| setspeeds(b, 1300000, 1800000));
     signal(&child, libc::SIGINT);
@@ -136,7 +136,7 @@ fn a_failing_sysfs_write_mid_run_restores_what_was_changed() {
         return;
     }
     let mut b = Board::new("failwrite");
-    let child = b.govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000"]).spawn().unwrap();
+    let child = b.govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000"]).start();
     wait_for("both policies on userspace", 10.0, || both_userspace(&b));
     b.load_until(100, "max", |b| setspeeds(b, 1300000, 1800000));
     // root ignores file modes: make the next write fail by putting a directory in the way
@@ -167,8 +167,7 @@ fn dry_run_decides_but_writes_nothing() {
     let before = b.snapshot();
     let child = b
         .govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000", "--dry-run", "--duration", "1.5"])
-        .spawn()
-        .unwrap();
+        .start();
     std::thread::sleep(std::time::Duration::from_millis(300));
     b.load(100);
     let f = finish(child);
@@ -182,7 +181,7 @@ fn dry_run_decides_but_writes_nothing() {
 
 fn refused(b: &Board, cmd: &mut Command) -> String {
     let before = b.snapshot();
-    let out = cmd.output().unwrap();
+    let out = cmd.run();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.starts_with("hetlabd: error: ") && err.lines().count() == 1, "one error line: {err}");
@@ -235,9 +234,9 @@ fn refuses_while_another_daemon_manages_frequencies() {
     assert!(e.contains("auto-cpufreq (pid 999) is running") && e.contains("stop it"), "{e}");
     fs::remove_dir_all(b.proc_().join("999")).unwrap();
     // another hetlabd holding the lock
-    let first = b.govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000"]).spawn().unwrap();
+    let first = b.govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000"]).start();
     wait_for("the first daemon", 10.0, || both_userspace(&b));
-    let out = b.govern(&["--governor", "performance"]).output().unwrap();
+    let out = b.govern(&["--governor", "performance"]).run();
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{e}");
     assert!(e.contains(&format!("another hetlabd (pid {}) is already managing CPU frequencies", first.id())), "{e}");
@@ -253,7 +252,7 @@ fn refuses_while_another_daemon_manages_frequencies() {
         if cmd == "govern" {
             c.args(["--governor", "performance", "--procfs-root"]).arg(b.proc_());
         }
-        let e = one_error(&c.output().unwrap());
+        let e = one_error(&c.run());
         assert!(e.contains(&format!("another hetlabd (pid {}) is already managing", first.id())), "{cmd}: {e}");
     }
     // the policy directories' own locks hold whatever the run directory (sysfs bind-mounted
@@ -274,14 +273,14 @@ fn after_sigkill_the_saved_settings_block_a_restart_until_restored() {
         return;
     }
     let b = Board::new("sigkill");
-    let mut child = b.govern(&["--governor", "powersave"]).spawn().unwrap();
+    let mut child = b.govern(&["--governor", "powersave"]).start();
     wait_for("userspace", 10.0, || both_userspace(&b));
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(b.run_dir().join("hetlabd.saved").exists());
     let e = refused(&b, &mut b.govern(&["--governor", "ondemand"]));
     assert!(e.contains("hetlabd restore --sysfs-root") && e.contains(&format!("(pid {})", child.id())), "{e}");
-    let out = restore(&b).output().unwrap();
+    let out = restore(&b).run();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     b.assert_restored();
     assert!(!b.run_dir().join("hetlabd.saved").exists());
@@ -297,7 +296,7 @@ fn a_daemon_started_after_a_sigkilled_one_never_takes_its_userspace_for_the_orig
         return;
     }
     let b = Board::new("sigkill-other");
-    let mut first = b.govern(&["--governor", "powersave"]).spawn().unwrap();
+    let mut first = b.govern(&["--governor", "powersave"]).start();
     wait_for("userspace", 10.0, || both_userspace(&b));
     // SAFETY: kill(2) on our own child's pid.
     assert_eq!(unsafe { libc::kill(first.id() as i32, libc::SIGKILL) }, 0);
@@ -309,7 +308,7 @@ fn a_daemon_started_after_a_sigkilled_one_never_takes_its_userspace_for_the_orig
     fs::create_dir(&other_run).unwrap();
     let mut c = b.govern(&["--governor", "ondemand"]);
     c.arg("--run-dir").arg(&other_run);
-    let out = c.output().unwrap();
+    let out = c.run();
     assert_eq!(out.status.code(), Some(2));
     assert!(one_error(&out).contains("unknown option '--run-dir'"));
     // ... and through another path to the same tree: it finds the killed daemon's saved settings
@@ -320,13 +319,13 @@ fn a_daemon_started_after_a_sigkilled_one_never_takes_its_userspace_for_the_orig
         let mut c = Command::new(hetlabd());
         c.arg(cmd).arg("--sysfs-root").arg(other_path.join("sys")).arg("--procfs-root").arg(b.proc_());
         c.args(if cmd == "govern" { &["--governor", "ondemand"][..] } else { &["--out", "-", "--pmu", "software"] });
-        let e = one_error(&c.output().unwrap());
+        let e = one_error(&c.run());
         assert!(e.contains("hetlabd.saved exists") && e.contains(&format!("(pid {})", first.id())), "{cmd}: {e}");
     }
     assert_eq!(b.snapshot(), before, "nothing was saved over, nothing switched");
     assert_eq!(fs::read_dir(&other_run).unwrap().count(), 0);
     // restore, by either path, writes back the settings from before the first daemon
-    let out = Command::new(hetlabd()).arg("restore").arg("--sysfs-root").arg(other_path.join("sys")).output().unwrap();
+    let out = Command::new(hetlabd()).arg("restore").arg("--sysfs-root").arg(other_path.join("sys")).run();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     b.assert_restored();
     let _ = fs::remove_file(&other_path);
@@ -373,7 +372,7 @@ fn a_planted_state_file_never_makes_restore_write_outside_the_policies() {
         ),
     ] {
         fs::write(&state, text).unwrap();
-        let err = one_error(&restore(&b).output().unwrap());
+        let err = one_error(&restore(&b).run());
         assert!(err.contains(why) && err.contains("nothing written"), "{err}");
         assert_eq!(b.snapshot(), before, "nothing in sysfs changed");
         assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
@@ -385,7 +384,7 @@ fn a_planted_state_file_never_makes_restore_write_outside_the_policies() {
     fs::write(&state, policy4 + &line(&b.policy(0), "ondemand", 200000, 1400000)).unwrap();
     fs::remove_file(b.policy(0).join("scaling_available_governors")).unwrap();
     let unchanged = b.snapshot();
-    let err = one_error(&restore(&b).output().unwrap());
+    let err = one_error(&restore(&b).run());
     assert!(err.contains("line 2: policy0 lists no governors") && err.contains("nothing written"), "{err}");
     assert_eq!(b.snapshot(), unchanged, "policy4's valid line was not written either");
     let governors = "conservative ondemand userspace powersave performance schedutil\n";
@@ -394,27 +393,27 @@ fn a_planted_state_file_never_makes_restore_write_outside_the_policies() {
     // a state file that is a link to elsewhere is not read
     fs::remove_file(&state).unwrap();
     std::os::unix::fs::symlink(&victim, &state).unwrap();
-    let err = one_error(&restore(&b).output().unwrap());
+    let err = one_error(&restore(&b).run());
     assert!(err.contains("symbolic link"), "{err}");
     // a FIFO is refused at once (never waited on), an oversized file is not read whole
     fs::remove_file(&state).unwrap();
     let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(state.as_os_str())).unwrap();
     // SAFETY: mkfifo on a NUL-terminated path we own.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    let err = one_error(&restore(&b).output().unwrap());
+    let err = one_error(&restore(&b).run());
     assert!(err.contains("not a regular file"), "{err}");
     fs::remove_file(&state).unwrap();
     let mut big = line(&b.policy(0), "ondemand", 200000, 1400000);
     big.push_str(&"#".repeat(3 << 20));
     fs::write(&state, big).unwrap();
-    let err = one_error(&restore(&b).output().unwrap());
+    let err = one_error(&restore(&b).run());
     assert!(err.contains("more than 2097152 bytes"), "{err}");
     assert_eq!(b.snapshot(), before, "nothing in sysfs changed");
     // the good line restores
     fs::remove_file(&state).unwrap();
     fs::write(b.policy(0).join("scaling_governor"), "performance\n").unwrap();
     fs::write(&state, line(&b.policy(0), "schedutil", 300000, 1300000)).unwrap();
-    let out = restore(&b).output().unwrap();
+    let out = restore(&b).run();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     b.assert_restored();
 }
@@ -426,7 +425,7 @@ fn a_planted_lock_link_is_refused_and_its_target_untouched() {
     fs::write(&victim, "precious\n").unwrap();
     std::os::unix::fs::symlink(&victim, b.run_dir().join("hetlabd.lock")).unwrap();
     fs::write(b.run_dir().join("hetlabd.saved"), "# nothing\n").unwrap();
-    let err = one_error(&restore(&b).output().unwrap());
+    let err = one_error(&restore(&b).run());
     assert!(err.contains("hetlabd.lock") && err.contains("symbolic link"), "{err}");
     assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
 }
@@ -439,27 +438,25 @@ fn help_explains_each_command_and_mistakes_are_usage_errors() {
         ("characterize", &["--out", "docs/dataset.md", "restored"][..]),
         ("restore", &["hetlabd.saved"][..]),
     ] {
-        let out = Command::new(hetlabd()).args([cmd, "--help"]).output().unwrap();
+        let out = Command::new(hetlabd()).args([cmd, "--help"]).run();
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(0));
         for w in words {
             assert!(text.contains(w), "{cmd} --help lacks {w}");
         }
     }
-    let out = Command::new(hetlabd()).args(["govern", "--governor", "ondemand", "--frobnicate"]).output().unwrap();
+    let out = Command::new(hetlabd()).args(["govern", "--governor", "ondemand", "--frobnicate"]).run();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("hetlabd: error: unknown option '--frobnicate'"));
-    let out = Command::new(hetlabd()).args(["govern"]).output().unwrap();
+    let out = Command::new(hetlabd()).args(["govern"]).run();
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs --governor"));
     // an endless --model is refused, not read into memory
-    let out = Command::new(hetlabd())
-        .args(["govern", "--governor", "anti-snoop", "--dry-run", "--model", "/dev/zero"])
-        .output()
-        .unwrap();
+    let out =
+        Command::new(hetlabd()).args(["govern", "--governor", "anti-snoop", "--dry-run", "--model", "/dev/zero"]).run();
     let e = one_error(&out);
     assert!(e.contains("--model") && e.contains("not a regular file"), "{e}");
     let b = Board::new("badgov");
-    let out = b.govern(&["--governor", "turbo", "--dry-run"]).output().unwrap();
+    let out = b.govern(&["--governor", "turbo", "--dry-run"]).run();
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1));
     assert!(e.contains("unknown governor 'turbo'") && e.contains("anti-snoop"), "{e}");
@@ -475,7 +472,7 @@ fn anti_snoop_reads_stand_in_counters_and_consults_its_trees() {
         .arg("--sysfs-root")
         .arg(b.sys())
         .args(["--procfs-root", "/proc"]);
-    let out = c.output().unwrap();
+    let out = c.run();
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("PMCs: core on (per thread of pid") && stderr.contains("CCI S3=little S4=big"), "{stderr}");
@@ -490,7 +487,7 @@ fn anti_snoop_reads_stand_in_counters_and_consults_its_trees() {
 fn a_full_or_closed_stdout_is_one_error_line_or_quiet_never_a_panic() {
     let b = Board::new("stdout");
     if let Some(sink) = dev_full(&b.root) {
-        let out = Command::new(hetlabd()).arg("governors").stdout(sink).output().unwrap();
+        let out = Command::new(hetlabd()).arg("governors").stdout(sink).stderr(Stdio::piped()).start().output();
         assert!(one_error(&out).contains("cannot write standard output"));
     }
     assert_quiet_into_a_closed_pipe(&["governors", "--json"]);
@@ -502,8 +499,7 @@ fn a_closed_or_full_stdout_ends_govern_with_its_settings_restored() {
     // a closed pipe: the run ends as if stopped, quietly
     let mut child = b
         .govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000", "--dry-run", "--duration", "30"])
-        .spawn()
-        .unwrap();
+        .start();
     drop(child.stdout.take());
     let f = finish(child);
     assert!(matches!(f.code, Some(0 | 141)), "{}", f.stderr);
@@ -521,8 +517,9 @@ fn a_closed_or_full_stdout_ends_govern_with_its_settings_restored() {
     let out = b
         .govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000", "-v", "--duration", "30"])
         .stdout(sink)
-        .output()
-        .unwrap();
+        .stderr(Stdio::piped())
+        .start()
+        .output();
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{e}");
     let errors: Vec<&str> = e.lines().filter(|l| l.starts_with("hetlabd: error:")).collect();
@@ -540,7 +537,7 @@ fn signals_during_shutdown_keep_the_restore_report_and_the_exit_code() {
     // through the restore; it must not kill the process before it reports and exits.
     for fail_restore in [false, true] {
         let b = Board::new(&format!("double-signal-{fail_restore}"));
-        let child = b.govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000"]).spawn().unwrap();
+        let child = b.govern(&["--governor", "ondemand", "--tunable", "sampling_rate=10000"]).start();
         wait_for("both policies on userspace", 10.0, || both_userspace(&b));
         if fail_restore {
             let gov = b.policy(0).join("scaling_governor");

@@ -2,13 +2,13 @@
 
 mod common;
 
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use common::*;
 
 #[test]
 fn pingpong_prints_a_matrix_of_one_way_latencies_for_every_pair() {
-    let out = Command::new(hetlabd()).args(["pingpong", "--round-trips", "2000", "--repeats", "2"]).output().unwrap();
+    let out = Command::new(hetlabd()).args(["pingpong", "--round-trips", "2000", "--repeats", "2"]).run();
     let text = String::from_utf8_lossy(&out.stdout);
     let allowed = hetlab_linux::cpus::allowed_cpus();
     if allowed.len() < 2 {
@@ -36,8 +36,7 @@ fn pingpong_prints_a_matrix_of_one_way_latencies_for_every_pair() {
     // JSON: the same matrix
     let out = Command::new(hetlabd())
         .args(["pingpong", "--cpus", &format!("{},{}", allowed[0], allowed[1]), "--round-trips", "500", "--json"])
-        .output()
-        .unwrap();
+        .run();
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["one_way_ns"][0][0], serde_json::Value::Null);
     assert!(doc["one_way_ns"][0][1].as_f64().unwrap() > 0.0);
@@ -51,7 +50,7 @@ fn pingpong_rejects_bad_input_with_one_line() {
         &["pingpong", "--round-trips", "many"],
         &["pingpong", "--repeats", "0"],
     ] {
-        let out = Command::new(hetlabd()).args(args).output().unwrap();
+        let out = Command::new(hetlabd()).args(args).run();
         let e = String::from_utf8_lossy(&out.stderr);
         assert_ne!(out.status.code(), Some(0), "{args:?}");
         assert!(e.starts_with("hetlabd: error: ") && e.lines().count() == 1, "{args:?}: {e}");
@@ -73,7 +72,7 @@ fn pingpong_into_a_closed_pipe_is_quiet_and_into_a_full_disk_one_line() {
     }
     let dir = std::env::temp_dir().join(format!("hetlabd-pingpong-full-{}", std::process::id()));
     if let Some(sink) = dev_full(&dir) {
-        let out = Command::new(hetlabd()).args(args).stdout(sink).output().unwrap();
+        let out = Command::new(hetlabd()).args(args).stdout(sink).stderr(Stdio::piped()).start().output();
         let e = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{e}");
         assert!(e.starts_with("hetlabd: error: cannot write standard output") && e.lines().count() == 1, "{e}");

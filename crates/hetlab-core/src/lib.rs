@@ -19,7 +19,8 @@
 //! - [`engine`]: the event loop composing all of the above; [`random`] its seeded stream;
 //! - outputs: [`result`] (run summary, time series), [`trace`] (the events; ftrace text, LISA
 //!   platform info, run intervals);
-//! - [`tree`]: decision trees (the anti-snoop model).
+//! - [`tree`]: decision trees (the anti-snoop model); [`tree_blob`] the same trees as the
+//!   kernel module's integer tests (`kmod/`).
 
 pub mod counters;
 pub mod engine;
@@ -37,6 +38,7 @@ pub mod sched;
 pub mod sweep;
 pub mod trace;
 pub mod tree;
+pub mod tree_blob;
 pub mod workload;
 
 /// The files of data/ embedded by build.rs.

@@ -415,6 +415,20 @@ struct Curve<'a> {
     core: &'a CoreType,
 }
 
+/// `text` as a TOML basic string, quotes included: every quote, backslash and control character
+/// escaped (a newline in `--description` or the command wrote a file hetlab could not read).
+fn toml_string(text: &str) -> String {
+    toml::Value::String(text.to_string()).to_string()
+}
+
+/// `text` for a TOML comment: control characters (TOML allows only a tab there; a newline would
+/// end the comment) shown escaped.
+fn comment_text(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() && c != '\t' { c.escape_default().to_string() } else { c.to_string() })
+        .collect()
+}
+
 fn line(out: &mut String, s: &str) {
     out.push_str(s);
     out.push('\n');
@@ -427,7 +441,7 @@ fn write_header(out: &mut String, req: &Request, curve: &Curve, reference_ll: u6
     line(out, &format!("# MEASURED profile of a real program ({}), written by `hetlab profile`.", req.name));
     line(out, "#");
     for p in req.provenance {
-        line(out, &format!("# {p}").replace('\n', " "));
+        line(out, &format!("# {}", comment_text(p)));
     }
     line(out, "#");
     let total = curve.runs.iter().map(|r| {
@@ -479,11 +493,11 @@ fn write_header(out: &mut String, req: &Request, curve: &Curve, reference_ll: u6
     );
     line(out, "# - cpi and the instruction mix are NOT measured (the simulator counts no cycles or instruction");
     line(out, "#   classes of the target ISA): the grammar's default cpi = 1.0 applies, times each core's cpi_factor.");
-    line(out, &format!("name = \"{}\"", req.name));
-    line(out, &format!("description = \"{}\"", req.description.replace('\\', "\\\\").replace('"', "\\\"")));
+    line(out, &format!("name = {}", toml_string(req.name)));
+    line(out, &format!("description = {}", toml_string(req.description)));
     line(out, "");
     line(out, "[[tasks]]");
-    line(out, &format!("name = \"{}\"", req.name));
+    line(out, &format!("name = {}", toml_string(req.name)));
     line(out, "threads = 1");
 }
 
@@ -541,6 +555,17 @@ fn write_phase(out: &mut String, curve: &Curve, n_of: (usize, usize), span: (f64
 
 #[cfg(test)]
 mod tests {
+    /// Issue 34, class 8: a newline, quote, backslash or control character in the description,
+    /// the name or the command gave a TOML hetlab could not read.
+    #[test]
+    fn strings_and_comments_survive_any_character() {
+        for text in ["a\nb", "q\"uote", "back\\slash", "cr\r\x01\x7f", "'''\"\"\"", "tab\tend", "é ü"] {
+            let doc = format!("# {}\nx = {}\n", super::comment_text(text), super::toml_string(text));
+            let v: toml::Value = toml::from_str(&doc).unwrap_or_else(|e| panic!("{doc:?}: {e}"));
+            assert_eq!(v["x"].as_str(), Some(text), "{doc:?}");
+        }
+    }
+
     use super::*;
     use crate::workload::Workload;
 

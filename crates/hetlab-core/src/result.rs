@@ -56,6 +56,105 @@ pub struct RunResult {
     pub trace: Vec<TraceEvent>,
     #[serde(skip)]
     pub trace_threads: TraceThreads,
+    /// rt-app's per-thread logs, when asked for (`SimConfig::rtapp_logs`): one per thread of an
+    /// rt-app task, in thread order.
+    #[serde(skip)]
+    pub rtapp_logs: Vec<RtappLog>,
+}
+
+/// One rt-app thread's log: a row per loop it finished (`log_timing`, src/rt-app_utils.c).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RtappLog {
+    /// The thread's name (rt-app's `<task>-<index>`, hetlab's thread names).
+    pub thread: String,
+    /// rt-app's thread index (`idx`): its place among the run's threads.
+    pub index: u32,
+    pub rows: Vec<RtappLogRow>,
+}
+
+/// One loop as rt-app's log has it; times in µs from the run's start (rt-app's are
+/// CLOCK_MONOTONIC's, whose origin is the board's boot).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RtappLogRow {
+    /// Thousands of loops of calibrated work its `run`s asked (`perf`).
+    pub perf: u64,
+    /// Wall time in its `run` and `runtime` events (`run`).
+    pub run_us: u64,
+    /// The loop's wall time, start to end (`period`).
+    pub period_us: u64,
+    pub start_us: u64,
+    pub end_us: u64,
+    /// The last timer's expiry minus the time it was reached (or their sum, with
+    /// `cumulative_slack`).
+    pub slack_us: i64,
+    /// What its `run`s and `runtime`s asked (`c_duration`).
+    pub c_run_us: u64,
+    /// Its timers' periods (`c_period`).
+    pub c_period_us: u64,
+    /// Its timers' wake-up latency (`wu_lat`).
+    pub wu_lat_us: u64,
+}
+
+impl RtappLog {
+    /// The log file rt-app writes (`<logdir>/<log_basename>-<thread>.log`): its header, then
+    /// a row per loop, in `log_timing`'s columns and widths.
+    pub fn text(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = format!(
+            "{} {:>8} {:>8} {:>8} {:>15} {:>15} {:>15} {:>10} {:>10} {:>10} {:>10}\n",
+            "#idx", "perf", "run", "period", "start", "end", "rel_st", "slack", "c_duration", "c_period", "wu_lat"
+        );
+        for r in &self.rows {
+            let _ = writeln!(
+                out,
+                "{:4} {:8} {:8} {:8} {:15} {:15} {:15} {:10} {:10} {:10} {:10}",
+                self.index,
+                r.perf,
+                r.run_us,
+                r.period_us,
+                r.start_us,
+                r.end_us,
+                r.start_us,
+                r.slack_us,
+                r.c_run_us,
+                r.c_period_us,
+                r.wu_lat_us
+            );
+        }
+        out
+    }
+}
+
+/// Hottest a model's cluster may get, °C: far above any junction limit (125-150 °C in data
+/// sheets), so a run beyond it is in thermal runaway (leakage heating the cluster faster than
+/// its thermal resistance cools it), not a result.
+pub const MAX_MODEL_TEMP_C: f64 = 500.0;
+
+impl RunResult {
+    /// A run whose temperatures ran away, or whose energies or times are not finite numbers,
+    /// is an error naming the cluster and the platform fields that drive it, never a result with
+    /// infinite (or, in JSON, null) energies.
+    pub fn check_physical(&self) -> Result<(), String> {
+        for c in &self.clusters {
+            let energy = [c.dynamic_j, c.static_j];
+            if c.peak_temp_c.is_nan() || c.peak_temp_c > MAX_MODEL_TEMP_C || energy.iter().any(|j| !j.is_finite()) {
+                return Err(format!(
+                    "cluster '{}' ran into thermal runaway (temperature {} °C, above {MAX_MODEL_TEMP_C} °C): its \
+                     leakage_mw heats it faster than thermal_resistance_c_per_w lets it cool; check those values \
+                     in the platform file",
+                    c.name, c.peak_temp_c
+                ));
+            }
+        }
+        let e = &self.energy;
+        let totals = [self.time_s, e.total_j, e.sensors_j, e.sensor_readings_j, e.dram_j, e.board_j];
+        if totals.iter().chain(&e.clusters_j).any(|v| !v.is_finite()) {
+            return Err("the run's time or energy is not a finite number: a platform or workload value is out of its \
+                 physical range; check the files' powers and sizes"
+                .into());
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Default)]
@@ -86,6 +185,9 @@ pub struct ClusterReport {
     pub static_j: f64,
     pub transitions: u64,
     pub peak_temp_c: f64,
+    /// Mean temperature over the run, and at its end (where a back-to-back run starts).
+    pub mean_temp_c: f64,
+    pub end_temp_c: f64,
     pub min_thermal_cap_khz: u32,
     pub online: bool,
     /// Times cpuidle powered the cluster down (and back up).

@@ -33,16 +33,25 @@ proptest! {
 
     #[test]
     fn tracker_waiting_is_a_probability_that_grows_with_load(
-        entries in 1u32..16, extra in 0u32..48, busy in 0.0f64..20.0, more in 0.0f64..5.0,
+        entries in 1u32..16, slots in proptest::collection::vec((1u32..16, 0.0f64..1.0, 0.0f64..1.0), 0..8),
+        more in 0.0f64..0.5,
     ) {
-        let sources = entries + extra;
-        let p = cci::tracker_wait_probability(entries, sources, busy);
-        prop_assert!((0.0..=1.0).contains(&p), "{p}");
-        if sources <= entries {
+        let sources: Vec<cci::RequestSlots> =
+            slots.iter().map(|&(slots, busy, present)| cci::RequestSlots { slots, busy, present }).collect();
+        let p = cci::tracker_wait_probability(entries, &sources);
+        prop_assert!((0.0..=1.0 + 1e-12).contains(&p), "{p}");
+        if sources.iter().map(|s| s.slots).sum::<u32>() <= entries {
             prop_assert_eq!(p, 0.0);
         }
-        let q = cci::tracker_wait_probability(entries, sources, busy + more);
-        prop_assert!(q >= p - 1e-9, "busy {busy} -> {p}, {} -> {q}", busy + more);
+        // busier slots, or sources present more often, never wait less
+        let busier: Vec<cci::RequestSlots> = sources
+            .iter()
+            .map(|s| cci::RequestSlots { busy: (s.busy + more).min(1.0), present: (s.present + more).min(1.0), ..*s })
+            .collect();
+        let q = cci::tracker_wait_probability(entries, &busier);
+        prop_assert!(q >= p - 1e-9, "{p} -> {q}");
+        // one more entry never waits more
+        prop_assert!(cci::tracker_wait_probability(entries + 1, &sources) <= p + 1e-12);
     }
 
     #[test]
@@ -118,11 +127,13 @@ proptest! {
         let text = text
             .replace("read_tracker_entries = 4", &format!("read_tracker_entries = {entries}"))
             .replace("snoop_fixed_ns = 0.0", &format!("snoop_fixed_ns = {fixed:?}"))
-            .replace("speculative_fetch = \"retry\"", &format!("speculative_fetch = \"{fetch}\""))
+            .replace("speculative_fetch = \"overlap\"", &format!("speculative_fetch = \"{fetch}\""))
             .replace("system_share = 0.117", &format!("system_share = {share:?}"));
         let p = Platform::from_toml("p.toml", &text).unwrap();
         let cci = p.cci.as_ref().unwrap();
         prop_assert_eq!(cci.read_tracker_entries, entries);
+        // the A15's port gives its own size: the same line
+        prop_assert_eq!(p.clusters[1].read_tracker_entries, Some(entries));
         prop_assert_eq!(cci.snoop_fixed_ns, fixed);
         prop_assert_eq!(cci.speculative_fetch, if retry { SpeculativeFetch::Retry } else { SpeculativeFetch::Overlap });
         prop_assert_eq!(p.caches.system_share, share);

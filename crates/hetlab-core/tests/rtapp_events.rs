@@ -126,7 +126,7 @@ fn after_an_overrun_a_relative_timer_rebases_and_an_absolute_one_keeps_its_grid(
 
 #[test]
 fn yield_gives_the_cpu_to_the_waiting_thread() {
-    let doc = r#"{ "global": { "calibration": "CPU4" }, "tasks": {
+    let doc = r#"{ "global": { "calibration": "CPU4", "ftrace": "event" }, "tasks": {
         "a": { "cpus": [4], "loop": 1, "run": 2000, "yield": "", "run1": 20000 },
         "b": { "cpus": [4], "loop": 1, "delay": 500, "run": 20000 } } }"#;
     let r = run(doc);
@@ -201,7 +201,7 @@ fn the_duration_ends_a_workload_that_loops_forever() {
 
 #[test]
 fn the_trace_carries_rt_apps_markers() {
-    let doc = r#"{ "global": { "calibration": "CPU4" }, "tasks": {
+    let doc = r#"{ "global": { "calibration": "CPU4", "ftrace": "main,task,loop,event,stats" }, "tasks": {
         "t": { "cpus": [4], "loop": 3, "run": 2000, "timer": { "ref": "unique", "period": 10000 } } } }"#;
     let r = run(doc);
     let markers: Vec<&str> = r
@@ -239,10 +239,37 @@ fn the_trace_carries_rt_apps_markers() {
 }
 
 #[test]
+fn only_the_ftrace_categories_the_file_asks_for_are_written() {
+    let markers = |global: &str| -> Vec<String> {
+        let doc = format!(
+            r#"{{ {global} "tasks": {{ "t": {{ "cpus": [4], "loop": 2, "run": 200, "timer": {{ "ref": "unique", "period": 1000 }} }} }} }}"#
+        );
+        let r = run(&doc);
+        r.trace
+            .iter()
+            .filter_map(|e| match e {
+                TraceEvent::Marker { text, .. } => Some(text.split(':').next().unwrap().to_string()),
+                _ => None,
+            })
+            .collect()
+    };
+    // rt-app's default is none; "none" clears what came before it; true is every category
+    assert!(markers("").is_empty());
+    assert!(markers(r#""global": { "ftrace": "loop,none" },"#).is_empty());
+    let mut kinds = markers(r#""global": { "ftrace": "loop,STATS" },"#);
+    kinds.dedup();
+    assert_eq!(kinds, ["rtapp_loop", "rtapp_stats", "rtapp_loop", "rtapp_stats"]);
+    let all = markers(r#""global": { "ftrace": true },"#);
+    for kind in ["rtapp_main", "rtapp_task", "rtapp_loop", "rtapp_event", "rtapp_stats"] {
+        assert!(all.iter().any(|k| k == kind), "{kind}");
+    }
+}
+
+#[test]
 fn a_woken_thread_writes_its_markers_when_it_runs_and_counts_the_wait_as_wake_up_latency() {
     // A periodic thread shares CPU 4 with a hog of far higher weight: its timer fires while the
     // hog runs, and it runs (and writes its next event's marker) only when the hog's slice ends.
-    let doc = r#"{ "global": { "calibration": "CPU4" }, "tasks": {
+    let doc = r#"{ "global": { "calibration": "CPU4", "ftrace": "stats" }, "tasks": {
         "hog": { "cpus": [4], "priority": -20, "loop": 1, "runtime": 100000 },
         "p": { "cpus": [4], "priority": 19, "loop": 4, "run": 500, "timer": { "ref": "unique", "period": 10000 } } } }"#;
     let r = run(doc);
@@ -355,4 +382,92 @@ fn a_deadlock_ends_the_run_and_says_who_waits_on_what() {
     assert!(r.deadlock.is_some() && (r.time_s - 1.0).abs() < 1e-6, "{}", r.time_s);
     // a run where everyone finishes has none
     assert!(run(r#"{ "tasks": { "a": { "loop": 1, "run": 1000 } } }"#).deadlock.is_none());
+}
+
+#[test]
+fn a_phase_loop_is_a_loop_however_long_and_each_loop_is_one_log_row() {
+    // 10,000 loops of phase b (past the 4,096 steps an unrolled task was limited to), in each
+    // of 2 thread loops
+    let doc = r#"{ "global": { "calibration": "CPU4", "ftrace": "loop" }, "tasks": { "t": { "cpus": [4], "loop": 2,
+        "phases": { "a": { "loop": 3, "runtime": 100 }, "b": { "loop": 10000, "runtime": 10, "sleep": 10 } } } } }"#;
+    let p = Platform::builtin("exynos5422").unwrap();
+    let w = from_rtapp_json("t.json", doc).unwrap();
+    assert_eq!(w.tasks[0].phases.len(), 3);
+    let mut c = SimConfig::new(SimConfig::governor_plan(&p, "performance", &[], None, &[]).unwrap());
+    c.scheduler = SchedPolicy::Smp;
+    (c.trace, c.rtapp_logs, c.series, c.time_limit_s) = (true, true, false, 10.0);
+    let r = simulate(&p, &w, c).unwrap();
+    let starts: Vec<String> = r
+        .trace
+        .iter()
+        .filter_map(|e| match e {
+            TraceEvent::Marker { text, .. } if text.starts_with("rtapp_loop: event=start") => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(starts.len(), 2 * (3 + 10_000));
+    assert_eq!(starts[2], "rtapp_loop: event=start thread_loop=0 phase=0 phase_loop=2");
+    assert_eq!(starts[3 + 9_999], "rtapp_loop: event=start thread_loop=0 phase=1 phase_loop=9999");
+    assert_eq!(starts[3 + 10_000], "rtapp_loop: event=start thread_loop=1 phase=0 phase_loop=0");
+    // wall time: 2 x (3 x 100 + 10,000 x (10 + 10)) µs, within the wake-ups' latencies
+    assert!(near(r.time_s, 2.0 * (300e-6 + 10_000.0 * 20e-6), 0.05), "{}", r.time_s);
+    let log = &r.rtapp_logs[0];
+    assert_eq!((log.thread.as_str(), log.rows.len()), ("t-0", 2 * (3 + 10_000)));
+    let b = log.rows[3];
+    assert_eq!((b.c_run_us, b.c_period_us), (10, 0));
+    assert!(b.period_us >= 20 && b.run_us >= 10 && b.end_us == b.start_us + b.period_us, "{b:?}");
+    let text = log.text();
+    assert!(text.starts_with("#idx     perf      run   period"), "{text}");
+    assert_eq!(text.lines().count(), 1 + log.rows.len());
+}
+
+#[test]
+fn a_sched_other_dl_runtime_is_eevdfs_custom_slice_and_older_kernels_run_without_it() {
+    // a thread waking every 10 ms for 1 ms of work beside three CPU-bound ones on CPU 4, asking
+    // `slice` through sched_runtime (rt-app's dl-runtime on SCHED_OTHER) or not
+    let doc = |slice: &str| {
+        format!(
+            r#"{{ "tasks": {{
+            "ui": {{ "cpus": [4], "policy": "SCHED_OTHER", {slice} "loop": 30, "run": 1000,
+                    "timer": {{ "ref": "t", "period": 10000 }} }},
+            "hog": {{ "cpus": [4], "instance": 3, "loop": 1, "run": 400000 }} }} }}"#
+        )
+    };
+    // the ui thread's mean wake-up latency (sched_wakeup to its sched_switch in), µs
+    let latency_us = |scheduler: SchedPolicy, slice: &str| {
+        let w = from_rtapp_json("t.json", &doc(slice)).unwrap();
+        let p = Platform::builtin("exynos5422").unwrap();
+        let mut c = SimConfig::new(SimConfig::governor_plan(&p, "performance", &[], None, &[]).unwrap());
+        c.scheduler = scheduler;
+        c.trace = true;
+        c.series = false;
+        let r = simulate(&p, &w, c).unwrap();
+        let ui = r.threads.iter().find(|t| t.name.starts_with("ui-")).unwrap().tid;
+        let (mut woken, mut total, mut count) = (None, 0.0, 0);
+        for e in &r.trace {
+            match *e {
+                TraceEvent::SchedWakeup { time_us, tid, .. } if tid == ui => woken = Some(time_us),
+                TraceEvent::SchedSwitch { time_us, next_tid, .. } if next_tid == ui => {
+                    if let Some(t0) = woken.take() {
+                        total += time_us - t0;
+                        count += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        assert!(count >= 25, "{count} wake-ups");
+        total / count as f64
+    };
+    let short = r#""dl-runtime": 500,"#;
+    // EEVDF (6.12): with the base slice (0.75 ms x (1 + log2 8) = 3 ms) a running hog's request
+    // protects it (RUN_TO_PARITY) and the ui thread waits for it to end; a 0.5 ms request gives
+    // the ui thread an earlier deadline, and PREEMPT_SHORT lets it preempt once it is eligible.
+    // It is not always eligible at once: it comes back with the negative lag it left with
+    // (hetlab runs NO_DELAY_DEQUEUE, `sched::eevdf`), so the gain is a part, not all, of the wait
+    let (eevdf_short, eevdf_base) = (latency_us(SchedPolicy::Eevdf, short), latency_us(SchedPolicy::Eevdf, ""));
+    assert!(eevdf_short < 0.8 * eevdf_base, "EEVDF: {eevdf_short:.0} µs with the short slice, {eevdf_base:.0} without");
+    // 3.10's CFS runs the file as that kernel would, ignoring sched_runtime: the same run
+    let (cfs_short, cfs_base) = (latency_us(SchedPolicy::Smp, short), latency_us(SchedPolicy::Smp, ""));
+    assert_eq!(cfs_short, cfs_base);
 }

@@ -160,9 +160,31 @@ pub fn restore_args(roots: &crate::Roots) -> String {
 }
 
 fn build_governor(cfg: &GovernConfig, cluster: &str) -> Result<Box<dyn Governor>, String> {
-    let ctx =
-        GovernorContext { cluster_name: cluster, tick_us: cfg.backend.platform.tick_us(), model: cfg.model.as_ref() };
-    registry::build(&cfg.governor, &cfg.tunables, &ctx)
+    policy_governor(&cfg.governor, &cfg.tunables, cfg.model.as_ref(), cfg.backend.platform.tick_us(), cluster)
+}
+
+/// The governor hetlabd runs on the policy of `cluster` (also the kernel module's conformance
+/// test's "hetlabd" side): `governor` with `tunables` over its defaults, on a platform whose
+/// tick is `tick_us`.
+pub fn policy_governor(
+    governor: &str,
+    tunables: &[(String, f64)],
+    model: Option<&AntiSnoopModel>,
+    tick_us: u64,
+    cluster: &str,
+) -> Result<Box<dyn Governor>, String> {
+    let ctx = GovernorContext { cluster_name: cluster, tick_us, model };
+    registry::build(governor, tunables, &ctx)
+}
+
+/// The frequency hetlabd writes for a governor's `target_khz`: the target when it is an OPP of
+/// `opps_khz`, else the closest OPP within [`min_khz`, `max_khz`].
+pub fn frequency_to_write(opps_khz: &[u32], target_khz: u32, min_khz: u32, max_khz: u32) -> u32 {
+    if opps_khz.contains(&target_khz) {
+        target_khz
+    } else {
+        resolve(opps_khz, target_khz, Relation::C, min_khz, max_khz)
+    }
 }
 
 /// Runs the daemon until `stop` says so, `duration_us` passes, or an error. `out` gets the
@@ -344,15 +366,13 @@ fn apply(
     log: &mut dyn Write,
 ) -> Result<(), String> {
     let pol = &backend.policies[i].sysfs;
-    let mut target = d.target_khz;
-    if !pol.opps_khz.contains(&target) {
-        let snapped = resolve(&pol.opps_khz, target, Relation::C, min, max);
+    let target = frequency_to_write(&pol.opps_khz, d.target_khz, min, max);
+    if target != d.target_khz {
         let _ = writeln!(
             log,
-            "hetlabd: note: {} asked for {target} kHz, not an OPP of {}; using {snapped}",
-            cfg.governor, pol.name
+            "hetlabd: note: {} asked for {} kHz, not an OPP of {}; using {target}",
+            cfg.governor, d.target_khz, pol.name
         );
-        target = snapped;
     }
     if !cfg.dry_run && st.written != Some(target) {
         pol.set_speed(target)?;

@@ -3,6 +3,12 @@
 //! `ps:<kHz>/` directory per performance state with `frequency` (kHz) and `power` (mW); kernels
 //! before 5.10 named them `cs:<kHz>`. Read for `hetlab platform from-board` and `import-em`.
 //!
+//! The powers' units are read as the kernel marks them: a domain's `units` file (Linux 5.11 to
+//! 6.8: `milliWatts`, from 5.19 `microWatts`, or `bogoWatts` for an abstract scale) or its
+//! `flags` file (from 6.9: `%#lx` of the domain's flags, EM_PERF_DOMAIN_MICROWATTS bit 0,
+//! EM_PERF_DOMAIN_ARTIFICIAL bit 2); a domain with neither is 5.10's, in mW. µW are read back
+//! as mW (rounded, at least 1); an abstract scale is kept as it is and marked so.
+//!
 //! The tree may be any directory (a board's debugfs, a copy, an export), so every attribute is
 //! read as hetlabd reads sysfs ([`crate::infile`]: a regular file of at most a page, without
 //! blocking), CPU lists are the kernel's and bounded ([`crate::cpus::parse_cpu_list`]), and every
@@ -12,7 +18,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use hetlab_core::platform::{EmDomainSpec, EmStateSpec, EM_MAX_POWER_MW};
+use hetlab_core::platform::{EmDomainSpec, EmStateSpec, EmUnits, EM_MAX_POWER_MW};
 
 use crate::cpus::format_cpu_list;
 use crate::display;
@@ -34,6 +40,7 @@ pub fn read(root: &Path) -> Result<Vec<EmDomainSpec>, String> {
             .ok()
             .filter(|c| !c.is_empty())
             .ok_or_else(|| format!("'{}' holds '{}', not a CPU list such as 0-3", display(&cpus_file), text.trim()))?;
+        let units = power_units(&dir)?;
         let mut ps = Vec::new();
         for state in entries(&dir)? {
             let name = state.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -65,14 +72,30 @@ pub fn read(root: &Path) -> Result<Vec<EmDomainSpec>, String> {
                     display(&frequency_file)
                 ));
             }
-            let power_mw = number(&state.join("power"), 1, u64::from(EM_MAX_POWER_MW), "a power in mW")?;
+            let power_mw = match units {
+                Units::Micro => {
+                    let uw = number(&state.join("power"), 1, u64::from(EM_MAX_POWER_MW) * 1000, "a power in µW")?;
+                    ((uw + 500) / 1000).clamp(1, u64::from(EM_MAX_POWER_MW))
+                }
+                Units::Milli => number(&state.join("power"), 1, u64::from(EM_MAX_POWER_MW), "a power in mW")?,
+                Units::Bogo => number(&state.join("power"), 1, u64::from(EM_MAX_POWER_MW), "a power in bogoWatts")?,
+            };
             ps.push(EmStateSpec { frequency_khz: frequency_khz as u32, power_mw: power_mw as u32 });
         }
         if ps.is_empty() {
             return Err(format!("'{}' has no ps:<kHz> (or cs:<kHz>) directories", display(&dir)));
         }
         ps.sort_by_key(|s| s.frequency_khz);
-        domains.push((cpus_file, EmDomainSpec { cpus, ps }));
+        // ps:<kHz> beside cs:<kHz> of the same frequency: two states the kernel never makes
+        if let Some(w) = ps.windows(2).find(|w| w[0].frequency_khz == w[1].frequency_khz) {
+            return Err(format!(
+                "'{}' has two performance states at {} kHz (ps: and cs: directories of one frequency); keep one",
+                display(&dir),
+                w[0].frequency_khz
+            ));
+        }
+        let units = if units == Units::Bogo { EmUnits::BogoWatts } else { EmUnits::MilliWatts };
+        domains.push((cpus_file, EmDomainSpec { cpus, ps, units }));
     }
     if domains.is_empty() {
         return Err(format!("'{}' holds no performance domain (a directory with a cpus file)", display(root)));
@@ -95,6 +118,53 @@ pub fn read(root: &Path) -> Result<Vec<EmDomainSpec>, String> {
     let mut domains: Vec<EmDomainSpec> = domains.into_iter().map(|(_, d)| d).collect();
     domains.sort_by_key(|d| d.cpus[0]);
     Ok(domains)
+}
+
+/// The units a domain's powers are in, as the kernel marks them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Units {
+    Milli,
+    Micro,
+    Bogo,
+}
+
+/// EM_PERF_DOMAIN_MICROWATTS and EM_PERF_DOMAIN_ARTIFICIAL (include/linux/energy_model.h).
+const FLAG_MICROWATTS: u64 = 1 << 0;
+const FLAG_ARTIFICIAL: u64 = 1 << 2;
+
+/// Domain `dir`'s units: its `units` file, else its `flags` file, else 5.10's mW.
+fn power_units(dir: &Path) -> Result<Units, String> {
+    let units_file = dir.join("units");
+    if fs::symlink_metadata(&units_file).is_ok() {
+        return match attribute(&units_file)?.trim() {
+            "milliWatts" => Ok(Units::Milli),
+            "microWatts" => Ok(Units::Micro),
+            "bogoWatts" => Ok(Units::Bogo),
+            other => Err(format!(
+                "'{}' holds '{other}', not a unit the kernel shows (milliWatts, microWatts or bogoWatts)",
+                display(&units_file)
+            )),
+        };
+    }
+    let flags_file = dir.join("flags");
+    if fs::symlink_metadata(&flags_file).is_ok() {
+        let text = attribute(&flags_file)?;
+        let text = text.trim();
+        // "%#lx": 0 prints as "0", anything else with its 0x
+        let flags = match text.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(hex, 16).ok(),
+            None => text.parse::<u64>().ok().filter(|&f| f == 0),
+        };
+        let flags = flags.ok_or_else(|| {
+            format!("'{}' holds '{text}', not the kernel's flags (a hex number such as 0x1)", display(&flags_file))
+        })?;
+        return Ok(if flags & FLAG_MICROWATTS != 0 && flags & FLAG_ARTIFICIAL == 0 {
+            Units::Micro
+        } else {
+            Units::Bogo
+        });
+    }
+    Ok(Units::Milli)
 }
 
 /// The entries of `dir`, sorted (the order does not depend on the file system's).
@@ -121,6 +191,14 @@ fn number(path: &Path, lo: u64, hi: u64, what: &str) -> Result<u64, String> {
 
 #[cfg(test)]
 mod tests {
+    fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+
     use super::*;
 
     fn tree(tag: &str) -> PathBuf {
@@ -179,6 +257,15 @@ mod tests {
         assert!(read(&d).unwrap_err().contains("cpu0/ps:200000/power"));
         let _ = fs::remove_dir_all(&d);
         assert!(read(&d).unwrap_err().contains("is not a directory"));
+    }
+
+    /// Issue 34, class 9: import-em wrote a ps: and a cs: directory of one frequency as two states.
+    #[test]
+    fn two_states_of_one_frequency_are_refused() {
+        let d = tree("dup");
+        copy_dir(&d.join("cpu0/ps:200000"), &d.join("cpu0/cs:200000"));
+        let e = read(&d).unwrap_err();
+        assert!(e.contains("has two performance states at 200000 kHz"), "{e}");
     }
 
     #[test]
@@ -246,5 +333,33 @@ mod tests {
         fs::write(d.join("cpu0/cpus"), "4-7\n").unwrap();
         assert!(read(&d).unwrap_err().contains("share CPU 4"));
         let _ = fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn powers_are_read_in_the_units_the_kernel_marks() {
+        // 5.11..6.8: a `units` file; from 6.9: `flags`; none: 5.10's mW
+        for (tag, file, text, want_mw, want_units) in [
+            ("milli", "units", "milliWatts\n", [150, 2000], EmUnits::MilliWatts),
+            ("micro", "units", "microWatts\n", [1, 2], EmUnits::MilliWatts),
+            ("bogo", "units", "bogoWatts\n", [150, 2000], EmUnits::BogoWatts),
+            ("flags-uw", "flags", "0x1\n", [1, 2], EmUnits::MilliWatts),
+            ("flags-0", "flags", "0\n", [150, 2000], EmUnits::BogoWatts),
+            ("flags-art", "flags", "0x5\n", [150, 2000], EmUnits::BogoWatts),
+        ] {
+            let d = tree(tag);
+            for dom in ["cpu0", "cpu4"] {
+                fs::write(d.join(dom).join(file), text).unwrap();
+            }
+            let em = read(&d).unwrap();
+            // µW: 150 µW and 2000 µW are 0.15 mW (at least 1) and 2 mW
+            let big: Vec<u32> = em[1].ps.iter().map(|s| s.power_mw).collect();
+            assert_eq!((big.as_slice(), em[1].units), (&want_mw[..], want_units), "{tag}");
+        }
+        let d = tree("bad-units");
+        fs::write(d.join("cpu4").join("units"), "kiloWatts\n").unwrap();
+        assert!(read(&d).unwrap_err().contains("not a unit the kernel shows"));
+        fs::write(d.join("cpu4").join("units"), "bogoWatts\n").unwrap();
+        fs::write(d.join("cpu0").join("flags"), "1\n").unwrap();
+        assert!(read(&d).unwrap_err().contains("not the kernel's flags"));
     }
 }

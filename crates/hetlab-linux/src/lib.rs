@@ -19,6 +19,8 @@ pub mod characterize;
 pub mod chase;
 pub mod cpus;
 pub mod daemon;
+pub mod dt_platform;
+pub mod dts;
 pub mod em_debugfs;
 pub mod flags;
 pub mod infile;

@@ -7,7 +7,8 @@
 //!   unless it is a regular file with one link owned by us.
 //! - [`Output`]: what `--out PATH` names: `-` (standard output), a regular file or new name
 //!   (an [`AtomicFile`]), a character device or FIFO (written in place), never a directory,
-//!   block device or socket, and never a symbolic link when running as root.
+//!   block device or socket, and never a symbolic link when running as root, in any component
+//!   of its path ([`no_link_in`]); a file it replaces keeps its mode, and as root its owner.
 //!
 //! The Python package's `hetlab._files` holds the same rules for the files it writes.
 
@@ -42,6 +43,61 @@ fn create_new(path: &Path) -> std::io::Result<File> {
         .open(path)
 }
 
+/// As root: `dir` opened component by component with openat and O_NOFOLLOW from / or the
+/// working directory, so a symbolic link anywhere in it is refused, never followed (a link in a
+/// parent directory planted in a shared tree would redirect a root write). Others: nothing.
+pub fn no_link_in(dir: &Path, shown: &Path) -> Result<(), String> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    if crate::euid() != 0 {
+        return Ok(());
+    }
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+    let start = CString::new(if dir.is_absolute() { "/" } else { "." }).expect("no NUL");
+    // SAFETY: open with a valid C string; the descriptor is closed below.
+    let mut fd = unsafe { libc::open(start.as_ptr(), flags) };
+    for part in dir.components() {
+        let std::path::Component::Normal(name) = part else {
+            if part == std::path::Component::ParentDir {
+                let up = CString::new("..").expect("no NUL");
+                // SAFETY: openat on a descriptor we own, a valid C string.
+                let next = unsafe { libc::openat(fd, up.as_ptr(), flags) };
+                // SAFETY: fd is ours and open.
+                unsafe { libc::close(fd) };
+                fd = next;
+            }
+            continue;
+        };
+        if fd < 0 {
+            break;
+        }
+        let c =
+            CString::new(name.as_bytes()).map_err(|_| format!("cannot write {}: a NUL in the path", display(shown)))?;
+        // SAFETY: openat on a descriptor we own, a valid C string.
+        let next = unsafe { libc::openat(fd, c.as_ptr(), flags | libc::O_NOFOLLOW) };
+        let err = std::io::Error::last_os_error();
+        // SAFETY: fd is ours and open.
+        unsafe { libc::close(fd) };
+        if next < 0 {
+            return Err(match err.raw_os_error() {
+                Some(libc::ELOOP) | Some(libc::ENOTDIR) => format!(
+                    "cannot write {}: '{}' in its path is a symbolic link (or not a directory), which hetlabd does \
+                     not follow when run as root; give the real path",
+                    display(shown),
+                    name.to_string_lossy()
+                ),
+                _ => format!("cannot write {}: {err}", display(shown)),
+            });
+        }
+        fd = next;
+    }
+    if fd >= 0 {
+        // SAFETY: fd is ours and open.
+        unsafe { libc::close(fd) };
+    }
+    Ok(())
+}
+
 fn directory_of(target: &Path) -> PathBuf {
     target.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
@@ -67,6 +123,7 @@ impl AtomicFile {
         if fs::symlink_metadata(target).is_ok_and(|m| m.is_dir()) {
             return Err(format!("cannot write {}: it is a directory; give a file name", display(target)));
         }
+        no_link_in(&dir, target)?;
         let name = target.file_name().map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
         let mut last = None;
         for _ in 0..16 {
@@ -103,8 +160,8 @@ impl AtomicFile {
     /// interrupted run keeps what it wrote under a name that says so.
     pub fn move_to(mut self, path: &Path) -> Result<(), String> {
         let file = self.file.take().expect("an AtomicFile is open until committed");
-        let result = file
-            .sync_all()
+        let result = keep_owner_and_mode(&file, path)
+            .and_then(|()| file.sync_all())
             .and_then(|()| fs::rename(&self.tmp, path))
             .map_err(|e| format!("cannot write {}: {e}", display(path)));
         if result.is_err() {
@@ -112,6 +169,20 @@ impl AtomicFile {
         }
         result
     }
+}
+
+/// A file replacing `path` takes its mode, and as root its owner and group (a 0600 file stays
+/// 0600); nothing for a new name.
+fn keep_owner_and_mode(file: &File, path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(old) = fs::symlink_metadata(path) else { return Ok(()) };
+    if !old.file_type().is_file() {
+        return Ok(());
+    }
+    if crate::euid() == 0 {
+        std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()))?;
+    }
+    file.set_permissions(fs::Permissions::from_mode(old.mode() & 0o7777))
 }
 
 impl Write for AtomicFile {
@@ -277,6 +348,35 @@ mod tests {
         let _ = fs::remove_dir_all(&d);
         fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    /// Issue 34, class 4: as root a link in a parent directory is refused too; a replaced file
+    /// keeps its mode (and, as root, its owner).
+    #[test]
+    fn a_link_in_a_parent_is_refused_as_root_and_a_replaced_file_keeps_owner_and_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = dir("parents");
+        fs::create_dir(d.join("real")).unwrap();
+        std::os::unix::fs::symlink(d.join("real"), d.join("link")).unwrap();
+        let through = Output::open(&d.join("link").join("out.txt"));
+        if crate::euid() == 0 {
+            let e = through.err().expect("refused as root");
+            assert!(e.contains("'link' in its path is a symbolic link"), "{e}");
+            assert_eq!(fs::read_dir(d.join("real")).unwrap().count(), 0);
+        }
+        let kept = d.join("kept");
+        fs::write(&kept, "old").unwrap();
+        fs::set_permissions(&kept, fs::Permissions::from_mode(0o600)).unwrap();
+        if crate::euid() == 0 {
+            std::os::unix::fs::chown(&kept, Some(1234), Some(4321)).unwrap();
+        }
+        write_whole(&kept, b"new").unwrap();
+        let meta = fs::metadata(&kept).unwrap();
+        assert_eq!((fs::read_to_string(&kept).unwrap().as_str(), meta.mode() & 0o7777), ("new", 0o600));
+        if crate::euid() == 0 {
+            assert_eq!((meta.uid(), meta.gid()), (1234, 4321));
+        }
+        let _ = fs::remove_dir_all(&d);
     }
 
     #[test]

@@ -256,6 +256,20 @@ pub fn discover(roots: &Roots) -> Result<Vec<Policy>, String> {
         policies.push(read_policy(name, real)?);
     }
     policies.sort_by_key(|p| p.related_cpus.first().copied().unwrap_or(usize::MAX));
+    // A CPU is in one policy (cpufreq_online gives each CPU one): overlapping related_cpus are
+    // no tree a kernel shows, and two policies would drive one CPU's clock.
+    for (i, a) in policies.iter().enumerate() {
+        for b in &policies[i + 1..] {
+            if let Some(cpu) = a.related_cpus.iter().find(|c| b.related_cpus.contains(c)) {
+                return Err(format!(
+                    "{} and {} both list CPU {cpu} in related_cpus: a CPU belongs to one cpufreq policy; correct \
+                     the trees under --sysfs-root",
+                    display(&a.dir.join("related_cpus")),
+                    display(&b.dir.join("related_cpus"))
+                ));
+            }
+        }
+    }
     Ok(policies)
 }
 
@@ -444,6 +458,15 @@ mod tests {
             let file = t.root.join("sys/devices/system/cpu/cpu5/cpu_capacity");
             assert_eq!(e, format!("{} holds '{bad}', not a capacity in 1..=1024", file.display()));
         }
+    }
+
+    /// Issue 34, class 9: hetlabd took policies whose related_cpus overlap.
+    #[test]
+    fn overlapping_related_cpus_are_refused_naming_both_files() {
+        let t = exynos5422("overlap");
+        fs::write(t.policy(4).join("related_cpus"), "3 4 5 6 7\n").unwrap();
+        let e = discover(&t.roots()).unwrap_err();
+        assert!(e.contains("policy0/related_cpus and ") && e.contains("policy4/related_cpus both list CPU 3"), "{e}");
     }
 
     #[test]

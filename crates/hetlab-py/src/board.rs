@@ -255,3 +255,11 @@ pub fn platform_from_board(
     let roots = Roots::new(sysfs_root.unwrap_or(defaults.sysfs), procfs_root.unwrap_or(defaults.procfs));
     hetlab_linux::board_platform::from_board(&roots, template).map_err(err)
 }
+
+/// A platform skeleton from a device-tree source file (`hetlab_linux::dt_platform`): (the
+/// TOML text, what the tree did not give, what the reader skipped).
+#[pyfunction]
+pub fn platform_from_dt(path: PathBuf) -> PyResult<(String, Vec<String>, Vec<String>)> {
+    let s = hetlab_linux::dt_platform::from_dt(&path).map_err(err)?;
+    Ok((s.toml, s.missing, s.notes))
+}

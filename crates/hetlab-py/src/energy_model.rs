@@ -35,7 +35,8 @@ pub fn energy_model(platform: &Bound<'_, PlatformHandle>) -> PyResult<String> {
 
 /// The energy model a tree laid out like `/sys/kernel/debug/energy_model` shows
 /// (`hetlab_linux::em_debugfs`: every attribute read as sysfs is, bounded, never blocking):
-/// `[{"cpus": [..], "ps": [{"frequency_khz", "power_mw"}]}]`, domains by first CPU, states
+/// `[{"cpus": [..], "ps": [{"frequency_khz", "power_mw"}], "units"}]` (units `milliWatts`, a
+/// tree in µW read back as mW, or `bogoWatts`, as the kernel marks them), domains by first CPU, states
 /// ascending. A ValueError names the file and the value it could not take.
 #[pyfunction]
 pub fn read_debugfs_energy_model(py: Python<'_>, root: std::path::PathBuf) -> PyResult<PyObject> {
@@ -52,6 +53,11 @@ pub fn read_debugfs_energy_model(py: Python<'_>, root: std::path::PathBuf) -> Py
         let dom = pyo3::types::PyDict::new_bound(py);
         dom.set_item("cpus", d.cpus)?;
         dom.set_item("ps", states)?;
+        let units = match d.units {
+            hetlab_core::platform::EmUnits::MilliWatts => "milliWatts",
+            hetlab_core::platform::EmUnits::BogoWatts => "bogoWatts",
+        };
+        dom.set_item("units", units)?;
         out.append(dom)?;
     }
     Ok(out.into_any().unbind())

@@ -131,6 +131,15 @@ pub(crate) fn load_workload(spec: &str, origin: &str, text: Option<&str>) -> PyR
     }
 }
 
+/// What rt-app would read past in an rt-app file (`hetlab_core::rtapp::read_rtapp_json`): its
+/// warnings, one line each, and its logs' file name prefix (`global.log_basename`; None when
+/// rt-app writes no logs).
+#[pyfunction]
+fn rtapp_file_notes(origin: &str, text: &str) -> PyResult<(Vec<String>, Option<String>)> {
+    let file = hetlab_core::rtapp::read_rtapp_json(origin, text).map_err(err)?;
+    Ok((file.warnings, file.log_basename))
+}
+
 /// The text of an input file (a platform, workload or rt-app file, a model, a report) read as
 /// `hetlab_linux::infile` reads: a regular file (a FIFO or a device is refused at once, never
 /// waited on nor read without end), at most `INPUT_MAX_BYTES`, UTF-8. A ValueError gives the
@@ -155,7 +164,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tree::tree_predict, m)?)?;
     m.add_function(wrap_pyfunction!(tree::builtin_model_json, m)?)?;
     m.add_function(wrap_pyfunction!(tree::check_model, m)?)?;
+    m.add_function(wrap_pyfunction!(tree::kernel_model_blob, m)?)?;
     m.add_function(wrap_pyfunction!(read_input, m)?)?;
+    m.add_function(wrap_pyfunction!(rtapp_file_notes, m)?)?;
     m.add_function(wrap_pyfunction!(board::board_command, m)?)?;
     m.add_function(wrap_pyfunction!(board::board_value, m)?)?;
     m.add_function(wrap_pyfunction!(board::chase, m)?)?;
@@ -163,6 +174,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(board::govern, m)?)?;
     m.add_function(wrap_pyfunction!(board::characterize_board, m)?)?;
     m.add_function(wrap_pyfunction!(board::platform_from_board, m)?)?;
+    m.add_function(wrap_pyfunction!(board::platform_from_dt, m)?)?;
     m.add_function(wrap_pyfunction!(governors, m)?)?;
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(switching_modes, m)?)?;
@@ -188,12 +200,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TREE_FEATURES", hetlab_core::tree::FEATURES.to_vec())?;
     m.add("TREE_CLASSES", hetlab_core::tree::CLASSES.to_vec())?;
     m.add("MAX_THREADS", hetlab_core::workload::MAX_THREADS)?;
+    m.add("MAX_CPUS", hetlab_core::platform::MAX_CPUS)?;
     m.add("MAX_INSTRUCTIONS", hetlab_core::workload::MAX_INSTRUCTIONS)?;
     m.add("MAX_PHASE_US", hetlab_core::workload::MAX_PHASE_US)?;
     m.add("MAX_WORKING_SET_BYTES", hetlab_core::workload::MAX_WORKING_SET_BYTES)?;
     m.add("CCBENCH_MAX_ELEMENTS", hetlab_core::workload::CCBENCH_MAX_ELEMENTS)?;
     m.add("MAX_TIME_LIMIT_S", hetlab_core::engine::MAX_TIME_LIMIT_S)?;
     m.add("MAX_CPU_DMA_LATENCY_US", hetlab_core::engine::MAX_CPU_DMA_LATENCY_US)?;
-    m.add("TRACE_FORMATS", hetlab_core::trace::ftrace::TraceFormat::NAMES.to_vec())?;
+    let mut formats = hetlab_core::trace::ftrace::TraceFormat::NAMES.to_vec();
+    formats.push(simulate::PERFETTO);
+    m.add("TRACE_FORMATS", formats)?;
     Ok(())
 }

@@ -14,14 +14,37 @@ use hetlab_core::sched::switching::SwitchingMode;
 use hetlab_core::sched::SchedPolicy;
 use hetlab_core::trace::ftrace::{write_ftrace, TraceFormat};
 use hetlab_core::trace::intervals::run_intervals;
-use hetlab_core::trace::lisa::write_lisa_plat_info;
+use hetlab_core::trace::lisa::{write_lisa_plat_info, LisaEmDomain, LisaExtras};
+use hetlab_core::trace::perfetto::write_perfetto;
 
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 use crate::platform::PlatformHandle;
 use crate::{err, load_model, load_workload};
+
+/// The trace format that is Perfetto's protobuf (`TRACE_FORMATS` lists it after the text ones).
+pub(crate) const PERFETTO: &str = "perfetto";
+
+/// What LISA's platform info takes from the model: rt-app's calibration per CPU and the kernel's
+/// energy model (none where the kernel would refuse it).
+fn lisa_extras(platform: &hetlab_core::platform::Platform) -> LisaExtras {
+    let energy_model = hetlab_core::sched::energy_model::EnergyModel::of(platform)
+        .map(|em| {
+            em.domains
+                .into_iter()
+                .map(|d| LisaEmDomain {
+                    cluster: d.cluster,
+                    cpus: d.cpus,
+                    capacity: d.capacity,
+                    states: d.states.iter().map(|s| (s.frequency_khz, s.power_mw)).collect(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    LisaExtras { rtapp_calib_ns: hetlab_core::rtapp::calibration::per_cpu(platform), energy_model }
+}
 
 /// How often a simulation running for Python looks for Ctrl-C.
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
@@ -80,12 +103,14 @@ fn stoppable<T: Send>(
 }
 
 /// What `simulate` returns: summary JSON, time series, trace text, LISA platform info, run
-/// intervals.
-type Simulated = (String, PyObject, Option<String>, Option<String>, Option<PyObject>);
+/// intervals, rt-app's per-thread logs (thread name, text).
+type Simulated = (String, PyObject, Option<PyObject>, Option<String>, Option<PyObject>, Vec<(String, String)>);
 
-/// Runs one simulation of `platform` (a parsed [`PlatformHandle`]). Returns (summary JSON, time series as a dict of numpy columns, trace
-/// text or None, the platform as LISA's PlatformInfo YAML or None; both only with `trace`, the
-/// trace format's name (`ftrace` or `trace-cmd`, `hetlab_core::trace::ftrace::TraceFormat`);
+/// Runs one simulation of `platform` (a parsed [`PlatformHandle`]). Returns (summary JSON, time
+/// series as a dict of numpy columns (empty unless `series`: memory stays constant on long runs), trace
+/// text (bytes for `perfetto`) or None, the platform as LISA's PlatformInfo YAML or None; both
+/// only with `trace`, the trace format's name (`ftrace` or `trace-cmd`,
+/// `hetlab_core::trace::ftrace::TraceFormat`, or `perfetto`, `hetlab_core::trace::perfetto`);
 /// the run intervals as numpy columns `tid`, `cpu`, `start_s`, `end_s` or None, only with
 /// `intervals`).
 /// `model` is a model's JSON text (None: the paper's Figure 4 trees); `freq` pins clusters'
@@ -99,7 +124,8 @@ type Simulated = (String, PyObject, Option<String>, Option<String>, Option<PyObj
 #[pyo3(signature = (
     platform, workload_spec, workload_origin, workload_text, *,
     seed, scheduler, sched_tunables, switching, governor, tunables, cluster, freq, offline, model, cpuidle,
-    cpu_dma_latency_us, perf_cpus, perf_period, kernel, start_temp_c, trace, intervals, time_limit_s, progress=None
+    cpu_dma_latency_us, perf_cpus, perf_period, kernel, start_temp_c, trace, intervals, series, time_limit_s, progress=None,
+    rtapp_logs=false
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
@@ -126,10 +152,15 @@ pub fn simulate(
     start_temp_c: Vec<f64>,
     trace: Option<&str>,
     intervals: bool,
+    series: bool,
     time_limit_s: f64,
     progress: Option<PyObject>,
+    rtapp_logs: bool,
 ) -> PyResult<Simulated> {
-    let trace = trace.map(TraceFormat::parse).transpose().map_err(err)?;
+    // "perfetto": the native protobuf trace; else a text layout
+    let perfetto = trace == Some(PERFETTO);
+    let trace = trace.filter(|_| !perfetto).map(TraceFormat::parse).transpose().map_err(err)?;
+    let traced = trace.is_some() || perfetto;
     let platform = &platform.get().platform;
     let workload = load_workload(workload_spec, workload_origin, workload_text)?;
     let cluster_of = |name: &str| {
@@ -163,8 +194,9 @@ pub fn simulate(
             .then_some(PerfSampling { cpus: perf_cpus, period_instructions: perf_period }),
         kernel: BootOptions::parse(kernel, platform.ncpus()).map_err(err)?,
         start_temp_c,
-        trace: trace.is_some() || intervals, // the intervals are read from the sched_switch events
-        series: true,
+        trace: traced || intervals, // the intervals are read from the sched_switch events
+        rtapp_logs,
+        series,
         time_limit_s,
         stop: Some(stop.clone()),
         progress_us: progress.is_some().then(|| reached_us.clone()),
@@ -211,14 +243,19 @@ pub fn simulate(
             )?;
         }
     }
-    let trace_text = trace.map(|format| {
+    let trace_out = if perfetto {
+        let bytes = write_perfetto(&result.trace, &result.trace_threads, platform.ncpus(), &result.workload);
+        Some(PyBytes::new_bound(py, &bytes).into_any().unbind())
+    } else {
+        trace.map(|format| {
+            let mut out = String::new();
+            write_ftrace(&result.trace, &result.trace_threads, platform.ncpus(), format, &mut out);
+            out.into_py(py)
+        })
+    };
+    let plat_info_text = traced.then(|| {
         let mut out = String::new();
-        write_ftrace(&result.trace, &result.trace_threads, platform.ncpus(), format, &mut out);
-        out
-    });
-    let plat_info_text = trace.is_some().then(|| {
-        let mut out = String::new();
-        write_lisa_plat_info(platform, &mut out);
+        write_lisa_plat_info(platform, &lisa_extras(platform), &mut out);
         out
     });
     let intervals = if intervals {
@@ -232,5 +269,6 @@ pub fn simulate(
     } else {
         None
     };
-    Ok((summary, series.into_any().unbind(), trace_text, plat_info_text, intervals))
+    let logs = result.rtapp_logs.iter().map(|log| (log.thread.clone(), log.text())).collect();
+    Ok((summary, series.into_any().unbind(), trace_out, plat_info_text, intervals, logs))
 }

@@ -73,3 +73,12 @@ pub fn check_model(model_json: &str) -> PyResult<()> {
     }
     Ok(())
 }
+
+/// The model as the kernel module reads it (`hetlab export-model --kernel`; layout in
+/// hetlab-core's `tree_blob`): raises ValueError naming what the module cannot take.
+#[pyfunction]
+pub fn kernel_model_blob<'py>(py: Python<'py>, model_json: &str) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    let model = AntiSnoopModel::from_json(model_json).map_err(|e| err(format!("the model is {e}")))?;
+    let blob = hetlab_core::tree_blob::kernel_blob(&model).map_err(err)?;
+    Ok(pyo3::types::PyBytes::new_bound(py, &blob))
+}

@@ -6,6 +6,9 @@ code."""
 
 from __future__ import annotations
 
+from hetlab.cli import board_signals  # noqa: F401 (first: before any import starts a thread)
+
+# isort: split
 import argparse
 import os
 import re
@@ -14,7 +17,7 @@ import sys
 import threading
 
 from hetlab import api
-from hetlab._files import OutputError
+from hetlab._files import OutputError, command_inputs, remove_temporaries
 from hetlab.cli import board, catalogue, experiments, model, platform, simulate
 from hetlab.cli.values import CliError
 
@@ -56,11 +59,24 @@ class OneLineParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+class VersionAction(argparse.Action):
+    """`--version`: reads the installed version only when asked (importlib.metadata is slow to
+    import, and every other command would pay for it)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        help = help or "show program's version number and exit"
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from hetlab import __version__
+
+        print(f"hetlab {__version__}")  # on standard output, as argparse's own action prints it
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="hetlab", description=MAIN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    from hetlab import __version__
-
-    parser.add_argument("--version", action="version", version=f"hetlab {__version__}")
+    parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     # the groups in the order `hetlab --help` lists their commands
     for group in (simulate, board, model, platform, experiments, catalogue):
@@ -68,10 +84,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Longest quoted value an error line shows (a file's contents, through a link, were quoted up to
+# 4 KB), and longest error line
+MAX_QUOTED = 200
+MAX_ERROR_LINE = 2000
+
+
+def _shorten_quoted(match: re.Match) -> str:
+    quote, inner = match.group(1), match.group(2)
+    return f"{quote}{inner[: MAX_QUOTED - 3]}...{quote}"
+
+
 def error_line(message: object) -> str:
     """`hetlab: error: MESSAGE` on one line: control characters a user's value brought in
-    (a newline in an option) are shown escaped."""
+    (a newline in an option) are shown escaped, and any quoted value (in '', "" or ``) longer
+    than MAX_QUOTED is cut to a short excerpt, the line to MAX_ERROR_LINE."""
     text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(message).strip())
+    text = re.sub(rf"(['\"`])([^'\"`]{{{MAX_QUOTED + 1},}})\1", _shorten_quoted, text)
+    if len(text) > MAX_ERROR_LINE:
+        text = text[: MAX_ERROR_LINE - 3] + "..."
     return f"hetlab: error: {text}"
 
 
@@ -94,6 +125,7 @@ def _exit_now(code: int, message: str | None) -> int:
     write nothing; outputs are written only after every run finished)."""
     if message:
         print(message, file=sys.stderr)
+    remove_temporaries()  # a sweep's half-written output (os._exit runs no cleanup)
     if threading.active_count() == 1:
         return code  # nothing to leave behind: return to the caller (main() called from Python)
     for stream in (sys.stdout, sys.stderr):
@@ -153,10 +185,48 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, previous)
 
 
+# The options that name a command's inputs (files, or trees it reads), by command function: no
+# output of the command may replace one or lie inside one (`_files.command_inputs`). `report`'s
+# DIR is not one (its page goes there): the files it reads in it are marked as it reads them.
+INPUT_OPTIONS = {
+    "cmd_simulate": ("platform", "workload", "model"),
+    "cmd_characterize": ("platform",),
+    "cmd_govern": ("platform", "model"),
+    "cmd_train": ("sweep", "reference"),
+    "cmd_show_model": ("model",),
+    "cmd_export_model": ("model",),
+    "cmd_profile": ("platform", "program"),
+    "cmd_reproduce": ("platform", "workload", "model"),
+    "cmd_advise": ("platform", "workload"),
+    "cmd_export_em": ("platform",),
+    "cmd_import_em": ("dir",),
+    "cmd_from_board": ("template", "sysfs_root", "procfs_root"),
+}
+
+
+def _declared_inputs(args: argparse.Namespace) -> list[str]:
+    """The existing paths the command's input options name (a profiled program by its PATH)."""
+    import shutil
+
+    names = INPUT_OPTIONS.get(getattr(args.func, "__name__", ""), ())
+    found = []
+    for name in names:
+        if name == "program":
+            argv = getattr(args, "command_argv", None) or []
+            argv = argv[1:] if argv[:1] == ["--"] else argv
+            value = (shutil.which(argv[0]) or argv[0]) if argv else None
+        else:
+            value = getattr(args, name, None)
+        if isinstance(value, str) and value and os.path.exists(value):
+            found.append(value)
+    return found
+
+
 def _run(args: argparse.Namespace) -> int:
     """Runs the command; every failure becomes one error line and an exit code."""
     try:
-        code = args.func(args)
+        with command_inputs(_declared_inputs(args)):
+            code = args.func(args)
         sys.stdout.flush()  # a full disk or a closed pipe on stdout shows here, not at exit
         return code
     except (CliError, api.HetlabError, OutputError) as e:

@@ -9,7 +9,11 @@ from hetlab import api
 
 
 def cmd_platforms(args: argparse.Namespace) -> int:
-    for p in api.platforms():
+    plats = api.platforms()
+    if args.json:
+        print(json.dumps(plats, indent=2))
+        return 0
+    for p in plats:
         print(f"{p['name']}: {p['description']}")
         for c in p["clusters"]:
             mhz = [f // 1000 for f in c["opps_khz"]]
@@ -49,11 +53,22 @@ def cmd_schedulers(args: argparse.Namespace) -> int:
     return 0
 
 
+# The workload generators (`NAME:key=value,...`) and their keys, as `workload/generators.rs` reads them.
+GENERATORS = {
+    "ccbench": "size (4-byte elements), pattern (random|0, sequential|1, stride-K|K), iterations, threads",
+    "periodic": "run_us, period_us, duration_us, threads, working_set_bytes, nice",
+    "cpu-bound": "threads, instructions, cpi, working_set_bytes",
+}
+
+
 def cmd_workloads(args: argparse.Namespace) -> int:
+    if args.json:
+        generators = [{"name": name, "keys": keys} for name, keys in GENERATORS.items()]
+        print(json.dumps({"generators": generators, "builtin": list(api.workloads())}, indent=2))
+        return 0
     print("generators (NAME:key=value,...):")
-    print("  ccbench    size (4-byte elements), pattern (random|0, sequential|1, stride-K|K), iterations, threads")
-    print("  periodic   run_us, period_us, duration_us, threads, working_set_bytes, nice")
-    print("  cpu-bound  threads, instructions, cpi, working_set_bytes")
+    for name, keys in GENERATORS.items():
+        print(f"  {name:10} {keys}")
     print("built-in files:")
     for name in api.workloads():
         print(f"  {name}")
@@ -62,11 +77,15 @@ def cmd_workloads(args: argparse.Namespace) -> int:
 
 def configure_parser(sub: argparse._SubParsersAction) -> None:
     """`hetlab platforms`, `governors`, `schedulers` and `workloads`."""
-    sub.add_parser("platforms", help="list built-in platforms").set_defaults(func=cmd_platforms)
+    plat = sub.add_parser("platforms", help="list built-in platforms")
+    plat.add_argument("--json", action="store_true", help="the list as JSON, for scripts")
+    plat.set_defaults(func=cmd_platforms)
     gov = sub.add_parser("governors", help="list governors with their tunables and defaults")
-    gov.add_argument("--json", action="store_true")
+    gov.add_argument("--json", action="store_true", help="the list as JSON, for scripts")
     gov.set_defaults(func=cmd_governors)
     sch = sub.add_parser("schedulers", help="list placement policies with their tunables and defaults")
-    sch.add_argument("--json", action="store_true")
+    sch.add_argument("--json", action="store_true", help="the list as JSON, for scripts")
     sch.set_defaults(func=cmd_schedulers)
-    sub.add_parser("workloads", help="list workload generators and built-in workloads").set_defaults(func=cmd_workloads)
+    wl = sub.add_parser("workloads", help="list workload generators and built-in workloads")
+    wl.add_argument("--json", action="store_true", help="the list as JSON, for scripts")
+    wl.set_defaults(func=cmd_workloads)

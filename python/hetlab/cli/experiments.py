@@ -6,11 +6,16 @@ options in their modules."""
 from __future__ import annotations
 
 import argparse
+import math
+import signal
 import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 from hetlab import _core, advise, reproduce
 from hetlab._files import check_output_path, write_output
+from hetlab.cli.values import CliError
 
 PROFILE_HELP = """\
 Run a real program under valgrind's cache simulator (callgrind --cache-sim=yes) with the cache
@@ -29,14 +34,46 @@ examples:
 """
 
 
+# `report --time-limit`: the page is drawn from finished runs, so its limit is wall-clock time; a
+# reproduction's page takes seconds
+DEFAULT_REPORT_S = 600.0
+MAX_REPORT_S = 86_400.0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from hetlab import html_report
 
     out = Path(args.out) if args.out else Path(args.dir) / html_report.REPORT_HTML
-    text = html_report.experiment_page(args.dir)
+    with _wall_limit(args.time_limit, "--time-limit"):
+        text = html_report.experiment_page(args.dir)
     write_output(str(out), text)
     print(f"wrote {out}")
     return 0
+
+
+@contextmanager
+def _wall_limit(seconds: float, flag: str):
+    """Stops the block with one error line after `seconds` of wall-clock time (a timer signal;
+    the main thread only, where Python delivers it; elsewhere no limit)."""
+    if not (math.isfinite(seconds) and 0 < seconds <= MAX_REPORT_S):
+        raise CliError(f"{flag} {seconds} s is out of range; give a number of seconds in (0, {MAX_REPORT_S:g}]")
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expired(_signum, _frame):
+        raise CliError(
+            f"the page took longer than {flag} {seconds:g} s to build; the folder is larger than any reproduction "
+            f"writes, or raise {flag}"
+        )
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
@@ -72,6 +109,14 @@ def configure_parser(sub: argparse._SubParsersAction) -> None:
     )
     rp.add_argument("dir", metavar="DIR", help="the folder `hetlab reproduce` wrote")
     rp.add_argument("--out", metavar="FILE", help="where the page goes (default: DIR/report.html)")
+    rp.add_argument(
+        "--time-limit",
+        type=float,
+        metavar="S",
+        default=DEFAULT_REPORT_S,
+        help=f"stop after S seconds of wall-clock time, 0 < S <= {MAX_REPORT_S:g} (a page takes seconds; the "
+        "simulations it shows ran before) (default: %(default)g)",
+    )
     rp.set_defaults(func=cmd_report)
 
     pf = sub.add_parser(

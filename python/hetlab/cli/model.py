@@ -1,5 +1,6 @@
-"""The anti-snoop model's commands: `hetlab train` (trees from a characterization sweep) and
-`hetlab show-model` (a model's trees in the features' units)."""
+"""The anti-snoop model's commands: `hetlab train` (trees from a characterization sweep),
+`hetlab show-model` (a model's trees in the features' units) and `hetlab export-model` (the
+model for the kernel module, kmod/)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from hetlab.cli.values import CliError
 
 def cmd_train(args: argparse.Namespace) -> int:
     from hetlab import model_export, train
+    from hetlab._files import check_output_folder
 
     out = Path(args.out)
+    check_output_folder(out, "--out folder")  # before the training, not after it
     if out.exists() and not out.is_dir():  # before the training, not after it
         raise CliError(f"--out '{args.out}' exists and is not a directory")
     model = train.train_model(
@@ -25,22 +28,42 @@ def cmd_train(args: argparse.Namespace) -> int:
         reference=args.reference,
         class_weight=None if args.class_weight == "none" else args.class_weight,
     )
-    out.mkdir(parents=True, exist_ok=True)
-    files = model_export.write_model(model, out)
+    files = model_export.write_model(model, out)  # checks `out` (no link in its path as root), then makes it
     print(model_export.render_text(model, units=True))
     print("wrote " + ", ".join(str(p) for p in files.values()))
     return 0
 
 
+def _load_model(name: str) -> dict:
+    from hetlab import model_export
+
+    if name == api.BUILTIN_MODEL:
+        return json.loads(_core.builtin_model_json(name))
+    path = Path(name)
+    return model_export.read_model(path / "model.json" if path.is_dir() else path)
+
+
 def cmd_show_model(args: argparse.Namespace) -> int:
     from hetlab import model_export
 
-    if args.model == api.BUILTIN_MODEL:
-        model = json.loads(_core.builtin_model_json(args.model))
+    print(model_export.render_text(_load_model(args.model), units=True))
+    return 0
+
+
+def cmd_export_model(args: argparse.Namespace) -> int:
+    from hetlab import model_export
+    from hetlab._files import write_output
+
+    model = _load_model(args.model)
+    out = Path(args.out)
+    if args.kernel:
+        blob = model_export.kernel_blob(model)
+        write_output(out, blob, "model blob")
+        what = f"{len(blob)} bytes; put it under /lib/firmware and load the module with model={out.name}"
     else:
-        path = Path(args.model)
-        model = model_export.read_model(path / "model.json" if path.is_dir() else path)
-    print(model_export.render_text(model, units=True))
+        write_output(out, model_export.kernel_c_array(model), "C array")
+        what = "a C array to compile into the module"
+    print(f"wrote {out} ({what})")
     return 0
 
 
@@ -86,3 +109,21 @@ def configure_parser(sub: argparse._SubParsersAction) -> None:
         help=f"model.json, the directory hetlab train wrote, or {api.BUILTIN_MODEL} (the paper's Figure 4 trees)",
     )
     sm.set_defaults(func=cmd_show_model)
+
+    ex = sub.add_parser(
+        "export-model",
+        help="write a model for the kernel module (cpufreq_anti_snoop, kmod/)",
+        description="Write a model as the anti_snoop kernel module reads it: --kernel a small binary blob to put "
+        "under /lib/firmware and load with the module's model= parameter; --kernel-c the same bytes as a C array to "
+        "compile in. Every threshold becomes an exact integer test, so the module decides as hetlab's governor does "
+        "(docs/kernel-module.md).",
+    )
+    ex.add_argument(
+        "model",
+        help=f"model.json, the directory hetlab train wrote, or {api.BUILTIN_MODEL} (the paper's Figure 4 trees)",
+    )
+    fmt = ex.add_mutually_exclusive_group(required=True)
+    fmt.add_argument("--kernel", action="store_true", help="the blob for request_firmware")
+    fmt.add_argument("--kernel-c", action="store_true", help="the blob as a C array (as_builtin_model)")
+    ex.add_argument("--out", required=True, help="output file")
+    ex.set_defaults(func=cmd_export_model)

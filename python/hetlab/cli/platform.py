@@ -15,11 +15,15 @@ def cmd_export_em(args: argparse.Namespace) -> int:
     from hetlab import energy_model
 
     em = energy_model.energy_model(args.platform)
-    if args.format == "debugfs":
+    if args.format in ("debugfs", "board"):
         if not args.out or args.out == "-":  # "-" is standard output everywhere else, not a directory
-            raise CliError("--format debugfs writes a directory tree: give it with --out DIR")
-        energy_model.write_debugfs(em, args.out)
-        print(f"wrote {args.out} (laid out like /sys/kernel/debug/energy_model)")
+            raise CliError(f"--format {args.format} writes a directory tree: give it with --out DIR")
+        if args.format == "board":
+            energy_model.write_board(em, args.out)
+            print(f"wrote {args.out} (a board's root: sys/kernel/debug/energy_model and each CPU's cpu_capacity)")
+        else:
+            energy_model.write_debugfs(em, args.out)
+            print(f"wrote {args.out} (laid out like /sys/kernel/debug/energy_model)")
         return 0
     text = energy_model.toml_tables(energy_model.domains_of(em), f"exported from {em['platform']} by hetlab")
     write_output(args.out or "-", text, "energy model tables")
@@ -53,10 +57,27 @@ def cmd_from_board(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_from_dt(args: argparse.Namespace) -> int:
+    import sys
+
+    try:
+        text, missing, notes = _core.platform_from_dt(args.file)
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    for line in notes:
+        print(f"hetlab: note: {line}", file=sys.stderr)
+    for line in missing:
+        print(f"hetlab: not in the device tree: {line}", file=sys.stderr)
+    write_output(args.out or "-", text, "platform skeleton")
+    return 0
+
+
 def configure_parser(sub: argparse._SubParsersAction) -> None:
     """`hetlab platform` and its subcommands."""
     pl = sub.add_parser(
-        "platform", help="a platform from a board, its energy model in and out (from-board, export-em, import-em)"
+        "platform",
+        help="a platform from a board or a device tree, its energy model in and out "
+        "(from-board, from-dt, export-em, import-em)",
     )
     pl_sub = pl.add_subparsers(dest="platform_command", metavar="COMMAND", required=True)
     ex = pl_sub.add_parser(
@@ -65,11 +86,13 @@ def configure_parser(sub: argparse._SubParsersAction) -> None:
         description="Writes the Energy Model the kernel would build for PLATFORM (its [[energy_model]] tables, else "
         "the derivation from its OPPs and dynamic-power coefficient): --format debugfs, a directory tree laid out "
         "like /sys/kernel/debug/energy_model on Linux 5.10 (what LISA's LinuxEnergyModel reads from a board); "
+        "--format board, a board's root for LISA's LinuxEnergyModel.from_target: that tree under "
+        "sys/kernel/debug/energy_model and each CPU's sys/devices/system/cpu/cpuN/cpu_capacity; "
         "--format toml, [[energy_model]] tables for a platform file.",
     )
     ex.add_argument("platform", metavar="PLATFORM", help="built-in platform name or platform .toml")
-    ex.add_argument("--format", choices=["toml", "debugfs"], default="toml", help="(default: toml)")
-    ex.add_argument("--out", metavar="PATH", help="toml: a file (default: stdout); debugfs: a new directory")
+    ex.add_argument("--format", choices=["toml", "debugfs", "board"], default="toml", help="(default: toml)")
+    ex.add_argument("--out", metavar="PATH", help="toml: a file (default: stdout); debugfs, board: a new directory")
     ex.set_defaults(func=cmd_export_em)
     im = pl_sub.add_parser(
         "import-em",
@@ -96,3 +119,15 @@ def configure_parser(sub: argparse._SubParsersAction) -> None:
     fb.add_argument("--procfs-root", metavar="DIR", default="/proc", help="where procfs is (default: /proc)")
     fb.add_argument("--out", metavar="FILE", help="where the platform goes (default: stdout)")
     fb.set_defaults(func=cmd_from_board)
+    fd = pl_sub.add_parser(
+        "from-dt",
+        help="write a platform skeleton from a device-tree source (.dts/.dtsi)",
+        description='Reads FILE (device-tree source; /include/ and #include "x" of files next to it; '
+        "#include <...> headers are skipped) and writes [[core_types]] and [[clusters]] tables: the cpu-map's "
+        "clusters, capacity-dmips-mhz, dynamic-power-coefficient, caches, operating-points-v2 (kHz, target µV, "
+        "clock-latency-ns) and cpu-idle-states. Each value's comment names the file and line; what the tree "
+        "does not give is listed on stderr. The memory system, thermal and the rest are the author's to add.",
+    )
+    fd.add_argument("file", metavar="FILE", help="a .dts or .dtsi")
+    fd.add_argument("--out", metavar="FILE", help="where the skeleton goes (default: stdout)")
+    fd.set_defaults(func=cmd_from_dt)

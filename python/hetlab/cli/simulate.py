@@ -10,6 +10,7 @@ import os
 import statistics
 import sys
 import time
+from pathlib import Path
 
 from hetlab import _core, api
 from hetlab._files import check_output_path, write_output
@@ -174,6 +175,23 @@ def _distinct_outputs(*outputs: tuple[str, str | None]) -> None:
         seen[key] = flag
 
 
+def _rtapp_log_prefix(args: argparse.Namespace, log_basename: str | None) -> str:
+    """The logs' file name prefix for `--rtapp-logs DIR` (checked before the run): the file's
+    `log_basename`; a file whose rt-app writes no logs (no `global`, or `log_size` "disable")
+    gets rt-app's default name and a note saying so."""
+    if not str(args.workload or "").endswith(".json"):
+        raise CliError("--rtapp-logs writes rt-app's per-thread logs; give an rt-app file (--workload FILE.json)")
+    if not Path(args.rtapp_logs).is_dir():
+        raise CliError(f"--rtapp-logs: '{args.rtapp_logs}' is not a directory; create it first, as rt-app's logdir")
+    if log_basename is None:
+        print(
+            "hetlab: warning: rt-app itself writes no logs for this file (no global object, or log_size "
+            '"disable"); --rtapp-logs writes them as rt-app-<thread>.log',
+            file=sys.stderr,
+        )
+    return log_basename or "rt-app"
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     kwargs = given_options(
         platform=args.platform,
@@ -216,6 +234,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         check_output_path(api.plat_info_path(args.trace), "--trace platform info")
     if args.report:
         check_output_path(args.report, "--report file")
+    warnings, log_basename = api.rtapp_notes(args.workload) if args.workload else ([], None)
+    for warning in warnings:
+        print(f"hetlab: warning: {warning}", file=sys.stderr)
+    if args.rtapp_logs:
+        log_basename = _rtapp_log_prefix(args, log_basename)
     if args.governor == "anti-snoop" and args.model is None:
         print(
             f"hetlab: anti-snoop uses the built-in model {api.BUILTIN_MODEL} (the paper's Figure 4 trees, in the "
@@ -231,6 +254,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             trace=bool(args.trace),
             trace_format=args.trace_format or api_default(api.simulate, "trace_format"),
             intervals=bool(args.report),
+            # the series is kept only when a file or the page shows it (memory stays constant)
+            series=bool(args.series or args.report),
+            rtapp_logs=bool(args.rtapp_logs),
             progress=_progress(args.reps, "simulate") if args.reps > 1 else None,
             **kwargs,
             **({"on_progress": reached} if reached else {}),
@@ -248,6 +274,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             write_output(api.plat_info_path(args.trace), runs[0].plat_info_text or "", "--trace platform info")
     if args.series:
         write_output(args.series, runs[0].series_df().to_csv(index=False), "--series file")
+    if args.rtapp_logs:
+        for thread, text in runs[0].rtapp_logs.items():
+            write_output(Path(args.rtapp_logs) / f"{log_basename}-{thread}.log", text, "--rtapp-logs file")
     if args.report:
         from hetlab import html_report
 
@@ -404,15 +433,24 @@ def _add_output_options(sim: argparse.ArgumentParser) -> None:
     sim.add_argument(
         "--trace",
         metavar="FILE",
-        help="write an ftrace text trace (opens in Perfetto UI and LISA) of the first run, and LISA's platform"
-        " info beside it (FILE.plat_info.yml); - writes the trace alone to standard output",
+        help="write a trace of the first run (ftrace text by default, which Perfetto UI and LISA open; see "
+        "--trace-format), and LISA's platform info beside it (FILE.plat_info.yml); - writes the trace alone to "
+        "standard output",
     )
     sim.add_argument(
         "--trace-format",
         choices=api.TRACE_FORMATS,
         help="the --trace file's layout: ftrace (default), the kernel's trace file, for Perfetto UI and LISA's"
         " HRTxtTraceParser; trace-cmd, as `trace-cmd report -R` prints it, for LISA's TxtTraceParser (its rt-app"
-        " analysis reads the rt-app markers directly)",
+        " analysis reads the rt-app markers directly); perfetto, Perfetto's native protobuf trace (sched, frequency"
+        " and idle events, named threads, counter tracks with units: power, snoop latency, PELT, capacity)",
+    )
+    sim.add_argument(
+        "--rtapp-logs",
+        metavar="DIR",
+        help="write rt-app's per-thread logs of the first run into DIR (an rt-app file's threads: "
+        "<log_basename>-<thread>.log, rt-app's columns idx perf run period start end rel_st slack c_duration "
+        "c_period wu_lat, one row per loop)",
     )
     sim.add_argument(
         "--series",

@@ -123,6 +123,8 @@ class Trained(Prepared):
     model_sha256: str | None = None  # None: FIG4
     model_doc: dict | None = None  # model.json's content (None: FIG4)
     sweep_plan: dict | None = None  # the sweep it was trained on, when made in this run
+    sweep_path: str | None = None  # that sweep's rows (sweep.parquet), when made or reused in this run
+    platform: str = ""  # the platform the runs use (a built-in name or a file)
 
 
 def check_model(path: str, platform: str) -> str:
@@ -277,15 +279,26 @@ def _shown_path(path: str, out: Path) -> str:
 
 def prepare(plan: Plan, out: Path, ctx: Context) -> Trained:
     """The model of the anti-snoop column: the one given, or one trained here."""
+    sweep_path = None
     if plan.model is not None:
         model_path, timings = plan.model, {"sweep": 0.0, "train": 0.0}
     else:
         trained, timings = train_here(out, plan.sweep, plan.sweep_plan, ctx)
         model_path = check_model(str(trained), ctx.platform)
+        sweep_path = str(out / "sweep.parquet")
     if model_path == FIG4:
-        return Trained(timings, model_path, FIG4)
+        return Trained(timings, model_path, FIG4, sweep_path=sweep_path, platform=ctx.platform)
     doc = json.loads(Path(model_path).read_text())
-    return Trained(timings, model_path, _shown_path(model_path, out), sha256_file(model_path), doc, plan.sweep_plan)
+    return Trained(
+        timings,
+        model_path,
+        _shown_path(model_path, out),
+        sha256_file(model_path),
+        doc,
+        plan.sweep_plan,
+        sweep_path,
+        ctx.platform,
+    )
 
 
 def accuracy_section(prepared: Trained) -> list[str]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from hetlab import api
 from hetlab.experiment import Benchmark, Chart, Claim, Config, Context, Experiment, Metric, Prepared, Table
 from hetlab.experiments import rcu_amp_sensitivity as sens
+from hetlab.plots import save_figure
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -474,14 +475,6 @@ def _method_section() -> list[str]:
 # --- charts -------------------------------------------------------------------------------------
 
 
-def _save(fig, path: Path) -> None:
-    import matplotlib.pyplot as plt
-
-    fig.tight_layout()
-    fig.savefig(path, format="png", metadata={"Software": None}, bbox_inches="tight", pad_inches=0.1)
-    plt.close(fig)
-
-
 def _grouped(ax, data: ChartData, value, ylabel: str, configs=METHODS) -> None:
     """Bars per benchmark, one per configuration, with whiskers from min to max over the seeds."""
     import numpy as np
@@ -539,7 +532,7 @@ def draw_benefits(data: ChartData, path: Path) -> None:
     a.set_title("Energy (cluster meters)")
     _grouped(b, data, _per_seed_benefit("time_s"), "time benefit vs reference, %")
     b.set_title("Duration")
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def draw_wakeups(data: ChartData, path: Path) -> None:
@@ -557,7 +550,7 @@ def draw_wakeups(data: ChartData, path: Path) -> None:
     axes[1][0].set_title("A15 cluster power-down residency")
     _grouped(axes[1][1], data, _column("off_share_a7", 100.0), "% of the run powered down", configs)
     axes[1][1].set_title("A7 cluster power-down residency")
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def draw_kernel_work(data: ChartData, path: Path) -> None:
@@ -570,7 +563,7 @@ def draw_kernel_work(data: ChartData, path: Path) -> None:
             ax = axes[row][col]
             _grouped(ax, data, _column(f"{kind}_{cluster}_ms"), "ms per run", configs)
             ax.set_title(f"{what} on the {cluster.upper()}s")
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 CHARTS = (

@@ -3,8 +3,11 @@
 #![allow(dead_code)]
 
 use std::fs;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub const LITTLE_KHZ: &[u32] =
@@ -16,6 +19,98 @@ pub const BIG_KHZ: &[u32] = &[
 
 pub fn hetlabd() -> &'static str {
     env!("CARGO_BIN_EXE_hetlabd")
+}
+
+/// Only against a hang: a hetlabd the test waits for is killed (with its process group) after
+/// this, and the test fails. No test waits for a time.
+pub const HANG_GUARD: Duration = Duration::from_secs(300);
+
+/// Every process a test starts goes through these (tests/processes.py is the Python side): the
+/// child leads a process group of its own and starts with SIGINT at its default, whatever the
+/// test binary inherited (a shell that ignores SIGINT hands the ignore on through exec); a
+/// failed assertion, a panic or the hang guard kills the whole group, never leaves it running.
+pub trait Guarded {
+    /// `spawn()`: the child, killed with its group when the handle is dropped unwaited.
+    fn start(&mut self) -> Running;
+    /// `output()` with the hang guard: stdin /dev/null, stdout and stderr captured.
+    fn run(&mut self) -> Output;
+}
+
+impl Guarded for Command {
+    fn start(&mut self) -> Running {
+        self.process_group(0);
+        // SAFETY: signal(2) is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            self.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        Running(Some(self.spawn().unwrap()))
+    }
+
+    fn run(&mut self) -> Output {
+        self.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).start().output()
+    }
+}
+
+/// A child started by `Guarded::start`.
+pub struct Running(Option<Child>);
+
+impl Running {
+    /// `wait_with_output()` under the hang guard (on it the group is killed and the test fails).
+    pub fn output(mut self) -> Output {
+        let child = self.0.take().unwrap();
+        let pgid = child.id() as i32;
+        let done = Arc::new(AtomicBool::new(false));
+        let watchdog = {
+            let done = done.clone();
+            std::thread::spawn(move || {
+                let end = Instant::now() + HANG_GUARD;
+                while !done.load(Ordering::SeqCst) && Instant::now() < end {
+                    std::thread::park_timeout(Duration::from_millis(100));
+                }
+                let hung = !done.load(Ordering::SeqCst);
+                if hung {
+                    kill_group(pgid);
+                }
+                hung
+            })
+        };
+        let out = child.wait_with_output().unwrap();
+        done.store(true, Ordering::SeqCst);
+        watchdog.thread().unpark();
+        assert!(!watchdog.join().unwrap(), "the child ran past the hang guard ({HANG_GUARD:?}): killed");
+        out
+    }
+}
+
+impl std::ops::Deref for Running {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        self.0.as_ref().unwrap()
+    }
+}
+
+impl std::ops::DerefMut for Running {
+    fn deref_mut(&mut self) -> &mut Child {
+        self.0.as_mut().unwrap()
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            kill_group(child.id() as i32);
+            let _ = child.wait();
+        }
+    }
+}
+
+fn kill_group(pgid: i32) {
+    // SAFETY: kill(2) on a process group this test started (its leader not yet reaped, so the
+    // number is still ours).
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
 }
 
 /// A `/dev/full` of our own in `dir` (mknod needs root: `None` otherwise), never touching /dev.
@@ -37,9 +132,9 @@ pub fn dev_full(dir: &Path) -> Option<fs::File> {
 /// `hetlabd ARGS | head -0`: its standard output closed at once. It must say nothing and end
 /// well (or by the SIGPIPE a shell pipeline gives).
 pub fn assert_quiet_into_a_closed_pipe(args: &[&str]) {
-    let mut child = Command::new(hetlabd()).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = Command::new(hetlabd()).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).start();
     drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
+    let out = child.output();
     assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     assert!(matches!(out.status.code(), Some(0 | 141)), "{args:?}: {:?}", out.status);
 }
@@ -205,8 +300,8 @@ pub struct Finished {
     pub stderr: String,
 }
 
-pub fn finish(child: Child) -> Finished {
-    let out = child.wait_with_output().unwrap();
+pub fn finish(child: Running) -> Finished {
+    let out = child.output();
     Finished {
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -59,6 +59,8 @@ pub struct SimConfig {
     pub kernel: BootOptions,
     /// Record trace events.
     pub trace: bool,
+    /// Keep rt-app's per-thread log rows (one per loop of an rt-app task's thread).
+    pub rtapp_logs: bool,
     /// Keep the per-sample time series (off: memory stays constant on long runs).
     pub series: bool,
     /// Stop after this much simulated time even if tasks remain.
@@ -112,6 +114,7 @@ impl SimConfig {
             start_temp_c: Vec::new(),
             kernel: BootOptions::default(),
             trace: false,
+            rtapp_logs: false,
             series: true,
             time_limit_s: 3600.0,
             max_events_without_progress: MAX_EVENTS_WITHOUT_PROGRESS,

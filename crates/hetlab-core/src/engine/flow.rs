@@ -165,7 +165,7 @@ impl Engine<'_> {
         if prev.is_none() {
             self.cpufreq.cpu_busy(p);
         }
-        if self.out.tracing() {
+        if self.work.rtapp_active() {
             self.work.rtapp_switched_in(&mut self.out, t, now, cpu);
         }
     }
@@ -285,6 +285,7 @@ impl Engine<'_> {
         if self.sched.entity(t).is_dl() {
             return self.dl_yield(cpu, t);
         }
+        self.sched.yield_fair(cpu, t);
         if let Some(next) = self.sched.pick_cfs(cpu, Some(t), true).filter(|&next| next != t) {
             self.switch_to(cpu, t, next);
         }

@@ -45,7 +45,8 @@ impl Idle {
     pub fn new(ncpus: usize, mode: CpuIdle, cpu_dma_latency_us: Option<u32>, kernel: Kernel) -> Idle {
         let rules = match kernel {
             Kernel::V3_10 => MenuRules::V3_10,
-            Kernel::V5_10 => MenuRules::V5_10,
+            // 6.12's menu is taken as 5.10's (not re-read)
+            Kernel::V5_10 | Kernel::V6_12 => MenuRules::V5_10,
         };
         let idle = CpuIdleState { idle_next_timer_us: f64::INFINITY, ..Default::default() };
         Idle { mode, cpu_dma_latency_us, rules, cpus: vec![idle; ncpus] }

@@ -34,6 +34,7 @@ pub use config::{
     STOP_CHECK_EVENTS,
 };
 
+use crate::governor::{Decision, PolicyView};
 use crate::kernel::perf_sampling::PerfCounters;
 use crate::platform::Platform;
 use crate::random::{Rng, SeedableRng};
@@ -57,7 +58,9 @@ pub const STOPPED: &str = "the run was stopped";
 /// Runs one simulation.
 pub fn simulate(platform: &Platform, workload: &Workload, config: SimConfig) -> Result<RunResult, String> {
     config.check()?;
-    Engine::new(platform, workload, config)?.run()
+    let result = Engine::new(platform, workload, config)?.run()?;
+    result.check_physical()?;
+    Ok(result)
 }
 
 pub struct Engine<'a> {
@@ -98,7 +101,8 @@ impl<'a> Engine<'a> {
         let perf =
             config.perf_sampling.as_ref().map(|s| PerfCounters::new(s, platform, platform.ncpus())).transpose()?;
         let RunPlan { switcher, online, cluster_of, clusters_online, user_cpus, tasks, user_tasks, .. } = plan;
-        let work = Work::new(platform, workload, tasks, plan.threads, user_tasks, plan.reference_cluster, config.trace);
+        let rtapp = crate::engine::work::RtappOutputs { trace: config.trace, logs: config.rtapp_logs };
+        let work = Work::new(platform, workload, tasks, plan.threads, user_tasks, plan.reference_cluster, rtapp);
         let threads: Vec<(usize, u32, bool)> =
             (0..work.nthreads()).map(|t| (work.task_of(t), work.tid(t), work.is_kernel(t))).collect();
         let cpufreq = Cpufreq::new(platform, &config, switcher, threads.len())?;
@@ -146,6 +150,12 @@ impl<'a> Engine<'a> {
     /// in the result (for long runs: memory stays constant).
     pub fn stream_series(&mut self, sink: impl FnMut(&SampleRow) + 'a) {
         self.out.stream_series(sink);
+    }
+
+    /// Hands every governor sample's view and decision to `sink` as it is taken (the kernel
+    /// module's conformance test records what the simulator's governors saw and decided).
+    pub fn watch_governor(&mut self, sink: impl FnMut(&PolicyView, Decision) + 'a) {
+        self.out.watch_governor(sink);
     }
 
     /// The physical core logical `cpu` runs on.

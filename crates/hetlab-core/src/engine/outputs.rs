@@ -2,6 +2,7 @@
 //! (kept or streamed), the trace, rt-app's marks, the stuck and deadlock notes, and the
 //! counters of switches and throttles the result reports.
 
+use crate::governor::{Decision, PolicyView};
 use crate::result::{Deadlock, Mark, SampleRow};
 use crate::trace::TraceEvent;
 
@@ -35,7 +36,13 @@ pub struct Outputs<'a> {
     prio_changes: Vec<(usize, u32, i32)>,
     /// Times a CPU's RT queue was throttled (the kernel's "sched: RT throttling activated").
     rt_throttles: u64,
+    /// Handed every governor sample's view and decision (the kernel module's conformance test
+    /// replays them through its C core).
+    governor_sink: Option<GovernorSink<'a>>,
 }
+
+/// Called with every governor sample's view and decision.
+type GovernorSink<'a> = Box<dyn FnMut(&PolicyView, Decision) + 'a>;
 
 /// What was recorded, handed to the result at the end.
 pub struct Recorded {
@@ -66,6 +73,20 @@ impl<'a> Outputs<'a> {
             cpu_switches: 0,
             prio_changes: Vec::new(),
             rt_throttles: 0,
+            governor_sink: None,
+        }
+    }
+
+    /// Hands every governor sample's view and decision to `sink`.
+    pub fn watch_governor(&mut self, sink: impl FnMut(&PolicyView, Decision) + 'a) {
+        self.governor_sink = Some(Box::new(sink));
+    }
+
+    /// A governor sampled `view` and decided `decision`.
+    #[inline]
+    pub fn governor_sampled(&mut self, view: &PolicyView, decision: Decision) {
+        if let Some(sink) = &mut self.governor_sink {
+            sink(view, decision);
         }
     }
 

@@ -16,16 +16,32 @@ pub fn rc_step(temp_c: f64, ambient_c: f64, power_mw: f64, cluster: &Cluster, dt
 pub struct ThermalNode {
     pub temp_c: f64,
     pub peak_temp_c: f64,
+    /// ∫T dt (°C·s) and the time it covers: the run's mean temperature.
+    temp_c_s: f64,
+    time_s: f64,
 }
 
 impl ThermalNode {
     pub fn at(temp_c: f64) -> ThermalNode {
-        ThermalNode { temp_c, peak_temp_c: temp_c }
+        ThermalNode { temp_c, peak_temp_c: temp_c, temp_c_s: 0.0, time_s: 0.0 }
+    }
+
+    /// Mean temperature over the steps so far (the start temperature before any).
+    pub fn mean_temp_c(&self) -> f64 {
+        if self.time_s > 0.0 {
+            self.temp_c_s / self.time_s
+        } else {
+            self.temp_c
+        }
     }
 
     /// `dt_s` seconds at `power_mw`.
     pub fn step(&mut self, ambient_c: f64, power_mw: f64, cluster: &Cluster, dt_s: f64) {
+        let before = self.temp_c;
         self.temp_c = rc_step(self.temp_c, ambient_c, power_mw, cluster, dt_s);
+        // trapezoid: the steps are short next to the node's time constant
+        self.temp_c_s += 0.5 * (before + self.temp_c) * dt_s;
+        self.time_s += dt_s;
         self.peak_temp_c = self.peak_temp_c.max(self.temp_c);
     }
 }
@@ -63,6 +79,20 @@ mod tests {
         node.step(35.0, 0.0, big, tau);
         assert_eq!(node.peak_temp_c, t1);
         assert!(node.temp_c < t1);
+        // the mean lies between the start and the peak, and before any step it is the start
+        assert_eq!(ThermalNode::at(35.0).mean_temp_c(), 35.0);
+        assert!(node.mean_temp_c() > 35.0 && node.mean_temp_c() < t1);
+    }
+
+    #[test]
+    fn the_note_4_trips_cap_both_clusters() {
+        // exynos5433.dtsi's throttle_table: 90 °C big 1.5 GHz, 95 °C big 900 MHz and LITTLE 1 GHz
+        let p = Platform::builtin("exynos5433").unwrap();
+        let (little, big) = (p.cluster_index("little").unwrap(), p.cluster_index("big").unwrap());
+        assert_eq!(trip_cap_khz(&p, big, 90.0), 1_500_000);
+        assert_eq!(trip_cap_khz(&p, big, 95.0), 900_000);
+        assert_eq!(trip_cap_khz(&p, little, 95.0), 1_000_000);
+        assert_eq!(trip_cap_khz(&p, little, 100.0), 400_000);
     }
 
     #[test]

@@ -26,6 +26,22 @@ pub use crate::builtin::BUILTIN_PLATFORMS;
 pub const MAX_CLUSTERS: usize = 4;
 /// Most CPUs a platform may have (a CPU mask is one 64-bit word).
 pub const MAX_CPUS: usize = 64;
+
+/// The `[hmp]` section's knobs, `/sys/kernel/hmp/` names with their integer ranges, checked when
+/// a platform loads, whatever the scheduler. `sched::hmp::tunables()` declares the same knobs
+/// with their defaults and help; its test `the_platforms_hmp_table_is_the_schedulers` keeps the
+/// two equal (the platform cannot import the scheduler: it sits below it).
+pub const HMP_KNOBS: &[(&str, f64, f64)] = &[
+    ("up_threshold", 0.0, 1024.0),
+    ("down_threshold", 0.0, 1024.0),
+    ("frequency_invariant_load_scale", 0.0, 1.0),
+    ("packing_enable", 0.0, 1.0),
+    ("packing_limit", 0.0, u32::MAX as f64),
+    ("prio_filter", 0.0, 1.0),
+    ("prio_filter_val", 0.0, 19.0),
+    ("fast_cpu_mask", 0.0, ((1u64 << 53) - 1) as f64),
+    ("slow_cpu_mask", 0.0, ((1u64 << 53) - 1) as f64),
+];
 /// The platform every command runs on unless told otherwise: the seed paper's Odroid-XU3.
 pub const DEFAULT_PLATFORM: &str = "exynos5422";
 /// Largest power of an energy-model state, mW: the kernel's `EM_MAX_POWER` (0xFFFF, Linux 5.10:
@@ -110,12 +126,30 @@ struct Derived {
 pub struct EmDomainSpec {
     pub cpus: Vec<usize>,
     pub ps: Vec<EmStateSpec>,
+    /// What the powers are in: mW (the default; Linux 5.10's EM, and a tree in µW read back
+    /// as mW), or an abstract scale (`"bogoWatts"`: the kernel's EM_PERF_DOMAIN_MILLIWATTS or
+    /// _MICROWATTS flag clear). EAS compares costs within one model only, so both place alike;
+    /// nothing reads an abstract scale as energy.
+    #[serde(default)]
+    pub units: EmUnits,
+}
+
+/// The units of an energy model's powers, as the kernel marks them (`units` in debugfs from
+/// Linux 5.11, `flags` bit 0 from 6.x).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub enum EmUnits {
+    #[default]
+    #[serde(rename = "milliWatts")]
+    MilliWatts,
+    #[serde(rename = "bogoWatts")]
+    BogoWatts,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EmStateSpec {
     pub frequency_khz: u32,
+    /// mW, or the abstract scale's units (`EmDomainSpec::units`).
     pub power_mw: u32,
 }
 
@@ -316,6 +350,10 @@ pub struct Cluster {
     /// The CCI slave interface the cluster is wired to (S3, S4, ...); only with a `[cci]`.
     #[serde(default)]
     pub cci_port: Option<u8>,
+    /// Entries of that slave interface's read transaction tracker (SIx_R_MAX, a build option of
+    /// each interface); `None`: `[cci] read_tracker_entries`.
+    #[serde(default)]
+    pub read_tracker_entries: Option<u32>,
     pub l2_bytes: u64,
     /// L2 associativity; only for a cache simulator (`CoreType::caches`), the model does not use it.
     #[serde(default)]
@@ -437,6 +475,11 @@ pub struct Noise {
     pub kernel_wakeup_mean_interval_us: u64,
     /// Mean OS-jitter burst; 0: no jitter at all (`kernel::jitter`).
     pub kernel_wakeup_mean_busy_us: u64,
+    /// Cache lines of kernel code and data one OS-jitter wake-up touches: those its cluster's L2
+    /// lost since the CPU's last wake-up are read through the cluster's CCI port during the
+    /// burst (`model::cci`, the port's request sources). 0: the wake-ups read nothing there.
+    #[serde(default)]
+    pub kernel_wakeup_footprint_lines: f64,
     pub dram_latency_sigma: f64,
     pub dram_noise_period_us: u64,
 }
@@ -595,7 +638,7 @@ mod tests {
         let e = broken("leakage_mw = 0.0", "");
         assert!(e.contains("missing field `leakage_mw`"), "{e}");
         let e = broken("leakage_mw = 0.0", "leakage_mw = -4.0");
-        assert!(e.contains("leakage_mw must not be negative"), "{e}");
+        assert!(e.contains("leakage_mw must be within 0 mW to 100000 mW, got -4"), "{e}");
         let e = broken("clock_power_coefficient = 39.7", "clock_power_coefficient = -1.0");
         assert!(e.contains("clock_power_coefficient must not be negative"), "{e}");
         let e = broken("measured_power_coefficient = 414.0", "measured_power_coefficient = 0.0");
@@ -690,12 +733,18 @@ mod tests {
         let no_cci = format!("{}{}", &text[..start], &text[end..]);
         let e = Platform::from_toml("x.toml", &no_cci).unwrap_err();
         assert!(e.contains("S3 given but the platform has no [cci] section"), "{e}");
-        // ... and with the ports gone too, the platform loads without a CCI
-        let p =
-            Platform::from_toml("x.toml", &no_cci.replace("cci_port = 3\n", "").replace("cci_port = 4\n", "")).unwrap();
+        // ... a port's tracker size without it
+        let no_ports = no_cci.replace("cci_port = 3\n", "").replace("cci_port = 4\n", "");
+        let e = Platform::from_toml("x.toml", &no_ports).unwrap_err();
+        assert!(e.contains("'little'.read_tracker_entries") && e.contains("no [cci] section"), "{e}");
+        // ... and with the ports and their trackers gone too, the platform loads without a CCI
+        let no_trackers = no_ports.replace("read_tracker_entries = 3\n", "").replace("read_tracker_entries = 4\n", "");
+        let p = Platform::from_toml("x.toml", &no_trackers).unwrap();
         assert!(p.cci.is_none() && p.clusters.iter().all(|c| c.cci_port.is_none()));
         let e = broken("cci_port = 4", "cci_port = 3");
         assert!(e.contains("port S3 is used twice"), "{e}");
+        let e = broken("read_tracker_entries = 3", "read_tracker_entries = 0");
+        assert!(e.contains("'little'.read_tracker_entries: must be at least 1"), "{e}");
         // a power-down state needs both numbers
         let e = broken("cluster_off_exit_latency_us = 700\n", "");
         assert!(e.contains("'little'") && e.contains("both cluster_off_exit_latency_us"), "{e}");
@@ -729,5 +778,30 @@ mod tests {
         let text = BUILTIN_PLATFORMS.iter().find(|(n, _)| *n == "exynos5433").unwrap().1;
         let e = Platform::from_toml("x.toml", &text.replacen("core_off_target_residency_us = 750", "", 1)).unwrap_err();
         assert!(e.contains("'little': give both core_off_exit_latency_us and core_off_target_residency_us"), "{e}");
+    }
+
+    /// Issue 34, class 2: every float of a platform file finite and within a physical range,
+    /// named with its unit.
+    #[test]
+    fn temperatures_caps_and_powers_have_physical_ranges_with_units() {
+        for v in ["nan", "1e308", "-300.0", "inf"] {
+            let e = broken("ambient_c = 35.0", &format!("ambient_c = {v}"));
+            assert!(e.contains("thermal.ambient_c must be within -55 °C to 125 °C"), "{e}");
+        }
+        let e = broken("temp_c = 70.0", "temp_c = nan");
+        assert!(e.contains("thermal.trips[0].temp_c must be within"), "{e}");
+        let e = broken("big = 1800000", "big = 0");
+        assert!(e.contains("caps_khz.big: 0 kHz is no cap; give a positive frequency in kHz"), "{e}");
+        let e = broken("leakage_mw = 75.0", "leakage_mw = 1e12");
+        assert!(e.contains("leakage_mw must be within 0 mW to 100000 mW, got 1000000000000"), "{e}");
+    }
+
+    /// Issue 34, class 9: a typo in [hmp] is refused when the platform loads, whatever the
+    /// scheduler.
+    #[test]
+    fn hmp_typos_are_refused_when_the_platform_loads() {
+        let text = exynos_text().replacen("[hmp]\n", "[hmp]\nup_treshold = 700\n", 1);
+        let e = Platform::from_toml("p.toml", &text).unwrap_err();
+        assert!(e.starts_with("p.toml: [hmp]: hmp: unknown tunable 'up_treshold'"), "{e}");
     }
 }

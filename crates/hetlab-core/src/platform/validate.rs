@@ -3,18 +3,55 @@
 
 use super::{
     Board, BusAccess, CacheSharing, Cci, Cluster, CoreType, Dram, ExecutionState, GovernorCost, Noise, PerfSampleCost,
-    Platform, PmuSemantics, SchedCosts, Sensors, EM_MAX_POWER_MW, MAX_CLUSTERS, MAX_CPUS, MAX_REQUESTS_IN_FLIGHT,
+    Platform, PmuSemantics, SchedCosts, Sensors, EM_MAX_POWER_MW, HMP_KNOBS, MAX_CLUSTERS, MAX_CPUS,
+    MAX_REQUESTS_IN_FLIGHT,
 };
 
 /// No quantity of a platform in its units (µs, ns, mW, kB, ...) comes near this; a larger one
 /// turns time and energy sums into infinities.
 const MAX_VALUE: f64 = 1e12;
 
+/// Most power one of a platform's rails draws, mW: 100 W, far above any cluster, DRAM or board
+/// of a phone or development board (ASSUMPTION: the built-in boards draw at most a few W per
+/// rail); a leakage of 1e12 mW ran the temperature and energies to infinity.
+pub const MAX_POWER_MW: f64 = 1e5;
+
+/// The ambient temperature a platform may name, °C: the widest rated range of integrated
+/// circuits (ASSUMPTION: the military range, -55 to 125 °C).
+pub const AMBIENT_RANGE_C: (f64, f64) = (-55.0, 125.0);
+
+/// A thermal trip's temperature, °C: from the coldest ambient to 200 °C, above any junction
+/// limit of a data sheet (ASSUMPTION: 125-150 °C maxima).
+pub const TRIP_RANGE_C: (f64, f64) = (-55.0, 200.0);
+
+/// The unit of a field, from its name's suffix (the files' convention), for error lines.
+fn unit_of(field: &str) -> &'static str {
+    const UNITS: [(&str, &str); 14] = [
+        ("_mw", " mW"),
+        ("_us", " µs"),
+        ("_ns", " ns"),
+        ("_ms", " ms"),
+        ("_khz", " kHz"),
+        ("_nj", " nJ"),
+        ("_uj", " µJ"),
+        ("_c", " °C"),
+        ("_bytes", " bytes"),
+        ("_mb_s", " MB/s"),
+        ("_c_per_w", " °C/W"),
+        ("_j_per_c", " J/°C"),
+        ("_mhz", " DMIPS/MHz"),
+        ("_lines", " lines"),
+    ];
+    let name = field.rsplit('.').next().unwrap_or(field).trim_end_matches(|c: char| c == ']' || c.is_ascii_digit());
+    let name = name.trim_end_matches('[');
+    UNITS.iter().filter(|(s, _)| name.ends_with(s)).max_by_key(|(s, _)| s.len()).map_or("", |(_, u)| u)
+}
+
 fn positive(field: &str, v: f64) -> Result<(), String> {
     if v.is_finite() && v > 0.0 && v <= MAX_VALUE {
         Ok(())
     } else {
-        Err(format!("{field} must be a positive number at most {MAX_VALUE:e}, got {v}"))
+        Err(format!("{field} must be a positive number at most {MAX_VALUE:e}{}, got {v}", unit_of(field)))
     }
 }
 
@@ -22,8 +59,23 @@ fn non_negative(field: &str, v: f64) -> Result<(), String> {
     if v.is_finite() && (0.0..=MAX_VALUE).contains(&v) {
         Ok(())
     } else {
-        Err(format!("{field} must not be negative nor above {MAX_VALUE:e}, got {v}"))
+        Err(format!("{field} must not be negative nor above {MAX_VALUE:e}{}, got {v}", unit_of(field)))
     }
+}
+
+/// A finite value within `lo..=hi` in the field's unit.
+fn within(field: &str, v: f64, (lo, hi): (f64, f64)) -> Result<(), String> {
+    if v.is_finite() && (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        let u = unit_of(field);
+        Err(format!("{field} must be within {lo}{u} to {hi}{u}, got {v}"))
+    }
+}
+
+/// A power, mW: `non_negative` and at most `MAX_POWER_MW`.
+fn power_mw(field: &str, v: f64) -> Result<(), String> {
+    within(field, v, (0.0, MAX_POWER_MW))
 }
 
 fn fraction(field: &str, v: f64) -> Result<(), String> {
@@ -58,8 +110,24 @@ impl Platform {
         self.caches.validate()?;
         self.governor_cost.validate()?;
         self.validate_energy_model()?;
+        self.validate_hmp()?;
         self.validate_kernel()?;
         self.noise.validate_periods()
+    }
+
+    /// `[hmp]`: names and values of `sched::hmp`'s knobs (`HMP_KNOBS`), checked whichever
+    /// scheduler runs (a typo passed unless `--scheduler hmp` did).
+    fn validate_hmp(&self) -> Result<(), String> {
+        for (name, &value) in &self.hmp {
+            let Some(&(_, min, max)) = HMP_KNOBS.iter().find(|(k, _, _)| k == name) else {
+                let known: Vec<&str> = HMP_KNOBS.iter().map(|(k, _, _)| *k).collect();
+                return Err(format!("[hmp]: hmp: unknown tunable '{name}'; known: {}", known.join(", ")));
+            };
+            if !value.is_finite() || value.fract() != 0.0 || !(min..=max).contains(&value) {
+                return Err(format!("[hmp]: hmp: {name} must be an integer in {min}..={max}, got {value}"));
+            }
+        }
+        Ok(())
     }
 
     /// `[kernel]`'s figures; a cluster whose power-down stops the local timers needs the
@@ -156,6 +224,19 @@ impl Platform {
                 }
                 _ => {}
             }
+            match (&self.cci, c.read_tracker_entries) {
+                (None, Some(_)) => {
+                    return Err(format!(
+                        "clusters '{}'.read_tracker_entries: given but the platform has no [cci] section; describe \
+                         the interconnect in [cci] or remove read_tracker_entries",
+                        c.name
+                    ))
+                }
+                (_, Some(0)) => {
+                    return Err(format!("clusters '{}'.read_tracker_entries: must be at least 1 (got 0)", c.name))
+                }
+                _ => {}
+            }
             if c.core_off_exit_latency_us.is_some() != c.core_off_target_residency_us.is_some() {
                 return Err(format!(
                     "clusters '{}': give both core_off_exit_latency_us and core_off_target_residency_us \
@@ -181,13 +262,25 @@ impl Platform {
     /// clusters.
     fn validate_thermal(&self) -> Result<(), String> {
         positive("thermal.polling_interval_ms", self.thermal.polling_interval_ms as f64)?;
+        within("thermal.ambient_c", self.thermal.ambient_c, AMBIENT_RANGE_C)?;
         for (i, trip) in self.thermal.trips.iter().enumerate() {
+            within(&format!("thermal.trips[{i}].temp_c"), trip.temp_c, TRIP_RANGE_C)?;
             if i > 0 && trip.temp_c <= self.thermal.trips[i - 1].temp_c {
                 return Err(format!("thermal.trips[{i}].temp_c: trips must be sorted by temperature, ascending"));
             }
-            for name in trip.caps_khz.keys() {
-                if self.cluster_index(name).is_none() {
+            for (name, &cap) in &trip.caps_khz {
+                let Some(c) = self.cluster_index(name) else {
                     return Err(format!("thermal.trips[{i}].caps_khz: unknown cluster '{name}'"));
+                };
+                // 0 kHz caps nothing a cooling device can (a cap below the lowest OPP is
+                // met at the lowest OPP, as the kernel's deepest cooling state; templates
+                // lend such caps to boards with other OPPs)
+                if cap == 0 {
+                    return Err(format!(
+                        "thermal.trips[{i}].caps_khz.{name}: 0 kHz is no cap; give a positive frequency in kHz \
+                         (the cluster's lowest OPP is {} kHz)",
+                        self.clusters[c].opps[0][0]
+                    ));
                 }
             }
         }
@@ -312,7 +405,7 @@ impl Cluster {
         }
         self.validate_opps()?;
         positive(&f("l2_bytes"), self.l2_bytes as f64)?;
-        non_negative(&f("leakage_mw"), self.leakage_mw)?;
+        power_mw(&f("leakage_mw"), self.leakage_mw)?;
         non_negative(&f("clock_power_coefficient"), self.clock_power_coefficient)?;
         non_negative(&f("snoop_lookup_energy_nj"), self.snoop_lookup_energy_nj)?;
         fraction(&f("core_leakage_share"), self.core_leakage_share)?;
@@ -326,7 +419,7 @@ impl Cluster {
             ));
         }
         for (i, &mw) in self.active_mw.iter().enumerate() {
-            non_negative(&f(&format!("active_mw[{i}]")), mw)?;
+            power_mw(&f(&format!("active_mw[{i}]")), mw)?;
         }
         positive(&f("thermal_resistance_c_per_w"), self.thermal_resistance_c_per_w)?;
         positive(&f("thermal_capacitance_j_per_c"), self.thermal_capacitance_j_per_c)
@@ -390,20 +483,21 @@ impl Dram {
         positive("dram.peak_bandwidth_mb_s", self.peak_bandwidth_mb_s)?;
         fraction("dram.bandwidth_efficiency", self.bandwidth_efficiency)?;
         positive("dram.bandwidth_efficiency", self.bandwidth_efficiency)?;
-        non_negative("dram.background_power_mw", self.background_power_mw)?;
+        power_mw("dram.background_power_mw", self.background_power_mw)?;
         non_negative("dram.energy_per_line_nj", self.energy_per_line_nj)
     }
 }
 
 impl Board {
     fn validate(&self) -> Result<(), String> {
-        non_negative("board.rest_power_mw", self.rest_power_mw)
+        power_mw("board.rest_power_mw", self.rest_power_mw)
     }
 }
 
 impl Noise {
     fn validate_dram_latency(&self) -> Result<(), String> {
-        non_negative("noise.dram_latency_sigma", self.dram_latency_sigma)
+        non_negative("noise.dram_latency_sigma", self.dram_latency_sigma)?;
+        non_negative("noise.kernel_wakeup_footprint_lines", self.kernel_wakeup_footprint_lines)
     }
 
     /// The noise's periods (checked last, after the energy model: see `Platform::validate`).
@@ -416,7 +510,7 @@ impl Noise {
 impl Sensors {
     fn validate(&self) -> Result<(), String> {
         positive("sensors.period_us", self.period_us as f64)?;
-        non_negative("sensors.unmodelled_rails_mw", self.unmodelled_rails_mw)
+        power_mw("sensors.unmodelled_rails_mw", self.unmodelled_rails_mw)
     }
 }
 

@@ -1,11 +1,13 @@
 //! rt-app's events: each becomes phases of hetlab's workload model (src/rt-app_parse_config.c
 //! and src/rt-app.c say what each does; docs/workloads.md has the table), with the marker
-//! rt-app writes for it; a task's phases are unrolled loop by loop.
+//! rt-app writes for it; a task's rt-app phases one after the other, each once (its `loop` is a
+//! loop over its phases, `task.rs`).
 
 use std::collections::BTreeMap;
 
 use super::global::Global;
-use super::json::{member, object, only_keys, text, whole, Json};
+use super::json::{member, object, text, whole, Json};
+use super::warnings::Warnings;
 use crate::workload::file::PhaseFile;
 use crate::workload::{
     Access, MemProfile, Order, Pattern, Phase, PhaseKind, RtappEvent, RtappStep, SyncOp, MAX_PHASE_US,
@@ -18,7 +20,7 @@ const EVENTS: &[&str] = &[
     "barrier", "timer", "resume", "suspend", "yield", "fork", "sem_post", "sem_wait",
 ];
 
-/// Most phases one task may unroll to (a phase's `loop` repeats its events).
+/// Most phases one task may have (its events, each one to four phases; loops are not unrolled).
 pub(super) const MAX_PHASES: usize = 4096;
 
 /// rt-app's byte loops (`memread`/`memwrite` in src/rt-app.c: one volatile byte access per
@@ -79,7 +81,7 @@ pub(super) fn event_of(key: &str) -> Option<&'static str> {
     EVENTS.iter().copied().find(|e| key.starts_with(e))
 }
 
-/// A task's phases as they are unrolled, with where each comes from.
+/// A task's phases as they are read, with where each comes from.
 pub(super) struct Unrolled<'a> {
     at: &'a str,
     task: &'a str,
@@ -88,6 +90,7 @@ pub(super) struct Unrolled<'a> {
     origin_us: u64,
     global: &'a Global,
     barrier_users: &'a mut BTreeMap<String, u32>,
+    warnings: &'a mut Warnings,
     phases: Vec<Phase>,
     steps: Vec<RtappStep>,
 }
@@ -107,8 +110,14 @@ impl<'a> Unrolled<'a> {
         origin_us: u64,
         global: &'a Global,
         barrier_users: &'a mut BTreeMap<String, u32>,
+        warnings: &'a mut Warnings,
     ) -> Self {
-        Unrolled { at, task, instances, origin_us, global, barrier_users, phases: vec![], steps: vec![] }
+        Unrolled { at, task, instances, origin_us, global, barrier_users, warnings, phases: vec![], steps: vec![] }
+    }
+
+    /// Where warnings go.
+    pub(super) fn warnings(&mut self) -> &mut Warnings {
+        self.warnings
     }
 
     /// rt-app's `delay`: the thread sleeps once, before the first loop, until t_first = the
@@ -122,7 +131,7 @@ impl<'a> Unrolled<'a> {
             per_thread: true,
             origin_us: 0,
         }));
-        self.steps.push(RtappStep { phase: 0, phase_loop: 0, loop_start: false, event: None });
+        self.steps.push(RtappStep { phase: 0, loop_start: false, event: None });
     }
 
     /// The phases so far.
@@ -143,45 +152,39 @@ impl Unrolled<'_> {
         &mut self,
         at: &str,
         phase: u32,
-        phase_loop: u32,
         sched: Option<PhaseKind>,
         events: &[(&str, &Json)],
     ) -> Result<(), String> {
         let sets_sched = sched.is_some();
         if let Some(kind) = sched {
             self.phases.push(Phase::new(kind));
-            self.steps.push(RtappStep { phase, phase_loop, loop_start: true, event: None });
+            self.steps.push(RtappStep { phase, loop_start: true, event: None });
         }
         for (id, &(key, value)) in events.iter().enumerate() {
             let at_event = format!("{at}.{key}");
-            // barriers count their users as rt-app's parser does: once per naming event
-            let counts_users = phase_loop == 0;
-            let (phases, mut event) = self.event(&at_event, key, value, counts_users)?;
+            let (phases, mut event) = self.event(&at_event, key, value)?;
             event.id = id as u32;
             for (i, p) in phases.into_iter().enumerate() {
                 self.phases.push(p);
                 self.steps.push(RtappStep {
                     phase,
-                    phase_loop,
                     loop_start: id == 0 && i == 0 && !sets_sched,
                     event: (i == 0).then(|| event.clone()),
                 });
             }
             if self.phases.len() > MAX_PHASES {
-                return Err(format!("{}: its phase loops unroll to more than {MAX_PHASES} steps", self.at));
+                return Err(format!(
+                    "{}: its events make more than {MAX_PHASES} steps (loops are not unrolled: this counts each \
+                     event once); split the task",
+                    self.at
+                ));
             }
         }
         Ok(())
     }
 
     /// The phases one event becomes, and its marker.
-    fn event(
-        &mut self,
-        at: &str,
-        key: &str,
-        value: &Json,
-        counts_users: bool,
-    ) -> Result<(Vec<Phase>, RtappEvent), String> {
+    fn event(&mut self, at: &str, key: &str, value: &Json) -> Result<(Vec<Phase>, RtappEvent), String> {
         let kind = event_of(key).expect("an event key");
         let mut marker = RtappEvent { id: 0, type_number: type_number(kind), desc: key.to_string(), run_us: 0 };
         let sync = |op: SyncOp, object: &str| Phase::new(PhaseKind::Sync { op, object: object.to_string() });
@@ -204,18 +207,22 @@ impl Unrolled<'_> {
             "sleep" => vec![Phase::new(PhaseKind::Sleep { duration_us: whole(at, value, 0.0, MAX_PHASE_US)? as u64 })],
             "timer" => {
                 let members = object(at, value)?;
-                only_keys(at, members, &["ref", "period", "mode"])?;
+                self.only_keys(at, members, &["ref", "period", "mode"]);
                 let name =
                     member(members, "ref").map(|v| text(&format!("{at}.ref"), v)).transpose()?.unwrap_or("unknown");
                 let period_us = match member(members, "period") {
                     Some(v) => whole(&format!("{at}.period"), v, 0.0, MAX_PHASE_US)? as u64,
                     None => 0,
                 };
+                // rt-app: a mode starting with "absolute" is absolute, anything else relative
                 let relative = match member(members, "mode").map(|v| text(&format!("{at}.mode"), v)).transpose()? {
                     None | Some("relative") => true,
-                    Some("absolute") => false,
+                    Some(mode) if mode.starts_with("absolute") => false,
                     Some(other) => {
-                        return Err(format!("{at}.mode must be \"relative\" or \"absolute\", got \"{other}\""))
+                        self.warnings.note(format!(
+                            "{at}.mode: '{other}' is neither relative nor absolute; rt-app takes it as relative"
+                        ));
+                        true
                     }
                 };
                 let per_thread = name.starts_with("unique");
@@ -232,7 +239,9 @@ impl Unrolled<'_> {
                 })]
             }
             "memrun" => {
-                let (phase, type_name) = memrun(at, value)?;
+                let members = object(at, value)?;
+                self.only_keys(at, members, &["type", "size", "count", "stride", "pattern", "ref"]);
+                let (phase, type_name) = memrun(at, members, self.warnings)?;
                 marker.type_number = type_number(type_name);
                 vec![phase]
             }
@@ -257,10 +266,10 @@ impl Unrolled<'_> {
                 // pthread_cond_wait: release the mutex, wait, take the mutex again; `sync`
                 // signals the condition first
                 let members = object(at, value)?;
-                only_keys(at, members, &["ref", "mutex"])?;
+                self.only_keys(at, members, &["ref", "mutex"]);
+                // rt-app names a missing condition or mutex "unknown"
                 let field = |f: &str| -> Result<String, String> {
-                    let v = member(members, f).ok_or_else(|| format!("{at}: no \"{f}\""))?;
-                    Ok(text(&format!("{at}.{f}"), v)?.to_string())
+                    member(members, f).map_or(Ok("unknown".to_string()), |v| Ok(text(&format!("{at}.{f}"), v)?.into()))
                 };
                 let (condition, mutex) = (field("ref")?, field("mutex")?);
                 marker.desc = format!("{key}:{condition}:{mutex}");
@@ -283,10 +292,8 @@ impl Unrolled<'_> {
                 vec![Phase::new(PhaseKind::Resume { event: name.to_string() })]
             }
             "barrier" => {
-                let users = self.barrier_users.entry(name.to_string()).or_insert(0);
-                if counts_users {
-                    *users += self.instances;
-                }
+                // barriers count their users as rt-app's parser does: once per naming event
+                *self.barrier_users.entry(name.to_string()).or_insert(0) += self.instances;
                 vec![sync(SyncOp::Barrier { parties: 0 }, name)] // parties: once every task is read
             }
             "yield" => vec![Phase::new(PhaseKind::Yield)],
@@ -299,12 +306,19 @@ impl Unrolled<'_> {
     }
 }
 
+impl Unrolled<'_> {
+    /// An event object's keys beyond `known`, which rt-app does not read: a warning each.
+    fn only_keys(&mut self, at: &str, members: &[(String, Json)], known: &[&str]) {
+        for (key, _) in members.iter().filter(|(k, _)| !known.contains(&k.as_str())) {
+            self.warnings.ignored_key(&format!("{at}.{key}"), &known.join(", "));
+        }
+    }
+}
+
 /// A `memrun` event (`{"type": "read"|"write"|"chase", "size", "count", "stride", "pattern",
 /// "ref"}`, src/rt-app_parse_config.c): `count` steps over a buffer of `size` bytes, and the
 /// name of its rt-app type.
-fn memrun(at: &str, value: &Json) -> Result<(Phase, &'static str), String> {
-    let members = object(at, value)?;
-    only_keys(at, members, &["type", "size", "count", "stride", "pattern", "ref"])?;
+fn memrun(at: &str, members: &[(String, Json)], warnings: &mut Warnings) -> Result<(Phase, &'static str), String> {
     let get = |k: &str| member(members, k);
     // the buffer is the phase's working set (a chase's is the nodes within it): the same limit
     // as a workload file's working_set_bytes
@@ -315,8 +329,11 @@ fn memrun(at: &str, value: &Json) -> Result<(Phase, &'static str), String> {
     // a named buffer is one copy the threads share
     let shared = get("ref").map(|v| text(&format!("{at}.ref"), v)).transpose()?.is_some();
     let kind = text(&format!("{at}.type"), kind)?;
-    if kind != "chase" && (get("stride").is_some() || get("pattern").is_some()) {
-        return Err(format!("{at}: stride and pattern belong to type \"chase\""));
+    if kind != "chase" {
+        // rt-app reads them for a chase only
+        for key in ["stride", "pattern"].into_iter().filter(|k| get(k).is_some()) {
+            warnings.note(format!("{at}.{key}: rt-app reads {key} for a memrun of type chase only, and ignores it"));
+        }
     }
     let (phase, name) = match kind {
         "chase" => {
@@ -334,8 +351,12 @@ fn memrun(at: &str, value: &Json) -> Result<(Phase, &'static str), String> {
                 None | Some("random") => Pattern::Random,
                 Some("sequential") if stride == 4.0 => Pattern::Sequential,
                 Some("sequential") => Pattern::Strided,
+                // rt-app: anything but "sequential" is random
                 Some(other) => {
-                    return Err(format!("{at}.pattern must be \"random\" or \"sequential\", got \"{other}\""))
+                    warnings.note(format!(
+                        "{at}.pattern: '{other}' is neither random nor sequential; rt-app takes it as random"
+                    ));
+                    Pattern::Random
                 }
             };
             let access = Access::new((nodes * stride) as u64, pattern, stride as u64, Order::Cyclic);

@@ -8,21 +8,23 @@ use crate::workload::{PhaseKind, Task, ThreadCount, MAX_THREADS};
 /// turn: a task's forks are counted from all its threads, its own instances and its forked
 /// ones (forks that come back to a task they started from would never end: an error).
 pub(super) fn add_forked_tasks(origin: &str, translated: Vec<Translated>) -> Result<Vec<Task>, String> {
-    // forks[i]: (target index, forks per run of task i's phases)
+    // forks[i]: (target index, forks per thread of task i: its repeats times its phase's loops)
     let mut forks: Vec<Vec<(usize, u64)>> = vec![Vec::new(); translated.len()];
     for (i, (task, _)) in translated.iter().enumerate() {
-        for phase in &task.phases {
+        for (index, phase) in task.phases.iter().enumerate() {
             let PhaseKind::Fork { task: target } = &phase.kind else { continue };
             let Some(j) = translated.iter().position(|(t, _)| &t.name == target) else {
                 return Err(format!("{origin}: tasks.{}: fork names '{target}', which is not a task", task.name));
             };
-            if task.repeat == u32::MAX {
+            let loops = task.loops.iter().find(|l| (l.start..l.end).contains(&index)).map_or(1, |l| l.count);
+            if task.repeat == u32::MAX || loops == u32::MAX {
                 return Err(format!(
-                    "{origin}: tasks.{}: a fork in a task that loops forever is not supported; give it a loop count",
+                    "{origin}: tasks.{}: a fork in a task or phase that loops forever is not supported; give it a loop \
+                     count",
                     task.name
                 ));
             }
-            forks[i].push((j, task.repeat as u64));
+            forks[i].push((j, u64::from(task.repeat) * u64::from(loops)));
         }
     }
     // Threads forked per task, in an order where every forking task comes before its targets.

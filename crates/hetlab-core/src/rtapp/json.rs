@@ -296,14 +296,6 @@ pub(super) fn member<'v>(members: &'v [(String, Json)], key: &str) -> Option<&'v
     members.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
 }
 
-/// Checks an event object has only `known` keys.
-pub(super) fn only_keys(at: &str, members: &[(String, Json)], known: &[&str]) -> Result<(), String> {
-    match members.iter().find(|(k, _)| !known.contains(&k.as_str())) {
-        Some((k, _)) => Err(format!("{at}.{k}: unknown key (known: {})", known.join(", "))),
-        None => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,6 +25,7 @@
 //! and checks; `events.rs` each event into phases, with its marker; `fork.rs` the threads `fork`
 //! starts. This file puts them together.
 
+pub mod calibration;
 mod events;
 mod fork;
 mod global;
@@ -33,6 +34,7 @@ mod sched;
 mod task;
 #[cfg(test)]
 mod tests;
+mod warnings;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -41,23 +43,47 @@ use fork::add_forked_tasks;
 use global::Global;
 use json::{object, parse};
 use task::{task, Translated};
+use warnings::Warnings;
+
+/// An rt-app file as hetlab reads it.
+#[derive(Debug, Clone)]
+pub struct RtappFile {
+    pub workload: Workload,
+    /// What rt-app would read past (keys it does not read, settings for a newer kernel), one
+    /// line each, in file order: for the caller to show on stderr.
+    pub warnings: Vec<String>,
+    /// The per-thread logs' file name prefix (`global.log_basename`), if rt-app writes logs.
+    pub log_basename: Option<String>,
+}
 
 /// A workload from an rt-app JSON document; `origin` names it in errors and gives the name.
+/// What rt-app ignores is dropped here without a word: [`read_rtapp_json`] says what.
 pub fn from_rtapp_json(origin: &str, text_in: &str) -> Result<Workload, String> {
+    read_rtapp_json(origin, text_in).map(|file| file.workload)
+}
+
+/// The keys rt-app reads at the top of a file (`get_opts_from_json_object`).
+const ROOT_KEYS: &str = "tasks, global and resources";
+
+/// An rt-app JSON document read as rt-app reads it, with its warnings.
+pub fn read_rtapp_json(origin: &str, text_in: &str) -> Result<RtappFile, String> {
     let root = parse(origin, text_in)?;
     let members = object(origin, &root)?;
+    let mut warnings = Warnings::default();
     let mut tasks_json = None;
     let mut global = Global::default();
     for (key, value) in members {
         let at = format!("{origin}: {key}");
         match key.as_str() {
             "tasks" => tasks_json = Some(object(&at, value)?),
-            "global" => global = Global::read(&at, value)?,
+            // json-c's `null` is no object: rt-app takes its defaults
+            "global" if *value == json::Json::Null => {}
+            "global" => global = Global::read(&at, object(&at, value)?, &mut warnings)?,
             // legacy: rt-app creates resources from the events that name them
             "resources" => {
                 object(&at, value)?;
             }
-            _ => return Err(format!("{at}: unknown key; an rt-app file has tasks, global and resources")),
+            _ => warnings.ignored_key(&at, ROOT_KEYS),
         }
     }
     let tasks_json = tasks_json.ok_or_else(|| format!("{origin}: no \"tasks\" object"))?;
@@ -69,7 +95,10 @@ pub fn from_rtapp_json(origin: &str, text_in: &str) -> Result<Workload, String> 
     let mut translated = Vec::new();
     for (name, body) in tasks_json {
         let at = format!("{origin}: tasks.{name}");
-        translated.push(task(&at, name, body, &global, &mut barrier_users, &mut taskgroups)?);
+        let read = task::Reading { global: &global, barrier_users: &mut barrier_users, warnings: &mut warnings };
+        translated.push(task(&at, name, body, read, &mut taskgroups)?);
+        let total = translated.iter().map(|(t, _)| t.phases.len()).sum();
+        crate::workload::check_total_phases(origin, total)?;
     }
     // a barrier waits for every thread of every task that names it, once per naming event
     for phase in translated.iter_mut().flat_map(|(t, _)| t.phases.iter_mut()) {
@@ -91,7 +120,7 @@ pub fn from_rtapp_json(origin: &str, text_in: &str) -> Result<Workload, String> 
         irqs: Vec::new(),
     };
     workload.check_threads(origin)?;
-    Ok(workload)
+    Ok(RtappFile { workload, warnings: warnings.into_vec(), log_basename: global.log_basename })
 }
 
 /// `pi_enabled`'s mutexes boost a lock's owner to the priority of a real-time or deadline

@@ -2,7 +2,7 @@
 
 use super::events::{BYTE_LOOP_INSTRUCTIONS, DELAY_TIMER, NULL_WRITE_INSTRUCTIONS};
 use super::*;
-use crate::workload::{PhaseKind, SchedAttr, SchedClass, SyncOp, Task, ThreadCount};
+use crate::workload::{PhaseKind, PhaseLoop, SchedAttr, SchedClass, SyncOp, Task, ThreadCount};
 
 /// A file where task t takes a lock under `policy` beside a SCHED_FIFO task u, with `pi_enabled`.
 fn locker_beside_a_fifo_task(policy: &str, pi: bool) -> String {
@@ -40,27 +40,29 @@ fn a_task_becomes_threads_phases_and_loops() {
     }"#;
     let w = from_rtapp_json("dir/demo.json", doc).unwrap();
     assert_eq!((w.name.as_str(), w.reference_cpu, w.duration_us), ("demo", None, None));
-    // without phases, `loop` loops the task's one phase: run, then the timer
+    // without phases, `loop` loops the task's one phase: run, then the timer, 100 times within
+    // one thread loop
     let t = &w.tasks[0];
-    assert_eq!((t.threads, t.nice, t.repeat, t.affinity.clone()), (ThreadCount::Fixed(2), -5, 100, Some(vec![0, 1])));
+    assert_eq!((t.threads, t.nice, t.repeat, t.affinity.clone()), (ThreadCount::Fixed(2), -5, 1, Some(vec![0, 1])));
+    assert_eq!(t.loops, [PhaseLoop { start: 0, end: 2, count: 100 }]);
     assert_eq!((t.uclamp.min, t.uclamp.max), (Some(128), None));
     assert_eq!(t.phases[0].kind, PhaseKind::Periodic { run_us: 2000.0, period_us: 0, count: 1 });
     let timer =
         PhaseKind::Timer { timer: "t".into(), period_us: 16000, relative: false, per_thread: false, origin_us: 0 };
     assert_eq!(t.phases[1].kind, timer);
-    assert!(t.rtapp.as_ref().unwrap().repeats_are_phase_loops);
-    // with phases: the delay once (a prologue), then 2 loops of (3 x run, sleep, run) and
-    // the suspend, which waits on the task's own name
+    // with phases: the delay once (a prologue), then 2 loops of (3 x (run, sleep, run)) and
+    // the suspend, which waits on the task's own name; p0's loop is a loop, not unrolled
     let burst = &w.tasks[1];
-    assert_eq!((burst.repeat, burst.prologue_phases, burst.phases.len()), (2, 1, 1 + 3 * 3 + 1));
+    assert_eq!((burst.repeat, burst.prologue_phases, burst.phases.len()), (2, 1, 1 + 3 + 1));
+    assert_eq!(burst.loops, [PhaseLoop { start: 1, end: 4, count: 3 }]);
     let delay =
         PhaseKind::Timer { timer: DELAY_TIMER.into(), period_us: 500, relative: false, per_thread: true, origin_us: 0 };
     assert_eq!(burst.phases[0].kind, delay);
     assert_eq!(burst.phases[2].kind, PhaseKind::Sleep { duration_us: 50 });
-    assert_eq!(burst.phases[10].kind, PhaseKind::Suspend { event: "burst".into() });
+    assert_eq!(burst.phases[4].kind, PhaseKind::Suspend { event: "burst".into() });
     let steps = &burst.rtapp.as_ref().unwrap().steps;
-    let starts: Vec<(u32, u32)> = steps.iter().filter(|s| s.loop_start).map(|s| (s.phase, s.phase_loop)).collect();
-    assert_eq!(starts, [(0, 0), (0, 1), (0, 2), (1, 0)]);
+    let starts: Vec<u32> = steps.iter().filter(|s| s.loop_start).map(|s| s.phase).collect();
+    assert_eq!(starts, [0, 1]);
     assert_eq!(steps[0].event, None); // the delay
     let run1 = steps[3].event.as_ref().unwrap();
     assert_eq!((run1.id, run1.type_number, run1.desc.as_str(), run1.run_us), (2, 6, "run1", 10));
@@ -167,7 +169,9 @@ fn a_phase_that_sets_its_cpus_or_priority_sets_them_at_each_loop() {
     let here = PhaseKind::SetSched(SchedAttr { cpus: Some(vec![4]), nice: Some(5), ..Default::default() });
     // phase b has none of its own: the task's cpus come back, its priority stays
     let back = PhaseKind::SetSched(SchedAttr { cpus: Some(vec![0, 1]), ..Default::default() });
-    assert_eq!([kinds[0], kinds[2], kinds[4]], [&here, &here, &back]);
+    assert_eq!([kinds[0], kinds[2]], [&here, &back]);
+    // phase a's loop is its SetSched step and its run, twice
+    assert_eq!(t.loops, [PhaseLoop { start: 0, end: 2, count: 2 }]);
 }
 
 #[test]
@@ -282,7 +286,10 @@ fn what_is_not_supported_is_a_one_line_error_naming_it() {
         ),
         (r#"{"tasks": {"t": {"loop": 1, "fork": "x"}}}"#, "fork names 'x', which is not a task"),
         (r#"{"tasks": {"t": {"fork": "u"}, "u": {"instance": 0, "run": 1}}}"#, "loops forever is not supported"),
-        (r#"{"tasks": {"t": {"dl-runtime": 5, "run": 1}}}"#, "tasks.t: dl-runtime, dl-period and dl-deadline belong to"),
+        (r#"{"tasks": {"t": {"phases": {"p": {"loop": 0, "run": 1}}}}}"#, "until its loop counter wraps"),
+        (r#"{"tasks": {"t": {"phases": {"p": {"loop": 2}}}}}"#, "tasks.t.phases.p: no events"),
+        (r#"{"global": {"ftrace": "main,sched"}, "tasks": {"t": {"run": 1}}}"#, "'sched' is not an ftrace category"),
+        (r#"{"global": {"log_basename": "a/b"}, "tasks": {"t": {"run": 1}}}"#, "without '/'"),
         (r#"{"tasks": {"t": {"policy": "SCHED_DEADLINE", "run": 1}}}"#, "runtime of 0 µs is below the kernel's"),
         (
             r#"{"tasks": {"t": {"policy": "SCHED_DEADLINE", "dl-runtime": 300, "dl-period": 200, "run": 1}}}"#,
@@ -352,8 +359,6 @@ fn what_is_not_supported_is_a_one_line_error_naming_it() {
             "task t is real-time",
         ),
         (r#"{"global": {"calibration": "big"}, "tasks": {"t": {"run": 1}}}"#, "\"CPU<n>\" or ns per loop"),
-        (r#"{"tasks": {"t": {"timer": {"period": 5, "mode": "late"}}}}"#, "mode must be"),
-        (r#"{"tasks": {"t": {"wait": {"ref": "c"}}}}"#, "tasks.t.wait: no \"mutex\""),
         (r#"{"tasks": {"t": {"lock": ""}}}"#, "tasks.t.lock must not be empty"),
         (r#"{"tasks": {}}"#, "at least one task"),
         (r#"{"tasks": {"t": {"instance": 0, "run": 1}}}"#, "every task has 0 instances"),
@@ -364,4 +369,61 @@ fn what_is_not_supported_is_a_one_line_error_naming_it() {
         let e = from_rtapp_json("x.json", doc).unwrap_err();
         assert!(e.contains(says) && e.starts_with("x.json") && !e.contains('\n'), "{doc}: {e}");
     }
+}
+
+#[test]
+fn what_rt_app_reads_past_is_one_warning_each_and_the_file_runs() {
+    let doc = r#"{
+        "global": {"frag": 6, "calibration": 120, "ftrace": "loop,stats"},
+        "resources": {},
+        "comment": "a key rt-app never reads",
+        "tasks": {
+            "t": {"instance": 1, "nice": 3, "run": 10, "timer": {"ref": "x", "period": 100, "jitter": 5}},
+            "u": {"dl-runtime": 2000, "phases": {"p": {"loop": 5000, "colour": "red", "run": 5}}, "sleep": 4},
+            "v": {"policy": "SCHED_BATCH", "runtime": 300},
+            "w": {"memrun": {"type": "read", "size": 4096, "count": 10, "stride": 8}, "timer": {"period": 10, "mode": "late"}}
+        }
+    }"#;
+    let file = read_rtapp_json("w.json", doc).unwrap();
+    let has = |what: &str| file.warnings.iter().filter(|w| w.contains(what)).count();
+    assert_eq!(has("w.json: global.frag: rt-app does not read this key here and ignores it"), 1);
+    assert_eq!(has("w.json: comment: rt-app does not read"), 1);
+    assert_eq!(has("tasks.t.nice: rt-app does not read"), 1);
+    assert_eq!(has("tasks.t.timer.jitter: rt-app does not read"), 1);
+    assert_eq!(has("tasks.u.phases.p.colour: rt-app does not read"), 1);
+    assert_eq!(has("tasks.u: dl-runtime 2000 µs on a SCHED_OTHER task is Linux 6.12's custom slice"), 1);
+    // the task's custom slice, as sched_setattr clamps it (0.1-100 ms)
+    let slice = |name: &str| file.workload.tasks.iter().find(|t| t.name == name).unwrap().slice_us;
+    assert_eq!((slice("u"), slice("v"), slice("t")), (Some(2000), Some(300), None));
+    assert_eq!(has("tasks.u.sleep: an event beside `phases`"), 1);
+    // rt-app reads a task's `runtime` as the legacy dl-runtime too
+    assert_eq!(has("tasks.v: runtime (rt-app's legacy dl-runtime key) 300 µs on a SCHED_BATCH task"), 1);
+    assert_eq!(has("tasks.w.memrun.stride: rt-app reads stride for a memrun of type chase only"), 1);
+    assert_eq!(has("tasks.w.timer.mode: 'late' is neither relative nor absolute"), 1);
+    assert_eq!(file.warnings.len(), 10, "{:#?}", file.warnings);
+    assert!(file.warnings.iter().all(|w| !w.contains('\n')));
+    // the loop of 5000 is a loop, not 5000 copies
+    let u = &file.workload.tasks[1];
+    assert_eq!((u.phases.len(), u.loops.as_slice()), (1, &[PhaseLoop { start: 0, end: 1, count: 5000 }][..]));
+    let steps = file.workload.tasks[0].rtapp.as_ref().unwrap();
+    assert_eq!(
+        (steps.ns_per_loop, steps.ftrace.r#loop, steps.ftrace.stats, steps.ftrace.event),
+        (Some(120), true, true, false)
+    );
+    // a `global` gives the logs' default name; none gives no logs (rt-app's logsize 0)
+    assert_eq!(file.log_basename.as_deref(), Some("rt-app"));
+    assert_eq!(read_rtapp_json("n.json", r#"{"tasks": {"t": {"run": 1}}}"#).unwrap().log_basename, None);
+    let disabled = r#"{"global": {"log_size": "disable"}, "tasks": {"t": {"run": 1}}}"#;
+    assert_eq!(read_rtapp_json("n.json", disabled).unwrap().log_basename, None);
+}
+
+/// Issue 34: 2,000 tasks of 4,096 steps each took 8.7 GB; the tasks' total is bounded, checked
+/// as each task is read.
+#[test]
+fn the_tasks_phases_have_a_total_bound_checked_as_they_are_read() {
+    let events: String = (0..4000).map(|i| format!("\"run{i}\": 10")).collect::<Vec<_>>().join(", ");
+    let tasks: String = (0..40).map(|t| format!("\"t{t}\": {{ {events} }}")).collect::<Vec<_>>().join(", ");
+    let text = format!("{{ \"tasks\": {{ {tasks} }} }}");
+    let e = from_rtapp_json("big.json", &text).unwrap_err();
+    assert!(e.contains("big.json: the tasks have more than 131072 phases together"), "{e}");
 }

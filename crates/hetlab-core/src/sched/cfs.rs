@@ -137,7 +137,7 @@ impl<T: Ord + Copy> Timeline<T> {
         self.0.first().map(|&(_, e)| e)
     }
     /// The entities, leftmost first.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = T> + '_ {
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = T> + Clone + '_ {
         self.0.iter().map(|&(_, e)| e)
     }
     pub fn len(&self) -> usize {

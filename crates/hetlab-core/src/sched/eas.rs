@@ -85,6 +85,20 @@ fn build(platform: &Platform, _: &Values) -> Result<Box<dyn Placement>, String> 
     Ok(Box::new(Eas::new(platform)?))
 }
 
+/// `eas-eevdf` as the registry lists it: EAS over Linux 6.12's fair class (EEVDF).
+pub const EEVDF_DESCRIPTOR: PlacementDescriptor = PlacementDescriptor {
+    policy: SchedPolicy::EasEevdf,
+    name: "eas-eevdf",
+    summary: "energy-aware scheduling over EEVDF (5.10's EAS rules less the energy margin, as 6.x; needs schedutil)",
+    tunables: super::smp::eevdf_tunables,
+    build: build_eevdf,
+};
+
+fn build_eevdf(platform: &Platform, values: &Values) -> Result<Box<dyn Placement>, String> {
+    let features = super::eevdf::Features::from_values(values);
+    Ok(Box::new(Eas { eevdf: Some(features), ..Eas::new(platform)? }))
+}
+
 pub struct Eas {
     em: EnergyModel,
     /// `rd->overutilized`.
@@ -109,6 +123,9 @@ pub struct Eas {
     /// A task with clamps has been seen (the kernel's `sched_uclamp_used`): clamps are looked
     /// up from then on.
     uclamp_used: bool,
+    /// Linux 6.12 (`eas-eevdf`): the fair class is EEVDF with these features, and feec keeps
+    /// the previous CPU only when no candidate saves energy (the 1/16 margin went in ≈v6.0).
+    eevdf: Option<super::eevdf::Features>,
 }
 
 /// The waking task as `cpu_util_next` sees it, and its clamps.
@@ -160,6 +177,7 @@ impl Eas {
             cfs: Smp::new(platform),
             wakees: Wakees::new(ncpus, tick_us),
             uclamp_used: false,
+            eevdf: None,
         })
     }
 
@@ -268,7 +286,12 @@ impl Eas {
             }
         }
         // the previous CPU unless it cannot take the task or the best saves more than 1/16
-        if prev_delta == u64::MAX || prev_delta - best_delta > (prev_delta + base_energy) >> 4 {
+        // (6.x: saves anything, "sched/fair: Remove the energy margin in feec()")
+        let saves = |saved: u64| match self.eevdf {
+            Some(_) => saved > 0,
+            None => saved > (prev_delta + base_energy) >> 4,
+        };
+        if prev_delta == u64::MAX || saves(prev_delta - best_delta) {
             best_energy_cpu
         } else {
             prev
@@ -341,7 +364,10 @@ fn asymmetric(view: &SchedView) -> bool {
 
 impl Placement for Eas {
     fn name(&self) -> &'static str {
-        DESCRIPTOR.name
+        match self.eevdf {
+            Some(_) => EEVDF_DESCRIPTOR.name,
+            None => DESCRIPTOR.name,
+        }
     }
 
     fn select_cpu(&mut self, view: &SchedView, thread: usize, kind: WakeKind) -> usize {
@@ -440,7 +466,14 @@ impl Placement for Eas {
     }
 
     fn kernel(&self) -> super::Kernel {
-        super::Kernel::V5_10
+        match self.eevdf {
+            Some(_) => super::Kernel::V6_12,
+            None => super::Kernel::V5_10,
+        }
+    }
+
+    fn eevdf_features(&self) -> Option<super::eevdf::Features> {
+        self.eevdf
     }
 
     fn overutilized(&self) -> Option<bool> {

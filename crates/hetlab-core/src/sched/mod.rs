@@ -31,6 +31,7 @@ pub mod cpu_util;
 pub mod deadline;
 pub mod domains;
 pub mod eas;
+pub mod eevdf;
 pub mod energy_model;
 pub mod group;
 pub mod hmp;
@@ -150,6 +151,8 @@ pub struct SchedEntity {
     pub rr_slice_left_ticks: u64,
     /// A SCHED_DEADLINE task's server: runtime left, absolute deadline, throttling.
     pub dl: deadline::DlEntity,
+    /// EEVDF's request (Linux 6.6+; unused under CFS): virtual deadline, slice, kept lag.
+    pub eevdf: eevdf::Request,
 }
 
 impl SchedEntity {
@@ -219,13 +222,23 @@ impl SchedView<'_> {
 }
 
 /// The kernel a placement policy models, where the CFS rules it shares with the others differ
-/// (task groups' shares and turns: `group`).
+/// (task groups' shares and turns: `group`; the fair class itself: [`eevdf`] from 6.6 on).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kernel {
     /// Linux 3.10: the ODROID-XU3's and big.LITTLE MP's kernels (`smp`, `hmp`, `pinned`).
     V3_10,
     /// Linux 5.10 (`eas`).
     V5_10,
+    /// Linux 6.12 (`eevdf`, `eas-eevdf`): the fair class is EEVDF ([`eevdf`]); where the rest
+    /// of CFS is concerned (shares, uclamp, SCHED_DEADLINE, menu) it is 5.10's.
+    V6_12,
+}
+
+impl Kernel {
+    /// The fair class picks by EEVDF (Linux 6.6+) rather than by vruntime (CFS).
+    pub fn eevdf(self) -> bool {
+        self == Kernel::V6_12
+    }
 }
 
 /// Why a CPU is being chosen.
@@ -310,6 +323,11 @@ pub trait Placement: Send {
         Kernel::V3_10
     }
 
+    /// The EEVDF scheduler features in effect (the placements of a 6.x kernel; `None` for CFS).
+    fn eevdf_features(&self) -> Option<eevdf::Features> {
+        None
+    }
+
     /// The root domain's over-utilisation state now (EAS's tipping point), or `None` for a
     /// policy without one. The engine asks after each placement decision and traces changes
     /// (`sched_overutilized`).
@@ -325,6 +343,8 @@ pub enum SchedPolicy {
     Smp,
     Hmp,
     Eas,
+    Eevdf,
+    EasEevdf,
 }
 
 /// One placement policy as its file declares it and [`registry`] lists it (as a governor's
@@ -380,6 +400,7 @@ pub(crate) mod testutil {
                     rt_arrival: 0,
                     rr_slice_left_ticks: 0,
                     dl: Default::default(),
+                    eevdf: Default::default(),
                 })
                 .collect();
             Fixture {
@@ -412,6 +433,7 @@ pub(crate) mod testutil {
                     rt_arrival: 0,
                     rr_slice_left_ticks: 0,
                     dl: Default::default(),
+                    eevdf: Default::default(),
                 });
                 self.put(self.tasks.len() - 1, cpu);
             }

@@ -11,7 +11,14 @@ use crate::governor::tunables::{TunableInfo, Values};
 use crate::platform::Platform;
 
 /// Every placement policy, in the order users see them.
-pub static POLICIES: &[PlacementDescriptor] = &[pinned::DESCRIPTOR, smp::DESCRIPTOR, hmp::DESCRIPTOR, eas::DESCRIPTOR];
+pub static POLICIES: &[PlacementDescriptor] = &[
+    pinned::DESCRIPTOR,
+    smp::DESCRIPTOR,
+    hmp::DESCRIPTOR,
+    eas::DESCRIPTOR,
+    smp::EEVDF_DESCRIPTOR,
+    eas::EEVDF_DESCRIPTOR,
+];
 
 /// One placement policy as listings show it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -76,8 +83,8 @@ mod tests {
     #[test]
     fn lists_every_policy_and_builds_it_by_name() {
         let names: Vec<&str> = list().iter().map(|p| p.name).collect();
-        assert_eq!(names, ["pinned", "smp", "hmp", "eas"]);
-        assert!(SchedPolicy::parse("eas-v2").unwrap_err().contains("pinned, smp, hmp, eas"));
+        assert_eq!(names, ["pinned", "smp", "hmp", "eas", "eevdf", "eas-eevdf"]);
+        assert!(SchedPolicy::parse("eas-v2").unwrap_err().contains("pinned, smp, hmp, eas, eevdf, eas-eevdf"));
         let exynos = Platform::builtin("exynos5422").unwrap();
         for d in POLICIES {
             let policy = SchedPolicy::parse(d.name).unwrap();

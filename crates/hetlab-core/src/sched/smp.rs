@@ -8,13 +8,15 @@
 use super::balance::{Balancer, IdleBalance};
 use super::domains::{Domains, Layout, SD_MC_INIT};
 use super::select::select_task_rq_fair;
-use super::{Migration, Placement, PlacementDescriptor, SchedPolicy, SchedView, WakeKind};
+use super::{eevdf, Kernel, Migration, Placement, PlacementDescriptor, SchedPolicy, SchedView, WakeKind};
 use crate::governor::tunables::Values;
 use crate::platform::Platform;
 
 pub struct Smp {
     domains: Option<Domains>,
     balancer: Balancer,
+    /// The fair class's rules: 3.10's CFS, or (`eevdf`) 6.12's EEVDF with these features.
+    eevdf: Option<eevdf::Features>,
 }
 
 /// `smp` as the registry lists it.
@@ -30,9 +32,34 @@ fn build(platform: &Platform, _: &Values) -> Result<Box<dyn Placement>, String> 
     Ok(Box::new(Smp::new(platform)))
 }
 
+/// `eevdf` as the registry lists it: `smp`'s placement over Linux 6.12's fair class.
+pub const EEVDF_DESCRIPTOR: PlacementDescriptor = PlacementDescriptor {
+    policy: SchedPolicy::Eevdf,
+    name: "eevdf",
+    summary: "EEVDF, the fair class of Linux 6.6-6.12 (6.12's rules), under smp's capacity-blind placement",
+    tunables: eevdf_tunables,
+    build: build_eevdf,
+};
+
+/// EEVDF's features, then uclamp's knobs (6.12 has uclamp).
+pub fn eevdf_tunables() -> Vec<crate::governor::tunables::TunableInfo> {
+    let mut all = eevdf::tunables();
+    all.extend(super::uclamp::tunables());
+    all
+}
+
+fn build_eevdf(platform: &Platform, values: &Values) -> Result<Box<dyn Placement>, String> {
+    Ok(Box::new(Smp::with_eevdf(platform, eevdf::Features::from_values(values))))
+}
+
 impl Smp {
     pub fn new(platform: &Platform) -> Smp {
-        Smp { domains: None, balancer: Balancer::new(SD_MC_INIT, platform.tick_us() as f64) }
+        Smp { domains: None, balancer: Balancer::new(SD_MC_INIT, platform.tick_us() as f64), eevdf: None }
+    }
+
+    /// `smp`'s placement over EEVDF with `features` (Linux 6.12's fair class).
+    pub fn with_eevdf(platform: &Platform, features: eevdf::Features) -> Smp {
+        Smp { eevdf: Some(features), ..Smp::new(platform) }
     }
 
     /// A task was woken onto `cpu` by a policy that placed it itself (EAS's energy-aware
@@ -49,7 +76,11 @@ impl Smp {
 
 impl Placement for Smp {
     fn name(&self) -> &'static str {
-        DESCRIPTOR.name
+        if self.eevdf.is_some() {
+            EEVDF_DESCRIPTOR.name
+        } else {
+            DESCRIPTOR.name
+        }
     }
 
     fn select_cpu(&mut self, view: &SchedView, thread: usize, kind: WakeKind) -> usize {
@@ -77,6 +108,23 @@ impl Placement for Smp {
 
     fn uses_tick(&self) -> bool {
         true
+    }
+
+    fn kernel(&self) -> Kernel {
+        if self.eevdf.is_some() {
+            Kernel::V6_12
+        } else {
+            Kernel::V3_10
+        }
+    }
+
+    fn eevdf_features(&self) -> Option<eevdf::Features> {
+        self.eevdf
+    }
+
+    /// 6.12, like 5.10, has no RT_RUNTIME_SHARE.
+    fn rt_runtime_share(&self) -> bool {
+        self.eevdf.is_none()
     }
 }
 

@@ -203,7 +203,7 @@ mod tests {
         let Values::Int(reads) = col("si_rrq_hs_any_little") else { panic!() };
         assert!(reads.iter().all(|&n| n > 0), "a random 1 MB chase on little reads through its port");
         let Values::Float(congestion) = col("cci_congestion_little") else { panic!() };
-        assert!(congestion.iter().all(|&c| c == 0.0), "with one read in flight it never waits for a tracker entry");
+        assert!(congestion.iter().all(|&c| c < 0.01), "one read in flight waits only beside a kernel wake-up");
         assert!(run_chunk(&p, &plan, 0, 2, &mut |_| false).unwrap().is_none());
     }
 }

@@ -49,7 +49,7 @@ pub const COUNTER_PID: u32 = 0;
 const DEFAULT_PRIO: i32 = 120;
 
 /// The comms and priorities of the threads as of the event being printed.
-struct Namer<'a> {
+pub(super) struct Namer<'a> {
     threads: &'a TraceThreads,
     /// Per tid, its priority as of the event being printed.
     prios: Vec<i32>,
@@ -57,9 +57,16 @@ struct Namer<'a> {
     next_change: usize,
 }
 
+impl<'a> Namer<'a> {
+    /// The threads' names and priorities at the start of the trace.
+    pub(super) fn new(threads: &'a TraceThreads) -> Namer<'a> {
+        Namer { threads, prios: threads.prios.clone(), next_change: 0 }
+    }
+}
+
 impl Namer<'_> {
     /// comm as printed in event bodies; the idle task of `cpu` is `swapper/<cpu>`.
-    fn body_comm(&self, tid: u32, cpu: usize) -> String {
+    pub(super) fn body_comm(&self, tid: u32, cpu: usize) -> String {
         if tid == 0 {
             format!("swapper/{cpu}")
         } else {
@@ -76,7 +83,7 @@ impl Namer<'_> {
         }
     }
 
-    fn prio(&self, tid: u32) -> i32 {
+    pub(super) fn prio(&self, tid: u32) -> i32 {
         if tid == 0 {
             DEFAULT_PRIO
         } else {
@@ -85,7 +92,7 @@ impl Namer<'_> {
     }
 
     /// Applies the priority changes made before event number `event` was traced.
-    fn catch_up(&mut self, event: usize) {
+    pub(super) fn catch_up(&mut self, event: usize) {
         while let Some(&(before, tid, prio)) = self.threads.prio_changes.get(self.next_change) {
             if before > event {
                 break;
@@ -156,7 +163,7 @@ pub fn write_ftrace(
 /// The events to print, by index: counters whose value is not finite are left out, the rest
 /// sorted by time. `sort_by` is stable; `total_cmp` keeps NaN times from panicking (they sort
 /// last).
-fn printed_order(events: &[TraceEvent]) -> Vec<usize> {
+pub(super) fn printed_order(events: &[TraceEvent]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..events.len())
         .filter(|&i| match &events[i] {
             TraceEvent::Counter { value, .. } => value.is_finite(),

@@ -3,14 +3,16 @@
 //!
 //! - [`ftrace`]: the events as ftrace text, in the kernel's `trace` file layout or trace-cmd's
 //!   (how each field prints: `fields`);
-//! - [`lisa`]: the companion LISA needs for its frequency analysis, the platform's
-//!   `PlatformInfo`;
+//! - [`perfetto`]: the events as a native Perfetto trace (protobuf), with named counter tracks
+//!   and their units;
+//! - [`lisa`]: the companion LISA needs for its analyses, the platform's `PlatformInfo`;
 //! - [`intervals`]: where each thread ran, from the `sched_switch` events.
 
 mod fields;
 pub mod ftrace;
 pub mod intervals;
 pub mod lisa;
+pub mod perfetto;
 #[cfg(test)]
 mod round_trip;
 

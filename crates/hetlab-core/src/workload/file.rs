@@ -13,6 +13,9 @@ use super::{
 };
 use crate::isa::Mix;
 
+/// Most chunks a dynamic fork-join phase is cut into (each is an engine event).
+const MAX_CHUNKS: f64 = 1e7;
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct WorkloadFile {
@@ -94,6 +97,8 @@ struct TaskFile {
     /// The run ends when this task's threads are done (the others are stopped then).
     #[serde(default)]
     ends_run: bool,
+    /// A CFS task's own EEVDF slice, µs (`sched_attr.sched_runtime`, Linux 6.12; 100..=100000).
+    slice_us: Option<u32>,
     phases: Vec<PhaseFile>,
 }
 
@@ -272,6 +277,15 @@ impl PhaseFile {
             }
             // A chunk larger than the phase's work leaves the pool looking empty (below a
             // millionth of a chunk is taken as rounding): the phase would do nothing.
+            // Each chunk is an event of the engine: at least one instruction, and at most
+            // MAX_CHUNKS of them per phase (1e-300 ran without end).
+            (Some("dynamic"), Some(c)) if c.is_finite() && c < (total / MAX_CHUNKS).max(1.0) => {
+                return Err(format!(
+                    "{at}.chunk_instructions must be at least {} (one instruction, and at most {MAX_CHUNKS:e} chunks \
+                     of the phase's parallel_instructions), got {c}",
+                    (total / MAX_CHUNKS).max(1.0)
+                ))
+            }
             (Some("dynamic"), Some(c)) if c.is_finite() && c > 0.0 && c <= total => {
                 Allocation::Dynamic { chunk_instructions: c }
             }
@@ -465,6 +479,17 @@ impl TaskFile {
             Some(path) => Some(taskgroup_path(&format!("{at}.taskgroup"), &path)?).filter(|p| p != "/"),
             None => None,
         };
+        let slice_us = match self.slice_us {
+            Some(_) if !class.is_fair() => {
+                return Err(format!("{at}.slice_us: a slice is a CFS task's (policy normal, batch or idle); remove it"))
+            }
+            Some(us) if !(100..=100_000).contains(&us) => {
+                return Err(format!(
+                "{at}.slice_us must be in 100..=100000 µs (sched_setattr clamps sched_runtime to 0.1-100 ms), got {us}"
+            ))
+            }
+            s => s,
+        };
         Ok(Task {
             threads: ThreadCount::Fixed(self.threads),
             nice: self.nice,
@@ -474,6 +499,7 @@ impl TaskFile {
             class,
             taskgroup,
             ends_run: self.ends_run,
+            slice_us,
             ..Task::new(self.name, phases)
         })
     }
@@ -570,6 +596,12 @@ mod tests {
             (ok.replace("parallel_instructions=8e9", "instructions=8e9"), "belong to parallel_instructions"),
             (ok.replace("8e9", "-1"), "parallel_instructions must be above 0 and at most 9.007199254740992e15, got -1"),
             (ok.replace("chunk_instructions=1e7", "chunk_instructions=1e12"), "chunk_instructions must be in (0, "),
+            // issue 34: 1e-300 cut the phase into ~1e310 chunks and ran without end
+            (
+                ok.replace("chunk_instructions=1e7", "chunk_instructions=1e-300"),
+                "chunk_instructions must be at least 800",
+            ),
+            (ok.replace("chunk_instructions=1e7", "chunk_instructions=0.5"), "chunk_instructions must be at least 800"),
             (ok.replace("threads=8\n", "threads=8\nrepeat=0\n"), "repeat must be in 1..="),
         ] {
             let e = Workload::from_toml("p.toml", &bad).unwrap_err();

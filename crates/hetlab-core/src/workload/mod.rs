@@ -543,6 +543,9 @@ pub struct Task {
     pub phases: Vec<Phase>,
     /// Leading phases run once, before the repeats (rt-app's `delay`).
     pub prologue_phases: usize,
+    /// Runs of phases repeated in place within each repeat (rt-app's phase `loop`), in order,
+    /// not overlapping, none in the prologue.
+    pub loops: Vec<PhaseLoop>,
     /// Its threads start at another task's `fork` phase, one per fork, not at the start.
     pub forked: bool,
     /// Where each phase comes from in an rt-app file (for its ftrace markers), if it does.
@@ -557,6 +560,9 @@ pub struct Task {
     /// harness that stops the rest when the benchmark is done, as workload-automation
     /// force-stops a background music player).
     pub ends_run: bool,
+    /// A CFS task's own slice, µs (`sched_attr.sched_runtime` on SCHED_OTHER/BATCH/IDLE: its
+    /// EEVDF request, Linux 6.12+; `sched::eevdf`); `None`: the base slice.
+    pub slice_us: Option<u32>,
 }
 
 impl Task {
@@ -571,12 +577,14 @@ impl Task {
             repeat: 1,
             phases,
             prologue_phases: 0,
+            loops: Vec::new(),
             forked: false,
             rtapp: None,
             uclamp: UclampRequest::default(),
             class: SchedClass::default(),
             taskgroup: None,
             ends_run: false,
+            slice_us: None,
         }
     }
 }
@@ -601,23 +609,55 @@ impl ThreadCount {
     }
 }
 
-/// Where each phase of a task comes from in its rt-app file, for the markers rt-app writes to
+/// Phases `start..end` of a task run `count` times in a row before the task goes on
+/// (`u32::MAX`: for as long as the run lasts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PhaseLoop {
+    pub start: usize,
+    pub end: usize,
+    pub count: u32,
+}
+
+/// Where each phase of a task comes from in an rt-app file, for the markers rt-app writes to
 /// ftrace (`rtapp_loop`, `rtapp_event`, `rtapp_stats`; made by `rtapp::from_rtapp_json`, written by
-/// `engine::work::rtapp_markers`).
+/// `engine::work::rtapp_markers`) and the log rows of its loops.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RtappSteps {
     /// One per phase of the task, its delay included.
     pub steps: Vec<RtappStep>,
-    /// The task's repeats are loops of its only rt-app phase (a task without `phases` that
-    /// gives `loop`: rt-app runs that phase `loop` times within one thread loop).
-    pub repeats_are_phase_loops: bool,
+    /// The marker categories the file's `global.ftrace` asks for.
+    pub ftrace: RtappFtrace,
+    /// `global.cumulative_slack`: a loop's slack is the sum over its timers, not the last one's.
+    pub cumulative_slack: bool,
+    /// rt-app's ns per loop of its calibrated work, if the file gives it (`global.calibration`
+    /// as a number); else the model's on the calibration CPU.
+    pub ns_per_loop: Option<u32>,
+}
+
+/// rt-app's ftrace categories (`ftrace_setup`, src/rt-app_utils.c): which markers a thread writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RtappFtrace {
+    /// `rtapp_main`.
+    pub main: bool,
+    /// `rtapp_task` (and the main process's clock reference).
+    pub task: bool,
+    /// `rtapp_loop`.
+    pub r#loop: bool,
+    /// `rtapp_event`.
+    pub event: bool,
+    /// `rtapp_stats`.
+    pub stats: bool,
+}
+
+impl RtappFtrace {
+    /// Every category (rt-app's deprecated `"ftrace": true`).
+    pub const ALL: RtappFtrace = RtappFtrace { main: true, task: true, r#loop: true, event: true, stats: true };
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RtappStep {
-    /// The rt-app phase and which of its loops this is.
+    /// The rt-app phase (which of its loops is the thread's place in the task's `loops`).
     pub phase: u32,
-    pub phase_loop: u32,
     /// The first phase of a loop of the rt-app phase (`rtapp_loop: event=start`).
     pub loop_start: bool,
     /// The first phase of an rt-app event (`wait` becomes unlock, wait, lock); none for the
@@ -705,7 +745,7 @@ impl Workload {
         if !(1..=MAX_THREADS).contains(&n) {
             return Err(format!("{origin}: threads must total 1..={MAX_THREADS}, got {n}"));
         }
-        Ok(())
+        check_total_phases(origin, self.tasks.iter().map(|t| t.phases.len()).sum())
     }
 
     /// The threads the tasks start, a task with one per allowed CPU counting none (its count is
@@ -770,6 +810,24 @@ fn check_mem(at: &str, m: &MemProfile) -> Result<(), String> {
 /// The most threads a workload may have: the engine's cost grows with threads, and no modelled
 /// system comes near this.
 pub const MAX_THREADS: u64 = 65_536;
+
+/// Most phases all tasks of a workload have together: each task may have
+/// `rtapp::events::MAX_PHASES`, but 2,000 tasks of 4,096 took 8.7 GB (about 1 KB per phase with
+/// its thread state); at this total a workload of 32 rt-app tasks of 4,000 events (128,000
+/// phases) peaked at 256 MB RSS in `hetlab simulate --time-limit 0.001` (40 MB for ccbench).
+pub const MAX_TOTAL_PHASES: usize = 1 << 17;
+
+/// `total` phases across a workload's tasks, at most [`MAX_TOTAL_PHASES`]: readers call it as
+/// they add tasks, so a hostile file stops before it is read whole.
+pub(crate) fn check_total_phases(origin: &str, total: usize) -> Result<(), String> {
+    if total > MAX_TOTAL_PHASES {
+        return Err(format!(
+            "{origin}: the tasks have more than {MAX_TOTAL_PHASES} phases together (steps of their events; \
+             got {total} so far); split the workload or shorten its tasks"
+        ));
+    }
+    Ok(())
+}
 
 /// The most instructions one phase may name (`instructions`, `parallel_instructions`,
 /// cpu-bound's `instructions`, ccbench's `iterations`): 2^53, the largest count a double (the

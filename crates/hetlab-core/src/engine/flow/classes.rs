@@ -227,7 +227,7 @@ impl Engine<'_> {
         if running {
             self.sched.update_curr(cpu, now);
             self.sched.update_util(cpu, now, &mut self.out);
-            self.sched.cfs_leave(cpu, t, now);
+            self.sched.cfs_leave(cpu, t, false, now);
             self.sched.put_prev(cpu, t, now);
         } else if waiting {
             self.sched.dequeue_waiting(t, now);
@@ -275,7 +275,7 @@ impl Engine<'_> {
             self.sched.update_curr(cpu, now);
             self.sched.update_util(cpu, now, &mut self.out);
             if old.is_fair() {
-                self.sched.cfs_leave(cpu, t, now);
+                self.sched.cfs_leave(cpu, t, false, now);
             }
             self.sched.stop_running(cpu, t, now);
         }

@@ -79,6 +79,7 @@ impl Engine<'_> {
         let mut view = self.cpufreq.take_view(p);
         self.fill_view(p, &mut view);
         let decision = self.cpufreq.sample_governor(p, &view);
+        self.out.governor_sampled(&view, decision);
         let c = self.cpufreq.cluster(p);
         let snoop_ns = self.hw.snoop_served_ns(c);
         self.out.count_sample();

@@ -184,7 +184,7 @@ impl Engine<'_> {
             return;
         }
         self.work.sync_mut().stop_waiting(t, event);
-        self.work.progress_mut(t).phase += 1;
+        self.work.next_phase(t);
         self.enter_phase(t, waker);
     }
 

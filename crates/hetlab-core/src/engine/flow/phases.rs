@@ -61,7 +61,7 @@ impl Engine<'_> {
             }
             let phase = self.work.progress(t).phase;
             let (now, cpu, running) = (self.now_us, self.sched.cpu_of(t), self.sched.is_running(t));
-            if self.out.tracing() {
+            if self.work.rtapp_active() {
                 self.work.rtapp_enter(&mut self.out, t, phase, now, cpu, running);
             }
             if let Some(name) = &self.work.task(t).phases[phase].mark {
@@ -77,7 +77,7 @@ impl Engine<'_> {
             if !goes_on {
                 break;
             }
-            self.work.progress_mut(t).phase += 1;
+            self.work.next_phase(t);
         }
         yielded
     }
@@ -185,7 +185,7 @@ impl Engine<'_> {
                 return;
             }
         }
-        self.work.progress_mut(t).phase += 1;
+        self.work.next_phase(t);
         self.enter_phase(t, None);
     }
 
@@ -260,10 +260,10 @@ impl Engine<'_> {
         };
         let cpu = self.sched.cpu_of(t);
         for &w in &waiting {
-            self.work.progress_mut(w).phase += 1;
+            self.work.next_phase(w);
             self.enter_phase(w, Some(cpu));
         }
-        self.work.progress_mut(t).phase += 1;
+        self.work.next_phase(t);
         self.enter_phase(t, None);
     }
 
@@ -308,7 +308,7 @@ impl Engine<'_> {
     /// A waiting thread goes on to its next phase; the thread on `waker_cpu` woke it.
     pub(in crate::engine) fn go_on(&mut self, w: usize, waker_cpu: usize) {
         debug_assert_eq!(self.sched.state(w), ThreadState::Suspended);
-        self.work.progress_mut(w).phase += 1;
+        self.work.next_phase(w);
         self.enter_phase(w, Some(waker_cpu));
     }
 
@@ -317,7 +317,7 @@ impl Engine<'_> {
     fn timer_wait(&mut self, t: usize, id: usize, timer: (u64, bool, bool, u64)) -> bool {
         let now = self.now_us;
         let (expiry_us, sleeps) = self.work.sync_mut().timer_expiry(t, id, timer, now);
-        self.work.rtapp_timer(self.out.tracing(), t, now, expiry_us, timer.0, sleeps);
+        self.work.rtapp_timer(t, now, expiry_us, timer.0, sleeps);
         if sleeps {
             self.sleep_until(t, expiry_us);
         }

@@ -34,6 +34,10 @@ impl Engine<'_> {
             .collect();
         let rcu = self.kernel.rcu_report();
         let interrupts = self.kernel.interrupt_report();
+        let rtapp_logs = match self.config.rtapp_logs {
+            true => (0..self.work.nthreads()).filter_map(|t| self.work.rtapp_log(t)).collect(),
+            false => Vec::new(),
+        };
         let recorded = self.out.into_recorded();
         let trace_threads = TraceThreads { prio_changes: recorded.prio_changes, ..trace_threads };
         RunResult {
@@ -65,6 +69,7 @@ impl Engine<'_> {
             series: recorded.series,
             trace: recorded.trace,
             trace_threads,
+            rtapp_logs,
         }
     }
 

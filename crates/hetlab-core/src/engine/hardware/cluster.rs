@@ -95,6 +95,8 @@ impl ClusterHw {
             static_j: energy.static_j(),
             transitions: self.transitions,
             peak_temp_c: self.thermal.peak_temp_c,
+            mean_temp_c: self.thermal.mean_temp_c(),
+            end_temp_c: self.thermal.temp_c,
             min_thermal_cap_khz: self.min_thermal_cap_khz,
             online: self.online,
             power_downs: self.power_downs,

@@ -162,7 +162,8 @@ impl Solver {
         for cpu in inputs.cpus {
             match cpu.running {
                 Some(r) => key.extend([cpu.cluster as u64, r.task as u64, r.phase as u64]),
-                None => key.extend([u64::MAX; 3]),
+                // an idle CPU and an offline one differ: only the first does kernel work
+                None => key.extend([u64::MAX - u64::from(!cpu.online); 3]),
             }
         }
         for cl in inputs.clusters {
@@ -226,7 +227,12 @@ impl Solver {
         };
         let utilisation = dram::solve_utilisation(dram_state.utilisation, demand);
         let miss = miss_at(utilisation);
-        let lines_per_us = self.thread_rates(platform, clusters, &miss, capacity_lines_per_ns);
+        // Each cluster's online CPUs: each one's kernel housekeeping reads through the port.
+        let mut kernel_cpus = [0u32; MAX_CLUSTERS];
+        for cpu in cpus.iter().filter(|c| c.online) {
+            kernel_cpus[cpu.cluster] += 1;
+        }
+        let lines_per_us = self.thread_rates(platform, clusters, &miss, &kernel_cpus, capacity_lines_per_ns);
         self.speed_on_cpu.resize(cpus.len(), Default::default());
         for (cpu, load) in cpus.iter().enumerate() {
             if let Some(r) = load.running {
@@ -353,13 +359,15 @@ impl Solver {
         }
     }
 
-    /// Each running thread's rates at the misses `miss` of each cluster, and what they put on
-    /// the CCI ports; the DRAM lines per µs they move.
+    /// Each running thread's rates at the misses `miss` of each cluster, and what they and the
+    /// kernel housekeeping of each cluster's `kernel_cpus` put on the CCI ports; the DRAM lines
+    /// per µs the threads move.
     fn thread_rates(
         &mut self,
         platform: &Platform,
         clusters: &mut [ClusterHw],
         miss: &[cci::Miss; MAX_CLUSTERS],
+        kernel_cpus: &[u32; MAX_CLUSTERS],
         capacity_lines_per_ns: f64,
     ) -> f64 {
         for port in clusters.iter_mut().filter_map(|cl| cl.port.as_mut()) {
@@ -407,11 +415,43 @@ impl Solver {
             lines_per_us += speed.instr_per_us * lines_per_instr(r, miss);
         }
         if let Some(cci) = &platform.cci {
-            for port in clusters.iter_mut().filter_map(|cl| cl.port.as_mut()) {
-                port.finish_rates(cci.read_tracker_entries, cci.clock_khz);
+            for (c, cl) in clusters.iter_mut().enumerate() {
+                let powered = cl.powered;
+                if let Some(port) = cl.port.as_mut() {
+                    if powered {
+                        add_kernel_readers(platform, c, port, kernel_cpus[c], miss[c]);
+                    }
+                    let entries = platform.clusters[c].read_tracker_entries.unwrap_or(cci.read_tracker_entries);
+                    port.finish_rates(entries, cci.clock_khz);
+                }
             }
         }
         lines_per_us
+    }
+}
+
+/// The kernel housekeeping of `cpus` online CPUs of cluster `c` on its port: each CPU busy with
+/// OS-jitter bursts a share of the time (`[noise]`), reading back what the L2 lost of its
+/// footprint since its last wake-up, as independent misses (the core's overlap, `⌈mlp⌉`, in
+/// flight at most), each holding an entry for the cluster's miss latency `miss`. Their DRAM
+/// traffic (a hundredth of a chase's or less) is not added to the DRAM's demand.
+fn add_kernel_readers(platform: &Platform, c: usize, port: &mut cci::CciPort, cpus: u32, miss: cci::Miss) {
+    let noise = &platform.noise;
+    if noise.kernel_wakeup_mean_busy_us == 0 || noise.kernel_wakeup_footprint_lines <= 0.0 {
+        return;
+    }
+    let core = platform.core_type_of(c);
+    let interval_us = noise.kernel_wakeup_mean_interval_us as f64;
+    let duty = (noise.kernel_wakeup_mean_busy_us as f64 / interval_us).min(1.0);
+    let l2_lines = platform.clusters[c].l2_bytes as f64 / core.line_bytes as f64;
+    // the lines the cluster's threads refill (read before any kernel reader is added)
+    let refills_per_us = port.read_rate_per_us();
+    let reads_per_us =
+        cci::kernel_reads_per_us(noise.kernel_wakeup_footprint_lines, interval_us, l2_lines, refills_per_us);
+    let slots = core.mlp.ceil().max(1.0) as u32;
+    let retries_per_us = if miss.retried { reads_per_us } else { 0.0 };
+    for _ in 0..cpus {
+        port.add_kernel_reader(reads_per_us, miss.latency_ns, slots, duty, retries_per_us);
     }
 }
 

@@ -2,13 +2,14 @@
 //! each task may use (`SimConfig::check_for` plans them), the run queues and task groups, and
 //! SCHED_DEADLINE's admission.
 
+use super::Eevdf;
 use super::{CpuTime, Scheduler, ThreadSched, ThreadState};
 use crate::engine::config::SimConfig;
 use crate::platform::Platform;
 use crate::sched::cfs::{self, RunQueue};
 use crate::sched::group::Groups;
 use crate::sched::pelt::SchedAvg;
-use crate::sched::{deadline, rt, uclamp, CpuMask, Kernel, Placement, SchedEntity};
+use crate::sched::{deadline, eevdf, rt, uclamp, CpuMask, Kernel, Placement, SchedEntity};
 use crate::workload::{PhaseKind, Task, Workload};
 
 /// The scheduler's sysctls of a run (`SimConfig::sched_tunables` over their defaults), each
@@ -77,9 +78,16 @@ impl<'a> Scheduler<'a> {
             governors_read_util,
         } = setup;
         let (ncpus, nclusters) = (platform.ncpus(), platform.clusters.len());
+        let eevdf = placement.eevdf_features().map(|features| Eevdf {
+            features,
+            base_slice_us: eevdf::base_slice_us(ncpus),
+            tick_us: platform.tick_us() as f64,
+        });
+        check_slices(tasks, placement.kernel(), placement.name())?;
+        let base_slice_us = eevdf::base_slice_us(ncpus);
         let mut entities: Vec<SchedEntity> = threads
             .iter()
-            .map(|&(ti, _, kernel)| entity(&tasks[ti], allowed[ti], kernel, sysctls.rr_slice_ticks))
+            .map(|&(ti, _, kernel)| entity(&tasks[ti], allowed[ti], kernel, sysctls.rr_slice_ticks, base_slice_us))
             .collect();
         let capacity: Vec<u32> = cluster_of.iter().map(|&c| platform.cpu_capacity(c)).collect();
         let dl_used =
@@ -140,6 +148,8 @@ impl<'a> Scheduler<'a> {
             last_tick_us: 0.0, // boot; the first tick comes a jiffy later
             tick_us: platform.tick_us() as f64,
             cfs: cfs::Tunables::for_cpus(ncpus),
+            eevdf,
+            resched: vec![false; ncpus],
             sysctls,
             uclamp_used,
             rt_arrivals: 0,
@@ -156,8 +166,9 @@ impl<'a> Scheduler<'a> {
     }
 }
 
-/// A thread of `task`: allowed on `allowed`, at its first CPU, its class and clamps as asked.
-fn entity(task: &Task, allowed: CpuMask, kernel: bool, rr_slice_ticks: u64) -> SchedEntity {
+/// A thread of `task`: allowed on `allowed`, at its first CPU, its class, clamps and (EEVDF)
+/// slice as asked.
+fn entity(task: &Task, allowed: CpuMask, kernel: bool, rr_slice_ticks: u64, base_slice_us: f64) -> SchedEntity {
     SchedEntity {
         allowed,
         cpu: allowed.first().expect("not empty"),
@@ -173,9 +184,26 @@ fn entity(task: &Task, allowed: CpuMask, kernel: bool, rr_slice_ticks: u64) -> S
         rt_arrival: 0,
         rr_slice_left_ticks: rr_slice_ticks,
         dl: Default::default(),
+        eevdf: eevdf::Request::new(task.slice_us.map(f64::from), base_slice_us),
         // a user task starts fully loaded (LSK-MP 0027), a kernel thread does not (children
         // of kthreadd, 0079)
         avg: if kernel { SchedAvg::default() } else { SchedAvg::new_task(0) },
+    }
+}
+
+/// A CFS task's own slice (`sched_attr.sched_runtime`) is EEVDF's (Linux 6.12): a placement
+/// of an older kernel, which ignores it, refuses a workload file's `slice_us` (asked for by
+/// name, it would silently mean nothing) but runs an rt-app file's `dl-runtime` as rt-app on
+/// that kernel would, without it (the reader noted it).
+fn check_slices(tasks: &[Task], kernel: Kernel, placement: &str) -> Result<(), String> {
+    match tasks.iter().find(|t| t.slice_us.is_some() && t.rtapp.is_none()) {
+        Some(t) if !kernel.eevdf() => Err(format!(
+            "task '{}': slice_us (sched_attr.sched_runtime of a CFS task) is an EEVDF slice of Linux 6.12, and the \
+             '{placement}' scheduler models Linux {}, which ignores it; use --scheduler eevdf or eas-eevdf, or remove it",
+            t.name,
+            if kernel == Kernel::V3_10 { "3.10" } else { "5.10" }
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -215,6 +243,13 @@ fn build_groups(
             ));
         }
         groups.set_uclamp(groups.find(&spec.path).expect("every declared group is built"), spec.uclamp);
+    }
+    if kernel.eevdf() && groups.is_active() {
+        return Err(format!(
+            "workload '{}': task groups under the EEVDF schedulers (Linux 6.12) are not modelled yet (the group \
+             entities' lag and deadlines); use scheduler eas or smp, or remove the task groups",
+            workload.name
+        ));
     }
     if trace && groups.is_active() {
         groups.trace_signals();

@@ -28,18 +28,30 @@ impl Scheduler<'_> {
             se.vruntime += cfs::delta_fair(delta_us, se.weight);
             se.exec_start_us = now_us;
             rq.exec_start_us = now_us;
+            if self.eevdf.is_some() {
+                self.eevdf_update_curr(cpu, t);
+            }
         }
+        let rq = &mut self.rqs[cpu];
         self.groups.update_curr(cpu, t, rq, &self.entities, now_us);
     }
 
     /// The CFS thread to run next on `cpu` (`pick_next_task_fair`, `sched::group`): with
     /// `curr`, the running one competes; `yielding`, it gives way to any other.
+    /// Under EEVDF the pick is `pick_eevdf` (a yield has moved the deadline: `yield_fair`).
     pub fn pick_cfs(&self, cpu: usize, curr: Option<usize>, yielding: bool) -> Option<usize> {
+        if self.eevdf.is_some() {
+            return self.eevdf_pick(cpu, curr);
+        }
         self.groups.pick(cpu, &self.rqs[cpu], &self.entities, curr, yielding)
     }
 
-    /// CFS `t` (running, or waiting and off its timeline) leaves `cpu`'s run queues' loads.
-    pub fn cfs_leave(&mut self, cpu: usize, t: usize, now_us: f64) {
+    /// CFS `t` (running, or waiting and off its timeline) leaves `cpu`'s run queues' loads; a
+    /// running one under EEVDF keeps its lag (`sleeping`: it blocks, else it goes on elsewhere).
+    pub fn cfs_leave(&mut self, cpu: usize, t: usize, sleeping: bool, now_us: f64) {
+        if self.eevdf.is_some() && self.rqs[cpu].cfs_curr() == Some(t) {
+            self.eevdf_dequeue(cpu, t, sleeping);
+        }
         let now = self.group_now(cpu, now_us);
         self.groups.leave(cpu, t, &mut self.rqs[cpu], &self.entities, &now);
     }
@@ -62,16 +74,24 @@ impl Scheduler<'_> {
         }
         let now = self.group_now(cpu, now_us);
         let rq = &mut self.rqs[cpu];
-        if rq.cfs_curr() == Some(t) || rq.queue.contains(t, vruntime) {
+        let on_rq = rq.cfs_curr() == Some(t) || rq.queue.contains(t, vruntime);
+        if on_rq {
             self.groups.reweight_task(cpu, t, old, rq, &self.entities, &now);
+        }
+        if self.eevdf.is_some() && self.entities[t].is_fair() {
+            self.eevdf_reweight(cpu, t, old, on_rq);
         }
     }
 
     /// CFS `t`, runnable with its entity on `cpu`, joins `cpu`'s run queue (after its clamps,
     /// the queue's signal and the running task's runtime were brought up to date): its load
-    /// joins, a new or woken task's vruntime is placed, and it runs at once on an idle CPU or
-    /// waits, preempting the running thread if CFS's wake-up rule says so.
+    /// joins, a new or woken task's vruntime is placed (under EEVDF every arrival's, from the
+    /// lag it kept), and it runs at once on an idle CPU or waits, preempting the running thread
+    /// if CFS's wake-up rule says so.
     pub fn enqueue_fair(&mut self, cpu: usize, t: usize, arrival: Arrival, now_us: f64) -> FairEnqueue {
+        if self.eevdf.is_some() {
+            return self.enqueue_eevdf(cpu, t, arrival, now_us);
+        }
         self.cfs_join(cpu, t, now_us);
         let tunables = self.cfs;
         let (rq, g) = (&mut self.rqs[cpu], self.groups.of(t));
@@ -101,9 +121,33 @@ impl Scheduler<'_> {
         FairEnqueue::Waits { preempts }
     }
 
+    /// [`enqueue_fair`](Self::enqueue_fair) under EEVDF (no task groups): placed, then
+    /// preempting if `check_preempt_wakeup_fair` says so (a move does not check, as under CFS).
+    fn enqueue_eevdf(&mut self, cpu: usize, t: usize, arrival: Arrival, now_us: f64) -> FairEnqueue {
+        self.cfs_join(cpu, t, now_us);
+        self.eevdf_place(cpu, t, arrival);
+        self.threads[t].state = ThreadState::Runnable;
+        let Some(curr) = self.rqs[cpu].curr else {
+            return FairEnqueue::RunsNow;
+        };
+        self.groups.insert_task(cpu, t, &mut self.rqs[cpu], &self.entities);
+        let e = &self.entities;
+        if arrival == Arrival::Migration || !e[curr].is_fair() {
+            return FairEnqueue::Waits { preempts: false };
+        }
+        let preempts = match cfs::policy_preempts(e[curr].class, e[t].class) {
+            Some(p) => p,
+            None => self.eevdf_wakeup_preempts(cpu, curr, t),
+        };
+        FairEnqueue::Waits { preempts }
+    }
+
     /// CFS's tick on busy `cpu` running `t`: true if it ran its slice while others wait
-    /// (`check_preempt_tick`).
+    /// (`check_preempt_tick`; under EEVDF, its request ended in the tick's `update_curr`).
     pub fn cfs_tick(&mut self, cpu: usize, t: usize, now_us: f64) -> bool {
+        if self.eevdf.is_some() {
+            return self.take_resched(cpu);
+        }
         let now = self.group_now(cpu, now_us);
         self.groups.tick(cpu, t, &mut self.rqs[cpu], &self.entities, &now, &self.cfs)
     }

@@ -10,6 +10,7 @@
 
 mod build;
 mod deadline;
+mod eevdf;
 mod fair;
 mod pelt;
 mod queue;
@@ -66,6 +67,15 @@ struct CpuTime {
     wakeups: u64,
 }
 
+/// EEVDF's settings for a run: the scheduler features, the base slice and the tick (the lag's
+/// least bound).
+#[derive(Debug, Clone, Copy)]
+pub struct Eevdf {
+    pub features: crate::sched::eevdf::Features,
+    pub base_slice_us: f64,
+    pub tick_us: f64,
+}
+
 /// How a thread arrives on a run queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arrival {
@@ -102,6 +112,11 @@ pub struct Scheduler<'a> {
     tick_us: f64,
     /// CFS tunables, scaled for the number of CPUs.
     cfs: cfs::Tunables,
+    /// EEVDF's rules, when the placement's kernel picks by them (Linux 6.6+).
+    eevdf: Option<Eevdf>,
+    /// Per CPU: EEVDF's `update_curr` asked for a reschedule (the running task's request is
+    /// done, or a shorter slice took its turn) that no pick has answered yet.
+    resched: Vec<bool>,
     sysctls: Sysctls,
     /// Something asks for a utilisation clamp (the kernel's `sched_uclamp_used`): the run
     /// queues' clamp buckets are kept (`uclamp`).

@@ -23,10 +23,14 @@ impl Scheduler<'_> {
 
     /// Waiting `t` leaves its CPU's run queue (and, CFS, its weight the queue's load).
     pub fn dequeue_waiting(&mut self, t: usize, now_us: f64) {
+        let (cpu, fair) = (self.entities[t].cpu, self.entities[t].is_fair());
+        if fair && self.eevdf.is_some() {
+            self.eevdf_dequeue(cpu, t, false); // its lag, while it still counts there
+        }
         self.unqueue(t);
         self.uclamp_dequeue(t);
-        if self.entities[t].is_fair() {
-            self.cfs_leave(self.entities[t].cpu, t, now_us);
+        if fair {
+            self.cfs_leave(cpu, t, false, now_us);
         }
     }
 
@@ -92,6 +96,10 @@ impl Scheduler<'_> {
             let now = self.group_now(cpu, now_us);
             self.groups.set_next(cpu, t, &now);
         }
+        self.resched[cpu] = false;
+        if self.eevdf.is_some() && self.entities[t].is_fair() {
+            self.eevdf_set_next(cpu, t);
+        }
     }
 
     /// `t`, running on `cpu`, goes back to its class's queue (an RT task keeps its place in its
@@ -118,7 +126,7 @@ impl Scheduler<'_> {
         self.uclamp_dequeue(t);
         let prev_class = self.entities[t].class_kind();
         if prev_class == ClassKind::Fair {
-            self.cfs_leave(cpu, t, now_us);
+            self.cfs_leave(cpu, t, true, now_us);
         }
         // `dequeue_task_dl`: a server out of runtime as it blocks is throttled, off its queue
         let exhausted = self.account_dl(cpu, now_us);
@@ -210,7 +218,7 @@ impl Scheduler<'_> {
         let class = self.entities[t].class_kind();
         debug_assert!(class != ClassKind::Deadline, "a DL task spans its root domain: never moved by affinity");
         if class == ClassKind::Fair {
-            self.cfs_leave(from, t, now_us);
+            self.cfs_leave(from, t, false, now_us);
         }
         self.stop_running(from, t, now_us);
         self.uclamp_dequeue(t);
@@ -231,7 +239,10 @@ impl Scheduler<'_> {
     pub fn move_entity(&mut self, t: usize, from: usize, to: usize, now_us: f64, out: &mut Outputs) {
         self.dl_move_bw(t, from, to);
         let now = self.group_now(from, now_us);
-        self.groups.renormalise(t, from, to, &self.rqs, &mut self.entities);
+        if self.eevdf.is_none() {
+            // under EEVDF it is placed by the lag it kept
+            self.groups.renormalise(t, from, to, &self.rqs, &mut self.entities);
+        }
         self.groups.detach(from, t, &mut self.rqs[from], &self.entities, &now);
         self.entities[t].cpu = to;
         if self.track_util {
@@ -260,8 +271,9 @@ impl Scheduler<'_> {
         se.class = class;
         se.weight = crate::sched::cfs::weight_for(class, se.nice); // off every CFS queue here
         se.rr_slice_left_ticks = self.sysctls.rr_slice_ticks;
-        if class.rt_priority().is_none() {
-            // joins CFS at its run queue's minimum (`attach_task_cfs_rq`)
+        if class.rt_priority().is_none() && self.eevdf.is_none() {
+            // joins CFS at its run queue's minimum (`attach_task_cfs_rq`; EEVDF places it
+            // by its lag as it is queued)
             let min = self.groups.min_vruntime(cpu, self.groups.of(t), &self.rqs[cpu]);
             self.entities[t].vruntime = min;
         }
@@ -299,6 +311,9 @@ impl Scheduler<'_> {
         rq.exec_start_us = now_us;
         if class.rt_priority().is_none() {
             self.cfs_join(cpu, t, now_us);
+            if self.eevdf.is_some() {
+                self.eevdf_place(cpu, t, super::Arrival::Migration);
+            }
             self.attach_avg(cpu, t, now_us, out);
             let now = self.group_now(cpu, now_us);
             self.groups.set_next(cpu, t, &now);

@@ -11,7 +11,8 @@ mod thread;
 mod timers;
 
 pub use parallel::{Arrival, Pools};
-use rtapp_markers::{Pen, RtappMarks};
+pub use rtapp_markers::RtappOutputs;
+use rtapp_markers::{Loops, Pen, RtappMarks};
 pub use sync::{object_of, Object, SyncObjects, SyncOutcome};
 pub use thread::Progress;
 
@@ -68,7 +69,7 @@ impl Work {
         task_threads: Vec<u32>,
         user_tasks: usize,
         reference: usize,
-        trace: bool,
+        rtapp: RtappOutputs,
     ) -> Work {
         let ncpus = platform.ncpus();
         let user_threads: usize = task_threads[..user_tasks].iter().map(|&n| n as usize).sum();
@@ -91,7 +92,12 @@ impl Work {
             pools: Pools::new(&tasks),
             sync: SyncObjects::new(&tasks, &task_threads),
             timers: Timers::new(ncpus),
-            rtapp: RtappMarks::new(&tasks, &thread_task, trace),
+            rtapp: RtappMarks::new(
+                &tasks,
+                &thread_task,
+                rtapp,
+                crate::rtapp::calibration::ns_per_loop(platform, reference),
+            ),
             workload_name: workload.name.clone(),
             duration_us: workload.duration_us.map(|d| d as f64),
             live_user_threads: user_threads,
@@ -166,6 +172,23 @@ impl Work {
     }
 
     /// Instructions per µs of reference work in `t`'s current phase.
+    /// `t` is done with its phase: on to the next, back to its loop's first while the loop has
+    /// loops left (`Task::loops`).
+    pub fn next_phase(&mut self, t: usize) {
+        let th = &mut self.threads[t];
+        let done = th.progress.phase;
+        let task = &self.tasks[th.task];
+        if let Some(l) = task.loops.iter().find(|l| l.end == done + 1) {
+            th.progress.phase_loop += 1;
+            if th.progress.phase_loop < l.count {
+                th.progress.phase = l.start;
+                return;
+            }
+            th.progress.phase_loop = 0;
+        }
+        th.progress.phase = done + 1;
+    }
+
     pub fn reference_ips(&self, t: usize) -> f64 {
         let th = &self.threads[t];
         self.reference_ips[th.task][th.progress.phase]
@@ -366,7 +389,22 @@ impl Work {
     pub fn rtapp_enter(&mut self, out: &mut Outputs, t: usize, phase: usize, now_us: f64, cpu: usize, running: bool) {
         let th = &self.threads[t];
         let pen = Pen { out, now_us, cpu, tid: th.tid };
-        self.rtapp.enter(pen, t, &self.tasks[th.task], phase, th.progress.repeats_left, running);
+        let task = &self.tasks[th.task];
+        let loops = Loops { thread_loop: task.repeat - th.progress.repeats_left, phase_loop: th.progress.phase_loop };
+        self.rtapp.enter(pen, t, task, phase, loops, running);
+    }
+
+    /// Whether rt-app's threads write markers or log rows in this run.
+    pub fn rtapp_active(&self) -> bool {
+        self.rtapp.active()
+    }
+
+    /// rt-app's log of thread `t`'s loops, if it is an rt-app thread and logs were asked for.
+    pub fn rtapp_log(&mut self, t: usize) -> Option<crate::result::RtappLog> {
+        let task = self.threads[t].task;
+        self.tasks[task].rtapp.as_ref()?;
+        let rows = self.rtapp.take_rows(t);
+        Some(crate::result::RtappLog { thread: self.thread_name(t), index: t as u32, rows })
     }
 
     /// `t` was switched in on `cpu`: the markers of what it entered meanwhile.
@@ -376,8 +414,9 @@ impl Work {
     }
 
     /// `t` reached a timer at `now_us`: it sleeps to `expiry_us` (or not, after an overrun).
-    pub fn rtapp_timer(&mut self, tracing: bool, t: usize, now_us: f64, expiry_us: f64, period_us: u64, sleeps: bool) {
-        self.rtapp.timer(tracing, t, now_us, expiry_us, period_us, sleeps);
+    pub fn rtapp_timer(&mut self, t: usize, now_us: f64, expiry_us: f64, period_us: u64, sleeps: bool) {
+        let task = &self.tasks[self.threads[t].task];
+        self.rtapp.timer(t, task, now_us, expiry_us, period_us, sleeps);
     }
 
     /// `t` exits on `cpu`: its loop's end and its task's (and the main process's, after the
@@ -418,7 +457,7 @@ mod tests {
     fn a_thread_pays_back_stolen_time_before_it_retires_instructions() {
         let p = Platform::builtin("exynos5422").unwrap();
         let w = Workload::from_spec("cpu-bound:threads=2,instructions=1000").unwrap();
-        let mut work = Work::new(&p, &w, w.tasks.clone(), vec![2], 1, 1, false);
+        let mut work = Work::new(&p, &w, w.tasks.clone(), vec![2], 1, 1, RtappOutputs { trace: false, logs: false });
         assert_eq!((work.nthreads(), work.tid(1), work.thread_name(1)), (2, FIRST_USER_TID + 1, "cpu-bound-1".into()));
         work.progress_mut(0).work_left = 1000.0;
         work.steal(0, 4.0);

@@ -8,6 +8,8 @@ use crate::engine::pmu::Pmu;
 pub struct Progress {
     pub phase: usize,
     pub repeats_left: u32,
+    /// Loops done of the task's phase loop `phase` is in (0 outside one).
+    pub phase_loop: u32,
     /// Instructions left in the current job.
     pub work_left: f64,
     /// Time the kernel took from this thread (OS jitter, idle exit) not yet paid back, µs.
@@ -46,6 +48,7 @@ impl Thread {
             progress: Progress {
                 phase: 0,
                 repeats_left: repeat,
+                phase_loop: 0,
                 work_left: 0.0,
                 stolen_us: 0.0,
                 jobs_left: 0,

@@ -21,7 +21,7 @@ impl Groups {
         let mut child = g;
         loop {
             let p = self.parent(child);
-            let keeps_turn = self.kernel == Kernel::V5_10 && prev.is_some_and(|pt| self.contains(child, self.of(pt)));
+            let keeps_turn = self.kernel != Kernel::V3_10 && prev.is_some_and(|pt| self.contains(child, self.of(pt)));
             let se = &mut self.level_mut(child, cpu).se;
             se.running = true;
             se.exec_start_us = now.us;
@@ -82,7 +82,7 @@ impl Groups {
     /// The running `t` starts a new turn on `cpu` without a switch: 3.10 puts back and sets its
     /// groups' entities too; 5.10 keeps them (`pick_next_task_fair` finds `prev` again).
     pub fn new_turn(&mut self, cpu: usize, t: usize, now_us: f64) {
-        if self.kernel == Kernel::V5_10 {
+        if self.kernel != Kernel::V3_10 {
             return;
         }
         let mut g = self.of(t);

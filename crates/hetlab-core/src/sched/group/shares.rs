@@ -21,7 +21,7 @@ pub(super) fn calc_shares(
 ) -> u64 {
     let load = match kernel {
         Kernel::V3_10 => load_weight,
-        Kernel::V5_10 => load_weight.max(load_avg),
+        Kernel::V5_10 | Kernel::V6_12 => load_weight.max(load_avg),
     };
     let tg_weight = (tg_load_avg + load).saturating_sub(contrib);
     let share =
@@ -36,7 +36,7 @@ pub(super) fn contribution_due(kernel: Kernel, contrib: u64, load_avg: u64, forc
     let delta = load_avg.abs_diff(contrib);
     let divisor = match kernel {
         Kernel::V3_10 => 8,
-        Kernel::V5_10 => 64,
+        Kernel::V5_10 | Kernel::V6_12 => 64,
     };
     delta != 0 && (force || delta > contrib / divisor)
 }

@@ -1,0 +1,90 @@
+//! `hetlab platform from-dt` on real SoC descriptions: RK3588 (rk3588-facts.dts, which includes
+//! rk3588-facts-opp.dtsi: fixtures written from the facts of the kernel's rk3588-base.dtsi and
+//! rk3588-opp.dtsi) and GS101 (a fixture written from the facts of gs101.dtsi). Values checked
+//! against the kernel files by hand.
+
+use std::path::Path;
+
+use hetlab_linux::dt_platform::from_dt;
+
+fn data(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/dt").join(name)
+}
+
+/// The tables of the skeleton, parsed back (comments dropped by the TOML reader).
+fn tables(text: &str) -> toml::Table {
+    text.parse().unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+#[test]
+fn rk3588_three_clusters_with_their_opps_caches_and_idle_state() {
+    let s = from_dt(&data("rk3588-facts.dts")).unwrap();
+    let t = tables(&s.toml);
+    let clusters = t["clusters"].as_array().unwrap();
+    let cpus: Vec<Vec<i64>> = clusters
+        .iter()
+        .map(|c| c["cpus"].as_array().unwrap().iter().map(|v| v.as_integer().unwrap()).collect())
+        .collect();
+    assert_eq!(cpus, [vec![0, 1, 2, 3], vec![4, 5], vec![6, 7]]);
+    let little = &clusters[0];
+    assert_eq!(little["core_type"].as_str(), Some("cortex-a55"));
+    // the kernel's rk3588-opp.dtsi: cluster0 1008 MHz at 675 mV ... 1800 MHz at 950 mV, clock latency 40 µs
+    let opps = little["opps"].as_array().unwrap();
+    assert_eq!(opps.len(), 5);
+    assert_eq!(opps[0].as_array().unwrap()[0].as_integer(), Some(1_008_000));
+    assert_eq!(opps[4].as_array().unwrap()[1].as_integer(), Some(950_000));
+    assert_eq!(little["transition_latency_ns"].as_integer(), Some(40_000));
+    // L2 128 KiB per A55 (512 sets x 64 B: 4 ways), the shared L3 3 MiB (4096 sets x 64 B: 12)
+    assert_eq!(little["l2_bytes"].as_integer(), Some(131_072));
+    assert_eq!(little["l2_ways"].as_integer(), Some(4));
+    // the shared L3 has no platform key: a comment
+    assert!(little.get("l3_bytes").is_none());
+    assert!(s.toml.contains("# l3: 3145728 bytes (cache-size, rk3588-facts.dts:"), "{}", s.toml);
+    // CPU_SLEEP: entry 100 + exit 120 µs, min residency 1000 µs; a core-level PSCI state
+    assert_eq!(little["core_off_exit_latency_us"].as_integer(), Some(220));
+    assert_eq!(little["core_off_target_residency_us"].as_integer(), Some(1000));
+    assert_eq!(clusters[2]["opps"].as_array().unwrap().len(), 7);
+    let types = t["core_types"].as_array().unwrap();
+    assert_eq!(types.len(), 2);
+    assert_eq!(types[1]["capacity_dmips_mhz"].as_integer(), Some(1024));
+    assert_eq!(types[1]["dynamic_power_coefficient"].as_integer(), Some(416));
+    // 32 KiB, 128 sets of 64 B: 4 ways (both L1s of the A55)
+    assert_eq!(types[0]["caches"]["l1d_ways"].as_integer(), Some(4));
+    assert_eq!(types[0]["caches"]["l1i_bytes"].as_integer(), Some(32_768));
+    // each value cites its file and line
+    assert!(s.toml.contains("capacity-dmips-mhz, rk3588-facts.dts:"), "{}", s.toml);
+    assert!(s.toml.contains("rk3588-facts-opp.dtsi:"), "{}", s.toml);
+    assert_eq!(s.notes.len(), 1, "{:?}", s.notes);
+    assert!(s.missing.is_empty(), "{:?}", s.missing);
+}
+
+#[test]
+fn gs101_lists_the_caches_it_lacks() {
+    let s = from_dt(&data("gs101-facts.dts")).unwrap();
+    let t = tables(&s.toml);
+    let clusters = t["clusters"].as_array().unwrap();
+    let names: Vec<&str> = clusters.iter().map(|c| c["core_type"].as_str().unwrap()).collect();
+    assert_eq!(names, ["cortex-a55", "cortex-a76", "cortex-x1"]);
+    let x1 = &clusters[2];
+    let opps = x1["opps"].as_array().unwrap();
+    assert_eq!(opps.len(), 17);
+    assert_eq!(opps[16].as_array().unwrap()[0].as_integer(), Some(2_802_000));
+    assert_eq!(opps[16].as_array().unwrap()[1].as_integer(), Some(1_056_250));
+    assert_eq!(x1["core_off_exit_latency_us"].as_integer(), Some(455));
+    assert_eq!(x1["core_off_target_residency_us"].as_integer(), Some(3500));
+    assert_eq!(t["core_types"].as_array().unwrap()[2]["dynamic_power_coefficient"].as_integer(), Some(650));
+    // gs101.dtsi describes no caches: each CPU type's L1 and each cluster's L2 are listed
+    assert!(s.missing.iter().any(|m| m.contains("d-cache-size")), "{:?}", s.missing);
+    assert!(s.missing.iter().any(|m| m.contains("next-level-cache")), "{:?}", s.missing);
+}
+
+#[test]
+fn a_file_it_cannot_read_is_one_line_with_the_place() {
+    let dir = std::env::temp_dir().join(format!("hetlab-dt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("x.dts"), "/dts-v1/;\n#if 1\n/ { };\n#endif\n").unwrap();
+    let e = from_dt(&dir.join("x.dts")).err().unwrap();
+    assert!(e.contains("x.dts:2") && !e.contains('\n'), "{e}");
+    std::fs::write(dir.join("y.dts"), "/dts-v1/;\n/ { soc { }; };\n").unwrap();
+    assert!(from_dt(&dir.join("y.dts")).err().unwrap().contains("no /cpus node"));
+}
