@@ -23,9 +23,9 @@
 //!
 //! This module is the state machine in jiffies and counts, and the rcuo kthreads' tasks; the
 //! engine (`engine::kernel_work`, `engine::flow`) runs it from the tick, idle entry and the rcuo
-//! kthreads, and charges the CPU time. Not modelled:
-//! the grace-period kthread's own wake-ups (its FQS scans run every 3 jiffies during a grace
-//! period on whichever CPU is awake) and the 3.8 `RCU_IDLE_FLUSHES` drain loop.
+//! kthreads, and charges the CPU time; the grace-period kthread's passes (its wake-ups and
+//! FQS scans, `GpPass`) are queued to the board's kernel (`kernel::kthreads`). Not modelled:
+//! the 3.8 `RCU_IDLE_FLUSHES` drain loop.
 
 use crate::platform::Platform;
 use crate::workload::{Access, MemProfile, Order, Pattern, Phase, PhaseKind, RcuCalls, Task};
@@ -471,6 +471,14 @@ impl Rcu {
     pub fn rcuo_has_work(&self, cpu: usize) -> bool {
         let r = &self.rcuo[cpu];
         !r.ready.is_empty() || (!r.list.is_empty() && r.waiting.is_none())
+    }
+
+    /// `cpu`'s rcuo kthread goes to sleep (it checked `rcuo_has_work` first): a wake-up that
+    /// came while it ran was consumed by that check, so the next list or grace-period end must
+    /// wake it again. Without this a kthread woken while running, then asleep for its grace
+    /// period, was never woken at the period's end: its callbacks were never invoked.
+    pub fn rcuo_sleeps(&mut self, cpu: usize) {
+        self.rcuo[cpu].woken = false;
     }
 
     /// `cpu`'s rcuo kthread runs: it invokes what is ready and takes the list for the next

@@ -119,6 +119,7 @@ impl Engine<'_> {
             PhaseKind::Suspend { .. } if self.kernel.kthread_has_work(t) => true,
             PhaseKind::Suspend { event } => {
                 let id = self.work.sync().id(Object::Condition, event);
+                self.kernel.kthread_sleeps(t);
                 self.wait_on(t, id);
                 false
             }

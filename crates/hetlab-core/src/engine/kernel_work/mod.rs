@@ -291,6 +291,13 @@ impl<'a> KernelWork<'a> {
             || self.interrupts.as_ref().is_some_and(|k| k.has_work(t))
     }
 
+    /// Kernel thread `t` goes to sleep with no work waiting (`kthread_has_work` was false).
+    pub fn kthread_sleeps(&mut self, t: usize) {
+        if let Some(cpu) = self.rcuo_cpu(t) {
+            self.rcu.rcuo_sleeps(cpu);
+        }
+    }
+
     /// The reference work of kernel thread `t`'s pass now, µs (`None`: `t` is not one).
     pub fn kthread_pass_us(&mut self, t: usize) -> Option<f64> {
         if let Some(cpu) = self.rcuo_cpu(t) {
