@@ -331,6 +331,11 @@ def _hypothesis(runs: pd.DataFrame) -> Claim:
     note += "; ".join(
         _why(runs, b, "offload") for b in _benches(runs) if _benefit(runs, b, "offload", "energy_j") > 1.0
     )
+    note += (
+        ". The saving is the A15 cluster's power-ups: each is charged its exit latency at busy power on top of "
+        "[EAS]'s wake-up energy, and the sensitivity table's 'cluster power-up cost' rows show how much of it that "
+        "charge carries"
+    )
     if (runs.config == "offload-nohz").any():
         note += (
             ". With nohz_full= too, the A15s' timers go to the A7s: an A15 whose menu governor chose WFI on its "
