@@ -39,6 +39,10 @@ pub struct RunResult {
     pub marks: Vec<Mark>,
     /// RCU's work and options (`kernel::rcu`), when RCU had callbacks or options were given.
     pub rcu: Option<crate::kernel::rcu::RcuReport>,
+    /// Where the board's interrupt work ran, per source and CPU (`kernel::irq`), when the
+    /// platform describes its kernel (`[kernel]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupts: Option<crate::kernel::irq::InterruptReport>,
     /// Set when every thread left waits on something only another of them could give (rt-app
     /// `wait` nobody signals, a lock cycle): the run can go no further. Absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]

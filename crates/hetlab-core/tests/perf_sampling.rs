@@ -4,6 +4,7 @@
 
 use hetlab_core::engine::{simulate, SimConfig};
 use hetlab_core::kernel::perf_sampling::PerfSampling;
+use hetlab_core::model::pollution::sample_cycles;
 use hetlab_core::platform::Platform;
 use hetlab_core::result::RunResult;
 use hetlab_core::workload::Workload;
@@ -63,9 +64,10 @@ fn a_cpu_bound_thread_grows_by_exactly_the_samples_cost() {
     // no jitter, CPI 1: the work alone is w cycles
     let work_s = w / (khz * 1e3);
     assert!((finish_s(&plain, "on1") - work_s).abs() < 1e-9 * work_s, "{}", finish_s(&plain, "on1"));
-    // the samples' share: one per (N - h) instructions after the first N, each `cycles` long
+    // the samples' share: one per (N - h) instructions after the first N, each the handler's
+    // warm run long (the thread makes no memory reference: it evicts none of the handler's lines)
     let n = samples(w, cost.counted_instructions);
-    let expected = work_s + n * cost.cycles / (khz * 1e3);
+    let expected = work_s + n * cost.handler_cycles / (khz * 1e3);
     let got = finish_s(&sampled, "on1");
     assert!((got - expected).abs() < 1e-9 * expected, "{got} s vs {expected} s ({n} samples)");
     // the thread's own CPU time is its work: the handlers' time is stolen from it
@@ -84,7 +86,7 @@ fn a_thread_shorter_than_the_period_is_not_slowed() {
     // one instruction more, and it pays one sample
     let cost = p.perf_sample.clone().unwrap();
     let sampled = run(&p, &compute(&[(1, PERIOD as f64)]), Some(&[1]));
-    let expected = (PERIOD as f64 + cost.cycles) / 400e6;
+    let expected = (PERIOD as f64 + cost.handler_cycles) / 400e6;
     assert!((finish_s(&sampled, "on1") - expected).abs() < 1e-12, "{}", finish_s(&sampled, "on1"));
 }
 
@@ -96,7 +98,7 @@ fn unsampled_cpus_are_untouched() {
     let sampled = run(&p, &w, Some(&[1]));
     assert_eq!(finish_s(&sampled, "on0"), finish_s(&plain, "on0"));
     assert_eq!(finish_s(&sampled, "on2"), finish_s(&plain, "on2"));
-    assert!(finish_s(&sampled, "on1") > 1.2 * finish_s(&plain, "on1"));
+    assert!(finish_s(&sampled, "on1") > 1.1 * finish_s(&plain, "on1"));
     // a run that asks for nothing is the run without the mechanism
     assert_eq!(
         serde_json::to_string(&run(&p, &w, None)).unwrap(),
@@ -134,9 +136,13 @@ fn slowdown_of_a_cpu_bound_task_at_n_10000_on_the_vexpress() {
     let plain = run(&p, &pinned, None);
     let sampled = run(&p, &pinned, Some(&[1, 3]));
     let slowdown = sampled.time_s / plain.time_s;
-    // closed form: per sample, N - h instructions of work at 0.9 cycles each plus the sample
+    // closed form: per sample, N - h instructions of work at 0.9 cycles each plus the sample,
+    // whose cost the thread's cache traffic sets (`sample_cycles`)
     let cpi = 0.9;
-    let closed = 1.0 + cost.cycles / ((PERIOD as f64 - cost.counted_instructions) * cpi);
+    let work = PERIOD as f64 - cost.counted_instructions;
+    let mem = &pinned.tasks[0].phases[0].mem;
+    let sample = sample_cycles(&cost, mem, p.core_type_of(0), p.clusters[0].l2_bytes as f64, &p.caches, work);
+    let closed = 1.0 + sample / (work * cpi);
     println!(
         "vexpress-a9, perf record -c {PERIOD} on the task's CPU: cpu-bound (CPI {cpi}) {:.4} s -> {:.4} s: \
          time x {slowdown:.4} (closed form {closed:.4}), speed {:.1} % of unsampled",

@@ -70,11 +70,12 @@ fn perf_samples_lengthen_the_intervals_on_the_sampled_cpus_only() {
             if own_s < 0.1 {
                 continue;
             }
-            // a CPU-bound thread on a sampled CPU: about a third of its time in the handlers
-            // (5,000 cycles per 9,000 of its own instructions); elsewhere only OS jitter
+            // a CPU-bound thread on a sampled CPU: a seventh of its time in the handlers (their
+            // warm 1,400 cycles and the lines the two evict from each other, per 9,000 of its own
+            // instructions: `model::pollution`); elsewhere only OS jitter
             let share = (on_s - own_s) / on_s;
             if cpu % 2 == 1 {
-                assert!(share > 0.2 && share < 0.5, "{} cpu {cpu}: {share}", th.name);
+                assert!(share > 0.1 && share < 0.5, "{} cpu {cpu}: {share}", th.name);
             } else {
                 assert!(share < 0.01, "{} cpu {cpu}: {share}", th.name);
             }

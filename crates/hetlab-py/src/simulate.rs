@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hetlab_core::engine::{simulate as run_simulation, CpuIdle, SimConfig};
+use hetlab_core::kernel::boot::BootOptions;
 use hetlab_core::kernel::perf_sampling::PerfSampling;
-use hetlab_core::kernel::rcu::RcuOptions;
 use hetlab_core::sched::switching::SwitchingMode;
 use hetlab_core::sched::SchedPolicy;
 use hetlab_core::trace::ftrace::{write_ftrace, TraceFormat};
@@ -192,7 +192,7 @@ pub fn simulate(
         kernel_threads: Vec::new(),
         perf_sampling: (!perf_cpus.is_empty())
             .then_some(PerfSampling { cpus: perf_cpus, period_instructions: perf_period }),
-        rcu: RcuOptions::parse(kernel, platform.ncpus()).map_err(err)?,
+        kernel: BootOptions::parse(kernel, platform.ncpus()).map_err(err)?,
         start_temp_c,
         trace: traced || intervals, // the intervals are read from the sched_switch events
         rtapp_logs,

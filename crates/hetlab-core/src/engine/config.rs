@@ -4,15 +4,17 @@
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
+use crate::kernel::boot::BootOptions;
+use crate::kernel::kthreads::kthread_tasks;
 use crate::kernel::perf_sampling::PerfSampling;
-use crate::kernel::rcu::{rcuo_kthreads, RcuOptions};
+use crate::kernel::rcu::rcuo_kthreads;
 use crate::kernel::{FIRST_KERNEL_TID, FIRST_USER_TID};
 use crate::model::idle::CpuIdle;
 use crate::platform::Platform;
 use crate::sched::switching::{Switcher, SwitchingMode};
 use crate::sched::{CpuMask, Placement, SchedPolicy};
 use crate::tree::AntiSnoopModel;
-use crate::workload::{PhaseKind, SchedAttr, Task, Workload};
+use crate::workload::{PhaseKind, SchedAttr, SyncOp, Task, Workload};
 
 /// How a policy's frequency is chosen.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,8 +54,9 @@ pub struct SimConfig {
     /// Each cluster's temperature at the start, °C, in platform order (empty: every cluster at
     /// ambient): a board warmed up before the run.
     pub start_temp_c: Vec<f64>,
-    /// RCU's boot options (`rcu_nocbs=`, RCU_FAST_NO_HZ; `crate::kernel::rcu`).
-    pub rcu: RcuOptions,
+    /// The kernel command line (`--kernel`: RCU's options, `irqaffinity=`, `nohz_full=`,
+    /// `workqueue.unbound_cpus=`; `crate::kernel::boot`).
+    pub kernel: BootOptions,
     /// Record trace events.
     pub trace: bool,
     /// Keep rt-app's per-thread log rows (one per loop of an rt-app task's thread).
@@ -109,7 +112,7 @@ impl SimConfig {
             kernel_threads: Vec::new(),
             perf_sampling: None,
             start_temp_c: Vec::new(),
-            rcu: RcuOptions::default(),
+            kernel: BootOptions::default(),
             trace: false,
             rtapp_logs: false,
             series: true,
@@ -248,8 +251,11 @@ impl SimConfig {
         let user_cpus =
             CpuMask::of((0..ncpus).filter(|&c| online[c] && self.cluster.is_none_or(|k| cluster_of[c] == k)));
         let user_tasks = workload.tasks.len();
-        let rcuo = rcuo_kthreads(platform, &self.rcu);
-        let tasks: Vec<Task> = workload.tasks.iter().chain(&self.kernel_threads).chain(&rcuo).cloned().collect();
+        check_irqs(platform, workload)?;
+        let rcuo = rcuo_kthreads(platform, &self.kernel.rcu);
+        let kthreads = kthread_tasks(platform, &self.kernel, &online);
+        let tasks: Vec<Task> =
+            workload.tasks.iter().chain(&self.kernel_threads).chain(&rcuo).chain(&kthreads).cloned().collect();
         let (mut allowed, mut threads) = (Vec::new(), Vec::new());
         for (ti, task) in tasks.iter().enumerate() {
             let mask = allowed_cpus(task, ti >= user_tasks, &online, &cluster_of, self.cluster, user_cpus)?;
@@ -424,6 +430,45 @@ fn check_switcher_config(sw: &Switcher, config: &SimConfig, placement: &dyn Plac
              pinned or smp",
             placement.name()
         ));
+    }
+    Ok(())
+}
+
+/// The workload's interrupt streams drive devices the platform's kernel has, and a semaphore a
+/// stream posts is one some phase waits on (`sem_wait`).
+fn check_irqs(platform: &Platform, workload: &Workload) -> Result<(), String> {
+    for s in &workload.irqs {
+        let Some(kernel) = &platform.kernel else {
+            return Err(format!(
+                "workload {} drives device '{}' but platform {} describes no kernel devices ([kernel]); run it on a \
+                 platform that has them (e.g. tc2)",
+                workload.name, s.device, platform.name
+            ));
+        };
+        if kernel.device(&s.device).is_none() {
+            let known: Vec<&str> = kernel.devices.iter().map(|d| d.name.as_str()).collect();
+            return Err(format!(
+                "workload {}: irqs device '{}' is not one of platform {}'s devices ({})",
+                workload.name,
+                s.device,
+                platform.name,
+                known.join(", ")
+            ));
+        }
+        if let Some(sem) = &s.posts {
+            let waited = workload
+                .tasks
+                .iter()
+                .flat_map(|t| &t.phases)
+                .any(|p| matches!(&p.kind, PhaseKind::Sync { op: SyncOp::SemWait, object } if object == sem));
+            if !waited {
+                return Err(format!(
+                    "workload {}: irqs device '{}' posts '{sem}', which no phase waits on; add a phase with \
+                     sem_wait = \"{sem}\"",
+                    workload.name, s.device
+                ));
+            }
+        }
     }
     Ok(())
 }

@@ -100,6 +100,7 @@ impl Engine<'_> {
             self.move_entity(t, from, target);
         }
         self.sched.trace_wakeup(t, kind == WakeKind::Fork, now, &mut self.out);
+        self.resched_ipi(target, waker_cpu);
         let arrival = if kind == WakeKind::Fork { Arrival::Fork } else { Arrival::Wakeup };
         self.enqueue(target, t, arrival);
     }
@@ -381,12 +382,13 @@ impl Engine<'_> {
 
     pub(super) fn sleep_until(&mut self, t: usize, wake_us: f64) {
         let cpu = self.sched.cpu_of(t);
+        let timer_cpu = self.timer_cpu_for(cpu);
         if self.sched.is_running(t) {
             self.switch_out(cpu, ThreadState::Sleeping { wake_us }, PrevState::Sleeping);
         } else {
             self.sched.set_state(t, ThreadState::Sleeping { wake_us });
         }
-        self.work.arm_timer(t, cpu, wake_us);
+        self.work.arm_timer(t, timer_cpu, wake_us);
     }
 
     /// `t` sleeps until someone wakes it (a condition or barrier wait).

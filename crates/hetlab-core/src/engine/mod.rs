@@ -44,7 +44,7 @@ use crate::workload::Workload;
 use cpufreq::Cpufreq;
 use hardware::{CpuLoad, Hardware};
 use idle::Idle;
-use kernel_work::KernelWork;
+use kernel_work::{KernelWork, Lookups, PerfTarget};
 use outputs::Outputs;
 use scheduler::{SchedSetup, Scheduler, Sysctls, ThreadState};
 use work::Work;
@@ -78,7 +78,7 @@ pub struct Engine<'a> {
     /// Buffers of the loop, reused between events.
     due: Vec<(usize, u32)>,
     loads: Vec<CpuLoad>,
-    rcuo_wakes: Vec<usize>,
+    rcuo_wakes: Vec<(usize, Option<usize>)>,
 }
 
 impl<'a> Engine<'a> {
@@ -120,8 +120,12 @@ impl<'a> Engine<'a> {
             governors_read_util,
         };
         let sched = Scheduler::new(platform, &config, placement, setup)?;
-        let rcuo = |cpu| work.rcuo_of(cpu);
-        let kernel = KernelWork::new(platform, &online, &mut rng, perf, config.rcu.clone(), rcuo);
+        let lookups = Lookups {
+            rcuo: |cpu| work.rcuo_of(cpu),
+            kthread: |name: &str, event: &str| work.kthread_named(name, event),
+            semaphore: |name: &str| work.semaphore(name),
+        };
+        let kernel = KernelWork::new(platform, &online, &mut rng, perf, &config.kernel, &workload.irqs, lookups);
         let mut engine = Engine {
             hw: Hardware::new(platform, &clusters_online, &config.start_temp_c, threads.len()),
             idle: Idle::new(platform.ncpus(), config.cpuidle, config.cpu_dma_latency_us, sched.kernel()),
@@ -169,6 +173,15 @@ impl<'a> Engine<'a> {
         let limit_us = self.config.time_limit_s * 1e6;
         let duration_us = self.work.duration_us();
         let mut completed = self.run_until(duration_us.map_or(limit_us, |d| d.min(limit_us)));
+        if completed && self.work.live_user_threads() > 0 {
+            // the tasks that end the run are done: the harness stops the others now
+            let now = self.now_us;
+            for t in 0..self.work.nthreads() {
+                if !self.work.is_kernel(t) && self.sched.state(t) != ThreadState::Done {
+                    self.work.stop_at(t, now);
+                }
+            }
+        }
         if let Some(end_us) = duration_us.filter(|&d| !completed && d <= limit_us && self.now_us >= d) {
             // the workload's duration is up: every thread stops there (rt-app's end)
             for t in 0..self.work.nthreads() {
@@ -214,7 +227,7 @@ impl<'a> Engine<'a> {
         // A run whose events stop moving simulated time (a loop of zero-work phases) would
         // never reach the limit: it stops here, with `now` short of `limit_us`.
         let (mut last_us, mut same_time) = (self.now_us, 0u64);
-        while self.work.live_user_threads() > 0 {
+        while !self.work.run_over() {
             if self.out.stuck() {
                 return false;
             }
@@ -271,6 +284,12 @@ impl<'a> Engine<'a> {
             .min(self.sched.rt_period_next_us())
             .min(self.sched.next_dl_timer_us())
             .min(self.cpufreq.next_event_us());
+        if let Some(k) = self.kernel.interrupts() {
+            next = next.min(k.next_irq_us());
+            for (cpu, curr) in self.sched.online_cpus() {
+                next = next.min(k.next_timer_us(cpu, curr.is_none() && !self.kernel.in_burst(cpu, self.now_us)));
+            }
+        }
         let bursts_us = self.kernel.next_bursts_us();
         for (cpu, curr) in self.sched.online_cpus() {
             next = next.min(bursts_us[cpu]);
@@ -307,7 +326,10 @@ impl<'a> Engine<'a> {
             hw.count_instructions(cpu, instr, refills, bus, refs);
             // The overflows these instructions caused: their handlers' time is stolen from the
             // thread (`kernel::perf_sampling`).
-            let perf_us = kernel.perf_overflows_us(cpu, instr, khz);
+            let phase = work.progress(t).phase;
+            let task = work.task_of(t);
+            let on = PerfTarget { cluster, task_phase: (task, phase), mem: &work.task(t).phases[phase].mem };
+            let perf_us = kernel.perf_overflows_us(cpu, instr, khz, on);
             if perf_us > 0.0 {
                 work.steal(t, perf_us);
             }
@@ -318,6 +340,7 @@ impl<'a> Engine<'a> {
     /// The events due now, each dispatched to its owner.
     fn handle_events(&mut self) {
         self.rcu_wake_pending();
+        self.kthread_wakes_pending();
         let now = self.now_us;
         let by = now + EPS_US;
         for p in 0..self.cpufreq.len() {
@@ -340,6 +363,8 @@ impl<'a> Engine<'a> {
                 self.kernel_jitter(cpu);
             }
         }
+        self.device_irqs_due(by);
+        self.kernel_timers_due(by);
         // Thread completions (running threads whose job is done).
         for cpu in 0..self.sched.ncpus() {
             if let Some(t) = self.sched.curr(cpu) {
@@ -370,8 +395,11 @@ impl<'a> Engine<'a> {
             if !self.work.timer_current(t, seq) {
                 continue; // a timer the thread no longer waits for
             }
+            // the timer's CPU takes its interrupt (the board's kernel) and wakes the thread
+            let timer_cpu = self.work.timer_cpu(t);
+            self.local_timer_irq(timer_cpu);
             if matches!(self.sched.state(t), ThreadState::Sleeping { .. }) {
-                self.wake(t, None);
+                self.wake(t, Some(timer_cpu));
             } else if self.work.progress(t).runtime_end_us.is_some() {
                 self.end_runtime(t);
             }

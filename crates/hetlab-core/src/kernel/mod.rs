@@ -14,7 +14,10 @@
 //!   the kernel's naming and no workload behind them; the engine runs them beside the
 //!   workload's threads, with tids below the workload's.
 
+pub mod boot;
+pub mod irq;
 pub mod jitter;
+pub mod kthreads;
 pub mod menu;
 pub mod perf_sampling;
 pub mod rcu;
@@ -30,4 +33,9 @@ pub const FIRST_USER_TID: u32 = 1000;
 /// CPU), running `phases` once.
 pub fn kthread(name: &str, cpus: Option<Vec<usize>>, phases: Vec<Phase>) -> Task {
     Task { affinity: cpus, ..Task::new(name, phases) }
+}
+
+/// A CPU list as the kernel's cpulist parser reads it back (`0,1,3`).
+pub fn cpulist(cpus: &[usize]) -> String {
+    cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")
 }

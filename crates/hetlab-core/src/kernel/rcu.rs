@@ -23,9 +23,9 @@
 //!
 //! This module is the state machine in jiffies and counts, and the rcuo kthreads' tasks; the
 //! engine (`engine::kernel_work`, `engine::flow`) runs it from the tick, idle entry and the rcuo
-//! kthreads, and charges the CPU time. Not modelled:
-//! the grace-period kthread's own wake-ups (its FQS scans run every 3 jiffies during a grace
-//! period on whichever CPU is awake) and the 3.8 `RCU_IDLE_FLUSHES` drain loop.
+//! kthreads, and charges the CPU time; the grace-period kthread's passes (its wake-ups and
+//! FQS scans, `GpPass`) are queued to the board's kernel (`kernel::kthreads`). Not modelled:
+//! the 3.8 `RCU_IDLE_FLUSHES` drain loop.
 
 use crate::platform::Platform;
 use crate::workload::{Access, MemProfile, Order, Pattern, Phase, PhaseKind, RcuCalls, Task};
@@ -36,8 +36,11 @@ pub const BLIMIT: u64 = 10;
 pub const QHIMARK: u64 = 10_000;
 /// ... and restored at or below this many (`qlowmark`).
 pub const QLOWMARK: u64 = 100;
-/// First force-quiescent-state scan, jiffies after a grace period starts (rcutree.h).
+/// First force-quiescent-state scan, jiffies after a grace period starts, and the scans after
+/// it (`jiffies_till_first_fqs`, `jiffies_till_next_fqs`: `RCU_JIFFIES_TILL_FORCE_QS`, 3.10
+/// rcutree.h).
 pub const JIFFIES_TILL_FIRST_FQS: u64 = 3;
+pub const JIFFIES_TILL_NEXT_FQS: u64 = 3;
 /// RCU_FAST_NO_HZ: an idle CPU with non-lazy callbacks wakes at most every this many jiffies.
 pub const RCU_IDLE_GP_DELAY: u64 = 4;
 /// RCU_FAST_NO_HZ with only lazy callbacks: `6 * HZ` jiffies (about six seconds).
@@ -57,105 +60,21 @@ pub struct RcuOptions {
 }
 
 impl RcuOptions {
-    pub const NAMES: [&'static str; 3] = ["rcu_nocbs=CPUS", "rcu_fast_no_hz", "rcuo_affinity=CPUS"];
-
-    /// Parses `rcu_nocbs=0-1,rcu_fast_no_hz` for a platform of `ncpus` CPUs. A CPU list is
-    /// the kernel's cpulist (`0-1`, `0,2`, `0-1,3`); it goes on until the next option name.
-    pub fn parse(spec: &str, ncpus: usize) -> Result<RcuOptions, String> {
-        if spec.trim().is_empty() {
-            return Ok(RcuOptions::default());
-        }
-        let mut nocbs = None;
-        let mut affinity = None;
-        let mut fast = false;
-        // first pass: split into (option, cpulist items)
-        let mut current: Option<(&str, Vec<&str>)> = None;
-        let mut items: Vec<(&str, Vec<&str>)> = Vec::new();
-        for token in spec.split(',').map(str::trim) {
-            if token.is_empty() {
-                return Err(format!("--kernel '{spec}': empty item; give options separated by commas"));
-            }
-            let continues = token.chars().next().is_some_and(|c| c.is_ascii_digit());
-            match (&mut current, continues) {
-                (Some((_, cpus)), true) => cpus.push(token),
-                (_, true) => return Err(format!("--kernel '{spec}': '{token}' is not an option")),
-                (_, false) => {
-                    if let Some(done) = current.take() {
-                        items.push(done);
-                    }
-                    let (name, value) = token.split_once('=').map_or((token, None), |(n, v)| (n, Some(v)));
-                    current = Some((name, value.into_iter().collect()));
-                }
-            }
-        }
-        items.extend(current);
-        for (name, values) in items {
-            match name {
-                "rcu_nocbs" | "rcuo_affinity" => {
-                    if values.is_empty() || values.iter().any(|v| v.is_empty()) {
-                        return Err(format!("--kernel: {name} needs a CPU list, e.g. {name}=0-1"));
-                    }
-                    let cpus = parse_cpulist(name, &values, ncpus)?;
-                    if name == "rcu_nocbs" {
-                        nocbs = Some(cpus);
-                    } else {
-                        affinity = Some(cpus);
-                    }
-                }
-                "rcu_fast_no_hz" => {
-                    if !values.is_empty() {
-                        return Err("--kernel: rcu_fast_no_hz takes no value".into());
-                    }
-                    fast = true;
-                }
-                other => return Err(format!("--kernel: unknown option '{other}'; known: {}", Self::NAMES.join(", "))),
-            }
-        }
-        Ok(RcuOptions { nocbs: nocbs.unwrap_or_default(), fast_no_hz: fast, rcuo_affinity: affinity })
-    }
-
-    /// The options as `parse` reads them back (`rcu_nocbs=0-1,rcu_fast_no_hz`); "" for none.
+    /// The options as `BootOptions::parse` reads them back (`rcu_nocbs=0-1,rcu_fast_no_hz`);
+    /// "" for none.
     pub fn spec(&self) -> String {
         let mut parts = Vec::new();
         if !self.nocbs.is_empty() {
-            parts.push(format!("rcu_nocbs={}", cpulist(&self.nocbs)));
+            parts.push(format!("rcu_nocbs={}", super::cpulist(&self.nocbs)));
         }
         if self.fast_no_hz {
             parts.push("rcu_fast_no_hz".into());
         }
         if let Some(a) = &self.rcuo_affinity {
-            parts.push(format!("rcuo_affinity={}", cpulist(a)));
+            parts.push(format!("rcuo_affinity={}", super::cpulist(a)));
         }
         parts.join(",")
     }
-}
-
-fn parse_cpulist(name: &str, items: &[&str], ncpus: usize) -> Result<Vec<usize>, String> {
-    let mut cpus = Vec::new();
-    for item in items {
-        let bad = || format!("--kernel: {name}: '{item}' is not a CPU or a range (e.g. 0-1)");
-        let (lo, hi) = match item.split_once('-') {
-            Some((a, b)) => (a.parse::<usize>().map_err(|_| bad())?, b.parse::<usize>().map_err(|_| bad())?),
-            None => {
-                let c = item.parse::<usize>().map_err(|_| bad())?;
-                (c, c)
-            }
-        };
-        if lo > hi {
-            return Err(bad());
-        }
-        if hi >= ncpus {
-            return Err(format!("--kernel: {name} names cpu{hi}; the platform has cpu0-{}", ncpus - 1));
-        }
-        cpus.extend(lo..=hi);
-    }
-    cpus.sort_unstable();
-    cpus.dedup();
-    Ok(cpus)
-}
-
-fn cpulist(cpus: &[usize]) -> String {
-    cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")
 }
 
 /// Queued callbacks: how many, how many lazy, and their cost (µs on the reference core at its
@@ -212,6 +131,9 @@ struct CpuLists {
     timer_jiffy: Option<u64>,
     /// Quiescent state reported in the current grace period.
     qs: bool,
+    /// In dyntick-idle at some jiffy end since the last force-quiescent-state scan (the
+    /// dynticks counter moved: `rcu_implicit_dynticks_qs`).
+    idle_since_scan: bool,
 }
 
 impl CpuLists {
@@ -243,6 +165,23 @@ struct Rcuo {
 pub struct Wakes {
     /// rcuo kthreads (by offloaded CPU) to wake.
     pub rcuo: Vec<usize>,
+    /// The grace-period kthread's pass this jiffy, if it has one.
+    pub gp: Option<GpPass>,
+}
+
+/// One wake-up of the grace-period kthread (`rcu_gp_kthread`) and what it does before it
+/// sleeps again: end a grace period (`rcu_gp_cleanup`), scan for quiescent states
+/// (`rcu_gp_fqs`), start the next one (`rcu_gp_init`: the cleanup's `gp_flags` loops it back
+/// without sleeping).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GpPass {
+    pub fqs: bool,
+    pub cleanup: bool,
+    pub init: bool,
+    /// The CPU whose wake-up it is (`None`: its own timeout, on its timer's CPU): the CPU that
+    /// needed a grace period (`rcu_start_gp`), or that reported the last quiescent state
+    /// (`rcu_report_qs_rsp`).
+    pub waker: Option<usize>,
 }
 
 /// Counts for the run's report.
@@ -257,6 +196,9 @@ pub struct RcuReport {
     pub softirq_s: Vec<f64>,
     /// Callbacks invoked by rcuo kthreads (their CPU time is in the threads' report).
     pub rcuo_callbacks: u64,
+    /// Wake-ups of the grace-period kthread and its force-quiescent-state scans.
+    pub gp_kthread_wakes: u64,
+    pub fqs_scans: u64,
     /// Ticks taken by idle CPUs because RCU needed them (including fast-no-hz timer wake-ups),
     /// per CPU.
     pub idle_ticks: Vec<u64>,
@@ -273,6 +215,8 @@ pub struct Rcu {
     /// The grace period in progress (number, start jiffy); `completed` is the last one ended.
     gp: Option<(u64, u64)>,
     completed: u64,
+    /// The CPU that reported the latest quiescent state of the grace period in progress.
+    last_qs_cpu: Option<usize>,
     pub report: RcuReport,
 }
 
@@ -294,6 +238,7 @@ impl Rcu {
             rcuo: vec![Rcuo::default(); ncpus],
             gp: None,
             completed: 0,
+            last_qs_cpu: None,
             report,
         }
     }
@@ -379,8 +324,9 @@ impl Rcu {
     /// `idle`: from the idle task. Assigns new callbacks a grace period and returns the ready
     /// callbacks RCU_SOFTIRQ invokes now (all from idle; `BLIMIT` from a busy CPU).
     pub fn tick(&mut self, cpu: usize, idle: bool) -> Batch {
-        if self.gp.is_some() {
+        if self.gp.is_some() && !self.cpus[cpu].qs {
             self.cpus[cpu].qs = true;
+            self.last_qs_cpu = Some(cpu);
         }
         if self.offloaded[cpu] {
             return Batch::default();
@@ -435,62 +381,104 @@ impl Rcu {
     }
 
     /// The end of `jiffy` (the grace-period kthread's view): a grace period whose every CPU
-    /// reported a quiescent state, or was idle without a tick (`dyntick_idle`) at a
-    /// force-quiescent-state scan, ends; callbacks it covered become ready; rcuo kthreads
-    /// take their lists; a new grace period starts if any callbacks need one.
+    /// reported a quiescent state from its tick ends (the last reporter wakes the kthread), or
+    /// one whose remaining CPUs were in dyntick-idle ends at a force-quiescent-state scan (the
+    /// kthread's timeout: `JIFFIES_TILL_FIRST_FQS` after the start, then every
+    /// `JIFFIES_TILL_NEXT_FQS`; the first scan credits CPUs idle then, later ones CPUs idle at
+    /// some jiffy since); callbacks it covered become ready; rcuo kthreads take their lists;
+    /// a new grace period starts if any callbacks need one.
     pub fn end_jiffy(&mut self, jiffy: u64, dyntick_idle: &[bool]) -> Wakes {
         let mut wakes = Wakes::default();
+        for (l, &idle) in self.cpus.iter_mut().zip(dyntick_idle) {
+            l.idle_since_scan |= idle;
+        }
         if let Some((g, start)) = self.gp {
-            let fqs = jiffy >= start + JIFFIES_TILL_FIRST_FQS;
-            let all = self.cpus.iter().zip(dyntick_idle).all(|(l, &idle)| l.qs || (fqs && idle));
-            if all {
-                self.completed = g;
-                self.gp = None;
-                self.report.grace_periods += 1;
-                for l in &mut self.cpus {
-                    l.qs = false;
-                    let mut rest = Vec::new();
-                    for (wg, b) in l.wait.drain(..) {
-                        if wg <= g {
-                            l.done.add(b);
-                        } else {
-                            rest.push((wg, b));
-                        }
-                    }
-                    l.wait = rest;
+            let since = jiffy.saturating_sub(start);
+            let first = since == JIFFIES_TILL_FIRST_FQS;
+            let scan = first
+                || (since > JIFFIES_TILL_FIRST_FQS
+                    && (since - JIFFIES_TILL_FIRST_FQS).is_multiple_of(JIFFIES_TILL_NEXT_FQS));
+            let by_ticks = self.cpus.iter().all(|l| l.qs);
+            if scan && !by_ticks {
+                self.report.fqs_scans += 1;
+                for (l, &idle) in self.cpus.iter_mut().zip(dyntick_idle) {
+                    l.qs |= if first { idle } else { l.idle_since_scan };
+                    l.idle_since_scan = false;
                 }
-                for (cpu, r) in self.rcuo.iter_mut().enumerate() {
-                    if let Some((wg, b)) = r.waiting {
-                        if wg <= g {
-                            r.ready.add(b);
-                            r.waiting = None;
-                            if !r.woken {
-                                r.woken = true;
-                                wakes.rcuo.push(cpu);
-                            }
-                        }
-                    }
-                }
+                wakes.gp = Some(GpPass { fqs: true, ..GpPass::default() });
+            }
+            if self.cpus.iter().all(|l| l.qs) {
+                let pass = wakes.gp.get_or_insert(GpPass { waker: self.last_qs_cpu, ..GpPass::default() });
+                pass.cleanup = true;
+                self.end_grace_period(g, &mut wakes.rcuo);
             }
         }
         if self.gp.is_none() {
             let needed = self.completed + 1;
-            let wanted = self.cpus.iter().any(|l| !l.next.is_empty() || l.wait.iter().any(|(g, _)| *g >= needed))
-                || self.rcuo.iter().any(|r| r.waiting.is_some_and(|(g, _)| g >= needed));
-            if wanted {
+            let starter = self.cpus.iter().position(|l| !l.next.is_empty() || l.wait.iter().any(|(g, _)| *g >= needed));
+            let starter =
+                starter.or_else(|| self.rcuo.iter().position(|r| r.waiting.is_some_and(|(g, _)| g >= needed)));
+            if let Some(cpu) = starter {
                 self.gp = Some((needed, jiffy));
+                self.last_qs_cpu = None;
                 for l in &mut self.cpus {
                     l.qs = false;
+                    l.idle_since_scan = false;
+                }
+                let pass = wakes.gp.get_or_insert(GpPass { waker: Some(cpu), ..GpPass::default() });
+                pass.init = true;
+            }
+        }
+        if wakes.gp.is_some() {
+            self.report.gp_kthread_wakes += 1;
+        }
+        wakes
+    }
+
+    /// Grace period `g` ends: the callbacks it covered are ready, and the rcuo kthreads
+    /// waiting for it are to be woken (appended to `rcuo`).
+    fn end_grace_period(&mut self, g: u64, rcuo: &mut Vec<usize>) {
+        self.completed = g;
+        self.gp = None;
+        self.report.grace_periods += 1;
+        for l in &mut self.cpus {
+            l.qs = false;
+            let mut rest = Vec::new();
+            for (wg, b) in l.wait.drain(..) {
+                if wg <= g {
+                    l.done.add(b);
+                } else {
+                    rest.push((wg, b));
+                }
+            }
+            l.wait = rest;
+        }
+        for (cpu, r) in self.rcuo.iter_mut().enumerate() {
+            if let Some((wg, b)) = r.waiting {
+                if wg <= g {
+                    r.ready.add(b);
+                    r.waiting = None;
+                    if !r.woken {
+                        r.woken = true;
+                        rcuo.push(cpu);
+                    }
                 }
             }
         }
-        wakes
     }
 
     /// Whether `cpu`'s rcuo kthread has something to do (it skips its sleep if so).
     pub fn rcuo_has_work(&self, cpu: usize) -> bool {
         let r = &self.rcuo[cpu];
         !r.ready.is_empty() || (!r.list.is_empty() && r.waiting.is_none())
+    }
+
+    /// `cpu`'s rcuo kthread goes to sleep (it checked `rcuo_has_work` first): a wake-up that
+    /// came while it ran was consumed by that check, so the next list or grace-period end must
+    /// wake it again. Without this a kthread woken while running, then asleep for its grace
+    /// period, was never woken at the period's end: its callbacks were never invoked.
+    pub fn rcuo_sleeps(&mut self, cpu: usize) {
+        self.rcuo[cpu].woken = false;
     }
 
     /// `cpu`'s rcuo kthread runs: it invokes what is ready and takes the list for the next
@@ -550,25 +538,6 @@ pub fn rcuo_kthreads(platform: &Platform, options: &RcuOptions) -> Vec<Task> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn parse(s: &str) -> Result<RcuOptions, String> {
-        RcuOptions::parse(s, 5)
-    }
-
-    #[test]
-    fn options_parse_as_the_kernel_names_them_and_refuse_the_rest() {
-        let o = parse("rcu_nocbs=0-1,rcu_fast_no_hz").unwrap();
-        assert_eq!((o.nocbs.clone(), o.fast_no_hz), (vec![0, 1], true));
-        assert_eq!(o.spec(), "rcu_nocbs=0,1,rcu_fast_no_hz");
-        assert_eq!(parse("rcu_nocbs=0,2-3").unwrap().nocbs, vec![0, 2, 3]);
-        assert_eq!(parse(&o.spec()).unwrap(), o);
-        assert!(parse("rcu_nocbs=0-7").unwrap_err().contains("names cpu7; the platform has cpu0-4"));
-        assert!(parse("rcu_nocb=1").unwrap_err().contains("unknown option 'rcu_nocb'; known: rcu_nocbs=CPUS"));
-        assert!(parse("rcu_nocbs=").unwrap_err().contains("needs a CPU list"));
-        assert!(parse("rcu_nocbs=a").unwrap_err().contains("'a' is not a CPU or a range"));
-        assert!(parse("rcu_fast_no_hz=1").unwrap_err().contains("takes no value"));
-        assert!(parse("1,rcu_fast_no_hz").unwrap_err().contains("'1' is not an option"));
-    }
 
     #[test]
     fn a_grace_period_ends_when_every_cpu_ticked_or_an_idle_one_is_scanned() {

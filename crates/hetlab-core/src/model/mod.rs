@@ -14,7 +14,9 @@
 //! - [`power`]: dynamic power C·V²·f·activity and leakage;
 //! - [`energy`]: the one energy account, by rail, and the on-board sensors read from it;
 //! - [`thermal`]: RC nodes and trip-point caps;
-//! - [`idle`]: idle states (WFI, cluster power-down) and when they pay.
+//! - [`idle`]: idle states (WFI, cluster power-down) and when they pay;
+//! - [`pollution`]: the lines and TLB entries an interrupt handler and the thread it
+//!   interrupts evict from each other (what a perf sample costs that thread).
 
 pub mod cache;
 pub mod cci;
@@ -23,6 +25,7 @@ pub mod coherence;
 pub mod dram;
 pub mod energy;
 pub mod idle;
+pub mod pollution;
 pub mod power;
 pub mod replacement;
 pub mod thermal;

@@ -11,7 +11,10 @@
 //! This file holds the description's types and what is derived from them; `validate.rs` checks
 //! each section.
 
+mod kernel;
 mod validate;
+
+pub use kernel::{Device, KernelSetup, KernelTimer};
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -89,6 +92,11 @@ pub struct Platform {
     /// derives from the OPPs and `dynamic_power_coefficient`, see `sched::energy_model`).
     #[serde(default)]
     pub energy_model: Vec<EmDomainSpec>,
+    /// The board's kernel: its interrupt paths, devices, broadcast timer, kthreads' and own
+    /// timers' costs (`[kernel]`, `platform::kernel`); `None`: not described (no interrupt is
+    /// routed, `[sched] tick_cycles` stands for an idle CPU's tick).
+    #[serde(default)]
+    pub kernel: Option<KernelSetup>,
     /// Derived once at load: each cluster's index into `core_types`, and its CPU capacity.
     #[serde(skip)]
     derived: Derived,
@@ -247,8 +255,21 @@ pub struct Sensors {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PerfSampleCost {
-    /// CPU time of one sample in cycles of the interrupted core (so it scales with its clock).
-    pub cycles: f64,
+    /// Cycles of one sample with the handler's code and data in L1 (its instructions and its
+    /// device reads), on the interrupted core (so the time scales with its clock).
+    pub handler_cycles: f64,
+    /// The handler's footprint in L1 lines, its data (data, stack, the ring buffer's next
+    /// lines) and its code: those the task evicted since the last sample come back from the
+    /// L2, and each evicts a line of the task's (`kernel::perf_sampling::sample_cycles`).
+    pub handler_data_lines: f64,
+    pub handler_code_lines: f64,
+    /// The share of the handler's code lines found evicted at a sample; `None`: the data
+    /// side's share (the task's instruction fetch is not modelled: its code is assumed to churn
+    /// the L1I as its data churns the L1D).
+    #[serde(default)]
+    pub code_cold_share: Option<f64>,
+    /// TLB entries the handler uses (the kernel's section mappings, the ring buffer's page).
+    pub handler_tlb_entries: f64,
     /// Instructions of the handler that the counter itself counts towards the next period (a
     /// PMU without privilege filtering counts the kernel's instructions too).
     pub counted_instructions: f64,
@@ -377,6 +398,11 @@ pub struct Cluster {
     /// latency's busy time), µJ; 0: not described.
     #[serde(default)]
     pub cluster_off_wakeup_energy_uj: f64,
+    /// The cluster's power-down state stops its CPUs' local timers (the DT's
+    /// `local-timer-stop`): a timer due on a CPU there fires through the broadcast timer
+    /// (`[kernel] broadcast_timer`).
+    #[serde(default)]
+    pub cluster_off_stops_local_timer: bool,
     pub thermal_resistance_c_per_w: f64,
     pub thermal_capacitance_j_per_c: f64,
 }
@@ -647,7 +673,7 @@ mod tests {
         assert_eq!((p.core_type_of(0).line_bytes, a9.l2_bytes), (32, 512 * 1024));
         assert_eq!(p.cpu_capacity(0), 1024);
         let cost = p.perf_sample.as_ref().expect("seed 003's perf sampling is described");
-        assert!(cost.cycles > 0.0 && cost.counted_instructions < 10_000.0);
+        assert!(cost.handler_cycles > 0.0 && cost.counted_instructions < 10_000.0);
         assert_eq!(p.tick_us(), 10_000);
     }
 
@@ -725,9 +751,16 @@ mod tests {
         // the perf sample cost is checked when given
         let with_cost =
             |cost: &str| Platform::from_toml("x.toml", &format!("{}\n[perf_sample]\n{cost}", exynos_text()));
-        assert!(with_cost("cycles = 5000.0\ncounted_instructions = 1000.0").unwrap().perf_sample.is_some());
-        let e = with_cost("cycles = 0.0\ncounted_instructions = 1000.0").unwrap_err();
-        assert!(e.contains("perf_sample.cycles must be a positive number"), "{e}");
+        let lines = "handler_data_lines = 34.0\nhandler_code_lines = 192.0\nhandler_tlb_entries = 6.0\n";
+        let cost =
+            |cycles: &str| with_cost(&format!("handler_cycles = {cycles}\n{lines}counted_instructions = 1000.0"));
+        assert!(cost("1400.0").unwrap().perf_sample.is_some());
+        let e = cost("0.0").unwrap_err();
+        assert!(e.contains("perf_sample.handler_cycles must be a positive number"), "{e}");
+        let e =
+            with_cost(&format!("handler_cycles = 1400.0\n{lines}code_cold_share = 1.5\ncounted_instructions = 1.0"))
+                .unwrap_err();
+        assert!(e.contains("code_cold_share must be within 0..=1"), "{e}");
     }
 
     #[test]

@@ -111,6 +111,7 @@ impl Platform {
         self.governor_cost.validate()?;
         self.validate_energy_model()?;
         self.validate_hmp()?;
+        self.validate_kernel()?;
         self.noise.validate_periods()
     }
 
@@ -127,6 +128,27 @@ impl Platform {
             }
         }
         Ok(())
+    }
+
+    /// `[kernel]`'s figures; a cluster whose power-down stops the local timers needs the
+    /// broadcast timer that wakes its CPUs.
+    fn validate_kernel(&self) -> Result<(), String> {
+        if let Some(kernel) = &self.kernel {
+            kernel.validate()?;
+        }
+        let broadcast = self.kernel.as_ref().and_then(|k| k.broadcast_timer.as_ref());
+        match self.clusters.iter().find(|c| c.cluster_off_stops_local_timer) {
+            Some(c) if c.cluster_off_us().is_none() => Err(format!(
+                "clusters '{}': cluster_off_stops_local_timer needs the cluster's power-down state (cluster_off_*)",
+                c.name
+            )),
+            Some(c) if broadcast.is_none() => Err(format!(
+                "clusters '{}': cluster_off_stops_local_timer needs [kernel] broadcast_timer, the device that wakes \
+                 its CPUs",
+                c.name
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// `hz`: a tick of at least 1 µs.
@@ -442,7 +464,15 @@ impl Cci {
 
 impl PerfSampleCost {
     fn validate(&self) -> Result<(), String> {
-        positive("perf_sample.cycles", self.cycles)?;
+        positive("perf_sample.handler_cycles", self.handler_cycles)?;
+        non_negative("perf_sample.handler_data_lines", self.handler_data_lines)?;
+        non_negative("perf_sample.handler_code_lines", self.handler_code_lines)?;
+        if let Some(share) = self.code_cold_share {
+            if !(0.0..=1.0).contains(&share) {
+                return Err(format!("perf_sample.code_cold_share must be within 0..=1, got {share}"));
+            }
+        }
+        non_negative("perf_sample.handler_tlb_entries", self.handler_tlb_entries)?;
         non_negative("perf_sample.counted_instructions", self.counted_instructions)
     }
 }

@@ -117,6 +117,7 @@ pub fn read_rtapp_json(origin: &str, text_in: &str) -> Result<RtappFile, String>
         duration_us: global.duration_us,
         reference_cpu: global.reference_cpu,
         taskgroups: Vec::new(),
+        irqs: Vec::new(),
     };
     workload.check_threads(origin)?;
     Ok(RtappFile { workload, warnings: warnings.into_vec(), log_basename: global.log_basename })

@@ -6,10 +6,10 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 
 use super::{
-    access_from, capacity_from_percent, check_mem, taskgroup_path, within, Allocation, DlParams, MemProfile, Order,
-    Pattern, Phase, PhaseKind, RcuCalls, SchedClass, Task, TaskGroupSpec, ThreadCount, UclampRequest, Workload,
-    DEFAULT_CPI, DEFAULT_REFS_PER_INSTR, MAX_ACCESSES, MAX_CALL_RCU_PER_S, MAX_INSTRUCTIONS, MAX_PHASE_US,
-    TASKGROUP_DEFAULT_SHARES, TASKGROUP_MAX_SHARES, TASKGROUP_MIN_SHARES,
+    access_from, capacity_from_percent, check_mem, taskgroup_path, within, Allocation, DlParams, IrqArrivals,
+    IrqStream, MemProfile, Order, Pattern, Phase, PhaseKind, RcuCalls, SchedClass, Task, TaskGroupSpec, ThreadCount,
+    UclampRequest, Workload, DEFAULT_CPI, DEFAULT_REFS_PER_INSTR, MAX_ACCESSES, MAX_CALL_RCU_PER_S, MAX_INSTRUCTIONS,
+    MAX_PHASE_US, TASKGROUP_DEFAULT_SHARES, TASKGROUP_MAX_SHARES, TASKGROUP_MIN_SHARES,
 };
 use crate::isa::Mix;
 
@@ -27,6 +27,25 @@ struct WorkloadFile {
     #[serde(default)]
     taskgroups: BTreeMap<String, TaskGroupFile>,
     tasks: Vec<TaskFile>,
+    /// The device interrupts the workload drives (`[[irqs]]`).
+    #[serde(default)]
+    irqs: Vec<IrqFile>,
+}
+
+/// One `[[irqs]]` table: a device's interrupts, on its clock (`period_us`) or at random
+/// (`mean_interval_us`), from `start_us`, `count` of them (or until the workload is done),
+/// posting the semaphore `posts` every `every` of them.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IrqFile {
+    device: String,
+    period_us: Option<f64>,
+    mean_interval_us: Option<f64>,
+    #[serde(default)]
+    start_us: f64,
+    count: Option<u64>,
+    posts: Option<String>,
+    every: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -75,6 +94,9 @@ struct TaskFile {
     dl_period_us: Option<u64>,
     /// Its threads' task group (a cgroup path, e.g. `/background`).
     taskgroup: Option<String>,
+    /// The run ends when this task's threads are done (the others are stopped then).
+    #[serde(default)]
+    ends_run: bool,
     /// A CFS task's own EEVDF slice, µs (`sched_attr.sched_runtime`, Linux 6.12; 100..=100000).
     slice_us: Option<u32>,
     phases: Vec<PhaseFile>,
@@ -92,6 +114,8 @@ pub(crate) struct PhaseFile {
     pub(crate) run_us: Option<f64>,
     pub(crate) suspend: Option<String>,
     pub(crate) resume: Option<String>,
+    /// Wait on a semaphore another thread or an interrupt posts (`sem_wait`).
+    pub(crate) sem_wait: Option<String>,
     pub(crate) mark: Option<String>,
     pub(crate) period_us: Option<u64>,
     pub(crate) duration_us: Option<u64>,
@@ -206,8 +230,9 @@ impl PhaseFile {
             self.run_us.is_some(),
             self.suspend.is_some(),
             self.resume.is_some(),
+            self.sem_wait.is_some(),
         ];
-        const ONE_OF: &str = "instructions, parallel_instructions, sleep_us, run_us, suspend or resume";
+        const ONE_OF: &str = "instructions, parallel_instructions, sleep_us, run_us, suspend, resume or sem_wait";
         match kinds.iter().filter(|&&k| k).count() {
             0 => return Err(format!("{at}: a phase needs one of {ONE_OF}")),
             1 => {}
@@ -226,6 +251,9 @@ impl PhaseFile {
             _ if self.parallel_instructions.is_some() => self.parallel_kind(at)?,
             _ if self.suspend.is_some() => PhaseKind::Suspend { event: event(&self.suspend)? },
             _ if self.resume.is_some() => PhaseKind::Resume { event: event(&self.resume)? },
+            _ if self.sem_wait.is_some() => {
+                PhaseKind::Sync { op: super::SyncOp::SemWait, object: event(&self.sem_wait)? }
+            }
             (Some(n), None, None) => {
                 PhaseKind::Compute { instructions: within(&format!("{at}.instructions"), n, false, MAX_INSTRUCTIONS)? }
             }
@@ -366,10 +394,55 @@ impl Workload {
             tasks.push(t.into_task(&at)?);
         }
         let taskgroups = taskgroups_of(origin, file.taskgroups)?;
-        let w = Workload { name: file.name, tasks, duration_us: None, reference_cpu: None, taskgroups };
+        let irqs = irqs_of(origin, file.irqs)?;
+        let w = Workload { name: file.name, tasks, duration_us: None, reference_cpu: None, taskgroups, irqs };
         w.check_threads(origin)?;
         Ok(w)
     }
+}
+
+/// The `[[irqs]]` tables, each checked; `origin` names the file in errors.
+fn irqs_of(origin: &str, files: Vec<IrqFile>) -> Result<Vec<IrqStream>, String> {
+    let mut irqs = Vec::new();
+    for (i, f) in files.into_iter().enumerate() {
+        let at = format!("{origin}: irqs[{i}] '{}'", f.device);
+        if f.device.is_empty() {
+            return Err(format!("{at}.device: name one of the platform's [kernel] devices"));
+        }
+        let arrivals = match (f.period_us, f.mean_interval_us) {
+            (Some(p), None) => {
+                IrqArrivals::Periodic { period_us: within(&format!("{at}.period_us"), p, false, MAX_PHASE_US)? }
+            }
+            (None, Some(m)) => IrqArrivals::Poisson {
+                mean_interval_us: within(&format!("{at}.mean_interval_us"), m, false, MAX_PHASE_US)?,
+            },
+            _ => {
+                return Err(format!(
+                    "{at}: give period_us (the device's clock) or mean_interval_us (random), one of them"
+                ))
+            }
+        };
+        within(&format!("{at}.start_us"), f.start_us, true, MAX_PHASE_US)?;
+        if f.count == Some(0) {
+            return Err(format!("{at}.count must be at least 1 (leave it out to run until the workload is done)"));
+        }
+        let every = f.every.unwrap_or(1);
+        if every == 0 || (f.posts.is_none() && f.every.is_some()) {
+            return Err(format!("{at}.every must be at least 1 and goes with posts"));
+        }
+        if f.posts.as_deref() == Some("") {
+            return Err(format!("{at}.posts: a semaphore name must not be empty"));
+        }
+        irqs.push(IrqStream {
+            device: f.device,
+            arrivals,
+            start_us: f.start_us,
+            count: f.count,
+            posts: f.posts,
+            every,
+        });
+    }
+    Ok(irqs)
 }
 
 impl TaskFile {
@@ -425,6 +498,7 @@ impl TaskFile {
             uclamp,
             class,
             taskgroup,
+            ends_run: self.ends_run,
             slice_us,
             ..Task::new(self.name, phases)
         })

@@ -235,7 +235,14 @@ fn cpu_bound(kv: &[(String, String)]) -> Result<Workload, String> {
 
 /// A generated workload of one task.
 fn one_task(name: String, task: Task) -> Workload {
-    Workload { name, tasks: vec![task], duration_us: None, reference_cpu: None, taskgroups: Vec::new() }
+    Workload {
+        name,
+        tasks: vec![task],
+        duration_us: None,
+        reference_cpu: None,
+        taskgroups: Vec::new(),
+        irqs: Vec::new(),
+    }
 }
 
 #[cfg(test)]

@@ -556,6 +556,10 @@ pub struct Task {
     pub class: SchedClass,
     /// Its threads' task group from their start (normalised path); `None`: the root group.
     pub taskgroup: Option<String>,
+    /// The run ends when this task's threads are done: the other threads are stopped there (a
+    /// harness that stops the rest when the benchmark is done, as workload-automation
+    /// force-stops a background music player).
+    pub ends_run: bool,
     /// A CFS task's own slice, µs (`sched_attr.sched_runtime` on SCHED_OTHER/BATCH/IDLE: its
     /// EEVDF request, Linux 6.12+; `sched::eevdf`); `None`: the base slice.
     pub slice_us: Option<u32>,
@@ -579,6 +583,7 @@ impl Task {
             uclamp: UclampRequest::default(),
             class: SchedClass::default(),
             taskgroup: None,
+            ends_run: false,
             slice_us: None,
         }
     }
@@ -683,6 +688,35 @@ pub struct Workload {
     /// Task groups declared with their `cpu.shares`; groups only named by tasks or phases have
     /// the default shares.
     pub taskgroups: Vec<TaskGroupSpec>,
+    /// The device interrupts the workload drives (`[[irqs]]`, `kernel::irq`).
+    pub irqs: Vec<IrqStream>,
+}
+
+/// When a device interrupts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum IrqArrivals {
+    /// On the device's own clock, every `period_us` from the stream's start (an audio codec's
+    /// FIFO, a display's vsync).
+    Periodic { period_us: f64 },
+    /// At random, `mean_interval_us` apart on average (a Poisson process: packets, requests).
+    Poisson { mean_interval_us: f64 },
+}
+
+/// A stream of a device's interrupts (`[[irqs]]`): the device is the platform's (`[kernel]
+/// devices`, its handler's cost there); the stream says when it interrupts and what its
+/// handler wakes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IrqStream {
+    pub device: String,
+    pub arrivals: IrqArrivals,
+    /// The first interrupt, µs after the start.
+    pub start_us: f64,
+    /// How many; `None`: until the workload's threads are done.
+    pub count: Option<u64>,
+    /// A semaphore the handler posts every `every` interrupts (a driver's completion that
+    /// wakes its waiter: ALSA's `snd_pcm_period_elapsed`); a phase waits with `sem_wait`.
+    pub posts: Option<String>,
+    pub every: u64,
 }
 
 impl Workload {

@@ -1,15 +1,19 @@
 //! The kernel's own work where it lands (`kernel_work` keeps it): kernel work charged to the
 //! running thread or, on an idle CPU, charged ahead as busy time, cycles and energy (and taken
-//! back by a thread switched in before its end); OS jitter; RCU from the tick, idle entry and
-//! the rcuo kthreads; and cpuidle's power-down on idle entry and power-up at wake-up (`idle`
-//! decides, `hardware` powers).
+//! back by a thread switched in before its end); OS jitter; the board's interrupts (device
+//! streams, local timers and the broadcast timer, IPIs) and its kernel threads and timers; RCU
+//! from the tick, idle entry, the grace-period and rcuo kthreads; and cpuidle's power-down on
+//! idle entry and power-up at wake-up (`idle` decides, `hardware` powers).
 
 use crate::engine::kernel_work::KernelBurst;
 use crate::engine::scheduler::ThreadState;
+use crate::engine::work::SyncOutcome;
 use crate::engine::Engine;
+use crate::kernel::kthreads::{timer_cpu, Kthread};
 use crate::kernel::rcu::Batch;
 use crate::model::idle::{cluster_off_state, STATE_CORE_OFF, STATE_WFI};
 use crate::trace::{TraceEvent, CPU_IDLE_EXIT};
+use crate::workload::SyncOp;
 
 impl Engine<'_> {
     // ---- kernel work on a CPU ------------------------------------------------------------------
@@ -28,11 +32,21 @@ impl Engine<'_> {
         // the cluster's shared logic wakes with it unless another CPU keeps it busy
         let mw = self.hw.charge_idle_burst(cpu, c, busy_us, self.sched.cluster_busy(c));
         self.sched.account_kernel_work(cpu, busy_us);
-        self.sched.count_wakeup(cpu);
-        self.kernel.start_burst(cpu, KernelBurst { until_us: now + busy_us, khz, mw });
-        self.out.trace(TraceEvent::CpuIdle { time_us: now, cpu, state: CPU_IDLE_EXIT });
-        self.out.trace(TraceEvent::CpuIdle { time_us: now + busy_us, cpu, state: STATE_WFI });
-        self.enter_deep_idle(cpu, now + busy_us);
+        // more kernel work on a CPU still busy with some runs after it, in the same wake-up
+        let start_us = self.kernel.burst_end_us(cpu).filter(|&end| end > now);
+        if start_us.is_none() {
+            self.sched.count_wakeup(cpu);
+            self.out.trace(TraceEvent::CpuIdle { time_us: now, cpu, state: CPU_IDLE_EXIT });
+        } else {
+            self.out.drop_recent(|e| {
+                matches!(*e, TraceEvent::CpuIdle { time_us, cpu: c, state: STATE_WFI }
+                    if c == cpu && Some(time_us) == start_us)
+            });
+        }
+        let until_us = start_us.unwrap_or(now) + busy_us;
+        self.kernel.start_burst(cpu, KernelBurst { until_us, khz, mw });
+        self.out.trace(TraceEvent::CpuIdle { time_us: until_us, cpu, state: STATE_WFI });
+        self.enter_deep_idle(cpu, until_us);
     }
 
     /// A thread switched in on `cpu` while kernel work charged in advance is still under way
@@ -121,20 +135,29 @@ impl Engine<'_> {
                 }
             } else if self.kernel.rcu_idle_needs_tick(cpu, jiffy) {
                 *no_tick = false;
-                let exit_us = self.wake_cpu(cpu);
-                // a governor sample that fell due while the CPU slept runs now (its deferrable
-                // timer), as at any wake-up (`kernel_jitter`)
-                self.wake_policy(self.cpufreq.policy_of(cpu));
+                if self.kernel.interrupts().is_some() {
+                    // the board's kernel: the tick is a local timer interrupt, through the
+                    // broadcast timer if the CPU's cluster is down
+                    self.local_timer_irq(cpu);
+                } else {
+                    let exit_us = self.wake_cpu(cpu);
+                    // a governor sample that fell due while the CPU slept runs now (its
+                    // deferrable timer), as at any wake-up (`kernel_jitter`)
+                    self.wake_policy(self.cpufreq.policy_of(cpu));
+                    let khz = self.hw.cur_khz(self.sched.cluster_of(cpu)) as f64;
+                    self.charge_kernel_time(cpu, exit_us + self.platform.sched.tick_cycles * 1000.0 / khz);
+                }
                 let batch = self.kernel.rcu_tick(cpu, true);
-                let tick_us =
-                    self.platform.sched.tick_cycles * 1000.0 / self.hw.cur_khz(self.sched.cluster_of(cpu)) as f64;
-                let us = exit_us + tick_us + self.run_callbacks(cpu, batch);
+                let us = self.run_callbacks(cpu, batch);
                 // back to idle: rcu_prepare_for_idle re-arms the fast-no-hz timer
                 self.kernel.rcu_back_to_idle(cpu, jiffy);
-                self.charge_kernel_time(cpu, us);
+                if us > 0.0 {
+                    self.charge_kernel_time(cpu, us);
+                }
             }
         }
-        self.kernel.rcu_end_jiffy(jiffy, &dyntick_idle);
+        let gp_cpu = self.kernel.interrupts().and_then(|k| k.thread_of(Kthread::RcuGp)).map(|t| self.sched.cpu_of(t));
+        self.kernel.rcu_end_jiffy(jiffy, &dyntick_idle, gp_cpu);
         self.rcu_wake_pending();
     }
 
@@ -146,22 +169,23 @@ impl Engine<'_> {
         }
         let mut wakes = std::mem::take(&mut self.rcuo_wakes);
         self.kernel.take_rcuo_wakes(&mut wakes);
-        for &cpu in &wakes {
-            self.wake_rcuo(cpu);
+        for &(cpu, waker) in &wakes {
+            if let Some((t, event)) = self.kernel.rcuo_of(cpu) {
+                self.wake_kthread(t, event, waker);
+            }
         }
         self.rcuo_wakes = wakes;
     }
 
-    /// Wakes `cpu`'s rcuo kthread if it sleeps on its event (a wake-up of a running or queued
-    /// kthread is lost: it finds the work when it comes back to sleep).
-    fn wake_rcuo(&mut self, cpu: usize) {
-        let Some((t, event)) = self.kernel.rcuo_of(cpu) else { return };
+    /// Wakes kernel thread `t` if it sleeps on `event`, from `waker` (a wake-up of a running or
+    /// queued kthread is lost: it finds the work when it comes back to sleep).
+    fn wake_kthread(&mut self, t: usize, event: usize, waker: Option<usize>) {
         if self.sched.state(t) != ThreadState::Suspended || !self.work.sync().waits(t, event) {
             return;
         }
         self.work.sync_mut().stop_waiting(t, event);
         self.work.next_phase(t);
-        self.enter_phase(t, None);
+        self.enter_phase(t, waker);
     }
 
     /// `cpu` just went idle: RCU_FAST_NO_HZ runs its ready callbacks and arms its timer.
@@ -183,7 +207,8 @@ impl Engine<'_> {
             .kernel
             .rcu_idle_wakeup_jiffy(cpu, self.sched.jiffy(self.now_us) + 1)
             .map_or(f64::INFINITY, |j| j as f64 * self.sched.tick_us());
-        self.kernel.next_burst_us(cpu).min(self.work.next_timer_us(cpu)).min(rcu_us)
+        let kernel_timer_us = self.kernel.interrupts().map_or(f64::INFINITY, |k| k.next_timer_us(cpu, true));
+        self.kernel.next_burst_us(cpu).min(self.work.next_timer_us(cpu)).min(rcu_us).min(kernel_timer_us)
     }
 
     /// Idle `cpu`, idle from `idle_from_us` on, goes as deep as cpuidle's tests let it: its core
@@ -239,6 +264,10 @@ impl Engine<'_> {
         if let Some(since_us) = idle_since_us {
             self.idle.learn(cpu, since_us, now, exit_us);
         }
+        // its deferrable kernel timers that fell due while it slept run now
+        if let Some(k) = self.kernel.interrupts_mut() {
+            k.run_timers(cpu, now, now);
+        }
         exit_us
     }
 
@@ -259,5 +288,143 @@ impl Engine<'_> {
         }
         let core = self.platform.clusters[c].core_off_us();
         cluster_exit_us.max(core.map_or(0.0, |(exit_us, _)| exit_us as f64))
+    }
+
+    // ---- the board's kernel: interrupts, kernel threads and timers ------------------------------
+
+    /// `reference_us` of interrupt work from `source` on `cpu` now (`interrupts` accounts it):
+    /// the running thread pays it, or an idle CPU wakes for it (its cluster powers up if
+    /// cpuidle had it down), is busy for it and goes back to idle.
+    pub(in crate::engine) fn interrupt_on(&mut self, cpu: usize, source: &str, reference_us: f64) {
+        let c = self.sched.cluster_of(cpu);
+        let us = self.kernel.work_us(c, self.hw.cur_khz(c), reference_us);
+        if let Some(k) = self.kernel.interrupts_mut() {
+            k.account(source, cpu, us * 1e-6);
+        }
+        if self.sched.curr(cpu).is_some() || self.kernel.in_burst(cpu, self.now_us) {
+            return self.charge_kernel_time(cpu, us);
+        }
+        let exit_us = self.wake_cpu(cpu);
+        // a governor sample that fell due while the CPU slept runs now (its deferrable timer)
+        self.wake_policy(self.cpufreq.policy_of(cpu));
+        self.charge_kernel_time(cpu, exit_us + us);
+    }
+
+    /// `cpu`'s local timer fires now (an hrtimer or the tick: entry and `timer_irq_us`), once
+    /// per instant. If `cpu` sleeps in a state that stops its local timer, the broadcast
+    /// timer's interrupt comes first on its CPU, which sends `cpu` an IPI_TIMER unless it is
+    /// `cpu` itself (`tick_do_broadcast`).
+    pub(in crate::engine) fn local_timer_irq(&mut self, cpu: usize) {
+        let now = self.now_us;
+        let Some(k) = self.kernel.interrupts_mut() else { return };
+        if !k.timer_irq_once(cpu, now) {
+            return;
+        }
+        let s = k.setup();
+        let (entry, handler, ipi) = (s.irq_entry_us, s.timer_irq_us, s.ipi_us);
+        let broadcast = k.broadcast();
+        let c = self.sched.cluster_of(cpu);
+        let stopped = self.sched.curr(cpu).is_none()
+            && !self.kernel.in_burst(cpu, now)
+            && !self.hw.powered(c)
+            && self.platform.clusters[c].cluster_off_stops_local_timer;
+        match broadcast {
+            Some((b, broadcast_us)) if stopped && b == cpu => {
+                self.interrupt_on(cpu, "broadcast", entry + broadcast_us + handler)
+            }
+            Some((b, broadcast_us)) if stopped => {
+                self.interrupt_on(b, "broadcast", entry + broadcast_us);
+                self.interrupt_on(cpu, "IPI_TIMER", entry + ipi + handler);
+            }
+            _ => self.interrupt_on(cpu, "timer", entry + handler),
+        }
+    }
+
+    /// The CPU a timer armed now on `cpu` is queued on (`kernel::kthreads::timer_cpu`:
+    /// housekeeping CPUs under `nohz_full=`); `cpu` itself without the board's kernel.
+    pub(in crate::engine) fn timer_cpu_for(&self, cpu: usize) -> usize {
+        if self.kernel.interrupts().is_none() || self.config.kernel.nohz_full.is_empty() {
+            return cpu;
+        }
+        let busy = |c: usize| self.sched.curr(c).is_some();
+        timer_cpu(cpu, &self.config.kernel, busy, self.sched.ncpus())
+    }
+
+    /// A thread woken on idle `target` from another CPU: the reschedule IPI that makes the
+    /// target run it (`ttwu_queue`'s or `resched_task`'s `smp_send_reschedule`).
+    pub(in crate::engine) fn resched_ipi(&mut self, target: usize, waker: usize) {
+        let Some(k) = self.kernel.interrupts() else { return };
+        if target == waker || self.sched.curr(target).is_some() || self.kernel.in_burst(target, self.now_us) {
+            return;
+        }
+        let us = k.setup().irq_entry_us + k.setup().ipi_us;
+        self.interrupt_on(target, "IPI_RESCHEDULE", us);
+    }
+
+    /// The device interrupts of the workload's streams due by `by_us`, in time order: each
+    /// runs its handler (and softirq) on the CPU the GIC gives it and posts the semaphore its
+    /// driver completes, from that CPU.
+    pub(in crate::engine) fn device_irqs_due(&mut self, by_us: f64) {
+        loop {
+            let Some(k) = self.kernel.interrupts_mut() else { return };
+            let Some(irq) = k.fire_due(by_us, &mut self.rng) else { return };
+            let (cpu, entry) = (k.device_cpu(), k.setup().irq_entry_us);
+            self.interrupt_on(cpu, &irq.device, entry + irq.handler_us);
+            if let Some((softirq, us)) = &irq.softirq {
+                self.interrupt_on(cpu, softirq, *us);
+            }
+            if let Some(sem) = irq.posts {
+                if let SyncOutcome::GoOn(Some(w)) = self.work.sync_mut().op(0, SyncOp::SemPost, sem) {
+                    self.go_on(w, cpu);
+                }
+            }
+        }
+    }
+
+    /// The kernel's own timers due by `by_us` on every CPU: on a busy CPU they run from its
+    /// tick; an idle CPU is woken only by the non-deferrable ones (its local timer).
+    pub(in crate::engine) fn kernel_timers_due(&mut self, by_us: f64) {
+        let Some(k) = self.kernel.interrupts() else { return };
+        let timer_us = k.setup().timer_irq_us;
+        for cpu in 0..self.sched.ncpus() {
+            if !self.sched.online(cpu) {
+                continue;
+            }
+            let idle = self.sched.curr(cpu).is_none() && !self.kernel.in_burst(cpu, self.now_us);
+            let due = self.kernel.interrupts().is_some_and(|k| k.next_timer_us(cpu, idle) <= by_us);
+            if !due {
+                continue;
+            }
+            if idle {
+                self.local_timer_irq(cpu);
+            } else {
+                self.interrupt_on(cpu, "TIMER_SOFTIRQ", timer_us);
+            }
+            let now = self.now_us;
+            if let Some(k) = self.kernel.interrupts_mut() {
+                k.run_timers(cpu, now, by_us);
+            }
+        }
+    }
+
+    /// Wakes the kernel threads that have work queued: a wake-up by a CPU comes from it; one by
+    /// the thread's own timer (the grace-period kthread's scans) is a local timer interrupt on
+    /// its timer's CPU first.
+    pub(in crate::engine) fn kthread_wakes_pending(&mut self) {
+        let Some(k) = self.kernel.interrupts_mut() else { return };
+        if !k.kthreads_to_wake() {
+            return;
+        }
+        for (t, event, waker) in k.take_wakes() {
+            let waker = match waker {
+                Some(cpu) => cpu,
+                None => {
+                    let cpu = self.timer_cpu_for(self.sched.cpu_of(t));
+                    self.local_timer_irq(cpu);
+                    cpu
+                }
+            };
+            self.wake_kthread(t, event, Some(waker));
+        }
     }
 }

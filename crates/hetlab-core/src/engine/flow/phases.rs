@@ -88,7 +88,7 @@ impl Engine<'_> {
         let ips = self.work.reference_ips(t);
         match &self.work.task(t).phases[phase].kind {
             &PhaseKind::Compute { instructions } => {
-                let instructions = self.kernel.rcuo_pass_us(t).map_or(instructions, |us| us * ips);
+                let instructions = self.kernel.kthread_pass_us(t).map_or(instructions, |us| us * ips);
                 self.work.progress_mut(t).work_left = instructions;
                 self.make_runnable(t, waker);
                 false
@@ -115,10 +115,11 @@ impl Engine<'_> {
                 }
                 false
             }
-            // an rcuo kthread with callbacks waiting does not sleep
-            PhaseKind::Suspend { .. } if self.kernel.rcuo_with_work(t).is_some() => true,
+            // a kernel thread with work waiting (an rcuo kthread's callbacks) does not sleep
+            PhaseKind::Suspend { .. } if self.kernel.kthread_has_work(t) => true,
             PhaseKind::Suspend { event } => {
                 let id = self.work.sync().id(Object::Condition, event);
+                self.kernel.kthread_sleeps(t);
                 self.wait_on(t, id);
                 false
             }
@@ -351,6 +352,10 @@ impl Engine<'_> {
     /// so none of them will ever go on.
     pub(in crate::engine) fn note_deadlock(&mut self) {
         if self.out.deadlock().is_some() || self.work.live_user_threads() == 0 {
+            return;
+        }
+        // a device interrupt still to come may post what a thread waits on
+        if self.kernel.interrupts().is_some_and(|k| k.next_irq_us().is_finite()) {
             return;
         }
         // a user thread on a CPU is no deadlock: the usual answer, found without a scan of

@@ -33,6 +33,7 @@ impl Engine<'_> {
             })
             .collect();
         let rcu = self.kernel.rcu_report();
+        let interrupts = self.kernel.interrupt_report();
         let rtapp_logs = match self.config.rtapp_logs {
             true => (0..self.work.nthreads()).filter_map(|t| self.work.rtapp_log(t)).collect(),
             false => Vec::new(),
@@ -64,6 +65,7 @@ impl Engine<'_> {
             events: recorded.events,
             marks: recorded.marks,
             rcu,
+            interrupts,
             series: recorded.series,
             trace: recorded.trace,
             trace_threads,

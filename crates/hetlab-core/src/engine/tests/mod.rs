@@ -257,6 +257,7 @@ fn sleep_timers_wake_each_thread_on_time() {
         duration_us: None,
         reference_cpu: None,
         taskgroups: Vec::new(),
+        irqs: Vec::new(),
         name: "sleepers".into(),
         tasks: (1..=200).map(|i| Task { affinity: Some(vec![4]), ..Task::new(format!("s{i}"), phases(i)) }).collect(),
     };
@@ -305,7 +306,14 @@ fn sharing(nices: &[i32]) -> Workload {
             ..Task::new(format!("t{i}"), vec![compute_phase(1e12)])
         })
         .collect();
-    Workload { name: "sharing".into(), tasks, duration_us: None, reference_cpu: None, taskgroups: Vec::new() }
+    Workload {
+        name: "sharing".into(),
+        tasks,
+        duration_us: None,
+        reference_cpu: None,
+        taskgroups: Vec::new(),
+        irqs: Vec::new(),
+    }
 }
 
 fn cpu_times(p: &Platform, w: &Workload, limit_s: f64) -> Vec<f64> {

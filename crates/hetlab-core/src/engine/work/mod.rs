@@ -44,6 +44,8 @@ pub struct Work {
     duration_us: Option<f64>,
     /// Threads of the workload not yet done (kernel threads do not keep a run going).
     live_user_threads: usize,
+    /// Threads left of the tasks that end the run (`Task::ends_run`), if it has such tasks.
+    live_ending_threads: Option<usize>,
     /// A user thread blocked or ended during the current event: look for a deadlock after it
     /// (not inside it: a thread may block and wake another within one event).
     look_for_deadlock: bool,
@@ -99,6 +101,11 @@ impl Work {
             workload_name: workload.name.clone(),
             duration_us: workload.duration_us.map(|d| d as f64),
             live_user_threads: user_threads,
+            live_ending_threads: tasks
+                .iter()
+                .enumerate()
+                .any(|(ti, t)| t.ends_run && ti < user_tasks)
+                .then(|| threads.iter().filter(|th| !th.kernel && tasks[th.task].ends_run).count()),
             look_for_deadlock: false,
             tasks,
             task_threads,
@@ -233,8 +240,16 @@ impl Work {
             return false;
         }
         self.live_user_threads -= 1;
+        if self.tasks[self.threads[t].task].ends_run {
+            self.live_ending_threads = self.live_ending_threads.map(|n| n - 1);
+        }
         self.look_for_deadlock = true;
         true
+    }
+
+    /// The workload is over: no user thread left, or none of the tasks that end the run.
+    pub fn run_over(&self) -> bool {
+        self.live_user_threads == 0 || self.live_ending_threads == Some(0)
     }
 
     /// The workload's duration ended at `end_us` before thread `t` did.
@@ -303,7 +318,13 @@ impl Work {
     pub fn arm_timer(&mut self, t: usize, cpu: usize, wake_us: f64) {
         let th = &mut self.threads[t];
         th.timer_seq = th.timer_seq.wrapping_add(1);
+        th.timer_cpu = cpu;
         self.timers.arm(cpu, wake_us, t, th.timer_seq);
+    }
+
+    /// The CPU `t`'s latest timer was armed on.
+    pub fn timer_cpu(&self, t: usize) -> usize {
+        self.threads[t].timer_cpu
     }
 
     /// The earliest timer armed on `cpu`, µs.
@@ -332,10 +353,19 @@ impl Work {
     /// The rcuo kthread of offloaded `cpu` (`kernel::rcu::rcuo_kthreads`) and the event it
     /// sleeps on.
     pub fn rcuo_of(&self, cpu: usize) -> Option<(usize, usize)> {
-        let name = format!("rcuop/{cpu}");
-        let thread = self.threads.iter().position(|th| self.tasks[th.task].name == name)?;
-        let event = self.sync.find(Object::Condition, &crate::kernel::rcu::rcuo_event_name(cpu))?;
+        self.kthread_named(&format!("rcuop/{cpu}"), &crate::kernel::rcu::rcuo_event_name(cpu))
+    }
+
+    /// The kernel thread of the task named `name` and the condition `event` it sleeps on.
+    pub fn kthread_named(&self, name: &str, event: &str) -> Option<(usize, usize)> {
+        let thread = self.threads.iter().position(|th| th.kernel && self.tasks[th.task].name == name)?;
+        let event = self.sync.find(Object::Condition, event)?;
         Some((thread, event))
+    }
+
+    /// The semaphore named `name`, if a phase uses it.
+    pub fn semaphore(&self, name: &str) -> Option<usize> {
+        self.sync.find(Object::Semaphore, name)
     }
 
     // ---- sub-parts -----------------------------------------------------------------------------

@@ -34,8 +34,9 @@ pub(super) struct Thread {
     /// Its CPU time on each logical CPU, µs.
     pub(super) cpu_time_on_us: Vec<f64>,
     pub(super) finish_us: f64,
-    /// Sequence number of its armed timer (see `timers`).
+    /// Sequence number of its armed timer (see `timers`), and the CPU it is armed on.
     pub(super) timer_seq: u32,
+    pub(super) timer_cpu: usize,
 }
 
 impl Thread {
@@ -60,6 +61,7 @@ impl Thread {
             cpu_time_on_us: vec![0.0; ncpus],
             finish_us: 0.0,
             timer_seq: 0,
+            timer_cpu: 0,
         }
     }
 }
