@@ -289,7 +289,7 @@ def test_every_listing_has_json_for_scripts():
     assert [g["name"] for g in outputs["governors"]] == [g["name"] for g in api.governors()]
     assert [s["name"] for s in outputs["schedulers"]] == [s["name"] for s in api.schedulers()]
     experiments = {e["name"]: e for e in outputs["reproduce"]}
-    assert set(experiments) == {"lctes2020", "bl-mp-sched", "rcu-amp", "four-vs-eight"}
+    assert set(experiments) == {"lctes2020", "bl-mp-sched", "rcu-amp", "four-vs-eight", "modern-placement"}
     for e in experiments.values():
         assert e["title"] and e["source"] and e["platform"] and e["benchmarks"] and e["reps"] >= 1
     wrong = hetlab("reproduce", "--json")

@@ -132,6 +132,7 @@ def _engine_options(
     switching,
     cpuidle,
     cpu_dma_latency_us,
+    dsu_khz,
     model,
     perf_cpus,
     perf_period,
@@ -171,6 +172,8 @@ def _engine_options(
         model=_model_json(model),
         cpuidle=_text("cpuidle", cpuidle),
         cpu_dma_latency_us=cpu_dma_latency_us,
+        # the engine checks it against the platform's DSU OPPs
+        dsu_khz=None if dsu_khz is None else _khz("dsu_khz", dsu_khz),
         # any CPU number converts; the engine names the ones the platform lacks
         perf_cpus=[_integer("an item of perf_cpus", c, 0, MAX_SEED) for c in _items("perf_cpus", perf_cpus, "[0, 1]")],
         perf_period=_integer("perf_period (instructions per sample)", perf_period, 1, MAX_SEED),
@@ -343,6 +346,7 @@ def simulate(
     switching: str = "gts",
     cpuidle: str = "wfi",
     cpu_dma_latency_us: int | None = None,
+    dsu_khz: int | None = None,
     model: str | None = None,
     perf_cpus: Sequence[int] = (),
     perf_period: int = 10_000,
@@ -381,6 +385,8 @@ def simulate(
     cpu_dma_latency_us: the PM QoS latency limit, µs, as a process holding /dev/cpu_dma_latency
         asks it: cpuidle enters no state whose exit latency is longer (0: WFI only). None
         (default): no request, no limit.
+    dsu_khz: hold a DynamIQ platform's DSU clock (shared L3, snoop filter) at this kHz, one of its
+        `[dsu] opps` (DSU DVFS off). None (default): the platform's `[dsu]` governor sets it.
     model: anti-snoop model: `lctes2020-fig4` (default) or a path to a trained model.json.
     perf_cpus: CPUs that `perf record -a -e instructions -C <cpus> -c <perf_period>` samples
         beside the workload (seed 003's big.LITTLE emulation; empty: off); each counter

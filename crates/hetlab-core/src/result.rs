@@ -28,6 +28,9 @@ pub struct RunResult {
     pub cpus: Vec<CpuReport>,
     pub cci_ports: Vec<CciPortReport>,
     pub cci_cycles: u64,
+    /// The DSU's clock, L3 lookups and energy (`None`: the platform has no DSU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dsu: Option<DsuReport>,
     pub dram_lines: f64,
     pub threads: Vec<ThreadReport>,
     pub governor_samples: u64,
@@ -147,7 +150,7 @@ impl RunResult {
             }
         }
         let e = &self.energy;
-        let totals = [self.time_s, e.total_j, e.sensors_j, e.sensor_readings_j, e.dram_j, e.board_j];
+        let totals = [self.time_s, e.total_j, e.sensors_j, e.sensor_readings_j, e.dram_j, e.dsu_j, e.board_j];
         if totals.iter().chain(&e.clusters_j).any(|v| !v.is_finite()) {
             return Err("the run's time or energy is not a finite number: a platform or workload value is out of its \
                  physical range; check the files' powers and sizes"
@@ -169,7 +172,20 @@ pub struct Energy {
     /// Per cluster, in cluster order (dynamic + static).
     pub clusters_j: Vec<f64>,
     pub dram_j: f64,
+    /// The DSU domain (its clock, leakage and L3 lookups); 0 without a DSU.
+    pub dsu_j: f64,
     pub board_j: f64,
+}
+
+/// A DynamIQ Shared Unit over the run (`model::dsu`).
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct DsuReport {
+    /// Mean clock over the run, kHz.
+    pub avg_khz: f64,
+    /// L3 lookups that hit and that missed.
+    pub l3_hits: f64,
+    pub l3_misses: f64,
+    pub energy_j: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -32,3 +32,17 @@ fn without_a_cci_nothing_is_snooped_and_misses_pay_no_traversal() {
     assert_eq!(cci::traversal_ns(&e), 10.0);
     assert_eq!(cci::cycles_at(1e6, e.cci.as_ref()), 532_000_000);
 }
+
+#[test]
+fn sm8650_is_four_frequency_domains_of_one_dynamiq_cluster_with_the_dts_capacities() {
+    let p = Platform::builtin("sm8650").unwrap();
+    let cpus: Vec<Vec<usize>> = p.clusters.iter().map(|c| c.cpus.clone()).collect();
+    assert_eq!(cpus, [vec![0, 1], vec![2, 3, 4], vec![5, 6], vec![7]]);
+    // the kernel's normalisation of capacity-dmips-mhz x top MHz (DT: 1024, 1792, 1792, 1894;
+    // tops 2.3, 3.2, 3.0, 3.3 GHz): (dmips x kHz << 10) / the largest, truncated
+    let want = |dmips: u64, khz: u64| ((dmips * khz) << 10) / (1894 * 3_300_000);
+    let caps: Vec<u32> = (0..4).map(|c| p.cpu_capacity(c)).collect();
+    assert_eq!(caps, [want(1024, 2_300_000), want(1792, 3_200_000), want(1792, 3_000_000), 1024].map(|v| v as u32));
+    assert_eq!(caps, [385, 939, 880, 1024]);
+    assert!(p.dsu.is_some() && p.cci.is_none());
+}

@@ -3,6 +3,9 @@
 //! `dynamic-power-coefficient`, caches (`i-cache-*`, `d-cache-*`, `next-level-cache`), its
 //! `operating-points-v2` table (kHz, target µV, `clock-latency-ns`) and `cpu-idle-states`
 //! (the kernel's exit latency is entry + exit, its target residency `min-residency-us`).
+//! A cpu-map cluster whose CPUs name different frequency domains (`qcom,freq-domain`: one DynamIQ
+//! cluster, several cpufreq policies, as Qualcomm's SoCs) becomes one cluster per domain: hetlab's
+//! clusters are DVFS domains.
 //! Every value's comment names the file and line it came from; what the tree does not give is
 //! listed in [`Skeleton::missing`], for the caller to print, and left out of the text.
 
@@ -21,11 +24,62 @@ pub struct Skeleton {
     pub notes: Vec<String>,
 }
 
-/// One cluster: its name in the cpu-map and its CPU nodes with their logical numbers.
+/// One cluster: its name in the cpu-map (or its frequency domain's), where that is, and its CPU
+/// nodes with their logical numbers.
 struct Cluster<'a> {
     name: String,
+    source: &'static str,
     at: dts::Loc,
     cpus: Vec<(usize, &'a Node)>,
+}
+
+/// The `qcom,freq-domain` a CPU names (`<&cpufreq_hw N>`), as written, and where.
+fn freq_domain(cpu: &Node) -> Option<(String, dts::Loc)> {
+    let prop = cpu.prop("qcom,freq-domain")?;
+    let cells: Vec<String> = prop
+        .values
+        .iter()
+        .flat_map(|v| match v {
+            dts::Value::Cells(cells) => cells
+                .iter()
+                .map(|c| match c {
+                    dts::Cell::Num(n) => n.to_string(),
+                    dts::Cell::Ref(r) | dts::Cell::Symbol(r) => r.clone(),
+                })
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    Some((cells.join(" "), prop.at.clone()))
+}
+
+/// Each cluster split by its CPUs' frequency domains where they name more than one; a domain's
+/// cluster is named after the cpu-map cluster and the domain's last cell (`cluster0-fd3`).
+fn by_freq_domain(clusters: Vec<Cluster<'_>>) -> Vec<Cluster<'_>> {
+    let mut out = Vec::new();
+    for cl in clusters {
+        let domains: Vec<Option<(String, dts::Loc)>> = cl.cpus.iter().map(|(_, n)| freq_domain(n)).collect();
+        let keys: Vec<Option<&String>> = domains.iter().map(|d| d.as_ref().map(|(k, _)| k)).collect();
+        if keys.iter().all(|k| *k == keys[0]) {
+            out.push(cl);
+            continue;
+        }
+        let mut split: Vec<(Option<&String>, Cluster)> = Vec::new();
+        for ((i, n), d) in cl.cpus.iter().zip(&domains) {
+            let key = d.as_ref().map(|(k, _)| k);
+            match split.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, c)) => c.cpus.push((*i, *n)),
+                None => {
+                    let suffix = key.and_then(|k| k.rsplit(' ').next()).unwrap_or("none");
+                    let at = d.as_ref().map_or(cl.at.clone(), |(_, at)| at.clone());
+                    let name = format!("{}-fd{suffix}", cl.name);
+                    split.push((key, Cluster { name, source: "qcom,freq-domain", at, cpus: vec![(*i, *n)] }));
+                }
+            }
+        }
+        out.extend(split.into_iter().map(|(_, c)| c));
+    }
+    out
 }
 
 pub fn from_dt(path: &Path) -> Result<Skeleton, String> {
@@ -39,7 +93,7 @@ pub fn from_dt(path: &Path) -> Result<Skeleton, String> {
     }
     let mut missing = Vec::new();
     let clusters = match cpus.child("cpu-map") {
-        Some(map) => clusters_of(map, &cpu_nodes, &mut missing),
+        Some(map) => by_freq_domain(clusters_of(map, &cpu_nodes, &mut missing)),
         None => {
             missing.push("/cpus/cpu-map: absent; one cluster per operating-points-v2 table".into());
             by_opp_table(&cpu_nodes)
@@ -89,7 +143,7 @@ fn clusters_of<'a>(map: &Node, cpu_nodes: &[&'a Node], missing: &mut Vec<String>
             }
         }
         if !cpus.is_empty() {
-            out.push(Cluster { name: child.name.clone(), at: child.at.clone(), cpus });
+            out.push(Cluster { name: child.name.clone(), source: "cpu-map", at: child.at.clone(), cpus });
         }
     }
     out
@@ -103,7 +157,7 @@ fn by_opp_table<'a>(cpu_nodes: &[&'a Node]) -> Vec<Cluster<'a>> {
             Some((_, c)) => c.cpus.push((i, n)),
             None => {
                 let name = format!("cluster{}", out.len());
-                out.push((key, Cluster { name, at: n.at.clone(), cpus: vec![(i, n)] }))
+                out.push((key, Cluster { name, source: "operating-points-v2", at: n.at.clone(), cpus: vec![(i, n)] }))
             }
         }
     }
@@ -151,8 +205,9 @@ fn cluster_table(toml: &mut String, cl: &Cluster, root: &Node, missing: &mut Vec
     let ids: Vec<String> = cl.cpus.iter().map(|(i, _)| i.to_string()).collect();
     let _ = writeln!(
         toml,
-        "\n[[clusters]]\nname = \"{}\"  # cpu-map, {}\ncore_type = \"{}\"\ncpus = [{}]  # the order of the /cpus nodes",
+        "\n[[clusters]]\nname = \"{}\"  # {}, {}\ncore_type = \"{}\"\ncpus = [{}]  # the order of the /cpus nodes",
         cl.name,
+        cl.source,
         cl.at,
         core_type(cpu),
         ids.join(", ")
@@ -195,7 +250,11 @@ fn next_level_caches(toml: &mut String, cpu: &Node, root: &Node, missing: &mut V
 
 fn opp_table(toml: &mut String, cpu: &Node, root: &Node, missing: &mut Vec<String>) {
     let Some(table) = cpu.refs("operating-points-v2").first().and_then(|l| root.find_label(l)) else {
-        missing.push(format!("{} ({}): no operating-points-v2 table (opps, transition_latency_ns)", cpu.name, cpu.at));
+        let why = match freq_domain(cpu) {
+            Some((domain, _)) => format!("its frequency domain <{domain}> takes its table from the firmware"),
+            None => "no operating-points-v2 table".into(),
+        };
+        missing.push(format!("{} ({}): {why} (opps, transition_latency_ns)", cpu.name, cpu.at));
         return;
     };
     let mut opps = Vec::new();

@@ -88,3 +88,26 @@ fn a_file_it_cannot_read_is_one_line_with_the_place() {
     std::fs::write(dir.join("y.dts"), "/dts-v1/;\n/ { soc { }; };\n").unwrap();
     assert!(from_dt(&dir.join("y.dts")).err().unwrap().contains("no /cpus node"));
 }
+
+#[test]
+fn sm8650_one_dynamiq_cluster_becomes_its_four_frequency_domains() {
+    let s = from_dt(&data("sm8650-facts.dts")).unwrap();
+    let t = tables(&s.toml);
+    let clusters = t["clusters"].as_array().unwrap();
+    let cpus: Vec<Vec<i64>> = clusters
+        .iter()
+        .map(|c| c["cpus"].as_array().unwrap().iter().map(|v| v.as_integer().unwrap()).collect())
+        .collect();
+    // sm8650.dtsi: CPUs 0-1 in domain 0, 2-4 in 3, 5-6 in 1, 7 in 2 (one cpu-map cluster)
+    assert_eq!(cpus, [vec![0, 1], vec![2, 3, 4], vec![5, 6], vec![7]]);
+    let names: Vec<&str> = clusters.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["cluster0-fd0", "cluster0-fd3", "cluster0-fd1", "cluster0-fd2"]);
+    assert!(s.toml.contains("# qcom,freq-domain, sm8650-facts.dts:"), "{}", s.toml);
+    let types = t["core_types"].as_array().unwrap();
+    let dpc: Vec<i64> = types.iter().map(|c| c["dynamic_power_coefficient"].as_integer().unwrap()).collect();
+    assert_eq!(dpc, [100, 238, 588]);
+    // no OPP table: the firmware's, named in what is missing for each domain
+    assert!(clusters.iter().all(|c| c.get("opps").is_none()));
+    let firmware = s.missing.iter().filter(|m| m.contains("takes its table from the firmware")).count();
+    assert_eq!(firmware, 4, "{:?}", s.missing);
+}

@@ -117,7 +117,8 @@ type Simulated = (String, PyObject, Option<PyObject>, Option<String>, Option<PyO
 /// frequencies, kHz; `sched_tunables` are the placement policy's knobs (sysfs name, value);
 /// `switching` is `gts`, `iks` or `cluster-switching` (`sched::switching`); `perf_cpus` (empty: off) and `perf_period` are `perf record -e instructions -C <cpus> -c
 /// <period>` running beside the workload; `cpu_dma_latency_us` is the PM QoS cpu_dma_latency
-/// request, µs (None: none); `kernel` are RCU's boot options
+/// request, µs (None: none); `dsu_khz` holds a DynamIQ platform's DSU clock at one of its OPPs
+/// (None: its `[dsu]` governor); `kernel` are RCU's boot options
 /// (`rcu_nocbs=0-1,rcu_fast_no_hz`, "" for none); `progress`, a callable, hears the simulated
 /// time reached (s) every 50 ms of wall time; an unknown keyword is a TypeError.
 #[pyfunction]
@@ -125,7 +126,7 @@ type Simulated = (String, PyObject, Option<PyObject>, Option<String>, Option<PyO
     platform, workload_spec, workload_origin, workload_text, *,
     seed, scheduler, sched_tunables, switching, governor, tunables, cluster, freq, offline, model, cpuidle,
     cpu_dma_latency_us, perf_cpus, perf_period, kernel, start_temp_c, trace, intervals, series, time_limit_s, progress=None,
-    rtapp_logs=false
+    rtapp_logs=false, dsu_khz=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
@@ -156,6 +157,7 @@ pub fn simulate(
     time_limit_s: f64,
     progress: Option<PyObject>,
     rtapp_logs: bool,
+    dsu_khz: Option<u32>,
 ) -> PyResult<Simulated> {
     // "perfetto": the native protobuf trace; else a text layout
     let perfetto = trace == Some(PERFETTO);
@@ -189,6 +191,7 @@ pub fn simulate(
         cluster,
         cpuidle: CpuIdle::parse(cpuidle).map_err(err)?,
         cpu_dma_latency_us,
+        dsu_khz,
         kernel_threads: Vec::new(),
         perf_sampling: (!perf_cpus.is_empty())
             .then_some(PerfSampling { cpus: perf_cpus, period_instructions: perf_period }),

@@ -82,7 +82,16 @@ def _format_run(r: api.SimResult) -> str:
         + (f"  RT throttled {s['rt_throttles']} times" if s["rt_throttles"] else ""),
         f"energy       {e['total_j']:.4f} J  = "
         + "  ".join(f"{c['name']} {j:.4f}" for c, j in zip(s["clusters"], e["clusters_j"]))
+        + (f"  dsu {e['dsu_j']:.4f}" if s.get("dsu") else "")
         + f"  dram {e['dram_j']:.4f}  board {e['board_j']:.4f}",
+        *(
+            [
+                f"DSU          avg {s['dsu']['avg_khz'] / 1000:.0f} MHz  L3 hits {s['dsu']['l3_hits']:.0f}  "
+                f"misses {s['dsu']['l3_misses']:.0f}"
+            ]
+            if s.get("dsu")
+            else []
+        ),
         "",
         f"{'cluster':8} {'governor':12} {'avg MHz':>8} {'dyn J':>8} {'static J':>8} {'peak C':>7}"
         "  residency (MHz: % of time)",
@@ -208,6 +217,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         else None,
         cpuidle=args.cpuidle,
         cpu_dma_latency_us=args.cpu_dma_latency_us,
+        dsu_khz=args.dsu_khz,
         model=args.model,
         perf_cpus=ints(args.perf_cpus, "--perf-cpus", minimum=0),  # CPU numbers
         perf_period=args.perf_period,
@@ -386,6 +396,13 @@ def _add_run_options(sim: argparse.ArgumentParser) -> None:
         help="PM QoS latency limit, as a process holding /dev/cpu_dma_latency asks it: cpuidle enters no state "
         f"whose exit latency is longer than US µs (0: WFI only; 0 <= US <= {_core.MAX_CPU_DMA_LATENCY_US}; default: "
         "no limit)",
+    )
+    sim.add_argument(
+        "--dsu-khz",
+        type=int,
+        metavar="KHZ",
+        help="hold a DynamIQ platform's DSU clock (shared L3, snoop filter) at KHZ, one of its [dsu] opps (DSU "
+        "DVFS off; default: the platform's [dsu] governor)",
     )
     sim.add_argument("--model", help="anti-snoop model: lctes2020-fig4 (default) or a trained model.json")
     sim.add_argument(

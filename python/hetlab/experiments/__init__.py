@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from hetlab.api import HetlabError
 from hetlab.experiment import Experiment
-from hetlab.experiments import bl_mp_sched, four_vs_eight, lctes2020, rcu_amp
+from hetlab.experiments import bl_mp_sched, four_vs_eight, lctes2020, modern_placement, rcu_amp
 
-MODULES = (lctes2020, bl_mp_sched, rcu_amp, four_vs_eight)
+MODULES = (lctes2020, bl_mp_sched, rcu_amp, four_vs_eight, modern_placement)
 EXPERIMENTS: dict[str, Experiment] = {m.EXPERIMENT.name: m.EXPERIMENT for m in MODULES}
 
 

@@ -46,6 +46,9 @@ pub struct SimConfig {
     /// cpuidle chooses no state whose exit latency exceeds it, and 0 keeps every CPU in WFI.
     /// `None`: no request (the kernel's default, 2000 s: no limit).
     pub cpu_dma_latency_us: Option<u32>,
+    /// Hold a DynamIQ platform's DSU clock at this kHz (one of its `[dsu] opps`): DSU DVFS off.
+    /// `None`: the `[dsu]` governor sets it.
+    pub dsu_khz: Option<u32>,
     /// Kernel threads to run beside the workload (see `crate::kernel`).
     pub kernel_threads: Vec<Task>,
     /// `perf record -e instructions -C <cpus> -c <period>` running beside the workload
@@ -109,6 +112,7 @@ impl SimConfig {
             cluster: None,
             cpuidle: CpuIdle::Wfi,
             cpu_dma_latency_us: None,
+            dsu_khz: None,
             kernel_threads: Vec::new(),
             perf_sampling: None,
             start_temp_c: Vec::new(),
@@ -203,6 +207,26 @@ pub struct RunPlan {
 }
 
 impl SimConfig {
+    /// `dsu_khz`: the platform has a DSU and the kHz is one of its operating points.
+    fn check_dsu(&self, platform: &Platform) -> Result<(), String> {
+        let Some(khz) = self.dsu_khz else { return Ok(()) };
+        let Some(dsu) = &platform.dsu else {
+            return Err(format!(
+                "dsu_khz: platform {} has no [dsu] (no DynamIQ Shared Unit); remove it",
+                platform.name
+            ));
+        };
+        if !dsu.opps.iter().any(|o| o[0] == khz) {
+            let known: Vec<String> = dsu.opps.iter().map(|o| o[0].to_string()).collect();
+            return Err(format!(
+                "dsu_khz: {khz} kHz is not one of {}'s DSU OPPs ({})",
+                platform.name,
+                known.join(", ")
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks the run against `platform`, `workload` and `placement` and plans it: every
     /// cluster has a governor (the one the placement needs, if it needs one), the idle states
     /// and the switcher exist and fit the run, start temperatures are sane, some CPU is online,
@@ -215,6 +239,7 @@ impl SimConfig {
         placement: &dyn Placement,
     ) -> Result<RunPlan, String> {
         self.check_governors(platform, placement)?;
+        self.check_dsu(platform)?;
         if self.cpuidle == CpuIdle::ClusterOff && platform.clusters.iter().all(|c| c.cluster_off_us().is_none()) {
             return Err(format!(
                 "cpuidle cluster-off: platform {} has no cluster power-down state (its cpuidle has WFI only); use wfi",

@@ -142,6 +142,9 @@ impl<'a> Engine<'a> {
             loads: Vec::new(),
             rcuo_wakes: Vec::new(),
         };
+        if let Some(khz) = engine.config.dsu_khz {
+            engine.hw.fix_dsu_clock(khz);
+        }
         engine.start();
         Ok(engine)
     }

@@ -1,5 +1,5 @@
 //! The energy account: every joule of a run is added here, by rail — each cluster (dynamic and
-//! static), the DRAM, and the rest of the board (a constant draw charged by elapsed time) — and
+//! static), the DSU (a DynamIQ SoC's shared-unit domain), the DRAM, and the rest of the board (a constant draw charged by elapsed time) — and
 //! the on-board sensors are read from the same rails.
 //!
 //! Power levels change only when the model is re-solved, so rails are integrated piecewise at
@@ -35,11 +35,12 @@ impl ClusterEnergy {
 pub struct EnergyAccount {
     pub clusters: Vec<ClusterEnergy>,
     pub dram_mj: f64,
+    pub dsu_mj: f64,
 }
 
 impl EnergyAccount {
     pub fn new(nclusters: usize) -> EnergyAccount {
-        EnergyAccount { clusters: vec![ClusterEnergy::default(); nclusters], dram_mj: 0.0 }
+        EnergyAccount { clusters: vec![ClusterEnergy::default(); nclusters], dram_mj: 0.0, dsu_mj: 0.0 }
     }
 
     /// Cluster `c` drew `power` for `dt_s` seconds.
@@ -59,6 +60,11 @@ impl EnergyAccount {
         self.dram_mj += power_mw * dt_s;
     }
 
+    /// The DSU domain drew `power_mw` for `dt_s` seconds.
+    pub fn add_dsu(&mut self, power_mw: f64, dt_s: f64) {
+        self.dsu_mj += power_mw * dt_s;
+    }
+
     /// The run's energy after `elapsed_us`, with the rest of the board drawing
     /// `board_power_mw` throughout, sensed rails the model does not simulate drawing
     /// `unmodelled_sensed_mw` (part of the board's draw), and `sensor_readings_mj` from the
@@ -72,13 +78,15 @@ impl EnergyAccount {
     ) -> Energy {
         let clusters_j: Vec<f64> = self.clusters.iter().map(|c| c.dynamic_j() + c.static_j()).collect();
         let dram_j = self.dram_mj * 1e-3;
+        let dsu_j = self.dsu_mj * 1e-3;
         let board_j = board_power_mw * elapsed_us * 1e-9;
         Energy {
-            total_j: clusters_j.iter().sum::<f64>() + dram_j + board_j,
-            sensors_j: clusters_j.iter().sum::<f64>() + dram_j + unmodelled_sensed_mw * elapsed_us * 1e-9,
+            total_j: clusters_j.iter().sum::<f64>() + dsu_j + dram_j + board_j,
+            sensors_j: clusters_j.iter().sum::<f64>() + dsu_j + dram_j + unmodelled_sensed_mw * elapsed_us * 1e-9,
             sensor_readings_j: sensor_readings_mj * 1e-3,
             clusters_j,
             dram_j,
+            dsu_j,
             board_j,
         }
     }

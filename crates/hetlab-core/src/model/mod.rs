@@ -10,6 +10,8 @@
 //!   trackers and their PMU counters;
 //! - [`coherence`]: cache-line transfers between cores and clusters (shared read-modify-write
 //!   data, a work pool's counter);
+//! - [`dsu`]: the DynamIQ Shared Unit: the shared L3 at its own clock, the snoop filter's
+//!   forwarded snoops, the clock voted by the clusters, the DSU domain's power;
 //! - [`dram`]: latency under load, the bandwidth fixed point, DRAM power, latency noise;
 //! - [`power`]: dynamic power C·V²·f·activity and leakage;
 //! - [`energy`]: the one energy account, by rail, and the on-board sensors read from it;
@@ -23,6 +25,7 @@ pub mod cci;
 pub mod code_class;
 pub mod coherence;
 pub mod dram;
+pub mod dsu;
 pub mod energy;
 pub mod idle;
 pub mod pollution;

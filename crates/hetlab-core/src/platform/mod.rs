@@ -11,9 +11,11 @@
 //! This file holds the description's types and what is derived from them; `validate.rs` checks
 //! each section.
 
+mod dsu;
 mod kernel;
 mod validate;
 
+pub use dsu::{Dsu, DsuGovernor};
 pub use kernel::{Device, KernelSetup, KernelTimer};
 
 use serde::Deserialize;
@@ -71,6 +73,10 @@ pub struct Platform {
     /// The cache-coherent interconnect between clusters; `None`: the platform has none.
     #[serde(default)]
     pub cci: Option<Cci>,
+    /// The DynamIQ Shared Unit (shared L3, snoop filter, its own clock domain); `None`: the
+    /// platform has none (a big.LITTLE SoC behind a CCI, or an abstract model).
+    #[serde(default)]
+    pub dsu: Option<Dsu>,
     pub dram: Dram,
     pub board: Board,
     pub thermal: Thermal,

@@ -94,6 +94,14 @@ impl Platform {
         self.sched.validate()?;
         self.validate_core_types()?;
         self.validate_clusters()?;
+        if let Some(dsu) = &self.dsu {
+            if self.cci.is_some() {
+                return Err("[dsu] and [cci]: a platform has one or the other (a DynamIQ SoC has a DSU, a \
+                     big.LITTLE one a CCI); remove one"
+                    .into());
+            }
+            dsu.validate(self.clusters.len())?;
+        }
         self.validate_cluster_wiring()?;
         if let Some(cci) = &self.cci {
             cci.validate()?;

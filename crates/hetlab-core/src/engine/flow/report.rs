@@ -57,6 +57,7 @@ impl Engine<'_> {
             cpus,
             cci_ports: self.hw.cci_port_reports(),
             cci_cycles: cci::cycles_at(now, platform.cci.as_ref()),
+            dsu: self.hw.dsu_report(),
             dram_lines: self.hw.dram_lines(),
             threads,
             taskgroups,

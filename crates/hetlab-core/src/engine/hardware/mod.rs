@@ -5,6 +5,7 @@
 //! Every joule goes through `model::energy` here and nowhere else.
 
 mod cluster;
+mod dsu;
 mod solve;
 
 pub use solve::{CpuLoad, RunningOn, Speed};
@@ -16,7 +17,7 @@ use crate::model::energy::{EnergyAccount, Sensors};
 use crate::model::{power, thermal};
 use crate::platform::Platform;
 use crate::random::{normal_sample, Rng};
-use crate::result::{CciPortReport, ClusterReport, Energy, MAX_CLUSTERS};
+use crate::result::{CciPortReport, ClusterReport, DsuReport, Energy, MAX_CLUSTERS};
 use crate::workload::MemProfile;
 use cluster::ClusterHw;
 
@@ -35,6 +36,10 @@ pub struct Hardware<'a> {
     cpu_pmu: Vec<Pmu>,
     /// The model's answers and buffers (`solve`).
     solver: solve::Solver,
+    /// The DSU's clock, L3 rates and power (a platform with a `[dsu]`).
+    dsu: Option<dsu::DsuHw>,
+    /// The L3 hits and misses per µs of the last solution.
+    l3_per_us: (f64, f64),
 }
 
 impl<'a> Hardware<'a> {
@@ -59,6 +64,8 @@ impl<'a> Hardware<'a> {
             dirty: true,
             cpu_pmu: vec![Pmu::default(); platform.ncpus()],
             solver: solve::Solver::new(nthreads),
+            dsu: platform.dsu.as_ref().map(|_| dsu::DsuHw::default()),
+            l3_per_us: (0.0, 0.0),
         }
     }
 
@@ -190,8 +197,13 @@ impl<'a> Hardware<'a> {
             let answer = self.solver.solve_rates(self.platform, cpus, &mut self.clusters, &self.dram, &mem_of, &live);
             self.dram.utilisation = answer.utilisation;
             self.dram.lines_per_us = answer.lines_per_us;
+            self.l3_per_us = (answer.l3_hits_per_us, answer.l3_misses_per_us);
         }
         self.solve_power(cpus);
+        let clock = self.dsu_clock();
+        if let (Some(hw), Some(d), Some(clock)) = (self.dsu.as_mut(), &self.platform.dsu, clock) {
+            hw.set(d, clock, self.l3_per_us.0, self.l3_per_us.1);
+        }
     }
 
     /// Each cluster's power: every core by its activity, the powered cluster's clocked shared
@@ -255,6 +267,10 @@ impl<'a> Hardware<'a> {
         }
         self.dram.integrate(dt);
         self.energy.add_dram(self.dram_power_mw(), dt_s);
+        if let Some(hw) = self.dsu.as_mut() {
+            hw.integrate(dt);
+            self.energy.add_dsu(hw.power_mw(), dt_s);
+        }
         self.integrated_until_us = now_us;
     }
 
@@ -285,7 +301,19 @@ impl<'a> Hardware<'a> {
     /// Latency of moving a line from a core of cluster `from` into a core of cluster `to`
     /// (another core of the same cluster when they are equal), now, ns.
     pub fn transfer_from_cluster_ns(&self, from: usize, to: usize) -> f64 {
-        solve::transfer_from_cluster_ns(self.platform, &self.clusters, from, to)
+        solve::transfer_from_cluster_ns(self.platform, &self.clusters, self.solver.dsu_fixed_khz, from, to)
+    }
+
+    /// Holds the DSU's clock at `khz` (one of its OPPs, checked by `SimConfig::check_for`) for
+    /// the rest of the run: DSU DVFS off.
+    pub fn fix_dsu_clock(&mut self, khz: u32) {
+        self.solver.dsu_fixed_khz = Some(khz);
+        self.dirty = true;
+    }
+
+    /// The DSU's clock and µV now (`None`: no DSU).
+    fn dsu_clock(&self) -> Option<(u32, u32)> {
+        solve::dsu_clock(self.platform, &self.clusters, self.solver.dsu_fixed_khz)
     }
 
     /// The time a thread in a phase of memory profile `mem` moved from cluster `from` to `to`
@@ -452,6 +480,11 @@ impl<'a> Hardware<'a> {
         )
     }
 
+    /// The DSU's mean clock, L3 lookups and energy (`None`: the platform has no DSU).
+    pub fn dsu_report(&self) -> Option<DsuReport> {
+        self.dsu.as_ref().map(|hw| hw.report(self.energy.dsu_mj * 1e-3))
+    }
+
     pub fn cci_port_reports(&self) -> Vec<CciPortReport> {
         self.clusters
             .iter()
@@ -485,6 +518,7 @@ impl<'a> Hardware<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::platform::DsuGovernor;
     use crate::workload::Workload;
 
     fn exynos() -> Platform {
@@ -509,6 +543,73 @@ mod tests {
             .collect();
         hw.recompute(0.0, &cpus, |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
         hw.speed(0).instr_per_us
+    }
+
+    /// A dependent chase over `ws_bytes` (thread 0) on gs101's CPU 0 (an A55), the other CPUs
+    /// idle, the clusters at `khz` and the DSU under `governor` (fixed at `dsu_khz`): instructions
+    /// per µs and the DSU's clock.
+    fn gs101_chase(ws_bytes: u64, khz: [u32; 3], governor: DsuGovernor, dsu_khz: u32) -> (f64, u32) {
+        let mut p = Platform::builtin("gs101").unwrap();
+        let d = p.dsu.as_mut().unwrap();
+        d.governor = governor;
+        d.fixed_khz = dsu_khz;
+        let w = Workload::from_spec(&format!("ccbench:size={},pattern=random", ws_bytes / 4)).unwrap();
+        let mut hw = Hardware::new(&p, &[true, true, true], &[], 1);
+        for (c, k) in khz.iter().enumerate() {
+            hw.set_clock(c, *k);
+        }
+        let cpus: Vec<CpuLoad> = (0..p.ncpus())
+            .map(|cpu| CpuLoad {
+                online: true,
+                cluster: (0..3).find(|&c| p.clusters[c].cpus.contains(&cpu)).unwrap(),
+                running: (cpu == 0).then_some(RunningOn { thread: 0, task: 0, phase: 0 }),
+                core_off: false,
+            })
+            .collect();
+        hw.recompute(0.0, &cpus, |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
+        (hw.speed(0).instr_per_us, hw.dsu_clock().unwrap().0)
+    }
+
+    #[test]
+    fn a_chase_in_the_l3_on_the_a55s_slows_as_the_dsu_clock_falls_not_with_the_prime_cluster() {
+        use crate::platform::DsuGovernor::{Fixed, Vote};
+        let (a55, a76, x1) = (1_803_000, 400_000, 500_000);
+        // 1 MiB: past the A55's 128 KiB L2, inside the 4 MiB L3
+        let (fast, _) = gs101_chase(1 << 20, [a55, a76, x1], Fixed, 1_803_000);
+        let (slow, _) = gs101_chase(1 << 20, [a55, a76, x1], Fixed, 300_000);
+        assert!(fast / slow > 1.5, "{fast} vs {slow} instructions per µs");
+        // the DSU fixed: the prime cluster's clock does not enter an A55's private misses (the
+        // snoop filter sends them to no other core)
+        let (x1_fast, _) = gs101_chase(1 << 20, [a55, a76, 2_802_000], Fixed, 930_000);
+        let (x1_slow, _) = gs101_chase(1 << 20, [a55, a76, 500_000], Fixed, 930_000);
+        assert_eq!(x1_fast, x1_slow);
+        // the DSU voted: the prime cluster at 2.8 GHz asks 0.6 x 2.8 = 1.68 GHz of it, above the
+        // A55s' 0.6 x 0.738 GHz, and the A55's chase speeds up — through the DSU's clock alone
+        let (voted_fast, dsu_fast) = gs101_chase(1 << 20, [738_000, a76, 2_802_000], Vote, 0);
+        let (voted_slow, dsu_slow) = gs101_chase(1 << 20, [738_000, a76, 500_000], Vote, 0);
+        assert_eq!((dsu_fast, dsu_slow), (1_704_000, 574_000));
+        assert!(voted_fast > voted_slow * 1.3, "{voted_fast} vs {voted_slow}");
+        // a chase within the L2 does not reach the DSU: its clock does not matter
+        let (in_l2_fast, _) = gs101_chase(64 << 10, [a55, a76, x1], Fixed, 1_803_000);
+        let (in_l2_slow, _) = gs101_chase(64 << 10, [a55, a76, x1], Fixed, 300_000);
+        assert_eq!(in_l2_fast, in_l2_slow);
+    }
+
+    #[test]
+    fn a_line_another_cluster_holds_comes_through_the_snoop_filter_at_both_clocks() {
+        let p = Platform::builtin("gs101").unwrap();
+        let mut hw = Hardware::new(&p, &[true, true, true], &[], 0);
+        let d = p.dsu.as_ref().unwrap();
+        hw.set_clock(0, 1_803_000);
+        hw.set_clock(2, 2_802_000);
+        // A55 at 1.803 GHz (3 + 17 cycles), the DSU voted to 0.6 x 2.802 GHz -> 1.704 GHz (10
+        // filter cycles), the X1 holding the line at 2.802 GHz (21 cycles)
+        let dsu_ghz = hw.dsu_clock().unwrap().0 as f64 / 1e6;
+        let want = 20.0 / 1.803 + d.snoop_filter_cycles / dsu_ghz + 21.0 / 2.802;
+        assert!((hw.transfer_from_cluster_ns(2, 0) - want).abs() < 1e-9);
+        // the holder slower: its own L2 lookup and (voted) the DSU's clock both take longer
+        hw.set_clock(2, 500_000);
+        assert!(hw.transfer_from_cluster_ns(2, 0) > want + 21.0 / 0.5 - 21.0 / 2.802 - 1e-9);
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! The model at work: each running thread's speed (`model::cache` against the L2 share it
 //! gets), the latency of its misses (`model::cci` over `model::dram`), the shared-line
 //! transfers between its task's threads (`model::coherence`), the DRAM utilisation they settle
-//! on, and the CCI port rates — re-solved whenever something they depend on changes.
+//! on, and the CCI port rates — re-solved whenever something they depend on changes. On a
+//! platform with a DSU (`model::dsu`) an L2 miss looks the shared L3 up first, at the DSU's
+//! clock, and a line another cluster holds is forwarded by the snoop filter.
 
 use super::cluster::ClusterHw;
 use crate::model::cache::{self, InstrTime, MissRatios};
 use crate::model::dram::DramState;
-use crate::model::{cci, coherence, dram};
+use crate::model::{cci, coherence, dram, dsu};
 use crate::platform::{Platform, SpeculativeFetch};
 use crate::result::MAX_CLUSTERS;
 use crate::workload::MemProfile;
@@ -24,6 +26,9 @@ pub struct Speed {
     pub peer_lines_per_instr: f64,
     /// Miss ratios for (phase, L2 bytes available), kept while both stay the same.
     cached_misses: Option<(usize, f64, MissRatios)>,
+    /// L2 refills per reference with the L2 and the thread's L3 share as its reach, for (phase,
+    /// reach bytes), kept while both stay the same (DSU platforms only).
+    cached_l3_refills: Option<(usize, f64, f64)>,
 }
 
 /// What one logical CPU holds when the model is solved.
@@ -59,17 +64,24 @@ pub(super) struct Solver {
     snoop_ns: Vec<f64>,
     running: Vec<Running>,
     ws_per_cluster: Vec<f64>,
+    /// Every running thread's L3 footprint together (DSU platforms), bytes.
+    ws_in_l3: f64,
     /// The model's inputs at the last solution, a buffer for the current ones, and the speed
     /// it gave the thread on each CPU.
     solved_inputs: Vec<u64>,
     inputs: Vec<u64>,
     speed_on_cpu: Vec<Speed>,
+    /// The DSU's clock when the run holds it fixed (`SimConfig::dsu_khz`), kHz.
+    pub dsu_fixed_khz: Option<u32>,
 }
 
 /// The DRAM's answer to a solution.
 pub(super) struct DramAnswer {
     pub utilisation: f64,
     pub lines_per_us: f64,
+    /// The DSU's L3 lookups per µs that hit and that missed (0 without a DSU).
+    pub l3_hits_per_us: f64,
+    pub l3_misses_per_us: f64,
 }
 
 /// A running thread while the model is re-solved.
@@ -97,6 +109,8 @@ struct Running {
     cross_transfers_per_instr: f64,
     cross_transfer_ns: f64,
     coherence_stall_ns: f64,
+    /// Behind a DSU: the share of its L2 misses the L3 serves and an L3 lookup's latency, ns.
+    l3: Option<(f64, f64)>,
 }
 
 /// Where the other threads a thread takes lines from are (`others_by_cluster`).
@@ -108,12 +122,36 @@ struct Others {
 }
 
 impl Running {
-    /// Time per instruction when an L2 miss takes `miss_ns`, shared-line transfers included.
-    fn time_at(&self, miss_ns: f64) -> InstrTime {
-        let mut it = self.cost.at(miss_ns);
+    /// Time per instruction when a miss beyond the L3 (or the L2, without a DSU) is `miss`,
+    /// shared-line transfers included.
+    fn time_at(&self, miss: cci::Miss) -> InstrTime {
+        let mut it = self.cost.at(self.l2_miss_ns(miss));
         it.stall_ns += self.coherence_stall_ns;
         it
     }
+
+    /// An L2 miss's latency, ns: through the L3 when there is a DSU.
+    fn l2_miss_ns(&self, miss: cci::Miss) -> f64 {
+        match self.l3 {
+            Some((hit_share, l3_ns)) => dsu::l2_miss_ns(hit_share, l3_ns, miss.latency_ns),
+            None => miss.latency_ns,
+        }
+    }
+
+    /// The share of its L2 misses that go on to the memory system.
+    fn dram_share(&self) -> f64 {
+        self.l3.map_or(1.0, |(hit_share, _)| 1.0 - hit_share)
+    }
+}
+
+/// The DSU's clock and µV now: `fixed_khz` when the run holds it there, else its governor's
+/// answer to the clusters' clocks (`None`: the platform has no DSU).
+pub(super) fn dsu_clock(platform: &Platform, clusters: &[ClusterHw], fixed_khz: Option<u32>) -> Option<(u32, u32)> {
+    let d = platform.dsu.as_ref()?;
+    Some(match fixed_khz {
+        Some(khz) => (khz, d.microvolts_at(khz)),
+        None => dsu::clock(d, clusters.iter().map(|cl| cl.powered.then_some(cl.cur_khz))),
+    })
 }
 
 /// Latency of a snoop served by cluster `c` now, ns; 0 when it is powered down (its CCI port is
@@ -127,11 +165,24 @@ pub(super) fn snoop_served_ns(platform: &Platform, clusters: &[ClusterHw], c: us
 }
 
 /// Latency of moving a line from a core of cluster `from` into a core of cluster `to` (another
-/// core of the same cluster when they are equal), now, ns.
-pub(super) fn transfer_from_cluster_ns(platform: &Platform, clusters: &[ClusterHw], from: usize, to: usize) -> f64 {
+/// core of the same cluster when they are equal), now, ns (`dsu_fixed_khz`: as `dsu_clock`).
+pub(super) fn transfer_from_cluster_ns(
+    platform: &Platform,
+    clusters: &[ClusterHw],
+    dsu_fixed_khz: Option<u32>,
+    from: usize,
+    to: usize,
+) -> f64 {
     let core = platform.core_type_of(to);
     let ghz = clusters[to].cur_khz as f64 / 1e6;
-    let cross = (from != to).then(|| (cci::traversal_ns(platform), snoop_served_ns(platform, clusters, from)));
+    let cross = (from != to).then(|| match (&platform.dsu, dsu_clock(platform, clusters, dsu_fixed_khz)) {
+        // the snoop filter forwards the request to the core that holds the line
+        (Some(d), Some((dsu_khz, _))) => {
+            let holder = platform.core_type_of(from);
+            (0.0, dsu::forwarded_snoop_ns(d, dsu_khz, holder.l2_hit_cycles, clusters[from].cur_khz))
+        }
+        _ => (cci::traversal_ns(platform), snoop_served_ns(platform, clusters, from)),
+    });
     coherence::transfer_ns(core.l1_hit_cycles, core.l2_hit_cycles, ghz, cross)
 }
 
@@ -142,9 +193,11 @@ impl Solver {
             snoop_ns: Vec::new(),
             running: Vec::new(),
             ws_per_cluster: Vec::new(),
+            ws_in_l3: 0.0,
             solved_inputs: Vec::new(),
             inputs: Vec::new(),
             speed_on_cpu: Vec::new(),
+            dsu_fixed_khz: None,
         }
     }
 
@@ -221,7 +274,7 @@ impl Solver {
             let miss = miss_at(rho);
             running
                 .iter()
-                .map(|r| lines_per_instr(r, miss[r.cluster]) / r.time_at(miss[r.cluster].latency_ns).total_ns())
+                .map(|r| lines_per_instr(r, miss[r.cluster]) / r.time_at(miss[r.cluster]).total_ns())
                 .sum::<f64>()
                 / capacity_lines_per_ns
         };
@@ -232,14 +285,19 @@ impl Solver {
         for cpu in cpus.iter().filter(|c| c.online) {
             kernel_cpus[cpu.cluster] += 1;
         }
-        let lines_per_us = self.thread_rates(platform, clusters, &miss, &kernel_cpus, capacity_lines_per_ns);
+        let rates = self.thread_rates(platform, clusters, &miss, &kernel_cpus, capacity_lines_per_ns);
         self.speed_on_cpu.resize(cpus.len(), Default::default());
         for (cpu, load) in cpus.iter().enumerate() {
             if let Some(r) = load.running {
                 self.speed_on_cpu[cpu] = self.speeds[r.thread];
             }
         }
-        DramAnswer { utilisation, lines_per_us }
+        DramAnswer {
+            utilisation,
+            lines_per_us: rates.dram_lines_per_us,
+            l3_hits_per_us: rates.l3_hits_per_us,
+            l3_misses_per_us: rates.l3_misses_per_us,
+        }
     }
 
     /// The running threads, their cluster's L2 share, and each one's cost per instruction but
@@ -273,6 +331,19 @@ impl Solver {
             };
             self.ws_per_cluster[r.cluster] += footprint;
         }
+        // The L3 is every cluster's: a shared working set is one copy there however many run it.
+        self.ws_in_l3 = running
+            .iter()
+            .map(|r| {
+                let k = if mem_of(r.task, r.phase).shared_working_set {
+                    running.iter().filter(|o| o.task == r.task && o.phase == r.phase).count()
+                } else {
+                    1
+                };
+                r.ws_bytes / k as f64
+            })
+            .sum();
+        let dsu_now = platform.dsu.as_ref().zip(dsu_clock(platform, clusters, self.dsu_fixed_khz));
         for r in running.iter_mut() {
             let c = r.cluster;
             let l2_share = platform.clusters[c].l2_bytes as f64 * r.ws_bytes / self.ws_per_cluster[c];
@@ -294,6 +365,19 @@ impl Solver {
             r.l1_refills_per_instr = mem.refs_per_instr * m.l1_refills;
             r.write_factor = 1.0 + mem.write_fraction;
             r.requests_in_flight = cache::requests_in_flight(mem, platform.core_type_of(c));
+            if let Some((d, (dsu_khz, _))) = dsu_now {
+                let reach = l2_share + d.l3_bytes as f64 * r.ws_bytes / self.ws_in_l3;
+                let refills_l3 = match speed.cached_l3_refills.filter(|(p, b, _)| (*p, *b) == (r.phase, reach)) {
+                    Some((_, _, refills)) => refills,
+                    None => {
+                        let refills =
+                            cache::miss_ratios(mem, platform.core_type_of(c), reach, &platform.caches).l2_refills;
+                        speed.cached_l3_refills = Some((r.phase, reach, refills));
+                        refills
+                    }
+                };
+                r.l3 = Some((dsu::l3_hit_share(m.l2_refills, refills_l3), dsu::l3_hit_ns(d, dsu_khz)));
+            }
         }
     }
 
@@ -309,7 +393,8 @@ impl Solver {
         mem_of: &impl Fn(usize, usize) -> &'t MemProfile,
         live: &impl Fn(usize) -> Option<(usize, usize)>,
     ) {
-        let transfer_ns = |from: usize, to: usize| transfer_from_cluster_ns(platform, clusters, from, to);
+        let fixed = self.dsu_fixed_khz;
+        let transfer_ns = |from: usize, to: usize| transfer_from_cluster_ns(platform, clusters, fixed, from, to);
         let running = &mut self.running;
         for i in 0..running.len() {
             let r = running[i];
@@ -361,7 +446,7 @@ impl Solver {
 
     /// Each running thread's rates at the misses `miss` of each cluster, and what they and the
     /// kernel housekeeping of each cluster's `kernel_cpus` put on the CCI ports; the DRAM lines
-    /// per µs the threads move.
+    /// and the L3 lookups per µs the threads make.
     fn thread_rates(
         &mut self,
         platform: &Platform,
@@ -369,7 +454,7 @@ impl Solver {
         miss: &[cci::Miss; MAX_CLUSTERS],
         kernel_cpus: &[u32; MAX_CLUSTERS],
         capacity_lines_per_ns: f64,
-    ) -> f64 {
+    ) -> Rates {
         for port in clusters.iter_mut().filter_map(|cl| cl.port.as_mut()) {
             port.clear_rates();
         }
@@ -378,13 +463,13 @@ impl Solver {
         let demand_lines_per_us: f64 = self
             .running
             .iter()
-            .map(|r| lines_per_instr(r, miss[r.cluster]) * 1000.0 / r.time_at(miss[r.cluster].latency_ns).total_ns())
+            .map(|r| lines_per_instr(r, miss[r.cluster]) * 1000.0 / r.time_at(miss[r.cluster]).total_ns())
             .sum();
         let stretch = dram::bandwidth_stretch(demand_lines_per_us, capacity_lines_per_ns * 1000.0);
-        let mut lines_per_us = 0.0;
+        let mut rates = Rates::default();
         for r in self.running.iter() {
             let miss = miss[r.cluster];
-            let mut it = r.time_at(miss.latency_ns);
+            let mut it = r.time_at(miss);
             if stretch > 1.0 {
                 it.stall_ns += it.total_ns() * (stretch - 1.0);
             }
@@ -407,12 +492,17 @@ impl Solver {
                 let reads_per_us = refills_per_us + cross_per_us;
                 if reads_per_us > 0.0 {
                     let hold_ns =
-                        (refills_per_us * miss.latency_ns + cross_per_us * r.cross_transfer_ns) / reads_per_us;
+                        (refills_per_us * r.l2_miss_ns(miss) + cross_per_us * r.cross_transfer_ns) / reads_per_us;
                     let retries_per_us = if miss.retried { refills_per_us } else { 0.0 };
                     port.add_reader(reads_per_us, hold_ns, r.requests_in_flight, retries_per_us);
                 }
             }
-            lines_per_us += speed.instr_per_us * lines_per_instr(r, miss);
+            rates.dram_lines_per_us += speed.instr_per_us * lines_per_instr(r, miss);
+            if r.l3.is_some() {
+                let lookups_per_us = speed.instr_per_us * r.refills_per_instr;
+                rates.l3_misses_per_us += lookups_per_us * r.dram_share();
+                rates.l3_hits_per_us += lookups_per_us * (1.0 - r.dram_share());
+            }
         }
         if let Some(cci) = &platform.cci {
             for (c, cl) in clusters.iter_mut().enumerate() {
@@ -426,8 +516,16 @@ impl Solver {
                 }
             }
         }
-        lines_per_us
+        rates
     }
+}
+
+/// What the running threads ask of the memory system per µs.
+#[derive(Default)]
+struct Rates {
+    dram_lines_per_us: f64,
+    l3_hits_per_us: f64,
+    l3_misses_per_us: f64,
 }
 
 /// The kernel housekeeping of `cpus` online CPUs of cluster `c` on its port: each CPU busy with
@@ -455,10 +553,11 @@ fn add_kernel_readers(platform: &Platform, c: usize, port: &mut cci::CciPort, cp
     }
 }
 
-/// DRAM lines per instruction: refills and their write-backs; a retried fetch reads its line a
-/// second time.
+/// DRAM lines per instruction: refills and their write-backs (behind a DSU, those the L3 does
+/// not serve); a retried fetch reads its line a second time.
 fn lines_per_instr(r: &Running, miss: cci::Miss) -> f64 {
-    r.refills_per_instr * r.write_factor + if miss.retried { r.refills_per_instr } else { 0.0 }
+    let refills = r.refills_per_instr * r.dram_share();
+    refills * r.write_factor + if miss.retried { refills } else { 0.0 }
 }
 
 /// Other threads' clusters seen from `cluster`: how many share it, how many do not, and the
