@@ -50,6 +50,8 @@ def test_a_platform_value_off_the_fit_is_named(tmp_path):
     fit = _fit_module()
     text = (ROOT / "data" / "platforms" / "exynos5433.toml").read_text()
     bad = tmp_path / "p.toml"
-    bad.write_text(text.replace('neon_fp32 = { unit = "fpu", cycles = 1.030 }', 'neon_fp32 = { unit = "fpu", cycles = 2.0 }'))
+    bad.write_text(
+        text.replace('neon_fp32 = { unit = "fpu", cycles = 1.030 }', 'neon_fp32 = { unit = "fpu", cycles = 2.0 }')
+    )
     (msg,) = fit.platform_mismatches(fit.load(), platforms=(bad,))
     assert "cortex-a53.neon_fp32 = 2.0" in msg and "fit 1.03" in msg

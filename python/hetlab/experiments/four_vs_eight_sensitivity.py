@@ -38,7 +38,12 @@ PLATFORM = (
         "0.527/0.558",
         (1.0,),
     ),
-    ("A53 neon_fp32 cycles (measured; TRM reading)", r'(\nneon_fp32 = \{ unit = "fpu", cycles = )1\.030', 1.030, (2.0,)),
+    (
+        "A53 neon_fp32 cycles (measured; TRM reading)",
+        r'(\nneon_fp32 = \{ unit = "fpu", cycles = )1\.030',
+        1.030,
+        (2.0,),
+    ),
     ("A57 dependency_cpi", r"(issue_width = 3\.0\n(?:#.*\n)*dependency_cpi = )0\.25", 0.25, (0.125, 0.5)),
     ("A53 mlp", r"(\nmlp = )1\.5", 1.5, (1.0, 3.0)),
     ("DRAM bandwidth_efficiency", r"(\nbandwidth_efficiency = )0\.7", 0.7, (0.5, 0.9)),
