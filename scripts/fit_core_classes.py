@@ -150,6 +150,12 @@ def render(rows: list[Row]) -> str:
         "Not measured here: integer NEON, integer ALU/multiply, loads and stores (vfpbench has no integer tests); "
         "those classes keep the figures of the cores' TRMs and optimisation guides in the platform files, and "
         "`neon_int` on the A53 is an ASSUMPTION (the Q-form float cost) with a sensitivity row in four-vs-eight.",
+        "",
+        "Not validated: the A53's `dependency_cpi` (exynos5433.toml) is fitted on one whole-program measurement, "
+        "Dhrystone per clock (A57/A53 1024/578, the cpu-capacity binding's Juno r0 example), and no held-back "
+        "whole-program per-core measurement of the A53 was found in a readable form. For compute mixes that are "
+        "issue-bound on both cores (Dhrystone, Whetstone, Black-Scholes) it alone sets the A57/A53 per-clock "
+        "ratio; four-vs-eight's sensitivity table runs it at 0.25 to 1.0.",
     ]
     return "\n".join(lines) + "\n"
 
