@@ -138,8 +138,8 @@ def test_the_sensitivity_grid_judges_every_claim_at_each_value(small):
     rmw = "binomial shared_rmw_fraction"
     assert at.loc[(rmw, "0.0"), "binomial_dynamic_big4_over_all8"] > 1.0
     assert at.loc[(rmw, "0.1"), "binomial_dynamic_big4_over_all8"] < 1.0
-    # a slower A53 (higher derived dependency_cpi) makes the static barrier longer for dhrystone
-    dep = "A53 dependency_cpi (capacity prior)"
+    # a slower A53 (higher fitted dependency_cpi) makes the static barrier longer for dhrystone
+    dep = "A53 dependency_cpi (Dhrystone fit)"
     assert (
         at.loc[(dep, "1.0"), "dhrystone_static_big4_over_all8"]
         < at.loc[(dep, "0.25"), "dhrystone_static_big4_over_all8"]

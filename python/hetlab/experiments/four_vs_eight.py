@@ -291,9 +291,10 @@ def _heavy_simd_big(summary: pd.DataFrame) -> Claim:
     )
     holds = "yes" if len(big) == len(p) == len(HEAVY_SIMD) else ("partly" if big else "no")
     note = (
-        "the A53's 64-bit NEON datapath takes two passes per 128-bit instruction (code_classes of exynos5433.toml); "
-        "GEMM and FFT stream from DRAM, whose bandwidth 8 cores share; binomial's shared lattice lines cross the CCI "
-        "between clusters (cci_reads_m) but stay in one L2 on 4 cores"
+        "per clock the A53 issues a 128-bit NEON float op as often as the A57 (measured, "
+        "docs/validation-core-classes.md), so the NEON unit is not what keeps big-4 ahead: GEMM's blocks fit the "
+        "A57s' 2 MB L2 but not the A53s' 256 KB, GEMM and FFT stream from DRAM, whose bandwidth 8 cores share, and "
+        "binomial's shared lattice lines cross the CCI between clusters (cci_reads_m) but stay in one L2 on 4 cores"
     )
     return Claim(claim, paper, hetlab, holds, note, band=BAND_HEAVY, mechanism=_barrier_mechanism(summary, HEAVY_SIMD))
 
@@ -525,8 +526,9 @@ def _sensitivity_section(prepared: Prepared) -> list[str]:
         "## Sensitivity: every claim at each value of the unsourced inputs",
         "",
         "Each row reruns every benchmark (both allocators; all-8, big-4, little-4; first seed) with one input at "
-        "another value: the platform file's ASSUMPTION values and the A53's per-class throughput, which is "
-        "DERIVED from the Juno capacity prior rather than measured, and every `shared_*` value of the Sandra "
+        "another value: the platform file's ASSUMPTION values, the A53's dependency_cpi (fitted on one Dhrystone "
+        "measurement, validated on none), the A53's measured FP and NEON float costs at the values the file had "
+        "before they were measured (docs/validation-core-classes.md), and every `shared_*` value of the Sandra "
         "files (sensitivity.csv; the variants in sensitivity/). The claims are judged as above, on the static "
         "split: all-8 faster / big-4 faster on heavy NEON / dynamic faster, with the counts behind each verdict. "
         "Then T(big-4)/T(all-8) per benchmark, static and dynamic (above 1: all 8 faster), and T(iks-4)/T(big-4).",
