@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 
 from hetlab import _core, api
 from hetlab.experiment import Benchmark, Chart, Claim, Config, Context, Experiment, Metric, Prepared, Table
-from hetlab.plots import save_figure
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -524,6 +523,8 @@ def _per_seed_benefit(column: str):
 def draw_benefits(data: ChartData, path: Path) -> None:
     import matplotlib.pyplot as plt
 
+    from hetlab.plots import save_figure  # pandas and matplotlib: loaded when a chart is drawn
+
     fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4))
     _grouped(a, data, _per_seed_benefit("energy_j"), "energy benefit vs reference, %")
     a.set_title("Energy (cluster meters)")
@@ -535,6 +536,8 @@ def draw_benefits(data: ChartData, path: Path) -> None:
 def draw_wakeups(data: ChartData, path: Path) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
+
+    from hetlab.plots import save_figure  # pandas and matplotlib: loaded when a chart is drawn
 
     configs = (BASELINE, *METHODS)
 
@@ -564,6 +567,8 @@ def draw_wakeups(data: ChartData, path: Path) -> None:
 
 def draw_rcu_work(data: ChartData, path: Path) -> None:
     import matplotlib.pyplot as plt
+
+    from hetlab.plots import save_figure  # pandas and matplotlib: loaded when a chart is drawn
 
     configs = (BASELINE, *METHODS)
     fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4))
