@@ -251,3 +251,25 @@ def test_advise_on_the_cluster_gives_the_same_advice(cluster):
     local = hetlab(*args)
     remote = hetlab(*args, "--executor", spec)
     assert "recommended for edp" in local.stdout and remote.stdout == local.stdout
+
+
+def test_a_worker_writes_its_sweep_part_where_it_sees_the_run_and_sends_the_bytes_where_not(tmp_path):
+    """A Dask worker writes its chunk's part itself (the client only appends parts to OUT) when
+    it sees the client's OUT.partial/, and sends the same bytes when it does not (another
+    machine): the part is the same either way, and the same as the local executor's."""
+    import importlib
+
+    from hetlab import api
+
+    characterize = importlib.import_module("hetlab.characterize")  # the module, not the function
+    handle = api.load_platform("exynos5422")
+    sweep = dict(patterns=["random"], sizes=[], reps=2, run_s=0.08, seed=1, active_opp="all")
+    token = characterize._run_token(tmp_path)
+    part = tmp_path / "chunk-0.arrow"
+    assert characterize._run_chunk_part(handle, sweep, 0, str(part), token) == str(part)
+    elsewhere = tmp_path / "elsewhere" / "chunk-0.arrow"  # a folder without this run's token
+    elsewhere.parent.mkdir()
+    sent = characterize._run_chunk_part(handle, sweep, 0, str(elsewhere), token)
+    assert isinstance(sent, bytes) and sent == part.read_bytes() and not elsewhere.exists()
+    local = characterize._table(characterize.sweep_plan(handle, sweep).run_chunk(0, workers=1))
+    assert characterize._read_chunk(part).equals(local) and local.num_rows > 0

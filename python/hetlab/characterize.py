@@ -196,14 +196,21 @@ def _run_simulated(
 
                 LocalExecutor(workers).run(here, [(i,) for i in range(len(todo))], lambda i, _: None)
             else:
+                # A worker that sees OUT.partial/ (the same folder, by this run's token in it)
+                # writes its chunk's part there itself and sends back its path; one on another
+                # file system sends the part's bytes, already converted and compressed. Either
+                # way this process only appends parts to OUT: no conversion or compression here.
+                token = _run_token(partial)
 
-                def arrived(i: int, columns: dict) -> None:
-                    table = _table(columns)
-                    _write_chunk(table, files[todo[i]])
+                def arrived(i: int, part: str | bytes) -> None:
+                    file = files[todo[i]]
+                    if isinstance(part, bytes):
+                        write_output(file, part, "sweep chunk")
                     tick(chunks[todo[i]][3])
-                    result.add(i, table)
+                    result.add(i, _read_chunk(file))
 
-                remote.run(_run_chunk, [(handle, sweep, index) for index in todo], arrived)
+                jobs = [(handle, sweep, index, str(files[index]), token) for index in todo]
+                remote.run(_run_chunk_part, jobs, arrived)
     except ValueError as e:
         _drop_if_empty(partial)  # a failed sweep's leftovers never block the corrected one
         raise HetlabError(str(e)) from None
@@ -215,11 +222,29 @@ def _run_simulated(
     return out_path
 
 
-def _run_chunk(platform: _core.Platform, sweep: dict, index: int) -> dict:
-    """One chunk of the simulated sweep, on an executor's worker: the plan is rebuilt there
-    from the same arguments (the platform pickled as its text), so chunk `index` is the same
-    runs with the same seeds."""
-    return _core.SweepPlan(platform, **sweep).run_chunk(index, workers=1)
+_TOKEN_PREFIX = ".run-"
+
+
+def _run_token(partial: Path) -> str:
+    """A random name of this run, as an empty file in OUT.partial/ (not a chunk: a resume
+    ignores it; removed with the folder): a worker that finds it there shares the folder."""
+    token = os.urandom(8).hex()
+    write_output(partial / (_TOKEN_PREFIX + token), b"", "sweep run token")
+    return token
+
+
+def _run_chunk_part(platform: _core.Platform, sweep: dict, index: int, file: str, token: str) -> str | bytes:
+    """One chunk of the simulated sweep, on an executor's worker, as its part (Arrow IPC, the
+    resume file): written at `file` when this worker sees the client's folder (its run `token`
+    is there), and its path returned; otherwise the part's bytes. The plan is rebuilt here from
+    the same arguments (the platform pickled as its text), so chunk `index` is the same runs
+    with the same seeds."""
+    table = _table(_core.SweepPlan(platform, **sweep).run_chunk(index, workers=1))
+    part = Path(file)
+    if (part.parent / (_TOKEN_PREFIX + token)).is_file():
+        _write_chunk(table, part)
+        return file
+    return _chunk_bytes(table)
 
 
 def _table(columns: dict):
@@ -261,12 +286,17 @@ def write_parquet(table, path: Path) -> None:
 def _write_chunk(table, path: Path) -> None:
     """A finished chunk, kept for a resume as Arrow IPC (LZ4): written and read back at memory
     speed, where Parquet would encode every chunk twice."""
+    write_output(path, _chunk_bytes(table), "sweep chunk")
+
+
+def _chunk_bytes(table) -> bytes:
+    """A chunk's table as its part file's bytes (Arrow IPC, LZ4)."""
     import pyarrow as pa
 
     buffer = pa.BufferOutputStream()
     with pa.ipc.new_file(buffer, table.schema, options=pa.ipc.IpcWriteOptions(compression="lz4")) as writer:
         writer.write_table(table)
-    write_output(path, buffer.getvalue().to_pybytes(), "sweep chunk")
+    return buffer.getvalue().to_pybytes()
 
 
 class _OrderedParquet:

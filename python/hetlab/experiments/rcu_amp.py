@@ -543,6 +543,8 @@ def draw_benefits(data: ChartData, path: Path) -> None:
 def draw_wakeups(data: ChartData, path: Path) -> None:
     import matplotlib.pyplot as plt
 
+    from hetlab.plots import save_figure  # pandas and matplotlib: loaded when a chart is drawn
+
     configs = (BASELINE, *METHODS)
     fig, axes = plt.subplots(2, 2, figsize=(13, 7))
     a15 = [f"wakeups_cpu{c}_per_s" for c in A15_CPUS]
@@ -560,6 +562,8 @@ def draw_wakeups(data: ChartData, path: Path) -> None:
 
 def draw_kernel_work(data: ChartData, path: Path) -> None:
     import matplotlib.pyplot as plt
+
+    from hetlab.plots import save_figure  # pandas and matplotlib: loaded when a chart is drawn
 
     configs = (BASELINE, *METHODS)
     fig, axes = plt.subplots(2, 2, figsize=(13, 7))

@@ -235,7 +235,7 @@ impl<'a> Engine<'a> {
                 return false;
             }
             let next = self.next_event_us();
-            let tick = self.next_tick_us();
+            let tick = self.skip_idle_ticks(self.next_tick_us(), next, limit_us);
             if next.min(tick) > limit_us {
                 self.advance(limit_us);
                 return false;
@@ -419,6 +419,23 @@ impl<'a> Engine<'a> {
             return f64::INFINITY;
         }
         self.sched.next_tick_after_us(self.now_us)
+    }
+
+    /// Takes the ticks before the next event `next_us` (and by `limit_us`) that fall while every
+    /// CPU is idle and RCU needs no tick, without making them events; returns the first tick
+    /// that must be one. Such a tick would only record itself and end an interval of the CPUs'
+    /// idle-time sums: nothing runs, the placement's hook runs on busy CPUs only, no governor
+    /// samples and nothing is traced. It still ends the interval (`advance`), so that the sums
+    /// round as with every tick an event and runs stay byte-identical. A tick at `next_us` comes
+    /// after that event, which may wake a CPU; a tick with a CPU busy stays an event (CFS
+    /// accounts and may preempt, the placement may move threads, PELT is updated).
+    fn skip_idle_ticks(&mut self, mut tick_us: f64, next_us: f64, limit_us: f64) -> f64 {
+        while tick_us < next_us && tick_us <= limit_us && self.sched.all_idle() && !self.kernel.rcu_needs_tick() {
+            self.advance(tick_us);
+            self.sched.tick_at(tick_us);
+            tick_us = self.next_tick_us();
+        }
+        tick_us
     }
 
     /// The scheduler tick on every busy CPU (idle CPUs have stopped theirs: NO_HZ): CFS

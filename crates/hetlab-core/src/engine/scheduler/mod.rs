@@ -193,6 +193,11 @@ impl Scheduler<'_> {
         }
     }
 
+    /// No CPU runs a thread.
+    pub fn all_idle(&self) -> bool {
+        self.rqs.iter().all(|rq| rq.curr.is_none())
+    }
+
     /// The tick at `now_us` begins.
     pub fn tick_at(&mut self, now_us: f64) {
         self.last_tick_us = now_us;
