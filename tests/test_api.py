@@ -164,7 +164,9 @@ def test_perf_sampling_slows_the_sampled_cpus_only():
     plain = hetlab.simulate(**kw).summary["cpus"]
     sampled = hetlab.simulate(**kw, perf_cpus=[1, 3], perf_period=10_000).summary["cpus"]
     busy = [c["busy_s"] for c in sampled]
-    assert busy[1] > 1.3 * busy[0] and busy[3] > 1.3 * busy[2]
+    # a sample's cost is the handler's cycles and what it and the task evict of each other's
+    # lines (vexpress-a9's [perf_sample]): about a sixth of a 10,000-cycle period here
+    assert busy[1] > 1.1 * busy[0] and busy[3] > 1.1 * busy[2]
     assert busy[0] == pytest.approx(plain[0]["busy_s"], rel=1e-3)
     assert busy[2] == pytest.approx(plain[2]["busy_s"], rel=1e-3)
     with pytest.raises(HetlabError, match=r"no \[perf_sample\] cost"):

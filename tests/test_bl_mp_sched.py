@@ -108,8 +108,17 @@ def test_the_claims_are_computed_from_the_runs(small):
     swap = {"bL-vanilla": "bL-optimized", "bL-optimized": "bL-vanilla"}
     runs["config"] = runs.config.map(lambda c: swap.get(c, c))
     swapped = {c.claim.split(":")[0]: c for c in bl.claims(report.summarize(runs, E), runs)}
-    for name in ("Shorter", "Steadier", "Render variation", "Key tasks on big", "Short tasks on LITTLE"):
+    for name in ("Shorter", "Steadier", "Render variation", "Short tasks on LITTLE"):
         assert claims[name].holds == "yes" and swapped[name].holds == "no", name
+    # "Key tasks on big" holds per task (under vanilla WebViewCoreThread keeps CPU 0 too): its
+    # verdict is the rule applied to the two configurations' mean big shares
+    mean = small.summary.set_index(["benchmark", "config", "metric"])["mean"]
+    ok = [
+        mean[(bl.VX, "bL-optimized", f"{t}_big_share")] >= 0.9
+        and mean[(bl.VX, "bL-optimized", f"{t}_big_share")] > mean[(bl.VX, "bL-vanilla", f"{t}_big_share")]
+        for t in bl.KEY_TASKS
+    ]
+    assert claims["Key tasks on big"].holds == ("yes" if all(ok) else "partly" if any(ok) else "no")
     # and the LinSched ones follow the big shares
     runs = small.runs.copy()
     mask = (runs.label == bl.LS) & (runs.config == "hmp-first-stab")
@@ -147,8 +156,10 @@ def test_each_run_column_agrees_with_its_run():
     sf = threads["SurfaceFlinger"]
     # execution time: its own CPU time plus the perf handlers it ran on the slowed CPUs
     slowed_s = sum(sf["cpu_time_on_s"][c] for c in bl.SLOWED_CPUS)
-    assert row["sf_exec_s"] > sf["cpu_time_s"] + 0.2 * slowed_s
-    assert row["sf_exec_s"] < sf["cpu_time_s"] + 0.5 * slowed_s + 0.1
+    # (a sample every 10,000 cycles costs the handler's cycles and the lines it and the task
+    # evict of each other, vexpress-a9's [perf_sample]: about a sixth of the period)
+    assert row["sf_exec_s"] > sf["cpu_time_s"] + 0.1 * slowed_s
+    assert row["sf_exec_s"] < sf["cpu_time_s"] + 0.3 * slowed_s + 0.1
     assert row["SurfaceFlinger_big_s"] + row["SurfaceFlinger_little_s"] == pytest.approx(sf["cpu_time_s"])
     assert row["SurfaceFlinger_little_s"] == pytest.approx(slowed_s)
     starts = [m["time_s"] for m in r.marks if m["name"] == "render-start"]
@@ -215,6 +226,4 @@ def test_list_shows_the_experiment_with_its_title_and_source():
         text=True,
         env={**os.environ, "COLUMNS": "400"},  # argparse wraps at the terminal's width
     )
-    assert re.search(
-        r"--reps N .*\(default: the experiment's: lctes2020 5, bl-mp-sched 20, rcu-amp 5, four-vs-eight 3\)", r.stdout
-    )
+    assert re.search(r"--reps N .*\(default: the experiment's: [^)]*\bbl-mp-sched 20\b[^)]*\)", r.stdout)

@@ -233,7 +233,13 @@ def test_anti_snoop_without_a_model_says_once_which_it_uses():
 
 
 def test_kernel_rcu_options_on_tc2_and_a_negative_rate_refused(tmp_path):
-    args = ["simulate", "--platform", "tc2", "--workload", "cyclictest", "--scheduler", "hmp"]
+    # a task that queues callbacks (cyclictest's loop closes no file: its run has no RCU work)
+    rcu = tmp_path / "rcu.toml"
+    rcu.write_text(
+        'name = "rcu"\n[[tasks]]\nname = "t"\n[[tasks.phases]]\ninstructions = 2e8\n'
+        "call_rcu_per_s = 2000.0\nrcu_callback_us = 2.0\n"
+    )
+    args = ["simulate", "--platform", "tc2", "--workload", str(rcu), "--scheduler", "hmp"]
     stock = hetlab(*args)
     assert stock.returncode == 0, stock.stderr
     assert "RCU (stock)" in stock.stdout and "idle ticks" in stock.stdout
