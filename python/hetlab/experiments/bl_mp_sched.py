@@ -765,75 +765,14 @@ def _spread_section(summary: pd.DataFrame) -> list[str]:
     return lines
 
 
-def _smp_bound_section(summary: pd.DataFrame, prepared: Prepared) -> list[str]:
-    """Why hmp can beat the seed's SMP upper bound: the control run (SMP, workers on 1,3)."""
-    if not isinstance(prepared, spread.Spread) or not prepared.rows:
-        return []
-    control = next((n for n in prepared.point_names if n.startswith("control")), None)
-    stated = prepared.point_names[0]
-    rows = {c: prepared.rows.get((stated, c)) for c in VEXPRESS_CONFIGS}
-    ctl = prepared.rows.get((control, "smp")) if control else None
-    if ctl is None or any(r is None for r in rows.values()):
-        return []
-    cell = lambda r, m: f"{r[m][0]:.3f} ± {r[m][1]:.3f}"  # noqa: E731
-    lines = [
-        "## The mechanism behind the SMP bound",
-        "",
-        "The seed calls SMP (four unslowed A9s) the upper bound. Here hmp can beat it: its priority filter keeps "
-        f"the three nice-10 workers (which run during page loads and miss in the shared L2) in the slow domain "
-        f"{{{SLOWED.split()[1]}}}, so at most two run at once and the render chain's misses wait less in the DRAM "
-        "queue and never share a CPU with them; SMP's vanilla CFS spreads them over all four CPUs. The control "
-        "run tests that: SMP with only the workers confined to the same CPUs (seeds 1-20, s):",
-        "",
-        "| | " + " | ".join(SPREAD_TITLES.values()) + " | workers on {0,2} |",
-        "|---|" + "---:|" * (len(SPREAD_TITLES) + 1),
-    ]
-    for name, r in [*rows.items(), (control, ctl)]:
-        cells = [cell(r, m) for m in SPREAD_TITLES]
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {_pct(r['bg-workers_big_share'][0])} |")
-    gaps = [
-        f"{p}: {prepared.rows[(p, 'smp')]['render6_s'][0] - prepared.rows[(p, 'bL-optimized')]['render6_s'][0]:+.3f} s"
-        for p in prepared.point_names
-        if (p, "smp") in prepared.rows and (p, "bL-optimized") in prepared.rows
-    ]
-    lines += [
-        "",
-        "Render #6 under SMP minus under bL-optimized at each sensitivity point (below): " + "; ".join(gaps) + ". "
-        "The gap stays whatever the workload's spread; the Upper bound claim's verdict changes with the spread only "
-        "because its band counts a gap within the two standard deviations as a tie.",
-    ]
-    return lines
-
-
-# The claims that judge spreads, each as a verdict on one sweep point's (config -> metric ->
-# (mean, std)), with the bands of the claims above (Vanilla variance: its spread part only).
-def _spread_verdicts(r: dict) -> dict[str, str]:
-    smp, van, opt = (r[c] for c in VEXPRESS_CONFIGS)
-    sd = lambda x, m="sf_exec_s": x[m][1]  # noqa: E731
-    renders = [sd(opt, f"render{i}_s") < sd(van, f"render{i}_s") for i in RENDERS]
-    beaten = [
-        m for m in SPREAD_TITLES for x in (van, opt) if smp[m][0] > x[m][0] + smp[m][1] + x[m][1]
-    ]
-    return {
-        "Vanilla variance (CV ≥ 5%, std ≥ 2x)": _yes(
-            sd(van) / van["sf_exec_s"][0] >= 0.05 and sd(van) >= 2 * max(sd(smp), sd(opt))
-        ),
-        "Steadier": _yes(sd(opt) <= 0.5 * sd(van)),
-        "Render variation": "yes" if all(renders) else ("partly" if any(renders) else "no"),
-        "Upper bound": _yes(not beaten),
-    }
-
-
 def report_sections(summary: pd.DataFrame, prepared: Prepared) -> list[list[str]]:
-    sens = (
-        spread.section(prepared, VEXPRESS_CONFIGS, SPREAD_TITLES, _spread_verdicts)
-        if isinstance(prepared, spread.Spread)
-        else []
-    )
+    sens = spread.section(prepared, VEXPRESS_CONFIGS, SPREAD_TITLES) if isinstance(prepared, spread.Spread) else []
     return [
         _vexpress_section(summary),
         _spread_section(summary),
-        _smp_bound_section(summary, prepared),
+        spread.smp_bound_section(prepared, VEXPRESS_CONFIGS, SPREAD_TITLES, SLOWED_CPUS)
+        if isinstance(prepared, spread.Spread)
+        else [],
         sens,
         _linsched_section(summary),
         _exynos_section(summary),

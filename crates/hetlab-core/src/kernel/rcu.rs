@@ -527,7 +527,13 @@ pub fn rcuo_kthreads(platform: &Platform, options: &RcuOptions) -> Vec<Task> {
                     rcu: RcuCalls::default(),
                     spread: Spread::NONE,
                 },
-                Phase { kind: PhaseKind::Compute { instructions: 1.0 }, mem, mark: None, rcu: RcuCalls::default(), spread: Spread::NONE },
+                Phase {
+                    kind: PhaseKind::Compute { instructions: 1.0 },
+                    mem,
+                    mark: None,
+                    rcu: RcuCalls::default(),
+                    spread: Spread::NONE,
+                },
             ];
             let mut task = super::kthread(&format!("rcuop/{cpu}"), Some(affinity.clone()), phases);
             task.repeat = u32::MAX;

@@ -5,13 +5,13 @@
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
+use super::spread::{Spread, MAX_INSTRUCTIONS_CV};
 use super::{
     access_from, capacity_from_percent, check_mem, taskgroup_path, within, Allocation, DlParams, IrqArrivals,
     IrqStream, MemProfile, Order, Pattern, Phase, PhaseKind, RcuCalls, SchedClass, Task, TaskGroupSpec, ThreadCount,
     UclampRequest, Workload, DEFAULT_CPI, DEFAULT_REFS_PER_INSTR, MAX_ACCESSES, MAX_CALL_RCU_PER_S, MAX_INSTRUCTIONS,
     MAX_PHASE_US, TASKGROUP_DEFAULT_SHARES, TASKGROUP_MAX_SHARES, TASKGROUP_MIN_SHARES,
 };
-use super::spread::{Spread, MAX_INSTRUCTIONS_CV};
 use crate::isa::Mix;
 
 /// Most chunks a dynamic fork-join phase is cut into (each is an engine event).
