@@ -760,7 +760,7 @@ def _spread_section(summary: pd.DataFrame) -> list[str]:
         cells = []
         for c in configs:
             r = rows.get((c, m))
-            cells.append(f"{r['mean']:.3f} ± {r['std']:.3f} ({_pct(r['std'] / r['mean'])})" if r else "–")
+            cells.append(f"{r['mean']:.3f} ± {r['std']:.3f} ({100 * r['std'] / r['mean']:.1f}%)" if r else "–")
         lines.append(f"| {title} | " + " | ".join(cells) + f" | {SEED_SAYS[m]} |")
     return lines
 

@@ -202,7 +202,7 @@ def smp_bound_section(
         "never share a CPU with them; SMP's vanilla CFS spreads them over all four CPUs. The control run tests "
         f"that: SMP with only the workers confined to the same CPUs (seeds 1-{SEEDS}, s):",
         "",
-        "| | " + " | ".join(titles[m] for m in METRICS) + " | workers on the other CPUs |",
+        "| | " + " | ".join(titles[m] for m in METRICS) + " | workers on the unslowed CPUs |",
         "|---|" + "---:|" * (len(METRICS) + 1),
     ]
     for name, r in [*rows.items(), (control, ctl)]:
