@@ -19,7 +19,7 @@
 
 use super::boot::BootOptions;
 use crate::platform::Platform;
-use crate::workload::{Access, MemProfile, Order, Pattern, Phase, PhaseKind, RcuCalls, Task};
+use crate::workload::{Access, MemProfile, Order, Pattern, Phase, PhaseKind, RcuCalls, Spread, Task};
 
 /// The kernel threads of a platform with a `[kernel]` section, by job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,8 +90,20 @@ pub fn kthread_tasks(platform: &Platform, boot: &BootOptions, online: &[bool]) -
 pub fn pass_task(name: &str, event: &str, affinity: Option<Vec<usize>>) -> Task {
     let mem = MemProfile::single(1.0, 0.3, Access::new(16384, Pattern::Random, 64, Order::Uniform), false, 0.2);
     let phases = vec![
-        Phase { kind: PhaseKind::Suspend { event: event.to_string() }, mem, mark: None, rcu: RcuCalls::default() },
-        Phase { kind: PhaseKind::Compute { instructions: 1.0 }, mem, mark: None, rcu: RcuCalls::default() },
+        Phase {
+            kind: PhaseKind::Suspend { event: event.to_string() },
+            mem,
+            mark: None,
+            rcu: RcuCalls::default(),
+            spread: Spread::NONE,
+        },
+        Phase {
+            kind: PhaseKind::Compute { instructions: 1.0 },
+            mem,
+            mark: None,
+            rcu: RcuCalls::default(),
+            spread: Spread::NONE,
+        },
     ];
     let mut task = super::kthread(name, affinity, phases);
     task.repeat = u32::MAX;

@@ -28,7 +28,7 @@
 //! the 3.8 `RCU_IDLE_FLUSHES` drain loop.
 
 use crate::platform::Platform;
-use crate::workload::{Access, MemProfile, Order, Pattern, Phase, PhaseKind, RcuCalls, Task};
+use crate::workload::{Access, MemProfile, Order, Pattern, Phase, PhaseKind, RcuCalls, Spread, Task};
 
 /// Callbacks one RCU_SOFTIRQ pass invokes from a busy CPU (`blimit`, rcutree.c).
 pub const BLIMIT: u64 = 10;
@@ -525,8 +525,15 @@ pub fn rcuo_kthreads(platform: &Platform, options: &RcuOptions) -> Vec<Task> {
                     mem,
                     mark: None,
                     rcu: RcuCalls::default(),
+                    spread: Spread::NONE,
                 },
-                Phase { kind: PhaseKind::Compute { instructions: 1.0 }, mem, mark: None, rcu: RcuCalls::default() },
+                Phase {
+                    kind: PhaseKind::Compute { instructions: 1.0 },
+                    mem,
+                    mark: None,
+                    rcu: RcuCalls::default(),
+                    spread: Spread::NONE,
+                },
             ];
             let mut task = super::kthread(&format!("rcuop/{cpu}"), Some(affinity.clone()), phases);
             task.repeat = u32::MAX;

@@ -5,6 +5,7 @@
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
+use super::spread::{Spread, MAX_INSTRUCTIONS_CV};
 use super::{
     access_from, capacity_from_percent, check_mem, taskgroup_path, within, Allocation, DlParams, IrqArrivals,
     IrqStream, MemProfile, Order, Pattern, Phase, PhaseKind, RcuCalls, SchedClass, Task, TaskGroupSpec, ThreadCount,
@@ -140,6 +141,11 @@ pub(crate) struct PhaseFile {
     pub(crate) call_rcu_per_s: Option<f64>,
     pub(crate) rcu_callback_us: Option<f64>,
     pub(crate) rcu_lazy: Option<bool>,
+    /// Coefficient of variation of an `instructions` phase's work, drawn at each entry
+    /// (`workload::spread`).
+    pub(crate) instructions_cv: Option<f64>,
+    /// A `sleep_us` phase ends late by up to this long (uniform), drawn at each entry.
+    pub(crate) sleep_late_max_us: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -162,7 +168,28 @@ impl PhaseFile {
             return Err(format!("{at}: period_us, count and duration_us belong to run_us phases"));
         }
         let rcu = self.rcu_calls(at, &kind)?;
-        Ok(Phase { kind, mem, mark: self.mark, rcu })
+        let spread = self.spread(at, &kind)?;
+        Ok(Phase { kind, mem, mark: self.mark, rcu, spread })
+    }
+
+    /// How the phase's amount varies per entry: `instructions_cv` on an `instructions` phase,
+    /// `sleep_late_max_us` on a `sleep_us` phase.
+    fn spread(&self, at: &str, kind: &PhaseKind) -> Result<Spread, String> {
+        let mut spread = Spread::NONE;
+        if let Some(cv) = self.instructions_cv {
+            if !matches!(kind, PhaseKind::Compute { .. }) {
+                return Err(format!("{at}: instructions_cv belongs to instructions phases"));
+            }
+            spread.instructions_cv = within(&format!("{at}.instructions_cv"), cv, true, MAX_INSTRUCTIONS_CV)?;
+        }
+        if let Some(late) = self.sleep_late_max_us {
+            if !matches!(kind, PhaseKind::Sleep { .. }) {
+                return Err(format!("{at}: sleep_late_max_us belongs to sleep_us phases"));
+            }
+            within(&format!("{at}.sleep_late_max_us"), late, true, MAX_PHASE_US)?;
+            spread.sleep_late_max_us = late;
+        }
+        Ok(spread)
     }
 
     /// The phase's memory profile: one access component or several, the instruction mix, the
@@ -651,6 +678,25 @@ mod tests {
                  that does nothing; give the number of jobs, or duration_us)",
                 "{keys}"
             );
+        }
+    }
+
+    #[test]
+    fn a_phases_spread_is_read_from_the_file_and_checked() {
+        let file = |phase: &str| format!("name='x'\n[[tasks]]\nname='t'\n[[tasks.phases]]\n{phase}\n");
+        let spread = |phase: &str| Workload::from_toml("w.toml", &file(phase)).map(|w| w.tasks[0].phases[0].spread);
+        assert_eq!(spread("instructions=1e6\ninstructions_cv=0.25").unwrap().instructions_cv, 0.25);
+        assert_eq!(spread("sleep_us=10\nsleep_late_max_us=2000.0").unwrap().sleep_late_max_us, 2000.0);
+        assert_eq!(spread("instructions=1e6").unwrap(), Spread::NONE);
+        for (phase, says) in [
+            ("instructions=1e6\ninstructions_cv=1.5", "instructions_cv must be within 0..=1, got 1.5"),
+            ("instructions=1e6\ninstructions_cv=nan", "instructions_cv must be within 0..=1, got NaN"),
+            ("sleep_us=10\ninstructions_cv=0.1", "instructions_cv belongs to instructions phases"),
+            ("instructions=1e6\nsleep_late_max_us=5.0", "sleep_late_max_us belongs to sleep_us phases"),
+            ("sleep_us=10\nsleep_late_max_us=-1.0", "sleep_late_max_us must be within"),
+        ] {
+            let e = spread(phase).unwrap_err();
+            assert!(e.contains(says), "{phase}: {e}");
         }
     }
 

@@ -12,10 +12,12 @@
 
 pub(crate) mod file;
 mod generators;
+pub mod spread;
 
 use serde::Deserialize;
 
 use crate::isa::Mix;
+pub use spread::Spread;
 
 pub use crate::builtin::BUILTIN_WORKLOADS;
 
@@ -250,6 +252,8 @@ pub struct Phase {
     /// A name recorded with the time each thread enters this phase (`RunResult::marks`), to
     /// measure latencies across threads (e.g. a render chain).
     pub mark: Option<String>,
+    /// How its amount varies from one entry to the next (none by default).
+    pub spread: Spread,
 }
 
 /// The memory profile of a phase that gives none: `cpi`, references per instruction and one
@@ -263,7 +267,7 @@ impl Phase {
     pub fn new(kind: PhaseKind) -> Phase {
         let access = access_from("", None, None, None, None).expect("the defaults are valid");
         let mem = MemProfile::single(DEFAULT_CPI, DEFAULT_REFS_PER_INSTR, access, false, 0.0);
-        Phase { kind, mem, rcu: RcuCalls::default(), mark: None }
+        Phase { kind, mem, rcu: RcuCalls::default(), mark: None, spread: Spread::NONE }
     }
 }
 

@@ -86,9 +86,13 @@ impl Engine<'_> {
     fn take_phase(&mut self, t: usize, phase: usize, waker: Option<usize>) -> bool {
         let now = self.now_us;
         let ips = self.work.reference_ips(t);
+        let spread = self.work.task(t).phases[phase].spread;
         match &self.work.task(t).phases[phase].kind {
             &PhaseKind::Compute { instructions } => {
-                let instructions = self.kernel.kthread_pass_us(t).map_or(instructions, |us| us * ips);
+                let instructions = match self.kernel.kthread_pass_us(t) {
+                    Some(us) => us * ips,
+                    None => spread.instructions(&mut self.rng, instructions),
+                };
                 self.work.progress_mut(t).work_left = instructions;
                 self.make_runnable(t, waker);
                 false
@@ -97,7 +101,8 @@ impl Engine<'_> {
             // before it would schedule (do_nanosleep)
             PhaseKind::Sleep { duration_us: 0 } => true,
             &PhaseKind::Sleep { duration_us } => {
-                self.sleep_until(t, now + duration_us as f64);
+                let duration_us = spread.sleep_us(&mut self.rng, duration_us as f64);
+                self.sleep_until(t, now + duration_us);
                 false
             }
             &PhaseKind::Periodic { run_us, count, period_us } => {

@@ -113,6 +113,7 @@ fn compute_phase(instructions: f64) -> Phase {
         mem: MemProfile::single(1.0, 0.25, access, false, 0.0),
         mark: None,
         rcu: Default::default(),
+        spread: Default::default(),
     }
 }
 
