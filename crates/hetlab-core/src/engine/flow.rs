@@ -111,6 +111,7 @@ impl Engine<'_> {
         let now = self.now_us;
         // `enqueue_task` counts its clamps before the class sees it (and asks for a frequency)
         self.sched.uclamp_enqueue(t, cpu);
+        self.sched.util_est_enqueue(t, cpu);
         self.sched.update_rq_avg(cpu, now, &mut self.out);
         self.sched.update_curr(cpu, now);
         match self.sched.entity(t).class_kind() {
@@ -367,6 +368,7 @@ impl Engine<'_> {
         self.move_entity(t, from, to);
         // `activate_task` on the new CPU: every caller queues or runs it there
         self.sched.uclamp_enqueue(t, to);
+        self.sched.util_est_enqueue(t, to);
     }
 
     /// `t`'s entity moves from `from`'s run queue to `to`'s (`Scheduler::move_entity`), and on

@@ -181,6 +181,9 @@ pub struct RunQueue {
     /// Its utilisation clamp buckets (`rq->uclamp`, `sched::uclamp`): the clamps of its
     /// runnable fair and RT tasks, and util_max kept while it is idle.
     pub uclamp: super::uclamp::RqClamps,
+    /// The util_est of its queued CFS tasks, summed (`cfs_rq->avg.util_est`; 0 where no
+    /// kernel of the run keeps it).
+    pub util_est: u64,
 }
 
 impl RunQueue {
@@ -199,6 +202,7 @@ impl RunQueue {
             dl: Default::default(),
             avg_dl: Default::default(),
             uclamp: Default::default(),
+            util_est: 0,
         }
     }
 

@@ -59,6 +59,7 @@ use super::pelt::State;
 use super::select_asym::{self, fits_capacity, task_util_now, Wakees};
 use super::smp::Smp;
 use super::uclamp::{self, Clamp};
+use super::util_est::task_util_est;
 use super::{rt, Migration, Placement, PlacementDescriptor, SchedPolicy, SchedView, WakeKind};
 use crate::governor::tunables::Values;
 use crate::platform::Platform;
@@ -114,6 +115,8 @@ pub struct Eas {
     busy_balance_interval_us: f64,
     /// Per CPU: utilisation now, refreshed by the hooks that read every CPU.
     util: Vec<u64>,
+    /// Every CPU's util_est sum, beside `util` (zero but on Linux 6.6+ runs).
+    util_est: Vec<u64>,
     /// Per thread: placed before (its first placement is its fork).
     placed: Vec<bool>,
     /// CFS's placement and load balancing, for forks and while over-utilised.
@@ -132,7 +135,9 @@ pub struct Eas {
 #[derive(Clone, Copy)]
 struct Wakee {
     prev: usize,
+    /// `task_util`, and `_task_util_est` (its util_est, not counted anywhere while it sleeps).
     util: u64,
+    est: u64,
     clamp: Clamp,
 }
 
@@ -173,6 +178,7 @@ impl Eas {
             balance_interval_us,
             busy_balance_interval_us,
             util: vec![0; ncpus],
+            util_est: vec![0; ncpus],
             placed: Vec::new(),
             cfs: Smp::new(platform),
             wakees: Wakees::new(ncpus, tick_us),
@@ -186,11 +192,13 @@ impl Eas {
         let now_ns = view.now_ns();
         self.util.clear();
         self.util.extend(view.rqs.iter().map(|rq| rq_util_now(rq, now_ns)));
+        self.util_est.clear();
+        self.util_est.extend(view.rqs.iter().map(|rq| rq.util_est));
     }
 
     /// `cpu_overutilized` on the utilisations in `self.util`, against what RT work leaves.
     fn cpu_overutilized(&self, view: &SchedView, cpu: usize) -> bool {
-        !fits_capacity(self.util[cpu], rt::capacity_of(view, cpu))
+        !fits_capacity(self.util[cpu].max(self.util_est[cpu]), rt::capacity_of(view, cpu))
     }
 
     /// The root-domain statistics' verdict (`update_sd_lb_stats` with no parent domain): some
@@ -210,7 +218,9 @@ impl Eas {
         } else if w.prev != cpu && dst == Some(cpu) {
             util += w.util;
         }
-        util.min(u64::from(view.capacity[cpu]))
+        // UTIL_EST: the queued tasks' estimates, the wakee's where it is to run
+        let est = self.util_est[cpu] + if dst == Some(cpu) { w.est } else { 0 };
+        util.max(est).min(u64::from(view.capacity[cpu]))
     }
 
     /// `uclamp_rq_util_with`: `util` of `cpu` within its run queue's clamps, and the wakee's
@@ -241,8 +251,8 @@ impl Eas {
         let task = &view.tasks[thread];
         let prev = task.cpu;
         let now_ns = view.now_ns();
-        let w = Wakee { prev, util: task_util_now(task, now_ns), clamp: task.uclamp };
-        if w.util == 0 {
+        let w = Wakee { prev, util: task_util_now(task, now_ns), est: task.util_est.ewma, clamp: task.uclamp };
+        if task_util_est(w.util, task.util_est) == 0 {
             return prev;
         }
         self.uclamp_used |= !task.uclamp.is_default();
@@ -399,8 +409,11 @@ impl Placement for Eas {
         // enqueue_task_fair -> update_overutilized_status, skipped for a new task's first enqueue
         if kind == WakeKind::Wakeup && !self.overutilized {
             let task = &view.tasks[thread];
-            let util = rq_util_now(&view.rqs[target], view.now_ns())
+            // (a sleeping task's util_avg stays in its CPU's; its estimate is counted at enqueue)
+            let rq = &view.rqs[target];
+            let util = rq_util_now(rq, view.now_ns())
                 + if task.cpu == target { 0 } else { task_util_now(task, view.now_ns()) };
+            let util = util.max(rq.util_est + task.util_est.ewma);
             self.overutilized = !fits_capacity(util, rt::capacity_of(view, target));
         }
         target
@@ -563,7 +576,7 @@ mod tests {
         let view = f.view();
         e.refresh_utils(&view);
         let little = &e.em.domains[0];
-        let w = Wakee { prev: 5, util: 50, clamp: Clamp::default() };
+        let w = Wakee { prev: 5, util: 50, est: 0, clamp: Clamp::default() };
         // without the task: ENERGY_UTIL 200 (the DL signal), FREQUENCY_UTIL 256 (the bandwidth):
         // 1750000·256/377 = 1188329 kHz -> 1.2 GHz (cost 196): 196·200/377 = 103
         assert_eq!(e.compute_energy(&view, little, w, None), 103);

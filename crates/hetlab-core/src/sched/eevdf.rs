@@ -68,6 +68,8 @@ pub struct Features {
     pub place_rel_deadline: bool,
     pub run_to_parity: bool,
     pub preempt_short: bool,
+    /// `UTIL_EST` (not EEVDF's own, but 6.x's fair class reads it): `sched::util_est`.
+    pub util_est: bool,
 }
 
 impl Default for Features {
@@ -78,6 +80,7 @@ impl Default for Features {
             place_rel_deadline: true,
             run_to_parity: true,
             preempt_short: true,
+            util_est: true,
         }
     }
 }
@@ -95,6 +98,11 @@ pub fn tunables() -> Vec<TunableInfo> {
             "EEVDF sched feature: the running task keeps the CPU while eligible until its deadline moves",
         ),
         feature("PREEMPT_SHORT", "EEVDF sched feature: a waking task of a shorter slice cancels RUN_TO_PARITY"),
+        feature(
+            "UTIL_EST",
+            "sched feature: a waking task and a CPU count at least the utilisation util_est remembers from before \
+             the task slept (0: PELT's util_avg alone)",
+        ),
     ]
 }
 
@@ -108,6 +116,7 @@ impl Features {
             place_rel_deadline: on("PLACE_REL_DEADLINE"),
             run_to_parity: on("RUN_TO_PARITY"),
             preempt_short: on("PREEMPT_SHORT"),
+            util_est: on("UTIL_EST"),
         }
     }
 }

@@ -44,6 +44,7 @@ pub mod select_asym;
 pub mod smp;
 pub mod switching;
 pub mod uclamp;
+pub mod util_est;
 
 use crate::governor::tunables::{TunableInfo, Values};
 use crate::platform::Platform;
@@ -143,6 +144,11 @@ pub struct SchedEntity {
     /// The CPU whose run-queue buckets count it and the clamps it was counted with
     /// (`uc_se->active`, `uc_se->bucket_id`), while it is runnable there.
     pub uclamp_counted: Option<(usize, uclamp::Clamp)>,
+    /// Its util_est (kept by Linux 6.6+ runs only, else zero).
+    pub util_est: util_est::TaskEstimate,
+    /// The CPU whose run queue's util_est sum counts it and the estimate it was counted with,
+    /// while it is queued there.
+    pub util_est_counted: Option<(usize, u64)>,
     /// CFS, or real-time with its priority ([`rt`]).
     pub class: rt::SchedClass,
     /// An RT task's place in its priority's list: the number of its last arrival there.
@@ -396,6 +402,8 @@ pub(crate) mod testutil {
                     uclamp_req: Default::default(),
                     uclamp: Default::default(),
                     uclamp_counted: None,
+                    util_est: Default::default(),
+                    util_est_counted: None,
                     class: Default::default(),
                     rt_arrival: 0,
                     rr_slice_left_ticks: 0,
@@ -429,6 +437,8 @@ pub(crate) mod testutil {
                     uclamp_req: Default::default(),
                     uclamp: Default::default(),
                     uclamp_counted: None,
+                    util_est: Default::default(),
+                    util_est_counted: None,
                     class: Default::default(),
                     rt_arrival: 0,
                     rr_slice_left_ticks: 0,

@@ -92,6 +92,10 @@ pub struct SchedAvg {
     /// and its average (`load_avg`); kept for task groups' run queues only (`State::load`).
     pub load_sum: u64,
     pub load_avg: u64,
+    /// Runnable time scaled as `util_sum` is, and its average: today's `runnable_avg` of a task
+    /// (util_est's test that the task got the time it wanted).
+    pub runnable_util_sum: u64,
+    pub runnable_util_avg: u64,
 }
 
 impl SchedAvg {
@@ -123,6 +127,7 @@ impl SchedAvg {
         self.last_update_ns += delta << 10;
         let crossed = self.accumulate(delta, state);
         self.util_avg = self.util_sum / self.divider();
+        self.runnable_util_avg = self.runnable_util_sum / self.divider();
         if self.load_sum | self.load_avg != 0 {
             self.load_avg = self.load_sum / self.divider();
         }
@@ -139,6 +144,7 @@ impl SchedAvg {
             self.usage_sum = decay_load(self.usage_sum, periods);
             self.period_sum = decay_load(self.period_sum, periods);
             self.util_sum = decay_load(self.util_sum, periods);
+            self.runnable_util_sum = decay_load(self.runnable_util_sum, periods);
             self.load_sum = decay_load(self.load_sum, periods);
             contrib = accumulate_segments(periods, 1024 - self.period_contrib, total % 1024);
         }
@@ -150,6 +156,7 @@ impl SchedAvg {
         self.period_sum += contrib;
         if s.runnable {
             self.runnable_sum += load_scaled;
+            self.runnable_util_sum += scaled * s.cpu_scale;
         }
         if s.running {
             self.usage_sum += load_scaled;

@@ -27,6 +27,7 @@
 
 use super::pelt::State;
 use super::select::weighted_cpuload;
+use super::util_est::task_util_est;
 use super::{rt, SchedEntity, SchedView};
 use crate::workload::SchedClass;
 
@@ -163,7 +164,7 @@ fn wake_affine(view: &SchedView, thread: usize, this: usize, prev: usize) -> usi
 /// when none is idle.
 fn select_idle_capacity(view: &SchedView, thread: usize, target: usize) -> Option<usize> {
     let task = &view.tasks[thread];
-    let task_util = task.uclamp.task_util(task_util_now(task, view.now_ns()));
+    let task_util = task.uclamp.task_util(task_util_est(task_util_now(task, view.now_ns()), task.util_est));
     let mut best: Option<(usize, u64)> = None;
     for cpu in task.allowed.iter_from(target).filter(|&c| c < view.ncpus() && view.rqs[c].online) {
         if !available_idle_cpu(view, cpu) && !sched_idle_cpu(view, cpu) {

@@ -180,6 +180,8 @@ fn entity(task: &Task, allowed: CpuMask, kernel: bool, rr_slice_ticks: u64, base
         uclamp_req: task.uclamp,
         uclamp: Default::default(), // once the groups are known
         uclamp_counted: None,
+        util_est: Default::default(),
+        util_est_counted: None,
         class: task.class,
         rt_arrival: 0,
         rr_slice_left_ticks: rr_slice_ticks,

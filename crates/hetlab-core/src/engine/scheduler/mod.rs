@@ -17,6 +17,7 @@ mod queue;
 mod rt;
 mod trace;
 mod uclamp;
+mod util_est;
 
 pub use build::{SchedSetup, Sysctls};
 pub use deadline::{DlArrival, DlArrive, DlTimer};

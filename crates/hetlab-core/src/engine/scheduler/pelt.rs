@@ -48,6 +48,7 @@ impl Scheduler<'_> {
             _ => State::IDLE,
         };
         if self.entities[t].avg.update(ns(now_us), state) {
+            self.entities[t].util_est.util_changed(); // `cfs_se_util_change`
             self.trace_pelt_se(t, now_us, out);
         }
     }
@@ -97,10 +98,11 @@ impl Scheduler<'_> {
         }
     }
 
-    /// The CPU's PELT utilisation now (`cfs_rq->avg.util_avg`).
+    /// The CPU's PELT utilisation now (`cfs_rq->avg.util_avg`), or its queued tasks' util_est
+    /// if that is larger (`UTIL_EST`; zero but on Linux 6.6+ runs).
     fn cpu_util(&mut self, cpu: usize, now_us: f64, out: &mut Outputs) -> u32 {
         self.update_rq_avg(cpu, now_us, out);
-        self.rqs[cpu].avg.util_avg as u32
+        self.rqs[cpu].avg.util_avg.max(self.rqs[cpu].util_est) as u32
     }
 
     /// What schedutil reads: `schedutil_cpu_util`'s FREQUENCY_UTIL (`sched::cpu_util`) of the

@@ -29,6 +29,7 @@ impl Scheduler<'_> {
         }
         self.unqueue(t);
         self.uclamp_dequeue(t);
+        self.util_est_dequeue(t);
         if fair {
             self.cfs_leave(cpu, t, false, now_us);
         }
@@ -124,6 +125,10 @@ impl Scheduler<'_> {
         self.update_util(cpu, now_us, out);
         let t = self.rqs[cpu].curr.expect("a thread was running");
         self.uclamp_dequeue(t);
+        self.util_est_dequeue(t);
+        if matches!(state, ThreadState::Sleeping { .. } | ThreadState::Suspended) {
+            self.util_est_sleep(t, cpu); // DEQUEUE_SLEEP: its signals were brought up to now above
+        }
         let prev_class = self.entities[t].class_kind();
         if prev_class == ClassKind::Fair {
             self.cfs_leave(cpu, t, true, now_us);
@@ -222,6 +227,7 @@ impl Scheduler<'_> {
         }
         self.stop_running(from, t, now_us);
         self.uclamp_dequeue(t);
+        self.util_est_dequeue(t);
         self.threads[t].state = ThreadState::Runnable;
         class
     }
@@ -328,6 +334,7 @@ impl Scheduler<'_> {
     pub fn exit(&mut self, t: usize, now_us: f64, out: &mut Outputs) {
         let cpu = self.entities[t].cpu;
         self.uclamp_dequeue(t);
+        self.util_est_dequeue(t);
         if self.track_util && self.entities[t].is_fair() {
             self.detach_avg(cpu, t);
             self.trace_pelt_cfs(cpu, now_us, out);
