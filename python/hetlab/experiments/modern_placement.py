@@ -213,7 +213,8 @@ def claims(summary: pd.DataFrame, runs: pd.DataFrame) -> list[Claim]:
             no_worse,
             f"holds: EAS's misses within {MISS_SLACK_PTS:g} points of EEVDF's everywhere; partly: on half",
             "a display thread EAS keeps on a LITTLE core runs at schedutil's clock for its utilisation, "
-            "which the chain's serial handover does not raise (no util_est, no uclamp boost here)",
+            "which the chain's serial handover does not raise (util_est keeps each thread's last utilisation; no "
+            "uclamp boost here)",
         ),
         (
             "Pinning to the prime cluster costs more energy than EAS",
@@ -293,9 +294,10 @@ def runs_sections(summary: pd.DataFrame, runs: pd.DataFrame, prepared: Prepared)
         "- Platforms: gs101.toml and rk3588.toml, CPU facts from the mainline DTs; the DSU's values are "
         "ASSUMPTIONs with their sensitivity in docs/dsu.md (its clock power follows `clock_coefficient`, "
         "which decides how much the DSU's DVFS can save).",
-        "- Fair class: Linux 6.12's EEVDF; EAS over it as `eas-eevdf`. Not modelled: util_est and the 6.x "
-        "schedutil/uclamp boosts Android sets on its top-app group, so a display chain handed from thread "
-        "to thread runs at the clock its own utilisation asks (more misses than a tuned phone would show).",
+        "- Fair class: Linux 6.12's EEVDF with util_est; EAS over it as `eas-eevdf`. Not modelled: 6.x "
+        "schedutil's runnable boost and the uclamp boost Android sets on its top-app group, so a display chain "
+        "handed from thread to thread runs at the clock its own utilisation asks (more misses than a tuned "
+        "phone would show).",
         "- pinned: the `pinned` placement (taskset, round-robin) restricted to the prime cluster's CPUs.",
         "- The workloads' amounts are ASSUMPTIONs stated in their files.",
     ]

@@ -43,7 +43,8 @@
 //! top OPP while an RT task is runnable and uclamp is not in use); SCHED_DEADLINE's running
 //! time takes capacity from CFS too (`rt::capacity_of`), adds to the busy time the estimate
 //! prices, and its active bandwidth to the OPP it predicts (`compute_energy`'s two calls of
-//! `schedutil_cpu_util`, [`cpu_util`](super::cpu_util)). Not modelled: `util_est`, IRQ
+//! `schedutil_cpu_util`, [`cpu_util`](super::cpu_util)); util_est on Linux 6.6+ runs
+//! ([`util_est`](super::util_est), zero under 5.10's `eas`). Not modelled: IRQ
 //! utilisation and thermal pressure, 5.10's fork path (`find_idlest_group`'s group types: forks
 //! take 3.10's), the doubling of the balance interval while balanced. The kernel runs EAS only
 //! with schedutil on every policy ([`Placement::required_governor`]) and on CPUs of more than
