@@ -52,6 +52,13 @@ def _scale_key(text: str, key: str, factor: float, section: str | None = None) -
     return "".join(out)
 
 
+def _scale_keys(text: str, keys: tuple[str, ...], factor: float, section: str) -> str:
+    """`_scale_key` for each of `keys` in `section`."""
+    for key in keys:
+        text = _scale_key(text, key, factor, section)
+    return text
+
+
 def _scale_device(text: str, device: str, factor: float) -> str:
     """The `handler_us` of the `[[kernel.devices]]` table named `device`, times `factor`."""
     within = r"(?:(?!\[\[)[\s\S])*?"  # inside the same table
@@ -96,24 +103,14 @@ def points() -> list[Point]:
             Point(
                 "interrupt paths (irq_entry_us, timer_irq_us, ipi_us)",
                 f"x{f:g}",
-                lambda t, f=f: _scale_key(
-                    _scale_key(_scale_key(t, "irq_entry_us", f, "kernel"), "timer_irq_us", f, "kernel"),
-                    "ipi_us",
-                    f,
-                    "kernel",
-                ),
+                lambda t, f=f: _scale_keys(t, ("irq_entry_us", "timer_irq_us", "ipi_us"), f, "kernel"),
             ),
             Point("AACI handler (handler_us 20)", f"x{f:g}", lambda t, f=f: _scale_device(t, "aaci", f)),
             Point("SP804 broadcast handler (handler_us 5)", f"x{f:g}", lambda t, f=f: _scale_device(t, "sp804", f)),
             Point(
                 "grace-period kthread passes (rcu_gp_*_us)",
                 f"x{f:g}",
-                lambda t, f=f: _scale_key(
-                    _scale_key(_scale_key(t, "rcu_gp_init_us", f, "kernel"), "rcu_gp_fqs_us", f, "kernel"),
-                    "rcu_gp_cleanup_us",
-                    f,
-                    "kernel",
-                ),
+                lambda t, f=f: _scale_keys(t, ("rcu_gp_init_us", "rcu_gp_fqs_us", "rcu_gp_cleanup_us"), f, "kernel"),
             ),
             Point(
                 "kworker pass and vmstat work",
