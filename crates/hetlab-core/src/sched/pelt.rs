@@ -92,10 +92,9 @@ pub struct SchedAvg {
     /// and its average (`load_avg`); kept for task groups' run queues only (`State::load`).
     pub load_sum: u64,
     pub load_avg: u64,
-    /// Runnable time scaled as `util_sum` is, and its average: today's `runnable_avg` of a task
-    /// (util_est's test that the task got the time it wanted).
+    /// Runnable time scaled as `util_sum` is (its average is today's `runnable_avg` of a task:
+    /// util_est's test that the task got the time it wanted).
     pub runnable_util_sum: u64,
-    pub runnable_util_avg: u64,
 }
 
 impl SchedAvg {
@@ -127,7 +126,6 @@ impl SchedAvg {
         self.last_update_ns += delta << 10;
         let crossed = self.accumulate(delta, state);
         self.util_avg = self.util_sum / self.divider();
-        self.runnable_util_avg = self.runnable_util_sum / self.divider();
         if self.load_sum | self.load_avg != 0 {
             self.load_avg = self.load_sum / self.divider();
         }
@@ -167,6 +165,11 @@ impl SchedAvg {
             self.load_sum += contrib * s.load;
         }
         periods > 0
+    }
+
+    /// Today's `runnable_avg`, computed where util_est reads it (at a sleep), not at every update.
+    pub fn runnable_util_avg(&self) -> u64 {
+        self.runnable_util_sum / self.divider()
     }
 
     /// `get_pelt_divider`: `LOAD_AVG_MAX - 1024 + period_contrib`.

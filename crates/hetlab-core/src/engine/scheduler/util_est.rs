@@ -39,6 +39,6 @@ impl Scheduler<'_> {
         }
         let capacity = u64::from(self.capacity[cpu]);
         let se = &mut self.entities[t];
-        se.util_est.at_sleep(se.avg.util_avg, se.avg.runnable_util_avg, capacity);
+        se.util_est.at_sleep(se.avg.util_avg, se.avg.runnable_util_avg(), capacity);
     }
 }
