@@ -73,9 +73,14 @@ def run(args, *, input=None, capture_output=False, timeout=HANG_GUARD_S, check=F
 
 
 def stop(proc: subprocess.Popen) -> None:
-    """SIGKILL to `proc`'s whole process group, then reap the leader and close its pipes."""
+    """SIGKILL to `proc`'s whole process group, then reap the leader, wait (up to 5 s) until the
+    group's other members are gone too (a killed child reparented to init still takes a moment
+    to exit), and close its pipes."""
     _kill_group(proc)
     proc.wait()
+    deadline = time.monotonic() + 5.0
+    while _group_members(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
     for pipe in (proc.stdin, proc.stdout, proc.stderr):
         if pipe:
             pipe.close()
