@@ -25,17 +25,24 @@ run: setup
 		--trace results/anti-snoop.trace --series results/anti-snoop.csv > results/anti-snoop.json
 	$(PY) scripts/run_findings.py results
 
+# Cargo builds pyo3 for the interpreter maturin built the extension for. maturin sets these two, and
+# pyo3's build script reruns whenever either differs: pyo3 and the bindings were rebuilt (about a
+# minute) by the first cargo command after every `make setup`.
+# Both are expanded when a recipe runs, after `setup` has made the venv.
+PYO3_SIGNATURE = $(shell $(PY) -c 'import sys; v = sys.version_info; print(f"{sys.implementation.name}-{v[0]}.{v[1]}-{64 if sys.maxsize > 2**32 else 32}bit")')
+CARGO = PYO3_PYTHON=$(CURDIR)/$(VENV)/bin/python3 PYO3_ENVIRONMENT_SIGNATURE=$(PYO3_SIGNATURE) cargo
+
 # Every test: formatters and linters, Rust unit tests, then the Python suite (CLI, API, traces
 # through LISA) on one worker per CPU, each test file whole on one worker (its module fixtures
 # computed once).
 test: setup lint
-	cargo test --workspace --release
+	$(CARGO) test --workspace --release
 	$(PY) -m pytest -q -n logical --dist loadfile
 
 # rustfmt.toml and pyproject.toml [tool.ruff] hold the settings; nothing is rewritten here.
 lint: setup
 	cargo fmt --all --check
-	cargo clippy --workspace --all-targets --release -- -D warnings
+	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
 	$(VENV)/bin/ruff format --check python tests benches scripts
 	$(VENV)/bin/ruff check python tests benches scripts
 
