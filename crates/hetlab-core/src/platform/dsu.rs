@@ -64,60 +64,6 @@ impl Dsu {
     pub fn microvolts_at(&self, khz: u32) -> u32 {
         self.opp_at_least(khz as f64)[1]
     }
-
-    pub(super) fn validate(&self, nclusters: usize) -> Result<(), String> {
-        let positive = |field: &str, v: f64| {
-            if v.is_finite() && v > 0.0 && v <= 1e12 {
-                Ok(())
-            } else {
-                Err(format!("dsu.{field} must be a positive number, got {v}"))
-            }
-        };
-        let non_negative = |field: &str, v: f64| {
-            if v.is_finite() && (0.0..=1e5).contains(&v) {
-                Ok(())
-            } else {
-                Err(format!("dsu.{field} must be within 0 to 1e5, got {v}"))
-            }
-        };
-        positive("l3_bytes", self.l3_bytes as f64)?;
-        positive("l3_ways", self.l3_ways as f64)?;
-        positive("l3_hit_cycles", self.l3_hit_cycles)?;
-        non_negative("snoop_filter_cycles", self.snoop_filter_cycles)?;
-        non_negative("clock_coefficient", self.clock_coefficient)?;
-        non_negative("static_mw", self.static_mw)?;
-        non_negative("l3_hit_nj", self.l3_hit_nj)?;
-        non_negative("l3_miss_nj", self.l3_miss_nj)?;
-        if self.opps.is_empty() {
-            return Err("dsu.opps: at least one [kHz, µV] operating point is needed".into());
-        }
-        for (i, [khz, uv]) in self.opps.iter().enumerate() {
-            if *khz == 0 || *uv == 0 || *uv > 2_000_000 {
-                return Err(format!("dsu.opps[{i}]: [{khz}, {uv}] needs a kHz above 0 and 0 < µV <= 2000000"));
-            }
-            if i > 0 && *khz <= self.opps[i - 1][0] {
-                return Err(format!("dsu.opps[{i}]: {khz} kHz is not above the previous point; list them ascending"));
-            }
-        }
-        if self.vote_ratios.len() != nclusters {
-            return Err(format!(
-                "dsu.vote_ratios: one ratio per cluster is needed ({nclusters}), got {}",
-                self.vote_ratios.len()
-            ));
-        }
-        if let Some((c, r)) =
-            self.vote_ratios.iter().enumerate().find(|(_, r)| !(r.is_finite() && (0.0..=MAX_VOTE_RATIO).contains(*r)))
-        {
-            return Err(format!("dsu.vote_ratios[{c}] must be within 0 to {MAX_VOTE_RATIO}, got {r}"));
-        }
-        if !self.opps.iter().any(|o| o[0] == self.fixed_khz) {
-            return Err(format!(
-                "dsu.fixed_khz: {} kHz is not one of dsu.opps; name one of their frequencies",
-                self.fixed_khz
-            ));
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]
@@ -143,6 +89,11 @@ mod tests {
         assert!(e.contains("dsu.vote_ratios") && e.contains("one ratio per cluster"), "{e}");
         let e = broken("vote_ratios = [0.6, 0.6, 0.6]", "vote_ratios = [60, 0.6, 0.6]").unwrap_err();
         assert!(e.contains("dsu.vote_ratios[0]"), "{e}");
+        // a value far out of range is named in scientific notation, not in 301 digits
+        let e = broken("l3_hit_cycles = 30.0", "l3_hit_cycles = 1e300").unwrap_err();
+        assert!(e.contains("dsu.l3_hit_cycles") && e.ends_with("got 1e300"), "{e}");
+        let e = broken("l3_hit_cycles = 30.0", "l3_hit_cycles = nan").unwrap_err();
+        assert!(e.contains("dsu.l3_hit_cycles") && e.ends_with("got NaN"), "{e}");
         let e = broken("governor = \"vote\"", "governor = \"ondemand\"").unwrap_err();
         assert!(e.contains("governor"), "{e}");
         // a DSU and a CCI together

@@ -1,9 +1,10 @@
 //! A platform's checks, one validator per section; each error names the field and the reason
 //! (`Platform::from_toml` prefixes the file).
 
+use super::dsu::MAX_VOTE_RATIO;
 use super::{
-    Board, BusAccess, CacheSharing, Cci, Cluster, CoreType, Dram, ExecutionState, GovernorCost, Noise, PerfSampleCost,
-    Platform, PmuSemantics, SchedCosts, Sensors, EM_MAX_POWER_MW, HMP_KNOBS, MAX_CLUSTERS, MAX_CPUS,
+    Board, BusAccess, CacheSharing, Cci, Cluster, CoreType, Dram, Dsu, ExecutionState, GovernorCost, Noise,
+    PerfSampleCost, Platform, PmuSemantics, SchedCosts, Sensors, EM_MAX_POWER_MW, HMP_KNOBS, MAX_CLUSTERS, MAX_CPUS,
     MAX_REQUESTS_IN_FLIGHT,
 };
 
@@ -47,11 +48,21 @@ fn unit_of(field: &str) -> &'static str {
     UNITS.iter().filter(|(s, _)| name.ends_with(s)).max_by_key(|(s, _)| s.len()).map_or("", |(_, u)| u)
 }
 
+/// A value for an error line: scientific notation where plain digits would run long (1e300 was
+/// printed as 301 digits).
+fn shown(v: f64) -> String {
+    if v.is_finite() && v != 0.0 && !(1e-6..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 fn positive(field: &str, v: f64) -> Result<(), String> {
     if v.is_finite() && v > 0.0 && v <= MAX_VALUE {
         Ok(())
     } else {
-        Err(format!("{field} must be a positive number at most {MAX_VALUE:e}{}, got {v}", unit_of(field)))
+        Err(format!("{field} must be a positive number at most {MAX_VALUE:e}{}, got {}", unit_of(field), shown(v)))
     }
 }
 
@@ -59,7 +70,7 @@ fn non_negative(field: &str, v: f64) -> Result<(), String> {
     if v.is_finite() && (0.0..=MAX_VALUE).contains(&v) {
         Ok(())
     } else {
-        Err(format!("{field} must not be negative nor above {MAX_VALUE:e}{}, got {v}", unit_of(field)))
+        Err(format!("{field} must not be negative nor above {MAX_VALUE:e}{}, got {}", unit_of(field), shown(v)))
     }
 }
 
@@ -69,7 +80,7 @@ fn within(field: &str, v: f64, (lo, hi): (f64, f64)) -> Result<(), String> {
         Ok(())
     } else {
         let u = unit_of(field);
-        Err(format!("{field} must be within {lo}{u} to {hi}{u}, got {v}"))
+        Err(format!("{field} must be within {lo}{u} to {hi}{u}, got {}", shown(v)))
     }
 }
 
@@ -82,7 +93,7 @@ fn fraction(field: &str, v: f64) -> Result<(), String> {
     if (0.0..=1.0).contains(&v) {
         Ok(())
     } else {
-        Err(format!("{field} must be within 0..=1, got {v}"))
+        Err(format!("{field} must be within 0..=1, got {}", shown(v)))
     }
 }
 
@@ -559,5 +570,47 @@ impl GovernorCost {
         non_negative("governor_cost.pmc_sample_base_us", self.pmc_sample_base_us)?;
         non_negative("governor_cost.pmc_per_thread_us", self.pmc_per_thread_us)?;
         non_negative("governor_cost.cci_read_us", self.cci_read_us)
+    }
+}
+
+impl Dsu {
+    /// Its sizes, cycles, energies and operating points, one vote ratio per cluster, and a fixed
+    /// clock that is one of its operating points.
+    pub(super) fn validate(&self, nclusters: usize) -> Result<(), String> {
+        positive("dsu.l3_bytes", self.l3_bytes as f64)?;
+        positive("dsu.l3_ways", self.l3_ways as f64)?;
+        positive("dsu.l3_hit_cycles", self.l3_hit_cycles)?;
+        within("dsu.snoop_filter_cycles", self.snoop_filter_cycles, (0.0, 1e5))?;
+        within("dsu.clock_coefficient", self.clock_coefficient, (0.0, 1e5))?;
+        power_mw("dsu.static_mw", self.static_mw)?;
+        within("dsu.l3_hit_nj", self.l3_hit_nj, (0.0, 1e5))?;
+        within("dsu.l3_miss_nj", self.l3_miss_nj, (0.0, 1e5))?;
+        if self.opps.is_empty() {
+            return Err("dsu.opps: at least one [kHz, µV] operating point is needed".into());
+        }
+        for (i, [khz, uv]) in self.opps.iter().enumerate() {
+            if *khz == 0 || *uv == 0 || *uv > 2_000_000 {
+                return Err(format!("dsu.opps[{i}]: [{khz}, {uv}] needs a kHz above 0 and 0 < µV <= 2000000"));
+            }
+            if i > 0 && *khz <= self.opps[i - 1][0] {
+                return Err(format!("dsu.opps[{i}]: {khz} kHz is not above the previous point; list them ascending"));
+            }
+        }
+        if self.vote_ratios.len() != nclusters {
+            return Err(format!(
+                "dsu.vote_ratios: one ratio per cluster is needed ({nclusters}), got {}",
+                self.vote_ratios.len()
+            ));
+        }
+        for (c, ratio) in self.vote_ratios.iter().enumerate() {
+            within(&format!("dsu.vote_ratios[{c}]"), *ratio, (0.0, MAX_VOTE_RATIO))?;
+        }
+        if !self.opps.iter().any(|o| o[0] == self.fixed_khz) {
+            return Err(format!(
+                "dsu.fixed_khz: {} kHz is not one of dsu.opps; name one of their frequencies",
+                self.fixed_khz
+            ));
+        }
+        Ok(())
     }
 }
