@@ -21,7 +21,7 @@ from hetlab.experiment import (
     Table,
     merged_options,
 )
-from hetlab.experiments import lctes2020_fig23, measured_profiles
+from hetlab.experiments import lctes2020_fig23, lctes2020_idle, measured_profiles
 from hetlab.experiments.lctes2020_claims import claims
 from hetlab.experiments.lctes2020_model import (
     FIG4,
@@ -97,6 +97,9 @@ BENCHMARKS = (
     *(_pinned(name, spec, "ccbench", c, calibrate=True) for c in CLUSTERS for name, spec in GRID),
     *(_pinned(name, spec, group, c) for name, spec, group in REALISTIC for c in CLUSTERS),
 )
+
+# label -> (workload, active cluster) of each realistic pair: lctes2020_idle's last-step check
+REALISTIC_PAIRS = {b.label: (b.workload, b.options["cluster"]) for b in BENCHMARKS if b.group != "ccbench"}
 
 CONFIGS = (
     Config("ondemand", "ondemand (baseline)", {"governor": "ondemand"}),
@@ -327,7 +330,7 @@ def runs_sections(summary: pd.DataFrame, runs: pd.DataFrame, prepared: Trained) 
 
 def report_sections(summary: pd.DataFrame, prepared: Trained) -> list[list[str]]:
     return [
-        lctes2020_fig23.idle_frequency_section(summary),
+        lctes2020_idle.idle_clock_section(summary, prepared, REALISTIC_PAIRS),
         lctes2020_fig23.figure_2c_section(prepared),
         accuracy_section(prepared),
         _overhead_section(summary),
