@@ -98,9 +98,6 @@ BENCHMARKS = (
     *(_pinned(name, spec, group, c) for name, spec, group in REALISTIC for c in CLUSTERS),
 )
 
-# label -> (workload, active cluster) of each realistic pair: lctes2020_idle's last-step check
-REALISTIC_PAIRS = {b.label: (b.workload, b.options["cluster"]) for b in BENCHMARKS if b.group != "ccbench"}
-
 CONFIGS = (
     Config("ondemand", "ondemand (baseline)", {"governor": "ondemand"}),
     Config("idle-min", "idle-min (active max, idle min)", {"governor": "idle-min"}, colour="#9e9e9e"),
@@ -322,7 +319,10 @@ def _energy_account_section(runs: pd.DataFrame) -> list[str]:
 
 
 def runs_sections(summary: pd.DataFrame, runs: pd.DataFrame, prepared: Trained) -> list[list[str]]:
-    sections = [_energy_account_section(runs)]
+    # each realistic pair's workload as it ran (--workload may replace it) and its cluster
+    realistic = runs[runs.group != "ccbench"].drop_duplicates("label")
+    pairs = {r.label: (r.workload, r.cluster) for r in realistic.itertuples()}
+    sections = [lctes2020_idle.idle_clock_section(summary, prepared, pairs), _energy_account_section(runs)]
     if prepared.platform and runs.label.isin(["gcc-g23-L"]).any():
         sections.append(lctes2020_fig23.governor_trace_section(prepared.platform, prepared))
     return sections
@@ -330,7 +330,6 @@ def runs_sections(summary: pd.DataFrame, runs: pd.DataFrame, prepared: Trained) 
 
 def report_sections(summary: pd.DataFrame, prepared: Trained) -> list[list[str]]:
     return [
-        lctes2020_idle.idle_clock_section(summary, prepared, REALISTIC_PAIRS),
         lctes2020_fig23.figure_2c_section(prepared),
         accuracy_section(prepared),
         _overhead_section(summary),
