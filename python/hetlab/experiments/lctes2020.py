@@ -21,7 +21,7 @@ from hetlab.experiment import (
     Table,
     merged_options,
 )
-from hetlab.experiments import lctes2020_fig23, measured_profiles
+from hetlab.experiments import lctes2020_fig23, lctes2020_idle, measured_profiles
 from hetlab.experiments.lctes2020_claims import claims
 from hetlab.experiments.lctes2020_model import (
     FIG4,
@@ -319,7 +319,10 @@ def _energy_account_section(runs: pd.DataFrame) -> list[str]:
 
 
 def runs_sections(summary: pd.DataFrame, runs: pd.DataFrame, prepared: Trained) -> list[list[str]]:
-    sections = [_energy_account_section(runs)]
+    # each realistic pair's workload as it ran (--workload may replace it) and its cluster
+    realistic = runs[runs.group != "ccbench"].drop_duplicates("label")
+    pairs = {r.label: (r.workload, r.cluster) for r in realistic.itertuples()}
+    sections = [lctes2020_idle.idle_clock_section(summary, prepared, pairs), _energy_account_section(runs)]
     if prepared.platform and runs.label.isin(["gcc-g23-L"]).any():
         sections.append(lctes2020_fig23.governor_trace_section(prepared.platform, prepared))
     return sections
@@ -327,7 +330,6 @@ def runs_sections(summary: pd.DataFrame, runs: pd.DataFrame, prepared: Trained) 
 
 def report_sections(summary: pd.DataFrame, prepared: Trained) -> list[list[str]]:
     return [
-        lctes2020_fig23.idle_frequency_section(summary),
         lctes2020_fig23.figure_2c_section(prepared),
         accuracy_section(prepared),
         _overhead_section(summary),

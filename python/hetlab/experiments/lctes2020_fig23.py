@@ -2,9 +2,9 @@
 access, the process's `mem_bus_access` per cycle and the active cluster's CCI stall cycles per
 read against the idle cluster's frequency, per array size and pattern) drawn from the
 characterization sweep the model was trained on, the Figure 2c counter at the OPPs the paper
-names, the anti-snoop governor's trace of the idle cluster's clock (Algorithm 2), and the idle
-cluster's average clock under each configuration with the counter the governor reads at the
-idle cluster's lowest and top OPPs. lctes2020.py owns the rest of the reproduction."""
+names and the anti-snoop governor's trace of the idle cluster's clock (Algorithm 2); the idle
+cluster's average clock per configuration is lctes2020_idle.py's. lctes2020.py owns the rest of
+the reproduction."""
 
 from __future__ import annotations
 
@@ -220,36 +220,4 @@ def governor_trace_section(platform: str, prepared: Prepared) -> list[str]:
                 + ", ".join(f"{k // 1000} MHz {v:.0%}" for k, v in share.items())
                 + ".",
             ]
-    return lines
-
-
-def idle_frequency_section(summary: pd.DataFrame) -> list[str]:
-    """The idle cluster's average clock per realistic pair and configuration, with the counter
-    the governor reads at the idle cluster's lowest (idle-min) and top (all-max) OPPs."""
-    part = summary[summary.group != "ccbench"]
-    if part.empty:
-        return []
-    lines = [
-        "## The idle cluster's clock under each configuration",
-        "",
-        "Average idle-cluster clock (MHz) per benchmark-cluster pair, and the stall cycles per read on "
-        "the active cluster's CCI port with the idle cluster at its lowest OPP (idle-min) and at its top "
-        "OPP (all-max): a pair the governor holds near the top OPP while the counter there stays above "
-        "what the trained tree calls snoop-free is driven by its own reads in flight, not by snoops.",
-        "",
-        "| pair | ondemand | anti-snoop | anti-snoop (Fig. 4 trees) | all-max | counter at lowest | counter at top |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for label, g in part.groupby("label", sort=False):
-        by = g.set_index("config")
-
-        def get(config: str, col: str, by=by) -> float:
-            return float(by.loc[config, col]) if config in by.index else float("nan")
-
-        lines.append(
-            f"| {label} | {get('ondemand', 'idle_freq_mhz'):.0f} | {get('anti-snoop', 'idle_freq_mhz'):.0f} "
-            f"| {get('anti-snoop-fig4', 'idle_freq_mhz'):.0f} | {get('all-max', 'idle_freq_mhz'):.0f} "
-            f"| {get('idle-min', 'active_port_stall_per_read'):.2e} "
-            f"| {get('all-max', 'active_port_stall_per_read'):.2e} |"
-        )
     return lines
