@@ -235,7 +235,8 @@ def render_integer(path: Path = INTEGER, platform: Path = PLATFORMS[0]) -> list[
         "",
         f"Held back: {len(errors)} benchmarks; the largest error {worst[1]:+.1f}% ({worst[0]}). The one "
         "`dependency_cpi` does not hold across integer programs: the A53 is 1.1x to 1.9x slower per clock "
-        "depending on the code. INFERENCE from the cores' designs: 7-Zip's decompression (branchy, latency-bound: the A57's longer pipeline pays "
+        "depending on the code. INFERENCE from the cores' designs: 7-Zip's decompression (branchy, latency-bound: "
+        "the A57's longer pipeline pays "
         "more per mispredict) runs almost as fast per clock on the A53; its compression (memory-latency-bound, "
         "where the A57's out-of-order window overlaps misses) and Dhrystone run far slower. Compression's "
         "compute-only prediction leaves out what the cache model adds, so its fitted value overstates the "
