@@ -9,6 +9,7 @@ The experiment passes in what to run and how to judge (`Grid`): this module know
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -55,27 +56,58 @@ PLATFORM = (
     ("CCI snoop_path_l2_lookups", r"(\nsnoop_path_l2_lookups = )3\.49", 3.49, (1.75, 7.0)),
     ("sched switch_transfer_us", r"(\nswitch_transfer_us = )30\.0", 30.0, (0.0, 300.0)),
 )
-# Every `shared_*` value of the Sandra files (ASSUMPTIONs from the seed's one-line class
-# descriptions): (name, benchmark, regular expression, its value there, the values run).
+# Every `shared_*` value of the Sandra files (from the seed's one-line class descriptions, the
+# fractions ASSUMPTIONs or DERIVED from one): (name, benchmark, regular expression, its value
+# there, the values run). tests/test_four_vs_eight.py checks every `shared_*` line has a row.
 WORKLOAD = (
     ("binomial shared_rmw_fraction", "binomial", r"(\nshared_rmw_fraction = )0\.05", 0.05, (0.0, 0.1)),
     ("binomial shared_working_set", "binomial", r"(\nshared_working_set = )true", "true", ("false",)),
+    # DERIVED from binomial's by the access width (its file); run at 0 and at binomial's value
+    (
+        "binomial-fp64 shared_rmw_fraction",
+        "binomial-fp64",
+        r"(\nshared_rmw_fraction = )0\.025",
+        0.025,
+        (0.0, 0.05),
+    ),
+    ("binomial-fp64 shared_working_set", "binomial-fp64", r"(\nshared_working_set = )true", "true", ("false",)),
     ("monte-carlo shared_working_set", "monte-carlo", r"(\nshared_working_set = )true", "true", ("false",)),
+    ("monte-carlo-fp64 shared_working_set", "monte-carlo-fp64", r"(\nshared_working_set = )true", "true", ("false",)),
     ("nbody shared_working_set", "nbody", r"(\nshared_working_set = )true", "true", ("false",)),
+    ("dnbody shared_working_set", "dnbody", r"(\nshared_working_set = )true", "true", ("false",)),
 )
 
 
 @dataclass(frozen=True)
 class Grid:
     """What one variant runs: (benchmark, allocator) pairs, configuration name -> simulate
-    options, the extra (benchmark, allocator, configuration) runs, and the judge that turns
-    {(benchmark, allocator, configuration): time_s} into {column: value}."""
+    options, the extra (benchmark, allocator, configuration) runs, the judge that turns
+    {(benchmark, allocator, configuration): time_s} into {column: value}, and `--time-limit`
+    (None: each run its own limit)."""
 
     runs: tuple[tuple[str, str], ...]
     configs: dict[str, dict]
     claim_configs: tuple[str, ...]
     extra: tuple[tuple[str, str, str], ...]
     judge: Callable[[dict], dict]
+    time_limit_s: float | None = None
+
+
+DEFAULT_TIME_LIMIT_S = inspect.signature(api.simulate).parameters["time_limit_s"].default
+
+
+def simulate(grid: Grid, what: str, platform: str, spec: str, **options) -> api.SimResult:
+    """`api.simulate` under the grid's --time-limit: a run it cuts is a one-line error naming
+    `what` (never a row), as the reproduction's own runs are."""
+    limit = grid.time_limit_s
+    cut = limit is not None and limit < options.get("time_limit_s", DEFAULT_TIME_LIMIT_S)
+    r = api.simulate(platform, spec, **({**options, "time_limit_s": limit} if cut else options))
+    if cut and not r.summary["completed"]:
+        raise api.HetlabError(
+            f"{what} did not finish within --time-limit {limit:g} s of simulated time; raise it or leave the "
+            "benchmark out (--benchmarks)"
+        )
+    return r
 
 
 def _slug(text: str) -> str:
@@ -91,9 +123,10 @@ def workload_file(text: str, threads: int, alloc: str) -> str:
     return text
 
 
-def _variants(platform: str, out: Path) -> list[tuple[str, object, str, dict[str, str]]]:
+def _variants(platform: str, out: Path, benches: set[str]) -> list[tuple[str, object, str, dict[str, str]]]:
     """(parameter, value, platform path, {benchmark: workload text}) per variant, the file
-    values first; platform variants are written to OUT/sensitivity/."""
+    values first; platform variants are written to OUT/sensitivity/. A workload's variants only
+    when its benchmark is among `benches` (the others would repeat the file values' row)."""
     text = api.load_platform(platform).text
     (out / "sensitivity").mkdir(exist_ok=True)
     variants: list[tuple[str, object, str, dict[str, str]]] = [("file values", "", platform, {})]
@@ -105,6 +138,8 @@ def _variants(platform: str, out: Path) -> list[tuple[str, object, str, dict[str
             path.write_text(re.sub(pattern, lambda m, v=value: f"{m[1]}{v}", text))
             variants.append((name, value, str(path), {}))
     for name, bench, pattern, _, values in WORKLOAD:
+        if bench not in benches:
+            continue
         wtext = _core.builtin_workload_text(f"sandra-{bench}")
         if re.search(pattern, wtext) is None:
             continue
@@ -116,7 +151,7 @@ def _variants(platform: str, out: Path) -> list[tuple[str, object, str, dict[str
 def run(platform: str, out: Path, grid: Grid, jobs: int) -> list[dict]:
     """One row per variant: parameter, value and the judge's columns. Runs a variant shares
     with the file values (same platform, same workload) are run once."""
-    variants = _variants(platform, out)
+    variants = _variants(platform, out, {b for b, _ in grid.runs})
     wdir = out / "sensitivity" / "workloads"
     wdir.mkdir(parents=True, exist_ok=True)
     jobs_by_key: dict[tuple, tuple[str, str, dict]] = {}
@@ -140,7 +175,8 @@ def run(platform: str, out: Path, grid: Grid, jobs: int) -> list[dict]:
 
     def one(item):
         key, (ppath, spec, options) = item
-        return key, api.simulate(ppath, spec, seed=1, **options).time_s
+        what = f"the sensitivity run of {Path(spec).stem if spec.endswith('.toml') else spec} under {key[2]}"
+        return key, simulate(grid, what, ppath, spec, seed=1, **options).time_s
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         times = dict(pool.map(one, jobs_by_key.items()))
