@@ -55,3 +55,35 @@ def test_a_platform_value_off_the_fit_is_named(tmp_path):
     )
     (msg,) = fit.platform_mismatches(fit.load(), platforms=(bad,))
     assert "cortex-a53.neon_fp32 = 2.0" in msg and "fit 1.03" in msg
+
+
+def test_the_a53_dependency_cpi_is_the_dhrystone_fit_and_held_back_programs_are_reported():
+    fit = _fit_module()
+    assert fit.integer_mismatch() is None
+    fit_on, mixes, ratios = fit.integer_ratios()
+    by_name = {r.benchmark: r for r in ratios}
+    assert fit_on == "dhrystone" and abs(by_name["dhrystone"].measured - 1024 / 578) < 1e-12
+    # 7-Zip: medians over the 64-bit boards only (the 32-bit rows are shown, not used)
+    assert by_name["7zip-decompress"].rows == by_name["7zip-compress"].rows == 49
+    classes = fit._code_classes()
+    # the fitted value reproduces the measured ratio it was fitted on
+    for name, dep in fit.integer_fits().items():
+        assert abs(fit.predicted_ratio(classes, mixes[name], dep) - by_name[name].measured) < 1e-9
+
+
+def test_a_platform_dependency_cpi_off_the_fit_is_named(tmp_path):
+    fit = _fit_module()
+    text = (ROOT / "data" / "platforms" / "exynos5433.toml").read_text()
+    bad = tmp_path / "p.toml"
+    bad.write_text(text.replace("dependency_cpi = 0.5334", "dependency_cpi = 0.6"))
+    msg = fit.integer_mismatch(platform=bad)
+    assert "cortex-a53.dependency_cpi = 0.6" in msg and "fit on dhrystone 0.5334" in msg
+
+
+def test_four_vs_eight_runs_the_a53_dependency_cpi_fitted_on_each_held_back_program():
+    from hetlab.experiments import four_vs_eight_sensitivity as sensitivity
+
+    fit = _fit_module()
+    fits = fit.integer_fits()
+    held_back = ("7zip-decompress", "specint2000-164.gzip", "7zip-compress")
+    assert sensitivity.A53_DEPENDENCY_CPI_FITS == tuple(round(fits[b], 3) for b in held_back)

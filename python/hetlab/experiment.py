@@ -165,6 +165,9 @@ class Context:
     executor: Any  # where the runs go (`hetlab.executor`: LocalExecutor or DaskExecutor)
     # `--time-limit`: no run goes beyond this much simulated time (None: each its own limit)
     time_limit_s: float | None = None
+    # the labels of the benchmarks `--benchmarks`/`--workloads` selected, in plan order (None:
+    # not known, all): a `prepare` step with sweeps of its own runs them for these only
+    selected: tuple[str, ...] | None = None
 
 
 class Settings(Protocol):

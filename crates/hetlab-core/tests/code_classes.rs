@@ -21,7 +21,7 @@ const ALU: &str = "name='w'\n[[tasks]]\nname='t'\n[[tasks.phases]]\ninstructions
 fn a_phase_with_a_mix_runs_at_its_bottleneck_cpi() {
     let p = Platform::builtin("exynos5433").unwrap();
     // Pure ALU work, no data references: CPI 0.5 (two ALU pipes) + 0.25 on the A57 at 1.9 GHz,
-    // max(1/2, 0.5) + 0.5335 on the A53 at 1.3 GHz.
+    // max(1/2, 0.5) + 0.5334 on the A53 at 1.3 GHz.
     let big = run_on(&p, "big", ALU).unwrap();
     let expect_s = 1e9 * 0.75 / 1.9e9;
     assert!((big.time_s / expect_s - 1.0).abs() < 0.01, "{} vs {expect_s}", big.time_s);

@@ -12,8 +12,9 @@ fn sandra() -> Vec<&'static str> {
 #[test]
 fn every_sandra_workload_is_one_parallel_phase_that_takes_threads_and_allocation() {
     let names = sandra();
-    // Seed 004's 16 single-core-class benchmarks and its inter-core bandwidth test.
-    assert_eq!(names.len(), 17, "{names:?}");
+    // Every row of seed 004's benchmark list: 26 single-core-class benchmarks and its inter-core
+    // bandwidth and latency tests.
+    assert_eq!(names.len(), 28, "{names:?}");
     for name in names {
         let w = Workload::from_spec(&format!("{name}:threads=4,allocation=static")).unwrap();
         assert_eq!(w.nthreads(), 4, "{name}");

@@ -62,14 +62,21 @@ ALLOCATORS = ("static", "dynamic")
 FAMILIES = {
     "integer": ("dhrystone",),
     "fp": ("whetstone-fp32", "whetstone-fp64"),
-    "multimedia": ("mm-neon-int", "mm-neon-fp32", "mm-fp64"),
-    "crypto": ("crypto-aes", "crypto-sha"),
-    "finance": ("black-scholes", "binomial", "monte-carlo"),
-    "science": ("sgemm", "dgemm", "sfft", "dfft", "nbody"),
-    "multi-core": ("intercore-bandwidth",),
+    "multimedia": ("mm-neon-int", "mm-int64", "mm-int128", "mm-neon-fp32", "mm-fp64", "mm-fp128"),
+    "crypto": ("crypto-sha512", "crypto-aes", "crypto-sha", "crypto-aes128", "crypto-sha1"),
+    "finance": (
+        "black-scholes",
+        "black-scholes-fp64",
+        "binomial",
+        "binomial-fp64",
+        "monte-carlo",
+        "monte-carlo-fp64",
+    ),
+    "science": ("sgemm", "dgemm", "sfft", "dfft", "nbody", "dnbody"),
+    "multi-core": ("intercore-bandwidth", "intercore-latency"),
 }
 # Producer-consumer blocks in lockstep: each block is one thread's, there is no work to pool.
-STATIC_ONLY = ("intercore-bandwidth",)
+STATIC_ONLY = ("intercore-bandwidth", "intercore-latency")
 # The seed's "heavy NEON code such as binomial, GEMM and FFT" (its examples, in our names).
 HEAVY_SIMD = ("binomial", "sgemm", "dgemm", "sfft", "dfft")
 
@@ -383,12 +390,13 @@ def _pair_workloads(out: Path, platform: str) -> list[tuple[int, str, str, str]]
     return written
 
 
-def _pair_bandwidth(out: Path, ctx: Context, pool: ThreadPoolExecutor) -> dict:
+def _pair_bandwidth(out: Path, ctx: Context, pool: ThreadPoolExecutor, grid: sensitivity.Grid) -> dict:
     """(block KB, cluster, cluster) -> GB/s of lines handed between the pair's two threads."""
 
     def one(item):
         kb, a, b, path = item
-        r = api.simulate(ctx.platform, path, seed=1, governor="interactive", scheduler="pinned")
+        what = f"the inter-core bandwidth pair {a}-{b} at {kb} KB"
+        r = sensitivity.simulate(grid, what, ctx.platform, path, seed=1, governor="interactive", scheduler="pinned")
         return (kb, a, b), _gb_s(sum(t["peer_lines_in"] for t in r.summary["threads"]), r)
 
     return dict(pool.map(one, _pair_workloads(out, ctx.platform)))
@@ -423,30 +431,44 @@ def judge(times: dict) -> dict:
         for alloc in ALLOCATORS:
             t4, t8 = times.get((b, alloc, "big-4"), math.nan), times.get((b, alloc, "all-8"), math.nan)
             row[f"{b}_{alloc}_big4_over_all8"] = t4 / t8
-        if (b, "dynamic", "iks-4") in times:
-            row[f"{b}_iks4_over_big4"] = times[(b, "dynamic", "iks-4")] / times[(b, "dynamic", "big-4")]
+        iks4, big4 = times.get((b, "dynamic", "iks-4"), math.nan), times.get((b, "dynamic", "big-4"), math.nan)
+        row[f"{b}_iks4_over_big4"] = iks4 / big4  # nan: not selected
     return row
+
+
+def sweep_grid(ctx: Context) -> sensitivity.Grid:
+    """What the sensitivity and warm-phone sweeps run: the selected benchmarks (all when the
+    context does not say), under the claims' configurations, within --time-limit."""
+    chosen = [b for b in BENCHMARKS if ctx.selected is None or b.label in ctx.selected]
+    runs = tuple((b.name, _allocator(b)) for b in chosen)
+    return sensitivity.Grid(
+        runs=runs,
+        configs={c.name: c.options for c in CONFIGS},
+        claim_configs=("all-8", "big-4", "little-4"),
+        extra=tuple((b, "dynamic", "iks-4") for b in SENSITIVITY_BENCHMARKS if (b, "dynamic") in runs),
+        judge=judge,
+        time_limit_s=ctx.time_limit_s,
+    )
 
 
 def prepare(plan: None, out: Path, ctx: Context) -> Sensitivity:
     """Runs every claim at each value of the unsourced inputs (four_vs_eight_sensitivity; the
-    variants are written to OUT/sensitivity/) and the inter-core bandwidth of each pair of
-    clusters (OUT/pairs/)."""
+    variants are written to OUT/sensitivity/), the warm phone (four_vs_eight_thermal) and the
+    inter-core bandwidth of each pair of clusters (OUT/pairs/), each for the selected benchmarks
+    only (the pairs when the bandwidth test is selected) and within --time-limit."""
     t0 = time.perf_counter()
-    grid = sensitivity.Grid(
-        runs=tuple((b.name, _allocator(b)) for b in BENCHMARKS),
-        configs={c.name: c.options for c in CONFIGS},
-        claim_configs=("all-8", "big-4", "little-4"),
-        extra=tuple((b, "dynamic", "iks-4") for b in SENSITIVITY_BENCHMARKS),
-        judge=judge,
-    )
+    grid = sweep_grid(ctx)
+    if not grid.runs:
+        return Sensitivity({}, [], api.line_transfer_ns(ctx.platform), {}, [])
     jobs = ctx.jobs or os.cpu_count() or 1
     rows = sensitivity.run(ctx.platform, out, grid, jobs)
     t1 = time.perf_counter()
     warm = thermal.run(ctx.platform, out, grid, jobs)
     t2 = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        pair_gb_s = _pair_bandwidth(out, ctx, pool)
+    pair_gb_s = {}
+    if (BANDWIDTH_WORKLOAD.removeprefix("sandra-"), "static") in grid.runs:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            pair_gb_s = _pair_bandwidth(out, ctx, pool, grid)
     import pandas as pd
 
     pd.DataFrame(rows).to_csv(out / "sensitivity.csv", index=False)
@@ -455,14 +477,40 @@ def prepare(plan: None, out: Path, ctx: Context) -> Sensitivity:
     return Sensitivity(timings, rows, api.line_transfer_ns(ctx.platform), pair_gb_s, warm)
 
 
-def _latency_section(prepared: Prepared) -> list[str]:
+LATENCY_WORKLOAD = "sandra-intercore-latency"
+
+
+def _latency_test_rows(summary: pd.DataFrame) -> list[str]:
+    """Sandra's latency test as the model runs it: ns per round of sandra-intercore-latency (the
+    slowest thread's one-way transfer and work) per configuration."""
+    label = f"{LATENCY_WORKLOAD.removeprefix('sandra-')}-static"
+    runs = summary[summary.label == label] if summary is not None else summary
+    if runs is None or runs.empty:
+        return []
+    rounds = int(re.search(r"\nrepeat = (\d+)\n", _core.builtin_workload_text(LATENCY_WORKLOAD))[1])
+    return [
+        "",
+        f"Sandra's latency test (`{LATENCY_WORKLOAD}.toml`: in lockstep rounds every thread reads the one line "
+        "another thread wrote and writes its own; a round lasts as long as the slowest thread's transfer), ns per "
+        "round, all pairs of its configuration's threads averaged:",
+        "",
+        "| configuration | ns per round |",
+        "|---|---|",
+        *(
+            f"| {c.name} | {1e9 * r.time_s_mean / rounds:.1f} |"
+            for c in CONFIGS
+            for _, r in runs[runs.config == c.name].iterrows()
+        ),
+    ]
+
+
+def _latency_section(summary: pd.DataFrame, prepared: Prepared) -> list[str]:
     ns = getattr(prepared, "line_transfer_ns", {})
-    if not ns:
+    test = _latency_test_rows(summary)
+    if not ns and not test:
         return []
     names = list(dict.fromkeys(src for src, _ in ns))
-    return [
-        "## Inter-core latency (model)",
-        "",
+    table = [
         "ns per one-way cache-line transfer at the top OPPs (`model/coherence.rs`): within a cluster through its L2, "
         "across through the CCI and a snoop of the other cluster at its clock. These are what the dynamic pool's "
         "counter and the shared read-modify-write lines pay; `hetlabd pingpong` measures the same on a board.",
@@ -471,6 +519,7 @@ def _latency_section(prepared: Prepared) -> list[str]:
         "|---|" + "---|" * len(names),
         *(f"| {dst} | " + " | ".join(f"{ns[(src, dst)]:.1f}" for src in names) + " |" for dst in names),
     ]
+    return ["## Inter-core latency (model)", "", *(table if ns else []), *test]
 
 
 def _bandwidth_section(summary: pd.DataFrame, prepared: Prepared) -> list[str]:
@@ -525,9 +574,10 @@ def _sensitivity_section(prepared: Prepared) -> list[str]:
     lines = [
         "## Sensitivity: every claim at each value of the unsourced inputs",
         "",
-        "Each row reruns every benchmark (both allocators; all-8, big-4, little-4; first seed) with one input at "
-        "another value: the platform file's ASSUMPTION values, the A53's dependency_cpi (fitted on one Dhrystone "
-        "measurement, validated on none), the A53's measured FP and NEON float costs at the values the file had "
+        "Each row reruns every selected benchmark (both allocators; all-8, big-4, little-4; first seed) with one "
+        "input at another value: the platform file's ASSUMPTION values, the A53's dependency_cpi (fitted on "
+        "Dhrystone; its values here are the ones fitted on each held-back whole program, "
+        "docs/validation-core-classes.md), the A53's measured FP and NEON float costs at the values the file had "
         "before they were measured (docs/validation-core-classes.md), and every `shared_*` value of the Sandra "
         "files (sensitivity.csv; the variants in sensitivity/). The claims are judged as above, on the static "
         "split: all-8 faster / big-4 faster on heavy NEON / dynamic faster, with the counts behind each verdict. "
@@ -756,7 +806,7 @@ def report_sections(summary: pd.DataFrame, prepared: Prepared) -> list[list[str]
     sections = (
         _ratio_section(summary),
         _switching_section(summary),
-        _latency_section(prepared),
+        _latency_section(summary, prepared),
         _bandwidth_section(summary, prepared),
         _sensitivity_section(prepared),
         _thermal_section(prepared),

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from hetlab import _core, api
-from hetlab.experiments.four_vs_eight_sensitivity import Grid, workload_file
+from hetlab.experiments.four_vs_eight_sensitivity import Grid, simulate, workload_file
 
 # ASSUMPTION: how long Sandra runs one test. SiSoftware does not publish it; its benchmarks run
 # each test until the result is stable, several seconds on a phone. 10 s on all 8 cores, cold.
@@ -47,14 +47,16 @@ def _resistance_variant(text: str, scale: float) -> str:
     )
 
 
-def _chain(platform: str, files: dict, benches: list[str], alloc: str, config: str, options: dict) -> dict:
+def _chain(grid: Grid, platform: str, files: dict, benches: list[str], alloc: str, config: str) -> dict:
     """One configuration's tests back to back: {bench: time_s} and per-cluster statistics
     weighted by each run's time."""
     temps: list[float] = []
     times, stats = {}, {}
     runaway = None
+    options = grid.configs[config]
     for bench in benches:
-        r = api.simulate(platform, files[(bench, alloc, config)], seed=1, start_temp_c=temps, **options)
+        what = f"the warm-phone run of {bench}-{alloc} under {config}"
+        r = simulate(grid, what, platform, files[(bench, alloc, config)], seed=1, start_temp_c=temps, **options)
         times[bench] = r.time_s
         clusters = r.summary["clusters"]
         if any(c["end_temp_c"] is None or c["mean_temp_c"] is None for c in clusters):
@@ -97,7 +99,14 @@ def run(platform: str, out: Path, grid: Grid, jobs: int) -> list[dict]:
     allocs = list(dict.fromkeys(a for _, a in grid.runs))
     # the scale of each benchmark's work: its cold static all-8 run stretched to TEST_S
     cold = {
-        b: api.simulate(platform, f"sandra-{b}:threads=cpus,allocation=static", seed=1, **grid.configs["all-8"]).time_s
+        b: simulate(
+            grid,
+            f"the warm phone's sizing run of {b} under all-8",
+            platform,
+            f"sandra-{b}:threads=cpus,allocation=static",
+            seed=1,
+            **grid.configs["all-8"],
+        ).time_s
         for b in benches
     }
     files = {}
@@ -120,7 +129,7 @@ def run(platform: str, out: Path, grid: Grid, jobs: int) -> list[dict]:
     def one(item):
         (name, ppath), alloc, config = item
         todo = [b for b in benches if (b, alloc) in grid.runs]
-        return _chain(ppath, files, todo, alloc, config, grid.configs[config])
+        return _chain(grid, ppath, files, todo, alloc, config)
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         results = dict(zip(chains, pool.map(one, chains)))
