@@ -27,6 +27,7 @@
 
 pub mod balance;
 pub mod cfs;
+pub mod cpu_perf;
 pub mod cpu_util;
 pub mod deadline;
 pub mod domains;
