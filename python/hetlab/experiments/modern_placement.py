@@ -59,6 +59,42 @@ CONFIGS = tuple(
     for name, (scheduler, title, colour) in PLACEMENTS.items()
     for mode in DSU_MODES
 )
+# What moves the misses (issue 37's 6.x schedutil and the top-app boost): the EEVDF placements
+# in each DSU mode with the three mechanisms off, then each alone; all on is `{p}-dsu-{mode}`.
+# Each is a switch a run can turn: RUNNABLE_BOOST and EFFECTIVE_CPU_PERF (hetlab's switches of
+# Linux 6.4+'s runnable boost and 6.8+'s performance estimation, sched/cpu_perf.rs) and the
+# system limit `sched_util_clamp_min` (0 takes the workloads' top-app util_min away).
+MECHANISMS = {
+    "runnable-boost": "RUNNABLE_BOOST",
+    "cpu-perf": "EFFECTIVE_CPU_PERF",
+    "uclamp": "sched_util_clamp_min",
+}
+_ALL_OFF = {"RUNNABLE_BOOST": 0, "EFFECTIVE_CPU_PERF": 0, "sched_util_clamp_min": 0}
+_ON = {"RUNNABLE_BOOST": 1, "EFFECTIVE_CPU_PERF": 1, "sched_util_clamp_min": 1024}
+ATTRIBUTION_PLACEMENTS = ("eas", "eevdf")
+ATTRIBUTION_CONFIGS = tuple(
+    Config(
+        f"{name}-{mode}-{alone}",
+        f"{PLACEMENTS[name][1]}, DSU {'voted' if mode == 'vote' else 'fixed'}, "
+        + ("6.x schedutil mechanisms and uclamp off" if alone == "none" else f"only {alone} of the three on"),
+        {
+            "scheduler": PLACEMENTS[name][0],
+            "governor": "schedutil",
+            "sched_tunables": {
+                **_ALL_OFF,
+                **({MECHANISMS[alone]: _ON[MECHANISMS[alone]]} if alone in MECHANISMS else {}),
+            },
+        },
+        paper=False,
+        colour=PLACEMENTS[name][2],
+        hatch=".." if mode == "vote" else "xx",
+    )
+    for name in ATTRIBUTION_PLACEMENTS
+    for mode in DSU_MODES
+    for alone in ("none", *MECHANISMS)
+)
+MAIN_CONFIGS = CONFIGS
+CONFIGS = MAIN_CONFIGS + ATTRIBUTION_CONFIGS
 BASELINE = "eevdf-dsu-vote"
 
 DESCRIPTION = """\
@@ -133,11 +169,12 @@ def _top_dsu_khz(platform: str) -> int:
 
 
 def simulate_options(bench: Benchmark, config: Config, prepared: Prepared) -> dict:
-    """The placement's options; `pinned` on the prime cluster; `-dsu-fixed` at the top DSU OPP."""
+    """The placement's options; `pinned` on the prime cluster; `-dsu-fixed` (and the attribution's
+    `-fixed-`) at the top DSU OPP."""
     options = {**bench.options, **config.options}
     if config.name.startswith("pinned"):
         options["cluster"] = PRIME[bench.platform or PLATFORMS[0]]
-    if config.name.endswith("dsu-fixed"):
+    if "-fixed" in config.name:
         options["dsu_khz"] = _top_dsu_khz(bench.platform or PLATFORMS[0])
     return options
 
@@ -276,7 +313,7 @@ def runs_sections(summary: pd.DataFrame, runs: pd.DataFrame, prepared: Prepared)
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for label in _labels(runs):
-        for c in CONFIGS:
+        for c in MAIN_CONFIGS:
             if not ((runs.label == label) & (runs.config == c.name)).any():
                 continue
 
@@ -301,7 +338,41 @@ def runs_sections(summary: pd.DataFrame, runs: pd.DataFrame, prepared: Prepared)
         "- pinned: the `pinned` placement (taskset, round-robin) restricted to the prime cluster's CPUs.",
         "- The workloads' amounts are ASSUMPTIONs stated in their files.",
     ]
-    return [table, method]
+    return [table, attribution_section(runs), method]
+
+
+def attribution_section(runs: pd.DataFrame) -> list[str]:
+    """Misses (and SoC energy) with the three mechanisms off, each alone, and all on."""
+    lines = [
+        "## What moves the misses: 6.x schedutil and the top-app boost, one at a time",
+        "",
+        "The EEVDF placements in each DSU mode. `none`: runnable boost, 6.8+'s performance estimation and the "
+        "top-app util_min all off (util_est on, as before); each next column turns one on alone (its change "
+        "from `none` in brackets); `all` is the main table's `-dsu-vote`/`-dsu-fixed` run. Misses %, then SoC "
+        "energy J.",
+        "",
+        "| benchmark | placement | DSU | none | + runnable boost | + 6.8 perf estimate | + top-app uclamp | all |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for label in _labels(runs):
+        for name in ATTRIBUTION_PLACEMENTS:
+            for mode in DSU_MODES:
+                row = _attribution_row(runs, label, name, mode)
+                if row:
+                    lines.append(f"| {label} | {name} | {mode} | " + " | ".join(row) + " |")
+    return lines
+
+
+def _attribution_row(runs: pd.DataFrame, label: str, name: str, mode: str) -> list[str]:
+    base = _mean(runs, label, f"{name}-{mode}-none", "miss_pct")
+    if base != base:
+        return []
+    cells = [f"{base:.1f} ({_mean(runs, label, f'{name}-{mode}-none', 'energy_soc_j'):.3f} J)"]
+    for config in [f"{name}-{mode}-{m}" for m in MECHANISMS] + [f"{name}-dsu-{mode}"]:
+        miss = _mean(runs, label, config, "miss_pct")
+        energy = _mean(runs, label, config, "energy_soc_j")
+        cells.append(f"{miss:.1f} [{miss - base:+.1f}] ({energy:.3f} J)")
+    return cells
 
 
 # --- chart ----------------------------------------------------------------------------------------
@@ -313,7 +384,7 @@ def draw_energy_misses(data: ChartData, path: Path) -> None:
 
     runs = data.runs
     labels = _labels(runs)
-    configs = [c for c in CONFIGS if (runs.config == c.name).any()]
+    configs = [c for c in MAIN_CONFIGS if (runs.config == c.name).any()]
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
     width = 0.8 / max(len(configs), 1)
     for ax, column, ylabel in (
