@@ -100,16 +100,19 @@ BASELINE = "eevdf-dsu-vote"
 DESCRIPTION = """\
 hetlab's own experiment (issue 37 item 4). A phone-like mix (data/workloads/phone-mix-60.toml
 and phone-mix-120.toml: vsync -> UI -> render at 60 or 120 Hz, background sync every 200 ms,
-audio every 10 ms) on gs101 and rk3588 (device-tree platforms with a DSU), schedutil, 5 seeds:
+audio every 10 ms; the UI and render threads with the Pixel 6's top-app util_min) on gs101 and
+rk3588 (device-tree platforms with a DSU), schedutil (6.x rules over EEVDF), 5 seeds:
 
   eas-dsu-vote / eas-dsu-fixed        EAS over EEVDF (eas-eevdf)
   eevdf-dsu-vote / eevdf-dsu-fixed    plain EEVDF (eevdf)
   pinned-dsu-vote / pinned-dsu-fixed  every thread on the prime cluster (pinned)
 
 -dsu-vote: the DSU's clock voted by the clusters ([dsu] governor); -dsu-fixed: held at its top
-OPP. Outputs: runs.csv (SoC energy: clusters + DSU + DRAM; frame misses; the DSU's mean clock),
+OPP. Attribution: eas-/eevdf-{vote,fixed}-none (runnable boost, 6.8+ perf estimate and the
+top-app util_min off), then -runnable-boost, -cpu-perf, -uclamp (each alone). Outputs:
+runs.csv (SoC energy: clusters + DSU + DRAM; frame misses; the DSU's mean clock),
 summary.csv/.md, report.md (claims with bands fixed before the run, a table per platform and
-rate), fig_energy_misses.png."""
+rate, the attribution table), fig_energy_misses.png."""
 
 # --- what each run gives (runs.csv columns) -----------------------------------------------------
 
@@ -249,9 +252,9 @@ def claims(summary: pd.DataFrame, runs: pd.DataFrame) -> list[Claim]:
             "miss_pct",
             no_worse,
             f"holds: EAS's misses within {MISS_SLACK_PTS:g} points of EEVDF's everywhere; partly: on half",
-            "a display thread EAS keeps on a LITTLE core runs at schedutil's clock for its utilisation, "
-            "which the chain's serial handover does not raise (util_est keeps each thread's last utilisation; no "
-            "uclamp boost here)",
+            "a display thread EAS keeps on a LITTLE core runs at schedutil's clock for its utilisation, which the "
+            "chain's serial handover does not raise; the top-app util_min raises that floor, and where it exceeds "
+            "what an A55 fits (gs101 at 120 Hz: 308 vs capacity 160) EAS moves the chain to the A76s",
         ),
         (
             "Pinning to the prime cluster costs more energy than EAS",
@@ -276,7 +279,8 @@ def claims(summary: pd.DataFrame, runs: pd.DataFrame) -> list[Claim]:
             no_worse,
             f"holds: voted within {MISS_SLACK_PTS:g} points of fixed everywhere; partly: on half",
             "an L3 hit costs l3_hit_cycles at the DSU's clock: a lower voted clock slows the UI "
-            "thread's and the sync job's L3-resident data",
+            "thread's and the sync job's L3-resident data; the voted clock follows the clusters' (0.6 x the "
+            "busiest), which the top-app util_min raises",
         ),
     ]
     for claim, pairs, column, test, band, mechanism in spec:
@@ -331,10 +335,13 @@ def runs_sections(summary: pd.DataFrame, runs: pd.DataFrame, prepared: Prepared)
         "- Platforms: gs101.toml and rk3588.toml, CPU facts from the mainline DTs; the DSU's values are "
         "ASSUMPTIONs with their sensitivity in docs/dsu.md (its clock power follows `clock_coefficient`, "
         "which decides how much the DSU's DVFS can save).",
-        "- Fair class: Linux 6.12's EEVDF with util_est; EAS over it as `eas-eevdf`. Not modelled: 6.x "
-        "schedutil's runnable boost and the uclamp boost Android sets on its top-app group, so a display chain "
-        "handed from thread to thread runs at the clock its own utilisation asks (more misses than a tuned "
-        "phone would show).",
+        "- Fair class: Linux 6.12's EEVDF with util_est; EAS over it as `eas-eevdf`; schedutil over both as "
+        "6.x has it (runnable boost, 6.8+'s performance estimate: sched/cpu_perf.rs). The UI and render threads "
+        "carry the top-app util_min the Pixel 6 power HAL holds at each refresh rate (103 at 60 Hz, 308 at "
+        "120 Hz; phone-mix-*.toml). `pinned` is a 5.10-era placement: uclamp with 5.10's rule, no runnable "
+        "boost. Not modelled: the power HAL's touch boosts (INTERACTION_*), prefer_idle/latency_sensitive, "
+        "6.2+'s util_fits_cpu treatment of a util_min no CPU of a domain can meet (EAS here excludes that "
+        "domain, as 5.10 did).",
         "- pinned: the `pinned` placement (taskset, round-robin) restricted to the prime cluster's CPUs.",
         "- The workloads' amounts are ASSUMPTIONs stated in their files.",
     ]
