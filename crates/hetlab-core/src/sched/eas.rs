@@ -244,12 +244,17 @@ impl Eas {
     /// of the CFS utilisation with the wakee on `dst`, priced by the EM. On 6.x runs the max
     /// reads the runnable-boosted utilisation (6.4+, `eenv_pd_max_util`'s `cpu_util(.., 1)`)
     /// and, with 6.8+'s rule, is the performance request itself (`sched::cpu_perf`, headroom
-    /// included), priced at the lowest state whose performance reaches it.
+    /// included), at most the domain's actual capacity (less its pressure: `em_cpu_energy`'s
+    /// `allowed_cpu_cap`), priced at the lowest state whose performance reaches it.
     fn compute_energy(&self, view: &SchedView, pd: &PerfDomain, w: Wakee, dst: Option<usize>) -> u64 {
         let (mut max_util, mut sum_util) = (0, 0);
         let now_ns = view.now_ns();
         let boost = self.eevdf.is_some_and(|f| f.runnable_boost);
         let perf_rule = self.eevdf.is_some_and(|f| f.effective_cpu_perf);
+        // feec's `eenv.cpu_cap` (6.10+): the domain's actual capacity, less its pressure
+        let actual_cap = (0..view.ncpus())
+            .find(|&c| view.cluster_of[c] == pd.cluster && view.rqs[c].online)
+            .map_or(pd.capacity, |c| pd.capacity.saturating_sub(u64::from(view.pressure[c])));
         for cpu in (0..view.ncpus()).filter(|&c| view.cluster_of[c] == pd.cluster && view.rqs[c].online) {
             let signals = CpuSignals { rq: &view.rqs[cpu], now_ns, uclamp_used: self.uclamp_used };
             let util_cfs = self.cpu_util_next(view, cpu, w, dst, false);
@@ -257,7 +262,7 @@ impl Eas {
             let wakee = (dst == Some(cpu)).then_some(w.clamp);
             let util_max = if boost { self.cpu_util_next(view, cpu, w, dst, true) } else { util_cfs };
             max_util = max_util.max(if perf_rule {
-                cpu_perf(&signals, util_max, pd.capacity, wakee).min(pd.capacity)
+                cpu_perf(&signals, util_max, pd.capacity, wakee).min(actual_cap)
             } else {
                 schedutil_cpu_util(&signals, util_max, pd.capacity, UtilType::Frequency, wakee)
             });
@@ -574,6 +579,21 @@ mod tests {
         // a saving of 12 > (24 + 0) >> 4 = 1: it moves down
         let f = exynos(5, 50, [0, 0, 0, 0, 0, 50, 0, 0]);
         assert_eq!(feec(&f), 0);
+    }
+
+    #[test]
+    fn under_eevdf_a_capped_clock_takes_capacity_from_the_fit() {
+        // 6.12 (eas-eevdf): the small task of the test above stays on LITTLE's CPU 0 while its
+        // clock is free. Capped at 200 of 1400 MHz, LITTLE loses 377 - 377·200/1400 = 377 - 53
+        // = 324 of its capacity (cpufreq pressure): capacity_of is 53, which util 50 does not fit
+        // (50·1280 = 64000 > 53·1024 = 54272), so no LITTLE CPU is a candidate and the task
+        // goes to big's max-spare CPU 4
+        let mut e = Eas { eevdf: Some(Default::default()), ..eas() };
+        let mut f = exynos(0, 50, [50, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(e.find_energy_efficient_cpu(&f.view(), 0), 0);
+        f.pressure = vec![324, 324, 324, 324, 0, 0, 0, 0];
+        assert_eq!(rt::capacity_of(&f.view(), 0), 53);
+        assert_eq!(e.find_energy_efficient_cpu(&f.view(), 0), 4);
     }
 
     #[test]

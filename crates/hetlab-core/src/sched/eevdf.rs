@@ -77,6 +77,9 @@ pub struct Features {
     /// actual utilisation only, util_min and the DL bandwidth as floors (`sched::cpu_perf`);
     /// off: 5.10's `schedutil_cpu_util` and 1.25 on the lot.
     pub effective_cpu_perf: bool,
+    /// 6.10+'s capacity pressure (hetlab's switch, as above): a capped clock takes capacity from
+    /// `capacity_of` (fits, misfit, over-utilisation) and EAS's actual capacity.
+    pub hw_pressure: bool,
 }
 
 impl Default for Features {
@@ -90,6 +93,7 @@ impl Default for Features {
             util_est: true,
             runnable_boost: true,
             effective_cpu_perf: true,
+            hw_pressure: true,
         }
     }
 }
@@ -122,6 +126,11 @@ pub fn tunables() -> Vec<TunableInfo> {
             "Linux 6.8+ (a hetlab switch, not a sched feature): the 1.25 headroom on the actual utilisation only, \
              util_min and DL bandwidth as floors, util_max a cap after it (0: 5.10's rule, 1.25 on the clamped sum)",
         ),
+        feature(
+            "HW_PRESSURE",
+            "Linux 6.10+ (a hetlab switch, not a sched feature): a thermally capped clock takes capacity from \
+             capacity_of and EAS's actual capacity (cpufreq pressure; 0: capacity ignores the cap)",
+        ),
     ]
 }
 
@@ -138,6 +147,7 @@ impl Features {
             util_est: on("UTIL_EST"),
             runnable_boost: on("RUNNABLE_BOOST"),
             effective_cpu_perf: on("EFFECTIVE_CPU_PERF"),
+            hw_pressure: on("HW_PRESSURE"),
         }
     }
 }
