@@ -39,6 +39,16 @@ def test_gs101_lacks_caches_and_says_so() -> None:
     assert tomllib.loads(r.stdout)["clusters"][2]["core_type"] == "cortex-x1"
 
 
+def test_sm8650_idle_states_from_psci_power_domains() -> None:
+    # sm8650.dtsi hangs its idle states off PSCI power domains (domain-idle-states); the cluster
+    # domain spans the four frequency domains, so no per-domain cluster_off (said on stderr)
+    r = hetlab("platform", "from-dt", str(DT / "sm8650-facts.dts"))
+    assert r.returncode == 0, r.stderr
+    clusters = tomllib.loads(r.stdout)["clusters"]
+    assert [c["core_off_exit_latency_us"] for c in clusters] == [1300, 1300, 1900, 1850]
+    assert "no per-domain cluster_off" in r.stderr and "no cpu-idle-states" not in r.stderr
+
+
 def test_unreadable_source_is_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.dts"
     bad.write_text("/dts-v1/;\n#ifdef X\n/ { };\n#endif\n")

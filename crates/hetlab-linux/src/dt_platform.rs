@@ -1,8 +1,11 @@
 //! `hetlab platform from-dt`: a platform skeleton from a device tree's CPU description (read by
 //! [`crate::dts`]): the clusters of `/cpus/cpu-map`, each CPU's `capacity-dmips-mhz`,
 //! `dynamic-power-coefficient`, caches (`i-cache-*`, `d-cache-*`, `next-level-cache`), its
-//! `operating-points-v2` table (kHz, target µV, `clock-latency-ns`) and `cpu-idle-states`
-//! (the kernel's exit latency is entry + exit, its target residency `min-residency-us`).
+//! `operating-points-v2` table (kHz, target µV, `clock-latency-ns`) and its idle states:
+//! `cpu-idle-states`, or PSCI's power-domain hierarchy (`power-domains` -> the domain's
+//! `domain-idle-states`, then its parent domain's: the cluster's), each state's level from
+//! `arm,psci-suspend-param` (the kernel's exit latency is entry + exit, its target residency
+//! `min-residency-us`; the platform keeps one state per level, the first).
 //! A cpu-map cluster whose CPUs name different frequency domains (`qcom,freq-domain`: one DynamIQ
 //! cluster, several cpufreq policies, as Qualcomm's SoCs) becomes one cluster per domain: hetlab's
 //! clusters are DVFS domains.
@@ -214,7 +217,22 @@ fn cluster_table(toml: &mut String, cl: &Cluster, root: &Node, missing: &mut Vec
     );
     next_level_caches(toml, cpu, root, missing);
     opp_table(toml, cpu, root, missing);
-    idle_states(toml, cpu, root, missing);
+    idle_states(toml, cl, root, missing);
+    // one cluster, one set of idle states: say where a CPU of it has others
+    let first = idle_state_labels(cpu, root, &mut Vec::new());
+    for (_, other) in &cl.cpus[1..] {
+        let theirs = idle_state_labels(other, root, &mut Vec::new());
+        if theirs != first {
+            missing.push(format!(
+                "{} ({}): idle states {} differ from {}'s {} (the cluster takes the first CPU's)",
+                other.name,
+                other.at,
+                theirs.join(", "),
+                cpu.name,
+                first.join(", ")
+            ));
+        }
+    }
 }
 
 fn next_level_caches(toml: &mut String, cpu: &Node, root: &Node, missing: &mut Vec<String>) {
@@ -282,18 +300,74 @@ fn opp_table(toml: &mut String, cpu: &Node, root: &Node, missing: &mut Vec<Strin
     toml.push_str("]\n");
 }
 
-fn idle_states(toml: &mut String, cpu: &Node, root: &Node, missing: &mut Vec<String>) {
+/// A CPU's idle states: `cpu-idle-states`, or, where the tree describes PSCI's OS-initiated
+/// hierarchy (Documentation/devicetree/bindings/power/domain-idle-state.yaml, arm/psci.yaml),
+/// the `domain-idle-states` of the power domain its `power-domains` names and of that domain's
+/// parents (the CPU's own domain first, then the cluster's).
+fn idle_state_labels(cpu: &Node, root: &Node, missing: &mut Vec<String>) -> Vec<String> {
     let labels = cpu.refs("cpu-idle-states");
+    if !labels.is_empty() {
+        return labels;
+    }
+    let mut labels = Vec::new();
+    for pd in power_domains(cpu, root, missing) {
+        labels.extend(root.find_label(&pd).map_or(Vec::new(), |n| n.refs("domain-idle-states")));
+    }
+    labels
+}
+
+/// The PSCI power domains above `cpu` (its `power-domains`, then each one's parent), by label.
+fn power_domains(cpu: &Node, root: &Node, missing: &mut Vec<String>) -> Vec<String> {
+    let mut chain = Vec::new();
+    let mut domain = cpu.refs("power-domains").into_iter().next();
+    // a parent chain is short (CPU, cluster, system); the bound stops a cycle
+    while let Some(label) = domain.filter(|_| chain.len() < 8) {
+        let Some(pd) = root.find_label(&label) else {
+            missing.push(format!("{}: power-domains = <&{label}> names no node", cpu.at));
+            break;
+        };
+        domain = pd.refs("power-domains").into_iter().next();
+        chain.push(label);
+    }
+    chain
+}
+
+/// The power domain whose `domain-idle-states` lists `state` also holds a CPU outside `cl`:
+/// a state of the whole DynamIQ cluster, which spans several of hetlab's clusters (DVFS domains).
+fn shared_beyond(state: &str, cl: &Cluster, root: &Node) -> Option<String> {
+    let cpus = root.child("cpus")?;
+    let ours = |c: &Node| cl.cpus.iter().any(|&(_, n)| std::ptr::eq(n, c));
+    let holds = |cpu: &Node| {
+        power_domains(cpu, root, &mut Vec::new())
+            .into_iter()
+            .find(|pd| root.find_label(pd).is_some_and(|n| n.refs("domain-idle-states").iter().any(|s| s == state)))
+    };
+    let mine = holds(cl.cpus[0].1)?;
+    cpus.children
+        .iter()
+        .filter(|c| c.strings("device_type").iter().any(|t| t == "cpu") && !ours(c))
+        .any(|c| holds(c).as_deref() == Some(mine.as_str()))
+        .then_some(mine)
+}
+
+fn idle_states(toml: &mut String, cl: &Cluster, root: &Node, missing: &mut Vec<String>) {
+    let cpu = cl.cpus[0].1;
+    let labels = idle_state_labels(cpu, root, missing);
     if labels.is_empty() {
-        missing.push(format!("{} ({}): no cpu-idle-states (core_off_*, cluster_off_*)", cpu.name, cpu.at));
+        missing.push(format!(
+            "{} ({}): no cpu-idle-states or PSCI domain-idle-states (core_off_*, cluster_off_*)",
+            cpu.name, cpu.at
+        ));
         return;
     }
+    let mut written: Vec<&str> = Vec::new();
     for label in labels {
         let Some(s) = root.find_label(&label) else {
-            missing.push(format!("{}: cpu-idle-states = <&{label}> names no node", cpu.at));
+            missing.push(format!("{}: idle state <&{label}> names no node", cpu.at));
             continue;
         };
-        // PSCI's original StateID format: bits 24-25 the power level (0 a core, 1 a cluster)
+        // PSCI's StateID (original and extended formats as these trees use them): bits 24-25
+        // the power level (0 a core, 1 a cluster)
         let level = s.num("arm,psci-suspend-param").map(|p| (p >> 24) & 3);
         let scope = match level {
             Some(0) => "core_off",
@@ -303,8 +377,22 @@ fn idle_states(toml: &mut String, cpu: &Node, root: &Node, missing: &mut Vec<Str
                 continue;
             }
         };
+        if let Some(pd) = (scope == "cluster_off").then(|| shared_beyond(&label, cl, root)).flatten() {
+            missing.push(format!(
+                "{} ({}): a state of power domain <&{pd}>, which spans CPUs of other frequency domains (one \
+                 DynamIQ cluster): no per-domain cluster_off",
+                s.name, s.at
+            ));
+            continue;
+        }
+        if written.contains(&scope) {
+            // the platform has one state per level: the shallowest (the first listed) is kept
+            missing.push(format!("{} ({}): a deeper {scope} state; the platform keeps the first", s.name, s.at));
+            continue;
+        }
         match (s.num("entry-latency-us"), s.num("exit-latency-us"), s.num("min-residency-us")) {
             (Some(entry), Some(exit), Some(res)) => {
+                written.push(scope);
                 let _ = writeln!(
                     toml,
                     "{scope}_exit_latency_us = {}  # entry-latency-us {entry} + exit-latency-us {exit} (as cpuidle \

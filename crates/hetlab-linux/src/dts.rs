@@ -505,7 +505,9 @@ impl Parser {
                 t => return Err(format!("{at}: unexpected {t:?} in a property value")),
             });
             match self.next()? {
+                // `,` lexes as a word (property names hold commas) unless it stands alone
                 (Tok::Punct(','), _) => continue,
+                (Tok::Word(w), _) if w == "," => continue,
                 (Tok::Punct(';'), _) => return Ok(out),
                 (t, at) => return Err(format!("{at}: expected `,` or `;` after a value, found {t:?}")),
             }

@@ -111,3 +111,77 @@ fn sm8650_one_dynamiq_cluster_becomes_its_four_frequency_domains() {
     let firmware = s.missing.iter().filter(|m| m.contains("takes its table from the firmware")).count();
     assert_eq!(firmware, 4, "{:?}", s.missing);
 }
+
+#[test]
+fn sm8650_idle_states_come_from_its_psci_power_domains() {
+    // sm8650.dtsi (6.12.19) gives no cpu-idle-states: each CPU's `power-domains` names a PSCI
+    // domain whose domain-idle-states is its core state, under one cluster domain with two
+    // cluster states (0x41000044 and 0x4100c344: level 1). Hand-worked from the file: silver
+    // 550 + 750 = 1300 µs, residency 6700; gold 600 + 1300 = 1900, 8136; gold-plus 500 + 1350 =
+    // 1850, 7480. The cluster domain holds all eight CPUs, four frequency domains (hetlab's
+    // clusters): its states are the whole DynamIQ cluster's, so no cluster_off is written, and
+    // that is said (as data/platforms/sm8650.toml has it)
+    let s = from_dt(&data("sm8650-facts.dts")).unwrap();
+    let t = tables(&s.toml);
+    let clusters = t["clusters"].as_array().unwrap();
+    let core_off: Vec<(i64, i64)> = clusters
+        .iter()
+        .map(|c| {
+            (
+                c["core_off_exit_latency_us"].as_integer().unwrap(),
+                c["core_off_target_residency_us"].as_integer().unwrap(),
+            )
+        })
+        .collect();
+    // the freq-domain clusters in /cpus order: A520 x2, A720 x3 (cpu2-4), A720 x2, X4
+    assert_eq!(core_off, [(1300, 6700), (1300, 6700), (1900, 8136), (1850, 7480)]);
+    assert!(clusters.iter().all(|c| c.get("cluster_off_exit_latency_us").is_none()));
+    assert!(
+        s.missing.iter().any(|m| m.contains("cluster-sleep-0") && m.contains("no per-domain cluster_off")),
+        "{:?}",
+        s.missing
+    );
+    // cpu2 (silver's state) and cpu3-4 (gold's) share a frequency domain: said, not hidden
+    assert!(s.missing.iter().any(|m| m.contains("cpu@300") && m.contains("differ")), "{:?}", s.missing);
+    assert!(!s.missing.iter().any(|m| m.contains("no cpu-idle-states")), "{:?}", s.missing);
+}
+
+#[test]
+fn a_cluster_power_domain_of_its_own_gives_the_clusters_first_state() {
+    // two cpu-map clusters, each CPU in its own PSCI domain under its cluster's domain, which
+    // lists a shallow and a deep state: cluster_off is the first (100 + 200 = 300 µs, 1000), the
+    // deeper one is listed as not kept
+    let dir = std::env::temp_dir().join(format!("hetlab-dt-pd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cpu = |n: usize| {
+        format!(
+            "c{n}: cpu@{n} {{ device_type = \"cpu\"; compatible = \"arm,cortex-a55\"; reg = <{n}>; \
+             power-domains = <&pd{n}>; }};\n"
+        )
+    };
+    let pd = |n: usize, cl: usize| {
+        format!("pd{n}: power-domain-cpu{n} {{ power-domains = <&cl{cl}>; domain-idle-states = <&core>; }};\n")
+    };
+    let text = format!(
+        "/dts-v1/;\n/ {{ cpus {{ cpu-map {{ cluster0 {{ core0 {{ cpu = <&c0>; }}; }}; cluster1 {{ core0 {{ cpu = <&c1>; }}; }}; }};\n\
+         {}{}\
+         idle-states {{ core: core-off {{ arm,psci-suspend-param = <0x40000003>; entry-latency-us = <40>; exit-latency-us = <60>; min-residency-us = <500>; }}; }};\n\
+         domain-idle-states {{ shallow: cl-off {{ arm,psci-suspend-param = <0x41000033>; entry-latency-us = <100>; exit-latency-us = <200>; min-residency-us = <1000>; }};\n\
+         deep: cl-deep {{ arm,psci-suspend-param = <0x41000044>; entry-latency-us = <900>; exit-latency-us = <900>; min-residency-us = <9000>; }}; }}; }};\n\
+         psci {{ {}{}cl0: power-domain-cl0 {{ domain-idle-states = <&shallow>, <&deep>; }};\n\
+         cl1: power-domain-cl1 {{ domain-idle-states = <&shallow>, <&deep>; }}; }}; }};\n",
+        cpu(0),
+        cpu(1),
+        pd(0, 0),
+        pd(1, 1)
+    );
+    std::fs::write(dir.join("pd.dts"), text).unwrap();
+    let s = from_dt(&dir.join("pd.dts")).unwrap();
+    let t = tables(&s.toml);
+    for c in t["clusters"].as_array().unwrap() {
+        assert_eq!(c["core_off_exit_latency_us"].as_integer(), Some(100));
+        assert_eq!(c["cluster_off_exit_latency_us"].as_integer(), Some(300));
+        assert_eq!(c["cluster_off_target_residency_us"].as_integer(), Some(1000));
+    }
+    assert!(s.missing.iter().any(|m| m.contains("cl-deep") && m.contains("keeps the first")), "{:?}", s.missing);
+}

@@ -125,7 +125,8 @@ def configure_parser(sub: argparse._SubParsersAction) -> None:
         description='Reads FILE (device-tree source; /include/ and #include "x" of files next to it; '
         "#include <...> headers are skipped) and writes [[core_types]] and [[clusters]] tables: the cpu-map's "
         "clusters, capacity-dmips-mhz, dynamic-power-coefficient, caches, operating-points-v2 (kHz, target µV, "
-        "clock-latency-ns) and cpu-idle-states. Each value's comment names the file and line; what the tree "
+        "clock-latency-ns) and idle states (cpu-idle-states, or PSCI power domains' domain-idle-states). Each "
+        "value's comment names the file and line; what the tree "
         "does not give is listed on stderr. The memory system, thermal and the rest are the author's to add.",
     )
     fd.add_argument("file", metavar="FILE", help="a .dts or .dtsi")

@@ -59,21 +59,60 @@ CONFIGS = tuple(
     for name, (scheduler, title, colour) in PLACEMENTS.items()
     for mode in DSU_MODES
 )
+# What moves the misses (issue 37's 6.x schedutil and the top-app boost): the EEVDF placements
+# in each DSU mode with the three mechanisms off, then each alone; all on is `{p}-dsu-{mode}`.
+# Each is a switch a run can turn: RUNNABLE_BOOST and EFFECTIVE_CPU_PERF (hetlab's switches of
+# Linux 6.4+'s runnable boost and 6.8+'s performance estimation, sched/cpu_perf.rs) and the
+# system limit `sched_util_clamp_min` (0 takes the workloads' top-app util_min away).
+MECHANISMS = {
+    "runnable-boost": "RUNNABLE_BOOST",
+    "cpu-perf": "EFFECTIVE_CPU_PERF",
+    "uclamp": "sched_util_clamp_min",
+}
+_ALL_OFF = {"RUNNABLE_BOOST": 0, "EFFECTIVE_CPU_PERF": 0, "sched_util_clamp_min": 0}
+_ON = {"RUNNABLE_BOOST": 1, "EFFECTIVE_CPU_PERF": 1, "sched_util_clamp_min": 1024}
+ATTRIBUTION_PLACEMENTS = ("eas", "eevdf")
+ATTRIBUTION_CONFIGS = tuple(
+    Config(
+        f"{name}-{mode}-{alone}",
+        f"{PLACEMENTS[name][1]}, DSU {'voted' if mode == 'vote' else 'fixed'}, "
+        + ("6.x schedutil mechanisms and uclamp off" if alone == "none" else f"only {alone} of the three on"),
+        {
+            "scheduler": PLACEMENTS[name][0],
+            "governor": "schedutil",
+            "sched_tunables": {
+                **_ALL_OFF,
+                **({MECHANISMS[alone]: _ON[MECHANISMS[alone]]} if alone in MECHANISMS else {}),
+            },
+        },
+        paper=False,
+        colour=PLACEMENTS[name][2],
+        hatch=".." if mode == "vote" else "xx",
+    )
+    for name in ATTRIBUTION_PLACEMENTS
+    for mode in DSU_MODES
+    for alone in ("none", *MECHANISMS)
+)
+MAIN_CONFIGS = CONFIGS
+CONFIGS = MAIN_CONFIGS + ATTRIBUTION_CONFIGS
 BASELINE = "eevdf-dsu-vote"
 
 DESCRIPTION = """\
 hetlab's own experiment (issue 37 item 4). A phone-like mix (data/workloads/phone-mix-60.toml
 and phone-mix-120.toml: vsync -> UI -> render at 60 or 120 Hz, background sync every 200 ms,
-audio every 10 ms) on gs101 and rk3588 (device-tree platforms with a DSU), schedutil, 5 seeds:
+audio every 10 ms; the UI and render threads with the Pixel 6's top-app util_min) on gs101 and
+rk3588 (device-tree platforms with a DSU), schedutil (6.x rules over EEVDF), 5 seeds:
 
   eas-dsu-vote / eas-dsu-fixed        EAS over EEVDF (eas-eevdf)
   eevdf-dsu-vote / eevdf-dsu-fixed    plain EEVDF (eevdf)
   pinned-dsu-vote / pinned-dsu-fixed  every thread on the prime cluster (pinned)
 
 -dsu-vote: the DSU's clock voted by the clusters ([dsu] governor); -dsu-fixed: held at its top
-OPP. Outputs: runs.csv (SoC energy: clusters + DSU + DRAM; frame misses; the DSU's mean clock),
+OPP. Attribution: eas-/eevdf-{vote,fixed}-none (runnable boost, 6.8+ perf estimate and the
+top-app util_min off), then -runnable-boost, -cpu-perf, -uclamp (each alone). Outputs:
+runs.csv (SoC energy: clusters + DSU + DRAM; frame misses; the DSU's mean clock),
 summary.csv/.md, report.md (claims with bands fixed before the run, a table per platform and
-rate), fig_energy_misses.png."""
+rate, the attribution table), fig_energy_misses.png."""
 
 # --- what each run gives (runs.csv columns) -----------------------------------------------------
 
@@ -133,11 +172,12 @@ def _top_dsu_khz(platform: str) -> int:
 
 
 def simulate_options(bench: Benchmark, config: Config, prepared: Prepared) -> dict:
-    """The placement's options; `pinned` on the prime cluster; `-dsu-fixed` at the top DSU OPP."""
+    """The placement's options; `pinned` on the prime cluster; `-dsu-fixed` (and the attribution's
+    `-fixed-`) at the top DSU OPP."""
     options = {**bench.options, **config.options}
     if config.name.startswith("pinned"):
         options["cluster"] = PRIME[bench.platform or PLATFORMS[0]]
-    if config.name.endswith("dsu-fixed"):
+    if "-fixed" in config.name:
         options["dsu_khz"] = _top_dsu_khz(bench.platform or PLATFORMS[0])
     return options
 
@@ -212,9 +252,9 @@ def claims(summary: pd.DataFrame, runs: pd.DataFrame) -> list[Claim]:
             "miss_pct",
             no_worse,
             f"holds: EAS's misses within {MISS_SLACK_PTS:g} points of EEVDF's everywhere; partly: on half",
-            "a display thread EAS keeps on a LITTLE core runs at schedutil's clock for its utilisation, "
-            "which the chain's serial handover does not raise (util_est keeps each thread's last utilisation; no "
-            "uclamp boost here)",
+            "a display thread EAS keeps on a LITTLE core runs at schedutil's clock for its utilisation, which the "
+            "chain's serial handover does not raise; the top-app util_min raises that floor, and where it exceeds "
+            "what an A55 fits (gs101 at 120 Hz: 308 vs capacity 160) EAS moves the chain to the A76s",
         ),
         (
             "Pinning to the prime cluster costs more energy than EAS",
@@ -239,7 +279,8 @@ def claims(summary: pd.DataFrame, runs: pd.DataFrame) -> list[Claim]:
             no_worse,
             f"holds: voted within {MISS_SLACK_PTS:g} points of fixed everywhere; partly: on half",
             "an L3 hit costs l3_hit_cycles at the DSU's clock: a lower voted clock slows the UI "
-            "thread's and the sync job's L3-resident data",
+            "thread's and the sync job's L3-resident data; the voted clock follows the clusters' (0.6 x the "
+            "busiest), which the top-app util_min raises",
         ),
     ]
     for claim, pairs, column, test, band, mechanism in spec:
@@ -276,7 +317,7 @@ def runs_sections(summary: pd.DataFrame, runs: pd.DataFrame, prepared: Prepared)
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for label in _labels(runs):
-        for c in CONFIGS:
+        for c in MAIN_CONFIGS:
             if not ((runs.label == label) & (runs.config == c.name)).any():
                 continue
 
@@ -294,14 +335,51 @@ def runs_sections(summary: pd.DataFrame, runs: pd.DataFrame, prepared: Prepared)
         "- Platforms: gs101.toml and rk3588.toml, CPU facts from the mainline DTs; the DSU's values are "
         "ASSUMPTIONs with their sensitivity in docs/dsu.md (its clock power follows `clock_coefficient`, "
         "which decides how much the DSU's DVFS can save).",
-        "- Fair class: Linux 6.12's EEVDF with util_est; EAS over it as `eas-eevdf`. Not modelled: 6.x "
-        "schedutil's runnable boost and the uclamp boost Android sets on its top-app group, so a display chain "
-        "handed from thread to thread runs at the clock its own utilisation asks (more misses than a tuned "
-        "phone would show).",
+        "- Fair class: Linux 6.12's EEVDF with util_est; EAS over it as `eas-eevdf`; schedutil over both as "
+        "6.x has it (runnable boost, 6.8+'s performance estimate: sched/cpu_perf.rs). The UI and render threads "
+        "carry the top-app util_min the Pixel 6 power HAL holds at each refresh rate (103 at 60 Hz, 308 at "
+        "120 Hz; phone-mix-*.toml). `pinned` is a 5.10-era placement: uclamp with 5.10's rule, no runnable "
+        "boost. Not modelled: the power HAL's touch boosts (INTERACTION_*), prefer_idle/latency_sensitive, "
+        "6.2+'s util_fits_cpu treatment of a util_min no CPU of a domain can meet (EAS here excludes that "
+        "domain, as 5.10 did).",
         "- pinned: the `pinned` placement (taskset, round-robin) restricted to the prime cluster's CPUs.",
         "- The workloads' amounts are ASSUMPTIONs stated in their files.",
     ]
-    return [table, method]
+    return [table, attribution_section(runs), method]
+
+
+def attribution_section(runs: pd.DataFrame) -> list[str]:
+    """Misses (and SoC energy) with the three mechanisms off, each alone, and all on."""
+    lines = [
+        "## What moves the misses: 6.x schedutil and the top-app boost, one at a time",
+        "",
+        "The EEVDF placements in each DSU mode. `none`: runnable boost, 6.8+'s performance estimation and the "
+        "top-app util_min all off (util_est on, as before); each next column turns one on alone (its change "
+        "from `none` in brackets); `all` is the main table's `-dsu-vote`/`-dsu-fixed` run. Misses %, then SoC "
+        "energy J.",
+        "",
+        "| benchmark | placement | DSU | none | + runnable boost | + 6.8 perf estimate | + top-app uclamp | all |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for label in _labels(runs):
+        for name in ATTRIBUTION_PLACEMENTS:
+            for mode in DSU_MODES:
+                row = _attribution_row(runs, label, name, mode)
+                if row:
+                    lines.append(f"| {label} | {name} | {mode} | " + " | ".join(row) + " |")
+    return lines
+
+
+def _attribution_row(runs: pd.DataFrame, label: str, name: str, mode: str) -> list[str]:
+    base = _mean(runs, label, f"{name}-{mode}-none", "miss_pct")
+    if base != base:
+        return []
+    cells = [f"{base:.1f} ({_mean(runs, label, f'{name}-{mode}-none', 'energy_soc_j'):.3f} J)"]
+    for config in [f"{name}-{mode}-{m}" for m in MECHANISMS] + [f"{name}-dsu-{mode}"]:
+        miss = _mean(runs, label, config, "miss_pct")
+        energy = _mean(runs, label, config, "energy_soc_j")
+        cells.append(f"{miss:.1f} [{miss - base:+.1f}] ({energy:.3f} J)")
+    return cells
 
 
 # --- chart ----------------------------------------------------------------------------------------
@@ -313,7 +391,7 @@ def draw_energy_misses(data: ChartData, path: Path) -> None:
 
     runs = data.runs
     labels = _labels(runs)
-    configs = [c for c in CONFIGS if (runs.config == c.name).any()]
+    configs = [c for c in MAIN_CONFIGS if (runs.config == c.name).any()]
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
     width = 0.8 / max(len(configs), 1)
     for ax, column, ylabel in (

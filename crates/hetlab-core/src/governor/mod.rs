@@ -59,6 +59,10 @@ pub struct PolicyView {
     pub tick_us: u64,
     /// Capacity of this policy's CPUs at their max frequency, 0..=1024.
     pub cpu_capacity: u32,
+    /// The CPUs' `util_avg` is Linux 6.8+'s performance request (`sched::cpu_perf`: the 1.25
+    /// headroom already applied to the actual utilisation), which schedutil maps to a frequency
+    /// as it is; false: a utilisation (5.x), to which schedutil adds the headroom.
+    pub util_is_perf: bool,
     /// One entry per CPU of the policy.
     pub cpus: Vec<CpuSample>,
     /// Threads that ran anywhere since this policy's previous sample.

@@ -1,9 +1,13 @@
-//! `schedutil` (kernel/sched/cpufreq_schedutil.c, Linux 5.x).
+//! `schedutil` (kernel/sched/cpufreq_schedutil.c, Linux 5.x; 6.8+ where the host says so).
 //!
 //! Frequency from the scheduler's PELT utilisation instead of idle time: 1.25 × cpuinfo max ×
-//! util / capacity, so a CPU runs at 80 % of the chosen capacity. The host samples it every
-//! `rate_limit_us`, the minimum interval between two frequency updates in Linux. Not modelled,
-//! because the view does not carry them: the iowait boost, RT/DL utilisation and uclamp.
+//! util / capacity, so a CPU runs at 80 % of the chosen capacity. Linux 6.8+ moved the 1.25
+//! into the scheduler's request (`sugov_effective_cpu_perf`, `sched::cpu_perf`): a host that
+//! hands over that request (`PolicyView::util_is_perf`) gets cpuinfo max × perf / capacity. The host samples it every
+//! `rate_limit_us`, the minimum interval between two frequency updates in Linux. RT and DL
+//! utilisation and uclamp reach it through the host's `util_avg` (`sched::cpu_util`,
+//! `sched::cpu_perf`). Not modelled: the iowait boost (the simulated workloads never wait on
+//! I/O).
 
 use super::dbs::transition_delay_us;
 use super::freq_table::{hold, resolve_in, Relation};
@@ -57,6 +61,12 @@ pub fn raw_next_khz(cpuinfo_max_khz: u32, util: u32, capacity: u32) -> u32 {
     ((f + (f >> 2)) * u64::from(util) / u64::from(capacity.max(1))) as u32
 }
 
+/// `get_next_freq` of Linux 6.8+ before rounding: `map_util_freq(perf, cpuinfo max, capacity)`,
+/// the request `perf` already carrying the headroom (`sugov_effective_cpu_perf`).
+pub fn raw_next_khz_for_perf(cpuinfo_max_khz: u32, perf: u32, capacity: u32) -> u32 {
+    (u64::from(cpuinfo_max_khz) * u64::from(perf) / u64::from(capacity.max(1))) as u32
+}
+
 pub struct Schedutil {
     pub tunables: SchedutilTunables,
     rate_limit_us: u64,
@@ -102,7 +112,12 @@ impl Governor for Schedutil {
         // util; util above capacity counts as capacity (effective_cpu_util).
         let capacity = if view.cpu_capacity == 0 { SCHED_CAPACITY_SCALE } else { view.cpu_capacity };
         let util = view.cpus.iter().map(|c| c.util_avg.min(capacity)).max().unwrap_or(0);
-        let mut next_khz = resolve_in(view, raw_next_khz(view.cpuinfo_max_khz, util, capacity), Relation::L);
+        let raw_khz = if view.util_is_perf {
+            raw_next_khz_for_perf(view.cpuinfo_max_khz, util, capacity)
+        } else {
+            raw_next_khz(view.cpuinfo_max_khz, util, capacity)
+        };
+        let mut next_khz = resolve_in(view, raw_khz, Relation::L);
 
         // sugov_cpu_is_busy (single-CPU policies): a CPU that has not idled since the last
         // update has a util that may not yet show its demand, so lowering now is premature.
@@ -163,6 +178,23 @@ mod tests {
         assert_eq!(g.sample(&util_view(200_000, &[(1, true)])).target_khz, 200_000);
         // util above capacity counts as capacity: 1750000 -> 1400000
         assert_eq!(g.sample(&util_view(200_000, &[(5_000, true)])).target_khz, 1_400_000);
+    }
+
+    #[test]
+    fn a_6_8_performance_request_is_mapped_without_headroom() {
+        // 6.8+: 1400000 x 512 / 1024 = 700000 -> RELATION_L 700000 (5.x: 875000 -> 900000)
+        assert_eq!(raw_next_khz_for_perf(1_400_000, 512, 1024), 700_000);
+        let mut v = util_view(200_000, &[(512, true)]);
+        v.util_is_perf = true;
+        let mut g = started(&v);
+        assert_eq!(g.sample(&v).target_khz, 700_000);
+        // a request of the whole capacity (or above it) is the top: 1400000
+        v.cpus[0].util_avg = 1_100;
+        assert_eq!(g.sample(&v).target_khz, 1_400_000);
+        // capacity 160: 1400000 x 100 / 160 = 875000 -> 900000
+        v.cpu_capacity = 160;
+        v.cpus[0].util_avg = 100;
+        assert_eq!(g.sample(&v).target_khz, 900_000);
     }
 
     #[test]

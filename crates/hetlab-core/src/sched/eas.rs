@@ -54,6 +54,7 @@
 //! the number of threads.
 
 use super::cfs::RunQueue;
+use super::cpu_perf::cpu_perf;
 use super::cpu_util::{schedutil_cpu_util, CpuSignals, UtilType};
 use super::energy_model::{EnergyModel, PerfDomain};
 use super::pelt::State;
@@ -118,6 +119,8 @@ pub struct Eas {
     util: Vec<u64>,
     /// Every CPU's util_est sum, beside `util` (zero but on Linux 6.6+ runs).
     util_est: Vec<u64>,
+    /// Every CPU's `runnable_avg` now, beside `util` (zero but with 6.4+'s runnable boost).
+    runnable: Vec<u64>,
     /// Per thread: placed before (its first placement is its fork).
     placed: Vec<bool>,
     /// CFS's placement and load balancing, for forks and while over-utilised.
@@ -180,6 +183,7 @@ impl Eas {
             busy_balance_interval_us,
             util: vec![0; ncpus],
             util_est: vec![0; ncpus],
+            runnable: vec![0; ncpus],
             placed: Vec::new(),
             cfs: Smp::new(platform),
             wakees: Wakees::new(ncpus, tick_us),
@@ -195,6 +199,9 @@ impl Eas {
         self.util.extend(view.rqs.iter().map(|rq| rq_util_now(rq, now_ns)));
         self.util_est.clear();
         self.util_est.extend(view.rqs.iter().map(|rq| rq.util_est));
+        self.runnable.clear();
+        let boost = self.eevdf.is_some_and(|f| f.runnable_boost);
+        self.runnable.extend(view.rqs.iter().map(|rq| if boost { rq_runnable_now(rq, now_ns) } else { 0 }));
     }
 
     /// `cpu_overutilized` on the utilisations in `self.util`, against what RT work leaves.
@@ -210,10 +217,12 @@ impl Eas {
         self.overutilized
     }
 
-    /// `cpu_util_next`: `cpu`'s utilisation if the wakee ends up on `dst` (`None`: nowhere in
-    /// particular, i.e. off its previous CPU), capped at the CPU's capacity.
-    fn cpu_util_next(&self, view: &SchedView, cpu: usize, w: Wakee, dst: Option<usize>) -> u64 {
-        let mut util = self.util[cpu];
+    /// `cpu_util_next` (6.x: `cpu_util(cpu, p, dst_cpu, boost)`): `cpu`'s utilisation if the
+    /// wakee ends up on `dst` (`None`: nowhere in particular, i.e. off its previous CPU), at
+    /// least its `runnable_avg` when `boost`ed (the OPP prediction, 6.4+), capped at the CPU's
+    /// capacity.
+    fn cpu_util_next(&self, view: &SchedView, cpu: usize, w: Wakee, dst: Option<usize>, boost: bool) -> u64 {
+        let mut util = if boost { self.util[cpu].max(self.runnable[cpu]) } else { self.util[cpu] };
         if w.prev == cpu && dst != Some(cpu) {
             util = util.saturating_sub(w.util);
         } else if w.prev != cpu && dst == Some(cpu) {
@@ -232,18 +241,37 @@ impl Eas {
 
     /// `compute_energy` (5.10): over the domain's online CPUs, Σ of `schedutil_cpu_util`'s
     /// ENERGY_UTIL and the max of its FREQUENCY_UTIL (within the clamps, the wakee's on `dst`)
-    /// of the CFS utilisation with the wakee on `dst`, priced by the EM.
+    /// of the CFS utilisation with the wakee on `dst`, priced by the EM. On 6.x runs the max
+    /// reads the runnable-boosted utilisation (6.4+, `eenv_pd_max_util`'s `cpu_util(.., 1)`)
+    /// and, with 6.8+'s rule, is the performance request itself (`sched::cpu_perf`, headroom
+    /// included), at most the domain's actual capacity (less its pressure: `em_cpu_energy`'s
+    /// `allowed_cpu_cap`), priced at the lowest state whose performance reaches it.
     fn compute_energy(&self, view: &SchedView, pd: &PerfDomain, w: Wakee, dst: Option<usize>) -> u64 {
         let (mut max_util, mut sum_util) = (0, 0);
         let now_ns = view.now_ns();
+        let boost = self.eevdf.is_some_and(|f| f.runnable_boost);
+        let perf_rule = self.eevdf.is_some_and(|f| f.effective_cpu_perf);
+        // feec's `eenv.cpu_cap` (6.10+): the domain's actual capacity, less its pressure
+        let actual_cap = (0..view.ncpus())
+            .find(|&c| view.cluster_of[c] == pd.cluster && view.rqs[c].online)
+            .map_or(pd.capacity, |c| pd.capacity.saturating_sub(u64::from(view.pressure[c])));
         for cpu in (0..view.ncpus()).filter(|&c| view.cluster_of[c] == pd.cluster && view.rqs[c].online) {
             let signals = CpuSignals { rq: &view.rqs[cpu], now_ns, uclamp_used: self.uclamp_used };
-            let util_cfs = self.cpu_util_next(view, cpu, w, dst);
+            let util_cfs = self.cpu_util_next(view, cpu, w, dst, false);
             sum_util += schedutil_cpu_util(&signals, util_cfs, pd.capacity, UtilType::Energy, None);
             let wakee = (dst == Some(cpu)).then_some(w.clamp);
-            max_util = max_util.max(schedutil_cpu_util(&signals, util_cfs, pd.capacity, UtilType::Frequency, wakee));
+            let util_max = if boost { self.cpu_util_next(view, cpu, w, dst, true) } else { util_cfs };
+            max_util = max_util.max(if perf_rule {
+                cpu_perf(&signals, util_max, pd.capacity, wakee).min(actual_cap)
+            } else {
+                schedutil_cpu_util(&signals, util_max, pd.capacity, UtilType::Frequency, wakee)
+            });
         }
-        pd.energy(max_util, sum_util)
+        if perf_rule {
+            pd.energy_for_perf(max_util, sum_util)
+        } else {
+            pd.energy(max_util, sum_util)
+        }
     }
 
     /// `find_energy_efficient_cpu` (5.10, with the negative-delta fix) for a waking `thread`
@@ -266,7 +294,7 @@ impl Eas {
             base_energy += base_energy_pd;
             let (mut max_spare_cap, mut max_spare_cap_cpu) = (0, None);
             for cpu in task.allowed.iter().filter(|&c| view.cluster_of[c] == pd.cluster && view.rqs[c].online) {
-                let util = self.cpu_util_next(view, cpu, w, Some(cpu));
+                let util = self.cpu_util_next(view, cpu, w, Some(cpu), false);
                 let cpu_cap = rt::capacity_of(view, cpu);
                 let spare_cap = cpu_cap.saturating_sub(util);
                 // the capacity the clamps ask of the CPU must fit too
@@ -352,6 +380,16 @@ impl Eas {
             }
         }
     }
+}
+
+/// A run queue's `runnable_avg` now: decayed to now while idle, else as last updated.
+fn rq_runnable_now(rq: &RunQueue, now_ns: u64) -> u64 {
+    if rq.cfs_curr().is_some() {
+        return rq.avg.runnable_util_avg();
+    }
+    let mut avg = rq.avg;
+    avg.update(now_ns, State::IDLE);
+    avg.runnable_util_avg()
 }
 
 /// A run queue's utilisation now: decayed to now while idle, else as last updated.
@@ -544,6 +582,21 @@ mod tests {
     }
 
     #[test]
+    fn under_eevdf_a_capped_clock_takes_capacity_from_the_fit() {
+        // 6.12 (eas-eevdf): the small task of the test above stays on LITTLE's CPU 0 while its
+        // clock is free. Capped at 200 of 1400 MHz, LITTLE loses 377 - 377·200/1400 = 377 - 53
+        // = 324 of its capacity (cpufreq pressure): capacity_of is 53, which util 50 does not fit
+        // (50·1280 = 64000 > 53·1024 = 54272), so no LITTLE CPU is a candidate and the task
+        // goes to big's max-spare CPU 4
+        let mut e = Eas { eevdf: Some(Default::default()), ..eas() };
+        let mut f = exynos(0, 50, [50, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(e.find_energy_efficient_cpu(&f.view(), 0), 0);
+        f.pressure = vec![324, 324, 324, 324, 0, 0, 0, 0];
+        assert_eq!(rt::capacity_of(&f.view(), 0), 53);
+        assert_eq!(e.find_energy_efficient_cpu(&f.view(), 0), 4);
+    }
+
+    #[test]
     fn rt_utilisation_takes_capacity_from_cfs_and_adds_to_the_energy() {
         // the small task of the test above, whose LITTLE CPU 0 ran RT work for the last second
         // at a capacity scale of 330: its RT signal is about 330 and leaves 47 of 377, which
@@ -551,8 +604,7 @@ mod tests {
         // in the estimate (330 of 377: near its top), so the task costs more on LITTLE's CPU 1
         // than on an idle big CPU at its lowest OPP: CPU 4
         let mut f = exynos(0, 50, [50, 0, 0, 0, 0, 0, 0, 0]);
-        let busy =
-            State { runnable: true, running: true, freq_scale: 1024, cpu_scale: 330, load_freq_scale: 1024, load: 0 };
+        let busy = State { runnable: true, running: true, cpu_scale: 330, ..State::IDLE };
         f.rqs[0].avg_rt.update(1_000_000_000, busy);
         let left = rt::capacity_of(&f.view(), 0);
         assert!((46..=50).contains(&left), "{left}");

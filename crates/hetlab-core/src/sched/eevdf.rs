@@ -70,6 +70,16 @@ pub struct Features {
     pub preempt_short: bool,
     /// `UTIL_EST` (not EEVDF's own, but 6.x's fair class reads it): `sched::util_est`.
     pub util_est: bool,
+    /// 6.4+'s runnable boost (not a sched feature: hetlab's switch to take it out): schedutil
+    /// and EAS's OPP prediction read a CPU's utilisation as at least its `runnable_avg`.
+    pub runnable_boost: bool,
+    /// 6.8+'s performance estimation (hetlab's switch, as above): the 1.25 headroom on the
+    /// actual utilisation only, util_min and the DL bandwidth as floors (`sched::cpu_perf`);
+    /// off: 5.10's `schedutil_cpu_util` and 1.25 on the lot.
+    pub effective_cpu_perf: bool,
+    /// 6.10+'s capacity pressure (hetlab's switch, as above): a capped clock takes capacity from
+    /// `capacity_of` (fits, misfit, over-utilisation) and EAS's actual capacity.
+    pub hw_pressure: bool,
 }
 
 impl Default for Features {
@@ -81,6 +91,9 @@ impl Default for Features {
             run_to_parity: true,
             preempt_short: true,
             util_est: true,
+            runnable_boost: true,
+            effective_cpu_perf: true,
+            hw_pressure: true,
         }
     }
 }
@@ -103,6 +116,21 @@ pub fn tunables() -> Vec<TunableInfo> {
             "sched feature: a waking task and a CPU count at least the utilisation util_est remembers from before \
              the task slept (0: PELT's util_avg alone)",
         ),
+        feature(
+            "RUNNABLE_BOOST",
+            "Linux 6.4+ (a hetlab switch, not a sched feature): schedutil and EAS's OPP prediction read a CPU's \
+             utilisation as at least its runnable_avg (0: util_avg and util_est alone, as before 6.4)",
+        ),
+        feature(
+            "EFFECTIVE_CPU_PERF",
+            "Linux 6.8+ (a hetlab switch, not a sched feature): the 1.25 headroom on the actual utilisation only, \
+             util_min and DL bandwidth as floors, util_max a cap after it (0: 5.10's rule, 1.25 on the clamped sum)",
+        ),
+        feature(
+            "HW_PRESSURE",
+            "Linux 6.10+ (a hetlab switch, not a sched feature): a thermally capped clock takes capacity from \
+             capacity_of and EAS's actual capacity (cpufreq pressure; 0: capacity ignores the cap)",
+        ),
     ]
 }
 
@@ -117,6 +145,9 @@ impl Features {
             run_to_parity: on("RUN_TO_PARITY"),
             preempt_short: on("PREEMPT_SHORT"),
             util_est: on("UTIL_EST"),
+            runnable_boost: on("RUNNABLE_BOOST"),
+            effective_cpu_perf: on("EFFECTIVE_CPU_PERF"),
+            hw_pressure: on("HW_PRESSURE"),
         }
     }
 }

@@ -94,6 +94,22 @@ impl PerfDomain {
         self.states.iter().find(|s| s.frequency_khz >= want_khz).unwrap_or(&self.states[self.states.len() - 1])
     }
 
+    /// The state 6.12's `em_cpu_energy` prices for a performance request `perf` (the headroom
+    /// already in it, `sched::cpu_perf`): the lowest whose `performance` reaches it
+    /// (`em_pd_get_efficient_state`; every state counts as efficient here), else the highest.
+    pub fn state_for_perf(&self, perf: u64) -> &PerfState {
+        self.states.iter().find(|s| s.performance >= perf).unwrap_or(&self.states[self.states.len() - 1])
+    }
+
+    /// [`energy`](Self::energy) at [`state_for_perf`](Self::state_for_perf)'s state (Linux
+    /// 6.8+'s performance rule; the cost stays 5.10's).
+    pub fn energy_for_perf(&self, perf: u64, sum_util: u64) -> u64 {
+        if sum_util == 0 {
+            return 0;
+        }
+        self.state_for_perf(perf).cost * sum_util / self.capacity.max(1)
+    }
+
     /// `em_cpu_energy` (5.10): the energy the domain's CPUs use over a scheduling period with
     /// these utilisations (busy time at the predicted state; idle costs nothing in the EM), in
     /// the EM's units: `cost · Σutil / scale_cpu`.

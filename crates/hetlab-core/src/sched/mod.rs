@@ -27,6 +27,7 @@
 
 pub mod balance;
 pub mod cfs;
+pub mod cpu_perf;
 pub mod cpu_util;
 pub mod deadline;
 pub mod domains;
@@ -211,6 +212,10 @@ pub struct SchedView<'a> {
     pub cluster_of: &'a [usize],
     /// Per CPU: its capacity at its top OPP, 0..=1024.
     pub capacity: &'a [u32],
+    /// Per CPU: the capacity a capped clock takes from it (Linux 6.10+'s cpufreq pressure,
+    /// `cpufreq_get_pressure`, through `get_actual_cpu_capacity`); zero but on Linux 6.12 runs
+    /// with `HW_PRESSURE` (3.x and 5.10 placements do not model thermal pressure).
+    pub pressure: &'a [u32],
     /// Per thread.
     pub tasks: &'a [SchedEntity],
     /// The task groups and each thread's (`group`).
@@ -382,6 +387,7 @@ pub(crate) mod testutil {
         pub rqs: Vec<RunQueue>,
         pub cluster_of: Vec<usize>,
         pub capacity: Vec<u32>,
+        pub pressure: Vec<u32>,
         pub tasks: Vec<SchedEntity>,
         pub groups: group::Groups,
     }
@@ -417,6 +423,7 @@ pub(crate) mod testutil {
                 rqs: (0..ncpus).map(|_| RunQueue::new(true)).collect(),
                 cluster_of: vec![0; ncpus],
                 capacity: vec![1024; ncpus],
+                pressure: vec![0; ncpus],
                 tasks,
                 groups: group::Groups::default(),
             }
@@ -480,6 +487,7 @@ pub(crate) mod testutil {
                 rqs: &self.rqs,
                 cluster_of: &self.cluster_of,
                 capacity: &self.capacity,
+                pressure: &self.pressure,
                 tasks: &self.tasks,
                 groups: &self.groups,
             }

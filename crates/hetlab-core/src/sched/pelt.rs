@@ -68,11 +68,22 @@ pub struct State {
     /// The weight the load sum accumulates (5.10's `cfs_rq->load.weight` in
     /// `___update_load_sum`): a task group's run queue's load; 0 where no load sum is kept.
     pub load: u64,
+    /// How many entities the runnable sum counts while runnable (Linux 6.x's `runnable`
+    /// argument of `___update_load_sum`: a run queue's `h_nr_running`, so its `runnable_avg`
+    /// passes `util_avg` under contention); 0 or 1 count one (a task).
+    pub nr_runnable: u64,
 }
 
 impl State {
-    pub const IDLE: State =
-        State { runnable: false, running: false, freq_scale: SCALE, cpu_scale: SCALE, load_freq_scale: SCALE, load: 0 };
+    pub const IDLE: State = State {
+        runnable: false,
+        running: false,
+        freq_scale: SCALE,
+        cpu_scale: SCALE,
+        load_freq_scale: SCALE,
+        load: 0,
+        nr_runnable: 0,
+    };
 }
 
 /// `struct sched_avg` with the 3.x and today's sums.
@@ -92,8 +103,9 @@ pub struct SchedAvg {
     /// and its average (`load_avg`); kept for task groups' run queues only (`State::load`).
     pub load_sum: u64,
     pub load_avg: u64,
-    /// Runnable time scaled as `util_sum` is (its average is today's `runnable_avg` of a task:
-    /// util_est's test that the task got the time it wanted).
+    /// Runnable time scaled as `util_sum` is, times the entities runnable (its average is
+    /// today's `runnable_avg`: of a task, util_est's test that it got the time it wanted; of a
+    /// run queue, 6.4+'s runnable boost).
     pub runnable_util_sum: u64,
 }
 
@@ -154,7 +166,7 @@ impl SchedAvg {
         self.period_sum += contrib;
         if s.runnable {
             self.runnable_sum += load_scaled;
-            self.runnable_util_sum += scaled * s.cpu_scale;
+            self.runnable_util_sum += scaled * s.cpu_scale * s.nr_runnable.max(1);
         }
         if s.running {
             self.usage_sum += load_scaled;
@@ -167,7 +179,8 @@ impl SchedAvg {
         periods > 0
     }
 
-    /// Today's `runnable_avg`, computed where util_est reads it (at a sleep), not at every update.
+    /// Today's `runnable_avg`, computed where it is read (util_est at a sleep, the runnable
+    /// boost), not at every update.
     pub fn runnable_util_avg(&self) -> u64 {
         self.runnable_util_sum / self.divider()
     }
@@ -228,8 +241,15 @@ impl SchedAvg {
 mod tests {
     use super::*;
 
-    const BUSY: State =
-        State { runnable: true, running: true, freq_scale: SCALE, cpu_scale: SCALE, load_freq_scale: SCALE, load: 0 };
+    const BUSY: State = State {
+        runnable: true,
+        running: true,
+        freq_scale: SCALE,
+        cpu_scale: SCALE,
+        load_freq_scale: SCALE,
+        load: 0,
+        nr_runnable: 1,
+    };
     /// One PELT period, ns.
     const PERIOD_NS: u64 = 1024 * 1024;
 
@@ -254,6 +274,21 @@ mod tests {
         // a stretch of p whole periods contributes Σ_{k=1..p} 1024·y^k: for p beyond 63·32
         // that is LOAD_AVG_MAX - 1024
         assert_eq!(accumulate_segments(3000, 1024, 0), LOAD_AVG_MAX - 1024);
+    }
+
+    #[test]
+    fn a_run_queue_runnable_avg_counts_each_queued_task() {
+        // one period with two tasks queued, one running: util_sum gets 1002·1024 (the ramp
+        // below), the runnable sum twice that; each averaged over 47742 - 1024 + 0: 21 and 43
+        let mut rq = SchedAvg::default();
+        rq.update(PERIOD_NS, State { nr_runnable: 2, ..BUSY });
+        assert_eq!(rq.util_avg, 1002 * 1024 / (LOAD_AVG_MAX - 1024));
+        assert_eq!(rq.runnable_util_avg(), 2 * 1002 * 1024 / (LOAD_AVG_MAX - 1024));
+        assert_eq!((rq.util_avg, rq.runnable_util_avg()), (21, 43));
+        // a task (nr_runnable 1, or 0 as State::IDLE's default) counts once
+        let mut task = SchedAvg::default();
+        task.update(PERIOD_NS, State { nr_runnable: 0, ..BUSY });
+        assert_eq!(task.runnable_util_avg(), task.util_avg);
     }
 
     #[test]

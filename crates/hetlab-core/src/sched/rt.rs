@@ -222,11 +222,24 @@ pub fn util_now(rq: &super::cfs::RunQueue, now_ns: u64) -> u64 {
 }
 
 /// `capacity_of` (`scale_rt_capacity`, 5.10): what CFS may use of `cpu`, its capacity less its
-/// RT and DL utilisation, at least 1.
+/// RT and DL utilisation, at least 1; on Linux 6.12 runs the capacity less its pressure first
+/// (`SchedView::pressure`, zero elsewhere).
 pub fn capacity_of(view: &SchedView, cpu: usize) -> u64 {
     let rq = &view.rqs[cpu];
     let used = util_now(rq, view.now_ns()) + super::deadline::util_now(rq, view.now_ns());
-    u64::from(view.capacity[cpu]).saturating_sub(used).max(1)
+    // 6.12's scale_rt_capacity starts from get_actual_cpu_capacity (capacity less pressure)
+    u64::from(view.capacity[cpu] - view.pressure[cpu]).saturating_sub(used).max(1)
+}
+
+/// `cpufreq_update_pressure` (drivers/cpufreq/cpufreq.c, 6.10+): the capacity a CPU of
+/// `capacity` loses while its policy's clock is capped at `capped_khz` of `max_khz`
+/// (`capacity - mult_frac(capacity, capped, max)`; none at or above the top).
+pub fn cpufreq_pressure(capacity: u32, capped_khz: u32, max_khz: u32) -> u32 {
+    if capped_khz >= max_khz {
+        return 0;
+    }
+    let capacity = u64::from(capacity);
+    (capacity - capacity * u64::from(capped_khz) / u64::from(max_khz.max(1))) as u32
 }
 
 /// `task`'s RT priority; it must be an RT task.
@@ -395,6 +408,16 @@ pub fn rr_slice_left(ticks_run: u64, slice_left_ticks: u64, slice_ticks: u64) ->
 mod tests {
     use super::super::testutil::Fixture;
     use super::*;
+
+    #[test]
+    fn a_capped_clock_takes_its_share_of_the_capacity() {
+        // 377 - 377·200000/1400000 = 377 - 53 = 324; 1024 - 1024·600000/2000000 = 1024 - 307
+        assert_eq!(cpufreq_pressure(377, 200_000, 1_400_000), 324);
+        assert_eq!(cpufreq_pressure(1024, 600_000, 2_000_000), 717);
+        // at or above the top (a boost frequency): none
+        assert_eq!(cpufreq_pressure(1024, 2_000_000, 2_000_000), 0);
+        assert_eq!(cpufreq_pressure(1024, 2_200_000, 2_000_000), 0);
+    }
 
     fn rt(f: &mut Fixture, t: usize, class: SchedClass) {
         f.tasks[t].class = class;

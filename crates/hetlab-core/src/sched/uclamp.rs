@@ -270,6 +270,12 @@ impl RqClamps {
         Clamp { min: self.min.value, max: self.max.value }
     }
 
+    /// No task is counted (`uclamp_rq_is_idle`: UCLAMP_FLAG_IDLE, util_max held at the last
+    /// task's).
+    pub fn is_idle(&self) -> bool {
+        self.idle
+    }
+
     /// Runnable tasks counted.
     pub fn nr_tasks(&self) -> u32 {
         self.max.buckets.iter().map(|b| b.tasks).sum()

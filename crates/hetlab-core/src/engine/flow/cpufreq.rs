@@ -24,6 +24,7 @@ impl Engine<'_> {
         // The time series records every cluster's counters whatever the governor reads.
         let reads_counters = reads_pmcs || self.out.records_series();
         view.cpus.clear();
+        view.util_is_perf = reads_util && self.sched.asks_effective_cpu_perf();
         for i in 0..self.cpufreq.cpus(p).len() {
             let cpu = self.cpufreq.cpus(p)[i];
             let util_avg = if reads_util { self.sched.cpu_util_for_frequency(cpu, now, &mut self.out) } else { 0 };

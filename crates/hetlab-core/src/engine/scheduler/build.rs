@@ -142,6 +142,7 @@ impl<'a> Scheduler<'a> {
             core_of: (0..ncpus).collect(),
             cluster_of: cluster_of.to_vec(),
             capacity,
+            pressure: vec![0; ncpus],
             cpus_of_cluster: (0..nclusters).map(|c| (0..ncpus).filter(|&cpu| cluster_of[cpu] == c).collect()).collect(),
             // every cluster boots at its top OPP
             freq_khz: platform.clusters.iter().map(|c| (c.max_khz(), c.max_khz())).collect(),

@@ -103,6 +103,8 @@ pub struct Scheduler<'a> {
     core_of: Vec<usize>,
     cluster_of: Vec<usize>,
     capacity: Vec<u32>,
+    /// Per logical CPU: the capacity its cluster's capped clock takes (`SchedView::pressure`).
+    pressure: Vec<u32>,
     /// Per cluster: the logical CPUs on it, ascending.
     cpus_of_cluster: Vec<Vec<usize>>,
     /// Per cluster: its clock and thermal cap, kHz, as cpufreq and the thermal governor last
@@ -160,6 +162,7 @@ impl Scheduler<'_> {
             rqs: &self.rqs,
             cluster_of: &self.cluster_of,
             capacity: &self.capacity,
+            pressure: &self.pressure,
             tasks: &self.entities,
             groups: &self.groups,
         };
@@ -369,9 +372,18 @@ impl Scheduler<'_> {
         other
     }
 
-    /// Cluster `c` runs at `khz` with thermal cap `cap_khz` from now on (PELT's scale).
+    /// Cluster `c` runs at `khz` with thermal cap `cap_khz` from now on (PELT's scale), and on
+    /// Linux 6.12 runs with `HW_PRESSURE` its CPUs lose the capacity above the cap
+    /// (`cpufreq_update_pressure`, 6.10+: `capacity - capacity · capped / max`, 0 when the cap is
+    /// at or above the top).
     pub fn set_cluster_freq(&mut self, c: usize, khz: u32, cap_khz: u32) {
         self.freq_khz[c] = (khz, cap_khz);
+        if self.eevdf.is_some_and(|e| e.features.hw_pressure) {
+            let max_khz = self.platform.clusters[c].max_khz();
+            for &cpu in &self.cpus_of_cluster[c] {
+                self.pressure[cpu] = crate::sched::rt::cpufreq_pressure(self.capacity[cpu], cap_khz, max_khz);
+            }
+        }
     }
 
     /// Every online CPU ran or idled for `dt` µs: its time is accounted, and each busy one is

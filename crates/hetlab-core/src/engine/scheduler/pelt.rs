@@ -4,6 +4,7 @@
 
 use super::{Scheduler, ThreadState};
 use crate::engine::outputs::Outputs;
+use crate::sched::cpu_perf;
 use crate::sched::cpu_util::{self, CpuSignals, UtilType};
 use crate::sched::group::Now;
 use crate::sched::pelt::{self, State};
@@ -26,7 +27,16 @@ impl Scheduler<'_> {
         } else {
             pelt::SCALE
         };
-        State { runnable, running, freq_scale, cpu_scale: self.capacity[cpu] as u64, load_freq_scale, load: 0 }
+        let nr_runnable = u64::from(runnable);
+        State {
+            runnable,
+            running,
+            freq_scale,
+            cpu_scale: self.capacity[cpu] as u64,
+            load_freq_scale,
+            load: 0,
+            nr_runnable,
+        }
     }
 
     /// Now for `cpu`'s task-group run queues (their PELT scales, when the run has groups).
@@ -60,7 +70,9 @@ impl Scheduler<'_> {
             return;
         }
         let rq = &self.rqs[cpu];
-        let state = self.pelt_state(cpu, rq.cfs_nr_running() > 0, rq.cfs_curr().is_some());
+        let nr_running = rq.cfs_nr_running() as u64;
+        // the runnable sum counts each queued CFS task (6.x's `h_nr_running`)
+        let state = State { nr_runnable: nr_running, ..self.pelt_state(cpu, nr_running > 0, rq.cfs_curr().is_some()) };
         if self.rqs[cpu].avg.update(ns(now_us), state) {
             self.trace_pelt_cfs(cpu, now_us, out);
         }
@@ -98,24 +110,39 @@ impl Scheduler<'_> {
         }
     }
 
-    /// The CPU's PELT utilisation now (`cfs_rq->avg.util_avg`), or its queued tasks' util_est
-    /// if that is larger (`UTIL_EST`; zero but on Linux 6.6+ runs).
+    /// The CPU's PELT utilisation now (`cfs_rq->avg.util_avg`), at least its `runnable_avg`
+    /// with 6.4+'s runnable boost (`cpu_util_cfs_boost`), and at least its queued tasks'
+    /// util_est (`UTIL_EST`; zero but on Linux 6.6+ runs).
     fn cpu_util(&mut self, cpu: usize, now_us: f64, out: &mut Outputs) -> u32 {
         self.update_rq_avg(cpu, now_us, out);
-        self.rqs[cpu].avg.util_avg.max(self.rqs[cpu].util_est) as u32
+        let avg = &self.rqs[cpu].avg;
+        let boost = if self.eevdf.is_some_and(|e| e.features.runnable_boost) { avg.runnable_util_avg() } else { 0 };
+        avg.util_avg.max(boost).max(self.rqs[cpu].util_est) as u32
     }
 
-    /// What schedutil reads: `schedutil_cpu_util`'s FREQUENCY_UTIL (`sched::cpu_util`) of the
-    /// CPU's CFS utilisation (`sugov_get_util`).
+    /// Schedutil reads 6.8+'s performance request (`sched::cpu_perf`, the headroom already in
+    /// it) rather than a utilisation.
+    pub fn asks_effective_cpu_perf(&self) -> bool {
+        self.eevdf.is_some_and(|e| e.features.effective_cpu_perf)
+    }
+
+    /// What schedutil reads (`sugov_get_util`) of the CPU's CFS utilisation: 5.10's
+    /// `schedutil_cpu_util` FREQUENCY_UTIL (`sched::cpu_util`), or 6.8+'s performance request
+    /// ([`asks_effective_cpu_perf`](Self::asks_effective_cpu_perf)).
     pub fn cpu_util_for_frequency(&mut self, cpu: usize, now_us: f64, out: &mut Outputs) -> u32 {
-        // the CFS signal is brought up to date (and traced) only where it is read
+        // the CFS signal is brought up to date (and traced) only where it is read (a runnable
+        // RT task without uclamp asks for the top under either rule)
         let util_cfs = if cpu_util::rt_asks_for_the_top(&self.cpu_signals(cpu, now_us), UtilType::Frequency) {
             0
         } else {
             u64::from(self.cpu_util(cpu, now_us, out))
         };
         let max = u64::from(self.capacity[cpu]);
-        cpu_util::schedutil_cpu_util(&self.cpu_signals(cpu, now_us), util_cfs, max, UtilType::Frequency, None) as u32
+        let signals = self.cpu_signals(cpu, now_us);
+        if self.asks_effective_cpu_perf() {
+            return cpu_perf::cpu_perf(&signals, util_cfs.min(max), max, None) as u32;
+        }
+        cpu_util::schedutil_cpu_util(&signals, util_cfs, max, UtilType::Frequency, None) as u32
     }
 
     /// What `schedutil_cpu_util` reads of `cpu` now.
