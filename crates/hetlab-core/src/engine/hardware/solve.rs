@@ -36,6 +36,31 @@ struct MissMemo {
     l3_refills: Option<(usize, f64, f64)>,
 }
 
+/// `cache::miss_ratios` by (cluster, task, phase) and the bytes available, for every thread:
+/// the same few shares recur as threads come and go (emptied when full).
+#[derive(Default)]
+struct RatioMemo {
+    entries: Vec<((usize, usize, usize), u64, MissRatios)>,
+}
+
+impl RatioMemo {
+    const ENTRIES: usize = 64;
+
+    /// The miss ratios of `mem` (task and phase in `key`) on cluster `key.0` with `bytes` of cache.
+    fn get(&mut self, platform: &Platform, key: (usize, usize, usize), mem: &MemProfile, bytes: f64) -> MissRatios {
+        let bits = bytes.to_bits();
+        if let Some((_, _, m)) = self.entries.iter().find(|(k, b, _)| (*k, *b) == (key, bits)) {
+            return *m;
+        }
+        let m = cache::miss_ratios(mem, platform.core_type_of(key.0), bytes, &platform.caches);
+        if self.entries.len() >= Self::ENTRIES {
+            self.entries.clear();
+        }
+        self.entries.push((key, bits, m));
+        m
+    }
+}
+
 /// What a CPU's part of the solution depends on: its cluster, whether it is online, and the
 /// thread it runs with the thread's task and phase (the thread too: its miss ratios are
 /// remembered per thread, `MissMemo`).
@@ -83,6 +108,7 @@ pub(super) struct Inputs<'i> {
 pub(super) struct Solver {
     speeds: Vec<Speed>,
     memos: Vec<MissMemo>,
+    ratios: RatioMemo,
     snoop_ns: Vec<f64>,
     running: Vec<Running>,
     ws_per_cluster: Vec<f64>,
@@ -224,6 +250,7 @@ impl Solver {
         Solver {
             speeds: vec![Speed::default(); nthreads],
             memos: vec![MissMemo::default(); nthreads],
+            ratios: RatioMemo::default(),
             snoop_ns: Vec::new(),
             running: Vec::new(),
             ws_per_cluster: Vec::new(),
@@ -422,7 +449,7 @@ impl Solver {
             let m = match memo.misses.filter(|(p, s, _)| (*p, *s) == key) {
                 Some((_, _, m)) => m,
                 None => {
-                    let m = cache::miss_ratios(mem, platform.core_type_of(c), l2_share, &platform.caches);
+                    let m = self.ratios.get(platform, (c, r.task, r.phase), mem, l2_share);
                     memo.misses = Some((key.0, key.1, m));
                     m
                 }
@@ -439,8 +466,7 @@ impl Solver {
                 let refills_l3 = match memo.l3_refills.filter(|(p, b, _)| (*p, *b) == (r.phase, reach)) {
                     Some((_, _, refills)) => refills,
                     None => {
-                        let refills =
-                            cache::miss_ratios(mem, platform.core_type_of(c), reach, &platform.caches).l2_refills;
+                        let refills = self.ratios.get(platform, (c, r.task, r.phase), mem, reach).l2_refills;
                         memo.l3_refills = Some((r.phase, reach, refills));
                         refills
                     }
