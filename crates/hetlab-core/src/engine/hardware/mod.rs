@@ -193,7 +193,7 @@ impl<'a> Hardware<'a> {
         self.dirty = false;
         self.integrate(now_us);
         let inputs = solve::Inputs { cpus, clusters: &self.clusters, noise: self.dram.noise };
-        if !self.solver.reuse(&inputs) {
+        if !self.solver.reuse(self.platform, &inputs) {
             let answer = self.solver.solve_rates(self.platform, cpus, &mut self.clusters, &self.dram, &mem_of, &live);
             self.dram.utilisation = answer.utilisation;
             self.dram.lines_per_us = answer.lines_per_us;

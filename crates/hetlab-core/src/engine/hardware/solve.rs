@@ -24,11 +24,57 @@ pub struct Speed {
     pub refs_per_instr: f64,
     /// Lines it takes from other cores' caches per instruction (`model::coherence`).
     pub peer_lines_per_instr: f64,
+}
+
+/// A thread's last miss ratios, kept apart from its `Speed` so that a speed copies small.
+#[derive(Debug, Clone, Copy, Default)]
+struct MissMemo {
     /// Miss ratios for (phase, L2 bytes available), kept while both stay the same.
-    cached_misses: Option<(usize, f64, MissRatios)>,
+    misses: Option<(usize, f64, MissRatios)>,
     /// L2 refills per reference with the L2 and the thread's L3 share as its reach, for (phase,
     /// reach bytes), kept while both stay the same (DSU platforms only).
-    cached_l3_refills: Option<(usize, f64, f64)>,
+    l3_refills: Option<(usize, f64, f64)>,
+}
+
+/// `cache::miss_ratios` by (cluster, task, phase) and the bytes available, for every thread:
+/// the same few shares recur as threads come and go (emptied when full).
+#[derive(Default)]
+struct RatioMemo {
+    entries: Vec<((usize, usize, usize), u64, MissRatios)>,
+}
+
+impl RatioMemo {
+    const ENTRIES: usize = 64;
+
+    /// The miss ratios of `mem` (task and phase in `key`) on cluster `key.0` with `bytes` of cache.
+    fn get(&mut self, platform: &Platform, key: (usize, usize, usize), mem: &MemProfile, bytes: f64) -> MissRatios {
+        let bits = bytes.to_bits();
+        if let Some((_, _, m)) = self.entries.iter().find(|(k, b, _)| (*k, *b) == (key, bits)) {
+            return *m;
+        }
+        let m = cache::miss_ratios(mem, platform.core_type_of(key.0), bytes, &platform.caches);
+        if self.entries.len() >= Self::ENTRIES {
+            self.entries.clear();
+        }
+        self.entries.push((key, bits, m));
+        m
+    }
+}
+
+/// What a CPU's part of the solution depends on: its cluster, whether it is online, and the
+/// thread it runs with the thread's task and phase (the thread too: its miss ratios are
+/// remembered per thread, `MissMemo`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct CpuKey {
+    cluster: usize,
+    online: bool,
+    running: Option<RunningOn>,
+}
+
+impl CpuKey {
+    fn of(cpu: &CpuLoad) -> CpuKey {
+        CpuKey { cluster: cpu.cluster, online: cpu.online, running: cpu.running }
+    }
 }
 
 /// What one logical CPU holds when the model is solved.
@@ -61,16 +107,28 @@ pub(super) struct Inputs<'i> {
 /// is re-solved at most once per event).
 pub(super) struct Solver {
     speeds: Vec<Speed>,
+    memos: Vec<MissMemo>,
+    ratios: RatioMemo,
     snoop_ns: Vec<f64>,
     running: Vec<Running>,
     ws_per_cluster: Vec<f64>,
     /// Every running thread's L3 footprint together (DSU platforms), bytes.
     ws_in_l3: f64,
-    /// The model's inputs at the last solution, a buffer for the current ones, and the speed
-    /// it gave the thread on each CPU.
-    solved_inputs: Vec<u64>,
-    inputs: Vec<u64>,
+    /// The speed the last solution gave the thread on each CPU.
     speed_on_cpu: Vec<Speed>,
+    /// The solution is re-solved incrementally: a cluster whose CPUs' keys and clock (and power
+    /// state) are those of the last solution keeps its threads' costs and L2 shares; one whose
+    /// misses, stretch and coherence are also the same keeps its threads' speeds and its port's
+    /// rates. The keys, clocks and DRAM noise of the last solution, the clusters whose inputs
+    /// changed since (`reuse`), the running entry on each CPU then, and the misses and stretch
+    /// its rates were set at.
+    solved_cpus: Vec<CpuKey>,
+    solved_clocks: Vec<(u32, bool)>,
+    solved_noise: u64,
+    changed: [bool; MAX_CLUSTERS],
+    solved_on_cpu: Vec<Running>,
+    solved_miss: [Option<cci::Miss>; MAX_CLUSTERS],
+    solved_stretch: f64,
     /// The DSU's clock when the run holds it fixed (`SimConfig::dsu_khz`), kHz.
     pub dsu_fixed_khz: Option<u32>,
 }
@@ -87,6 +145,7 @@ pub(super) struct DramAnswer {
 /// A running thread while the model is re-solved.
 #[derive(Debug, Clone, Copy, Default)]
 struct Running {
+    cpu: usize,
     thread: usize,
     task: usize,
     phase: usize,
@@ -190,13 +249,20 @@ impl Solver {
     pub fn new(nthreads: usize) -> Solver {
         Solver {
             speeds: vec![Speed::default(); nthreads],
+            memos: vec![MissMemo::default(); nthreads],
+            ratios: RatioMemo::default(),
             snoop_ns: Vec::new(),
             running: Vec::new(),
             ws_per_cluster: Vec::new(),
             ws_in_l3: 0.0,
-            solved_inputs: Vec::new(),
-            inputs: Vec::new(),
             speed_on_cpu: Vec::new(),
+            solved_cpus: Vec::new(),
+            solved_clocks: Vec::new(),
+            solved_noise: 0,
+            changed: [true; MAX_CLUSTERS],
+            solved_on_cpu: Vec::new(),
+            solved_miss: [None; MAX_CLUSTERS],
+            solved_stretch: f64::NAN,
             dsu_fixed_khz: None,
         }
     }
@@ -208,33 +274,48 @@ impl Solver {
 
     /// If nothing the rates depend on changed since the last solution — threads took the
     /// places of identical ones (same task and phase on the same CPU) — the newcomers get their
-    /// predecessors' speeds and this is true; else the inputs are kept for the solution to come.
-    pub fn reuse(&mut self, inputs: &Inputs) -> bool {
-        let mut key = std::mem::take(&mut self.inputs);
-        key.clear();
-        for cpu in inputs.cpus {
-            match cpu.running {
-                Some(r) => key.extend([cpu.cluster as u64, r.task as u64, r.phase as u64]),
-                // an idle CPU and an offline one differ: only the first does kernel work
-                None => key.extend([u64::MAX - u64::from(!cpu.online); 3]),
+    /// predecessors' speeds and this is true; else the inputs are kept for the solution to come,
+    /// with the clusters whose inputs changed (all of them on a DSU platform, where the L3 and
+    /// the DSU's clock are every cluster's): a CPU's key, or the cluster's clock or power state.
+    pub fn reuse(&mut self, platform: &Platform, inputs: &Inputs) -> bool {
+        let (cpus, clusters) = (inputs.cpus, inputs.clusters);
+        let first = self.solved_cpus.len() != cpus.len() || self.solved_clocks.len() != clusters.len();
+        let mut same = !first && self.solved_noise == inputs.noise.to_bits();
+        self.changed = [first || platform.dsu.is_some(); MAX_CLUSTERS];
+        for (c, cl) in clusters.iter().enumerate().filter(|_| !first) {
+            if self.solved_clocks[c] != (cl.cur_khz, cl.powered) {
+                self.changed[c] = true;
+                same = false;
             }
         }
-        for cl in inputs.clusters {
-            key.extend([cl.cur_khz as u64, cl.powered as u64]);
+        for (solved, cpu) in self.solved_cpus.iter().zip(cpus) {
+            let key = CpuKey::of(cpu);
+            if *solved != key {
+                self.changed[solved.cluster] = true;
+                self.changed[key.cluster] = true;
+                // an idle CPU and an offline one differ (only the first does kernel work); an
+                // idle CPU's cluster is not an input of the reuse
+                same &= match (solved.running, key.running) {
+                    (Some(a), Some(b)) => (a.task, a.phase, solved.cluster) == (b.task, b.phase, key.cluster),
+                    (None, None) => solved.online == key.online,
+                    _ => false,
+                };
+            }
         }
-        key.push(inputs.noise.to_bits());
-        if key == self.solved_inputs {
-            for (cpu, load) in inputs.cpus.iter().enumerate() {
+        if same {
+            for (cpu, load) in cpus.iter().enumerate() {
                 if let Some(r) = load.running {
                     self.speeds[r.thread] = self.speed_on_cpu[cpu];
                 }
             }
-            self.inputs = key;
-            true
-        } else {
-            self.inputs = std::mem::replace(&mut self.solved_inputs, key);
-            false
+            return true;
         }
+        self.solved_cpus.clear();
+        self.solved_cpus.extend(cpus.iter().map(CpuKey::of));
+        self.solved_clocks.clear();
+        self.solved_clocks.extend(clusters.iter().map(|cl| (cl.cur_khz, cl.powered)));
+        self.solved_noise = inputs.noise.to_bits();
+        false
     }
 
     /// Each running thread's speed, the DRAM utilisation (from `warm_start`) and the CCI port
@@ -287,10 +368,13 @@ impl Solver {
         }
         let rates = self.thread_rates(platform, clusters, &miss, &kernel_cpus, capacity_lines_per_ns);
         self.speed_on_cpu.resize(cpus.len(), Default::default());
-        for (cpu, load) in cpus.iter().enumerate() {
-            if let Some(r) = load.running {
-                self.speed_on_cpu[cpu] = self.speeds[r.thread];
-            }
+        self.solved_on_cpu.resize(cpus.len(), Default::default());
+        for r in &self.running {
+            self.speed_on_cpu[r.cpu] = self.speeds[r.thread];
+            self.solved_on_cpu[r.cpu] = *r;
+        }
+        for (c, slot) in self.solved_miss.iter_mut().enumerate().take(nclusters) {
+            *slot = Some(miss[c]);
         }
         DramAnswer {
             utilisation,
@@ -301,7 +385,8 @@ impl Solver {
     }
 
     /// The running threads, their cluster's L2 share, and each one's cost per instruction but
-    /// for the miss latency and what it asks of the memory system per instruction.
+    /// for the miss latency and what it asks of the memory system per instruction: solved for
+    /// the clusters whose inputs changed, the last solution's for the others.
     fn running_costs<'t>(
         &mut self,
         platform: &Platform,
@@ -309,19 +394,28 @@ impl Solver {
         clusters: &[ClusterHw],
         mem_of: &impl Fn(usize, usize) -> &'t MemProfile,
     ) {
+        let changed = self.changed;
         let running = &mut self.running;
         running.clear();
-        self.ws_per_cluster.clear();
         self.ws_per_cluster.resize(clusters.len(), 0.0);
-        for cpu in cpus {
+        for (c, ws) in self.ws_per_cluster.iter_mut().enumerate() {
+            if changed[c] {
+                *ws = 0.0;
+            }
+        }
+        for (i, cpu) in cpus.iter().enumerate() {
             if let Some(RunningOn { thread, task, phase }) = cpu.running {
-                let ws_bytes = mem_of(task, phase).working_set_bytes() as f64;
-                running.push(Running { thread, task, phase, cluster: cpu.cluster, ws_bytes, ..Default::default() });
+                running.push(if changed[cpu.cluster] {
+                    let ws_bytes = mem_of(task, phase).working_set_bytes() as f64;
+                    Running { cpu: i, thread, task, phase, cluster: cpu.cluster, ws_bytes, ..Default::default() }
+                } else {
+                    Running { thread, ..self.solved_on_cpu[i] }
+                });
             }
         }
         // A working set the task's threads share is one copy per cluster, however many of
         // them run there: each of the k sharers adds 1/k of it to the cluster's demand.
-        for r in running.iter() {
+        for r in running.iter().filter(|r| changed[r.cluster]) {
             let footprint = if mem_of(r.task, r.phase).shared_working_set {
                 let k =
                     running.iter().filter(|o| o.cluster == r.cluster && o.task == r.task && o.phase == r.phase).count();
@@ -332,29 +426,31 @@ impl Solver {
             self.ws_per_cluster[r.cluster] += footprint;
         }
         // The L3 is every cluster's: a shared working set is one copy there however many run it.
-        self.ws_in_l3 = running
-            .iter()
-            .map(|r| {
-                let k = if mem_of(r.task, r.phase).shared_working_set {
-                    running.iter().filter(|o| o.task == r.task && o.phase == r.phase).count()
-                } else {
-                    1
-                };
-                r.ws_bytes / k as f64
-            })
-            .sum();
+        if platform.dsu.is_some() {
+            self.ws_in_l3 = running
+                .iter()
+                .map(|r| {
+                    let k = if mem_of(r.task, r.phase).shared_working_set {
+                        running.iter().filter(|o| o.task == r.task && o.phase == r.phase).count()
+                    } else {
+                        1
+                    };
+                    r.ws_bytes / k as f64
+                })
+                .sum();
+        }
         let dsu_now = platform.dsu.as_ref().zip(dsu_clock(platform, clusters, self.dsu_fixed_khz));
-        for r in running.iter_mut() {
+        for r in running.iter_mut().filter(|r| changed[r.cluster]) {
             let c = r.cluster;
             let l2_share = platform.clusters[c].l2_bytes as f64 * r.ws_bytes / self.ws_per_cluster[c];
             let key = (r.phase, l2_share);
             let mem = mem_of(r.task, r.phase);
-            let speed = &mut self.speeds[r.thread];
-            let m = match speed.cached_misses.filter(|(p, s, _)| (*p, *s) == key) {
+            let memo = &mut self.memos[r.thread];
+            let m = match memo.misses.filter(|(p, s, _)| (*p, *s) == key) {
                 Some((_, _, m)) => m,
                 None => {
-                    let m = cache::miss_ratios(mem, platform.core_type_of(c), l2_share, &platform.caches);
-                    speed.cached_misses = Some((key.0, key.1, m));
+                    let m = self.ratios.get(platform, (c, r.task, r.phase), mem, l2_share);
+                    memo.misses = Some((key.0, key.1, m));
                     m
                 }
             };
@@ -367,12 +463,11 @@ impl Solver {
             r.requests_in_flight = cache::requests_in_flight(mem, platform.core_type_of(c));
             if let Some((d, (dsu_khz, _))) = dsu_now {
                 let reach = l2_share + d.l3_bytes as f64 * r.ws_bytes / self.ws_in_l3;
-                let refills_l3 = match speed.cached_l3_refills.filter(|(p, b, _)| (*p, *b) == (r.phase, reach)) {
+                let refills_l3 = match memo.l3_refills.filter(|(p, b, _)| (*p, *b) == (r.phase, reach)) {
                     Some((_, _, refills)) => refills,
                     None => {
-                        let refills =
-                            cache::miss_ratios(mem, platform.core_type_of(c), reach, &platform.caches).l2_refills;
-                        speed.cached_l3_refills = Some((r.phase, reach, refills));
+                        let refills = self.ratios.get(platform, (c, r.task, r.phase), mem, reach).l2_refills;
+                        memo.l3_refills = Some((r.phase, reach, refills));
                         refills
                     }
                 };
@@ -444,9 +539,38 @@ impl Solver {
         }
     }
 
+    /// The clusters whose threads' speeds and port rates are the last solution's: their inputs
+    /// did not change (`reuse`), nor their misses, the bandwidth `stretch` or
+    /// their threads' shared-line transfers. Then `miss` and `stretch` are the solution's.
+    fn unchanged_rates(
+        &mut self,
+        nclusters: usize,
+        miss: &[cci::Miss; MAX_CLUSTERS],
+        stretch: f64,
+    ) -> [bool; MAX_CLUSTERS] {
+        let same_stretch =
+            stretch.to_bits() == self.solved_stretch.to_bits() || (stretch <= 1.0 && self.solved_stretch <= 1.0);
+        let mut same = [false; MAX_CLUSTERS];
+        for (c, slot) in same.iter_mut().enumerate().take(nclusters) {
+            *slot = same_stretch && !self.changed[c] && self.solved_miss[c].is_some_and(|m| same_miss(m, miss[c]));
+        }
+        let coherence = |r: &Running| {
+            [r.peer_lines_per_instr, r.cross_transfers_per_instr, r.cross_transfer_ns, r.coherence_stall_ns]
+                .map(f64::to_bits)
+        };
+        for r in &self.running {
+            if same[r.cluster] && coherence(r) != coherence(&self.solved_on_cpu[r.cpu]) {
+                same[r.cluster] = false;
+            }
+        }
+        self.solved_stretch = stretch;
+        same
+    }
+
     /// Each running thread's rates at the misses `miss` of each cluster, and what they and the
     /// kernel housekeeping of each cluster's `kernel_cpus` put on the CCI ports; the DRAM lines
-    /// and the L3 lookups per µs the threads make.
+    /// and the L3 lookups per µs the threads make. A cluster whose rates are unchanged
+    /// (`unchanged_rates`) keeps its threads' speeds and its port's rates.
     fn thread_rates(
         &mut self,
         platform: &Platform,
@@ -455,9 +579,6 @@ impl Solver {
         kernel_cpus: &[u32; MAX_CLUSTERS],
         capacity_lines_per_ns: f64,
     ) -> Rates {
-        for port in clusters.iter_mut().filter_map(|cl| cl.port.as_mut()) {
-            port.clear_rates();
-        }
         // The queue's latency alone does not cap demand when prefetching and overlap hide it:
         // past the sustained bandwidth every thread waits its turn at the controller.
         let demand_lines_per_us: f64 = self
@@ -466,9 +587,21 @@ impl Solver {
             .map(|r| lines_per_instr(r, miss[r.cluster]) * 1000.0 / r.time_at(miss[r.cluster]).total_ns())
             .sum();
         let stretch = dram::bandwidth_stretch(demand_lines_per_us, capacity_lines_per_ns * 1000.0);
+        let same = self.unchanged_rates(clusters.len(), miss, stretch);
+        for (c, cl) in clusters.iter_mut().enumerate() {
+            if let Some(port) = cl.port.as_mut().filter(|_| !same[c]) {
+                port.clear_rates();
+            }
+        }
         let mut rates = Rates::default();
         for r in self.running.iter() {
             let miss = miss[r.cluster];
+            if same[r.cluster] {
+                let speed = self.speed_on_cpu[r.cpu];
+                self.speeds[r.thread] = speed;
+                rates.add(r, &speed, miss);
+                continue;
+            }
             let mut it = r.time_at(miss);
             if stretch > 1.0 {
                 it.stall_ns += it.total_ns() * (stretch - 1.0);
@@ -497,15 +630,11 @@ impl Solver {
                     port.add_reader(reads_per_us, hold_ns, r.requests_in_flight, retries_per_us);
                 }
             }
-            rates.dram_lines_per_us += speed.instr_per_us * lines_per_instr(r, miss);
-            if r.l3.is_some() {
-                let lookups_per_us = speed.instr_per_us * r.refills_per_instr;
-                rates.l3_misses_per_us += lookups_per_us * r.dram_share();
-                rates.l3_hits_per_us += lookups_per_us * (1.0 - r.dram_share());
-            }
+            let speed = *speed;
+            rates.add(r, &speed, miss);
         }
         if let Some(cci) = &platform.cci {
-            for (c, cl) in clusters.iter_mut().enumerate() {
+            for (c, cl) in clusters.iter_mut().enumerate().filter(|(c, _)| !same[*c]) {
                 let powered = cl.powered;
                 if let Some(port) = cl.port.as_mut() {
                     if powered {
@@ -526,6 +655,23 @@ struct Rates {
     dram_lines_per_us: f64,
     l3_hits_per_us: f64,
     l3_misses_per_us: f64,
+}
+
+impl Rates {
+    /// Adds what `r` asks at `speed` with its cluster's misses `miss`.
+    fn add(&mut self, r: &Running, speed: &Speed, miss: cci::Miss) {
+        self.dram_lines_per_us += speed.instr_per_us * lines_per_instr(r, miss);
+        if r.l3.is_some() {
+            let lookups_per_us = speed.instr_per_us * r.refills_per_instr;
+            self.l3_misses_per_us += lookups_per_us * r.dram_share();
+            self.l3_hits_per_us += lookups_per_us * (1.0 - r.dram_share());
+        }
+    }
+}
+
+/// Two misses alike to the bit.
+fn same_miss(a: cci::Miss, b: cci::Miss) -> bool {
+    (a.latency_ns.to_bits(), a.retried) == (b.latency_ns.to_bits(), b.retried)
 }
 
 /// The kernel housekeeping of `cpus` online CPUs of cluster `c` on its port: each CPU busy with

@@ -461,8 +461,7 @@ mod tests {
         assert_eq!((work.nthreads(), work.tid(1), work.thread_name(1)), (2, FIRST_USER_TID + 1, "cpu-bound-1".into()));
         work.progress_mut(0).work_left = 1000.0;
         work.steal(0, 4.0);
-        let mut speed = Speed::default();
-        speed.instr_per_us = 100.0;
+        let speed = Speed { instr_per_us: 100.0, ..Default::default() };
         let r = work.run(0, 3, 10.0, &speed, 1_000_000.0);
         assert_eq!((r.instructions, work.progress(0).stolen_us), (600.0, 0.0));
         assert_eq!((work.cpu_time_us(0), work.pmu(0).cycles), (6.0, 6000.0));
