@@ -612,6 +612,47 @@ mod tests {
         assert!(hw.transfer_from_cluster_ns(2, 0) > want + 21.0 / 0.5 - 21.0 / 2.802 - 1e-9);
     }
 
+    /// Thread 0's instructions per µs after each placement in turn: `(thread, cpu)` pairs, every
+    /// thread streaming through the same 1 MiB, the clusters at their top OPPs.
+    fn speed_after(p: &Platform, placements: &[&[(usize, usize)]]) -> f64 {
+        let w = Workload::from_spec("ccbench:size=262144,pattern=sequential").unwrap();
+        let mut hw = Hardware::new(p, &[true, true], &[], 4);
+        for (c, cluster) in p.clusters.iter().enumerate() {
+            hw.set_clock(c, cluster.opps.last().unwrap()[0]);
+        }
+        for placement in placements {
+            let cpus: Vec<CpuLoad> = (0..p.ncpus())
+                .map(|cpu| CpuLoad {
+                    online: true,
+                    cluster: p.clusters.iter().position(|c| c.cpus.contains(&cpu)).unwrap(),
+                    running: placement.iter().find(|(_, on)| *on == cpu).map(|&(thread, _)| RunningOn {
+                        thread,
+                        task: 0,
+                        phase: 0,
+                    }),
+                    core_off: false,
+                })
+                .collect();
+            hw.recompute(0.0, &cpus, |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
+        }
+        hw.speed(0).instr_per_us
+    }
+
+    #[test]
+    fn a_thread_that_migrates_to_an_equal_l2_share_gets_the_new_clusters_miss_ratios() {
+        // Alone on a LITTLE CPU the stream has the whole 512 KiB L2; on a big CPU beside three
+        // others of the same size it has a quarter of 2 MiB, the same bytes: its miss ratios
+        // are the big core's (its prefetcher hides 0.9 of them, the A7's 0.5), not the A7's.
+        let p = exynos();
+        let little_cpu = p.clusters[p.cluster_index("little").unwrap()].cpus[0];
+        let big = &p.clusters[p.cluster_index("big").unwrap()].cpus;
+        let on_big: Vec<(usize, usize)> = (0..4).map(|t| (t, big[t])).collect();
+        let migrated = speed_after(&p, &[&[(0, little_cpu)], &on_big]);
+        let fresh = speed_after(&p, &[&on_big]);
+        // the same up to the DRAM fixed point's rounding (it starts from the last solution)
+        assert!((migrated / fresh - 1.0).abs() < 1e-12, "{migrated} vs {fresh} instructions per µs");
+    }
+
     #[test]
     fn a_slow_idle_cluster_slows_the_chase_on_the_other() {
         let p = exynos();

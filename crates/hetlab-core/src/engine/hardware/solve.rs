@@ -29,11 +29,13 @@ pub struct Speed {
 /// A thread's last miss ratios, kept apart from its `Speed` so that a speed copies small.
 #[derive(Debug, Clone, Copy, Default)]
 struct MissMemo {
-    /// Miss ratios for (phase, L2 bytes available), kept while both stay the same.
-    misses: Option<(usize, f64, MissRatios)>,
-    /// L2 refills per reference with the L2 and the thread's L3 share as its reach, for (phase,
-    /// reach bytes), kept while both stay the same (DSU platforms only).
-    l3_refills: Option<(usize, f64, f64)>,
+    /// Miss ratios for (cluster, phase, L2 bytes available), kept while all three stay the same:
+    /// the cluster is in the key because the ratios are its caches' (a thread that migrated to
+    /// an equal share of the other cluster's L2 kept the ratios of the core it left).
+    misses: Option<((usize, usize, f64), MissRatios)>,
+    /// L2 refills per reference with the L2 and the thread's L3 share as its reach, for (cluster,
+    /// phase, reach bytes), kept while all three stay the same (DSU platforms only).
+    l3_refills: Option<((usize, usize, f64), f64)>,
 }
 
 /// `cache::miss_ratios` by (cluster, task, phase) and the bytes available, for every thread:
@@ -443,14 +445,14 @@ impl Solver {
         for r in running.iter_mut().filter(|r| changed[r.cluster]) {
             let c = r.cluster;
             let l2_share = platform.clusters[c].l2_bytes as f64 * r.ws_bytes / self.ws_per_cluster[c];
-            let key = (r.phase, l2_share);
+            let key = (c, r.phase, l2_share);
             let mem = mem_of(r.task, r.phase);
             let memo = &mut self.memos[r.thread];
-            let m = match memo.misses.filter(|(p, s, _)| (*p, *s) == key) {
-                Some((_, _, m)) => m,
+            let m = match memo.misses.filter(|(k, _)| *k == key) {
+                Some((_, m)) => m,
                 None => {
                     let m = self.ratios.get(platform, (c, r.task, r.phase), mem, l2_share);
-                    memo.misses = Some((key.0, key.1, m));
+                    memo.misses = Some((key, m));
                     m
                 }
             };
@@ -463,11 +465,11 @@ impl Solver {
             r.requests_in_flight = cache::requests_in_flight(mem, platform.core_type_of(c));
             if let Some((d, (dsu_khz, _))) = dsu_now {
                 let reach = l2_share + d.l3_bytes as f64 * r.ws_bytes / self.ws_in_l3;
-                let refills_l3 = match memo.l3_refills.filter(|(p, b, _)| (*p, *b) == (r.phase, reach)) {
-                    Some((_, _, refills)) => refills,
+                let refills_l3 = match memo.l3_refills.filter(|(k, _)| *k == (c, r.phase, reach)) {
+                    Some((_, refills)) => refills,
                     None => {
                         let refills = self.ratios.get(platform, (c, r.task, r.phase), mem, reach).l2_refills;
-                        memo.l3_refills = Some((r.phase, reach, refills));
+                        memo.l3_refills = Some(((c, r.phase, reach), refills));
                         refills
                     }
                 };
