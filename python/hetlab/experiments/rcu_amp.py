@@ -421,12 +421,22 @@ def _where_table(runs: pd.DataFrame) -> list[str]:
     return lines
 
 
+def _reference_bands(runs: pd.DataFrame) -> dict[str, float]:
+    """Per benchmark, the reference's energy spread over the seeds, (max - min) / mean, %."""
+    out = {}
+    for b in _benches(runs):
+        e = _values(runs, b, BASELINE, "energy_j")
+        out[b] = 100.0 * float(e.max() - e.min()) / float(e.mean())
+    return out
+
+
 def runs_sections(summary: pd.DataFrame, runs: pd.DataFrame, prepared: Prepared) -> list[list[str]]:
     benches = _benches(runs)
     return [
         _benefit_table(runs),
         _where_table(runs),
-        sens.section(prepared, _configs(runs, SENSITIVITY_CONFIGS[1:]), benches),
+        sens.section(prepared, _configs(runs, SENSITIVITY_CONFIGS[1:]), benches)
+        + ["", *sens.claims_section(prepared, _reference_bands(runs))],
         _warm_up_section(prepared),
         _method_section(),
     ]
