@@ -222,3 +222,11 @@ def test_the_fence_file_point_edits_only_surfaceflinger():
     rates = [p.get("call_rcu_per_s") for p in tasks["SurfaceFlinger"]["phases"] if "instructions" in p]
     assert rates and all(r == pytest.approx(3.0 / 0.012) for r in rates)
     assert edit("audio", _core.builtin_workload_text("audio")) == _core.builtin_workload_text("audio")
+
+
+def test_the_sensitivity_sweep_follows_the_selection(tmp_path):
+    """A selection sweeps its own benchmarks only."""
+    out = tmp_path / "one"
+    reproduce.reproduce("rcu-amp", out, benchmarks="andebench2", reps=1, progress=False, log=lambda m: None)
+    rows = pd.read_csv(out / "sensitivity.csv")
+    assert set(rows.benchmark) == {"andebench2"}

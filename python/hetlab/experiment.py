@@ -165,6 +165,9 @@ class Context:
     executor: Any  # where the runs go (`hetlab.executor`: LocalExecutor or DaskExecutor)
     # `--time-limit`: no run goes beyond this much simulated time (None: each its own limit)
     time_limit_s: float | None = None
+    # the labels of the benchmarks selected (--benchmarks); empty: every benchmark. A `prepare`
+    # step makes only what the selected benchmarks' runs and sections need.
+    selected: tuple[str, ...] = ()
 
 
 class Settings(Protocol):

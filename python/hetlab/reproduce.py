@@ -230,7 +230,7 @@ def reproduce(
     # a bad platform fails here, before anything is written
     sha = api.load_platform(platform).sha256
     with using(executor, jobs) as runner:
-        ctx = Context(platform, sha, jobs, progress, log, runner, time_limit_s)
+        ctx = Context(platform, sha, jobs, progress, log, runner, time_limit_s, tuple(b.label for b in selected))
         return _reproduce(exp, selected, settings, reps, seed, out, ctx, t0, force)
 
 

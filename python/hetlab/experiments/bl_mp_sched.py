@@ -258,9 +258,12 @@ def check(settings: None, ctx: Context) -> None:
 
 
 def prepare(plan: None, out: Path, ctx: Context) -> spread.Spread:
-    """The spread's sensitivity sweep over the vexpress configurations (bl_mp_sched_spread)."""
-    configs = tuple(c for c in CONFIGS if c.name in VEXPRESS_CONFIGS)
+    """The spread's sensitivity sweep over the vexpress configurations (bl_mp_sched_spread), when
+    the vexpress benchmark is selected (its report sections are the only ones that read it)."""
     vexpress = BENCHMARKS[0]
+    if ctx.selected and vexpress.label not in ctx.selected:
+        return spread.Spread()
+    configs = tuple(c for c in CONFIGS if c.name in VEXPRESS_CONFIGS)
     return spread.sweep(ctx, configs, SLOWED_CPUS, lambda config, r: run_columns(vexpress, config, r))
 
 

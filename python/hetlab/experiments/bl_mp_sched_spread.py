@@ -88,6 +88,8 @@ def sweep(
 
     out = Spread()
     t0 = time.perf_counter()
+    # --time-limit cuts the sweep's runs as it cuts the reproduction's (hetlab.runs.run_all)
+    limit = {} if ctx.time_limit_s is None else {"time_limit_s": ctx.time_limit_s}
     base = _core.builtin_workload_text(WORKLOAD)
     by_name = {c.name: c for c in configs}
     with tempfile.TemporaryDirectory(prefix="hetlab-bl-mp-sched-") as tmp:
@@ -103,8 +105,13 @@ def sweep(
                     platform=ctx.platform,
                     workload=str(path),
                     intervals=True,
-                    **by_name[name].options,
+                    **{**by_name[name].options, **limit},
                 )
+                if limit and not all(r.summary["completed"] for r in runs):
+                    raise api.HetlabError(
+                        f"the spread sweep's {name} runs ({pt.name}) did not finish within --time-limit "
+                        f"{ctx.time_limit_s:g} s of simulated time; raise it or leave it out"
+                    )
                 values = [columns(by_name[name], r) for r in runs]
                 out.rows[(pt.name, name)] = {
                     m: (float(np.nanmean(v)), float(np.nanstd(v, ddof=1)))

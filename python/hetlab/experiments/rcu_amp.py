@@ -616,9 +616,10 @@ SENSITIVITY_CONFIGS = (BASELINE, "nocb", "fast-no-hz", "offload")
 
 
 def prepare(plan: object, out: Path, ctx: Context) -> sens.Sweep:
-    """The warm-up temperatures, then the sensitivity sweep (rcu_amp_sensitivity)."""
+    """The warm-up temperatures, then the sensitivity sweep (rcu_amp_sensitivity), of the
+    selected benchmarks."""
     configs = tuple(c for c in CONFIGS if c.name in SENSITIVITY_CONFIGS)
-    return sens.prepare(ctx, out, configs, BENCHMARK_NAMES)
+    return sens.prepare(ctx, out, configs, tuple(b for b in BENCHMARK_NAMES if not ctx.selected or b in ctx.selected))
 
 
 def simulate_options(bench: Benchmark, config: Config, prepared: Prepared) -> dict:

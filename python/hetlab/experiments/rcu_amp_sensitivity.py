@@ -240,13 +240,20 @@ def sensitivity(ctx: Context, sweep: Sweep, configs: tuple[Config, ...], benchma
                 keys[(pt.assumption, pt.value, name)] = digest
         by_name = {c.name: c for c in configs}
         todo = [(d, c.name) for d in jobs for c in configs]
+        # --time-limit cuts the sweep's runs as it cuts the reproduction's (hetlab.runs.run_all)
+        limit = {} if ctx.time_limit_s is None else {"time_limit_s": ctx.time_limit_s}
 
         def one(job):
             digest, config = job[0], by_name[job[1]]
             platform, workload, name = jobs[digest]
             r = api.simulate(
-                platform, workload, seed=sweep.seed, start_temp_c=sweep.start_temps[name], **config.options
+                platform, workload, seed=sweep.seed, start_temp_c=sweep.start_temps[name], **config.options, **limit
             )
+            if limit and not r.summary["completed"]:
+                raise api.HetlabError(
+                    f"the sensitivity sweep's {name} run under {config.name} did not finish within --time-limit "
+                    f"{ctx.time_limit_s:g} s of simulated time; raise it or leave it out"
+                )
             return sum(r.summary["energy"]["clusters_j"]), r.time_s
 
         with ThreadPoolExecutor(max_workers=ctx.jobs or None) as pool:
