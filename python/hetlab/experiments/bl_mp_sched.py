@@ -752,9 +752,11 @@ def _spread_section(summary: pd.DataFrame) -> list[str]:
         "## Spread over the seeds, beside the seed",
         "",
         f"Mean ± standard deviation (coefficient of variation) over {rows[(configs[0], 'sf_exec_s')]['n']} seeds, s. "
-        "The spread comes from bbench-android.toml's per-render work (instructions_cv, DebugBear's page-load "
-        "spread) and JavaScript timers' lateness (sleep_late_max_us), the platform's OS jitter and DRAM noise, "
-        "and where each run's timing puts the threads.",
+        "The spread comes from bbench-android.toml's per-render and per-frame work (instructions_cv, DebugBear's "
+        "page-load spread), JavaScript timers' lateness and the 50 µs timer slack of the other sleeps "
+        "(sleep_late_max_us), SurfaceFlinger's frames waiting for the display's next 60 Hz vsync (a frame that "
+        "ends just after one waits almost a period), the platform's OS jitter and DRAM noise, and where each "
+        "run's timing puts the threads.",
         "",
         "| | " + " | ".join(configs) + " | seed 003 says |",
         "|---|" + "---:|" * len(configs) + "---|",

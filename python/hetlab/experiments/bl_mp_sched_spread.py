@@ -49,6 +49,31 @@ def _workers_on(cpus: tuple[int, ...]) -> Callable[[str], str]:
     return edit
 
 
+def _back_to_back(text: str) -> str:
+    """SurfaceFlinger's frames composed back to back, unpaced (the model before the vsync): each
+    `frames` phase becomes one phase of all its frames' instructions (its instructions_cv then
+    per render, as before), its vsync and the vsync wake-up's lateness removed."""
+
+    def phase(m: re.Match) -> str:
+        return f"instructions = {float(m[1]) * int(m[2])!r}\n"
+
+    text = re.sub(r"(?m)^instructions = ([0-9.eE+-]+)[^\n]*\nframes = (\d+)[^\n]*\n", phase, text)
+    return re.sub(r"(?m)^vsync_us = [^\n]*\n(sleep_late_max_us = [^\n]*\n)?", "", text)
+
+
+def _wake_up_jitter(factor: float) -> Callable[[str], str]:
+    """The timer-slack wake-up jitter ([SLACK] lines' sleep_late_max_us) times `factor`."""
+
+    def edit(text: str) -> str:
+        return re.sub(
+            r"(?m)^(sleep_late_max_us = )([0-9.eE+-]+)(.*\[SLACK\].*\n)",
+            lambda m: f"{m[1]}{float(m[2]) * factor!r}{m[3]}",
+            text,
+        )
+
+    return edit
+
+
 @dataclass(frozen=True)
 class Point:
     """One row of the sweep: what it changes, the edit of the workload's text, its configs."""
@@ -61,10 +86,12 @@ class Point:
 def points(slowed: tuple[int, ...]) -> tuple[Point, ...]:
     cpus = ",".join(map(str, slowed))
     return (
-        Point("as stated (instructions_cv 0.05, timers 0-2 ms late)", lambda t: t),
+        Point("as stated (instructions_cv 0.05, timers 0-2 ms late, 50 µs slack, vsync)", lambda t: t),
         Point("no spread (both keys removed)", lambda t: _scale(_scale(t, SPREAD_KEYS[0], 0), SPREAD_KEYS[1], 0)),
         Point("instructions_cv 0.10 ([WBD])", lambda t: _scale(t, SPREAD_KEYS[0], 2.0)),
-        Point("timers on time (sleep_late_max_us 0)", lambda t: _scale(t, SPREAD_KEYS[1], 0)),
+        Point("timers on time, no wake-up jitter (sleep_late_max_us 0)", lambda t: _scale(t, SPREAD_KEYS[1], 0)),
+        Point("wake-up jitter x10 (timer slack 500 µs)", _wake_up_jitter(10.0)),
+        Point("frames back to back (no vsync)", _back_to_back),
         Point(f"control: SMP, nice-10 workers on CPUs {cpus}", _workers_on(slowed), ("smp",)),
     )
 
