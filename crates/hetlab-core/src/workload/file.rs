@@ -727,8 +727,9 @@ mod tests {
     fn a_frames_phase_is_read_from_the_file_and_checked() {
         let file = |phase: &str| format!("name='x'\n[[tasks]]\nname='t'\n[[tasks.phases]]\n{phase}\n");
         let phase = |keys: &str| Workload::from_toml("w.toml", &file(keys)).map(|w| w.tasks[0].phases[0].clone());
-        let p = phase("instructions=1.2e7\nframes=30\nvsync_us=16666.667\ninstructions_cv=0.05\nsleep_late_max_us=50.0")
-            .unwrap();
+        let p =
+            phase("instructions=1.2e7\nframes=30\nvsync_us=16666.667\ninstructions_cv=0.05\nsleep_late_max_us=50.0")
+                .unwrap();
         assert_eq!(p.kind, PhaseKind::Frames { instructions: 1.2e7, frames: 30, vsync_us: 16666.667 });
         assert_eq!((p.spread.instructions_cv, p.spread.sleep_late_max_us), (0.05, 50.0));
         for (keys, says) in [
