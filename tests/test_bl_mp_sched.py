@@ -147,6 +147,41 @@ def test_a_part_alone_runs_only_its_configurations_and_figures(tmp_path):
     assert "platform `linsched-2b2l`" in text and "## vexpress" not in text
 
 
+def test_the_spread_sweep_runs_only_with_the_vexpress_part(tmp_path, monkeypatch):
+    """The sweep reads the vexpress benchmark only: a selection without it makes none."""
+    monkeypatch.setattr(bl.spread, "sweep", lambda *a, **k: pytest.fail("the spread sweep ran for linsched alone"))
+    result = reproduce.reproduce(
+        "bl-mp-sched", tmp_path / "ls", benchmarks="linsched", reps=1, progress=False, log=lambda m: None
+    )
+    assert result.runs_count == 2
+    assert "Sensitivity of the spread" not in (tmp_path / "ls" / "report.md").read_text()
+
+
+def test_the_spread_sweep_obeys_the_time_limit(tmp_path, monkeypatch):
+    """--time-limit cuts the sweep's runs as it cuts the reproduction's: a limit below the
+    workload's length stops the reproduction with the one-line error, after one point's runs."""
+    limits = []
+    real = bl.spread.api.simulate_reps
+
+    def spy(n, **options):
+        limits.append(options.get("time_limit_s"))
+        return real(n, **options)
+
+    monkeypatch.setattr(bl.spread.api, "simulate_reps", spy)
+    with pytest.raises(api.HetlabError, match=r"spread sweep's smp runs .* did not finish within --time-limit 2 s"):
+        reproduce.reproduce(
+            "bl-mp-sched",
+            tmp_path / "vx",
+            benchmarks="vexpress",
+            reps=1,
+            time_limit_s=2.0,
+            progress=False,
+            log=lambda m: None,
+        )
+    assert limits == [2.0]
+    assert not (tmp_path / "vx" / "report.md").exists()
+
+
 def test_each_run_column_agrees_with_its_run():
     bench = next(b for b in E.benchmarks if b.label == bl.VX)
     config = next(c for c in E.configs if c.name == "bL-vanilla")

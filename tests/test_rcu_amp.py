@@ -77,7 +77,8 @@ def test_a_small_run_writes_every_output_with_the_issues_columns(small):
     points = ra.sens.points()
     assert len(sens) == len(points) * len(ra.SENSITIVITY_CONFIGS) * 6
     for pt in points:
-        assert text.count(f"| {pt.assumption} | {pt.value} | ") == len(ra.SENSITIVITY_CONFIGS) - 1, pt
+        # one row per method's table and one in the claims-at-each-point table
+        assert text.count(f"| {pt.assumption} | {pt.value} | ") == len(ra.SENSITIVITY_CONFIGS), pt
     assert "platform `tc2`" in text and "2 seeds (3, 4) per configuration" in text
     assert not list(out.glob(".*"))
 
@@ -187,3 +188,46 @@ def test_every_benchmark_starts_from_its_warmed_up_board(small):
     assert warm.summary["clusters"][0]["static_j"] > cold.summary["clusters"][0]["static_j"]
     with pytest.raises(api.HetlabError, match="give one per cluster"):
         api.simulate("tc2", "andebench2", start_temp_c=[40.0])
+
+
+def test_the_claims_at_each_sensitivity_point_follow_its_numbers():
+    """The per-point verdicts: a benefit counts only beyond the stated reference's spread, and a
+    changed energy changes the verdict."""
+    sens = ra.sens
+    benches = ("a", "b")
+
+    def point(nocb, fast, offload):
+        energy = {"reference": 100.0, "nocb": nocb, "fast-no-hz": fast, "offload": offload}
+        return {c: {b: (e, 1.0) for b in benches} for c, e in energy.items()}
+
+    bands = {"a": 1.0, "b": 1.0}
+    # 5 % gains beyond a 1 % spread: both methods count on both benchmarks; offload 3 % ahead
+    yes = sens._point_verdicts(point(95.0, 95.0, 92.0), "reference", bands)
+    assert yes[0].startswith("yes") and yes[2].startswith("yes")
+    # the same gains inside a 6 % spread count for nothing
+    none = sens._point_verdicts(point(95.0, 95.0, 92.0), "reference", {"a": 6.0, "b": 6.0})
+    assert none[0].startswith("no") and none[2].startswith("no")
+    # enforced idle 12 % against offload's 5 %: ahead and double-digit
+    more = sens._point_verdicts(point(95.0, 88.0, 92.0), "reference", bands)
+    assert more[1].startswith("yes") and "double-digit: a, b" in more[1]
+
+
+def test_the_fence_file_point_edits_only_surfaceflinger():
+    import tomllib
+
+    from hetlab import _core
+
+    edit = ra.sens._with_fence_files(3.0)
+    text = _core.builtin_workload_text("audio-bbench")
+    tasks = {t["name"]: t for t in tomllib.loads(edit("audio-bbench", text))["tasks"]}
+    rates = [p.get("call_rcu_per_s") for p in tasks["SurfaceFlinger"]["phases"] if "instructions" in p]
+    assert rates and all(r == pytest.approx(3.0 / 0.012) for r in rates)
+    assert edit("audio", _core.builtin_workload_text("audio")) == _core.builtin_workload_text("audio")
+
+
+def test_the_sensitivity_sweep_follows_the_selection(tmp_path):
+    """A selection sweeps its own benchmarks only."""
+    out = tmp_path / "one"
+    reproduce.reproduce("rcu-amp", out, benchmarks="andebench2", reps=1, progress=False, log=lambda m: None)
+    rows = pd.read_csv(out / "sensitivity.csv")
+    assert set(rows.benchmark) == {"andebench2"}

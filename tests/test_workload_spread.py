@@ -77,5 +77,11 @@ def test_the_spread_is_the_files(tmp_path):
 def test_bbench_cites_each_spread_it_declares():
     text = _core.builtin_workload_text("bbench-android")
     keys = [line for line in text.splitlines() if re.match(r"\s*(instructions_cv|sleep_late_max_us)\s*=", line)]
-    assert len(keys) == 15  # 5 renders x (WebViewCore's work and timer, SurfaceFlinger's composition)
-    assert all(re.search(r"#.*\[(DBG|NRN|WBD)\]", line) for line in keys), keys
+    # 5 renders x (WebViewCore's work and timer, SurfaceFlinger's frames and their vsync wake-ups),
+    # and the timer slack of the noise thread's sleep and the three workers' two sleeps each
+    assert len(keys) == 5 * 4 + 1 + 6
+    assert all(re.search(r"#.*\[(DBG|NRN|WBD|SLACK)\]", line) for line in keys), keys
+    for name in ("bbench-android", "audio-bbench"):
+        text = _core.builtin_workload_text(name)
+        assert text.count("vsync_us = 16666.667") == text.count("frames = ") > 0, name
+        assert "instructions_cv" in text and "sleep_late_max_us = 2000" in text, name

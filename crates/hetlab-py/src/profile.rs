@@ -86,7 +86,10 @@ pub fn phase_miss_ratios(
         .get(task)
         .and_then(|t| t.phases.get(phase))
         .ok_or_else(|| err(format!("workload '{}' has no task {task} phase {phase}", w.name)))?;
-    if !matches!(ph.kind, PhaseKind::Compute { .. } | PhaseKind::Periodic { .. } | PhaseKind::Parallel { .. }) {
+    if !matches!(
+        ph.kind,
+        PhaseKind::Compute { .. } | PhaseKind::Periodic { .. } | PhaseKind::Parallel { .. } | PhaseKind::Frames { .. }
+    ) {
         return Err(err(format!("task {task} phase {phase} of '{}' does no work", w.name)));
     }
     // against a cache simulator's counts: the program alone, no system share, no translation

@@ -258,9 +258,12 @@ def check(settings: None, ctx: Context) -> None:
 
 
 def prepare(plan: None, out: Path, ctx: Context) -> spread.Spread:
-    """The spread's sensitivity sweep over the vexpress configurations (bl_mp_sched_spread)."""
-    configs = tuple(c for c in CONFIGS if c.name in VEXPRESS_CONFIGS)
+    """The spread's sensitivity sweep over the vexpress configurations (bl_mp_sched_spread), when
+    the vexpress benchmark is selected (its report sections are the only ones that read it)."""
     vexpress = BENCHMARKS[0]
+    if ctx.selected and vexpress.label not in ctx.selected:
+        return spread.Spread()
+    configs = tuple(c for c in CONFIGS if c.name in VEXPRESS_CONFIGS)
     return spread.sweep(ctx, configs, SLOWED_CPUS, lambda config, r: run_columns(vexpress, config, r))
 
 
@@ -749,9 +752,11 @@ def _spread_section(summary: pd.DataFrame) -> list[str]:
         "## Spread over the seeds, beside the seed",
         "",
         f"Mean ± standard deviation (coefficient of variation) over {rows[(configs[0], 'sf_exec_s')]['n']} seeds, s. "
-        "The spread comes from bbench-android.toml's per-render work (instructions_cv, DebugBear's page-load "
-        "spread) and JavaScript timers' lateness (sleep_late_max_us), the platform's OS jitter and DRAM noise, "
-        "and where each run's timing puts the threads.",
+        "The spread comes from bbench-android.toml's per-render and per-frame work (instructions_cv, DebugBear's "
+        "page-load spread), JavaScript timers' lateness and the 50 µs timer slack of the other sleeps "
+        "(sleep_late_max_us), SurfaceFlinger's frames waiting for the display's next 60 Hz vsync (a frame that "
+        "ends just after one waits almost a period), the platform's OS jitter and DRAM noise, and where each "
+        "run's timing puts the threads.",
         "",
         "| | " + " | ".join(configs) + " | seed 003 says |",
         "|---|" + "---:|" * len(configs) + "---|",

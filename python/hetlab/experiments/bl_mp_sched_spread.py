@@ -49,6 +49,31 @@ def _workers_on(cpus: tuple[int, ...]) -> Callable[[str], str]:
     return edit
 
 
+def _back_to_back(text: str) -> str:
+    """SurfaceFlinger's frames composed back to back, unpaced (the model before the vsync): each
+    `frames` phase becomes one phase of all its frames' instructions (its instructions_cv then
+    per render, as before), its vsync and the vsync wake-up's lateness removed."""
+
+    def phase(m: re.Match) -> str:
+        return f"instructions = {float(m[1]) * int(m[2])!r}\n"
+
+    text = re.sub(r"(?m)^instructions = ([0-9.eE+-]+)[^\n]*\nframes = (\d+)[^\n]*\n", phase, text)
+    return re.sub(r"(?m)^vsync_us = [^\n]*\n(sleep_late_max_us = [^\n]*\n)?", "", text)
+
+
+def _wake_up_jitter(factor: float) -> Callable[[str], str]:
+    """The timer-slack wake-up jitter ([SLACK] lines' sleep_late_max_us) times `factor`."""
+
+    def edit(text: str) -> str:
+        return re.sub(
+            r"(?m)^(sleep_late_max_us = )([0-9.eE+-]+)(.*\[SLACK\].*\n)",
+            lambda m: f"{m[1]}{float(m[2]) * factor!r}{m[3]}",
+            text,
+        )
+
+    return edit
+
+
 @dataclass(frozen=True)
 class Point:
     """One row of the sweep: what it changes, the edit of the workload's text, its configs."""
@@ -56,15 +81,35 @@ class Point:
     name: str
     edit: Callable[[str], str]
     configs: tuple[str, ...] | None = None  # None: every vexpress configuration
+    platform: Callable[[str], str] | None = None  # an edit of the platform's text, if any
+
+
+def _code_cold(share: float) -> Callable[[str], str]:
+    """The perf handler's code lines cold in the L1I for this share of the samples
+    ([perf_sample] code_cold_share; without it the task's code churns as its data does)."""
+
+    def edit(text: str) -> str:
+        return re.sub(r"(?m)^\[perf_sample\]\n", f"[perf_sample]\ncode_cold_share = {share!r}\n", text, count=1)
+
+    return edit
+
+
+# Points whose edit touches only what SMP never uses (the perf sample's cost) run the two b.L
+# configurations; SMP's row is the stated point's.
+PERF_CONFIGS = ("bL-vanilla", "bL-optimized")
 
 
 def points(slowed: tuple[int, ...]) -> tuple[Point, ...]:
     cpus = ",".join(map(str, slowed))
     return (
-        Point("as stated (instructions_cv 0.05, timers 0-2 ms late)", lambda t: t),
+        Point("as stated (instructions_cv 0.05, timers 0-2 ms late, 50 µs slack, vsync)", lambda t: t),
         Point("no spread (both keys removed)", lambda t: _scale(_scale(t, SPREAD_KEYS[0], 0), SPREAD_KEYS[1], 0)),
         Point("instructions_cv 0.10 ([WBD])", lambda t: _scale(t, SPREAD_KEYS[0], 2.0)),
-        Point("timers on time (sleep_late_max_us 0)", lambda t: _scale(t, SPREAD_KEYS[1], 0)),
+        Point("timers on time, no wake-up jitter (sleep_late_max_us 0)", lambda t: _scale(t, SPREAD_KEYS[1], 0)),
+        Point("wake-up jitter x10 (timer slack 500 µs)", _wake_up_jitter(10.0)),
+        Point("frames back to back (no vsync)", _back_to_back),
+        Point("perf handler's code always warm (code_cold_share 0)", lambda t: t, PERF_CONFIGS, _code_cold(0.0)),
+        Point("perf handler's code always cold (code_cold_share 1)", lambda t: t, PERF_CONFIGS, _code_cold(1.0)),
         Point(f"control: SMP, nice-10 workers on CPUs {cpus}", _workers_on(slowed), ("smp",)),
     )
 
@@ -88,29 +133,43 @@ def sweep(
 
     out = Spread()
     t0 = time.perf_counter()
+    # --time-limit cuts the sweep's runs as it cuts the reproduction's (hetlab.runs.run_all)
+    limit = {} if ctx.time_limit_s is None else {"time_limit_s": ctx.time_limit_s}
     base = _core.builtin_workload_text(WORKLOAD)
+    board = api.load_platform(ctx.platform).text
     by_name = {c.name: c for c in configs}
     with tempfile.TemporaryDirectory(prefix="hetlab-bl-mp-sched-") as tmp:
         for i, pt in enumerate(points(slowed)):
             path = Path(tmp) / f"w{i}.toml"
             path.write_text(pt.edit(base))
+            platform = ctx.platform
+            if pt.platform is not None:
+                platform = str(Path(tmp) / f"p{i}.toml")
+                Path(platform).write_text(pt.platform(board))
             out.point_names.append(pt.name)
             for name in pt.configs or tuple(by_name):
                 runs = api.simulate_reps(
                     SEEDS,
                     seed=1,
                     workers=ctx.jobs,
-                    platform=ctx.platform,
+                    platform=platform,
                     workload=str(path),
                     intervals=True,
-                    **by_name[name].options,
+                    **{**by_name[name].options, **limit},
                 )
+                if limit and not all(r.summary["completed"] for r in runs):
+                    raise api.HetlabError(
+                        f"the spread sweep's {name} runs ({pt.name}) did not finish within --time-limit "
+                        f"{ctx.time_limit_s:g} s of simulated time; raise it or leave it out"
+                    )
                 values = [columns(by_name[name], r) for r in runs]
                 out.rows[(pt.name, name)] = {
                     m: (float(np.nanmean(v)), float(np.nanstd(v, ddof=1)))
                     for m in (*METRICS, "bg-workers_big_share")
                     for v in [np.array([row[m] for row in values], dtype=float)]
                 }
+            if pt.platform is not None and "smp" in by_name and "smp" not in (pt.configs or ()):
+                out.rows[(pt.name, "smp")] = out.rows[(out.point_names[0], "smp")]
     out.timings_s["spread sweep"] = time.perf_counter() - t0
     return out
 
@@ -147,7 +206,9 @@ def section(spread: Spread, configs: tuple[str, ...], titles: dict[str, str]) ->
         "",
         f"Each row reruns the vexpress part over seeds 1-{SEEDS} with one input of bbench-android.toml "
         "edited (the others as stated); mean ± standard deviation, s. The control row runs SMP with the three "
-        "nice-10 workers confined to the slowed CPUs, as hmp's priority filter confines them.",
+        "nice-10 workers confined to the slowed CPUs, as hmp's priority filter confines them. The perf handler's "
+        "code rows edit vexpress-a9.toml's [perf_sample] (code_cold_share) and run the two b.L configurations; "
+        "SMP samples nothing, so its row there is the stated one.",
         "",
         "| input | config | " + " | ".join(titles[m] for m in METRICS) + " | workers on {0,2} |",
         "|---|---|" + "---:|" * (len(METRICS) + 1),

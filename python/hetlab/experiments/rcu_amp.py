@@ -421,12 +421,22 @@ def _where_table(runs: pd.DataFrame) -> list[str]:
     return lines
 
 
+def _reference_bands(runs: pd.DataFrame) -> dict[str, float]:
+    """Per benchmark, the reference's energy spread over the seeds, (max - min) / mean, %."""
+    out = {}
+    for b in _benches(runs):
+        e = _values(runs, b, BASELINE, "energy_j")
+        out[b] = 100.0 * float(e.max() - e.min()) / float(e.mean())
+    return out
+
+
 def runs_sections(summary: pd.DataFrame, runs: pd.DataFrame, prepared: Prepared) -> list[list[str]]:
     benches = _benches(runs)
     return [
         _benefit_table(runs),
         _where_table(runs),
-        sens.section(prepared, _configs(runs, SENSITIVITY_CONFIGS[1:]), benches),
+        sens.section(prepared, _configs(runs, SENSITIVITY_CONFIGS[1:]), benches)
+        + ["", *sens.claims_section(prepared, _reference_bands(runs))],
         _warm_up_section(prepared),
         _method_section(),
     ]
@@ -606,9 +616,10 @@ SENSITIVITY_CONFIGS = (BASELINE, "nocb", "fast-no-hz", "offload")
 
 
 def prepare(plan: object, out: Path, ctx: Context) -> sens.Sweep:
-    """The warm-up temperatures, then the sensitivity sweep (rcu_amp_sensitivity)."""
+    """The warm-up temperatures, then the sensitivity sweep (rcu_amp_sensitivity), of the
+    selected benchmarks."""
     configs = tuple(c for c in CONFIGS if c.name in SENSITIVITY_CONFIGS)
-    return sens.prepare(ctx, out, configs, BENCHMARK_NAMES)
+    return sens.prepare(ctx, out, configs, tuple(b for b in BENCHMARK_NAMES if not ctx.selected or b in ctx.selected))
 
 
 def simulate_options(bench: Benchmark, config: Config, prepared: Prepared) -> dict:

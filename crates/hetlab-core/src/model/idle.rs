@@ -67,9 +67,8 @@ impl IdleHistory {
         if self.seen < INTERVALS {
             return None;
         }
-        let mut thresh = f64::INFINITY;
+        let mut kept: Vec<f64> = self.intervals_us.to_vec();
         loop {
-            let kept: Vec<f64> = self.intervals_us.iter().copied().filter(|&v| v <= thresh).collect();
             let n = kept.len() as f64;
             let avg = kept.iter().sum::<f64>() / n;
             let stddev = (kept.iter().map(|v| (v - avg) * (v - avg)).sum::<f64>() / n).sqrt();
@@ -79,8 +78,11 @@ impl IdleHistory {
             if kept.len() * 4 <= INTERVALS * 3 {
                 return None;
             }
-            // drop the largest and look again
-            thresh = kept.iter().copied().fold(0.0, f64::max) - 1e-9;
+            // drop the largest (every copy, as Linux's integer `thresh = max - 1` does) and look
+            // again; a threshold of `max - 1e-9` kept a period of 2^24 µs (16.8 s) or more, whose
+            // spacing is wider than 1e-9, and looped for ever
+            let largest = kept.iter().copied().fold(0.0, f64::max);
+            kept.retain(|&v| v < largest);
         }
     }
 }
@@ -94,6 +96,22 @@ pub fn power_down_pays(idle_from_us: f64, next_wakeup_us: f64, target_residency_
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_idle_period_is_dropped_not_kept_for_ever() {
+        // seven scattered periods and one of 20 s: the largest are dropped until too few remain
+        let mut h = IdleHistory::default();
+        for us in [3.0e7, 100.0, 5000.0, 2.0e5, 40.0, 9.0e6, 700.0, 1.0e6] {
+            h.record(us);
+        }
+        assert_eq!(h.typical_us(), None);
+        // six equal periods beside two long ones: the long ones go, the six agree
+        let mut h = IdleHistory::default();
+        for us in [3.0e7, 1000.0, 1000.0, 1000.0, 2.0e7, 1000.0, 1000.0, 1000.0] {
+            h.record(us);
+        }
+        assert_eq!(h.typical_us(), Some(1000.0));
+    }
 
     #[test]
     fn names_and_the_residency_test() {

@@ -144,8 +144,13 @@ pub(crate) struct PhaseFile {
     /// Coefficient of variation of an `instructions` phase's work, drawn at each entry
     /// (`workload::spread`).
     pub(crate) instructions_cv: Option<f64>,
-    /// A `sleep_us` phase ends late by up to this long (uniform), drawn at each entry.
+    /// A `sleep_us` phase ends late by up to this long (uniform), drawn at each entry; on a
+    /// `frames` phase, each vsync's wake-up.
     pub(crate) sleep_late_max_us: Option<f64>,
+    /// An `instructions` phase done as this many frames, each at the next vsync (`vsync_us`).
+    pub(crate) frames: Option<u64>,
+    /// The display's refresh period, µs (with `frames`).
+    pub(crate) vsync_us: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -167,6 +172,9 @@ impl PhaseFile {
         {
             return Err(format!("{at}: period_us, count and duration_us belong to run_us phases"));
         }
+        if !matches!(kind, PhaseKind::Frames { .. }) && (self.frames.is_some() || self.vsync_us.is_some()) {
+            return Err(format!("{at}: frames and vsync_us belong to instructions phases"));
+        }
         let rcu = self.rcu_calls(at, &kind)?;
         let spread = self.spread(at, &kind)?;
         Ok(Phase { kind, mem, mark: self.mark, rcu, spread })
@@ -177,14 +185,14 @@ impl PhaseFile {
     fn spread(&self, at: &str, kind: &PhaseKind) -> Result<Spread, String> {
         let mut spread = Spread::NONE;
         if let Some(cv) = self.instructions_cv {
-            if !matches!(kind, PhaseKind::Compute { .. }) {
+            if !matches!(kind, PhaseKind::Compute { .. } | PhaseKind::Frames { .. }) {
                 return Err(format!("{at}: instructions_cv belongs to instructions phases"));
             }
             spread.instructions_cv = within(&format!("{at}.instructions_cv"), cv, true, MAX_INSTRUCTIONS_CV)?;
         }
         if let Some(late) = self.sleep_late_max_us {
-            if !matches!(kind, PhaseKind::Sleep { .. }) {
-                return Err(format!("{at}: sleep_late_max_us belongs to sleep_us phases"));
+            if !matches!(kind, PhaseKind::Sleep { .. } | PhaseKind::Frames { .. }) {
+                return Err(format!("{at}: sleep_late_max_us belongs to sleep_us and frames phases"));
             }
             within(&format!("{at}.sleep_late_max_us"), late, true, MAX_PHASE_US)?;
             spread.sleep_late_max_us = late;
@@ -282,7 +290,8 @@ impl PhaseFile {
                 PhaseKind::Sync { op: super::SyncOp::SemWait, object: event(&self.sem_wait)? }
             }
             (Some(n), None, None) => {
-                PhaseKind::Compute { instructions: within(&format!("{at}.instructions"), n, false, MAX_INSTRUCTIONS)? }
+                let instructions = within(&format!("{at}.instructions"), n, false, MAX_INSTRUCTIONS)?;
+                self.frames_kind(at, instructions)?.unwrap_or(PhaseKind::Compute { instructions })
             }
             (None, Some(d), None) => {
                 within(&format!("{at}.sleep_us"), d as f64, true, MAX_PHASE_US)?;
@@ -291,6 +300,20 @@ impl PhaseFile {
             (None, None, Some(run_us)) => self.periodic_kind(at, run_us)?,
             _ => unreachable!("exactly one kind, checked above"),
         })
+    }
+
+    /// An `instructions` phase with `frames` and `vsync_us`: that many frames of `instructions`
+    /// each, paced by the vsync (None: no `frames`, a plain work phase).
+    fn frames_kind(&self, at: &str, instructions: f64) -> Result<Option<PhaseKind>, String> {
+        match (self.frames, self.vsync_us) {
+            (None, None) => Ok(None),
+            (Some(0), _) => Err(format!("{at}.frames must be at least 1 (leave it out for one job of work)")),
+            (Some(frames), Some(vsync_us)) => {
+                let vsync_us = within(&format!("{at}.vsync_us"), vsync_us, false, MAX_PHASE_US)?;
+                Ok(Some(PhaseKind::Frames { instructions, frames, vsync_us }))
+            }
+            _ => Err(format!("{at}: give frames and vsync_us together (the frames and the display's refresh period)")),
+        }
     }
 
     /// A fork-join phase: its work and how the threads split it.
@@ -373,7 +396,7 @@ impl PhaseFile {
                     return Err(format!("{at}.rcu_callback_us must be positive, got {callback_us}"));
                 }
                 within(&format!("{at}.rcu_callback_us"), callback_us, false, MAX_PHASE_US)?;
-                if !matches!(kind, PhaseKind::Compute { .. } | PhaseKind::Periodic { .. }) {
+                if !matches!(kind, PhaseKind::Compute { .. } | PhaseKind::Periodic { .. } | PhaseKind::Frames { .. }) {
                     return Err(format!("{at}: call_rcu_per_s belongs to work phases (instructions or run_us)"));
                 }
                 RcuCalls { per_s, callback_us, lazy: self.rcu_lazy.unwrap_or(false) }
@@ -692,11 +715,32 @@ mod tests {
             ("instructions=1e6\ninstructions_cv=1.5", "instructions_cv must be within 0..=1, got 1.5"),
             ("instructions=1e6\ninstructions_cv=nan", "instructions_cv must be within 0..=1, got NaN"),
             ("sleep_us=10\ninstructions_cv=0.1", "instructions_cv belongs to instructions phases"),
-            ("instructions=1e6\nsleep_late_max_us=5.0", "sleep_late_max_us belongs to sleep_us phases"),
+            ("instructions=1e6\nsleep_late_max_us=5.0", "sleep_late_max_us belongs to sleep_us and frames phases"),
             ("sleep_us=10\nsleep_late_max_us=-1.0", "sleep_late_max_us must be within"),
         ] {
             let e = spread(phase).unwrap_err();
             assert!(e.contains(says), "{phase}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_frames_phase_is_read_from_the_file_and_checked() {
+        let file = |phase: &str| format!("name='x'\n[[tasks]]\nname='t'\n[[tasks.phases]]\n{phase}\n");
+        let phase = |keys: &str| Workload::from_toml("w.toml", &file(keys)).map(|w| w.tasks[0].phases[0].clone());
+        let p =
+            phase("instructions=1.2e7\nframes=30\nvsync_us=16666.667\ninstructions_cv=0.05\nsleep_late_max_us=50.0")
+                .unwrap();
+        assert_eq!(p.kind, PhaseKind::Frames { instructions: 1.2e7, frames: 30, vsync_us: 16666.667 });
+        assert_eq!((p.spread.instructions_cv, p.spread.sleep_late_max_us), (0.05, 50.0));
+        for (keys, says) in [
+            ("instructions=1e6\nframes=0\nvsync_us=16666.7", "frames must be at least 1"),
+            ("instructions=1e6\nframes=3", "give frames and vsync_us together"),
+            ("instructions=1e6\nvsync_us=16666.7", "give frames and vsync_us together"),
+            ("instructions=1e6\nframes=3\nvsync_us=0.0", "vsync_us must be above 0"),
+            ("sleep_us=10\nframes=3\nvsync_us=16666.7", "frames and vsync_us belong to instructions phases"),
+        ] {
+            let e = phase(keys).unwrap_err();
+            assert!(e.contains(says), "{keys}: {e}");
         }
     }
 

@@ -142,6 +142,15 @@ pub enum PhaseKind {
         period_us: u64,
         count: u64,
     },
+    /// A display's frames: `frames` jobs of `instructions` each, each started at the next vsync
+    /// (a multiple of `vsync_us` on the run's clock). A frame that ends after a vsync waits for
+    /// the one after it: the compositor is woken for the next refresh, never for one already past
+    /// (Android's SurfaceFlinger on its vsync events).
+    Frames {
+        instructions: f64,
+        frames: u64,
+        vsync_us: f64,
+    },
     /// Sleep until another thread resumes `event` (rt-app's `suspend`: a condition wait).
     Suspend {
         event: String,

@@ -97,6 +97,14 @@ impl Engine<'_> {
                 self.make_runnable(t, waker);
                 false
             }
+            &PhaseKind::Frames { instructions, frames, vsync_us } => {
+                let p = self.work.progress_mut(t);
+                p.jobs_left = frames;
+                p.work_left = spread.instructions(&mut self.rng, instructions);
+                let wake_us = next_vsync_us(now, vsync_us) + spread.sleep_us(&mut self.rng, 0.0);
+                self.sleep_until(t, wake_us);
+                false
+            }
             // nanosleep of nothing returns at once: its expired hrtimer wakes the sleeper
             // before it would schedule (do_nanosleep)
             PhaseKind::Sleep { duration_us: 0 } => true,
@@ -175,6 +183,9 @@ impl Engine<'_> {
         if let PhaseKind::Parallel { .. } = kind {
             return self.parallel_job_done(t);
         }
+        if let &PhaseKind::Frames { instructions, vsync_us, .. } = kind {
+            return self.frame_done(t, phase, instructions, vsync_us);
+        }
         if let &PhaseKind::Periodic { run_us, period_us, .. } = kind {
             let ips = self.work.reference_ips(t);
             let now = self.now_us;
@@ -193,6 +204,22 @@ impl Engine<'_> {
         }
         self.work.next_phase(t);
         self.enter_phase(t, None);
+    }
+
+    /// `t` composed a frame of its `frames` phase `phase`: the next frame at the next vsync, or
+    /// its next phase after the last.
+    fn frame_done(&mut self, t: usize, phase: usize, instructions: f64, vsync_us: f64) {
+        let spread = self.work.task(t).phases[phase].spread;
+        let now = self.now_us;
+        let p = self.work.progress_mut(t);
+        p.jobs_left -= 1;
+        if p.jobs_left == 0 {
+            self.work.next_phase(t);
+            return self.enter_phase(t, None);
+        }
+        p.work_left = spread.instructions(&mut self.rng, instructions);
+        let wake_us = next_vsync_us(now, vsync_us) + spread.sleep_us(&mut self.rng, 0.0);
+        self.sleep_until(t, wake_us);
     }
 
     // ---- fork-join pools ---------------------------------------------------------------------
@@ -382,4 +409,10 @@ impl Engine<'_> {
             .collect();
         self.out.note_deadlock(Deadlock { time_s: self.now_us * 1e-6, waits });
     }
+}
+
+/// The first vsync after `now_us`: the next multiple of `vsync_us` on the run's clock (one
+/// exactly now has been missed, as a frame that ends on it has).
+fn next_vsync_us(now_us: f64, vsync_us: f64) -> f64 {
+    ((now_us / vsync_us).floor() + 1.0) * vsync_us
 }
