@@ -17,8 +17,6 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from hetlab import _core, api
 
 if TYPE_CHECKING:
@@ -87,6 +85,8 @@ def _per_read(r: dict) -> float:
 
 def _tree_says(model_text: str, idle: str, r: dict) -> str:
     """The governor's own evaluator on the whole run's counts (features in the tree's order)."""
+    import numpy as np  # here, not at import: every command imports the experiments' registry
+
     counts = {"cci_congestion": (r["stalls"], r["reads"]), "memory_access": (r["bus_access"], r["cpu_cycles"])}
     order = list(_core.TREE_FEATURES)
     nums = [np.array([counts[f][0]], dtype=np.uint64) for f in order]
