@@ -231,3 +231,15 @@ def test_the_sensitivity_sweep_follows_the_selection(tmp_path):
     reproduce.reproduce("rcu-amp", out, benchmarks="andebench2", reps=1, progress=False, log=lambda m: None)
     rows = pd.read_csv(out / "sensitivity.csv")
     assert set(rows.benchmark) == {"andebench2"}
+
+
+def test_the_warm_up_obeys_the_time_limit(tmp_path):
+    """--time-limit cuts the warm-up's runs as it cuts the reproduction's: a cut run is one error
+    line naming it, before the sweep or the runs start, and nothing is written."""
+    out = tmp_path / "out"
+    r = hetlab_cli("reproduce", "rcu-amp", "--out", str(out), "--benchmarks", "audio", "--time-limit", "0.01")
+    assert r.returncode != 0 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hetlab: error: the warm-up's audio run"), r.stderr
+    assert "did not finish within --time-limit 0.01 s" in lines[0]
+    assert not out.exists()

@@ -65,6 +65,30 @@ def _series(bench: Benchmark, config: Config, seed: int, r: api.SimResult):
 DEFAULT_TIME_LIMIT_S = inspect.signature(api.simulate).parameters["time_limit_s"].default
 
 
+def limited(options: dict, time_limit_s: float | None) -> tuple[dict, bool]:
+    """A run's options under --time-limit (`time_limit_s`; None: none), and whether it cut them:
+    it applies only where it is below the run's own limit."""
+    cut = time_limit_s is not None and time_limit_s < options.get("time_limit_s", DEFAULT_TIME_LIMIT_S)
+    return ({**options, "time_limit_s": time_limit_s} if cut else options), cut
+
+
+def check_finished(results: list, cut: bool, what: str, time_limit_s: float | None) -> None:
+    """A run --time-limit cut before it finished is a one-line error naming `what`, never a row."""
+    if cut and not all(r.summary["completed"] for r in results):
+        raise api.HetlabError(
+            f"{what} did not finish within --time-limit {time_limit_s:g} s of simulated time; raise it or leave "
+            "it out (--benchmarks)"
+        )
+
+
+def simulate_within(time_limit_s: float | None, what: str, platform: str, spec: str, **options) -> api.SimResult:
+    """`api.simulate` under --time-limit (`limited`, `check_finished`)."""
+    options, cut = limited(options, time_limit_s)
+    r = api.simulate(platform, spec, **options)
+    check_finished([r], cut, what, time_limit_s)
+    return r
+
+
 def run_all(
     experiment: Experiment,
     benchmarks: list[Benchmark],
@@ -88,17 +112,9 @@ def run_all(
         bench, config, s = item
         spec = specs[bench.label]
         options = experiment.simulate_options(bench, config, prepared)
-        own_limit_s = options.get("time_limit_s", DEFAULT_TIME_LIMIT_S)
-        cut = time_limit_s is not None and time_limit_s < own_limit_s
-        if cut:
-            options = {**options, "time_limit_s": time_limit_s}
         # the first seed's time series goes into the report; the others are not kept
-        r = api.simulate(bench.platform or platform, spec, seed=s, series=s == seed, **options)
-        if cut and not r.summary["completed"]:
-            raise api.HetlabError(
-                f"{bench.label} under {config.name} (seed {s}) did not finish within --time-limit {time_limit_s:g} s "
-                "of simulated time; raise it or leave it out"
-            )
+        what = f"{bench.label} under {config.name} (seed {s})"
+        r = simulate_within(time_limit_s, what, bench.platform or platform, spec, seed=s, series=s == seed, **options)
         keep = any(c.uses_intervals for c in experiment.charts) and s == seed and r.intervals is not None
         kept = _intervals(bench, config, s, r) if keep else None
         series = _series(bench, config, s, r) if s == seed else None

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hetlab import _core, api
+from hetlab import runs as runs_lib
 from hetlab.experiment import Prepared
 
 if TYPE_CHECKING:
@@ -133,8 +134,6 @@ def sweep(
 
     out = Spread()
     t0 = time.perf_counter()
-    # --time-limit cuts the sweep's runs as it cuts the reproduction's (hetlab.runs.run_all)
-    limit = {} if ctx.time_limit_s is None else {"time_limit_s": ctx.time_limit_s}
     base = _core.builtin_workload_text(WORKLOAD)
     board = api.load_platform(ctx.platform).text
     by_name = {c.name: c for c in configs}
@@ -148,20 +147,13 @@ def sweep(
                 Path(platform).write_text(pt.platform(board))
             out.point_names.append(pt.name)
             for name in pt.configs or tuple(by_name):
+                # --time-limit cuts the sweep's runs as it cuts the reproduction's
+                options, cut = runs_lib.limited(by_name[name].options, ctx.time_limit_s)
                 runs = api.simulate_reps(
-                    SEEDS,
-                    seed=1,
-                    workers=ctx.jobs,
-                    platform=platform,
-                    workload=str(path),
-                    intervals=True,
-                    **{**by_name[name].options, **limit},
+                    SEEDS, seed=1, workers=ctx.jobs, platform=platform, workload=str(path), intervals=True, **options
                 )
-                if limit and not all(r.summary["completed"] for r in runs):
-                    raise api.HetlabError(
-                        f"the spread sweep's {name} runs ({pt.name}) did not finish within --time-limit "
-                        f"{ctx.time_limit_s:g} s of simulated time; raise it or leave it out"
-                    )
+                what = f"the spread sweep's {name} runs ({pt.name})"
+                runs_lib.check_finished(runs, cut, what, ctx.time_limit_s)
                 values = [columns(by_name[name], r) for r in runs]
                 out.rows[(pt.name, name)] = {
                     m: (float(np.nanmean(v)), float(np.nanstd(v, ddof=1)))

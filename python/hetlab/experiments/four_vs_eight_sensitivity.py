@@ -9,7 +9,6 @@ The experiment passes in what to run and how to judge (`Grid`): this module know
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hetlab import _core, api
+from hetlab.runs import simulate_within
 
 # The platform file's unsourced values that may move a claim: (name, the line's regular
 # expression in exynos5433.toml with the text before the value as group 1, its value there, the
@@ -95,21 +95,9 @@ class Grid:
     time_limit_s: float | None = None
 
 
-DEFAULT_TIME_LIMIT_S = inspect.signature(api.simulate).parameters["time_limit_s"].default
-
-
 def simulate(grid: Grid, what: str, platform: str, spec: str, **options) -> api.SimResult:
-    """`api.simulate` under the grid's --time-limit: a run it cuts is a one-line error naming
-    `what` (never a row), as the reproduction's own runs are."""
-    limit = grid.time_limit_s
-    cut = limit is not None and limit < options.get("time_limit_s", DEFAULT_TIME_LIMIT_S)
-    r = api.simulate(platform, spec, **({**options, "time_limit_s": limit} if cut else options))
-    if cut and not r.summary["completed"]:
-        raise api.HetlabError(
-            f"{what} did not finish within --time-limit {limit:g} s of simulated time; raise it or leave the "
-            "benchmark out (--benchmarks)"
-        )
-    return r
+    """`api.simulate` under the grid's --time-limit (hetlab.runs.simulate_within)."""
+    return simulate_within(grid.time_limit_s, what, platform, spec, **options)
 
 
 def _slug(text: str) -> str:

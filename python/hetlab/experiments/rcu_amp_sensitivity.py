@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from hetlab import _core, api
 from hetlab._files import write_output
 from hetlab.experiment import Prepared
+from hetlab.runs import simulate_within
 
 if TYPE_CHECKING:
     from hetlab.experiment import Config, Context
@@ -212,7 +213,8 @@ def warm_up(ctx: Context, sweep: Sweep, reference: Config, benchmarks: tuple[str
     ambient = float(board["thermal"]["ambient_c"])
     resistance = [float(c["thermal_resistance_c_per_w"]) for c in board["clusters"]]
     for bench in benchmarks:
-        r = api.simulate(ctx.platform, bench, seed=sweep.seed, **reference.options)
+        what = f"the warm-up's {bench} run under {reference.name}"
+        r = simulate_within(ctx.time_limit_s, what, ctx.platform, bench, seed=sweep.seed, **reference.options)
         t = max(r.time_s, 1e-9)
         power_w = [j / t for j in r.summary["energy"]["clusters_j"]]
         sweep.start_temps[bench] = [round(ambient + k * w, 3) for k, w in zip(resistance, power_w)]
@@ -240,20 +242,20 @@ def sensitivity(ctx: Context, sweep: Sweep, configs: tuple[Config, ...], benchma
                 keys[(pt.assumption, pt.value, name)] = digest
         by_name = {c.name: c for c in configs}
         todo = [(d, c.name) for d in jobs for c in configs]
-        # --time-limit cuts the sweep's runs as it cuts the reproduction's (hetlab.runs.run_all)
-        limit = {} if ctx.time_limit_s is None else {"time_limit_s": ctx.time_limit_s}
 
         def one(job):
             digest, config = job[0], by_name[job[1]]
             platform, workload, name = jobs[digest]
-            r = api.simulate(
-                platform, workload, seed=sweep.seed, start_temp_c=sweep.start_temps[name], **config.options, **limit
+            what = f"the sensitivity sweep's {name} run under {config.name}"
+            r = simulate_within(
+                ctx.time_limit_s,
+                what,
+                platform,
+                workload,
+                seed=sweep.seed,
+                start_temp_c=sweep.start_temps[name],
+                **config.options,
             )
-            if limit and not r.summary["completed"]:
-                raise api.HetlabError(
-                    f"the sensitivity sweep's {name} run under {config.name} did not finish within --time-limit "
-                    f"{ctx.time_limit_s:g} s of simulated time; raise it or leave it out"
-                )
             return sum(r.summary["energy"]["clusters_j"]), r.time_s
 
         with ThreadPoolExecutor(max_workers=ctx.jobs or None) as pool:
