@@ -274,3 +274,18 @@ def test_no_import_cycle_in_the_package():
     for m in sorted(graph):
         visit(m)
     assert "hetlab.reproduce" not in graph["hetlab.report"] and "hetlab.report" not in graph["hetlab.experiment"]
+
+
+def test_time_limit_applies_below_a_runs_own_limit_and_a_cut_run_is_an_error():
+    """hetlab.runs.simulate_within: --time-limit replaces a run's own limit only when it is lower;
+    a run it cuts is one error naming the run; a run with its own lower limit is not an error."""
+    from hetlab.runs import simulate_within
+
+    # the run's own 1 ms limit is below --time-limit: the run stops at its own limit, no error
+    r = simulate_within(10.0, "the chase", "exynos5422", CHASE, cluster="little", time_limit_s=0.001)
+    assert not r.summary["completed"] and r.time_s == pytest.approx(0.001, abs=1e-4)
+    # --time-limit below the run's own: the run is cut and that is an error naming it
+    with pytest.raises(HetlabError, match=r"^the chase did not finish within --time-limit 0\.001 s"):
+        simulate_within(0.001, "the chase", "exynos5422", CHASE, cluster="little")
+    # no --time-limit: the run's own options as given
+    assert simulate_within(None, "the chase", "exynos5422", CHASE, cluster="little").summary["completed"]

@@ -81,8 +81,9 @@ def check_finished(results: list, cut: bool, what: str, time_limit_s: float | No
         )
 
 
-def simulate_within(time_limit_s: float | None, what: str, platform: str, spec: str, **options) -> api.SimResult:
-    """`api.simulate` under --time-limit (`limited`, `check_finished`)."""
+def simulate_within(time_limit_s: float | None, what: str, platform: str, spec: str, /, **options) -> api.SimResult:
+    """`api.simulate` under --time-limit (`limited`, `check_finished`); `options` may hold the run's own
+    `time_limit_s` (the parameters before it are positional only)."""
     options, cut = limited(options, time_limit_s)
     r = api.simulate(platform, spec, **options)
     check_finished([r], cut, what, time_limit_s)
