@@ -50,6 +50,17 @@
 //! with schedutil on every policy ([`Placement::required_governor`]) and on CPUs of more than
 //! one capacity; [`Eas::new`] refuses other platforms instead of silently being `smp`.
 //!
+//! On `eas-eevdf` (Linux 6.12) the wake-up is 6.12's `find_energy_efficient_cpu`
+//! ([`Eas::feec_612`]): a CPU's fit is `util_fits_cpu`'s ([`super::util_fits`]: the unclamped
+//! utilisation against `capacity_of`, the util_max as a forced fit, a util_min above the actual
+//! capacity a lesser fit, -1), with the run queues' clamps max-aggregated; lesser fits stay
+//! candidates, a full fit beats them whatever the energy, among lesser fits the larger actual
+//! capacity wins; the previous CPU is kept unless another saves energy (no margin), and another
+//! CPU of the previous CPU's domain is priced only if it has more spare capacity. Not taken:
+//! 6.12's misfit test (`task_fits_cpu`: `util_fits_cpu` of `task_util_est`, less than a full
+//! fit) and over-utilisation test (`util_fits_cpu` with the run queue's clamps) stay 5.10's
+//! here.
+//!
 //! Cost per wake-up: one pass over the CPUs and a few energy evaluations per domain, whatever
 //! the number of threads.
 
@@ -93,7 +104,7 @@ fn build(platform: &Platform, _: &Values) -> Result<Box<dyn Placement>, String> 
 pub const EEVDF_DESCRIPTOR: PlacementDescriptor = PlacementDescriptor {
     policy: SchedPolicy::EasEevdf,
     name: "eas-eevdf",
-    summary: "energy-aware scheduling over EEVDF (5.10's EAS rules less the energy margin, as 6.x; needs schedutil)",
+    summary: "energy-aware scheduling over EEVDF (Linux 6.12's feec: util_fits_cpu's fit ranking, no energy margin; needs schedutil)",
     tunables: super::smp::eevdf_tunables,
     build: build_eevdf,
 };
