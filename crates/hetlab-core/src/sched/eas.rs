@@ -50,6 +50,17 @@
 //! with schedutil on every policy ([`Placement::required_governor`]) and on CPUs of more than
 //! one capacity; [`Eas::new`] refuses other platforms instead of silently being `smp`.
 //!
+//! On `eas-eevdf` (Linux 6.12) the wake-up is 6.12's `find_energy_efficient_cpu`
+//! ([`Eas::feec_612`]): a CPU's fit is `util_fits_cpu`'s ([`super::util_fits`]: the unclamped
+//! utilisation against `capacity_of`, the util_max as a forced fit, a util_min above the actual
+//! capacity a lesser fit, -1), with the run queues' clamps max-aggregated; lesser fits stay
+//! candidates, a full fit beats them whatever the energy, among lesser fits the larger actual
+//! capacity wins; the previous CPU is kept unless another saves energy (no margin), and another
+//! CPU of the previous CPU's domain is priced only if it has more spare capacity. Not taken:
+//! 6.12's misfit test (`task_fits_cpu`: `util_fits_cpu` of `task_util_est`, less than a full
+//! fit) and over-utilisation test (`util_fits_cpu` with the run queue's clamps) stay 5.10's
+//! here.
+//!
 //! Cost per wake-up: one pass over the CPUs and a few energy evaluations per domain, whatever
 //! the number of threads.
 
@@ -62,7 +73,8 @@ use super::select_asym::{self, fits_capacity, task_util_now, Wakees};
 use super::smp::Smp;
 use super::uclamp::{self, Clamp};
 use super::util_est::task_util_est;
-use super::{rt, Migration, Placement, PlacementDescriptor, SchedPolicy, SchedView, WakeKind};
+use super::util_fits::{util_fits_cpu, Capacities, Fit};
+use super::{rt, CpuMask, Migration, Placement, PlacementDescriptor, SchedPolicy, SchedView, WakeKind};
 use crate::governor::tunables::Values;
 use crate::platform::Platform;
 
@@ -92,7 +104,7 @@ fn build(platform: &Platform, _: &Values) -> Result<Box<dyn Placement>, String> 
 pub const EEVDF_DESCRIPTOR: PlacementDescriptor = PlacementDescriptor {
     policy: SchedPolicy::EasEevdf,
     name: "eas-eevdf",
-    summary: "energy-aware scheduling over EEVDF (5.10's EAS rules less the energy margin, as 6.x; needs schedutil)",
+    summary: "energy-aware scheduling over EEVDF (Linux 6.12's feec: util_fits_cpu's fit ranking, no energy margin; needs schedutil)",
     tunables: super::smp::eevdf_tunables,
     build: build_eevdf,
 };
@@ -133,6 +145,13 @@ pub struct Eas {
     /// Linux 6.12 (`eas-eevdf`): the fair class is EEVDF with these features, and feec keeps
     /// the previous CPU only when no candidate saves energy (the 1/16 margin went in ≈v6.0).
     eevdf: Option<super::eevdf::Features>,
+}
+
+/// A performance domain's candidates in 6.12's feec ([`Eas::candidates_612`]): the previous
+/// CPU's spare capacity and fit, and the best other CPU, its spare capacity and fit.
+struct PdCandidates {
+    prev: Option<(u64, Fit)>,
+    best: Option<(usize, u64, Fit)>,
 }
 
 /// The waking task as `cpu_util_next` sees it, and its clamps.
@@ -274,9 +293,12 @@ impl Eas {
         }
     }
 
-    /// `find_energy_efficient_cpu` (5.10, with the negative-delta fix) for a waking `thread`
-    /// while the root domain is not over-utilised.
+    /// `find_energy_efficient_cpu` (5.10, with the negative-delta fix; 6.12's on `eas-eevdf`,
+    /// [`Self::feec_612`]) for a waking `thread` while the root domain is not over-utilised.
     pub fn find_energy_efficient_cpu(&mut self, view: &SchedView, thread: usize) -> usize {
+        if self.eevdf.is_some() {
+            return self.feec_612(view, thread);
+        }
         let task = &view.tasks[thread];
         let prev = task.cpu;
         let now_ns = view.now_ns();
@@ -331,6 +353,105 @@ impl Eas {
             None => saved > (prev_delta + base_energy) >> 4,
         };
         if prev_delta == u64::MAX || saves(prev_delta - best_delta) {
+            best_energy_cpu
+        } else {
+            prev
+        }
+    }
+
+    /// One performance domain's candidates in 6.12's feec: the previous CPU if it is there and
+    /// fits (its spare capacity and fit), and the best other CPU by fit, then spare capacity.
+    /// The clamps are the task's, max-aggregated with those of each run queue that has tasks,
+    /// and (as the kernel's per-domain `util_min`/`util_max`) kept for the CPUs after it.
+    fn candidates_612(&self, view: &SchedView, pd: &PerfDomain, w: Wakee, allowed: &CpuMask) -> PdCandidates {
+        let p_clamp = if self.uclamp_used { w.clamp } else { Clamp::default() };
+        let mut clamp = p_clamp;
+        let mut c = PdCandidates { prev: None, best: None };
+        for cpu in allowed.iter().filter(|&c| view.cluster_of[c] == pd.cluster && view.rqs[c].online) {
+            let util = self.cpu_util_next(view, cpu, w, Some(cpu), false);
+            let cpu_cap = rt::capacity_of(view, cpu);
+            let rq_clamps = &view.rqs[cpu].uclamp;
+            if self.uclamp_used && !rq_clamps.is_idle() {
+                clamp =
+                    Clamp { min: rq_clamps.value().min.max(p_clamp.min), max: rq_clamps.value().max.max(p_clamp.max) };
+            }
+            let orig = u64::from(view.capacity[cpu]);
+            let caps = Capacities { of: cpu_cap, orig, actual: orig - u64::from(view.pressure[cpu]) };
+            let fit = util_fits_cpu(util, clamp, caps, self.uclamp_used);
+            if fit == Fit::No {
+                continue;
+            }
+            let spare = cpu_cap.saturating_sub(util);
+            if cpu == w.prev {
+                c.prev = Some((spare, fit));
+            } else if c.best.is_none_or(|(_, s, f)| fit > f || (fit == f && spare > s)) {
+                c.best = Some((cpu, spare, fit));
+            }
+        }
+        c
+    }
+
+    /// `find_energy_efficient_cpu` as Linux 6.12 has it: candidates ranked by `util_fits_cpu`
+    /// ([`super::util_fits`]) before energy. A CPU whose actual capacity is below the task's
+    /// util_min (a lesser fit, -1) stays a candidate; a full fit beats it whatever the energy,
+    /// and among lesser fits the larger actual capacity wins. Among full fits the lowest energy
+    /// delta wins, the previous CPU kept unless another saves anything (no 1/16 margin); the
+    /// best other CPU of a domain is priced only if its spare capacity exceeds the previous
+    /// CPU's there. A task with neither utilisation nor util_min stays; a negative delta keeps
+    /// the previous CPU. The `i8` ranks are the kernel's ints: -1 also means "none yet".
+    fn feec_612(&mut self, view: &SchedView, thread: usize) -> usize {
+        let task = &view.tasks[thread];
+        let prev = task.cpu;
+        let w = Wakee { prev, util: task_util_now(task, view.now_ns()), est: task.util_est.ewma, clamp: task.uclamp };
+        self.uclamp_used |= !task.uclamp.is_default();
+        let p_util_min = if self.uclamp_used { w.clamp.min } else { 0 };
+        if task_util_est(w.util, task.util_est) == 0 && p_util_min == 0 {
+            return prev;
+        }
+        self.refresh_utils(view);
+        let (mut prev_delta, mut best_delta) = (u64::MAX, u64::MAX);
+        let (mut prev_fits, mut best_fits) = (-1i8, -1i8);
+        let (mut prev_actual_cap, mut best_actual_cap) = (0u64, 0u64);
+        let mut best_energy_cpu = prev;
+        for pd in &self.em.domains {
+            let Some(first) = (0..view.ncpus()).find(|&c| view.cluster_of[c] == pd.cluster && view.rqs[c].online)
+            else {
+                continue;
+            };
+            let cpu_actual_cap = u64::from(view.capacity[first] - view.pressure[first]);
+            let c = self.candidates_612(view, pd, w, &task.allowed);
+            if c.prev.is_none() && c.best.is_none() {
+                continue;
+            }
+            let base_energy = self.compute_energy(view, pd, w, None);
+            if let Some((_, fit)) = c.prev {
+                let Some(delta) = self.compute_energy(view, pd, w, Some(prev)).checked_sub(base_energy) else {
+                    return prev; // CPU utilisation has changed
+                };
+                (prev_delta, prev_fits, prev_actual_cap) = (delta, fit.rank(), cpu_actual_cap);
+                best_delta = best_delta.min(prev_delta);
+            }
+            let prev_spare = c.prev.map(|(s, _)| s);
+            let Some((cpu, _, fit)) = c.best.filter(|&(_, s, _)| prev_spare.is_none_or(|p| s > p)) else {
+                continue;
+            };
+            let max_fits = fit.rank();
+            // a better fit found before, or both lesser fits and this domain no bigger
+            if max_fits < best_fits || (max_fits < 0 && cpu_actual_cap <= best_actual_cap) {
+                continue;
+            }
+            let Some(cur_delta) = self.compute_energy(view, pd, w, Some(cpu)).checked_sub(base_energy) else {
+                return prev;
+            };
+            if max_fits > 0 && best_fits > 0 && cur_delta >= best_delta {
+                continue;
+            }
+            (best_delta, best_energy_cpu, best_fits, best_actual_cap) = (cur_delta, cpu, max_fits, cpu_actual_cap);
+        }
+        let better = best_fits > prev_fits
+            || (best_fits > 0 && best_delta < prev_delta)
+            || (best_fits < 0 && best_actual_cap > prev_actual_cap);
+        if better {
             best_energy_cpu
         } else {
             prev
@@ -594,6 +715,77 @@ mod tests {
         f.pressure = vec![324, 324, 324, 324, 0, 0, 0, 0];
         assert_eq!(rt::capacity_of(&f.view(), 0), 53);
         assert_eq!(e.find_energy_efficient_cpu(&f.view(), 0), 4);
+    }
+
+    /// `eas-eevdf`: EAS with Linux 6.12's feec.
+    fn eas_612() -> Eas {
+        Eas { eevdf: Some(Default::default()), ..eas() }
+    }
+
+    #[test]
+    fn under_6_12_lesser_fits_stay_candidates_and_the_bigger_actual_capacity_wins() {
+        // 6.12 find_energy_efficient_cpu / util_fits_cpu: util 50 on prev CPU 0 with util_min
+        // 600. big's clock is capped (cpufreq pressure 500): actual capacity 1024 - 500 = 524,
+        // capacity_of 524. LITTLE: 50 fits 377 (64000 < 386048), 50 < 600 > 377: -1. big: 50
+        // fits 524, 600 > 524: -1. Both lesser fits; LITTLE's other CPUs have no more spare
+        // than prev (327 each), big's CPU 4 is priced (max_fits -1, actual 524 > 0) and becomes
+        // best (best_fits -1). best_fits < 0 and 524 > prev's 377: CPU 4
+        let mut f = exynos(0, 50, [50, 0, 0, 0, 0, 0, 0, 0]);
+        f.tasks[0].uclamp = Clamp { min: 600, max: 1024 };
+        f.pressure = vec![0, 0, 0, 0, 500, 500, 500, 500];
+        assert_eq!(eas_612().find_energy_efficient_cpu(&f.view(), 0), 4);
+        // 5.10 asks the clamped 600 to fit with the margin: 768000 is above LITTLE's 386048
+        // and the pressed big's 524·1024 = 536576: no candidate, prev stays (Linux 5.10 had no
+        // cpufreq pressure; without it big fits, 768000 < 1048576, and takes the task)
+        let mut e = eas();
+        assert_eq!(e.find_energy_efficient_cpu(&f.view(), 0), 0);
+        f.pressure = vec![0; 8];
+        assert_eq!(e.find_energy_efficient_cpu(&f.view(), 0), 4);
+        // pinned to LITTLE, 6.12 has only lesser fits of one actual capacity: prev stays
+        f.tasks[0].allowed = CpuMask::of([0, 1, 2, 3]);
+        assert_eq!(eas_612().find_energy_efficient_cpu(&f.view(), 0), 0);
+    }
+
+    #[test]
+    fn under_6_12_a_full_fit_beats_a_cheaper_lesser_fit_and_a_util_min_alone_is_placed() {
+        // util 50 with util_min 400 last ran on LITTLE CPU 0: LITTLE is a lesser fit (400 > 377),
+        // big a full one (400 <= 1024): best_fits 1 > prev_fits -1 takes big's CPU 4 whatever
+        // the energy
+        let mut f = exynos(0, 50, [50, 0, 0, 0, 0, 0, 0, 0]);
+        f.tasks[0].uclamp = Clamp { min: 400, max: 1024 };
+        assert_eq!(eas_612().find_energy_efficient_cpu(&f.view(), 0), 4);
+        // a task with no utilisation but a util_min is placed too (6.12: `!task_util_est(p) &&
+        // p_util_min == 0` returns prev; 5.10 returns prev on no utilisation alone)
+        let mut f = exynos(0, 0, [0; 8]);
+        f.tasks[0].uclamp = Clamp { min: 400, max: 1024 };
+        assert_eq!(eas_612().find_energy_efficient_cpu(&f.view(), 0), 4);
+        assert_eq!(eas().find_energy_efficient_cpu(&f.view(), 0), 0);
+        // without the util_min it stays in both
+        f.tasks[0].uclamp = Clamp::default();
+        assert_eq!(eas_612().find_energy_efficient_cpu(&f.view(), 0), 0);
+    }
+
+    #[test]
+    fn under_6_12_a_util_max_at_little_capacity_makes_a_heavy_task_fit_there() {
+        // util 400, util_max 377 (LITTLE's original capacity), last on LITTLE CPU 0; every big
+        // CPU at 600. 6.12 util_fits_cpu: 400 does not fit 377, but util_max 377 <= 377 forces
+        // a full fit. prev's delta: the task's util capped at 377, asking 377 -> 1.4 GHz (cost
+        // 204): 204·377/377 = 204. big CPU 4 (the first of equal spare 24, forced to fit by
+        // the same cap): big's max asks 1.25·600 = 750 -> 1.5 GHz (perf 768, cost
+        // 562·2000/1500 = 749) with or without the task (its CPU's 1000 is capped at 377):
+        // 749·2800/1024 - 749·2400/1024 = 2048 - 1755 = 293 > 204: prev stays
+        let mut f = exynos(0, 400, [400, 0, 0, 0, 600, 600, 600, 600]);
+        f.tasks[0].uclamp = Clamp { min: 0, max: 377 };
+        assert_eq!(eas_612().find_energy_efficient_cpu(&f.view(), 0), 0);
+        // a cap of 378 is above LITTLE's 377: 400 does not fit there (0), only big is forced to
+        // fit: CPU 4
+        f.tasks[0].uclamp = Clamp { min: 0, max: 378 };
+        assert_eq!(eas_612().find_energy_efficient_cpu(&f.view(), 0), 4);
+        // 5.10 fits the clamped utilisation with the margin, the run queue's util_max (1024 on
+        // these, 5.10 reads it also when no task is queued) max-aggregated with the task's:
+        // LITTLE's min(377, 377)·1280 > 377·1024 and big's 1000·1280 > 1024·1024; no candidate,
+        // prev stays at either cap
+        assert_eq!(eas().find_energy_efficient_cpu(&f.view(), 0), 0);
     }
 
     #[test]

@@ -46,6 +46,7 @@ pub mod smp;
 pub mod switching;
 pub mod uclamp;
 pub mod util_est;
+pub mod util_fits;
 
 use crate::governor::tunables::{TunableInfo, Values};
 use crate::platform::Platform;
