@@ -253,8 +253,9 @@ def claims(summary: pd.DataFrame, runs: pd.DataFrame) -> list[Claim]:
             no_worse,
             f"holds: EAS's misses within {MISS_SLACK_PTS:g} points of EEVDF's everywhere; partly: on half",
             "a display thread EAS keeps on a LITTLE core runs at schedutil's clock for its utilisation, which the "
-            "chain's serial handover does not raise; the top-app util_min raises that floor, and where it exceeds "
-            "what an A55 fits (gs101 at 120 Hz: 308 vs capacity 160) EAS moves the chain to the A76s",
+            "chain's serial handover does not raise; the top-app util_min raises that floor, and where an A55 cannot "
+            "meet it (gs101 at 120 Hz: 308 vs capacity 160) the A55s are only lesser fits (6.12's util_fits_cpu) "
+            "and EAS moves the chain to the A76s, which fit",
         ),
         (
             "Pinning to the prime cluster costs more energy than EAS",
