@@ -14,7 +14,7 @@ held at its top OPP (`-dsu-fixed`, `dsu_khz`). It reads off each run the SoC's e
 DSU, DRAM: the exact integral) and the frame-deadline misses from the workload's marks.
 
 This module owns the plan, the metrics, the claims with their bands and the report; the
-mechanisms are the simulator's (`sched/eevdf.rs`, `sched/eas.rs`, `model/dsu.rs`).
+mechanisms are the simulator's (`sched/eevdf.rs`, `sched/eas/mod.rs`, `model/dsu.rs`).
 """
 
 from __future__ import annotations
