@@ -2,11 +2,13 @@
 model runs. valgrind must be installed (CI machines have it); nothing here is skipped."""
 
 import os
+import queue
 import re
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import tomllib
 from pathlib import Path
@@ -176,16 +178,31 @@ def test_ctrl_c_kills_the_runs():
     marker = "97.4321"  # a sleep nobody else runs
     proc = processes.popen(
         [sys.executable, "-m", "hetlab", "profile", "--", "sleep", marker],
-        stdout=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 30
-    while len(_processes_with(marker)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert len(_processes_with(marker)) >= 2, "the valgrind runs did not start"
+    # Waits for the event, not for a time: each run says "started" once its valgrind is running
+    # (a busy machine may take long to get there; the guard is only against a hang).
+    lines: queue.Queue[str | None] = queue.Queue()  # None: stderr closed
+
+    def read_stderr():
+        for line in proc.stderr:
+            lines.put(line)
+        lines.put(None)
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
+    reader.start()
+    said = []
+    while sum("started" in line for line in said) < 2:
+        line = lines.get(timeout=processes.HANG_GUARD_S)
+        assert line is not None, f"hetlab profile ended before its runs started: {said}"
+        said.append(line)
+    assert len(_processes_with(marker)) >= 3, "the valgrind runs are not running"
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=20)
+    proc.wait(timeout=processes.HANG_GUARD_S)
+    reader.join()
+    err = "".join(said) + "".join(line for line in lines.queue if line)
     assert proc.returncode == 130, err
     assert "interrupted" in err
     time.sleep(0.2)
