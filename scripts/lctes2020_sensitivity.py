@@ -117,6 +117,18 @@ def gcc_idle_mhz(summary: Path) -> str:
     return f"{row.idle_freq_mhz.iloc[0]:.0f}" if not row.empty else "–"
 
 
+def held_at_top(report: Path) -> str:
+    """The pairs whose idle cluster the trained governor held at its top OPP (report.md, "The idle
+    cluster's clock": the last cell of a held pair's row starts with "held")."""
+    section = report.read_text().split("## The idle cluster's clock", 1)[1].split("\n## ", 1)[0]
+    held = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().split("|")[1:-1]]
+        if len(cells) > 2 and cells[-1].startswith("held"):
+            held.append(cells[0])
+    return ", ".join(held) or "none"
+
+
 def main() -> None:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "cci-sensitivity")
     out.mkdir(parents=True, exist_ok=True)
@@ -126,6 +138,7 @@ def main() -> None:
         *(name for name, _ in CLAIMS),
         "gcc-L idle big MHz",
         "paper's trees: gcc-L / ccbench",
+        "held at the idle cluster's top OPP",
     ]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
@@ -147,6 +160,7 @@ def main() -> None:
             cells.append(f"{value} ({verdict})")
         cells.append(gcc_idle_mhz(run / "summary.csv"))
         cells.append(fig4_speedups(run / "summary.csv"))
+        cells.append(held_at_top(run / "report.md"))
         print(f"| {label} | {held}/{len(rows)} ({partly}) | " + " | ".join(cells) + " |", flush=True)
 
 
