@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import tomllib
 from pathlib import Path
 
@@ -174,6 +173,20 @@ def _processes_with(marker: str) -> list[int]:
     return pids
 
 
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (field 4 of /proc/PID/stat, after the command's ")")."""
+    found = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid == pid:
+                found.append(int(d.name))
+    return found
+
+
 def test_ctrl_c_kills_the_runs():
     marker = "97.4321"  # a sleep nobody else runs
     proc = processes.popen(
@@ -198,12 +211,13 @@ def test_ctrl_c_kills_the_runs():
         line = lines.get(timeout=processes.HANG_GUARD_S)
         assert line is not None, f"hetlab profile ended before its runs started: {said}"
         said.append(line)
-    assert len(_processes_with(marker)) >= 3, "the valgrind runs are not running"
+    runs = _children(proc.pid)
+    assert len(runs) >= 2, f"the valgrind runs are not running: {said}"
     proc.send_signal(signal.SIGINT)
     proc.wait(timeout=processes.HANG_GUARD_S)
     reader.join()
     err = "".join(said) + "".join(line for line in lines.queue if line)
     assert proc.returncode == 130, err
     assert "interrupted" in err
-    time.sleep(0.2)
+    assert [pid for pid in runs if Path(f"/proc/{pid}").exists()] == [], "a valgrind run outlived hetlab"
     assert _processes_with(marker) == []
