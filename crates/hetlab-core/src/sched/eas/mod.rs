@@ -56,10 +56,12 @@
 //! capacity a lesser fit, -1), with the run queues' clamps max-aggregated; lesser fits stay
 //! candidates, a full fit beats them whatever the energy, among lesser fits the larger actual
 //! capacity wins; the previous CPU is kept unless another saves energy (no margin), and another
-//! CPU of the previous CPU's domain is priced only if it has more spare capacity. Not taken:
-//! 6.12's misfit test (`task_fits_cpu`: `util_fits_cpu` of `task_util_est`, less than a full
-//! fit) and over-utilisation test (`util_fits_cpu` with the run queue's clamps) stay 5.10's
-//! here.
+//! CPU of the previous CPU's domain is priced only if it has more spare capacity. Its misfit
+//! test is 6.12's (`update_misfit_status`: `task_fits_cpu`, `util_fits_cpu` of `task_util_est`
+//! short of a full fit, and never on the biggest CPU the task may use, 6.10's
+//! `max_allowed_capacity`) and so is its over-utilisation test (`cpu_overutilized`:
+//! `util_fits_cpu` of the CPU's utilisation with the run queue's clamps, a lesser fit not
+//! over-utilised).
 //!
 //! Cost per wake-up: one pass over the CPUs and a few energy evaluations per domain, whatever
 //! the number of threads.
@@ -223,9 +225,16 @@ impl Eas {
         self.runnable.extend(view.rqs.iter().map(|rq| if boost { rq_runnable_now(rq, now_ns) } else { 0 }));
     }
 
-    /// `cpu_overutilized` on the utilisations in `self.util`, against what RT work leaves.
+    /// `cpu_overutilized` on the utilisations in `self.util`, against what RT work leaves: 5.10's
+    /// `fits_capacity`; 6.12's `!util_fits_cpu` with the run queue's clamps (a lesser fit is not
+    /// over-utilised; a util_max at or below the CPU's capacity keeps it fitting).
     fn cpu_overutilized(&self, view: &SchedView, cpu: usize) -> bool {
-        !fits_capacity(self.util[cpu].max(self.util_est[cpu]), rt::capacity_of(view, cpu))
+        let util = self.util[cpu].max(self.util_est[cpu]);
+        if self.eevdf.is_none() {
+            return !fits_capacity(util, rt::capacity_of(view, cpu));
+        }
+        let clamp = if self.uclamp_used { view.rqs[cpu].uclamp.value() } else { Clamp::default() };
+        util_fits_cpu(util, clamp, capacities(view, cpu), self.uclamp_used) == Fit::No
     }
 
     /// The root-domain statistics' verdict (`update_sd_lb_stats` with no parent domain): some
@@ -375,9 +384,7 @@ impl Eas {
                 clamp =
                     Clamp { min: rq_clamps.value().min.max(p_clamp.min), max: rq_clamps.value().max.max(p_clamp.max) };
             }
-            let orig = u64::from(view.capacity[cpu]);
-            let caps = Capacities { of: cpu_cap, orig, actual: orig - u64::from(view.pressure[cpu]) };
-            let fit = util_fits_cpu(util, clamp, caps, self.uclamp_used);
+            let fit = util_fits_cpu(util, clamp, capacities(view, cpu), self.uclamp_used);
             if fit == Fit::No {
                 continue;
             }
@@ -458,12 +465,23 @@ impl Eas {
         }
     }
 
-    /// `update_misfit_status` for `cpu`'s running thread.
+    /// `update_misfit_status` for `cpu`'s running thread. 5.10: its clamped utilisation does not
+    /// fit. 6.12: it is not already on the biggest CPU it may use (6.10's `max_allowed_capacity`)
+    /// and `task_fits_cpu` (`util_fits_cpu` of `task_util_est` and its clamps) is not a full fit.
     fn update_misfit(&mut self, view: &SchedView, cpu: usize) {
+        let (linux_612, uclamp_used) = (self.eevdf.is_some(), self.uclamp_used);
         self.misfit[cpu] = view.rqs[cpu].cfs_curr().filter(|&t| {
             let task = &view.tasks[t];
-            let util = task.uclamp.task_util(task.avg.util_avg);
-            task.allowed.count() > 1 && !fits_capacity(util, rt::capacity_of(view, cpu))
+            if task.allowed.count() <= 1 {
+                return false;
+            }
+            if !linux_612 {
+                return !fits_capacity(task.uclamp.task_util(task.avg.util_avg), rt::capacity_of(view, cpu));
+            }
+            let biggest = task.allowed.iter().filter(|&c| view.rqs[c].online).map(|c| view.capacity[c]).max();
+            let util = task_util_est(task.avg.util_avg, task.util_est);
+            biggest != Some(view.capacity[cpu])
+                && util_fits_cpu(util, task.uclamp, capacities(view, cpu), uclamp_used) != Fit::Full
         });
     }
 
@@ -511,6 +529,12 @@ fn rq_runnable_now(rq: &RunQueue, now_ns: u64) -> u64 {
     let mut avg = rq.avg;
     avg.update(now_ns, State::IDLE);
     avg.runnable_util_avg()
+}
+
+/// `cpu`'s three capacities as 6.12's `util_fits_cpu` reads them.
+fn capacities(view: &SchedView, cpu: usize) -> Capacities {
+    let orig = u64::from(view.capacity[cpu]);
+    Capacities { of: rt::capacity_of(view, cpu), orig, actual: orig - u64::from(view.pressure[cpu]) }
 }
 
 /// A run queue's utilisation now: decayed to now while idle, else as last updated.

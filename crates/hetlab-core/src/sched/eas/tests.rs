@@ -371,3 +371,72 @@ fn eas_needs_asymmetric_capacities_and_schedutil() {
     // 8 CPUs at HZ=200: 8 ms -> 2 jiffies; busy 128 ms -> 26 jiffies
     assert_eq!((eas().balance_interval_us, eas().busy_balance_interval_us), (10_000.0, 130_000.0));
 }
+
+/// `eas-eevdf` with a clamped task seen (the kernel's `sched_uclamp_used`).
+fn eas_612_clamped() -> Eas {
+    Eas { uclamp_used: true, ..eas_612() }
+}
+
+#[test]
+fn under_6_12_a_util_max_keeps_a_cpu_from_over_utilisation() {
+    // thread 0 runs on LITTLE CPU 1 at 370 with util_max 300, counted on the run queue.
+    // 6.12 cpu_overutilized: !util_fits_cpu(370, rq 0..300, CPU 1): 370·1280 = 473600 >
+    // 377·1024 = 386048 does not fit, but util_max 300 <= 377 forces the fit: not
+    // over-utilised; task_fits_cpu (util_est 370, the same cap) fits fully: no misfit.
+    // 5.10 asks fits_capacity(370, 377) of the CPU: over-utilised (its misfit test reads the
+    // clamped 300, which fits: 384000 < 386048)
+    let mut f = exynos(1, 370, [0, 370, 0, 0, 0, 0, 0, 0]);
+    f.tasks[0].uclamp = Clamp { min: 0, max: 300 };
+    f.rqs[1].curr = Some(0);
+    f.rqs[1].uclamp.inc(f.tasks[0].uclamp);
+    let mut out = vec![];
+    let mut e = eas_612_clamped();
+    e.tick(&f.view(), 1, &mut out);
+    assert_eq!((e.overutilized(), e.misfit[1]), (Some(false), None));
+    let mut e = Eas { uclamp_used: true, ..eas() };
+    e.tick(&f.view(), 1, &mut out);
+    assert_eq!((e.overutilized(), e.misfit[1]), (Some(true), None));
+}
+
+#[test]
+fn under_6_12_a_task_misfits_by_its_full_fit_and_never_on_its_biggest_cpu() {
+    // util 50 with util_min 320 running on LITTLE CPU 1. 6.12 task_fits_cpu: 50 fits, 320 <=
+    // 377 (actual capacity): a full fit, no misfit. 5.10 reads the clamped 320: 409600 >
+    // 386048, a misfit
+    let mut f = exynos(1, 50, [0, 50, 0, 0, 0, 0, 0, 0]);
+    f.tasks[0].uclamp = Clamp { min: 320, max: 1024 };
+    f.rqs[1].curr = Some(0);
+    let mut out = vec![];
+    let mut e = eas_612_clamped();
+    e.update_misfit(&f.view(), 1);
+    assert_eq!(e.misfit[1], None);
+    let mut e = eas();
+    e.update_misfit(&f.view(), 1);
+    assert_eq!(e.misfit[1], Some(0));
+    // util_min 400 is above LITTLE's 377: a lesser fit (-1), not a full one: a misfit in 6.12
+    f.tasks[0].uclamp = Clamp { min: 400, max: 1024 };
+    let mut e = eas_612_clamped();
+    e.update_misfit(&f.view(), 1);
+    assert_eq!(e.misfit[1], Some(0));
+    // at 950 on big CPU 5 (950·1280 > 1024·1024) it does not fit, but no CPU it may use is
+    // bigger (6.10's max_allowed_capacity): no misfit in 6.12; 5.10 flags it
+    let mut f = exynos(5, 950, [0, 0, 0, 0, 0, 950, 0, 0]);
+    f.rqs[5].curr = Some(0);
+    let mut e = eas_612_clamped();
+    e.update_misfit(&f.view(), 5);
+    assert_eq!(e.misfit[5], None);
+    let mut e = eas();
+    e.update_misfit(&f.view(), 5);
+    assert_eq!(e.misfit[5], Some(0));
+    // allowed on LITTLE too but the big CPUs are offline: LITTLE is the biggest it may use
+    let mut f = exynos(1, 370, [0, 370, 0, 0, 0, 0, 0, 0]);
+    f.rqs[1].curr = Some(0);
+    for rq in &mut f.rqs[4..] {
+        rq.online = false;
+    }
+    let mut e = eas_612();
+    e.update_misfit(&f.view(), 1);
+    assert_eq!(e.misfit[1], None);
+    e.tick(&f.view(), 1, &mut out);
+    assert!(out.is_empty());
+}
