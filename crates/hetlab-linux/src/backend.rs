@@ -351,6 +351,7 @@ impl Backend {
             if cfg.all_or_nothing && (!b.core_ok || b.cci.is_none()) && (b.core_ok || b.cci.is_some()) {
                 b.core.clear();
                 b.core_ok = false;
+                (b.skip_quiet, b.read_policy) = (false, String::new());
                 b.cci = None;
                 b.cci_ports.clear();
             }

@@ -55,13 +55,13 @@ pub struct QuietTracker {
 impl QuietTracker {
     /// Whether the group can be left unread, the page's update count being `updates` now.
     pub fn can_skip(&self, updates: u32) -> bool {
-        updates % 2 == 0 && self.quiet_at == Some(updates)
+        updates.is_multiple_of(2) && self.quiet_at == Some(updates)
     }
 
     /// Records a read(2) made after seeing `updates`, which returned `time_running_ns`.
     pub fn after_read(&mut self, updates: u32, time_running_ns: u64) {
         self.quiet_at = match self.last_read {
-            Some((u, r)) if u == updates && r == time_running_ns && updates % 2 == 0 => Some(updates),
+            Some((u, r)) if u == updates && r == time_running_ns && updates.is_multiple_of(2) => Some(updates),
             _ => None,
         };
         self.last_read = Some((updates, time_running_ns));
