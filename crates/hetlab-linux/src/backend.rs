@@ -559,7 +559,8 @@ impl Backend {
         let Some(slot) = self.slot_for_cpu(cpu).or(if self.slots.is_empty() { None } else { Some(0) }) else {
             return;
         };
-        match page_moves_at_sched_in(&self.slots[slot].events) {
+        let probe = Group::open(&self.slots[slot].events, Target::Thread(crate::cpus::gettid()));
+        match probe.and_then(|mut g| page_moves_at_sched_in(&mut g)) {
             Ok(true) => {}
             Ok(false) => {
                 self.read_policy += " (this kernel does not update the perf user page when the counted thread is scheduled in, so a thread that did not run cannot be told without a read)";
@@ -808,11 +809,10 @@ impl Backend {
     }
 }
 
-/// Whether a per-thread group's user page moves when its thread is scheduled in: the calling
-/// thread opens `events` on itself, maps the leader's page and sleeps 1 ms (out and back in)
-/// between two looks, up to three times (a migration to a CPU the PMU does not cover may hide one).
-fn page_moves_at_sched_in(events: &[EventSpec]) -> Result<bool, String> {
-    let mut g = Group::open(events, Target::Thread(crate::cpus::gettid()))?;
+/// Whether a per-thread group's user page moves when its thread is scheduled in: `g` counts the
+/// calling thread, which maps the leader's page and sleeps 1 ms (out and back in) between two
+/// looks, up to three times (a migration to a CPU the PMU does not cover may hide one).
+fn page_moves_at_sched_in(g: &mut Group) -> Result<bool, String> {
     g.map_user_page()?;
     for _ in 0..3 {
         let before = g.page_updates();
@@ -1129,6 +1129,24 @@ mod tests {
             u.group.read(&mut direct).unwrap();
             assert_eq!(direct, u.last, "thread {}", u.unit);
         }
+    }
+
+    #[test]
+    fn the_start_up_check_tells_a_page_that_moves_at_sched_in_from_one_that_does_not() {
+        // the software PMUs' add() updates the user page (task_clock_event_add, perf_swevent_add
+        // in kernel/events/core.c), as the ARM PMUs' armpmu_add does
+        let me = Target::Thread(crate::cpus::gettid());
+        let task_clock = perf::software_core_events(true);
+        let faults = EventSpec {
+            type_: perf::PERF_TYPE_SOFTWARE,
+            config: perf::PERF_COUNT_SW_PAGE_FAULTS,
+            name: "page-faults".into(),
+        };
+        for events in [task_clock.clone(), vec![faults]] {
+            assert_eq!(page_moves_at_sched_in(&mut Group::open(&events, me).unwrap()), Ok(true), "{}", events[0].name);
+        }
+        // a leader that is never scheduled in leaves its page still: every group would be read
+        assert_eq!(page_moves_at_sched_in(&mut Group::open_disabled(&task_clock, me).unwrap()), Ok(false));
     }
 
     #[test]

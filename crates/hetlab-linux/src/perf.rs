@@ -219,6 +219,17 @@ pub struct Group {
 impl Group {
     /// Opens `events` as one group on `target`. The first event leads.
     pub fn open(events: &[EventSpec], target: Target) -> Result<Group, String> {
+        Group::open_attr(events, target, false)
+    }
+
+    /// A group that stays disabled (never scheduled in): what a PMU that never updates the
+    /// user page looks like to [`crate::backend`]'s start-up check.
+    #[cfg(test)]
+    pub(crate) fn open_disabled(events: &[EventSpec], target: Target) -> Result<Group, String> {
+        Group::open_attr(events, target, true)
+    }
+
+    fn open_attr(events: &[EventSpec], target: Target, disabled: bool) -> Result<Group, String> {
         assert!(!events.is_empty());
         let (pid, cpu, flags) = match target {
             Target::Thread(t) => (t as i32, -1, 0),
@@ -233,6 +244,7 @@ impl Group {
                 size: std::mem::size_of::<PerfEventAttr>() as u32,
                 config: ev.config,
                 read_format: PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
+                flags: u64::from(disabled), // bit 0: disabled
                 ..Default::default()
             };
             let group_fd = leader.as_ref().map_or(-1, |l| l.as_raw_fd());

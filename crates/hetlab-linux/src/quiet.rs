@@ -14,9 +14,9 @@
 //!   `event_sched_out()` do not; the PMU driver's `add()`/`del()` may:
 //!   - the ARM core PMUs: `armpmu_add()` and `armpmu_del()` both call it (every sched-in and
 //!     sched-out of the event);
-//!   - task-clock (the software stand-in's leader): `task_clock_event_add()` calls it,
-//!     `task_clock_event_del()` does not (sched-in only); `cpu_clock`, too; the other software
-//!     events (`perf_swevent_add`) never do.
+//!   - the software events: `task_clock_event_add()` (the stand-in's leader), `cpu_clock_event_add()`
+//!     and `perf_swevent_add()` (page faults, context switches, ...) call it, their `del()`s do
+//!     not (sched-in only).
 //! * So for a per-thread event (pid = tid, cpu = -1) whose PMU updates the page in `add()`:
 //!   `lock` moves every time the thread is scheduled in. A thread blocked for the whole period
 //!   leaves the page untouched: same `lock`, same `time_running`. But a thread that stays on a CPU
