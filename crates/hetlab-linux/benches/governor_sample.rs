@@ -215,7 +215,9 @@ fn main() {
     println!("governor_sample: one anti-snoop sample = read every perf group (PERF_FORMAT_GROUP, one read(2)");
     println!("each: the counted units plus the CCI group) + fill the PolicyView + the decision; {SAMPLES} samples;");
     println!("software events stand in for the ARM core PMU and the CCI-400 PMU (this machine has neither);");
-    println!("{ncpu} CPUs; the sampling thread is pinned to CPU 0.");
+    println!("{ncpu} CPUs; the sampling thread is pinned to CPU 0. Per-thread cases twice on the same threads:");
+    println!("'read all' reads every group; 'skip quiet' (hetlabd's default) leaves unread the groups of threads");
+    println!("that have not run since their last read. read/smp: read(2)s per sample; ran/smp: threads with counts.");
     println!();
     println!(
         "{:<62} {:>6} {:>8} {:>7} {:>10} {:>9} {:>9} {:>10} {:>9}",
