@@ -476,6 +476,9 @@ fn anti_snoop_reads_stand_in_counters_and_consults_its_trees() {
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("PMCs: core on (per thread of pid") && stderr.contains("CCI S3=little S4=big"), "{stderr}");
+    // the start-up line says whether threads that have not run are read (the kernel here updates
+    // the task clock's user page at sched-in, so they are not)
+    assert!(stderr.contains("threads that have not run since their last read are not read"), "{stderr}");
     assert!(stderr.contains("sampling on CPU"), "{stderr}");
     assert!(!stderr.contains("load-only"), "{stderr}");
     let consulted: Vec<&str> = stdout.lines().filter(|l| l.contains("cci_congestion=")).collect();

@@ -2,6 +2,13 @@
 //! read(2) each), filling the PolicyView, and the real anti-snoop decision — what the paper
 //! measured as 41.82 µs (1 thread) and 415.18 µs (71 threads). Prints figures, asserts nothing.
 //!
+//! Per-thread cases run twice: reading every group each sample (`read all`, the path before the
+//! perf user page was used) and leaving the groups of threads that have not run since their last
+//! read unread (`skip quiet`, hetlabd's default; crate::quiet). `read/smp` is the mean number of
+//! groups read with read(2) per sample, `ran/smp` the mean number of threads with counts in the
+//! view (those that ran since the previous sample): skip quiet reads those, the ones that ran the
+//! sample before (the read that finds them stopped) and the CCI group.
+//!
 //! This VM has no hardware PMU, so software events stand in for the core and CCI events
 //! (`PmuSource::Software`); the syscalls, group reads and bookkeeping are the same. The policies
 //! come from a fake sysfs tree whose two policies are this machine's CPUs 0 and 1, named little
@@ -127,12 +134,16 @@ fn stats(mut v: Vec<f64>) -> Stats {
     Stats { median: v[v.len() / 2], mean, p99: v[(v.len() * 99 / 100).min(v.len() - 1)] }
 }
 
-/// Times SAMPLES anti-snoop samples of the little policy: read all counters, fill the view,
-/// decide. Returns (stats in µs, perf groups read per sample).
-fn time_samples(cfg: &BackendConfig) -> Result<(Stats, usize), String> {
+/// Times SAMPLES anti-snoop samples of the little policy: read the counters, fill the view,
+/// decide. Returns (stats in µs, perf groups, mean groups read and threads with counts per
+/// sample).
+fn time_samples(cfg: &BackendConfig) -> Result<(Stats, usize, f64, f64), String> {
     let mut b = Backend::new(cfg)?;
     if !(b.has_core_counters() && b.has_cci()) {
         return Err(b.notes.join("; "));
+    }
+    if cfg.skip_quiet_threads && matches!(cfg.counters, CounterMode::Tids(_)) && !b.skips_quiet_threads() {
+        return Err(b.describe().join("; "));
     }
     let ctx = GovernorContext { cluster_name: "little", tick_us: cfg.platform.tick_us(), model: None };
     let mut gov = registry::build("anti-snoop", &[], &ctx)?;
@@ -144,6 +155,7 @@ fn time_samples(cfg: &BackendConfig) -> Result<(Stats, usize), String> {
     gov.start(&view);
     let mut times = Vec::with_capacity(SAMPLES);
     let mut consulted = 0usize;
+    let (mut reads, mut ran) = (0usize, 0usize);
     for _ in 0..SAMPLES {
         // a governor period apart is not needed for the cost; a short pause lets the load run
         std::thread::sleep(Duration::from_micros(200));
@@ -152,12 +164,15 @@ fn time_samples(cfg: &BackendConfig) -> Result<(Stats, usize), String> {
         b.fill_view(0, &prev, &cur, view.cur_khz.max(200_000), 200_000, 1_400_000, &mut view);
         let d = gov.sample(&view);
         times.push(t.elapsed().as_secs_f64() * 1e6);
+        reads += b.groups_read();
+        ran += view.threads.len();
         consulted += usize::from(!view.cci_ports.is_empty());
         view.cur_khz = d.target_khz;
         std::mem::swap(&mut prev, &mut cur);
     }
     assert_eq!(consulted, SAMPLES, "every sample carried CCI counts for the tree");
-    Ok((stats(times), b.groups()))
+    let per_sample = |n: usize| n as f64 / SAMPLES as f64;
+    Ok((stats(times), b.groups(), per_sample(reads), per_sample(ran)))
 }
 
 fn cgroup_dir() -> Result<PathBuf, String> {
@@ -200,35 +215,39 @@ fn main() {
     println!("governor_sample: one anti-snoop sample = read every perf group (PERF_FORMAT_GROUP, one read(2)");
     println!("each: the counted units plus the CCI group) + fill the PolicyView + the decision; {SAMPLES} samples;");
     println!("software events stand in for the ARM core PMU and the CCI-400 PMU (this machine has neither);");
-    println!("{ncpu} CPUs; the sampling thread is pinned to CPU 0.");
+    println!("{ncpu} CPUs; the sampling thread is pinned to CPU 0. Per-thread cases twice on the same threads:");
+    println!("'read all' reads every group; 'skip quiet' (hetlabd's default) leaves unread the groups of threads");
+    println!("that have not run since their last read. read/smp: read(2)s per sample; ran/smp: threads with counts.");
     println!();
     println!(
-        "{:<50} {:>6} {:>10} {:>9} {:>9} {:>10} {:>9}",
-        "mode", "groups", "median µs", "mean µs", "p99 µs", "target µs", "paper µs"
+        "{:<62} {:>6} {:>8} {:>7} {:>10} {:>9} {:>9} {:>10} {:>9}",
+        "mode", "groups", "read/smp", "ran/smp", "median µs", "mean µs", "p99 µs", "target µs", "paper µs"
     );
-    let row = |name: &str, r: Result<(Stats, usize), String>, target: &str, paper: &str| match r {
-        Ok((s, g)) => {
-            println!("{name:<50} {g:>6} {:>10.2} {:>9.2} {:>9.2} {target:>10} {paper:>9}", s.median, s.mean, s.p99)
-        }
-        Err(e) => println!("{name:<50} unavailable here: {e}"),
+    let row = |name: &str, r: Result<(Stats, usize, f64, f64), String>, target: &str, paper: &str| match r {
+        Ok((s, g, read, ran)) => println!(
+            "{name:<62} {g:>6} {read:>8.1} {ran:>7.1} {:>10.2} {:>9.2} {:>9.2} {target:>10} {paper:>9}",
+            s.median, s.mean, s.p99
+        ),
+        Err(e) => println!("{name:<62} unavailable here: {e}"),
     };
-    let threads = |n: usize, kind: Kind, pmus: usize| {
+    // each case with the same threads, read all then skip quiet
+    let threads = |name: &str, n: usize, kind: Kind, pmus: usize, target: &str, paper: &str| {
         let load = Load::start(n, kind);
-        let mut c = cfg.clone();
-        c.counters = CounterMode::Tids(load.tids.clone());
-        c.pmu = PmuSource::Software { pmus };
-        time_samples(&c)
+        for skip in [false, true] {
+            let mut c = cfg.clone();
+            c.counters = CounterMode::Tids(load.tids.clone());
+            c.pmu = PmuSource::Software { pmus };
+            c.skip_quiet_threads = skip;
+            let how = if skip { "skip quiet" } else { "read all" };
+            row(&format!("per-thread, {name}, {how}"), time_samples(&c), target, paper);
+        }
     };
-    row("per-thread, 1 thread, blocked", threads(1, Kind::Blocked, 1), "4", "41.82");
-    row(
-        &format!("per-thread, 1 thread, running on CPU {other}"),
-        threads(1, Kind::Running { cpu: other }, 1),
-        "4",
-        "41.82",
-    );
-    row("per-thread, 71 threads, blocked", threads(71, Kind::Blocked, 1), "41", "415.18");
-    row("per-thread, 71 threads, each running 2 %", threads(71, Kind::Duty, 1), "41", "415.18");
-    row("per-thread, 71 threads x 2 PMUs, blocked", threads(71, Kind::Blocked, 2), "", "");
+    threads("1 thread, blocked", 1, Kind::Blocked, 1, "4", "41.82");
+    threads(&format!("1 thread, running on CPU {other}"), 1, Kind::Running { cpu: other }, 1, "4", "41.82");
+    threads("71 threads, blocked", 71, Kind::Blocked, 1, "41", "415.18");
+    threads("71 threads, each running 2 %", 71, Kind::Duty, 1, "41", "415.18");
+    threads(&format!("71 threads, all running on CPU {other}"), 71, Kind::Running { cpu: other }, 1, "41", "415.18");
+    threads("71 threads x 2 PMUs, blocked", 71, Kind::Blocked, 2, "", "");
     {
         let mut c = cfg.clone();
         c.counters = CounterMode::PerCpu;

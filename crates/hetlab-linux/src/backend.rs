@@ -15,6 +15,10 @@
 //!   Where one PMU covers several policies (software stand-ins, one PMU for all CPUs), the
 //!   thread's cluster is its last CPU (`/proc/<tid>/stat` field 39), refreshed with the thread
 //!   list every `thread_refresh_us`; threads that exit lose their counts since the last sample.
+//!   A thread that has not run since its group was last read is not read again (its counts are
+//!   the last ones): the group leader's mmap'ed user page tells, without a syscall, whether it
+//!   was scheduled in since ([`crate::quiet`]). Where the page cannot be mapped or the kernel does
+//!   not update it at sched-in, every group is read; the start-up line says which.
 //!
 //! The counts appear in the view as [`ThreadSample`]s: per thread (per-thread modes) or per CPU
 //! (`tid` = the CPU number) — the governor sums them per cluster either way.
@@ -30,6 +34,7 @@ use hetlab_core::platform::Platform;
 use crate::cpus::format_cpu_list;
 use crate::perf::{self, EventSpec, Group, Target};
 use crate::procstat::{self, CpuTimes, Fractions, ProcStat};
+use crate::quiet::QuietTracker;
 use crate::sysfs::{self, Policy};
 use crate::{display, monotonic_us, Roots};
 
@@ -117,6 +122,9 @@ pub struct BackendConfig {
     /// If the core or the CCI counters are unavailable, drop all PMCs (the daemon then runs
     /// the governor load-only); otherwise keep what works.
     pub all_or_nothing: bool,
+    /// Per-thread modes: leave unread the groups of threads that have not run since their last
+    /// read ([`crate::quiet`]); `false` reads every group every sample.
+    pub skip_quiet_threads: bool,
 }
 
 impl BackendConfig {
@@ -129,6 +137,7 @@ impl BackendConfig {
             cluster_names: None,
             thread_refresh_us: 1_000_000,
             all_or_nothing: true,
+            skip_quiet_threads: true,
         }
     }
 }
@@ -182,6 +191,15 @@ struct CoreUnit {
     unit: u32,
     cluster: usize,
     group: Group,
+    quiet: QuietTracker,
+    /// The counts of the last read (what a skipped group contributes again).
+    last: [u64; 4],
+}
+
+impl CoreUnit {
+    fn new(key: u64, unit: u32, cluster: usize, group: Group) -> CoreUnit {
+        CoreUnit { key, unit, cluster, group, quiet: QuietTracker::default(), last: [0; 4] }
+    }
 }
 
 pub struct Backend {
@@ -203,6 +221,12 @@ pub struct Backend {
     last_refresh_us: u64,
     carry: Vec<Fractions>,
     scratch: Vec<u64>,
+    /// Per-thread modes: groups of threads that have not run are left unread (pages mapped).
+    skip_quiet: bool,
+    /// How the per-thread groups are read, for the start-up line.
+    read_policy: String,
+    /// read(2)s made by the last [`Backend::read_counters`] (the CCI group included).
+    reads_last: usize,
     /// What is unsupported or assumed; said once, by the caller.
     pub notes: Vec<String>,
     /// The platform's scheduler tick, µs.
@@ -303,6 +327,9 @@ impl Backend {
             last_refresh_us: 0,
             carry: vec![Fractions::default(); ncpu],
             scratch: vec![0; 16],
+            skip_quiet: false,
+            read_policy: String::new(),
+            reads_last: 0,
             notes: capacity_notes,
             tick_us: cfg.platform.tick_us(),
         };
@@ -317,10 +344,14 @@ impl Backend {
         }
         if cfg.counters != CounterMode::Off {
             b.open_core(cfg);
+            if b.core_ok && b.mode.per_thread() {
+                b.choose_read_policy(cfg);
+            }
             b.open_cci(cfg);
             if cfg.all_or_nothing && (!b.core_ok || b.cci.is_none()) && (b.core_ok || b.cci.is_some()) {
                 b.core.clear();
                 b.core_ok = false;
+                (b.skip_quiet, b.read_policy) = (false, String::new());
                 b.cci = None;
                 b.cci_ports.clear();
             }
@@ -344,9 +375,17 @@ impl Backend {
     pub fn cci_ports(&self) -> &[(u8, usize)] {
         &self.cci_ports
     }
-    /// Number of perf groups read per snapshot.
+    /// Number of perf groups per snapshot.
     pub fn groups(&self) -> usize {
         self.core.len() + usize::from(self.cci.is_some())
+    }
+    /// How many of them the last [`Backend::read_counters`] read with read(2).
+    pub fn groups_read(&self) -> usize {
+        self.reads_last
+    }
+    /// Whether groups of threads that have not run are left unread.
+    pub fn skips_quiet_threads(&self) -> bool {
+        self.skip_quiet
     }
     pub fn policy_of_cpu(&self, cpu: usize) -> Option<usize> {
         self.cpu_policy.get(cpu).copied().flatten()
@@ -426,7 +465,7 @@ impl Backend {
                     None => Target::Cpu(cpu),
                 };
                 let group = Group::open(&self.slots[slot].events, target)?;
-                self.core.push(CoreUnit { key: cpu as u64, unit: cpu as u32, cluster: pi, group });
+                self.core.push(CoreUnit::new(cpu as u64, cpu as u32, pi, group));
             }
         }
         self.core.sort_by_key(|u| u.key);
@@ -491,9 +530,13 @@ impl Backend {
                     continue;
                 }
                 match Group::open(&self.slots[slot].events, Target::Thread(tid)) {
-                    Ok(group) => {
+                    Ok(mut group) => {
+                        // a group whose page cannot be mapped is read every sample
+                        if self.skip_quiet {
+                            let _ = group.map_user_page();
+                        }
                         let pos = self.core.partition_point(|u| u.key < key);
-                        self.core.insert(pos, CoreUnit { key, unit: tid, cluster: cluster.unwrap_or(0), group });
+                        self.core.insert(pos, CoreUnit::new(key, tid, cluster.unwrap_or(0), group));
                     }
                     Err(e) if e.contains("has exited") => {}
                     Err(e) => return Err(e),
@@ -501,6 +544,49 @@ impl Backend {
             }
         }
         Ok(())
+    }
+
+    /// Per-thread modes: map every group's user page so that threads that have not run are not
+    /// read — if asked, if this kernel updates the page when a thread is scheduled in (checked
+    /// on the calling thread), and if the pages can be mapped. Says which in `read_policy`.
+    fn choose_read_policy(&mut self, cfg: &BackendConfig) {
+        self.read_policy = "every group read each sample".into();
+        if !cfg.skip_quiet_threads {
+            return;
+        }
+        // SAFETY: sched_getcpu has no memory effects.
+        let cpu = usize::try_from(unsafe { libc::sched_getcpu() }).unwrap_or(0);
+        let Some(slot) = self.slot_for_cpu(cpu).or(if self.slots.is_empty() { None } else { Some(0) }) else {
+            return;
+        };
+        let probe = Group::open(&self.slots[slot].events, Target::Thread(crate::cpus::gettid()));
+        match probe.and_then(|mut g| page_moves_at_sched_in(&mut g)) {
+            Ok(true) => {}
+            Ok(false) => {
+                self.read_policy += " (this kernel does not update the perf user page when the counted thread is scheduled in, so a thread that did not run cannot be told without a read)";
+                return;
+            }
+            Err(e) => {
+                self.read_policy += &format!(" ({e})");
+                return;
+            }
+        }
+        let mut failed = Vec::new();
+        for u in &mut self.core {
+            if let Err(e) = u.group.map_user_page() {
+                failed.push(e);
+            }
+        }
+        if failed.len() == self.core.len() && !failed.is_empty() {
+            self.read_policy += &format!(" ({}; see perf_event_mlock_kb)", failed[0]);
+            return;
+        }
+        self.skip_quiet = true;
+        self.read_policy = "threads that have not run since their last read are not read (perf user page)".into();
+        if let Some(e) = failed.first() {
+            self.read_policy +=
+                &format!("; {} of {} groups are read every sample ({e})", failed.len(), self.core.len());
+        }
     }
 
     fn open_cci(&mut self, cfg: &BackendConfig) {
@@ -547,9 +633,21 @@ impl Backend {
             self.refresh_threads(out.t_us)?;
         }
         out.core.clear();
+        self.reads_last = 0;
         for u in &mut self.core {
-            u.group.read(&mut self.scratch)?;
-            let s = &self.scratch;
+            let updates = u.group.page_updates().filter(|_| self.skip_quiet);
+            let s = match updates {
+                Some(n) if u.quiet.can_skip(n) => u.last,
+                _ => {
+                    u.group.read(&mut self.scratch)?;
+                    self.reads_last += 1;
+                    if let Some(n) = updates {
+                        u.quiet.after_read(n, u.group.time_running());
+                    }
+                    u.last.copy_from_slice(&self.scratch[..4]);
+                    u.last
+                }
+            };
             out.core.push(CoreEntry {
                 key: u.key,
                 unit: u.unit,
@@ -566,6 +664,7 @@ impl Backend {
         out.cci.clear();
         out.cci_cycles = 0;
         if let Some(g) = &mut self.cci {
+            self.reads_last += 1;
             g.read(&mut self.scratch)?;
             for i in 0..self.cci_ports.len() {
                 out.cci.push((self.scratch[2 * i], self.scratch[2 * i + 1]));
@@ -691,10 +790,10 @@ impl Backend {
                 CounterMode::Tids(t) => format!("per thread ({} threads)", t.len()),
                 CounterMode::Off => unreachable!(),
             };
+            let policy = if self.read_policy.is_empty() { String::new() } else { format!("; {}", self.read_policy) };
             out.push(format!(
-                "PMCs: core {} ({}), CCI {}",
+                "PMCs: core {} ({unit}{policy}), CCI {}",
                 if self.core_ok { "on" } else { "off" },
-                unit,
                 if self.cci.is_some() {
                     self.cci_ports
                         .iter()
@@ -708,6 +807,21 @@ impl Backend {
         }
         out
     }
+}
+
+/// Whether a per-thread group's user page moves when its thread is scheduled in: `g` counts the
+/// calling thread, which maps the leader's page and sleeps 1 ms (out and back in) between two
+/// looks, up to three times (a migration to a CPU the PMU does not cover may hide one).
+fn page_moves_at_sched_in(g: &mut Group) -> Result<bool, String> {
+    g.map_user_page()?;
+    for _ in 0..3 {
+        let before = g.page_updates();
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        if g.page_updates() != before {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 fn sub(a: &CorePmu, b: &CorePmu) -> CorePmu {
@@ -887,6 +1001,152 @@ mod tests {
         assert_eq!(v.threads[0].cluster, 0, "pinned to CPU 0 = policy 0");
         assert!(v.threads[0].pmu.cpu_cycles > 0);
         assert_eq!(v.cci_ports.iter().map(|p| p.port).collect::<Vec<_>>(), vec![3, 4]);
+    }
+
+    /// A thread that burns CPU when told to and otherwise blocks on a channel.
+    struct Worker {
+        go: std::sync::mpsc::Sender<u64>,
+        done: std::sync::mpsc::Receiver<()>,
+        tid: u32,
+    }
+
+    impl Worker {
+        fn start() -> Worker {
+            let (go, rx) = std::sync::mpsc::channel::<u64>();
+            let (done_tx, done) = std::sync::mpsc::channel();
+            let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                tid_tx.send(crate::cpus::gettid()).unwrap();
+                while let Ok(n) = rx.recv() {
+                    let mut x = 0u64;
+                    for i in 0..n {
+                        x = std::hint::black_box(x ^ i);
+                    }
+                    if done_tx.send(()).is_err() {
+                        break;
+                    }
+                }
+            });
+            Worker { go, done, tid: tid_rx.recv().unwrap() }
+        }
+
+        fn voluntary_switches(&self) -> u64 {
+            let status = fs::read_to_string(format!("/proc/self/task/{}/status", self.tid)).unwrap();
+            let line = status.lines().find(|l| l.starts_with("voluntary_ctxt_switches")).unwrap();
+            line.split_whitespace().last().unwrap().parse().unwrap()
+        }
+
+        /// Runs `n` iterations, then returns once the thread has blocked again (it has switched
+        /// out voluntarily since, which is where perf schedules its counters out).
+        fn run(&self, n: u64) {
+            let before = self.voluntary_switches();
+            self.go.send(n).unwrap();
+            self.done.recv().unwrap();
+            while self.voluntary_switches() == before {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+
+    fn thread_backend(t: &fake::Tree, tids: Vec<u32>, skip: bool) -> Backend {
+        let mut c =
+            BackendConfig::new(Roots::new(t.root.join("sys"), "/proc"), Platform::builtin("exynos5422").unwrap());
+        c.cluster_names = Some(vec!["little".into(), "big".into()]);
+        c.pmu = PmuSource::Software { pmus: 1 };
+        c.counters = CounterMode::Tids(tids);
+        c.skip_quiet_threads = skip;
+        let b = Backend::new(&c).unwrap();
+        assert!(b.has_core_counters() && b.has_cci(), "{:?}", b.notes);
+        b
+    }
+
+    #[test]
+    fn threads_that_did_not_run_are_not_read_and_decisions_equal_reading_every_thread() {
+        let t = fake::exynos5422("backend-quiet");
+        for (p, cpu) in [(0, "0"), (4, "1")] {
+            fs::write(t.policy(p).join("related_cpus"), format!("{cpu}\n")).unwrap();
+            fs::write(t.policy(p).join("affected_cpus"), format!("{cpu}\n")).unwrap();
+        }
+        let workers: Vec<Worker> = (0..3).map(|_| Worker::start()).collect();
+        let tids: Vec<u32> = workers.iter().map(|w| w.tid).collect();
+        let mut skip = thread_backend(&t, tids.clone(), true);
+        let mut all = thread_backend(&t, tids.clone(), false);
+        assert!(skip.skips_quiet_threads(), "{:?}", skip.describe());
+        assert!(skip
+            .describe()
+            .iter()
+            .any(|l| l.contains("threads that have not run since their last read are not read")));
+        assert!(!all.skips_quiet_threads());
+        assert!(all.describe().iter().any(|l| l.contains("every group read each sample")));
+        let pl = Platform::builtin("exynos5422").unwrap();
+        let ctx = hetlab_core::governor::GovernorContext { cluster_name: "little", tick_us: pl.tick_us(), model: None };
+        let mut gov_skip = hetlab_core::governor::registry::build("anti-snoop", &[], &ctx).unwrap();
+        let mut gov_all = hetlab_core::governor::registry::build("anti-snoop", &[], &ctx).unwrap();
+        let (mut prev_s, mut prev_a) = (Snapshot::default(), Snapshot::default());
+        // two reads with nobody running: every thread is found off the CPU
+        for _ in 0..2 {
+            skip.snapshot(&mut prev_s).unwrap();
+            all.snapshot(&mut prev_a).unwrap();
+        }
+        assert_eq!(skip.groups_read(), 4, "the second read confirms; nothing skipped yet");
+        let (mut v_s, mut v_a) = (PolicyView::default(), PolicyView::default());
+        skip.fill_view(0, &prev_a, &prev_a, 1_400_000, 200_000, 1_400_000, &mut v_a);
+        gov_skip.start(&v_a);
+        gov_all.start(&v_a);
+        let mut khz = 1_400_000;
+        for round in 0..6 {
+            let ran = round % 3;
+            workers[ran].run(3_000_000);
+            let (mut cur_s, mut cur_a) = (Snapshot::default(), Snapshot::default());
+            skip.snapshot(&mut cur_s).unwrap();
+            all.snapshot(&mut cur_a).unwrap();
+            // the thread that ran, and the one that ran the round before (its confirming read)
+            let expected = if round == 0 { 1 } else { 2 };
+            assert_eq!(skip.groups_read(), expected + 1, "round {round}: plus the CCI group");
+            assert_eq!(all.groups_read(), 4);
+            // everything but the thread counts from the read-everything snapshot: the views
+            // then differ only where the two paths could
+            for (p, c) in [(&mut prev_s, &prev_a), (&mut cur_s, &cur_a)] {
+                (p.t_us, p.cci_cycles) = (c.t_us, c.cci_cycles);
+                p.cpus.clone_from(&c.cpus);
+                p.cci.clone_from(&c.cci);
+            }
+            skip.fill_view(0, &prev_s, &cur_s, khz, 200_000, 1_400_000, &mut v_s);
+            all.fill_view(0, &prev_a, &cur_a, khz, 200_000, 1_400_000, &mut v_a);
+            let tids_ran: Vec<u32> = v_s.threads.iter().map(|s| s.tid).collect();
+            assert_eq!(tids_ran, vec![tids[ran]], "round {round}: only the thread that ran has counts");
+            assert!(v_s.threads[0].pmu.cpu_cycles > 0);
+            assert_eq!(format!("{:?}", v_s.threads), format!("{:?}", v_a.threads), "round {round}");
+            let (d_s, d_a) = (gov_skip.sample(&v_s), gov_all.sample(&v_a));
+            assert_eq!(d_s, d_a, "round {round}");
+            khz = d_a.target_khz;
+            (prev_s, prev_a) = (cur_s, cur_a);
+        }
+        // a skipped group's counts are what a read(2) of it returns now
+        let mut direct = [0u64; 4];
+        for u in &mut skip.core {
+            u.group.read(&mut direct).unwrap();
+            assert_eq!(direct, u.last, "thread {}", u.unit);
+        }
+    }
+
+    #[test]
+    fn the_start_up_check_tells_a_page_that_moves_at_sched_in_from_one_that_does_not() {
+        // the software PMUs' add() updates the user page (task_clock_event_add, perf_swevent_add
+        // in kernel/events/core.c), as the ARM PMUs' armpmu_add does
+        let me = Target::Thread(crate::cpus::gettid());
+        let task_clock = perf::software_core_events(true);
+        let faults = EventSpec {
+            type_: perf::PERF_TYPE_SOFTWARE,
+            config: perf::PERF_COUNT_SW_PAGE_FAULTS,
+            name: "page-faults".into(),
+        };
+        for events in [task_clock.clone(), vec![faults]] {
+            assert_eq!(page_moves_at_sched_in(&mut Group::open(&events, me).unwrap()), Ok(true), "{}", events[0].name);
+        }
+        // a leader that is never scheduled in leaves its page still: every group would be read
+        assert_eq!(page_moves_at_sched_in(&mut Group::open_disabled(&task_clock, me).unwrap()), Ok(false));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! * [`procstat`]: per-CPU busy/idle time from `/proc/stat`;
 //! * [`perf`]: perf_event_open — core PMU events per CPU, per thread or per cgroup, and the
 //!   CCI-400 PMU found by its sysfs type;
+//! * [`quiet`]: which per-thread groups need reading (a thread that has not run is not read);
 //! * [`backend`]: fills a [`hetlab_core::governor::PolicyView`] from those sources;
 //! * [`daemon`]: the governor loop with save/restore of the policy settings ([`restore`]) and
 //!   signal handling ([`stop`]);
@@ -28,6 +29,7 @@ pub mod outfile;
 pub mod perf;
 pub mod pingpong;
 pub mod procstat;
+pub mod quiet;
 pub mod restore;
 pub mod sha256;
 pub mod stop;

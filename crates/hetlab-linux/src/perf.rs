@@ -1,4 +1,6 @@
-//! perf_event_open(2) through the raw syscall (libc), counting only (no sampling, no mmap).
+//! perf_event_open(2) through the raw syscall (libc), counting only (no sampling). A group
+//! leader's user page can be mapped ([`Group::map_user_page`]) to tell, without a syscall,
+//! whether its thread has been scheduled in since it was last read (see [`crate::quiet`]).
 //!
 //! * Core PMU events: the ARM PMUs are found in sysfs (`<sysfs>/bus/event_source/devices/
 //!   armv7_cortex_a7`, `armv7_cortex_a15`, `armv8_*`, each with a `type` and the `cpus` it
@@ -20,6 +22,8 @@
 use std::fs;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::cpus::parse_cpu_list;
 use crate::sysfs::read_str;
@@ -154,8 +158,58 @@ fn open_error(e: &std::io::Error, ev: &EventSpec, target: &Target) -> String {
     format!("perf_event_open({}, {}): {e}{sep}{why}", ev.name, target.describe())
 }
 
+/// The first page of an event's mmap, `struct perf_event_mmap_page` (include/uapi/linux/
+/// perf_event.h), mapped read-only and without data pages (no ring buffer is allocated beyond
+/// it). Only its `lock` is read: the kernel adds 2 to it at every perf_event_update_userpage()
+/// (kernel/events/core.c), odd while it writes the page.
+pub struct UserPage {
+    addr: NonNull<libc::c_void>,
+    len: usize,
+}
+
+// SAFETY: the mapping belongs to the process; the kernel writes it, this code only reads it
+// (atomically), so moving the owner to another thread is sound.
+unsafe impl Send for UserPage {}
+
+/// Byte offset of `__u32 lock` in struct perf_event_mmap_page (after `version`, `compat_version`).
+const USER_PAGE_LOCK_OFFSET: usize = 8;
+
+impl UserPage {
+    fn map(fd: RawFd) -> Result<UserPage, std::io::Error> {
+        // SAFETY: sysconf has no memory effects.
+        let len = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        // SAFETY: a new shared read-only mapping of one page of a perf event fd; the kernel
+        // checks the fd and the size. The result is checked against MAP_FAILED.
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, fd, 0) };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let addr = NonNull::new(p).ok_or_else(|| std::io::Error::from_raw_os_error(libc::EFAULT))?;
+        Ok(UserPage { addr, len })
+    }
+
+    /// How often the kernel has updated the page (its `lock` sequence count; odd: mid-update).
+    pub fn updates(&self) -> u32 {
+        // SAFETY: the page is mapped readable for as long as self lives and `lock` is an aligned
+        // u32 at this offset; the kernel writes it concurrently, hence the atomic load.
+        let lock = unsafe { &*(self.addr.as_ptr().cast::<u8>().add(USER_PAGE_LOCK_OFFSET).cast::<AtomicU32>()) };
+        lock.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for UserPage {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `map`; nothing refers to it after drop.
+        unsafe {
+            libc::munmap(self.addr.as_ptr(), self.len);
+        }
+    }
+}
+
 /// A group of counters read with one syscall.
 pub struct Group {
+    /// Declared before `leader`: unmapped before the fd closes.
+    page: Option<UserPage>,
     leader: OwnedFd,
     _members: Vec<OwnedFd>,
     n: usize,
@@ -165,6 +219,17 @@ pub struct Group {
 impl Group {
     /// Opens `events` as one group on `target`. The first event leads.
     pub fn open(events: &[EventSpec], target: Target) -> Result<Group, String> {
+        Group::open_attr(events, target, false)
+    }
+
+    /// A group that stays disabled (never scheduled in): what a PMU that never updates the
+    /// user page looks like to [`crate::backend`]'s start-up check.
+    #[cfg(test)]
+    pub(crate) fn open_disabled(events: &[EventSpec], target: Target) -> Result<Group, String> {
+        Group::open_attr(events, target, true)
+    }
+
+    fn open_attr(events: &[EventSpec], target: Target, disabled: bool) -> Result<Group, String> {
         assert!(!events.is_empty());
         let (pid, cpu, flags) = match target {
             Target::Thread(t) => (t as i32, -1, 0),
@@ -179,6 +244,7 @@ impl Group {
                 size: std::mem::size_of::<PerfEventAttr>() as u32,
                 config: ev.config,
                 read_format: PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
+                flags: u64::from(disabled), // bit 0: disabled
                 ..Default::default()
             };
             let group_fd = leader.as_ref().map_or(-1, |l| l.as_raw_fd());
@@ -190,7 +256,28 @@ impl Group {
             }
         }
         let n = events.len();
-        Ok(Group { leader: leader.expect("non-empty"), _members: members, n, buf: vec![0; 3 + n] })
+        Ok(Group { page: None, leader: leader.expect("non-empty"), _members: members, n, buf: vec![0; 3 + n] })
+    }
+
+    /// Maps the leader's user page (one page of locked memory, counted against
+    /// perf_event_mlock_kb and RLIMIT_MEMLOCK).
+    pub fn map_user_page(&mut self) -> Result<(), String> {
+        if self.page.is_none() {
+            let page =
+                UserPage::map(self.leader.as_raw_fd()).map_err(|e| format!("mmap of the perf user page: {e}"))?;
+            self.page = Some(page);
+        }
+        Ok(())
+    }
+
+    /// The leader's user-page update count, when the page is mapped.
+    pub fn page_updates(&self) -> Option<u32> {
+        self.page.as_ref().map(UserPage::updates)
+    }
+
+    /// The group's time running (ns) at the last [`Group::read`].
+    pub fn time_running(&self) -> u64 {
+        self.buf[2]
     }
 
     pub fn len(&self) -> usize {
