@@ -145,6 +145,7 @@ impl<'a> Engine<'a> {
         if let Some(khz) = engine.config.dsu_khz {
             engine.hw.fix_dsu_clock(khz);
         }
+        engine.hw.set_resolve_tolerance(engine.config.resolve_tolerance);
         engine.start();
         Ok(engine)
     }
