@@ -32,8 +32,33 @@ pub(super) struct Kept<'k> {
     pub solver: &'k Solver,
     pub clusters: &'k [ClusterHw],
     pub dram_lines_per_us: f64,
-    /// The solver re-solved (else it reused the last solution).
-    pub solved: bool,
+}
+
+/// The exact solution: a new solver's, on a copy of the clusters (whose power the caller sets).
+pub(super) struct Exact {
+    pub solver: Solver,
+    pub clusters: Vec<ClusterHw>,
+    pub dram_lines_per_us: f64,
+}
+
+/// Solves the model from nothing on `cpus` with `dram_before` (the DRAM's state before the
+/// re-solution: the same warm start), every cluster re-solved.
+pub(super) fn solve<'t>(
+    platform: &Platform,
+    cpus: &[CpuLoad],
+    clusters: &[ClusterHw],
+    kept: &Solver,
+    dram_before: &DramState,
+    mem_of: &impl Fn(usize, usize) -> &'t MemProfile,
+    live: &impl Fn(usize) -> Option<(usize, usize)>,
+) -> Exact {
+    let mut clusters = clusters.to_vec();
+    let mut solver = Solver::new(kept.threads());
+    solver.dsu_fixed_khz = kept.dsu_fixed_khz;
+    let inputs = Inputs { cpus, clusters: &clusters, noise: dram_before.noise };
+    assert!(!solver.reuse(platform, &inputs), "a new solver solves");
+    let answer = solver.solve_rates(platform, cpus, &mut clusters, dram_before, mem_of, live);
+    Exact { solver, clusters, dram_lines_per_us: answer.lines_per_us }
 }
 
 /// |a - b| / |b| (0 when both are 0).
@@ -46,40 +71,25 @@ fn relative(a: f64, b: f64) -> f64 {
 }
 
 impl ExactCheck {
-    /// Solves the model exactly on `cpus` with `dram_before` (the DRAM's state before this
-    /// re-solution: the same warm start) and records how far `kept` is from it.
-    pub(super) fn compare<'t>(
-        &self,
-        platform: &Platform,
-        cpus: &[CpuLoad],
-        dram_before: &DramState,
-        kept: Kept,
-        mem_of: &impl Fn(usize, usize) -> &'t MemProfile,
-        live: &impl Fn(usize) -> Option<(usize, usize)>,
-    ) {
-        let mut clusters = kept.clusters.to_vec();
-        let mut exact = Solver::new(kept.solver.threads());
-        exact.dsu_fixed_khz = kept.solver.dsu_fixed_khz;
-        let inputs = Inputs { cpus, clusters: &clusters, noise: dram_before.noise };
-        assert!(!exact.reuse(platform, &inputs), "a new solver solves");
-        let answer = exact.solve_rates(platform, cpus, &mut clusters, dram_before, mem_of, live);
-        super::solve_power(platform, &mut clusters, cpus, |t| exact.speed(t));
-        let cell = if kept.solved { &self.worst } else { &self.worst_reused };
+    /// Records how far `kept` is from `exact` (`solved`: the kept solution was re-solved at this
+    /// event, else reused).
+    pub(super) fn record(&self, platform: &Platform, cpus: &[CpuLoad], kept: &Kept, exact: &Exact, solved: bool) {
+        let cell = if solved { &self.worst } else { &self.worst_reused };
         let mut worst = cell.get();
         for cpu in cpus.iter().filter(|c| c.online) {
             if let Some(r) = cpu.running {
-                let (k, e) = (kept.solver.speed(r.thread), exact.speed(r.thread));
+                let (k, e) = (kept.solver.speed(r.thread), exact.solver.speed(r.thread));
                 let core = platform.core_type_of(cpu.cluster);
                 worst = worst.max(relative(k.instr_per_us, e.instr_per_us));
                 worst = worst.max(relative(power::activity(core, k.stall_share), power::activity(core, e.stall_share)));
             }
         }
-        for (k, e) in kept.clusters.iter().zip(&clusters) {
+        for (k, e) in kept.clusters.iter().zip(&exact.clusters) {
             let reads = |c: &ClusterHw| c.port.as_ref().map_or(0.0, |p| p.read_rate_per_us());
             worst = worst.max(relative(reads(k), reads(e)));
             worst = worst.max(relative(k.power.total_mw, e.power.total_mw));
         }
-        worst = worst.max(relative(kept.dram_lines_per_us, answer.lines_per_us));
+        worst = worst.max(relative(kept.dram_lines_per_us, exact.dram_lines_per_us));
         cell.set(worst);
         self.compared.set(self.compared.get() + 1);
     }

@@ -209,21 +209,57 @@ impl<'a> Hardware<'a> {
             self.dram.lines_per_us = answer.lines_per_us;
             self.l3_per_us = (answer.l3_hits_per_us, answer.l3_misses_per_us);
         }
-        let solver = &self.solver;
-        solve_power(self.platform, &mut self.clusters, cpus, |t| solver.speed(t));
+        self.solve_power(cpus);
         #[cfg(test)]
-        if let Some(check) = &self.exact_check {
-            let kept = exact_check::Kept {
-                solver: &self.solver,
-                clusters: &self.clusters,
-                dram_lines_per_us: self.dram.lines_per_us,
-                solved,
-            };
-            check.compare(self.platform, cpus, &dram_before, kept, &mem_of, &live);
-        }
+        self.compare_with_exact(cpus, &dram_before, solved, &mem_of, &live);
         let clock = self.dsu_clock();
         if let (Some(hw), Some(d), Some(clock)) = (self.dsu.as_mut(), &self.platform.dsu, clock) {
             hw.set(d, clock, self.l3_per_us.0, self.l3_per_us.1);
+        }
+    }
+
+    /// Each cluster's power: every core by its activity, the powered cluster's clocked shared
+    /// logic and the snoops it serves, and its leakage at its temperature now.
+    fn solve_power(&mut self, cpus: &[CpuLoad]) {
+        let platform = self.platform;
+        let nclusters = self.clusters.len();
+        let mut reads_per_us = [0.0; MAX_CLUSTERS];
+        for (c, cl) in self.clusters.iter().enumerate() {
+            reads_per_us[c] = cl.port.as_ref().map_or(0.0, |p| p.read_rate_per_us());
+        }
+        let all_reads_per_us: f64 = reads_per_us.iter().sum();
+        for (c, own_reads_per_us) in reads_per_us.iter().enumerate().take(nclusters) {
+            let cluster = &platform.clusters[c];
+            let core = platform.core_type_of(c);
+            let khz = self.clusters[c].cur_khz;
+            let volts = self.volts(c);
+            let mut dynamic = 0.0;
+            let mut busy = false;
+            let (mut online_cpus, mut core_off_cpus) = (0, 0);
+            for cpu in cpus.iter().filter(|cpu| cpu.cluster == c) {
+                online_cpus += cpu.online as usize;
+                core_off_cpus += (cpu.online && cpu.core_off) as usize;
+                let activity = match cpu.running {
+                    Some(r) if cpu.online => power::activity(core, self.solver.speed(r.thread).stall_share),
+                    _ => 0.0, // offline, or idle in WFI: clock-gated
+                };
+                busy |= cpu.running.is_some() && cpu.online;
+                dynamic += power::core_dynamic_mw(core, volts, khz, activity);
+            }
+            if busy {
+                dynamic += cluster.active_mw_at(self.clusters[c].cur_opp);
+            }
+            let hw = &mut self.clusters[c];
+            if hw.powered {
+                dynamic += power::cluster_clock_mw(cluster, volts, khz);
+                dynamic += power::snoop_lookup_mw(cluster, volts, all_reads_per_us - own_reads_per_us);
+            }
+            // A core no online logical CPU is on is power-gated (the switcher's outbound core), and
+            // so is one cpuidle powered down.
+            let gated_cores = cluster.cpus.len().saturating_sub(online_cpus) + core_off_cpus;
+            hw.power.static_mw =
+                if hw.powered { power::cluster_static_mw(cluster, volts, hw.thermal.temp_c, gated_cores) } else { 0.0 };
+            hw.power.total_mw = dynamic + hw.power.static_mw;
         }
     }
 
@@ -300,6 +336,34 @@ impl<'a> Hardware<'a> {
         let check = exact_check::ExactCheck::default();
         self.exact_check = Some(check.clone());
         check
+    }
+
+    /// Tests only: the exact solution of what `recompute` just solved (`dram_before`: the DRAM
+    /// before it; `solved`: it re-solved, else reused), with each cluster's power by
+    /// `solve_power` on it, handed to the check.
+    #[cfg(test)]
+    fn compare_with_exact<'t>(
+        &mut self,
+        cpus: &[CpuLoad],
+        dram_before: &DramState,
+        solved: bool,
+        mem_of: &impl Fn(usize, usize) -> &'t MemProfile,
+        live: &impl Fn(usize) -> Option<(usize, usize)>,
+    ) {
+        let Some(check) = self.exact_check.clone() else { return };
+        let mut exact =
+            exact_check::solve(self.platform, cpus, &self.clusters, &self.solver, dram_before, mem_of, live);
+        std::mem::swap(&mut self.solver, &mut exact.solver);
+        std::mem::swap(&mut self.clusters, &mut exact.clusters);
+        self.solve_power(cpus);
+        std::mem::swap(&mut self.solver, &mut exact.solver);
+        std::mem::swap(&mut self.clusters, &mut exact.clusters);
+        let kept = exact_check::Kept {
+            solver: &self.solver,
+            clusters: &self.clusters,
+            dram_lines_per_us: self.dram.lines_per_us,
+        };
+        check.record(self.platform, cpus, &kept, &exact, solved);
     }
 
     /// The DSU's clock and µV now (`None`: no DSU).
@@ -503,55 +567,6 @@ impl<'a> Hardware<'a> {
     /// benchmark has finished is reported", so the model is re-solved first (the system idle).
     pub fn final_reading(&mut self) {
         self.read_sensors();
-    }
-}
-
-/// Each cluster's power: every core by its activity, the powered cluster's clocked shared
-/// logic and the snoops it serves, and its leakage at its temperature now.
-fn solve_power<'s>(
-    platform: &Platform,
-    clusters: &mut [ClusterHw],
-    cpus: &[CpuLoad],
-    speed: impl Fn(usize) -> &'s Speed,
-) {
-    let nclusters = clusters.len();
-    let mut reads_per_us = [0.0; MAX_CLUSTERS];
-    for (c, cl) in clusters.iter().enumerate() {
-        reads_per_us[c] = cl.port.as_ref().map_or(0.0, |p| p.read_rate_per_us());
-    }
-    let all_reads_per_us: f64 = reads_per_us.iter().sum();
-    for (c, own_reads_per_us) in reads_per_us.iter().enumerate().take(nclusters) {
-        let cluster = &platform.clusters[c];
-        let core = platform.core_type_of(c);
-        let khz = clusters[c].cur_khz;
-        let volts = cluster.opps[clusters[c].cur_opp][1] as f64 * 1e-6;
-        let mut dynamic = 0.0;
-        let mut busy = false;
-        let (mut online_cpus, mut core_off_cpus) = (0, 0);
-        for cpu in cpus.iter().filter(|cpu| cpu.cluster == c) {
-            online_cpus += cpu.online as usize;
-            core_off_cpus += (cpu.online && cpu.core_off) as usize;
-            let activity = match cpu.running {
-                Some(r) if cpu.online => power::activity(core, speed(r.thread).stall_share),
-                _ => 0.0, // offline, or idle in WFI: clock-gated
-            };
-            busy |= cpu.running.is_some() && cpu.online;
-            dynamic += power::core_dynamic_mw(core, volts, khz, activity);
-        }
-        if busy {
-            dynamic += cluster.active_mw_at(clusters[c].cur_opp);
-        }
-        let hw = &mut clusters[c];
-        if hw.powered {
-            dynamic += power::cluster_clock_mw(cluster, volts, khz);
-            dynamic += power::snoop_lookup_mw(cluster, volts, all_reads_per_us - own_reads_per_us);
-        }
-        // A core no online logical CPU is on is power-gated (the switcher's outbound core), and
-        // so is one cpuidle powered down.
-        let gated_cores = cluster.cpus.len().saturating_sub(online_cpus) + core_off_cpus;
-        hw.power.static_mw =
-            if hw.powered { power::cluster_static_mw(cluster, volts, hw.thermal.temp_c, gated_cores) } else { 0.0 };
-        hw.power.total_mw = dynamic + hw.power.static_mw;
     }
 }
 
