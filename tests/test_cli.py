@@ -281,6 +281,24 @@ def test_cpu_dma_latency_keeps_the_a57_cluster_up_and_bad_values_are_one_line():
         assert says in r.stderr, r.stderr
 
 
+def test_resolve_tolerance_zero_is_the_exact_run_and_bad_values_are_one_line():
+    # memory-bound periodic threads on both clusters: the DRAM utilisation moves at every event
+    spec = "periodic:threads=8,run_us=2000,period_us=5000,duration_us=500000,working_set_bytes=4194304"
+    args = ["simulate", "--workload", spec, "--scheduler", "smp", "--json"]
+    exact = hetlab(*args)
+    assert exact.returncode == 0, exact.stderr
+    assert hetlab(*args, "--resolve-tolerance", "0").stdout == exact.stdout
+    # a tolerance keeps solutions the exact run re-solves: the option reaches the engine
+    kept = hetlab(*args, "--resolve-tolerance", "0.01")
+    assert kept.returncode == 0 and kept.stdout != exact.stdout, kept.stderr
+    bad = {"-0.001": "resolve tolerance", "0.5": "resolve tolerance", "soon": "expects a number"}
+    for value, says in bad.items():
+        r = hetlab(*args, "--resolve-tolerance", value)
+        assert r.returncode != 0 and r.stdout == "", r.stdout
+        assert r.stderr.startswith("hetlab: error: ") and len(r.stderr.splitlines()) == 1, r.stderr
+        assert says in r.stderr, r.stderr
+
+
 def test_every_listing_has_json_for_scripts():
     """`platforms`, `workloads`, `governors`, `schedulers` and `reproduce --list` print JSON with
     `--json`, the same items as their text."""

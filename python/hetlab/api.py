@@ -133,6 +133,7 @@ def _engine_options(
     cpuidle,
     cpu_dma_latency_us,
     dsu_khz,
+    resolve_tolerance,
     model,
     perf_cpus,
     perf_period,
@@ -174,6 +175,8 @@ def _engine_options(
         cpu_dma_latency_us=cpu_dma_latency_us,
         # the engine checks it against the platform's DSU OPPs
         dsu_khz=None if dsu_khz is None else _khz("dsu_khz", dsu_khz),
+        # the engine checks its range
+        resolve_tolerance=_number("resolve_tolerance", resolve_tolerance),
         # any CPU number converts; the engine names the ones the platform lacks
         perf_cpus=[_integer("an item of perf_cpus", c, 0, MAX_SEED) for c in _items("perf_cpus", perf_cpus, "[0, 1]")],
         perf_period=_integer("perf_period (instructions per sample)", perf_period, 1, MAX_SEED),
@@ -347,6 +350,7 @@ def simulate(
     cpuidle: str = "wfi",
     cpu_dma_latency_us: int | None = None,
     dsu_khz: int | None = None,
+    resolve_tolerance: float = 0.0,
     model: str | None = None,
     perf_cpus: Sequence[int] = (),
     perf_period: int = 10_000,
@@ -387,6 +391,12 @@ def simulate(
         (default): no request, no limit.
     dsu_khz: hold a DynamIQ platform's DSU clock (shared L3, snoop filter) at this kHz, one of its
         `[dsu] opps` (DSU DVFS off). None (default): the platform's `[dsu]` governor sets it.
+    resolve_tolerance: trades exactness for fewer re-solutions of the model: a cluster whose own
+        threads, clock and power state are unchanged keeps its threads' speeds and its CCI port's
+        rates until its L2 miss latency (moved by the DRAM utilisation) or the bandwidth stretch
+        has moved by more than this relative amount since they were solved; every speed, port
+        read rate, DRAM line rate and cluster power then stays within t*(2+t) of the exact
+        solution at the same instant (docs/performance.md). 0 (default): exact, bit for bit.
     model: anti-snoop model: `lctes2020-fig4` (default) or a path to a trained model.json.
     perf_cpus: CPUs that `perf record -a -e instructions -C <cpus> -c <perf_period>` samples
         beside the workload (seed 003's big.LITTLE emulation; empty: off); each counter

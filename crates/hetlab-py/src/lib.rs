@@ -206,6 +206,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_WORKING_SET_BYTES", hetlab_core::workload::MAX_WORKING_SET_BYTES)?;
     m.add("CCBENCH_MAX_ELEMENTS", hetlab_core::workload::CCBENCH_MAX_ELEMENTS)?;
     m.add("MAX_TIME_LIMIT_S", hetlab_core::engine::MAX_TIME_LIMIT_S)?;
+    m.add("MAX_RESOLVE_TOLERANCE", hetlab_core::engine::MAX_RESOLVE_TOLERANCE)?;
     m.add("MAX_CPU_DMA_LATENCY_US", hetlab_core::engine::MAX_CPU_DMA_LATENCY_US)?;
     let mut formats = hetlab_core::trace::ftrace::TraceFormat::NAMES.to_vec();
     formats.push(simulate::PERFETTO);

@@ -118,7 +118,8 @@ type Simulated = (String, PyObject, Option<PyObject>, Option<String>, Option<PyO
 /// `switching` is `gts`, `iks` or `cluster-switching` (`sched::switching`); `perf_cpus` (empty: off) and `perf_period` are `perf record -e instructions -C <cpus> -c
 /// <period>` running beside the workload; `cpu_dma_latency_us` is the PM QoS cpu_dma_latency
 /// request, µs (None: none); `dsu_khz` holds a DynamIQ platform's DSU clock at one of its OPPs
-/// (None: its `[dsu]` governor); `kernel` are RCU's boot options
+/// (None: its `[dsu]` governor); `resolve_tolerance` is `SimConfig::resolve_tolerance` (0:
+/// exact); `kernel` are RCU's boot options
 /// (`rcu_nocbs=0-1,rcu_fast_no_hz`, "" for none); `progress`, a callable, hears the simulated
 /// time reached (s) every 50 ms of wall time; an unknown keyword is a TypeError.
 #[pyfunction]
@@ -126,7 +127,7 @@ type Simulated = (String, PyObject, Option<PyObject>, Option<String>, Option<PyO
     platform, workload_spec, workload_origin, workload_text, *,
     seed, scheduler, sched_tunables, switching, governor, tunables, cluster, freq, offline, model, cpuidle,
     cpu_dma_latency_us, perf_cpus, perf_period, kernel, start_temp_c, trace, intervals, series, time_limit_s, progress=None,
-    rtapp_logs=false, dsu_khz=None
+    rtapp_logs=false, dsu_khz=None, resolve_tolerance=0.0
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
@@ -158,6 +159,7 @@ pub fn simulate(
     progress: Option<PyObject>,
     rtapp_logs: bool,
     dsu_khz: Option<u32>,
+    resolve_tolerance: f64,
 ) -> PyResult<Simulated> {
     // "perfetto": the native protobuf trace; else a text layout
     let perfetto = trace == Some(PERFETTO);
@@ -192,6 +194,7 @@ pub fn simulate(
         cpuidle: CpuIdle::parse(cpuidle).map_err(err)?,
         cpu_dma_latency_us,
         dsu_khz,
+        resolve_tolerance,
         kernel_threads: Vec::new(),
         perf_sampling: (!perf_cpus.is_empty())
             .then_some(PerfSampling { cpus: perf_cpus, period_instructions: perf_period }),

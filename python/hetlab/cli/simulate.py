@@ -218,6 +218,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         cpuidle=args.cpuidle,
         cpu_dma_latency_us=args.cpu_dma_latency_us,
         dsu_khz=args.dsu_khz,
+        resolve_tolerance=args.resolve_tolerance,
         model=args.model,
         perf_cpus=ints(args.perf_cpus, "--perf-cpus", minimum=0),  # CPU numbers
         perf_period=args.perf_period,
@@ -403,6 +404,15 @@ def _add_run_options(sim: argparse.ArgumentParser) -> None:
         metavar="KHZ",
         help="hold a DynamIQ platform's DSU clock (shared L3, snoop filter) at KHZ, one of its [dsu] opps (DSU "
         "DVFS off; default: the platform's [dsu] governor)",
+    )
+    sim.add_argument(
+        "--resolve-tolerance",
+        type=float,
+        metavar="T",
+        help="trade exactness for speed: a cluster whose own threads and clock are unchanged keeps its speeds and "
+        "CCI rates until its miss latency (moved by DRAM load) or the bandwidth stretch has moved more than T "
+        f"(relative) since they were solved; speeds, rates and power stay within T*(2+T) of the exact model "
+        f"(0 <= T <= {_core.MAX_RESOLVE_TOLERANCE:g}; default: {sim_default('resolve_tolerance'):g}, exact)",
     )
     sim.add_argument("--model", help="anti-snoop model: lctes2020-fig4 (default) or a trained model.json")
     sim.add_argument(

@@ -49,6 +49,13 @@ pub struct SimConfig {
     /// Hold a DynamIQ platform's DSU clock at this kHz (one of its `[dsu] opps`): DSU DVFS off.
     /// `None`: the `[dsu]` governor sets it.
     pub dsu_khz: Option<u32>,
+    /// How far (relative) the inputs one cluster's solution shares with the others — its L2
+    /// miss latency, which the DRAM utilisation moves, and the bandwidth stretch — may move
+    /// before a cluster whose own inputs are unchanged is re-solved: 0 (the default) re-solves
+    /// at every change, bit for bit the exact model; at `t` every thread's speed, every CCI
+    /// port's read rate and the DRAM's line rate stay within `t·(2+t)` (relative) of the exact
+    /// solution's at the same instant (docs/performance.md), for fewer re-solutions.
+    pub resolve_tolerance: f64,
     /// Kernel threads to run beside the workload (see `crate::kernel`).
     pub kernel_threads: Vec<Task>,
     /// `perf record -e instructions -C <cpus> -c <period>` running beside the workload
@@ -92,6 +99,9 @@ pub const STOP_CHECK_EVENTS: u64 = 4096;
 /// include/linux/pm_qos.h, 3.10 and 5.10), the value of no request.
 pub const MAX_CPU_DMA_LATENCY_US: u32 = 2_000_000_000;
 
+/// The largest `resolve_tolerance`: a tenth, where the speeds' bound (`t·(2+t)`) is 21 %.
+pub const MAX_RESOLVE_TOLERANCE: f64 = 0.1;
+
 /// The longest simulated run: ten days, far beyond any experiment (simulated time is kept in
 /// f64 µs, exact to well below a nanosecond there).
 pub const MAX_TIME_LIMIT_S: f64 = 864_000.0;
@@ -113,6 +123,7 @@ impl SimConfig {
             cpuidle: CpuIdle::Wfi,
             cpu_dma_latency_us: None,
             dsu_khz: None,
+            resolve_tolerance: 0.0,
             kernel_threads: Vec::new(),
             perf_sampling: None,
             start_temp_c: Vec::new(),
@@ -134,6 +145,12 @@ impl SimConfig {
         if !(t.is_finite() && t > 0.0 && t <= MAX_TIME_LIMIT_S) {
             return Err(format!(
                 "time limit {t} s is out of range; give a number of simulated seconds in (0, {MAX_TIME_LIMIT_S}]"
+            ));
+        }
+        let tol = self.resolve_tolerance;
+        if !(tol.is_finite() && (0.0..=MAX_RESOLVE_TOLERANCE).contains(&tol)) {
+            return Err(format!(
+                "resolve tolerance {tol} is out of range; give a relative change in [0, {MAX_RESOLVE_TOLERANCE}] (0: exact)"
             ));
         }
         if let Some(us) = self.cpu_dma_latency_us.filter(|&us| us > MAX_CPU_DMA_LATENCY_US) {

@@ -30,8 +30,8 @@ mod work;
 
 pub use crate::model::idle::CpuIdle;
 pub use config::{
-    GovernorSetting, RunPlan, SimConfig, MAX_CPU_DMA_LATENCY_US, MAX_EVENTS_WITHOUT_PROGRESS, MAX_TIME_LIMIT_S,
-    STOP_CHECK_EVENTS,
+    GovernorSetting, RunPlan, SimConfig, MAX_CPU_DMA_LATENCY_US, MAX_EVENTS_WITHOUT_PROGRESS, MAX_RESOLVE_TOLERANCE,
+    MAX_TIME_LIMIT_S, STOP_CHECK_EVENTS,
 };
 
 use crate::governor::{Decision, PolicyView};
@@ -145,6 +145,7 @@ impl<'a> Engine<'a> {
         if let Some(khz) = engine.config.dsu_khz {
             engine.hw.fix_dsu_clock(khz);
         }
+        engine.hw.set_resolve_tolerance(engine.config.resolve_tolerance);
         engine.start();
         Ok(engine)
     }

@@ -7,6 +7,7 @@ use crate::model::thermal::ThermalNode;
 use crate::platform::Cluster;
 use crate::result::ClusterReport;
 
+#[derive(Clone)]
 pub(super) struct ClusterHw {
     pub(super) online: bool,
     /// Online and not in cluster power-down.

@@ -129,8 +129,16 @@ pub(super) struct Solver {
     solved_noise: u64,
     changed: [bool; MAX_CLUSTERS],
     solved_on_cpu: Vec<Running>,
+    /// Per cluster, the miss and the bandwidth stretch its threads' speeds and its port's rates
+    /// were last solved at (kept with them: a cluster that keeps its rates keeps these too, so
+    /// that the tolerance is measured from the solution, not from the last event).
     solved_miss: [Option<cci::Miss>; MAX_CLUSTERS],
-    solved_stretch: f64,
+    solved_stretch: [f64; MAX_CLUSTERS],
+    /// How far, relative, a cluster's coupled inputs — its L2 miss's latency (which moves with
+    /// the DRAM utilisation the other cluster's threads cause) and the bandwidth stretch — may
+    /// move from the values its rates were solved at before the cluster is re-solved
+    /// (`SimConfig::resolve_tolerance`; 0: bit for bit, the exact solution).
+    pub resolve_tolerance: f64,
     /// The DSU's clock when the run holds it fixed (`SimConfig::dsu_khz`), kHz.
     pub dsu_fixed_khz: Option<u32>,
 }
@@ -264,9 +272,16 @@ impl Solver {
             changed: [true; MAX_CLUSTERS],
             solved_on_cpu: Vec::new(),
             solved_miss: [None; MAX_CLUSTERS],
-            solved_stretch: f64::NAN,
+            solved_stretch: [f64::NAN; MAX_CLUSTERS],
+            resolve_tolerance: 0.0,
             dsu_fixed_khz: None,
         }
+    }
+
+    /// How many threads it keeps speeds for.
+    #[cfg(test)]
+    pub fn threads(&self) -> usize {
+        self.speeds.len()
     }
 
     #[inline]
@@ -374,9 +389,6 @@ impl Solver {
         for r in &self.running {
             self.speed_on_cpu[r.cpu] = self.speeds[r.thread];
             self.solved_on_cpu[r.cpu] = *r;
-        }
-        for (c, slot) in self.solved_miss.iter_mut().enumerate().take(nclusters) {
-            *slot = Some(miss[c]);
         }
         DramAnswer {
             utilisation,
@@ -542,19 +554,25 @@ impl Solver {
     }
 
     /// The clusters whose threads' speeds and port rates are the last solution's: their inputs
-    /// did not change (`reuse`), nor their misses, the bandwidth `stretch` or
-    /// their threads' shared-line transfers. Then `miss` and `stretch` are the solution's.
+    /// did not change (`reuse`), nor their threads' shared-line transfers, and their misses and
+    /// the bandwidth `stretch` are within the tolerance of those the rates were solved at (bit
+    /// for bit at 0). The others are solved at `miss` and `stretch`, which they keep.
     fn unchanged_rates(
         &mut self,
         nclusters: usize,
         miss: &[cci::Miss; MAX_CLUSTERS],
         stretch: f64,
     ) -> [bool; MAX_CLUSTERS] {
-        let same_stretch =
-            stretch.to_bits() == self.solved_stretch.to_bits() || (stretch <= 1.0 && self.solved_stretch <= 1.0);
+        let tolerance = self.resolve_tolerance;
         let mut same = [false; MAX_CLUSTERS];
         for (c, slot) in same.iter_mut().enumerate().take(nclusters) {
-            *slot = same_stretch && !self.changed[c] && self.solved_miss[c].is_some_and(|m| same_miss(m, miss[c]));
+            let solved = self.solved_stretch[c];
+            let same_stretch = within(stretch, solved, tolerance) || (stretch <= 1.0 && solved <= 1.0);
+            *slot = same_stretch
+                && !self.changed[c]
+                && self.solved_miss[c].is_some_and(|m| {
+                    m.retried == miss[c].retried && within(miss[c].latency_ns, m.latency_ns, tolerance)
+                });
         }
         let coherence = |r: &Running| {
             [r.peer_lines_per_instr, r.cross_transfers_per_instr, r.cross_transfer_ns, r.coherence_stall_ns]
@@ -565,7 +583,10 @@ impl Solver {
                 same[r.cluster] = false;
             }
         }
-        self.solved_stretch = stretch;
+        for c in (0..nclusters).filter(|&c| !same[c]) {
+            self.solved_miss[c] = Some(miss[c]);
+            self.solved_stretch[c] = stretch;
+        }
         same
     }
 
@@ -671,9 +692,9 @@ impl Rates {
     }
 }
 
-/// Two misses alike to the bit.
-fn same_miss(a: cci::Miss, b: cci::Miss) -> bool {
-    (a.latency_ns.to_bits(), a.retried) == (b.latency_ns.to_bits(), b.retried)
+/// `now` is `solved` to the bit (`tolerance` 0), or within `tolerance` of it, relative.
+fn within(now: f64, solved: f64, tolerance: f64) -> bool {
+    now.to_bits() == solved.to_bits() || (tolerance > 0.0 && (now - solved).abs() <= tolerance * solved.abs())
 }
 
 /// The kernel housekeeping of `cpus` online CPUs of cluster `c` on its port: each CPU busy with

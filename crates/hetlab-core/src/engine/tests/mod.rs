@@ -1032,4 +1032,5 @@ count = 20
     assert!(e.contains("belong to policy = \"deadline\""), "{e}");
 }
 
+mod resolve_tolerance;
 mod sched_trace;
