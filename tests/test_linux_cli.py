@@ -115,6 +115,19 @@ def test_hetlab_govern_dry_run_decides_from_load_and_writes_nothing(tmp_path):
     assert list((root / "run").iterdir()) == []
 
 
+def test_hetlab_govern_reads_only_the_threads_that_ran_unless_told_to_read_all(tmp_path):
+    # anti-snoop over per-thread stand-in counters on this test's own threads: the start-up line
+    # says how they are read (this kernel updates the task clock's user page at sched-in)
+    root = make_board(tmp_path)
+    base = [sys.executable, "-m", "hetlab", "govern", "--governor", "anti-snoop", "--dry-run", "--duration", "0.3"]
+    base += ["--pmu", "software", "--counters", f"pid={os.getpid()}", "--sysfs-root", str(root / "sys")]
+    base += ["--procfs-root", "/proc"]
+    for extra, said in (([], "are not read"), (["--read-all-threads"], "every group read each sample")):
+        run = processes.run(base + extra, capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        assert said in run.stderr, run.stderr
+
+
 def test_hetlab_govern_restores_on_sigterm(tmp_path):
     if os.geteuid() != 0:
         pytest.skip("the daemon refuses to run without root")

@@ -684,6 +684,7 @@ def govern(
     cluster_names: Sequence[str] | None = None,
     sysfs_root: str | None = None,
     procfs_root: str | None = None,
+    read_all_threads: bool = False,
 ) -> GovernResult:
     """Runs `governor` (the simulator's code) on every cpufreq policy of this board until
     SIGINT/SIGTERM/SIGHUP/SIGQUIT or `duration_s`: `hetlabd govern`. Each policy's governor, min
@@ -698,8 +699,9 @@ def govern(
     name. counters: which PMCs are read (`per-cpu`, `cgroup=DIR`, `pid=P,..`, `tid=T,..`, `off`).
     pmu: `hardware` or `software` stand-ins. cluster_names: name the policies after these
     platform clusters. sysfs_root, procfs_root: a tree laid out like /sys and /proc (hetlabd.lock
-    and hetlabd.saved live in `run` beside the sysfs root: /run for /sys or any mount of it). Sample lines go to
-    stdout, notes to stderr.
+    and hetlabd.saved live in `run` beside the sysfs root: /run for /sys or any mount of it).
+    read_all_threads: with `pid=`/`tid=` counters, read every thread each sample (default: only
+    those that may have run since their last read). Sample lines go to stdout, notes to stderr.
     """
     handle, model_json = load_platform(platform), _model_json(model)
     try:
@@ -716,6 +718,7 @@ def govern(
             cluster_names=None if cluster_names is None else list(cluster_names),
             sysfs_root=sysfs_root,
             procfs_root=procfs_root,
+            read_all_threads=bool(read_all_threads),
         )
     except ValueError as e:
         raise HetlabError(str(e)) from None

@@ -233,6 +233,7 @@ fn cmd_govern(a: &Args) -> Result<i32, Fail> {
     let mut backend = BackendConfig::new(roots(a), platform);
     backend.pmu = pmu(a)?;
     backend.cluster_names = cluster_names(a);
+    backend.skip_quiet_threads = !a.flag("--read-all-threads");
     let cfg = GovernConfig {
         governor,
         tunables,

@@ -484,6 +484,12 @@ fn anti_snoop_reads_stand_in_counters_and_consults_its_trees() {
     let consulted: Vec<&str> = stdout.lines().filter(|l| l.contains("cci_congestion=")).collect();
     assert!(!consulted.is_empty(), "the tree saw CCI features: {stdout}");
     assert!(consulted.iter().all(|l| l.contains("tree=increase") || l.contains("tree=decrease")));
+    // --read-all-threads: every group read, and the start-up line says so
+    let out = c.arg("--read-all-threads").run();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("every group read each sample"), "{stderr}");
+    assert!(!stderr.contains("are not read"), "{stderr}");
 }
 
 #[test]

@@ -355,6 +355,12 @@ fn govern() -> Command {
              off              none: anti-snoop then decides on load only\n\
              If a hardware event is missing, the governor runs load-only.",
         ),
+        Flag::switch(
+            "--read-all-threads",
+            "pid=/tid= counters: read every thread's group each sample (default: only\n\
+             the threads that may have run since their last read, told from the\n\
+             perf user page; the start-up line says which)",
+        ),
     ];
     flags.extend(board_flags());
     Command {

@@ -147,7 +147,7 @@ fn pmu(name: Option<&str>) -> PyResult<PmuSource> {
 #[pyfunction]
 #[pyo3(signature = (
     governor, *, model=None, tunables=None, dry_run=false, duration_s=None, verbose=false, counters=None, pmu=None,
-    platform=None, cluster_names=None, sysfs_root=None, procfs_root=None
+    platform=None, cluster_names=None, sysfs_root=None, procfs_root=None, read_all_threads=false
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn govern(
@@ -164,12 +164,14 @@ pub fn govern(
     cluster_names: Option<Vec<String>>,
     sysfs_root: Option<PathBuf>,
     procfs_root: Option<PathBuf>,
+    read_all_threads: bool,
 ) -> PyResult<(String, u64, u64, Vec<String>)> {
     let platform = PlatformHandle::or_default(platform)?;
     let model = model.map(|json| load_model(json, &platform)).transpose()?;
     let mut backend = BackendConfig::new(roots(sysfs_root, procfs_root), platform);
     backend.pmu = self::pmu(pmu)?;
     backend.cluster_names = cluster_names;
+    backend.skip_quiet_threads = !read_all_threads;
     let cfg = GovernConfig {
         governor,
         tunables: tunables.unwrap_or_default(),

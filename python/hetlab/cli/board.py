@@ -110,6 +110,7 @@ def cmd_govern(args: argparse.Namespace) -> int:
         ),
         dry_run=args.dry_run,
         verbose=args.verbose,
+        read_all_threads=args.read_all_threads,
     )
     restored = f"; restored {'; '.join(r.restored)}" if r.restored else ""
     what = f"{r.samples} samples, {r.writes} frequency writes{restored}"
