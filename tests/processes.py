@@ -160,8 +160,19 @@ def _stat_fields(pid: int) -> list[str]:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
 
 
+def children(pid: int) -> list[int]:
+    """The live processes whose parent is `pid`."""
+    return _live_with(1, pid)
+
+
 def _group_members(pgid: int) -> list[int]:
-    members = []
+    return _live_with(2, pgid)
+
+
+def _live_with(field: int, value: int) -> list[int]:
+    """Live processes (not zombies) whose /proc/PID/stat field `field` (after the command name:
+    0 state, 1 ppid, 2 pgrp) is `value`."""
+    found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -169,9 +180,9 @@ def _group_members(pgid: int) -> list[int]:
             fields = _stat_fields(int(entry.name))
         except (OSError, IndexError):
             continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(int(entry.name))
-    return members
+        if int(fields[field]) == value and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
 
 
 def _command(pid: int) -> str:

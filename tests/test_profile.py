@@ -173,20 +173,6 @@ def _processes_with(marker: str) -> list[int]:
     return pids
 
 
-def _children(pid: int) -> list[int]:
-    """The processes whose parent is `pid` (field 4 of /proc/PID/stat, after the command's ")")."""
-    found = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            if ppid == pid:
-                found.append(int(d.name))
-    return found
-
-
 def test_ctrl_c_kills_the_runs():
     marker = "97.4321"  # a sleep nobody else runs
     proc = processes.popen(
@@ -211,7 +197,7 @@ def test_ctrl_c_kills_the_runs():
         line = lines.get(timeout=processes.HANG_GUARD_S)
         assert line is not None, f"hetlab profile ended before its runs started: {said}"
         said.append(line)
-    runs = _children(proc.pid)
+    runs = processes.children(proc.pid)
     assert len(runs) >= 2, f"the valgrind runs are not running: {said}"
     proc.send_signal(signal.SIGINT)
     proc.wait(timeout=processes.HANG_GUARD_S)
