@@ -127,7 +127,10 @@ def test_passes_but_leaves_a_child():
 
 
 def test_lets_a_grandchild_escape_into_a_session_of_its_own():
-    processes.run(["setsid", "-f", "sleep", "600"], check=True)
+    # Popen returns once the grandchild has exec'd, after its setsid(): it has left the group
+    # before its parent ends (`setsid -f` would leave a moment when the reaper still finds it)
+    escape = "import subprocess; subprocess.Popen(['sleep', '600'], start_new_session=True)"
+    processes.run([sys.executable, "-c", escape], check=True)
 """
 
 
