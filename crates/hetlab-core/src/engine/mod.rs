@@ -236,7 +236,7 @@ impl<'a> Engine<'a> {
                 return false;
             }
             let next = self.next_event_us();
-            let tick = self.skip_idle_ticks(self.next_tick_us(), next, limit_us);
+            let tick = self.skip_idle_ticks(self.next_tick_before_us(next), next, limit_us);
             if next.min(tick) > limit_us {
                 self.advance(limit_us);
                 return false;
@@ -422,6 +422,16 @@ impl<'a> Engine<'a> {
         self.sched.next_tick_after_us(self.now_us)
     }
 
+    /// [`next_tick_us`](Self::next_tick_us) where it comes before `next_us`, else infinity: a
+    /// tick at or after the next event is not taken before it whether it is needed or not, so
+    /// the need (a scan of every run queue and RCU's lists) is asked only of an earlier one.
+    fn next_tick_before_us(&self, next_us: f64) -> f64 {
+        if self.sched.next_tick_after_us(self.now_us) >= next_us {
+            return f64::INFINITY;
+        }
+        self.next_tick_us()
+    }
+
     /// Takes the ticks before the next event `next_us` (and by `limit_us`) that fall while every
     /// CPU is idle and RCU needs no tick, without making them events; returns the first tick
     /// that must be one. Such a tick would only record itself and end an interval of the CPUs'
@@ -434,7 +444,7 @@ impl<'a> Engine<'a> {
         while tick_us < next_us && tick_us <= limit_us && self.sched.all_idle() && !self.kernel.rcu_needs_tick() {
             self.advance(tick_us);
             self.sched.tick_at(tick_us);
-            tick_us = self.next_tick_us();
+            tick_us = self.next_tick_before_us(next_us);
         }
         tick_us
     }

@@ -194,7 +194,9 @@ impl<'a> KernelWork<'a> {
 
     /// RCU has callbacks or a grace period under way, or rcuo kthreads to wake: the tick runs.
     pub fn rcu_needs_tick(&self) -> bool {
-        self.rcu.active() || !self.rcuo_to_wake.is_empty()
+        // nothing was ever queued (the only way in is `call_rcu`): no need to scan the lists
+        debug_assert!(self.rcu_used || !self.rcu.active());
+        (self.rcu_used && self.rcu.active()) || !self.rcuo_to_wake.is_empty()
     }
 
     /// `call_rcu()` on `cpu` at the phase's rate for `reference_s` seconds of reference work.
