@@ -311,14 +311,17 @@ impl<'a> Cpufreq<'a> {
 
     /// The counters' values at `now_us` become the base of policy `p`'s next period: its CPUs'
     /// (`cpu_pmu`, read only for a governor that reads them), the threads running now
-    /// (`running_pmu`: the others leave the set and rejoin, with their counters, when they next
-    /// run) and every CCI port's (`port_counts`).
+    /// (`running`, with `thread_pmu`: the others leave the set and rejoin, with their counters, when they next
+    /// run) and every CCI port's (`port_counts`). The threads' and ports' counts are taken only
+    /// when the next sample reads them (`reads_counters`: a PMC governor, or the time series).
     pub fn snapshot(
         &mut self,
         p: usize,
         now_us: f64,
+        reads_counters: bool,
         cpu_pmu: impl Fn(usize) -> CorePmu,
-        running_pmu: impl Fn(usize) -> Option<CorePmu>,
+        running: impl Fn(usize) -> bool,
+        thread_pmu: impl Fn(usize) -> CorePmu,
         port_counts: impl Fn(usize) -> (u64, u64),
     ) {
         let policy = &mut self.policies[p];
@@ -331,8 +334,10 @@ impl<'a> Cpufreq<'a> {
         let mut kept = 0;
         for i in 0..ran.threads.len() {
             let t = ran.threads[i];
-            if let Some(pmu) = running_pmu(t) {
-                ran.pmu_at_sample[t] = pmu;
+            if running(t) {
+                if reads_counters {
+                    ran.pmu_at_sample[t] = thread_pmu(t);
+                }
                 ran.threads[kept] = t;
                 kept += 1;
             } else {
@@ -340,8 +345,10 @@ impl<'a> Cpufreq<'a> {
             }
         }
         ran.threads.truncate(kept);
-        for (o, at) in policy.ports_at_sample.iter_mut().enumerate() {
-            *at = port_counts(o);
+        if reads_counters {
+            for (o, at) in policy.ports_at_sample.iter_mut().enumerate() {
+                *at = port_counts(o);
+            }
         }
         policy.cci_cycles_at_sample = crate::model::cci::cycles_at(now_us, self.platform.cci.as_ref());
         policy.last_sample_us = now_us;
@@ -460,7 +467,7 @@ mod tests {
         let ran: Vec<(usize, u64)> = f.ran_since_sample(0).map(|(t, c)| (t, c.inst_retired)).collect();
         assert_eq!(ran, [(1, 10), (3, 30)]);
         // thread 3 still runs at the sample: it stays, with its counters then
-        f.snapshot(0, 5.0, |_| CorePmu::default(), |t| (t == 3).then(|| pmu(42)), |_| (0, 0));
+        f.snapshot(0, 5.0, true, |_| CorePmu::default(), |t| t == 3, |_| pmu(42), |_| (0, 0));
         let ran: Vec<(usize, u64)> = f.ran_since_sample(0).map(|(t, c)| (t, c.inst_retired)).collect();
         assert_eq!(ran, [(3, 42)]);
         assert_eq!(f.last_sample_us(0), 5.0);

@@ -16,48 +16,49 @@ impl Engine<'_> {
         self.cpufreq.upper_limit_khz(p, |c| self.hw.thermal_cap_khz(c))
     }
 
-    /// Fills `view` (reused between samples to avoid allocation) for policy `p`.
+    /// Fills `view` (reused between samples to avoid allocation) for policy `p`: each CPU's
+    /// entry is written in place, and the threads and CCI ports are read only where someone
+    /// reads them.
     pub(super) fn fill_view(&mut self, p: usize, view: &mut PolicyView) {
         let now = self.now_us;
         let wall_us = count(now - self.cpufreq.last_sample_us(p));
         let (reads_util, reads_pmcs) = (self.cpufreq.reads_util(p), self.cpufreq.reads_pmcs(p));
         // The time series records every cluster's counters whatever the governor reads.
         let reads_counters = reads_pmcs || self.out.records_series();
-        view.cpus.clear();
         view.util_is_perf = reads_util && self.sched.asks_effective_cpu_perf();
-        for i in 0..self.cpufreq.cpus(p).len() {
+        let ncpus = self.cpufreq.cpus(p).len();
+        // a policy's CPUs and what its governor reads are fixed: an entry's `pmu` is only ever
+        // written by a governor that reads PMCs, and stays zero otherwise
+        view.cpus.resize(ncpus, CpuSample::default());
+        for i in 0..ncpus {
             let cpu = self.cpufreq.cpus(p)[i];
             let util_avg = if reads_util { self.sched.cpu_util_for_frequency(cpu, now, &mut self.out) } else { 0 };
             let (idle_since_sample_us, was_idle) = self.sched.idle_since_sample(cpu);
             let idle_us = if self.sched.online(cpu) { count(idle_since_sample_us.max(0.0)) } else { wall_us };
-            let pmu = if reads_pmcs {
-                self.hw.cpu_pmu(cpu).to_counts().since(self.cpufreq.pmu_at_sample(cpu))
-            } else {
-                Default::default()
-            };
-            view.cpus.push(CpuSample {
-                cpu,
-                wall_us,
-                idle_us: idle_us.min(wall_us),
-                nice_us: 0,
-                util_avg,
-                was_idle,
-                pmu,
-            });
+            let sample = &mut view.cpus[i];
+            sample.cpu = cpu;
+            sample.wall_us = wall_us;
+            sample.idle_us = idle_us.min(wall_us);
+            sample.nice_us = 0;
+            sample.util_avg = util_avg;
+            sample.was_idle = was_idle;
+            if reads_pmcs {
+                sample.pmu = self.hw.cpu_pmu(cpu).to_counts().since(self.cpufreq.pmu_at_sample(cpu));
+            }
         }
         // The threads that ran since the previous sample, in thread order, and the CCI ports
         // (read only by PMC governors and for the time series).
         view.threads.clear();
         view.cci_ports.clear();
-        let (work, sched) = (&self.work, &self.sched);
-        for (t, at_sample) in self.cpufreq.ran_since_sample(p).filter(|_| reads_counters) {
-            let d = work.pmu(t).to_counts().since(at_sample);
-            if d.cpu_cycles > 0 {
-                let cluster = sched.cluster_of(sched.cpu_of(t));
-                view.threads.push(ThreadSample { tid: work.tid(t), cluster, pmu: d });
-            }
-        }
         if reads_counters {
+            let (work, sched) = (&self.work, &self.sched);
+            for (t, at_sample) in self.cpufreq.ran_since_sample(p) {
+                let d = work.pmu(t).to_counts().since(at_sample);
+                if d.cpu_cycles > 0 {
+                    let cluster = sched.cluster_of(sched.cpu_of(t));
+                    view.threads.push(ThreadSample { tid: work.tid(t), cluster, pmu: d });
+                }
+            }
             self.hw.port_samples(|o| self.cpufreq.ports_at_sample(p, o), &mut view.cci_ports);
         }
         let cap_khz = self.upper_limit_khz(p);
@@ -164,12 +165,15 @@ impl Engine<'_> {
             let cpu = self.cpufreq.cpus(p)[i];
             self.sched.sampled(cpu);
         }
+        let reads_counters = self.cpufreq.reads_pmcs(p) || self.out.records_series();
         let (work, sched, hw) = (&self.work, &self.sched, &self.hw);
         self.cpufreq.snapshot(
             p,
             self.now_us,
+            reads_counters,
             |cpu| hw.cpu_pmu(cpu).to_counts(),
-            |t| sched.is_running(t).then(|| work.pmu(t).to_counts()),
+            |t| sched.is_running(t),
+            |t| work.pmu(t).to_counts(),
             |o| hw.port_counts(o),
         );
     }
