@@ -294,9 +294,8 @@ impl<'a> Engine<'a> {
                 next = next.min(k.next_timer_us(cpu, curr.is_none() && !self.kernel.in_burst(cpu, self.now_us)));
             }
         }
-        let bursts_us = self.kernel.next_bursts_us();
-        for (cpu, curr) in self.sched.online_cpus() {
-            next = next.min(bursts_us[cpu]);
+        next = next.min(self.kernel.earliest_burst_us());
+        for (_, curr) in self.sched.online_cpus() {
             if let Some(t) = curr {
                 let instr_per_us = self.hw.speed(t).instr_per_us;
                 if instr_per_us > 0.0 {
@@ -362,9 +361,11 @@ impl<'a> Engine<'a> {
         }
         self.dl_timers_due();
         self.hw.dram_noise_if_due(now, by, &mut self.rng);
-        for cpu in 0..self.sched.ncpus() {
-            if self.sched.online(cpu) && self.kernel.next_burst_us(cpu) <= by {
-                self.kernel_jitter(cpu);
+        if self.kernel.earliest_burst_us() <= by {
+            for cpu in 0..self.sched.ncpus() {
+                if self.sched.online(cpu) && self.kernel.next_burst_us(cpu) <= by {
+                    self.kernel_jitter(cpu);
+                }
             }
         }
         self.device_irqs_due(by);

@@ -12,6 +12,8 @@ use crate::random::{exp_sample, Rng};
 #[derive(Debug, Clone)]
 pub struct Jitter {
     next_burst_us: Vec<f64>,
+    /// The earliest of them (the engine asks at every event).
+    earliest_us: f64,
 }
 
 impl Jitter {
@@ -28,7 +30,18 @@ impl Jitter {
                 }
             })
             .collect();
-        Jitter { next_burst_us }
+        let mut jitter = Jitter { next_burst_us, earliest_us: f64::INFINITY };
+        jitter.earliest_us = jitter.earliest();
+        jitter
+    }
+
+    fn earliest(&self) -> f64 {
+        self.next_burst_us.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+
+    /// The earliest next burst of any CPU, µs.
+    pub fn earliest_burst_us(&self) -> f64 {
+        self.earliest_us
     }
 
     pub fn next_burst_us(&self, cpu: usize) -> f64 {
@@ -46,6 +59,7 @@ impl Jitter {
         let busy_us = exp_sample(rng, noise.kernel_wakeup_mean_busy_us as f64) + exit_us;
         let gap_us = exp_sample(rng, noise.kernel_wakeup_mean_interval_us as f64);
         self.next_burst_us[cpu] = now_us + busy_us + gap_us;
+        self.earliest_us = self.earliest();
         busy_us
     }
 }
@@ -66,6 +80,7 @@ mod tests {
         for _ in 0..n {
             busy += j.burst(0, now, 0.0, &noise, &mut rng);
             now = j.next_burst_us(0);
+            assert_eq!(j.earliest_burst_us(), now);
         }
         // mean gap 50 ms + mean burst 30 µs, mean burst 30 µs (within 3 %)
         let mean_cycle = now / (n + 1) as f64;
@@ -80,5 +95,6 @@ mod tests {
         let mut rng = Rng::seed_from_u64(7);
         let j = Jitter::new(&noise, &[true, true], &mut rng);
         assert_eq!(j.next_bursts_us(), &[f64::INFINITY, f64::INFINITY]);
+        assert_eq!(j.earliest_burst_us(), f64::INFINITY);
     }
 }

@@ -127,9 +127,9 @@ impl<'a> KernelWork<'a> {
         self.jitter.next_burst_us(cpu)
     }
 
-    /// Every CPU's next jitter burst, µs, in CPU order.
-    pub fn next_bursts_us(&self) -> &[f64] {
-        self.jitter.next_bursts_us()
+    /// The earliest next jitter burst of any CPU (offline CPUs have none), µs.
+    pub fn earliest_burst_us(&self) -> f64 {
+        self.jitter.earliest_burst_us()
     }
 
     /// The jitter burst due on `cpu` at `now_us`, µs, with `exit_us` of idle exit first.
@@ -326,7 +326,8 @@ mod tests {
         let mut rng = Rng::seed_from_u64(1);
         let lookups = Lookups { rcuo: |_| None, kthread: |_: &str, _: &str| None, semaphore: |_: &str| None };
         let mut k = KernelWork::new(&p, &[true; 8], &mut rng, None, &BootOptions::default(), &[], lookups);
-        assert!(k.next_bursts_us().iter().all(|us| us.is_finite()), "every online CPU has jitter");
+        assert!((0..8).all(|cpu| k.next_burst_us(cpu).is_finite()), "every online CPU has jitter");
+        assert_eq!(k.earliest_burst_us(), (0..8).map(|cpu| k.next_burst_us(cpu)).fold(f64::INFINITY, f64::min));
         k.start_burst(3, KernelBurst { until_us: 50.0, khz: 1_000_000, mw: 10.0 });
         assert!(k.in_burst(3, 49.0) && !k.in_burst(3, 50.0) && !k.in_burst(2, 10.0));
         assert_eq!(k.take_burst(3).map(|b| b.until_us), Some(50.0));
