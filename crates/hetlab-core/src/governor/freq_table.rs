@@ -25,7 +25,12 @@ pub enum Relation {
 /// are OPPs). If no entry lies inside, the lowest entry above `min_khz` is used, as
 /// `cpufreq_frequency_table_verify` raises max to the next OPP; failing that, the highest
 /// entry. An empty table returns the clamped target.
+///
+/// The table is ascending (the view's contract): the entry at or below the target is found
+/// from the top, and the one at or above it is that entry or the next (a governor resolves at
+/// every sample, most often to the top).
 pub fn resolve(opps_khz: &[u32], target_khz: u32, relation: Relation, min_khz: u32, max_khz: u32) -> u32 {
+    debug_assert!(opps_khz.is_sorted(), "an OPP table is ascending: {opps_khz:?}");
     let max_khz = max_khz.max(min_khz);
     let target = target_khz.clamp(min_khz, max_khz);
     let Some(&highest) = opps_khz.last() else { return target };
@@ -35,8 +40,11 @@ pub fn resolve(opps_khz: &[u32], target_khz: u32, relation: Relation, min_khz: u
         _ => lo,
     };
     let valid = &opps_khz[lo..=hi];
-    let below = valid.iter().rev().find(|&&f| f <= target).copied();
-    let above = valid.iter().find(|&&f| f >= target).copied();
+    let (below, above) = match valid.iter().rposition(|&f| f <= target) {
+        Some(i) if valid[i] == target => (Some(target), Some(target)),
+        Some(i) => (Some(valid[i]), valid.get(i + 1).copied()),
+        None => (None, Some(valid[0])),
+    };
     match relation {
         // _al: first entry >= target, else the highest.
         Relation::L => above.unwrap_or(valid[valid.len() - 1]),
@@ -94,6 +102,54 @@ mod tests {
 
     const MIN: u32 = 200_000;
     const MAX: u32 = 1_400_000;
+
+    /// The lookup as the kernel writes it: a scan of the valid entries each way.
+    fn resolve_by_scans(opps_khz: &[u32], target_khz: u32, relation: Relation, min_khz: u32, max_khz: u32) -> u32 {
+        let max_khz = max_khz.max(min_khz);
+        let target = target_khz.clamp(min_khz, max_khz);
+        let Some(&highest) = opps_khz.last() else { return target };
+        let Some(lo) = opps_khz.iter().position(|&f| f >= min_khz) else { return highest };
+        let hi = match opps_khz.iter().rposition(|&f| f <= max_khz) {
+            Some(hi) if hi >= lo => hi,
+            _ => lo,
+        };
+        let valid = &opps_khz[lo..=hi];
+        let below = valid.iter().rev().find(|&&f| f <= target).copied();
+        let above = valid.iter().find(|&&f| f >= target).copied();
+        match relation {
+            Relation::L => above.unwrap_or(valid[valid.len() - 1]),
+            Relation::H => below.unwrap_or(valid[0]),
+            Relation::C => match (below, above) {
+                (Some(l), Some(h)) if target - l > h - target => h,
+                (Some(l), _) => l,
+                (None, Some(h)) => h,
+                (None, None) => valid[0],
+            },
+        }
+    }
+
+    #[test]
+    fn one_scan_from_the_top_picks_what_the_kernels_two_scans_pick() {
+        // every target, limit pair and relation on tables with gaps, repeats and one entry
+        let little: Vec<u32> = little_opps().iter().map(|f| f / 1000).collect();
+        let tables: [&[u32]; 5] = [&little, &[500], &[200, 400, 400, 800], &[100, 300, 600, 1000, 1500], &[]];
+        let points: Vec<u32> = (0..=17).map(|i| i * 100).chain([250, 399, 401, 1499, 1501, u32::MAX]).collect();
+        for table in tables {
+            for &target in &points {
+                for &min in &points {
+                    for &max in &points {
+                        for r in [Relation::L, Relation::H, Relation::C] {
+                            assert_eq!(
+                                resolve(table, target, r, min, max),
+                                resolve_by_scans(table, target, r, min, max),
+                                "{table:?} target {target} in [{min}, {max}] {r:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn exact_entries_are_returned_by_every_relation() {

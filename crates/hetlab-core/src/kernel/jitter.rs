@@ -36,7 +36,8 @@ impl Jitter {
     }
 
     fn earliest(&self) -> f64 {
-        self.next_burst_us.iter().copied().fold(f64::INFINITY, f64::min)
+        // (never NaN: a plain comparison)
+        self.next_burst_us.iter().copied().fold(f64::INFINITY, |a, b| if b < a { b } else { a })
     }
 
     /// The earliest next burst of any CPU, µs.

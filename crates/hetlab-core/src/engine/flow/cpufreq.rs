@@ -30,12 +30,11 @@ impl Engine<'_> {
         // a policy's CPUs and what its governor reads are fixed: an entry's `pmu` is only ever
         // written by a governor that reads PMCs, and stays zero otherwise
         view.cpus.resize(ncpus, CpuSample::default());
-        for i in 0..ncpus {
-            let cpu = self.cpufreq.cpus(p)[i];
-            let util_avg = if reads_util { self.sched.cpu_util_for_frequency(cpu, now, &mut self.out) } else { 0 };
-            let (idle_since_sample_us, was_idle) = self.sched.idle_since_sample(cpu);
-            let idle_us = if self.sched.online(cpu) { count(idle_since_sample_us.max(0.0)) } else { wall_us };
-            let sample = &mut view.cpus[i];
+        let (sched, out) = (&mut self.sched, &mut self.out);
+        for (sample, &cpu) in view.cpus.iter_mut().zip(self.cpufreq.cpus(p)) {
+            let util_avg = if reads_util { sched.cpu_util_for_frequency(cpu, now, out) } else { 0 };
+            let (idle_since_sample_us, was_idle) = sched.idle_since_sample(cpu);
+            let idle_us = if sched.online(cpu) { count(idle_since_sample_us.max(0.0)) } else { wall_us };
             sample.cpu = cpu;
             sample.wall_us = wall_us;
             sample.idle_us = idle_us.min(wall_us);
