@@ -329,6 +329,9 @@ impl<'a> Engine<'a> {
             hw.count_instructions(cpu, instr, refills, bus, refs);
             // The overflows these instructions caused: their handlers' time is stolen from the
             // thread (`kernel::perf_sampling`).
+            if !kernel.perf_sampling() {
+                return;
+            }
             let phase = work.progress(t).phase;
             let task = work.task_of(t);
             let on = PerfTarget { cluster, task_phase: (task, phase), mem: &work.task(t).phases[phase].mem };

@@ -139,6 +139,12 @@ impl<'a> KernelWork<'a> {
 
     // ---- perf ------------------------------------------------------------------------------
 
+    /// perf samples the run (its overflows steal time from the threads).
+    #[inline]
+    pub fn perf_sampling(&self) -> bool {
+        self.perf.is_some()
+    }
+
     /// `instr` instructions ran on `cpu` clocked at `khz`, by the thread `on` says: the time the
     /// overflows they caused take from it, µs (0 without perf sampling there).
     #[inline]
