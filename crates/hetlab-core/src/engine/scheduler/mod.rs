@@ -174,15 +174,17 @@ impl Scheduler<'_> {
         self.placement.kernel()
     }
 
-    /// The placement acts at ticks, or someone reads PELT (the tick updates it).
+    /// The placement acts at ticks, or someone reads PELT (the tick updates it), or on some
+    /// run queue an RT or DL task runs or waits, or CFS may preempt (a thread runs while others
+    /// wait; a running RT or DL task needs the tick anyway, so the test is the cheap one).
     pub fn tick_needed(&self) -> bool {
-        self.placement.uses_tick()
-            || self.track_util
+        self.track_util
+            || self.placement.uses_tick()
             || self.rqs.iter().any(|rq| {
-                (rq.cfs_curr().is_some() && !rq.queue.is_empty())
-                    || !rq.rt.is_empty()
-                    || rq.rt.running.is_some()
+                rq.rt.running.is_some()
                     || rq.dl.running.is_some()
+                    || !rq.rt.is_empty()
+                    || (rq.curr.is_some() && !rq.queue.is_empty())
             })
     }
 
