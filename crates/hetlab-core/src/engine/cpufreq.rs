@@ -310,19 +310,17 @@ impl<'a> Cpufreq<'a> {
     }
 
     /// The counters' values at `now_us` become the base of policy `p`'s next period: its CPUs'
-    /// (`cpu_pmu`, read only for a governor that reads them), the threads running now
-    /// (`running`, with `thread_pmu`: the others leave the set and rejoin, with their counters, when they next
-    /// run) and every CCI port's (`port_counts`). The threads' and ports' counts are taken only
-    /// when the next sample reads them (`reads_counters`: a PMC governor, or the time series).
-    pub fn snapshot(
+    /// (`cpu_pmu`, read only for a governor that reads them), the threads `running` now (the
+    /// others leave the set and rejoin, with their counters, when they next run) and every CCI
+    /// port's. `counters` reads a thread's and a port's counts, given only when the next sample
+    /// reads them (a PMC governor, or the time series).
+    pub fn snapshot<T: Fn(usize) -> CorePmu, O: Fn(usize) -> (u64, u64)>(
         &mut self,
         p: usize,
         now_us: f64,
-        reads_counters: bool,
         cpu_pmu: impl Fn(usize) -> CorePmu,
         running: impl Fn(usize) -> bool,
-        thread_pmu: impl Fn(usize) -> CorePmu,
-        port_counts: impl Fn(usize) -> (u64, u64),
+        counters: Option<(T, O)>,
     ) {
         let policy = &mut self.policies[p];
         if policy.governor.reads_pmcs() {
@@ -335,7 +333,7 @@ impl<'a> Cpufreq<'a> {
         for i in 0..ran.threads.len() {
             let t = ran.threads[i];
             if running(t) {
-                if reads_counters {
+                if let Some((thread_pmu, _)) = &counters {
                     ran.pmu_at_sample[t] = thread_pmu(t);
                 }
                 ran.threads[kept] = t;
@@ -345,7 +343,7 @@ impl<'a> Cpufreq<'a> {
             }
         }
         ran.threads.truncate(kept);
-        if reads_counters {
+        if let Some((_, port_counts)) = &counters {
             for (o, at) in policy.ports_at_sample.iter_mut().enumerate() {
                 *at = port_counts(o);
             }
@@ -467,7 +465,7 @@ mod tests {
         let ran: Vec<(usize, u64)> = f.ran_since_sample(0).map(|(t, c)| (t, c.inst_retired)).collect();
         assert_eq!(ran, [(1, 10), (3, 30)]);
         // thread 3 still runs at the sample: it stays, with its counters then
-        f.snapshot(0, 5.0, true, |_| CorePmu::default(), |t| t == 3, |_| pmu(42), |_| (0, 0));
+        f.snapshot(0, 5.0, |_| CorePmu::default(), |t| t == 3, Some((|_| pmu(42), |_| (0, 0))));
         let ran: Vec<(usize, u64)> = f.ran_since_sample(0).map(|(t, c)| (t, c.inst_retired)).collect();
         assert_eq!(ran, [(3, 42)]);
         assert_eq!(f.last_sample_us(0), 5.0);

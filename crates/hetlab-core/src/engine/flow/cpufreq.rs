@@ -166,15 +166,8 @@ impl Engine<'_> {
         }
         let reads_counters = self.cpufreq.reads_pmcs(p) || self.out.records_series();
         let (work, sched, hw) = (&self.work, &self.sched, &self.hw);
-        self.cpufreq.snapshot(
-            p,
-            self.now_us,
-            reads_counters,
-            |cpu| hw.cpu_pmu(cpu).to_counts(),
-            |t| sched.is_running(t),
-            |t| work.pmu(t).to_counts(),
-            |o| hw.port_counts(o),
-        );
+        let counters = reads_counters.then_some((|t| work.pmu(t).to_counts(), |o| hw.port_counts(o)));
+        self.cpufreq.snapshot(p, self.now_us, |cpu| hw.cpu_pmu(cpu).to_counts(), |t| sched.is_running(t), counters);
     }
 
     /// Policy `p` asks for `khz`: the cpufreq core resolves it within its limits.
