@@ -43,8 +43,9 @@ struct Policy {
     /// Every CCI port's counts and the CCI cycle counter at the previous sample.
     ports_at_sample: Vec<(u64, u64)>,
     cci_cycles_at_sample: u64,
-    /// The view its governor read last, reused at the next sample.
-    view: PolicyView,
+    /// The view its governor read last, reused at the next sample (boxed: it moves out to be
+    /// filled and back at every sample; `None` while it is out).
+    view: Option<Box<PolicyView>>,
 }
 
 pub struct Cpufreq<'a> {
@@ -109,7 +110,7 @@ impl<'a> Cpufreq<'a> {
                 ran: RanSince::new(nthreads),
                 ports_at_sample: vec![(0, 0); nclusters],
                 cci_cycles_at_sample: 0,
-                view: PolicyView::default(),
+                view: Some(Box::default()),
             })
         };
         let mut policies = Vec::new();
@@ -231,15 +232,15 @@ impl<'a> Cpufreq<'a> {
     }
 
     /// Policy `p`'s view, taken to be filled and read.
-    pub fn take_view(&mut self, p: usize) -> PolicyView {
-        std::mem::take(&mut self.policies[p].view)
+    pub fn take_view(&mut self, p: usize) -> Box<PolicyView> {
+        self.policies[p].view.take().expect("a policy's view comes back after each sample")
     }
 
     /// The governor of `p` starts with `view` (kept for reuse); its first decision.
-    pub fn start_governor(&mut self, p: usize, view: PolicyView) -> Decision {
+    pub fn start_governor(&mut self, p: usize, view: Box<PolicyView>) -> Decision {
         let policy = &mut self.policies[p];
         let decision = policy.governor.start(&view);
-        policy.view = view;
+        policy.view = Some(view);
         decision
     }
 
@@ -254,10 +255,10 @@ impl<'a> Cpufreq<'a> {
     }
 
     /// `view` goes back to policy `p` for reuse; its next sample is due at `next_us`.
-    pub fn sampled(&mut self, p: usize, view: PolicyView, next_us: f64) {
+    pub fn sampled(&mut self, p: usize, view: Box<PolicyView>, next_us: f64) {
         let policy = &mut self.policies[p];
         policy.next_sample_us = next_us;
-        policy.view = view;
+        policy.view = Some(view);
     }
 
     /// What policy `p`'s view holds of the policy itself at `now_us`: its table, limits
