@@ -57,6 +57,8 @@ pub struct Cpufreq<'a> {
     pmu_at_sample: Vec<CorePmu>,
     /// The big.LITTLE switcher, under IKS or cluster switching.
     switcher: Option<Switcher>,
+    /// The platform's tick, µs (a division: every view carries it).
+    tick_us: u64,
 }
 
 impl RanSince {
@@ -136,7 +138,8 @@ impl<'a> Cpufreq<'a> {
                 policies.iter().position(|p| p.cpus.contains(&cpu) || p.cpus.contains(&partner)).unwrap_or(0)
             })
             .collect();
-        Ok(Cpufreq { platform, policies, policy_of_cpu, pmu_at_sample: vec![CorePmu::default(); ncpus], switcher })
+        let pmu_at_sample = vec![CorePmu::default(); ncpus];
+        Ok(Cpufreq { platform, policies, policy_of_cpu, pmu_at_sample, switcher, tick_us: platform.tick_us() })
     }
 
     pub fn len(&self) -> usize {
@@ -280,7 +283,7 @@ impl<'a> Cpufreq<'a> {
         view.thermal_cap_khz = cap_khz;
         view.cur_khz = policy.request_khz;
         view.transition_latency_ns = self.platform.clusters[c].transition_latency_ns;
-        view.tick_us = self.platform.tick_us();
+        view.tick_us = self.tick_us;
         view.cpu_capacity = self.platform.cpu_capacity(c);
         view.cci_cycles =
             crate::model::cci::cycles_at(now_us, self.platform.cci.as_ref()) - policy.cci_cycles_at_sample;
