@@ -7,7 +7,6 @@ import argparse
 import functools
 import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -163,6 +162,8 @@ def _deadlock_line(summary: dict, deadlocked: int, runs: int) -> str:
 
 
 def _stats(values: list[float]) -> dict[str, float]:
+    import statistics  # several runs only (with fractions and decimal, a few ms of every start)
+
     return {
         "mean": statistics.fmean(values),
         "std": statistics.stdev(values) if len(values) > 1 else 0.0,
