@@ -23,7 +23,6 @@ import os
 import queue
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from typing import Any
 
@@ -78,6 +77,9 @@ class LocalExecutor:
         self.workers = workers or os.cpu_count() or 1
 
     def run(self, fn: Callable, items: Sequence[tuple], on_result: Callable[[int, Any], None]) -> None:
+        # imported here: concurrent.futures (and the logging it loads) costs every command's start
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+
         pool = ThreadPoolExecutor(max_workers=self.workers)
         try:
             futures = {pool.submit(fn, *item): i for i, item in enumerate(items)}
