@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 import os
-import queue
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -128,6 +127,8 @@ class DaskExecutor:
             raise HetlabError(f"--executor {address}: no Dask scheduler answers there ({e}); {start}") from None
 
     def run(self, fn: Callable, items: Sequence[tuple], on_result: Callable[[int, Any], None]) -> None:
+        import queue
+
         # A cluster with no worker would hold the jobs forever: wait for one within the
         # deadline, and while the jobs run, give up once none has been there for as long.
         self._wait_for_a_worker()

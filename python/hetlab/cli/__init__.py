@@ -10,13 +10,12 @@ from hetlab.cli import board_signals  # noqa: F401 (first: before any import sta
 
 # isort: split
 import argparse
+import importlib
 import os
 import re
 import signal
 import sys
 import threading
-
-import importlib
 
 from hetlab import api
 from hetlab._errors import printable
@@ -219,14 +218,14 @@ INPUT_OPTIONS = {
 
 def _declared_inputs(args: argparse.Namespace) -> list[str]:
     """The existing paths the command's input options name (a profiled program by its PATH)."""
-    import shutil
-
     names = INPUT_OPTIONS.get(getattr(args.func, "__name__", ""), ())
     found = []
     for name in names:
         if name == "program":
             argv = getattr(args, "command_argv", None) or []
             argv = argv[1:] if argv[:1] == ["--"] else argv
+            import shutil
+
             value = (shutil.which(argv[0]) or argv[0]) if argv else None
         else:
             value = getattr(args, name, None)
