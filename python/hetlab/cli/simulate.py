@@ -257,6 +257,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             "authors' counter scaling); give --model with one `hetlab train` made for this platform",
             file=sys.stderr,
         )
+    if args.series or args.report:
+        # what those outputs are made with, imported before the run (the rest of the command loads
+        # neither): a library that fails to load fails here, not after the trace is written
+        import pandas  # noqa: F401
+
+        if args.report:
+            from hetlab import html_report  # noqa: F401
     # a single long run shows the simulated time it reached; several show runs done
     limit_s = args.time_limit if args.time_limit is not None else api_default(api.simulate, "time_limit_s")
     reached = _SimulatedProgress(limit_s) if args.reps == 1 and sys.stderr.isatty() else None
