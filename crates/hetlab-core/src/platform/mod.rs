@@ -660,6 +660,19 @@ mod tests {
     }
 
     #[test]
+    fn each_built_in_platform_is_its_file_parsed_when_first_asked_for() {
+        // each file is parsed on its own first request (not every file at the first): the same
+        // values as parsing it directly, and the same again from the second request on
+        for (name, text) in BUILTIN_PLATFORMS {
+            let direct = format!("{:?}", Platform::from_toml(&format!("{name}.toml (built-in)"), text).unwrap());
+            assert_eq!(format!("{:?}", Platform::builtin(name).unwrap()), direct, "{name}");
+            assert_eq!(format!("{:?}", Platform::builtin(name).unwrap()), direct, "{name}, asked again");
+        }
+        let unknown = Platform::builtin("no-such-board").unwrap_err();
+        assert!(unknown.contains("unknown platform 'no-such-board'; built-in: exynos5422, "), "{unknown}");
+    }
+
+    #[test]
     fn the_tick_follows_hz() {
         // the Odroid-XU3 kernels: CONFIG_HZ=200
         assert_eq!(Platform::builtin("exynos5422").unwrap().tick_us(), 5_000);
