@@ -523,7 +523,8 @@ def simulate_reps(
     **kwargs: Any,
 ) -> list[SimResult]:
     """`reps` runs with seeds seed, seed+1, ...; runs in parallel threads (the Rust engine
-    releases the GIL). `progress` wraps the iterator of finished runs (e.g. tqdm)."""
+    releases the GIL), one run in the calling thread. `progress` wraps the iterator of finished
+    runs (e.g. tqdm)."""
     check_reps(reps, seed)
     if workers is not None:
         _integer("workers", workers, 1, MAX_WORKERS)
