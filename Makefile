@@ -51,6 +51,7 @@ bench: setup
 	cargo bench -p hetlab-core --bench event_floor
 	cargo bench -p hetlab-linux --bench governor_sample
 	$(PY) benches/bench_simulate.py
+	$(PY) benches/bench_process.py
 	$(PY) benches/bench_training.py
 	$(PY) benches/bench_reproduce.py
 

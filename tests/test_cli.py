@@ -1,6 +1,7 @@
 """The `hetlab` command line, run as a separate process like a user would."""
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -34,6 +35,64 @@ def test_a_command_starts_without_the_data_libraries():
         assert r.returncode == 0, r.stderr
         imported = {line.split("|")[-1].strip().split(".")[0] for line in r.stderr.splitlines() if "|" in line}
         assert not imported & set(heavy), (args, sorted(imported & set(heavy)))
+
+
+# What one `hetlab simulate` run (no output files) has no use for: the data libraries, the
+# experiments and the other commands' modules, a thread pool and its logging, the statistics of
+# several runs, the installed metadata, and what writing or hashing a file takes. Each cost every
+# run milliseconds of its start (issue 38's lean process); a module listed here that the command
+# comes to import fails this test, which names it.
+NOT_FOR_ONE_RUN = {
+    *("numpy", "pandas", "matplotlib", "scipy", "pyarrow", "tqdm", "importlib.metadata"),
+    *("concurrent.futures", "logging", "statistics", "fractions", "decimal"),
+    *("hashlib", "secrets", "tempfile", "random"),
+    *("hetlab.reproduce", "hetlab.experiments", "hetlab.experiment", "hetlab.advise", "hetlab.html_report"),
+    *("hetlab.report", "hetlab.train", "hetlab.profile", "hetlab.model_export", "hetlab.energy_model"),
+    *("hetlab.plots", "hetlab.runs", "hetlab.page_figures"),
+    *(f"hetlab.cli.{group}" for group in ("board", "model", "platform", "experiments", "catalogue")),
+}
+
+
+# the command run as `hetlab` runs it, then every module the process holds (-X importtime would not
+# list those loaded with importlib.import_module)
+MODULES_AFTER = """
+import sys
+from hetlab.cli import main
+try:
+    code = main(sys.argv[1:])
+except SystemExit as e:
+    code = e.code
+sys.stdout.flush()
+print(*sorted(sys.modules), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_one_simulate_run_imports_only_what_it_uses():
+    for args in (["simulate", "--help"], ["simulate", "--workload", SMALL, "--cluster", "little", "--json"]):
+        r = processes.run([sys.executable, "-c", MODULES_AFTER, *args], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        imported = set(r.stderr.split())
+        assert {"hetlab.cli.simulate", "hetlab.api", "argparse"} <= imported
+        unused = {name for name in imported if name in NOT_FOR_ONE_RUN or name.split(".")[0] in NOT_FOR_ONE_RUN}
+        assert not unused, (args, sorted(unused))
+    assert json.loads(r.stdout)["completed"]
+
+
+def test_a_library_an_output_needs_fails_to_load_before_any_file_is_written(tmp_path):
+    # --series is made with pandas, which the command imports before the run: a pandas that fails
+    # to load stops it there, not after the trace beside it was written
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "pandas.py").write_text("raise ImportError('this pandas does not load')\n")
+    r = processes.run(
+        [sys.executable, "-m", "hetlab", "simulate", "--workload", SMALL, "--trace", "t.trace", "--series", "s.csv"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path / "lib")},
+    )
+    assert r.returncode != 0 and "this pandas does not load" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lib"]
 
 
 def test_simulate_prints_time_energy_frequency_and_pmcs():

@@ -1,3 +1,3 @@
-from hetlab.cli import main
+from hetlab.cli import run
 
-raise SystemExit(main())
+raise SystemExit(run())

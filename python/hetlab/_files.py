@@ -30,13 +30,9 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
 import os
-import secrets
-import shutil
 import stat
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -195,6 +191,8 @@ def check_output_path(path: str | os.PathLike, what: str = "output") -> None:
         raise OutputError(f"cannot write {what} '{path}': directory '{parent}' does not exist; create it first")
     # The file goes in through a temporary file beside it: make (and remove) one now, so an
     # unwritable directory fails here rather than after the work (access() would pass root).
+    import tempfile  # here, as in every writer below: a run that writes no file never loads it
+
     try:
         fd, probe = tempfile.mkstemp(dir=parent, prefix=f".{p.name}.", suffix=".probe")
     except OSError as e:
@@ -284,7 +282,7 @@ def _replace(target: Path, data: bytes, shown: str | os.PathLike, what: str) -> 
     renamed over it. A file it replaces keeps its mode, and as root its owner and group; a new
     one gets OUTPUT_MODE less the umask."""
     dir_fd = open_directory(target.parent, shown, what)
-    tmp = f".{target.name}.{secrets.token_hex(6)}.tmp"
+    tmp = f".{target.name}.{os.urandom(6).hex()}.tmp"  # secrets.token_hex(6), without its import
     try:
         try:
             old = os.stat(target.name, dir_fd=dir_fd, follow_symlinks=False)
@@ -332,6 +330,9 @@ def staging_folder(
     the block ends without an error, `dest` is made if missing and each entry is moved into it
     with os.replace (so each appears whole and replaces its old version, in name order). The
     folder is removed however the block ends."""
+    import shutil
+    import tempfile
+
     dest = Path(dest)
     check_not_input(dest)
     if os.geteuid() == 0:  # no link in the destination's path, its last component included
@@ -367,6 +368,8 @@ def temporary_path(path: str | os.PathLike) -> Path:
     if os.geteuid() == 0:
         os.close(open_directory(path.parent, path, "output"))
     _remove_stale(path)
+    import tempfile
+
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:
@@ -423,6 +426,8 @@ def remove_temporaries() -> None:
 
 def sha256_file(path: str | os.PathLike) -> str:
     """The SHA-256 of a file's bytes, as hex."""
+    import hashlib
+
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):

@@ -9,7 +9,6 @@ import math
 import numbers
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -524,12 +523,20 @@ def simulate_reps(
     **kwargs: Any,
 ) -> list[SimResult]:
     """`reps` runs with seeds seed, seed+1, ...; runs in parallel threads (the Rust engine
-    releases the GIL). `progress` wraps the iterator of finished runs (e.g. tqdm)."""
+    releases the GIL), one run in the calling thread. `progress` wraps the iterator of finished
+    runs (e.g. tqdm)."""
     check_reps(reps, seed)
     if workers is not None:
         _integer("workers", workers, 1, MAX_WORKERS)
     if progress is not None and not callable(progress):
         raise HetlabError(f"progress must be a function wrapping an iterable (e.g. tqdm), got {progress!r}")
+    if reps == 1:
+        # one run in the calling thread: no pool (concurrent.futures and the logging it loads cost
+        # every `hetlab simulate` ~10 ms of start), and Ctrl-C stops it as it stops `simulate`
+        done = (simulate(seed=seed, **kwargs) for _ in range(1))
+        return list(progress(done) if progress else done)
+    from concurrent.futures import ThreadPoolExecutor
+
     workers = workers or min(reps, os.cpu_count() or 1)
     pool = ThreadPoolExecutor(max_workers=workers)
     try:

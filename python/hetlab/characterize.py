@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import stat
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -218,6 +217,8 @@ def _run_simulated(
         stopping.set()
         if bar:
             bar.close()
+    import shutil  # here: `import hetlab` (every command) does not load it
+
     shutil.rmtree(partial)
     return out_path
 
@@ -407,5 +408,7 @@ def _open_partial(partial: Path, plan_doc: dict) -> None:
 
 
 def _drop_if_empty(partial: Path) -> None:
+    import shutil
+
     if partial.is_dir() and not partial.is_symlink() and not _chunk_files(partial):
         shutil.rmtree(partial, ignore_errors=True)

@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import math
 import os
-import queue
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from typing import Any
 
@@ -78,6 +76,9 @@ class LocalExecutor:
         self.workers = workers or os.cpu_count() or 1
 
     def run(self, fn: Callable, items: Sequence[tuple], on_result: Callable[[int, Any], None]) -> None:
+        # imported here: concurrent.futures (and the logging it loads) costs every command's start
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+
         pool = ThreadPoolExecutor(max_workers=self.workers)
         try:
             futures = {pool.submit(fn, *item): i for i, item in enumerate(items)}
@@ -126,6 +127,8 @@ class DaskExecutor:
             raise HetlabError(f"--executor {address}: no Dask scheduler answers there ({e}); {start}") from None
 
     def run(self, fn: Callable, items: Sequence[tuple], on_result: Callable[[int, Any], None]) -> None:
+        import queue
+
         # A cluster with no worker would hold the jobs forever: wait for one within the
         # deadline, and while the jobs run, give up once none has been there for as long.
         self._wait_for_a_worker()

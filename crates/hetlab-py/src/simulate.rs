@@ -212,13 +212,51 @@ pub fn simulate(
     let progress = progress.as_ref().map(|callback| Progress { callback, reached_us: &reached_us });
     let result = stoppable(py, &stop, progress, || run_simulation(platform, &workload, config))?.map_err(err)?;
     let summary = serde_json::to_string(&result).map_err(|e| err(e.to_string()))?;
-    // The time series as numpy arrays, one per column (moved, not copied element by element):
-    // long runs have tens of thousands of samples.
+    // The time series as numpy columns, only when asked: an empty dict otherwise, so that a
+    // run without one never loads numpy (~50 ms of a short command's start).
+    let series = if series { series_columns(py, platform, &result.series)? } else { PyDict::new_bound(py) };
+    let trace_out = if perfetto {
+        let bytes = write_perfetto(&result.trace, &result.trace_threads, platform.ncpus(), &result.workload);
+        Some(PyBytes::new_bound(py, &bytes).into_any().unbind())
+    } else {
+        trace.map(|format| {
+            let mut out = String::new();
+            write_ftrace(&result.trace, &result.trace_threads, platform.ncpus(), format, &mut out);
+            out.into_py(py)
+        })
+    };
+    let plat_info_text = traced.then(|| {
+        let mut out = String::new();
+        write_lisa_plat_info(platform, &lisa_extras(platform), &mut out);
+        out
+    });
+    let intervals = if intervals {
+        let rows = run_intervals(&result.trace, result.time_s * 1e6);
+        let columns = PyDict::new_bound(py);
+        columns.set_item("tid", column(py, rows.iter().map(|r| r.tid).collect()))?;
+        columns.set_item("cpu", column(py, rows.iter().map(|r| r.cpu as u32).collect()))?;
+        columns.set_item("start_s", column(py, rows.iter().map(|r| r.start_us * 1e-6).collect()))?;
+        columns.set_item("end_s", column(py, rows.iter().map(|r| r.end_us * 1e-6).collect()))?;
+        Some(columns.into_any().unbind())
+    } else {
+        None
+    };
+    let logs = result.rtapp_logs.iter().map(|log| (log.thread.clone(), log.text())).collect();
+    Ok((summary, series.into_any().unbind(), trace_out, plat_info_text, intervals, logs))
+}
+
+/// A numpy column from a vector (moved, not copied element by element).
+fn column<T: numpy::Element>(py: Python<'_>, v: Vec<T>) -> PyObject {
+    v.into_pyarray_bound(py).into_any().unbind()
+}
+
+/// The time series as numpy arrays, one per column: long runs have tens of thousands of samples.
+fn series_columns<'py>(
+    py: Python<'py>,
+    platform: &hetlab_core::platform::Platform,
+    rows: &[hetlab_core::result::SampleRow],
+) -> PyResult<Bound<'py, PyDict>> {
     let series = PyDict::new_bound(py);
-    let rows = &result.series;
-    fn column<T: numpy::Element>(py: Python<'_>, v: Vec<T>) -> PyObject {
-        v.into_pyarray_bound(py).into_any().unbind()
-    }
     series.set_item("time_s", column(py, rows.iter().map(|r| r.time_s).collect()))?;
     series.set_item("cluster_index", column(py, rows.iter().map(|r| r.cluster as u32).collect()))?;
     series.set_item("freq_khz", column(py, rows.iter().map(|r| r.freq_khz).collect()))?;
@@ -249,32 +287,5 @@ pub fn simulate(
             )?;
         }
     }
-    let trace_out = if perfetto {
-        let bytes = write_perfetto(&result.trace, &result.trace_threads, platform.ncpus(), &result.workload);
-        Some(PyBytes::new_bound(py, &bytes).into_any().unbind())
-    } else {
-        trace.map(|format| {
-            let mut out = String::new();
-            write_ftrace(&result.trace, &result.trace_threads, platform.ncpus(), format, &mut out);
-            out.into_py(py)
-        })
-    };
-    let plat_info_text = traced.then(|| {
-        let mut out = String::new();
-        write_lisa_plat_info(platform, &lisa_extras(platform), &mut out);
-        out
-    });
-    let intervals = if intervals {
-        let rows = run_intervals(&result.trace, result.time_s * 1e6);
-        let columns = PyDict::new_bound(py);
-        columns.set_item("tid", column(py, rows.iter().map(|r| r.tid).collect()))?;
-        columns.set_item("cpu", column(py, rows.iter().map(|r| r.cpu as u32).collect()))?;
-        columns.set_item("start_s", column(py, rows.iter().map(|r| r.start_us * 1e-6).collect()))?;
-        columns.set_item("end_s", column(py, rows.iter().map(|r| r.end_us * 1e-6).collect()))?;
-        Some(columns.into_any().unbind())
-    } else {
-        None
-    };
-    let logs = result.rtapp_logs.iter().map(|log| (log.thread.clone(), log.text())).collect();
-    Ok((summary, series.into_any().unbind(), trace_out, plat_info_text, intervals, logs))
+    Ok(series)
 }

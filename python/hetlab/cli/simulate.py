@@ -7,7 +7,6 @@ import argparse
 import functools
 import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -163,6 +162,8 @@ def _deadlock_line(summary: dict, deadlocked: int, runs: int) -> str:
 
 
 def _stats(values: list[float]) -> dict[str, float]:
+    import statistics  # several runs only (with fractions and decimal, a few ms of every start)
+
     return {
         "mean": statistics.fmean(values),
         "std": statistics.stdev(values) if len(values) > 1 else 0.0,
@@ -256,6 +257,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             "authors' counter scaling); give --model with one `hetlab train` made for this platform",
             file=sys.stderr,
         )
+    if args.series or args.report:
+        # what those outputs are made with, imported before the run (the rest of the command loads
+        # neither): a library that fails to load fails here, not after the trace is written
+        import pandas  # noqa: F401
+
+        if args.report:
+            from hetlab import html_report  # noqa: F401
     # a single long run shows the simulated time it reached; several show runs done
     limit_s = args.time_limit if args.time_limit is not None else api_default(api.simulate, "time_limit_s")
     reached = _SimulatedProgress(limit_s) if args.reps == 1 and sys.stderr.isatty() else None

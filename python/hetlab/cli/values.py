@@ -4,8 +4,9 @@ bad value is a `CliError`, which `hetlab.cli.main` prints as one `hetlab: error:
 
 from __future__ import annotations
 
+import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from hetlab import api
@@ -74,4 +75,10 @@ def given_options(**options: Any) -> dict[str, Any]:
 
 def api_default(func: Callable, name: str) -> Any:
     """The default of `func`'s parameter `name`: help texts quote the API's defaults."""
-    return inspect.signature(func).parameters[name].default
+    return _parameters(func)[name].default
+
+
+@functools.cache
+def _parameters(func: Callable) -> Mapping[str, inspect.Parameter]:
+    # once per function: a command's parser quotes a dozen of its defaults
+    return inspect.signature(func).parameters
