@@ -5,6 +5,7 @@
 //! Every joule goes through `model::energy` here and nowhere else.
 
 mod cluster;
+mod costs;
 mod dsu;
 #[cfg(test)]
 pub mod exact_check;

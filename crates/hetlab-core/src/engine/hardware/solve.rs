@@ -6,7 +6,8 @@
 //! clock, and a line another cluster holds is forwarded by the snoop filter.
 
 use super::cluster::ClusterHw;
-use crate::model::cache::{self, InstrTime, MissRatios};
+use super::costs::CostMemo;
+use crate::model::cache::{self, InstrTime};
 use crate::model::dram::DramState;
 use crate::model::{cci, coherence, dram, dsu};
 use crate::platform::{Platform, SpeculativeFetch};
@@ -26,46 +27,8 @@ pub struct Speed {
     pub peer_lines_per_instr: f64,
 }
 
-/// A thread's last miss ratios, kept apart from its `Speed` so that a speed copies small.
-#[derive(Debug, Clone, Copy, Default)]
-struct MissMemo {
-    /// Miss ratios for (cluster, phase, L2 bytes available), kept while all three stay the same:
-    /// the cluster is in the key because the ratios are its caches' (a thread that migrated to
-    /// an equal share of the other cluster's L2 kept the ratios of the core it left).
-    misses: Option<((usize, usize, f64), MissRatios)>,
-    /// L2 refills per reference with the L2 and the thread's L3 share as its reach, for (cluster,
-    /// phase, reach bytes), kept while all three stay the same (DSU platforms only).
-    l3_refills: Option<((usize, usize, f64), f64)>,
-}
-
-/// `cache::miss_ratios` by (cluster, task, phase) and the bytes available, for every thread:
-/// the same few shares recur as threads come and go (emptied when full).
-#[derive(Default)]
-struct RatioMemo {
-    entries: Vec<((usize, usize, usize), u64, MissRatios)>,
-}
-
-impl RatioMemo {
-    const ENTRIES: usize = 64;
-
-    /// The miss ratios of `mem` (task and phase in `key`) on cluster `key.0` with `bytes` of cache.
-    fn get(&mut self, platform: &Platform, key: (usize, usize, usize), mem: &MemProfile, bytes: f64) -> MissRatios {
-        let bits = bytes.to_bits();
-        if let Some((_, _, m)) = self.entries.iter().find(|(k, b, _)| (*k, *b) == (key, bits)) {
-            return *m;
-        }
-        let m = cache::miss_ratios(mem, platform.core_type_of(key.0), bytes, &platform.caches);
-        if self.entries.len() >= Self::ENTRIES {
-            self.entries.clear();
-        }
-        self.entries.push((key, bits, m));
-        m
-    }
-}
-
 /// What a CPU's part of the solution depends on: its cluster, whether it is online, and the
-/// thread it runs with the thread's task and phase (the thread too: its miss ratios are
-/// remembered per thread, `MissMemo`).
+/// thread it runs with the thread's task and phase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct CpuKey {
     cluster: usize,
@@ -109,8 +72,8 @@ pub(super) struct Inputs<'i> {
 /// is re-solved at most once per event).
 pub(super) struct Solver {
     speeds: Vec<Speed>,
-    memos: Vec<MissMemo>,
-    ratios: RatioMemo,
+    /// Threads' costs and miss ratios by (cluster, task, phase, cache bytes, clock).
+    costs: CostMemo,
     snoop_ns: Vec<f64>,
     running: Vec<Running>,
     ws_per_cluster: Vec<f64>,
@@ -259,8 +222,7 @@ impl Solver {
     pub fn new(nthreads: usize) -> Solver {
         Solver {
             speeds: vec![Speed::default(); nthreads],
-            memos: vec![MissMemo::default(); nthreads],
-            ratios: RatioMemo::default(),
+            costs: CostMemo::default(),
             snoop_ns: Vec::new(),
             running: Vec::new(),
             ws_per_cluster: Vec::new(),
@@ -457,35 +419,18 @@ impl Solver {
         for r in running.iter_mut().filter(|r| changed[r.cluster]) {
             let c = r.cluster;
             let l2_share = platform.clusters[c].l2_bytes as f64 * r.ws_bytes / self.ws_per_cluster[c];
-            let key = (c, r.phase, l2_share);
             let mem = mem_of(r.task, r.phase);
-            let memo = &mut self.memos[r.thread];
-            let m = match memo.misses.filter(|(k, _)| *k == key) {
-                Some((_, m)) => m,
-                None => {
-                    let m = self.ratios.get(platform, (c, r.task, r.phase), mem, l2_share);
-                    memo.misses = Some((key, m));
-                    m
-                }
-            };
-            let ghz = clusters[c].cur_khz as f64 / 1e6;
-            r.cost = cache::InstrCost::new(mem, platform.core_type_of(c), ghz, &m);
-            r.refs_per_instr = mem.refs_per_instr;
-            r.refills_per_instr = mem.refs_per_instr * m.l2_refills;
-            r.l1_refills_per_instr = mem.refs_per_instr * m.l1_refills;
-            r.write_factor = 1.0 + mem.write_fraction;
-            r.requests_in_flight = cache::requests_in_flight(mem, platform.core_type_of(c));
+            let tc = self.costs.cost(platform, (c, r.task, r.phase), mem, l2_share, clusters[c].cur_khz);
+            r.cost = tc.cost;
+            r.refs_per_instr = tc.refs_per_instr;
+            r.refills_per_instr = tc.refills_per_instr;
+            r.l1_refills_per_instr = tc.l1_refills_per_instr;
+            r.write_factor = tc.write_factor;
+            r.requests_in_flight = tc.requests_in_flight;
             if let Some((d, (dsu_khz, _))) = dsu_now {
                 let reach = l2_share + d.l3_bytes as f64 * r.ws_bytes / self.ws_in_l3;
-                let refills_l3 = match memo.l3_refills.filter(|(k, _)| *k == (c, r.phase, reach)) {
-                    Some((_, refills)) => refills,
-                    None => {
-                        let refills = self.ratios.get(platform, (c, r.task, r.phase), mem, reach).l2_refills;
-                        memo.l3_refills = Some(((c, r.phase, reach), refills));
-                        refills
-                    }
-                };
-                r.l3 = Some((dsu::l3_hit_share(m.l2_refills, refills_l3), dsu::l3_hit_ns(d, dsu_khz)));
+                let refills_l3 = self.costs.ratios(platform, (c, r.task, r.phase), mem, reach).l2_refills;
+                r.l3 = Some((dsu::l3_hit_share(tc.l2_refills, refills_l3), dsu::l3_hit_ns(d, dsu_khz)));
             }
         }
     }
