@@ -4,9 +4,6 @@
 //! threads come and go, so the solver works each out once). A looked-up value is the one the
 //! functions give, bit for bit.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
 use crate::model::cache::{self, InstrCost, MissRatios};
 use crate::platform::Platform;
 use crate::workload::MemProfile;
@@ -29,64 +26,64 @@ pub(super) struct ThreadCost {
 }
 
 /// (cluster, task, phase, cache bytes' bits, clock kHz; 0 where the clock is no input).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Key(usize, usize, usize, u64, u32);
 
-/// A multiplicative hash of the key's words (the keys are few small integers and one float's
-/// bits; no adversary): what `HashMap`'s default SipHash costs several times over.
-#[derive(Default)]
-struct WordHasher(u64);
-
-impl Hasher for WordHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
+impl Key {
+    /// A multiplicative hash of the key's words (few small integers and one float's bits).
+    fn slot(&self, slots: usize) -> usize {
+        let mut h: u64 = 0;
+        for word in [self.0 as u64, self.1 as u64, self.2 as u64, self.3, self.4 as u64] {
+            h = (h.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
         }
-    }
-
-    fn write_u64(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-
-    fn write_u32(&mut self, word: u32) {
-        self.write_u64(word as u64);
-    }
-
-    fn write_usize(&mut self, word: usize) {
-        self.write_u64(word as u64);
+        (h >> 32) as usize & (slots - 1)
     }
 }
 
-type Map<V> = HashMap<Key, V, BuildHasherDefault<WordHasher>>;
+/// A direct-mapped table: a key has one slot, and a new key there replaces the old one (it is
+/// worked out again if it comes back).
+struct Table<V> {
+    slots: Vec<Option<(Key, V)>>,
+}
 
-/// The memo of both (emptied when it holds `ENTRIES`: a run whose shares never repeat does not
-/// grow it without bound).
+impl<V: Copy> Table<V> {
+    const SLOTS: usize = 1024;
+
+    fn get_or(&mut self, key: Key, make: impl FnOnce() -> V) -> V {
+        if self.slots.is_empty() {
+            self.slots = vec![None; Self::SLOTS];
+        }
+        let slot = &mut self.slots[key.slot(Self::SLOTS)];
+        match slot {
+            Some((k, v)) if *k == key => *v,
+            _ => {
+                let v = make();
+                *slot = Some((key, v));
+                v
+            }
+        }
+    }
+}
+
+impl<V> Default for Table<V> {
+    fn default() -> Self {
+        Table { slots: Vec::new() }
+    }
+}
+
+/// The memo of both.
 #[derive(Default)]
 pub(super) struct CostMemo {
-    ratios: Map<MissRatios>,
-    costs: Map<ThreadCost>,
+    ratios: Table<MissRatios>,
+    costs: Table<ThreadCost>,
 }
 
 impl CostMemo {
-    const ENTRIES: usize = 4096;
-
     /// `cache::miss_ratios` of `mem` (task and phase in `at`) on cluster `at.0` with `bytes`
     /// of cache.
     pub fn ratios(&mut self, platform: &Platform, at: (usize, usize, usize), mem: &MemProfile, bytes: f64) -> MissRatios {
         let key = Key(at.0, at.1, at.2, bytes.to_bits(), 0);
-        if let Some(m) = self.ratios.get(&key) {
-            return *m;
-        }
-        let m = cache::miss_ratios(mem, platform.core_type_of(at.0), bytes, &platform.caches);
-        if self.ratios.len() >= Self::ENTRIES {
-            self.ratios.clear();
-        }
-        self.ratios.insert(key, m);
-        m
+        self.ratios.get_or(key, || cache::miss_ratios(mem, platform.core_type_of(at.0), bytes, &platform.caches))
     }
 
     /// The cost of `mem` (task and phase in `at`) on cluster `at.0` at `khz` with `l2_bytes`
@@ -100,25 +97,21 @@ impl CostMemo {
         khz: u32,
     ) -> ThreadCost {
         let key = Key(at.0, at.1, at.2, l2_bytes.to_bits(), khz);
-        if let Some(c) = self.costs.get(&key) {
-            return *c;
-        }
-        let m = self.ratios(platform, at, mem, l2_bytes);
-        let core = platform.core_type_of(at.0);
-        let ghz = khz as f64 / 1e6;
-        let c = ThreadCost {
-            cost: cache::InstrCost::new(mem, core, ghz, &m),
-            refs_per_instr: mem.refs_per_instr,
-            refills_per_instr: mem.refs_per_instr * m.l2_refills,
-            l1_refills_per_instr: mem.refs_per_instr * m.l1_refills,
-            write_factor: 1.0 + mem.write_fraction,
-            l2_refills: m.l2_refills,
-            requests_in_flight: cache::requests_in_flight(mem, core),
-        };
-        if self.costs.len() >= Self::ENTRIES {
-            self.costs.clear();
-        }
-        self.costs.insert(key, c);
-        c
+        let ratios = &mut self.ratios;
+        self.costs.get_or(key, || {
+            let core = platform.core_type_of(at.0);
+            let m = ratios.get_or(Key(at.0, at.1, at.2, l2_bytes.to_bits(), 0), || {
+                cache::miss_ratios(mem, core, l2_bytes, &platform.caches)
+            });
+            ThreadCost {
+                cost: cache::InstrCost::new(mem, core, khz as f64 / 1e6, &m),
+                refs_per_instr: mem.refs_per_instr,
+                refills_per_instr: mem.refs_per_instr * m.l2_refills,
+                l1_refills_per_instr: mem.refs_per_instr * m.l1_refills,
+                write_factor: 1.0 + mem.write_fraction,
+                l2_refills: m.l2_refills,
+                requests_in_flight: cache::requests_in_flight(mem, core),
+            }
+        })
     }
 }
