@@ -88,6 +88,8 @@ pub(super) struct Solver {
     /// changed since (`reuse`), the running entry on each CPU then, and the misses and stretch
     /// its rates were set at.
     solved_cpus: Vec<CpuKey>,
+    /// The keys of the CPUs now (a buffer of `reuse`).
+    keys: Vec<CpuKey>,
     solved_clocks: Vec<(u32, bool)>,
     solved_noise: u64,
     changed: [bool; MAX_CLUSTERS],
@@ -229,6 +231,7 @@ impl Solver {
             ws_in_l3: 0.0,
             speed_on_cpu: Vec::new(),
             solved_cpus: Vec::new(),
+            keys: Vec::new(),
             solved_clocks: Vec::new(),
             solved_noise: 0,
             changed: [true; MAX_CLUSTERS],
@@ -267,8 +270,11 @@ impl Solver {
                 same = false;
             }
         }
+        // the keys are kept only if the model is re-solved: a reuse compares with the solution's
+        self.keys.clear();
         for (solved, cpu) in self.solved_cpus.iter().zip(cpus) {
             let key = CpuKey::of(cpu);
+            self.keys.push(key);
             if *solved != key {
                 self.changed[solved.cluster] = true;
                 self.changed[key.cluster] = true;
@@ -289,8 +295,11 @@ impl Solver {
             }
             return true;
         }
-        self.solved_cpus.clear();
-        self.solved_cpus.extend(cpus.iter().map(CpuKey::of));
+        if first {
+            self.keys.clear();
+            self.keys.extend(cpus.iter().map(CpuKey::of));
+        }
+        std::mem::swap(&mut self.solved_cpus, &mut self.keys);
         self.solved_clocks.clear();
         self.solved_clocks.extend(clusters.iter().map(|cl| (cl.cur_khz, cl.powered)));
         self.solved_noise = inputs.noise.to_bits();
