@@ -6,6 +6,7 @@
 
 mod cluster;
 mod costs;
+mod solutions;
 mod dsu;
 #[cfg(test)]
 pub mod exact_check;

@@ -7,6 +7,7 @@
 
 use super::cluster::ClusterHw;
 use super::costs::CostMemo;
+use super::solutions::{KeyBuilder, Solutions};
 use crate::model::cache::{self, InstrTime};
 use crate::model::dram::DramState;
 use crate::model::{cci, coherence, dram, dsu};
@@ -104,6 +105,11 @@ pub(super) struct Solver {
     /// move from the values its rates were solved at before the cluster is re-solved
     /// (`SimConfig::resolve_tolerance`; 0: bit for bit, the exact solution).
     pub resolve_tolerance: f64,
+    /// Solutions kept by their inputs, the key of the one solved now, and whether the
+    /// incremental state above is older than the last solution (one was given from `solutions`).
+    solutions: Solutions,
+    key: KeyBuilder,
+    stale: bool,
     /// The DSU's clock when the run holds it fixed (`SimConfig::dsu_khz`), kHz.
     pub dsu_fixed_khz: Option<u32>,
 }
@@ -239,6 +245,9 @@ impl Solver {
             solved_miss: [None; MAX_CLUSTERS],
             solved_stretch: [f64::NAN; MAX_CLUSTERS],
             resolve_tolerance: 0.0,
+            solutions: Solutions::default(),
+            key: KeyBuilder::new(),
+            stale: false,
             dsu_fixed_khz: None,
         }
     }
@@ -307,8 +316,63 @@ impl Solver {
     }
 
     /// Each running thread's speed, the DRAM utilisation (from `warm_start`) and the CCI port
-    /// rates on `clusters`.
+    /// rates on `clusters`: a solution kept for the same inputs (`solutions`) where there is one.
     pub fn solve_rates<'t>(
+        &mut self,
+        platform: &Platform,
+        cpus: &[CpuLoad],
+        clusters: &mut [ClusterHw],
+        dram_state: &DramState,
+        mem_of: &impl Fn(usize, usize) -> &'t MemProfile,
+        live: &impl Fn(usize) -> Option<(usize, usize)>,
+    ) -> DramAnswer {
+        // At a tolerance the kept clusters' rates depend on when they were solved; a phase
+        // that reads what others wrote depends on the live threads: neither is kept.
+        let keyed = self.resolve_tolerance == 0.0
+            && !cpus.iter().any(|cpu| cpu.running.is_some_and(|r| mem_of(r.task, r.phase).peer_written_fraction > 0.0));
+        if keyed {
+            let at = clusters.iter().map(|cl| (cl.cur_khz, cl.powered));
+            let key = self.key.build(cpus, at, dram_state.noise, dram_state.utilisation);
+            if let Some(kept) = self.solutions.get(key) {
+                for (cpu, load) in cpus.iter().enumerate() {
+                    if let Some(r) = load.running {
+                        self.speeds[r.thread] = kept.speed_on_cpu[cpu];
+                        self.speed_on_cpu[cpu] = kept.speed_on_cpu[cpu];
+                    }
+                }
+                for (c, cl) in clusters.iter_mut().enumerate() {
+                    if let (Some(port), Some(rates)) = (cl.port.as_mut(), kept.ports[c]) {
+                        port.set_rates(rates);
+                    }
+                }
+                // the incremental state is the last solve's, not this one's: solve all next time
+                self.stale = true;
+                return kept.answer();
+            }
+        }
+        if self.stale {
+            self.changed = [true; MAX_CLUSTERS];
+            self.solved_miss = [None; MAX_CLUSTERS];
+            self.stale = false;
+        }
+        let answer = self.solve_all(platform, cpus, clusters, dram_state, mem_of, live);
+        if keyed {
+            let (speed_on_cpu, words) = (&self.speed_on_cpu, self.key.words());
+            self.solutions.put(words, |s| {
+                s.speed_on_cpu.clone_from(speed_on_cpu);
+                for (c, cl) in clusters.iter().enumerate() {
+                    s.ports[c] = cl.port.as_ref().map(|p| p.rates());
+                }
+                (s.utilisation, s.lines_per_us) = (answer.utilisation, answer.lines_per_us);
+                (s.l3_hits_per_us, s.l3_misses_per_us) = (answer.l3_hits_per_us, answer.l3_misses_per_us);
+            });
+        }
+        answer
+    }
+
+    /// `solve_rates` worked out: the clusters whose inputs changed (`reuse`) solved, the
+    /// others' costs kept, and their rates too where their misses did not move.
+    fn solve_all<'t>(
         &mut self,
         platform: &Platform,
         cpus: &[CpuLoad],

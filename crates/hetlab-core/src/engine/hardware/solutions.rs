@@ -1,0 +1,123 @@
+//! Solutions of the model that recur. At a re-solve tolerance of 0 a solution — each running
+//! thread's speed, each CCI port's rates, the DRAM's utilisation and line rate, the L3's
+//! lookups — is a function of what runs where (each CPU's cluster, whether it is online, the
+//! task and phase it runs), each cluster's clock and power state, the DRAM noise epoch and the
+//! utilisation the DRAM fixed point starts from; not of which thread of a task runs (unless a
+//! phase reads lines other threads wrote: then the live threads are inputs too, and nothing is
+//! kept). The same few compositions and clocks recur as periodic threads come and go, so a
+//! solution is kept by that key and given again, bit for bit, where the key recurs.
+
+use super::solve::{CpuLoad, DramAnswer, Speed};
+use crate::model::cci::PortRates;
+use crate::result::MAX_CLUSTERS;
+
+/// The key's words: per CPU its task and (phase, cluster, online, running); per cluster its
+/// clock and power state; the noise factor's and the warm start's bits.
+pub(super) struct KeyBuilder {
+    words: Vec<u64>,
+}
+
+impl KeyBuilder {
+    pub fn new() -> KeyBuilder {
+        KeyBuilder { words: Vec::new() }
+    }
+
+    /// The key of a solution of `cpus` on clusters `(khz, powered)` at DRAM `noise`, started
+    /// from `warm_start`.
+    pub fn build(
+        &mut self,
+        cpus: &[CpuLoad],
+        clusters: impl ExactSizeIterator<Item = (u32, bool)>,
+        noise: f64,
+        warm_start: f64,
+    ) -> &[u64] {
+        let ncpu_words = 2 * cpus.len();
+        self.words.resize(ncpu_words + clusters.len() + 2, 0);
+        let (cpu_words, rest) = self.words.split_at_mut(ncpu_words);
+        for (w, cpu) in cpu_words.chunks_exact_mut(2).zip(cpus) {
+            let (task, phase) = cpu.running.map_or((0, 0), |r| (r.task as u64, r.phase as u64));
+            w[0] = task;
+            w[1] = phase << 16 | (cpu.cluster as u64) << 2 | (cpu.online as u64) << 1 | cpu.running.is_some() as u64;
+        }
+        let (cluster_words, last) = rest.split_at_mut(rest.len() - 2);
+        for (w, (khz, powered)) in cluster_words.iter_mut().zip(clusters) {
+            *w = (khz as u64) << 1 | powered as u64;
+        }
+        last[0] = noise.to_bits();
+        last[1] = warm_start.to_bits();
+        &self.words
+    }
+
+    /// The key built last.
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+}
+
+/// What a solution gave: the speed of the thread on each CPU (idle CPUs' entries unused), each
+/// cluster's port rates, the DRAM's answer.
+pub(super) struct Solution {
+    key: Vec<u64>,
+    pub speed_on_cpu: Vec<Speed>,
+    pub ports: [Option<PortRates>; MAX_CLUSTERS],
+    pub utilisation: f64,
+    pub lines_per_us: f64,
+    pub l3_hits_per_us: f64,
+    pub l3_misses_per_us: f64,
+}
+
+impl Solution {
+    pub fn answer(&self) -> DramAnswer {
+        DramAnswer {
+            utilisation: self.utilisation,
+            lines_per_us: self.lines_per_us,
+            l3_hits_per_us: self.l3_hits_per_us,
+            l3_misses_per_us: self.l3_misses_per_us,
+        }
+    }
+}
+
+/// A direct-mapped table of solutions: a key has one slot, and a new solution there replaces
+/// the old one (solved again if its key comes back).
+#[derive(Default)]
+pub(super) struct Solutions {
+    slots: Vec<Option<Box<Solution>>>,
+}
+
+impl Solutions {
+    const SLOTS: usize = 1024;
+
+    fn slot(key: &[u64]) -> usize {
+        let mut h: u64 = 0;
+        for &word in key {
+            h = (h.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+        (h >> 32) as usize & (Self::SLOTS - 1)
+    }
+
+    /// The solution kept for `key`.
+    pub fn get(&self, key: &[u64]) -> Option<&Solution> {
+        self.slots.get(Self::slot(key))?.as_deref().filter(|s| s.key == key)
+    }
+
+    /// Keeps a solution for `key`, its fields set by `fill` (the slot's buffers reused).
+    pub fn put(&mut self, key: &[u64], fill: impl FnOnce(&mut Solution)) {
+        if self.slots.is_empty() {
+            self.slots.resize_with(Self::SLOTS, || None);
+        }
+        let slot = self.slots[Self::slot(key)].get_or_insert_with(|| {
+            Box::new(Solution {
+                key: Vec::new(),
+                speed_on_cpu: Vec::new(),
+                ports: [None; MAX_CLUSTERS],
+                utilisation: 0.0,
+                lines_per_us: 0.0,
+                l3_hits_per_us: 0.0,
+                l3_misses_per_us: 0.0,
+            })
+        });
+        slot.key.clear();
+        slot.key.extend_from_slice(key);
+        fill(slot);
+    }
+}
