@@ -230,24 +230,31 @@ impl<'a> Hardware<'a> {
             reads_per_us[c] = cl.port.as_ref().map_or(0.0, |p| p.read_rate_per_us());
         }
         let all_reads_per_us: f64 = reads_per_us.iter().sum();
+        // One pass over the CPUs, each cluster's sum in CPU order as before; an idle or offline
+        // core draws no dynamic power (clock-gated: its term is +0, so it is not added).
+        let mut volts = [0.0; MAX_CLUSTERS];
+        for (c, v) in volts.iter_mut().enumerate().take(nclusters) {
+            *v = self.volts(c);
+        }
+        let mut dynamic = [0.0; MAX_CLUSTERS];
+        let mut busy = [false; MAX_CLUSTERS];
+        let (mut online_cpus, mut core_off_cpus) = ([0usize; MAX_CLUSTERS], [0usize; MAX_CLUSTERS]);
+        for cpu in cpus {
+            let c = cpu.cluster;
+            online_cpus[c] += cpu.online as usize;
+            core_off_cpus[c] += (cpu.online && cpu.core_off) as usize;
+            if let Some(r) = cpu.running.filter(|_| cpu.online) {
+                let core = platform.core_type_of(c);
+                let activity = power::activity(core, self.solver.speed(r.thread).stall_share);
+                busy[c] = true;
+                dynamic[c] += power::core_dynamic_mw(core, volts[c], self.clusters[c].cur_khz, activity);
+            }
+        }
         for (c, own_reads_per_us) in reads_per_us.iter().enumerate().take(nclusters) {
             let cluster = &platform.clusters[c];
-            let core = platform.core_type_of(c);
             let khz = self.clusters[c].cur_khz;
-            let volts = self.volts(c);
-            let mut dynamic = 0.0;
-            let mut busy = false;
-            let (mut online_cpus, mut core_off_cpus) = (0, 0);
-            for cpu in cpus.iter().filter(|cpu| cpu.cluster == c) {
-                online_cpus += cpu.online as usize;
-                core_off_cpus += (cpu.online && cpu.core_off) as usize;
-                let activity = match cpu.running {
-                    Some(r) if cpu.online => power::activity(core, self.solver.speed(r.thread).stall_share),
-                    _ => 0.0, // offline, or idle in WFI: clock-gated
-                };
-                busy |= cpu.running.is_some() && cpu.online;
-                dynamic += power::core_dynamic_mw(core, volts, khz, activity);
-            }
+            let (volts, busy, mut dynamic) = (volts[c], busy[c], dynamic[c]);
+            let (online_cpus, core_off_cpus) = (online_cpus[c], core_off_cpus[c]);
             if busy {
                 dynamic += cluster.active_mw_at(self.clusters[c].cur_opp);
             }
