@@ -110,6 +110,9 @@ pub(super) struct Solver {
     solutions: Solutions,
     key: KeyBuilder,
     stale: bool,
+    /// Tests only: how many solutions were given from `solutions`.
+    #[cfg(test)]
+    pub solutions_given: u64,
     /// The DSU's clock when the run holds it fixed (`SimConfig::dsu_khz`), kHz.
     pub dsu_fixed_khz: Option<u32>,
 }
@@ -248,6 +251,8 @@ impl Solver {
             solutions: Solutions::default(),
             key: KeyBuilder::new(),
             stale: false,
+            #[cfg(test)]
+            solutions_given: 0,
             dsu_fixed_khz: None,
         }
     }
@@ -347,6 +352,10 @@ impl Solver {
                 }
                 // the incremental state is the last solve's, not this one's: solve all next time
                 self.stale = true;
+                #[cfg(test)]
+                {
+                    self.solutions_given += 1;
+                }
                 return kept.answer();
             }
         }
