@@ -81,7 +81,13 @@ pub(super) struct CostMemo {
 impl CostMemo {
     /// `cache::miss_ratios` of `mem` (task and phase in `at`) on cluster `at.0` with `bytes`
     /// of cache.
-    pub fn ratios(&mut self, platform: &Platform, at: (usize, usize, usize), mem: &MemProfile, bytes: f64) -> MissRatios {
+    pub fn ratios(
+        &mut self,
+        platform: &Platform,
+        at: (usize, usize, usize),
+        mem: &MemProfile,
+        bytes: f64,
+    ) -> MissRatios {
         let key = Key(at.0, at.1, at.2, bytes.to_bits(), 0);
         self.ratios.get_or(key, || cache::miss_ratios(mem, platform.core_type_of(at.0), bytes, &platform.caches))
     }

@@ -1,18 +1,21 @@
 //! Solutions of the model that recur. At a re-solve tolerance of 0 a solution — each running
 //! thread's speed, each CCI port's rates, the DRAM's utilisation and line rate, the L3's
-//! lookups — is a function of what runs where (each CPU's cluster, whether it is online, the
-//! task and phase it runs), each cluster's clock and power state, the DRAM noise epoch and the
-//! utilisation the DRAM fixed point starts from; not of which thread of a task runs (unless a
-//! phase reads lines other threads wrote: then the live threads are inputs too, and nothing is
-//! kept). The same few compositions and clocks recur as periodic threads come and go, so a
-//! solution is kept by that key and given again, bit for bit, where the key recurs.
+//! lookups — is a function of what runs where, each cluster's clock and power state, the DRAM
+//! noise epoch and the utilisation the DRAM fixed point starts from. What runs where enters as
+//! the running CPUs' (cluster, online, task, phase) in CPU order — the order the solver sums
+//! them in — and each cluster's online CPUs (their kernel housekeeping): not which thread of a
+//! task runs, nor on which of a cluster's identical cores, when the sequence is the same
+//! (unless a phase reads lines other threads wrote: then the live threads are inputs too, and
+//! nothing is kept). The same few compositions and clocks recur as periodic threads come and
+//! go, so a solution is kept by that key and given again, bit for bit, where the key recurs.
 
 use super::solve::{CpuLoad, DramAnswer, Speed};
 use crate::model::cci::PortRates;
 use crate::result::MAX_CLUSTERS;
 
-/// The key's words: per CPU its task and (phase, cluster, online, running); per cluster its
-/// clock and power state; the noise factor's and the warm start's bits.
+/// The key's words: how many CPUs run a thread, each one's task and (phase, cluster, online)
+/// in CPU order; per cluster its online CPUs, then its clock and power state; the noise
+/// factor's and the warm start's bits (tasks and phases below 2^48, clusters below 2^14).
 pub(super) struct KeyBuilder {
     words: Vec<u64>,
 }
@@ -31,20 +34,22 @@ impl KeyBuilder {
         noise: f64,
         warm_start: f64,
     ) -> &[u64] {
-        let ncpu_words = 2 * cpus.len();
-        self.words.resize(ncpu_words + clusters.len() + 2, 0);
-        let (cpu_words, rest) = self.words.split_at_mut(ncpu_words);
-        for (w, cpu) in cpu_words.chunks_exact_mut(2).zip(cpus) {
-            let (task, phase) = cpu.running.map_or((0, 0), |r| (r.task as u64, r.phase as u64));
-            w[0] = task;
-            w[1] = phase << 16 | (cpu.cluster as u64) << 2 | (cpu.online as u64) << 1 | cpu.running.is_some() as u64;
+        let nclusters = clusters.len();
+        self.words.clear();
+        self.words.push(0);
+        let mut online = [0u64; MAX_CLUSTERS];
+        for cpu in cpus {
+            online[cpu.cluster] += cpu.online as u64;
+            if let Some(r) = cpu.running {
+                self.words.push(r.task as u64);
+                self.words.push((r.phase as u64) << 16 | (cpu.cluster as u64) << 2 | (cpu.online as u64) << 1);
+            }
         }
-        let (cluster_words, last) = rest.split_at_mut(rest.len() - 2);
-        for (w, (khz, powered)) in cluster_words.iter_mut().zip(clusters) {
-            *w = (khz as u64) << 1 | powered as u64;
-        }
-        last[0] = noise.to_bits();
-        last[1] = warm_start.to_bits();
+        self.words[0] = (self.words.len() as u64 - 1) / 2;
+        self.words.extend_from_slice(&online[..nclusters]);
+        self.words.extend(clusters.map(|(khz, powered)| (khz as u64) << 1 | powered as u64));
+        self.words.push(noise.to_bits());
+        self.words.push(warm_start.to_bits());
         &self.words
     }
 
@@ -54,11 +59,11 @@ impl KeyBuilder {
     }
 }
 
-/// What a solution gave: the speed of the thread on each CPU (idle CPUs' entries unused), each
-/// cluster's port rates, the DRAM's answer.
+/// What a solution gave: the speed of each running thread in CPU order, each cluster's port
+/// rates, the DRAM's answer.
 pub(super) struct Solution {
     key: Vec<u64>,
-    pub speed_on_cpu: Vec<Speed>,
+    pub speeds: Vec<Speed>,
     pub ports: [Option<PortRates>; MAX_CLUSTERS],
     pub utilisation: f64,
     pub lines_per_us: f64,
@@ -108,7 +113,7 @@ impl Solutions {
         let slot = self.slots[Self::slot(key)].get_or_insert_with(|| {
             Box::new(Solution {
                 key: Vec::new(),
-                speed_on_cpu: Vec::new(),
+                speeds: Vec::new(),
                 ports: [None; MAX_CLUSTERS],
                 utilisation: 0.0,
                 lines_per_us: 0.0,

@@ -339,11 +339,10 @@ impl Solver {
             let at = clusters.iter().map(|cl| (cl.cur_khz, cl.powered));
             let key = self.key.build(cpus, at, dram_state.noise, dram_state.utilisation);
             if let Some(kept) = self.solutions.get(key) {
-                for (cpu, load) in cpus.iter().enumerate() {
-                    if let Some(r) = load.running {
-                        self.speeds[r.thread] = kept.speed_on_cpu[cpu];
-                        self.speed_on_cpu[cpu] = kept.speed_on_cpu[cpu];
-                    }
+                let running = cpus.iter().enumerate().filter_map(|(cpu, load)| Some((cpu, load.running?)));
+                for ((cpu, r), speed) in running.zip(&kept.speeds) {
+                    self.speeds[r.thread] = *speed;
+                    self.speed_on_cpu[cpu] = *speed;
                 }
                 for (c, cl) in clusters.iter_mut().enumerate() {
                     if let (Some(port), Some(rates)) = (cl.port.as_mut(), kept.ports[c]) {
@@ -368,7 +367,10 @@ impl Solver {
         if keyed {
             let (speed_on_cpu, words) = (&self.speed_on_cpu, self.key.words());
             self.solutions.put(words, |s| {
-                s.speed_on_cpu.clone_from(speed_on_cpu);
+                s.speeds.clear();
+                s.speeds.extend(
+                    cpus.iter().enumerate().filter(|(_, l)| l.running.is_some()).map(|(cpu, _)| speed_on_cpu[cpu]),
+                );
                 for (c, cl) in clusters.iter().enumerate() {
                     s.ports[c] = cl.port.as_ref().map(|p| p.rates());
                 }
