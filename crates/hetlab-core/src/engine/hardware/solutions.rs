@@ -35,19 +35,27 @@ impl KeyBuilder {
         warm_start: f64,
     ) -> &[u64] {
         let nclusters = clusters.len();
-        self.words.clear();
-        self.words.push(0);
+        // sized for every CPU running, written in place and cut to length
+        self.words.resize(1 + 2 * cpus.len() + 2 * nclusters + 2, 0);
+        let words = &mut self.words[..];
         let mut online = [0u64; MAX_CLUSTERS];
+        let mut n = 1;
         for cpu in cpus {
             online[cpu.cluster] += cpu.online as u64;
             if let Some(r) = cpu.running {
-                self.words.push(r.task as u64);
-                self.words.push((r.phase as u64) << 16 | (cpu.cluster as u64) << 2 | (cpu.online as u64) << 1);
+                words[n] = r.task as u64;
+                words[n + 1] = (r.phase as u64) << 16 | (cpu.cluster as u64) << 2 | (cpu.online as u64) << 1;
+                n += 2;
             }
         }
-        self.words[0] = (self.words.len() as u64 - 1) / 2;
-        self.words.extend_from_slice(&online[..nclusters]);
-        self.words.extend(clusters.map(|(khz, powered)| (khz as u64) << 1 | powered as u64));
+        words[0] = (n as u64 - 1) / 2;
+        words[n..n + nclusters].copy_from_slice(&online[..nclusters]);
+        n += nclusters;
+        for (w, (khz, powered)) in words[n..n + nclusters].iter_mut().zip(clusters) {
+            *w = (khz as u64) << 1 | powered as u64;
+        }
+        n += nclusters;
+        self.words.truncate(n);
         self.words.push(noise.to_bits());
         self.words.push(warm_start.to_bits());
         &self.words
