@@ -47,7 +47,7 @@ struct Table<V> {
 }
 
 impl<V: Copy> Table<V> {
-    const SLOTS: usize = 1024;
+    const SLOTS: usize = 256;
 
     fn get_or(&mut self, key: Key, make: impl FnOnce() -> V) -> V {
         if self.slots.is_empty() {

@@ -98,7 +98,7 @@ pub(super) struct Solutions {
 }
 
 impl Solutions {
-    const SLOTS: usize = 1024;
+    const SLOTS: usize = 256;
 
     fn slot(key: &[u64]) -> usize {
         let mut h: u64 = 0;
