@@ -134,3 +134,42 @@ impl Solutions {
         fill(slot);
     }
 }
+
+/// Whether keeping solutions pays in this run: where solutions do not recur (a lone thread whose
+/// DRAM warm start moves at every solve) building keys and keeping solutions is work for
+/// nothing. Solutions are kept over a window of `TRIAL` solves; if fewer than one in `PAYS` of
+/// them were given again, not for the next `REST` solves, then tried again. Which solves are
+/// keyed changes nothing in the results: a solution given again is the one solved.
+#[derive(Default)]
+pub(super) struct Payoff {
+    solves: u32,
+    given: u32,
+    resting: u32,
+}
+
+impl Payoff {
+    const TRIAL: u32 = 512;
+    const PAYS: u32 = 16;
+    const REST: u32 = 8192;
+
+    /// Whether to key the solve to come.
+    pub fn key_now(&mut self) -> bool {
+        if self.resting > 0 {
+            self.resting -= 1;
+            return false;
+        }
+        true
+    }
+
+    /// A keyed solve was given again (`given`) or solved.
+    pub fn record(&mut self, given: bool) {
+        self.solves += 1;
+        self.given += given as u32;
+        if self.solves == Self::TRIAL {
+            if self.given * Self::PAYS < self.solves {
+                self.resting = Self::REST;
+            }
+            (self.solves, self.given) = (0, 0);
+        }
+    }
+}

@@ -7,7 +7,7 @@
 
 use super::cluster::ClusterHw;
 use super::costs::CostMemo;
-use super::solutions::{KeyBuilder, Solutions};
+use super::solutions::{KeyBuilder, Payoff, Solutions};
 use crate::model::cache::{self, InstrTime};
 use crate::model::dram::DramState;
 use crate::model::{cci, coherence, dram, dsu};
@@ -105,11 +105,13 @@ pub(super) struct Solver {
     /// move from the values its rates were solved at before the cluster is re-solved
     /// (`SimConfig::resolve_tolerance`; 0: bit for bit, the exact solution).
     pub resolve_tolerance: f64,
-    /// Solutions kept by their inputs, the key of the one solved now, and whether the
-    /// incremental state above is older than the last solution (one was given from `solutions`).
+    /// Solutions kept by their inputs, the key of the one solved now, whether the incremental
+    /// state above is older than the last solution (one was given from `solutions`), and
+    /// whether keeping them pays.
     solutions: Solutions,
     key: KeyBuilder,
     stale: bool,
+    payoff: Payoff,
     /// Tests only: how many solutions were given from `solutions`.
     #[cfg(test)]
     pub solutions_given: u64,
@@ -251,6 +253,7 @@ impl Solver {
             solutions: Solutions::default(),
             key: KeyBuilder::new(),
             stale: false,
+            payoff: Payoff::default(),
             #[cfg(test)]
             solutions_given: 0,
             dsu_fixed_khz: None,
@@ -334,6 +337,7 @@ impl Solver {
         // At a tolerance the kept clusters' rates depend on when they were solved; a phase
         // that reads what others wrote depends on the live threads: neither is kept.
         let keyed = self.resolve_tolerance == 0.0
+            && self.payoff.key_now()
             && !cpus.iter().any(|cpu| cpu.running.is_some_and(|r| mem_of(r.task, r.phase).peer_written_fraction > 0.0));
         if keyed {
             let at = clusters.iter().map(|cl| (cl.cur_khz, cl.powered));
@@ -351,6 +355,7 @@ impl Solver {
                 }
                 // the incremental state is the last solve's, not this one's: solve all next time
                 self.stale = true;
+                self.payoff.record(true);
                 #[cfg(test)]
                 {
                     self.solutions_given += 1;
@@ -365,6 +370,7 @@ impl Solver {
         }
         let answer = self.solve_all(platform, cpus, clusters, dram_state, mem_of, live);
         if keyed {
+            self.payoff.record(false);
             let (speed_on_cpu, words) = (&self.speed_on_cpu, self.key.words());
             self.solutions.put(words, |s| {
                 s.speeds.clear();
