@@ -148,9 +148,9 @@ pub(super) struct Payoff {
 }
 
 impl Payoff {
-    const TRIAL: u32 = 512;
+    const TRIAL: u32 = 64;
     const PAYS: u32 = 16;
-    const REST: u32 = 8192;
+    const REST: u32 = 512;
 
     /// Whether to key the solve to come.
     pub fn key_now(&mut self) -> bool {
