@@ -9,7 +9,6 @@
 //! nothing is kept). The same few compositions and clocks recur as periodic threads come and
 //! go, so a solution is kept by that key and given again, bit for bit, where the key recurs.
 
-use super::solve::{CpuLoad, DramAnswer, Speed};
 use crate::model::cci::PortRates;
 use crate::result::MAX_CLUSTERS;
 
@@ -25,11 +24,11 @@ impl KeyBuilder {
         KeyBuilder { words: Vec::new() }
     }
 
-    /// The key of a solution of `cpus` on clusters `(khz, powered)` at DRAM `noise`, started
-    /// from `warm_start`.
+    /// The key of a solution of `cpus` — each one's (cluster, online, task and phase it runs)
+    /// — on clusters `(khz, powered)` at DRAM `noise`, started from `warm_start`.
     pub fn build(
         &mut self,
-        cpus: &[CpuLoad],
+        cpus: impl ExactSizeIterator<Item = (usize, bool, Option<(usize, usize)>)>,
         clusters: impl ExactSizeIterator<Item = (u32, bool)>,
         noise: f64,
         warm_start: f64,
@@ -40,11 +39,11 @@ impl KeyBuilder {
         let words = &mut self.words[..];
         let mut online = [0u64; MAX_CLUSTERS];
         let mut n = 1;
-        for cpu in cpus {
-            online[cpu.cluster] += cpu.online as u64;
-            if let Some(r) = cpu.running {
-                words[n] = r.task as u64;
-                words[n + 1] = (r.phase as u64) << 16 | (cpu.cluster as u64) << 2 | (cpu.online as u64) << 1;
+        for (cluster, on, running) in cpus {
+            online[cluster] += on as u64;
+            if let Some((task, phase)) = running {
+                words[n] = task as u64;
+                words[n + 1] = (phase as u64) << 16 | (cluster as u64) << 2 | (on as u64) << 1;
                 n += 2;
             }
         }
@@ -69,9 +68,9 @@ impl KeyBuilder {
 
 /// What a solution gave: the speed of each running thread in CPU order, each cluster's port
 /// rates, the DRAM's answer.
-pub(super) struct Solution {
+pub(super) struct Solution<S> {
     key: Vec<u64>,
-    pub speeds: Vec<Speed>,
+    pub speeds: Vec<S>,
     pub ports: [Option<PortRates>; MAX_CLUSTERS],
     pub utilisation: f64,
     pub lines_per_us: f64,
@@ -79,25 +78,19 @@ pub(super) struct Solution {
     pub l3_misses_per_us: f64,
 }
 
-impl Solution {
-    pub fn answer(&self) -> DramAnswer {
-        DramAnswer {
-            utilisation: self.utilisation,
-            lines_per_us: self.lines_per_us,
-            l3_hits_per_us: self.l3_hits_per_us,
-            l3_misses_per_us: self.l3_misses_per_us,
-        }
+/// A direct-mapped table of solutions: a key has one slot, and a new solution there replaces
+/// the old one (solved again if its key comes back).
+pub(super) struct Solutions<S> {
+    slots: Vec<Option<Box<Solution<S>>>>,
+}
+
+impl<S> Default for Solutions<S> {
+    fn default() -> Self {
+        Solutions { slots: Vec::new() }
     }
 }
 
-/// A direct-mapped table of solutions: a key has one slot, and a new solution there replaces
-/// the old one (solved again if its key comes back).
-#[derive(Default)]
-pub(super) struct Solutions {
-    slots: Vec<Option<Box<Solution>>>,
-}
-
-impl Solutions {
+impl<S> Solutions<S> {
     const SLOTS: usize = 256;
 
     fn slot(key: &[u64]) -> usize {
@@ -109,12 +102,12 @@ impl Solutions {
     }
 
     /// The solution kept for `key`.
-    pub fn get(&self, key: &[u64]) -> Option<&Solution> {
+    pub fn get(&self, key: &[u64]) -> Option<&Solution<S>> {
         self.slots.get(Self::slot(key))?.as_deref().filter(|s| s.key == key)
     }
 
     /// Keeps a solution for `key`, its fields set by `fill` (the slot's buffers reused).
-    pub fn put(&mut self, key: &[u64], fill: impl FnOnce(&mut Solution)) {
+    pub fn put(&mut self, key: &[u64], fill: impl FnOnce(&mut Solution<S>)) {
         if self.slots.is_empty() {
             self.slots.resize_with(Self::SLOTS, || None);
         }

@@ -108,7 +108,7 @@ pub(super) struct Solver {
     /// Solutions kept by their inputs, the key of the one solved now, whether the incremental
     /// state above is older than the last solution (one was given from `solutions`), and
     /// whether keeping them pays.
-    solutions: Solutions,
+    solutions: Solutions<Speed>,
     key: KeyBuilder,
     stale: bool,
     payoff: Payoff,
@@ -341,7 +341,8 @@ impl Solver {
             && !cpus.iter().any(|cpu| cpu.running.is_some_and(|r| mem_of(r.task, r.phase).peer_written_fraction > 0.0));
         if keyed {
             let at = clusters.iter().map(|cl| (cl.cur_khz, cl.powered));
-            let key = self.key.build(cpus, at, dram_state.noise, dram_state.utilisation);
+            let loads = cpus.iter().map(|c| (c.cluster, c.online, c.running.map(|r| (r.task, r.phase))));
+            let key = self.key.build(loads, at, dram_state.noise, dram_state.utilisation);
             if let Some(kept) = self.solutions.get(key) {
                 let running = cpus.iter().enumerate().filter_map(|(cpu, load)| Some((cpu, load.running?)));
                 for ((cpu, r), speed) in running.zip(&kept.speeds) {
@@ -360,7 +361,12 @@ impl Solver {
                 {
                     self.solutions_given += 1;
                 }
-                return kept.answer();
+                return DramAnswer {
+                    utilisation: kept.utilisation,
+                    lines_per_us: kept.lines_per_us,
+                    l3_hits_per_us: kept.l3_hits_per_us,
+                    l3_misses_per_us: kept.l3_misses_per_us,
+                };
             }
         }
         if self.stale {
