@@ -170,6 +170,14 @@ pub struct CciPort {
     solved: Option<SolvedTracker>,
 }
 
+/// A port's reads, stalls and retries per µs.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PortRates {
+    pub read_per_us: f64,
+    pub stall_per_us: f64,
+    pub retry_per_us: f64,
+}
+
 /// One tracker solve: its entries, its sources and the wait share they gave.
 #[derive(Debug, Clone, Default)]
 struct SolvedTracker {
@@ -186,6 +194,19 @@ impl CciPort {
     /// Reads the port's cluster issues now, per µs: each snoops every other powered cluster.
     pub fn read_rate_per_us(&self) -> f64 {
         self.read_per_us
+    }
+
+    /// Its reads, stalls and retries per µs now (what `set_rates` sets again).
+    pub fn rates(&self) -> PortRates {
+        PortRates { read_per_us: self.read_per_us, stall_per_us: self.stall_per_us, retry_per_us: self.retry_per_us }
+    }
+
+    /// Rates a solution gave before (`rates`), set again where the same solution recurs; the
+    /// sources behind them are not kept, so the next rates start with `clear_rates`.
+    pub fn set_rates(&mut self, rates: PortRates) {
+        self.read_per_us = rates.read_per_us;
+        self.stall_per_us = rates.stall_per_us;
+        self.retry_per_us = rates.retry_per_us;
     }
 
     /// Starts a new set of rates (every reader is added again).

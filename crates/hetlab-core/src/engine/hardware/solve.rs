@@ -6,7 +6,9 @@
 //! clock, and a line another cluster holds is forwarded by the snoop filter.
 
 use super::cluster::ClusterHw;
-use crate::model::cache::{self, InstrTime, MissRatios};
+use super::costs::CostMemo;
+use super::solutions::{KeyBuilder, Payoff, Solutions};
+use crate::model::cache::{self, InstrTime};
 use crate::model::dram::DramState;
 use crate::model::{cci, coherence, dram, dsu};
 use crate::platform::{Platform, SpeculativeFetch};
@@ -26,46 +28,8 @@ pub struct Speed {
     pub peer_lines_per_instr: f64,
 }
 
-/// A thread's last miss ratios, kept apart from its `Speed` so that a speed copies small.
-#[derive(Debug, Clone, Copy, Default)]
-struct MissMemo {
-    /// Miss ratios for (cluster, phase, L2 bytes available), kept while all three stay the same:
-    /// the cluster is in the key because the ratios are its caches' (a thread that migrated to
-    /// an equal share of the other cluster's L2 kept the ratios of the core it left).
-    misses: Option<((usize, usize, f64), MissRatios)>,
-    /// L2 refills per reference with the L2 and the thread's L3 share as its reach, for (cluster,
-    /// phase, reach bytes), kept while all three stay the same (DSU platforms only).
-    l3_refills: Option<((usize, usize, f64), f64)>,
-}
-
-/// `cache::miss_ratios` by (cluster, task, phase) and the bytes available, for every thread:
-/// the same few shares recur as threads come and go (emptied when full).
-#[derive(Default)]
-struct RatioMemo {
-    entries: Vec<((usize, usize, usize), u64, MissRatios)>,
-}
-
-impl RatioMemo {
-    const ENTRIES: usize = 64;
-
-    /// The miss ratios of `mem` (task and phase in `key`) on cluster `key.0` with `bytes` of cache.
-    fn get(&mut self, platform: &Platform, key: (usize, usize, usize), mem: &MemProfile, bytes: f64) -> MissRatios {
-        let bits = bytes.to_bits();
-        if let Some((_, _, m)) = self.entries.iter().find(|(k, b, _)| (*k, *b) == (key, bits)) {
-            return *m;
-        }
-        let m = cache::miss_ratios(mem, platform.core_type_of(key.0), bytes, &platform.caches);
-        if self.entries.len() >= Self::ENTRIES {
-            self.entries.clear();
-        }
-        self.entries.push((key, bits, m));
-        m
-    }
-}
-
 /// What a CPU's part of the solution depends on: its cluster, whether it is online, and the
-/// thread it runs with the thread's task and phase (the thread too: its miss ratios are
-/// remembered per thread, `MissMemo`).
+/// thread it runs with the thread's task and phase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct CpuKey {
     cluster: usize,
@@ -109,8 +73,8 @@ pub(super) struct Inputs<'i> {
 /// is re-solved at most once per event).
 pub(super) struct Solver {
     speeds: Vec<Speed>,
-    memos: Vec<MissMemo>,
-    ratios: RatioMemo,
+    /// Threads' costs and miss ratios by (cluster, task, phase, cache bytes, clock).
+    costs: CostMemo,
     snoop_ns: Vec<f64>,
     running: Vec<Running>,
     ws_per_cluster: Vec<f64>,
@@ -125,6 +89,8 @@ pub(super) struct Solver {
     /// changed since (`reuse`), the running entry on each CPU then, and the misses and stretch
     /// its rates were set at.
     solved_cpus: Vec<CpuKey>,
+    /// The keys of the CPUs now (a buffer of `reuse`).
+    keys: Vec<CpuKey>,
     solved_clocks: Vec<(u32, bool)>,
     solved_noise: u64,
     changed: [bool; MAX_CLUSTERS],
@@ -139,6 +105,16 @@ pub(super) struct Solver {
     /// move from the values its rates were solved at before the cluster is re-solved
     /// (`SimConfig::resolve_tolerance`; 0: bit for bit, the exact solution).
     pub resolve_tolerance: f64,
+    /// Solutions kept by their inputs, the key of the one solved now, whether the incremental
+    /// state above is older than the last solution (one was given from `solutions`), and
+    /// whether keeping them pays.
+    solutions: Solutions<Speed>,
+    key: KeyBuilder,
+    stale: bool,
+    payoff: Payoff,
+    /// Tests only: how many solutions were given from `solutions`.
+    #[cfg(test)]
+    pub solutions_given: u64,
     /// The DSU's clock when the run holds it fixed (`SimConfig::dsu_khz`), kHz.
     pub dsu_fixed_khz: Option<u32>,
 }
@@ -259,14 +235,14 @@ impl Solver {
     pub fn new(nthreads: usize) -> Solver {
         Solver {
             speeds: vec![Speed::default(); nthreads],
-            memos: vec![MissMemo::default(); nthreads],
-            ratios: RatioMemo::default(),
+            costs: CostMemo::default(),
             snoop_ns: Vec::new(),
             running: Vec::new(),
             ws_per_cluster: Vec::new(),
             ws_in_l3: 0.0,
             speed_on_cpu: Vec::new(),
             solved_cpus: Vec::new(),
+            keys: Vec::new(),
             solved_clocks: Vec::new(),
             solved_noise: 0,
             changed: [true; MAX_CLUSTERS],
@@ -274,6 +250,12 @@ impl Solver {
             solved_miss: [None; MAX_CLUSTERS],
             solved_stretch: [f64::NAN; MAX_CLUSTERS],
             resolve_tolerance: 0.0,
+            solutions: Solutions::default(),
+            key: KeyBuilder::new(),
+            stale: false,
+            payoff: Payoff::default(),
+            #[cfg(test)]
+            solutions_given: 0,
             dsu_fixed_khz: None,
         }
     }
@@ -305,8 +287,11 @@ impl Solver {
                 same = false;
             }
         }
+        // the keys are kept only if the model is re-solved: a reuse compares with the solution's
+        self.keys.clear();
         for (solved, cpu) in self.solved_cpus.iter().zip(cpus) {
             let key = CpuKey::of(cpu);
+            self.keys.push(key);
             if *solved != key {
                 self.changed[solved.cluster] = true;
                 self.changed[key.cluster] = true;
@@ -327,8 +312,11 @@ impl Solver {
             }
             return true;
         }
-        self.solved_cpus.clear();
-        self.solved_cpus.extend(cpus.iter().map(CpuKey::of));
+        if first {
+            self.keys.clear();
+            self.keys.extend(cpus.iter().map(CpuKey::of));
+        }
+        std::mem::swap(&mut self.solved_cpus, &mut self.keys);
         self.solved_clocks.clear();
         self.solved_clocks.extend(clusters.iter().map(|cl| (cl.cur_khz, cl.powered)));
         self.solved_noise = inputs.noise.to_bits();
@@ -336,8 +324,78 @@ impl Solver {
     }
 
     /// Each running thread's speed, the DRAM utilisation (from `warm_start`) and the CCI port
-    /// rates on `clusters`.
+    /// rates on `clusters`: a solution kept for the same inputs (`solutions`) where there is one.
     pub fn solve_rates<'t>(
+        &mut self,
+        platform: &Platform,
+        cpus: &[CpuLoad],
+        clusters: &mut [ClusterHw],
+        dram_state: &DramState,
+        mem_of: &impl Fn(usize, usize) -> &'t MemProfile,
+        live: &impl Fn(usize) -> Option<(usize, usize)>,
+    ) -> DramAnswer {
+        // At a tolerance the kept clusters' rates depend on when they were solved; a phase
+        // that reads what others wrote depends on the live threads: neither is kept.
+        let keyed = self.resolve_tolerance == 0.0
+            && self.payoff.key_now()
+            && !cpus.iter().any(|cpu| cpu.running.is_some_and(|r| mem_of(r.task, r.phase).peer_written_fraction > 0.0));
+        if keyed {
+            let at = clusters.iter().map(|cl| (cl.cur_khz, cl.powered));
+            let loads = cpus.iter().map(|c| (c.cluster, c.online, c.running.map(|r| (r.task, r.phase))));
+            let key = self.key.build(loads, at, dram_state.noise, dram_state.utilisation);
+            if let Some(kept) = self.solutions.get(key) {
+                let running = cpus.iter().enumerate().filter_map(|(cpu, load)| Some((cpu, load.running?)));
+                for ((cpu, r), speed) in running.zip(&kept.speeds) {
+                    self.speeds[r.thread] = *speed;
+                    self.speed_on_cpu[cpu] = *speed;
+                }
+                for (c, cl) in clusters.iter_mut().enumerate() {
+                    if let (Some(port), Some(rates)) = (cl.port.as_mut(), kept.ports[c]) {
+                        port.set_rates(rates);
+                    }
+                }
+                // the incremental state is the last solve's, not this one's: solve all next time
+                self.stale = true;
+                self.payoff.record(true);
+                #[cfg(test)]
+                {
+                    self.solutions_given += 1;
+                }
+                return DramAnswer {
+                    utilisation: kept.utilisation,
+                    lines_per_us: kept.lines_per_us,
+                    l3_hits_per_us: kept.l3_hits_per_us,
+                    l3_misses_per_us: kept.l3_misses_per_us,
+                };
+            }
+        }
+        if self.stale {
+            self.changed = [true; MAX_CLUSTERS];
+            self.solved_miss = [None; MAX_CLUSTERS];
+            self.stale = false;
+        }
+        let answer = self.solve_all(platform, cpus, clusters, dram_state, mem_of, live);
+        if keyed {
+            self.payoff.record(false);
+            let (speed_on_cpu, words) = (&self.speed_on_cpu, self.key.words());
+            self.solutions.put(words, |s| {
+                s.speeds.clear();
+                s.speeds.extend(
+                    cpus.iter().enumerate().filter(|(_, l)| l.running.is_some()).map(|(cpu, _)| speed_on_cpu[cpu]),
+                );
+                for (c, cl) in clusters.iter().enumerate() {
+                    s.ports[c] = cl.port.as_ref().map(|p| p.rates());
+                }
+                (s.utilisation, s.lines_per_us) = (answer.utilisation, answer.lines_per_us);
+                (s.l3_hits_per_us, s.l3_misses_per_us) = (answer.l3_hits_per_us, answer.l3_misses_per_us);
+            });
+        }
+        answer
+    }
+
+    /// `solve_rates` worked out: the clusters whose inputs changed (`reuse`) solved, the
+    /// others' costs kept, and their rates too where their misses did not move.
+    fn solve_all<'t>(
         &mut self,
         platform: &Platform,
         cpus: &[CpuLoad],
@@ -457,35 +515,18 @@ impl Solver {
         for r in running.iter_mut().filter(|r| changed[r.cluster]) {
             let c = r.cluster;
             let l2_share = platform.clusters[c].l2_bytes as f64 * r.ws_bytes / self.ws_per_cluster[c];
-            let key = (c, r.phase, l2_share);
             let mem = mem_of(r.task, r.phase);
-            let memo = &mut self.memos[r.thread];
-            let m = match memo.misses.filter(|(k, _)| *k == key) {
-                Some((_, m)) => m,
-                None => {
-                    let m = self.ratios.get(platform, (c, r.task, r.phase), mem, l2_share);
-                    memo.misses = Some((key, m));
-                    m
-                }
-            };
-            let ghz = clusters[c].cur_khz as f64 / 1e6;
-            r.cost = cache::InstrCost::new(mem, platform.core_type_of(c), ghz, &m);
-            r.refs_per_instr = mem.refs_per_instr;
-            r.refills_per_instr = mem.refs_per_instr * m.l2_refills;
-            r.l1_refills_per_instr = mem.refs_per_instr * m.l1_refills;
-            r.write_factor = 1.0 + mem.write_fraction;
-            r.requests_in_flight = cache::requests_in_flight(mem, platform.core_type_of(c));
+            let tc = self.costs.cost(platform, (c, r.task, r.phase), mem, l2_share, clusters[c].cur_khz);
+            r.cost = tc.cost;
+            r.refs_per_instr = tc.refs_per_instr;
+            r.refills_per_instr = tc.refills_per_instr;
+            r.l1_refills_per_instr = tc.l1_refills_per_instr;
+            r.write_factor = tc.write_factor;
+            r.requests_in_flight = tc.requests_in_flight;
             if let Some((d, (dsu_khz, _))) = dsu_now {
                 let reach = l2_share + d.l3_bytes as f64 * r.ws_bytes / self.ws_in_l3;
-                let refills_l3 = match memo.l3_refills.filter(|(k, _)| *k == (c, r.phase, reach)) {
-                    Some((_, refills)) => refills,
-                    None => {
-                        let refills = self.ratios.get(platform, (c, r.task, r.phase), mem, reach).l2_refills;
-                        memo.l3_refills = Some(((c, r.phase, reach), refills));
-                        refills
-                    }
-                };
-                r.l3 = Some((dsu::l3_hit_share(m.l2_refills, refills_l3), dsu::l3_hit_ns(d, dsu_khz)));
+                let refills_l3 = self.costs.ratios(platform, (c, r.task, r.phase), mem, reach).l2_refills;
+                r.l3 = Some((dsu::l3_hit_share(tc.l2_refills, refills_l3), dsu::l3_hit_ns(d, dsu_khz)));
             }
         }
     }
