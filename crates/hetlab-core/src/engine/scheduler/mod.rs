@@ -419,13 +419,21 @@ impl Scheduler<'_> {
         task_phase: impl Fn(usize) -> (usize, usize),
         core_off: impl Fn(usize) -> bool,
     ) {
-        loads.clear();
-        for (cpu, (rq, &cluster)) in self.rqs.iter().zip(&self.cluster_of).enumerate() {
+        let load_of = |cpu: usize, rq: &RunQueue, cluster: usize| {
             let running = rq.curr.map(|thread| {
                 let (task, phase) = task_phase(thread);
                 RunningOn { thread, task, phase }
             });
-            loads.push(CpuLoad { online: rq.online, cluster, running, core_off: core_off(cpu) });
+            CpuLoad { online: rq.online, cluster, running, core_off: core_off(cpu) }
+        };
+        // written in place once the vector has a slot per CPU (every recompute after the first)
+        if loads.len() != self.rqs.len() {
+            loads.clear();
+            loads.extend(self.rqs.iter().zip(&self.cluster_of).enumerate().map(|(cpu, (rq, &c))| load_of(cpu, rq, c)));
+            return;
+        }
+        for (cpu, ((load, rq), &cluster)) in loads.iter_mut().zip(&self.rqs).zip(&self.cluster_of).enumerate() {
+            *load = load_of(cpu, rq, cluster);
         }
     }
 
