@@ -378,6 +378,7 @@ impl<'a> Cpufreq<'a> {
 
     /// Policy `p` asks for `khz` at `now_us`: the cpufreq core resolves it to an OPP within
     /// the limits (RELATION_H below `cap_khz`); a change completes after the transition latency.
+    #[inline]
     pub fn request(&mut self, p: usize, khz: u32, cap_khz: u32, now_us: f64) {
         let latency_us = self.platform.clusters[self.policies[p].cluster].transition_latency_ns as f64 / 1000.0;
         let policy = &mut self.policies[p];

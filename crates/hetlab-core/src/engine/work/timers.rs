@@ -41,6 +41,7 @@ impl Timers {
     }
 
     /// Removes every timer due by `until_us` and appends `(thread, seq)` to `due`.
+    #[inline]
     pub fn pop_due(&mut self, until_us: f64, due: &mut Vec<(usize, u32)>) {
         if self.earliest_us > until_us {
             return;
