@@ -29,17 +29,20 @@ pub struct Speed {
 }
 
 /// What a CPU's part of the solution depends on: its cluster, whether it is online, and the
-/// thread it runs with the thread's task and phase.
+/// task and phase of the thread it runs — not which thread: a thread's costs are its task's
+/// phase's on that cluster, and its shared-line transfers (which do depend on the threads
+/// running) are worked out at every solve and compared with the solution's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct CpuKey {
     cluster: usize,
     online: bool,
-    running: Option<RunningOn>,
+    /// The task and phase it runs.
+    running: Option<(usize, usize)>,
 }
 
 impl CpuKey {
     fn of(cpu: &CpuLoad) -> CpuKey {
-        CpuKey { cluster: cpu.cluster, online: cpu.online, running: cpu.running }
+        CpuKey { cluster: cpu.cluster, online: cpu.online, running: cpu.running.map(|r| (r.task, r.phase)) }
     }
 }
 
@@ -298,7 +301,7 @@ impl Solver {
                 // an idle CPU and an offline one differ (only the first does kernel work); an
                 // idle CPU's cluster is not an input of the reuse
                 same &= match (solved.running, key.running) {
-                    (Some(a), Some(b)) => (a.task, a.phase, solved.cluster) == (b.task, b.phase, key.cluster),
+                    (Some(a), Some(b)) => (a, solved.cluster) == (b, key.cluster),
                     (None, None) => solved.online == key.online,
                     _ => false,
                 };
