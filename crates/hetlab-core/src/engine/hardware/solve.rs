@@ -291,10 +291,12 @@ impl Solver {
             }
         }
         // the keys are kept only if the model is re-solved: a reuse compares with the solution's
-        self.keys.clear();
-        for (solved, cpu) in self.solved_cpus.iter().zip(cpus) {
+        // written in place: after the first solve it has a slot per CPU
+        let idle = CpuKey { cluster: 0, online: false, running: None };
+        self.keys.resize(self.solved_cpus.len().min(cpus.len()), idle);
+        for ((slot, solved), cpu) in self.keys.iter_mut().zip(&self.solved_cpus).zip(cpus) {
             let key = CpuKey::of(cpu);
-            self.keys.push(key);
+            *slot = key;
             if *solved != key {
                 self.changed[solved.cluster] = true;
                 self.changed[key.cluster] = true;
