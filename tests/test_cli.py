@@ -318,6 +318,16 @@ def test_kernel_rcu_options_on_tc2_and_a_negative_rate_refused(tmp_path):
     assert len(lines) == 1 and "call_rcu_per_s must not be negative, got -5" in lines[0], r.stderr
 
 
+def _each_value_is_refused(args, option, bad):
+    """`hetlab ARGS OPTION VALUE` for each value of `bad`: a non-zero exit, nothing on stdout and
+    one `hetlab: error:` line that says `bad[value]`."""
+    for value, says in bad.items():
+        r = hetlab(*args, option, value)
+        assert r.returncode != 0 and r.stdout == "", r.stdout
+        assert r.stderr.startswith("hetlab: error: ") and len(r.stderr.splitlines()) == 1, r.stderr
+        assert says in r.stderr, r.stderr
+
+
 def test_cpu_dma_latency_keeps_the_a57_cluster_up_and_bad_values_are_one_line():
     # the 5433's A57 cluster state takes 300 µs to leave: a PM QoS limit of 299 µs forbids it
     periodic = "periodic:run_us=1000,period_us=10000,duration_us=300000"
@@ -333,11 +343,7 @@ def test_cpu_dma_latency_keeps_the_a57_cluster_up_and_bad_values_are_one_line():
     assert big_power_downs("--cpu-dma-latency-us", "300") == big_power_downs()
     assert big_power_downs("--cpu-dma-latency-us", "299") == 0
     bad = {"-1": "cpu_dma_latency", "2000000001": "cpu_dma_latency", "soon": "expects a whole number"}
-    for value, says in bad.items():
-        r = hetlab(*args, "--cpu-dma-latency-us", value)
-        assert r.returncode != 0 and r.stdout == "", r.stdout
-        assert r.stderr.startswith("hetlab: error: ") and len(r.stderr.splitlines()) == 1, r.stderr
-        assert says in r.stderr, r.stderr
+    _each_value_is_refused(args, "--cpu-dma-latency-us", bad)
 
 
 def test_resolve_tolerance_zero_is_the_exact_run_and_bad_values_are_one_line():
@@ -351,11 +357,7 @@ def test_resolve_tolerance_zero_is_the_exact_run_and_bad_values_are_one_line():
     kept = hetlab(*args, "--resolve-tolerance", "0.01")
     assert kept.returncode == 0 and kept.stdout != exact.stdout, kept.stderr
     bad = {"-0.001": "resolve tolerance", "0.5": "resolve tolerance", "soon": "expects a number"}
-    for value, says in bad.items():
-        r = hetlab(*args, "--resolve-tolerance", value)
-        assert r.returncode != 0 and r.stdout == "", r.stdout
-        assert r.stderr.startswith("hetlab: error: ") and len(r.stderr.splitlines()) == 1, r.stderr
-        assert says in r.stderr, r.stderr
+    _each_value_is_refused(args, "--resolve-tolerance", bad)
 
 
 def test_every_listing_has_json_for_scripts():
