@@ -247,11 +247,39 @@ def test_a_deadlocked_workload_ends_with_a_warning_naming_who_waits_on_what(tmp_
     assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith("hetlab: warning: deadlock at "), r.stderr
     for waits in ("a-0 waits on condition 'never'", "b-1 waits on mutex 'm2'", "c-2 waits on mutex 'm1'"):
         assert waits in r.stderr
+    assert "condition 'never', which no task wakes" in r.stderr
     summary = json.loads(r.stdout)
     assert not summary["completed"] and len(summary["deadlock"]["waits"]) == 3
     # a workload that finishes has no such line, nor the key
     r = hetlab([*QUICK, "--json"], tmp_path)
     assert r.stderr == "" and "deadlock" not in json.loads(r.stdout)
+
+
+SOURCE_RUNS_OUT = """name = "frames"
+[[tasks]]
+name = "vsync"
+repeat = 2
+[[tasks.phases]]
+sleep_us = 1000
+[[tasks.phases]]
+resume = "tick"
+[[tasks]]
+name = "ui"
+repeat = 3
+[[tasks.phases]]
+suspend = "tick"
+[[tasks.phases]]
+instructions = 1e5
+"""
+
+
+def test_a_wait_on_a_source_that_ran_out_is_told_from_threads_waiting_on_each_other(tmp_path):
+    # two vsyncs for three frames: the third waits forever, and the warning says why
+    (tmp_path / "w.toml").write_text(SOURCE_RUNS_OUT)
+    r = hetlab(["simulate", "--workload", "w.toml", "--json"], tmp_path)
+    assert r.returncode == 0 and r.stderr.startswith("hetlab: warning: deadlock at "), r.stderr
+    assert "ui-1 waits on condition 'tick', which only task vsync wakes, and it has finished" in r.stderr, r.stderr
+    assert "repeat counts" in r.stderr
 
 
 # --- output paths ----------------------------------------------------------------------------

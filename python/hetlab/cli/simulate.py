@@ -157,7 +157,7 @@ def _deadlock_line(summary: dict, deadlocked: int, runs: int) -> str:
     then = "the run ended there" if not summary["completed"] else "the run went on to the workload's duration"
     return (
         f"hetlab: warning: deadlock at {d['time_s']:.6f} s{seeds}: every thread waits forever ({shown}); {then}; "
-        "check the workload's wait/signal and lock order"
+        "check the workload's wait/signal and lock order and its sources' repeat counts"
     )
 
 

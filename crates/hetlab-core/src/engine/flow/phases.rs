@@ -403,11 +403,35 @@ impl Engine<'_> {
         let waits = (0..nthreads)
             .filter(user)
             .map(|t| {
-                let on = self.work.sync().waited_on(t).unwrap_or_else(|| "a barrier or a fork".into());
+                let on = match self.work.sync().waited_on(t) {
+                    Some((kind, name)) => format!("{} '{name}'{}", kind.label(), self.wakers_of(kind, name)),
+                    None => "a barrier or a fork".into(),
+                };
                 format!("{} waits on {on}", self.work.thread_name(t))
             })
             .collect();
         self.out.note_deadlock(Deadlock { time_s: self.now_us * 1e-6, waits });
+    }
+
+    /// Who could end a wait on object `name` of `kind`, when that tells a source that ran out
+    /// (every task that wakes it has finished: e.g. a vsync source with fewer periods than the
+    /// frames waiting on it) from threads waiting on each other: ", which no task wakes", ",
+    /// which only NAMES wake, and they have finished", or nothing (a waker is itself waiting).
+    fn wakers_of(&self, kind: Object, name: &str) -> String {
+        let tasks = self.work.tasks();
+        let wakers: Vec<usize> =
+            (0..tasks.len()).filter(|&i| tasks[i].phases.iter().any(|p| kind.woken_by(name, &p.kind))).collect();
+        let waker_live = (0..self.work.nthreads())
+            .any(|t| wakers.contains(&self.work.task_of(t)) && self.sched.state(t) != ThreadState::Done);
+        match wakers.len() {
+            0 => ", which no task wakes".into(),
+            _ if waker_live => String::new(),
+            1 => format!(", which only task {} wakes, and it has finished", tasks[wakers[0]].name),
+            _ => {
+                let names: Vec<&str> = wakers.iter().map(|&i| tasks[i].name.as_str()).collect();
+                format!(", which only tasks {} wake, and they have finished", names.join(", "))
+            }
+        }
     }
 }
 

@@ -97,11 +97,12 @@ impl SyncObjects {
         self.fork_ids.get(task).copied()
     }
 
-    /// What thread `t` waits on, as "KIND 'NAME'", if it is in an object's queue.
-    pub fn waited_on(&self, t: usize) -> Option<String> {
-        const NAMES: [&str; KINDS] = ["condition", "mutex", "semaphore", "barrier", "timer"];
-        self.ids.iter().zip(NAMES).find_map(|(ids, kind)| {
-            ids.iter().find(|(_, &id)| self.waiters[id].contains(&t)).map(|(name, _)| format!("{kind} '{name}'"))
+    /// What thread `t` waits on, its kind and name, if it is in an object's queue.
+    pub fn waited_on(&self, t: usize) -> Option<(Object, &str)> {
+        const KIND: [Object; KINDS] =
+            [Object::Condition, Object::Mutex, Object::Semaphore, Object::Barrier, Object::Timer];
+        self.ids.iter().zip(KIND).find_map(|(ids, kind)| {
+            ids.iter().find(|(_, &id)| self.waiters[id].contains(&t)).map(|(name, _)| (kind, name.as_str()))
         })
     }
 
@@ -212,6 +213,33 @@ pub enum SyncOutcome {
     ReleaseAll,
 }
 
+impl Object {
+    /// The kind as a deadlock report names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Object::Condition => "condition",
+            Object::Mutex => "mutex",
+            Object::Semaphore => "semaphore",
+            Object::Barrier => "barrier",
+            Object::Timer => "timer",
+        }
+    }
+
+    /// Whether `phase` can end a wait on the object `name` of this kind: a resume or signal of a
+    /// condition, a post of a semaphore, an unlock of a mutex, another arrival at a barrier.
+    pub fn woken_by(self, name: &str, phase: &PhaseKind) -> bool {
+        match phase {
+            PhaseKind::Resume { event } => self == Object::Condition && event == name,
+            PhaseKind::Sync { op, object } => {
+                object == name
+                    && object_of(*op) == self
+                    && matches!(op, SyncOp::Signal | SyncOp::SemPost | SyncOp::Unlock | SyncOp::Barrier { .. })
+            }
+            _ => false,
+        }
+    }
+}
+
 pub fn object_of(op: SyncOp) -> Object {
     match op {
         SyncOp::Lock | SyncOp::Unlock => Object::Mutex,
@@ -246,7 +274,7 @@ mod tests {
             assert_eq!(s.op(t, SyncOp::Lock, m), SyncOutcome::Wait);
             s.wait(t, m);
         }
-        assert_eq!(s.waited_on(1).as_deref(), Some("mutex 'm'"));
+        assert_eq!(s.waited_on(1), Some((Object::Mutex, "m")));
         assert_eq!(s.op(0, SyncOp::Unlock, m), SyncOutcome::GoOn(Some(2)));
         assert_eq!(s.op(2, SyncOp::Unlock, m), SyncOutcome::GoOn(Some(1)));
     }
