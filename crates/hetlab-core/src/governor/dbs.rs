@@ -133,6 +133,7 @@ impl DbsLoad {
     /// `sampling_rate_us` is the current period (sampling_rate × rate_mult).
     pub fn update(&mut self, cpus: &[CpuSample], sampling_rate_us: u64, ignore_nice: bool) -> u32 {
         let sampling_rate_us = sampling_rate_us.max(1);
+        let long_idle_us = 2 * sampling_rate_us;
         let mut max_load = 0;
         let mut idle_periods = u32::MAX;
         for c in cpus {
@@ -142,16 +143,23 @@ impl DbsLoad {
             // An unusually long idle time means the CPU slept through whole periods and a task
             // has just woken: its near-zero window load would be unfair to a bursty task, so
             // reuse the previous load once (then clear it so a real drop is seen next time).
-            let long_idle = idle_us > 2 * sampling_rate_us;
+            let long_idle = idle_us > long_idle_us;
             let load = if elapsed_us == 0 {
                 s.prev_load
             } else if long_idle && s.prev_load != 0 {
                 std::mem::take(&mut s.prev_load)
             } else {
-                // idle > wall only happens with nice time added; the CPU was then idle
-                let load = if elapsed_us >= idle_us { 100 * (elapsed_us - idle_us) / elapsed_us } else { 0 };
-                s.prev_load = load as u32;
-                load as u32
+                // a window all busy or all idle needs no division (the quotient's exact value);
+                // idle > wall only happens with nice time added, the CPU was then idle
+                let load = if idle_us == 0 {
+                    100
+                } else if idle_us >= elapsed_us {
+                    0
+                } else {
+                    (100 * (elapsed_us - idle_us) / elapsed_us) as u32
+                };
+                s.prev_load = load;
+                load
             };
             if long_idle {
                 idle_periods = idle_periods.min((idle_us / sampling_rate_us).min(u64::from(u32::MAX)) as u32);

@@ -40,7 +40,14 @@ pub fn resolve(opps_khz: &[u32], target_khz: u32, relation: Relation, min_khz: u
         _ => lo,
     };
     let valid = &opps_khz[lo..=hi];
-    let (below, above) = match valid.iter().rposition(|&f| f <= target) {
+    // the last entry at or below the target: the top one (the most frequent answer), else by
+    // bisection (the table is ascending)
+    let at_or_below = if valid[valid.len() - 1] <= target {
+        Some(valid.len() - 1)
+    } else {
+        valid.partition_point(|&f| f <= target).checked_sub(1)
+    };
+    let (below, above) = match at_or_below {
         Some(i) if valid[i] == target => (Some(target), Some(target)),
         Some(i) => (Some(valid[i]), valid.get(i + 1).copied()),
         None => (None, Some(valid[0])),
