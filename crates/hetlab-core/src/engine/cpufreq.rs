@@ -7,6 +7,7 @@
 
 use crate::counters::CorePmu;
 use crate::governor::{registry, Decision, Governor, GovernorContext, PolicyView};
+use crate::model::cci::cycles_at;
 use crate::platform::Platform;
 use crate::sched::switching::Switcher;
 
@@ -44,9 +45,9 @@ struct Policy {
     next_sample_us: f64,
     last_sample_us: f64,
     ran: RanSince,
-    /// Every CCI port's counts and the CCI cycle counter at the previous sample.
+    /// Every CCI port's counts at the previous sample (the CCI cycle counter then is a function
+    /// of `last_sample_us`, worked out only for a view that reads it).
     ports_at_sample: Vec<(u64, u64)>,
-    cci_cycles_at_sample: u64,
     /// The view its governor read last, reused at the next sample (boxed: it moves out to be
     /// filled and back at every sample; `None` while it is out).
     view: Option<Box<PolicyView>>,
@@ -121,7 +122,6 @@ impl<'a> Cpufreq<'a> {
                 last_sample_us: 0.0,
                 ran: RanSince::new(nthreads),
                 ports_at_sample: vec![(0, 0); nclusters],
-                cci_cycles_at_sample: 0,
                 view: Some(Box::default()),
                 view_cluster: None,
             })
@@ -300,8 +300,8 @@ impl<'a> Cpufreq<'a> {
         view.thermal_cap_khz = cap_khz;
         view.cur_khz = policy.request_khz;
         if reads_cci_cycles {
-            view.cci_cycles =
-                crate::model::cci::cycles_at(now_us, self.platform.cci.as_ref()) - policy.cci_cycles_at_sample;
+            let cci = self.platform.cci.as_ref();
+            view.cci_cycles = cycles_at(now_us, cci) - cycles_at(policy.last_sample_us, cci);
         }
     }
 
@@ -368,7 +368,6 @@ impl<'a> Cpufreq<'a> {
                 *at = port_counts(o);
             }
         }
-        policy.cci_cycles_at_sample = crate::model::cci::cycles_at(now_us, self.platform.cci.as_ref());
         policy.last_sample_us = now_us;
     }
 

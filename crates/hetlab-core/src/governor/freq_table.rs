@@ -34,6 +34,15 @@ pub fn resolve(opps_khz: &[u32], target_khz: u32, relation: Relation, min_khz: u
     let max_khz = max_khz.max(min_khz);
     let target = target_khz.clamp(min_khz, max_khz);
     let Some(&highest) = opps_khz.last() else { return target };
+    // At or above the top entry every relation gives the top one (the limits reach it); at or
+    // below the bottom one with the limits reaching down to it, the bottom one: the answers of
+    // most samples, without the scans below.
+    if target >= highest {
+        return highest;
+    }
+    if target <= opps_khz[0] && min_khz <= opps_khz[0] {
+        return opps_khz[0];
+    }
     let Some(lo) = opps_khz.iter().position(|&f| f >= min_khz) else { return highest };
     let hi = match opps_khz.iter().rposition(|&f| f <= max_khz) {
         Some(hi) if hi >= lo => hi,
@@ -115,6 +124,15 @@ mod tests {
         let max_khz = max_khz.max(min_khz);
         let target = target_khz.clamp(min_khz, max_khz);
         let Some(&highest) = opps_khz.last() else { return target };
+    // At or above the top entry every relation gives the top one (the limits reach it); at or
+    // below the bottom one with the limits reaching down to it, the bottom one: the answers of
+    // most samples, without the scans below.
+    if target >= highest {
+        return highest;
+    }
+    if target <= opps_khz[0] && min_khz <= opps_khz[0] {
+        return opps_khz[0];
+    }
         let Some(lo) = opps_khz.iter().position(|&f| f >= min_khz) else { return highest };
         let hi = match opps_khz.iter().rposition(|&f| f <= max_khz) {
             Some(hi) if hi >= lo => hi,

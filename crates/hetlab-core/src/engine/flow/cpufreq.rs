@@ -108,6 +108,8 @@ impl Engine<'_> {
         // A governor that reads PMCs pays for it on the CPU that runs the sample (a busy CPU
         // of the policy, whose tick triggered it, else the first one, woken for it).
         let cost_us = if self.cpufreq.reads_pmcs(p) { Some(self.pmc_read_cost_us(&view)) } else { None };
+        // the limit the view was filled with (only `thermal_poll` moves the caps)
+        let cap_khz = view.thermal_cap_khz;
         self.cpufreq.sampled(p, view, now + decision.next_sample_us.max(1) as f64);
         if let Some(cost_us) = cost_us {
             let cpus = self.cpufreq.cpus(p);
@@ -115,7 +117,7 @@ impl Engine<'_> {
             self.out.add_governor_overhead(cost_us);
             self.charge_kernel_time(cpu, cost_us);
         }
-        self.request_freq(p, decision.target_khz);
+        self.cpufreq.request(p, decision.target_khz, cap_khz, now);
     }
 
     /// What reading the PMCs of `view` costs, µs (the platform's `governor_cost`).
