@@ -26,9 +26,10 @@ pub enum Relation {
 /// `cpufreq_frequency_table_verify` raises max to the next OPP; failing that, the highest
 /// entry. An empty table returns the clamped target.
 ///
-/// The table is ascending (the view's contract): the entry at or below the target is found
-/// from the top, and the one at or above it is that entry or the next (a governor resolves at
-/// every sample, most often to the top).
+/// The table is ascending (the view's contract): a target at either end is answered at once
+/// (a governor resolves at every sample, most often to the top or the bottom), otherwise the
+/// entry at or below it is found by bisection, and the one at or above it is that entry or
+/// the next.
 pub fn resolve(opps_khz: &[u32], target_khz: u32, relation: Relation, min_khz: u32, max_khz: u32) -> u32 {
     debug_assert!(opps_khz.is_sorted(), "an OPP table is ascending: {opps_khz:?}");
     let max_khz = max_khz.max(min_khz);

@@ -32,15 +32,24 @@ impl Engine<'_> {
         view.cpus.resize(cpus.len(), CpuSample::default());
         let (sched, out) = (&mut self.sched, &mut self.out);
         for (sample, &cpu) in view.cpus.iter_mut().zip(cpus) {
-            let util_avg = if reads_util { sched.cpu_util_for_frequency(cpu, now, out) } else { 0 };
+            sample.util_avg = if reads_util { sched.cpu_util_for_frequency(cpu, now, out) } else { 0 };
             let (idle_since_sample_us, was_idle) = sched.idle_since_sample(cpu);
-            let idle_us = if sched.online(cpu) { count(idle_since_sample_us.max(0.0)).min(wall_us) } else { wall_us };
-            let pmu = if reads_pmcs {
-                self.hw.cpu_pmu(cpu).to_counts().since(self.cpufreq.pmu_at_sample(cpu))
+            // an idle time at or below 0 counts 0 (kernel work charged ahead can take it there)
+            let idle_us = if !sched.online(cpu) {
+                wall_us
+            } else if idle_since_sample_us > 0.0 {
+                count(idle_since_sample_us).min(wall_us)
             } else {
-                sample.pmu
+                0
             };
-            *sample = CpuSample { cpu, wall_us, idle_us, nice_us: 0, util_avg, was_idle, pmu };
+            sample.cpu = cpu;
+            sample.wall_us = wall_us;
+            sample.idle_us = idle_us;
+            sample.nice_us = 0;
+            sample.was_idle = was_idle;
+            if reads_pmcs {
+                sample.pmu = self.hw.cpu_pmu(cpu).to_counts().since(self.cpufreq.pmu_at_sample(cpu));
+            }
         }
         // The threads that ran since the previous sample, in thread order, and the CCI ports
         // (read only by PMC governors and for the time series).
