@@ -480,6 +480,14 @@ mod tests {
         // asking for what is set cancels nothing and starts nothing
         f.request(big, 1_200_000, 2_000_000, 20.0);
         assert_eq!(f.next_event_us(), f64::INFINITY);
+        // ... but asking for it again while moving elsewhere cancels the move
+        f.request(big, 1_000_000, 2_000_000, 30.0);
+        assert_eq!(f.target_khz(big), 1_000_000);
+        f.request(big, 1_200_000, 2_000_000, 31.0);
+        assert_eq!((f.target_khz(big), f.next_event_us()), (1_200_000, f64::INFINITY));
+        // and a cap below it moves it down even though it is what is set
+        f.request(big, 1_200_000, 1_100_000, 32.0);
+        assert_eq!(f.target_khz(big), 1_100_000);
     }
 
     #[test]
