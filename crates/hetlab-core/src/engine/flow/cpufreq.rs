@@ -169,9 +169,9 @@ impl Engine<'_> {
 
     /// The counters' values now become the base of policy `p`'s next period.
     fn snapshot_for_next_sample(&mut self, p: usize) {
-        for i in 0..self.cpufreq.cpus(p).len() {
-            let cpu = self.cpufreq.cpus(p)[i];
-            self.sched.sampled(cpu);
+        let sched = &mut self.sched;
+        for &cpu in self.cpufreq.cpus(p) {
+            sched.sampled(cpu);
         }
         let reads_counters = self.cpufreq.reads_pmcs(p) || self.out.records_series();
         let (work, sched, hw) = (&self.work, &self.sched, &self.hw);
