@@ -279,7 +279,14 @@ impl<'a> Cpufreq<'a> {
     /// (`cap_khz` the thermal cap in its table's terms), current frequency and the platform's
     /// constants of its cluster (written when the view last held another cluster's), and,
     /// when `reads_cci_cycles`, the CCI cycles since its previous sample.
-    pub fn fill_view_policy(&mut self, p: usize, view: &mut PolicyView, now_us: f64, cap_khz: u32, reads_cci_cycles: bool) {
+    pub fn fill_view_policy(
+        &mut self,
+        p: usize,
+        view: &mut PolicyView,
+        now_us: f64,
+        cap_khz: u32,
+        reads_cci_cycles: bool,
+    ) {
         let policy = &mut self.policies[p];
         let c = policy.cluster;
         if policy.view_cluster != Some(c) {
