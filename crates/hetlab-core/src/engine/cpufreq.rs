@@ -7,6 +7,7 @@
 
 use crate::counters::CorePmu;
 use crate::governor::{registry, Decision, Governor, GovernorContext, PolicyView};
+use crate::model::cci::cycles_at;
 use crate::platform::Platform;
 use crate::sched::switching::Switcher;
 
@@ -31,6 +32,10 @@ struct Policy {
     busy_cpus: u32,
     governor: Box<dyn Governor>,
     governor_name: String,
+    /// What its governor reads beyond load and frequency (fixed for a governor; kept here so a
+    /// sample does not ask it through the trait object each time).
+    reads_pmcs: bool,
+    reads_util: bool,
     /// The OPP table its governor sees: its cluster's, or the switcher's virtual table.
     opps_khz: Vec<u32>,
     /// The frequency last set, in `opps_khz` terms (`policy->cur`).
@@ -40,12 +45,15 @@ struct Policy {
     next_sample_us: f64,
     last_sample_us: f64,
     ran: RanSince,
-    /// Every CCI port's counts and the CCI cycle counter at the previous sample.
+    /// Every CCI port's counts at the previous sample (the CCI cycle counter then is a function
+    /// of `last_sample_us`, worked out only for a view that reads it).
     ports_at_sample: Vec<(u64, u64)>,
-    cci_cycles_at_sample: u64,
     /// The view its governor read last, reused at the next sample (boxed: it moves out to be
     /// filled and back at every sample; `None` while it is out).
     view: Option<Box<PolicyView>>,
+    /// The cluster whose constants (table, limits, latency, capacity) the view holds: they are
+    /// written again only when the policy moves (a switcher) or at the first sample.
+    view_cluster: Option<usize>,
 }
 
 pub struct Cpufreq<'a> {
@@ -98,11 +106,14 @@ impl<'a> Cpufreq<'a> {
                 tick_us: platform.tick_us(),
                 model: config.model.as_ref(),
             };
+            let governor = registry::build(&setting.name, &setting.tunables, &ctx)?;
             Ok::<_, String>(Policy {
                 cluster,
                 cpus,
                 busy_cpus: 0,
-                governor: registry::build(&setting.name, &setting.tunables, &ctx)?,
+                reads_pmcs: governor.reads_pmcs(),
+                reads_util: governor.reads_util(),
+                governor,
                 governor_name: setting.name.clone(),
                 request_khz: platform.clusters[cluster].max_khz(),
                 opps_khz,
@@ -111,8 +122,8 @@ impl<'a> Cpufreq<'a> {
                 last_sample_us: 0.0,
                 ran: RanSince::new(nthreads),
                 ports_at_sample: vec![(0, 0); nclusters],
-                cci_cycles_at_sample: 0,
                 view: Some(Box::default()),
+                view_cluster: None,
             })
         };
         let mut policies = Vec::new();
@@ -227,11 +238,11 @@ impl<'a> Cpufreq<'a> {
     // ---- the governor ------------------------------------------------------------------------
 
     pub fn reads_pmcs(&self, p: usize) -> bool {
-        self.policies[p].governor.reads_pmcs()
+        self.policies[p].reads_pmcs
     }
 
     pub fn reads_util(&self, p: usize) -> bool {
-        self.policies[p].governor.reads_util()
+        self.policies[p].reads_util
     }
 
     /// Policy `p`'s view, taken to be filled and read.
@@ -266,27 +277,39 @@ impl<'a> Cpufreq<'a> {
 
     /// What policy `p`'s view holds of the policy itself at `now_us`: its table, limits
     /// (`cap_khz` the thermal cap in its table's terms), current frequency and the platform's
-    /// constants of its cluster, and the CCI cycles since its previous sample.
-    pub fn fill_view_policy(&self, p: usize, view: &mut PolicyView, now_us: f64, cap_khz: u32) {
-        let policy = &self.policies[p];
+    /// constants of its cluster (written when the view last held another cluster's), and,
+    /// when `reads_cci_cycles`, the CCI cycles since its previous sample.
+    pub fn fill_view_policy(
+        &mut self,
+        p: usize,
+        view: &mut PolicyView,
+        now_us: f64,
+        cap_khz: u32,
+        reads_cci_cycles: bool,
+    ) {
+        let policy = &mut self.policies[p];
         let c = policy.cluster;
-        if view.opps_khz != policy.opps_khz {
-            view.opps_khz = policy.opps_khz.clone();
+        if policy.view_cluster != Some(c) {
+            policy.view_cluster = Some(c);
+            view.opps_khz.clone_from(&policy.opps_khz);
+            view.policy = p;
+            let (min_khz, max_khz) = (policy.opps_khz[0], *policy.opps_khz.last().expect("a policy has OPPs"));
+            view.cpuinfo_min_khz = min_khz;
+            view.cpuinfo_max_khz = max_khz;
+            view.policy_min_khz = min_khz;
+            view.policy_max_khz = max_khz;
+            view.transition_latency_ns = self.platform.clusters[c].transition_latency_ns;
+            view.tick_us = self.tick_us;
+            view.cpu_capacity = self.platform.cpu_capacity(c);
         }
-        view.now_us = now_us as u64;
-        view.policy = p;
-        let (min_khz, max_khz) = (policy.opps_khz[0], *policy.opps_khz.last().expect("a policy has OPPs"));
-        view.cpuinfo_min_khz = min_khz;
-        view.cpuinfo_max_khz = max_khz;
-        view.policy_min_khz = min_khz;
-        view.policy_max_khz = max_khz;
+        // truncated as `as u64` does (the time is never negative, far below 2^63 µs)
+        view.now_us = now_us as i64 as u64;
         view.thermal_cap_khz = cap_khz;
         view.cur_khz = policy.request_khz;
-        view.transition_latency_ns = self.platform.clusters[c].transition_latency_ns;
-        view.tick_us = self.tick_us;
-        view.cpu_capacity = self.platform.cpu_capacity(c);
-        view.cci_cycles =
-            crate::model::cci::cycles_at(now_us, self.platform.cci.as_ref()) - policy.cci_cycles_at_sample;
+        if reads_cci_cycles {
+            let cci = self.platform.cci.as_ref();
+            view.cci_cycles = cycles_at(now_us, cci) - cycles_at(policy.last_sample_us, cci);
+        }
     }
 
     /// When policy `p` last sampled, µs.
@@ -327,7 +350,7 @@ impl<'a> Cpufreq<'a> {
         counters: Option<(T, O)>,
     ) {
         let policy = &mut self.policies[p];
-        if policy.governor.reads_pmcs() {
+        if policy.reads_pmcs {
             for &cpu in &policy.cpus {
                 self.pmu_at_sample[cpu] = cpu_pmu(cpu);
             }
@@ -352,7 +375,6 @@ impl<'a> Cpufreq<'a> {
                 *at = port_counts(o);
             }
         }
-        policy.cci_cycles_at_sample = crate::model::cci::cycles_at(now_us, self.platform.cci.as_ref());
         policy.last_sample_us = now_us;
     }
 
@@ -380,13 +402,21 @@ impl<'a> Cpufreq<'a> {
     /// the limits (RELATION_H below `cap_khz`); a change completes after the transition latency.
     #[inline]
     pub fn request(&mut self, p: usize, khz: u32, cap_khz: u32, now_us: f64) {
-        let latency_us = self.platform.clusters[self.policies[p].cluster].transition_latency_ns as f64 / 1000.0;
         let policy = &mut self.policies[p];
+        // Asking again for the frequency set, within the cap, with nothing pending: it resolves
+        // to itself (`request_khz` is an OPP of the table) and changes nothing.
+        if policy.pending.is_none() && khz == policy.request_khz && khz <= cap_khz {
+            debug_assert!(policy.opps_khz.contains(&khz), "policy->cur is an OPP");
+            return;
+        }
         let khz = policy.opps_khz.iter().rev().copied().find(|&f| f <= khz.min(cap_khz)).unwrap_or(policy.opps_khz[0]);
         match policy.pending {
             Some((_, pending)) if pending == khz => {}
             _ if policy.request_khz == khz => policy.pending = None,
-            _ => policy.pending = Some((now_us + latency_us, khz)),
+            _ => {
+                let latency_us = self.platform.clusters[policy.cluster].transition_latency_ns as f64 / 1000.0;
+                policy.pending = Some((now_us + latency_us, khz));
+            }
         }
     }
 
@@ -457,6 +487,14 @@ mod tests {
         // asking for what is set cancels nothing and starts nothing
         f.request(big, 1_200_000, 2_000_000, 20.0);
         assert_eq!(f.next_event_us(), f64::INFINITY);
+        // ... but asking for it again while moving elsewhere cancels the move
+        f.request(big, 1_000_000, 2_000_000, 30.0);
+        assert_eq!(f.target_khz(big), 1_000_000);
+        f.request(big, 1_200_000, 2_000_000, 31.0);
+        assert_eq!((f.target_khz(big), f.next_event_us()), (1_200_000, f64::INFINITY));
+        // and a cap below it moves it down even though it is what is set
+        f.request(big, 1_200_000, 1_100_000, 32.0);
+        assert_eq!(f.target_khz(big), 1_100_000);
     }
 
     #[test]

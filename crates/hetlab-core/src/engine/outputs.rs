@@ -82,6 +82,12 @@ impl<'a> Outputs<'a> {
         self.governor_sink = Some(Box::new(sink));
     }
 
+    /// Whether someone watches the governors' views (they then read every field).
+    #[inline]
+    pub fn watches_governor(&self) -> bool {
+        self.governor_sink.is_some()
+    }
+
     /// A governor sampled `view` and decided `decision`.
     #[inline]
     pub fn governor_sampled(&mut self, view: &PolicyView, decision: Decision) {

@@ -133,8 +133,9 @@ impl DbsLoad {
     /// `sampling_rate_us` is the current period (sampling_rate × rate_mult).
     pub fn update(&mut self, cpus: &[CpuSample], sampling_rate_us: u64, ignore_nice: bool) -> u32 {
         let sampling_rate_us = sampling_rate_us.max(1);
+        let long_idle_us = 2 * sampling_rate_us;
         let mut max_load = 0;
-        let mut idle_periods = u32::MAX;
+        let mut shortest_long_idle_us: Option<u64> = None;
         for c in cpus {
             let s = self.cpu(c.cpu);
             let elapsed_us = c.wall_us + std::mem::take(&mut s.pending_wall_us);
@@ -142,23 +143,33 @@ impl DbsLoad {
             // An unusually long idle time means the CPU slept through whole periods and a task
             // has just woken: its near-zero window load would be unfair to a bursty task, so
             // reuse the previous load once (then clear it so a real drop is seen next time).
-            let long_idle = idle_us > 2 * sampling_rate_us;
+            let long_idle = idle_us > long_idle_us;
             let load = if elapsed_us == 0 {
                 s.prev_load
             } else if long_idle && s.prev_load != 0 {
                 std::mem::take(&mut s.prev_load)
             } else {
-                // idle > wall only happens with nice time added; the CPU was then idle
-                let load = if elapsed_us >= idle_us { 100 * (elapsed_us - idle_us) / elapsed_us } else { 0 };
-                s.prev_load = load as u32;
-                load as u32
+                // a window all busy or all idle needs no division (the quotient's exact value);
+                // idle > wall only happens with nice time added, the CPU was then idle
+                let load = if idle_us == 0 {
+                    100
+                } else if idle_us >= elapsed_us {
+                    0
+                } else {
+                    (100 * (elapsed_us - idle_us) / elapsed_us) as u32
+                };
+                s.prev_load = load;
+                load
             };
             if long_idle {
-                idle_periods = idle_periods.min((idle_us / sampling_rate_us).min(u64::from(u32::MAX)) as u32);
+                shortest_long_idle_us = Some(shortest_long_idle_us.map_or(idle_us, |s| s.min(idle_us)));
             }
             max_load = max_load.max(load);
         }
-        self.idle_periods = idle_periods;
+        // the fewest whole periods slept: the shortest long idle time's (the floor of a
+        // division is monotone, so one division gives the minimum over the CPUs)
+        self.idle_periods = shortest_long_idle_us
+            .map_or(u32::MAX, |idle_us| (idle_us / sampling_rate_us).min(u64::from(u32::MAX)) as u32);
         max_load
     }
 }
@@ -228,6 +239,12 @@ mod tests {
         assert_eq!(d.idle_periods, u32::MAX);
         // zero elapsed time repeats the previous load
         assert_eq!(d.update(&[cpu(0, 0, 0)], 10_000, false), 33);
+        // several CPUs slept long: the fewest whole periods any of them slept (45000 and 35000
+        // µs at 10000: 4 and 3); a CPU that did not sleep long does not count
+        d.start();
+        let cpus = [cpu(0, 50_000, 45_000), cpu(1, 50_000, 35_000), cpu(2, 50_000, 5_000)];
+        assert_eq!(d.update(&cpus, 10_000, false), 90);
+        assert_eq!(d.idle_periods, 3);
         // after start the history is gone: the long idle window computes its own load
         d.start();
         assert_eq!(d.update(&[cpu(0, 50_000, 45_000)], 10_000, false), 10);

@@ -26,21 +26,38 @@ pub enum Relation {
 /// `cpufreq_frequency_table_verify` raises max to the next OPP; failing that, the highest
 /// entry. An empty table returns the clamped target.
 ///
-/// The table is ascending (the view's contract): the entry at or below the target is found
-/// from the top, and the one at or above it is that entry or the next (a governor resolves at
-/// every sample, most often to the top).
+/// The table is ascending (the view's contract): a target at either end is answered at once
+/// (a governor resolves at every sample, most often to the top or the bottom), otherwise the
+/// entry at or below it is found by bisection, and the one at or above it is that entry or
+/// the next.
 pub fn resolve(opps_khz: &[u32], target_khz: u32, relation: Relation, min_khz: u32, max_khz: u32) -> u32 {
     debug_assert!(opps_khz.is_sorted(), "an OPP table is ascending: {opps_khz:?}");
     let max_khz = max_khz.max(min_khz);
     let target = target_khz.clamp(min_khz, max_khz);
     let Some(&highest) = opps_khz.last() else { return target };
+    // At or above the top entry every relation gives the top one (the limits reach it); at or
+    // below the bottom one with the limits reaching down to it, the bottom one: the answers of
+    // most samples, without the scans below.
+    if target >= highest {
+        return highest;
+    }
+    if target <= opps_khz[0] && min_khz <= opps_khz[0] {
+        return opps_khz[0];
+    }
     let Some(lo) = opps_khz.iter().position(|&f| f >= min_khz) else { return highest };
     let hi = match opps_khz.iter().rposition(|&f| f <= max_khz) {
         Some(hi) if hi >= lo => hi,
         _ => lo,
     };
     let valid = &opps_khz[lo..=hi];
-    let (below, above) = match valid.iter().rposition(|&f| f <= target) {
+    // the last valid entry at or below the target: the top valid one when the target reaches
+    // it (a limit below the table's top), else by bisection (the table is ascending)
+    let at_or_below = if valid[valid.len() - 1] <= target {
+        Some(valid.len() - 1)
+    } else {
+        valid.partition_point(|&f| f <= target).checked_sub(1)
+    };
+    let (below, above) = match at_or_below {
         Some(i) if valid[i] == target => (Some(target), Some(target)),
         Some(i) => (Some(valid[i]), valid.get(i + 1).copied()),
         None => (None, Some(valid[0])),
@@ -129,7 +146,7 @@ mod tests {
     }
 
     #[test]
-    fn one_scan_from_the_top_picks_what_the_kernels_two_scans_pick() {
+    fn resolve_picks_what_the_kernels_two_scans_pick() {
         // every target, limit pair and relation on tables with gaps, repeats and one entry
         let little: Vec<u32> = little_opps().iter().map(|f| f / 1000).collect();
         let tables: [&[u32]; 5] = [&little, &[500], &[200, 400, 400, 800], &[100, 300, 600, 1000, 1500], &[]];

@@ -184,7 +184,9 @@ impl Ondemand {
         self.last_load
     }
 
-    /// `od_dbs_update`: one sample, and which way it went.
+    /// `od_dbs_update`: one sample, and which way it went (inlined into `sample`, which runs
+    /// at every period).
+    #[inline]
     pub fn step(&mut self, view: &PolicyView) -> (Decision, OdPath) {
         let t = self.tunables;
         if let Some((freq_lo_khz, delay_lo_us)) = self.sub_sample.take() {

@@ -17,8 +17,8 @@ impl Engine<'_> {
     }
 
     /// Fills `view` (reused between samples to avoid allocation) for policy `p`: each CPU's
-    /// entry is written in place, and the threads and CCI ports are read only where someone
-    /// reads them.
+    /// entry is written in place, and the threads, CCI ports and CCI cycles are read only where
+    /// someone reads them.
     pub(super) fn fill_view(&mut self, p: usize, view: &mut PolicyView) {
         let now = self.now_us;
         let wall_us = count(now - self.cpufreq.last_sample_us(p));
@@ -26,20 +26,26 @@ impl Engine<'_> {
         // The time series records every cluster's counters whatever the governor reads.
         let reads_counters = reads_pmcs || self.out.records_series();
         view.util_is_perf = reads_util && self.sched.asks_effective_cpu_perf();
-        let ncpus = self.cpufreq.cpus(p).len();
+        let cpus = self.cpufreq.cpus(p);
         // a policy's CPUs and what its governor reads are fixed: an entry's `pmu` is only ever
         // written by a governor that reads PMCs, and stays zero otherwise
-        view.cpus.resize(ncpus, CpuSample::default());
+        view.cpus.resize(cpus.len(), CpuSample::default());
         let (sched, out) = (&mut self.sched, &mut self.out);
-        for (sample, &cpu) in view.cpus.iter_mut().zip(self.cpufreq.cpus(p)) {
-            let util_avg = if reads_util { sched.cpu_util_for_frequency(cpu, now, out) } else { 0 };
+        for (sample, &cpu) in view.cpus.iter_mut().zip(cpus) {
+            sample.util_avg = if reads_util { sched.cpu_util_for_frequency(cpu, now, out) } else { 0 };
             let (idle_since_sample_us, was_idle) = sched.idle_since_sample(cpu);
-            let idle_us = if sched.online(cpu) { count(idle_since_sample_us.max(0.0)) } else { wall_us };
+            // an idle time at or below 0 counts 0 (kernel work charged ahead can take it there)
+            let idle_us = if !sched.online(cpu) {
+                wall_us
+            } else if idle_since_sample_us > 0.0 {
+                count(idle_since_sample_us).min(wall_us)
+            } else {
+                0
+            };
             sample.cpu = cpu;
             sample.wall_us = wall_us;
-            sample.idle_us = idle_us.min(wall_us);
+            sample.idle_us = idle_us;
             sample.nice_us = 0;
-            sample.util_avg = util_avg;
             sample.was_idle = was_idle;
             if reads_pmcs {
                 sample.pmu = self.hw.cpu_pmu(cpu).to_counts().since(self.cpufreq.pmu_at_sample(cpu));
@@ -61,7 +67,8 @@ impl Engine<'_> {
             self.hw.port_samples(|o| self.cpufreq.ports_at_sample(p, o), &mut view.cci_ports);
         }
         let cap_khz = self.upper_limit_khz(p);
-        self.cpufreq.fill_view_policy(p, view, now, cap_khz);
+        let reads_cci_cycles = reads_counters || self.out.watches_governor();
+        self.cpufreq.fill_view_policy(p, view, now, cap_khz, reads_cci_cycles);
     }
 
     /// A CPU of policy `p` runs scheduler code: take a sample that fell due while idle.
@@ -81,14 +88,15 @@ impl Engine<'_> {
         self.fill_view(p, &mut view);
         let decision = self.cpufreq.sample_governor(p, &view);
         self.out.governor_sampled(&view, decision);
-        let c = self.cpufreq.cluster(p);
-        let snoop_ns = self.hw.snoop_served_ns(c);
         self.out.count_sample();
+        let c = self.cpufreq.cluster(p);
         if self.out.records_series() {
+            let snoop_ns = self.hw.snoop_served_ns(c);
             let row = self.sample_row(p, &view, decision.target_khz, snoop_ns);
             self.out.record_row(row);
         }
         if self.out.tracing() {
+            let snoop_ns = self.hw.snoop_served_ns(c);
             let cpu = self.cpufreq.cpus(p)[0];
             let name = &self.platform.clusters[c].name;
             let power_mw = self.hw.power_mw(c);
@@ -108,16 +116,17 @@ impl Engine<'_> {
         self.snapshot_for_next_sample(p);
         // A governor that reads PMCs pays for it on the CPU that runs the sample (a busy CPU
         // of the policy, whose tick triggered it, else the first one, woken for it).
-        let reads_pmcs = self.cpufreq.reads_pmcs(p);
-        let cost_us = self.pmc_read_cost_us(&view);
+        let cost_us = if self.cpufreq.reads_pmcs(p) { Some(self.pmc_read_cost_us(&view)) } else { None };
+        // the limit the view was filled with (only `thermal_poll` moves the caps)
+        let cap_khz = view.thermal_cap_khz;
         self.cpufreq.sampled(p, view, now + decision.next_sample_us.max(1) as f64);
-        if reads_pmcs {
+        if let Some(cost_us) = cost_us {
             let cpus = self.cpufreq.cpus(p);
             let cpu = cpus.iter().copied().find(|&cpu| self.sched.curr(cpu).is_some()).unwrap_or(cpus[0]);
             self.out.add_governor_overhead(cost_us);
             self.charge_kernel_time(cpu, cost_us);
         }
-        self.request_freq(p, decision.target_khz);
+        self.cpufreq.request(p, decision.target_khz, cap_khz, now);
     }
 
     /// What reading the PMCs of `view` costs, µs (the platform's `governor_cost`).
@@ -160,9 +169,9 @@ impl Engine<'_> {
 
     /// The counters' values now become the base of policy `p`'s next period.
     fn snapshot_for_next_sample(&mut self, p: usize) {
-        for i in 0..self.cpufreq.cpus(p).len() {
-            let cpu = self.cpufreq.cpus(p)[i];
-            self.sched.sampled(cpu);
+        let sched = &mut self.sched;
+        for &cpu in self.cpufreq.cpus(p) {
+            sched.sampled(cpu);
         }
         let reads_counters = self.cpufreq.reads_pmcs(p) || self.out.records_series();
         let (work, sched, hw) = (&self.work, &self.sched, &self.hw);
