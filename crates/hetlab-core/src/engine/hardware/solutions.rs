@@ -76,6 +76,8 @@ pub(super) struct Solution<S> {
     pub lines_per_us: f64,
     pub l3_hits_per_us: f64,
     pub l3_misses_per_us: f64,
+    /// Each cluster's dynamic power, mW (`cluster_power::dynamic_mw`).
+    pub dynamic_mw: [f64; MAX_CLUSTERS],
 }
 
 /// A direct-mapped table of solutions: a key has one slot, and a new solution there replaces
@@ -120,6 +122,7 @@ impl<S> Solutions<S> {
                 lines_per_us: 0.0,
                 l3_hits_per_us: 0.0,
                 l3_misses_per_us: 0.0,
+                dynamic_mw: [0.0; MAX_CLUSTERS],
             })
         });
         slot.key.clear();

@@ -6,6 +6,7 @@
 //! clock, and a line another cluster holds is forwarded by the snoop filter.
 
 use super::cluster::ClusterHw;
+use super::cluster_power;
 use super::costs::CostMemo;
 use super::solutions::{KeyBuilder, Payoff, Solutions};
 use crate::model::cache::{self, InstrTime};
@@ -120,6 +121,9 @@ pub(super) struct Solver {
     pub solutions_given: u64,
     /// The DSU's clock when the run holds it fixed (`SimConfig::dsu_khz`), kHz.
     pub dsu_fixed_khz: Option<u32>,
+    /// Each cluster's dynamic power in the last solution (solved or given), mW; a reuse keeps
+    /// it (`cluster_power`).
+    dynamic_mw: [f64; MAX_CLUSTERS],
 }
 
 /// The DRAM's answer to a solution.
@@ -260,6 +264,7 @@ impl Solver {
             #[cfg(test)]
             solutions_given: 0,
             dsu_fixed_khz: None,
+            dynamic_mw: [0.0; MAX_CLUSTERS],
         }
     }
 
@@ -272,6 +277,11 @@ impl Solver {
     #[inline]
     pub fn speed(&self, t: usize) -> &Speed {
         &self.speeds[t]
+    }
+
+    /// Each cluster's dynamic power in the last solution, mW.
+    pub fn dynamic_mw(&self) -> &[f64; MAX_CLUSTERS] {
+        &self.dynamic_mw
     }
 
     /// If nothing the rates depend on changed since the last solution — threads took the
@@ -359,6 +369,7 @@ impl Solver {
                         port.set_rates(rates);
                     }
                 }
+                self.dynamic_mw = kept.dynamic_mw;
                 // the incremental state is the last solve's, not this one's: solve all next time
                 self.stale = true;
                 self.payoff.record(true);
@@ -380,9 +391,11 @@ impl Solver {
             self.stale = false;
         }
         let answer = self.solve_all(platform, cpus, clusters, dram_state, mem_of, live);
+        let speeds = &self.speeds;
+        self.dynamic_mw = cluster_power::dynamic_mw(platform, cpus, clusters, |t| speeds[t].stall_share);
         if keyed {
             self.payoff.record(false);
-            let (speed_on_cpu, words) = (&self.speed_on_cpu, self.key.words());
+            let (speed_on_cpu, words, dynamic_mw) = (&self.speed_on_cpu, self.key.words(), self.dynamic_mw);
             self.solutions.put(words, |s| {
                 s.speeds.clear();
                 s.speeds.extend(
@@ -393,6 +406,7 @@ impl Solver {
                 }
                 (s.utilisation, s.lines_per_us) = (answer.utilisation, answer.lines_per_us);
                 (s.l3_hits_per_us, s.l3_misses_per_us) = (answer.l3_hits_per_us, answer.l3_misses_per_us);
+                s.dynamic_mw = dynamic_mw;
             });
         }
         answer
