@@ -8,7 +8,7 @@
 use super::cluster::ClusterHw;
 use super::cluster_power;
 use super::costs::CostMemo;
-use super::solutions::{KeyBuilder, Payoff, Solutions};
+use super::solutions::{CpuKey, KeyBuilder, Payoff, Solutions};
 use crate::model::cache::{self, InstrTime};
 use crate::model::dram::DramState;
 use crate::model::{cci, coherence, dram, dsu};
@@ -27,24 +27,6 @@ pub struct Speed {
     pub refs_per_instr: f64,
     /// Lines it takes from other cores' caches per instruction (`model::coherence`).
     pub peer_lines_per_instr: f64,
-}
-
-/// What a CPU's part of the solution depends on: its cluster, whether it is online, and the
-/// task and phase of the thread it runs — not which thread: a thread's costs are its task's
-/// phase's on that cluster, and its shared-line transfers (which do depend on the threads
-/// running) are worked out at every solve and compared with the solution's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct CpuKey {
-    cluster: usize,
-    online: bool,
-    /// The task and phase it runs.
-    running: Option<(usize, usize)>,
-}
-
-impl CpuKey {
-    fn of(cpu: &CpuLoad) -> CpuKey {
-        CpuKey { cluster: cpu.cluster, online: cpu.online, running: cpu.running.map(|r| (r.task, r.phase)) }
-    }
 }
 
 /// What one logical CPU holds when the model is solved.
@@ -302,21 +284,14 @@ impl Solver {
         }
         // the keys are kept only if the model is re-solved: a reuse compares with the solution's
         // written in place: after the first solve it has a slot per CPU
-        let idle = CpuKey { cluster: 0, online: false, running: None };
-        self.keys.resize(self.solved_cpus.len().min(cpus.len()), idle);
+        self.keys.resize(self.solved_cpus.len().min(cpus.len()), CpuKey::IDLE);
         for ((slot, solved), cpu) in self.keys.iter_mut().zip(&self.solved_cpus).zip(cpus) {
             let key = CpuKey::of(cpu);
             *slot = key;
             if *solved != key {
-                self.changed[solved.cluster] = true;
-                self.changed[key.cluster] = true;
-                // an idle CPU and an offline one differ (only the first does kernel work); an
-                // idle CPU's cluster is not an input of the reuse
-                same &= match (solved.running, key.running) {
-                    (Some(a), Some(b)) => (a, solved.cluster) == (b, key.cluster),
-                    (None, None) => solved.online == key.online,
-                    _ => false,
-                };
+                self.changed[solved.cluster()] = true;
+                self.changed[key.cluster()] = true;
+                same &= solved.same_place(key);
             }
         }
         if same {
@@ -356,8 +331,8 @@ impl Solver {
             && !cpus.iter().any(|cpu| cpu.running.is_some_and(|r| mem_of(r.task, r.phase).peer_written_fraction > 0.0));
         if keyed {
             let at = clusters.iter().map(|cl| (cl.cur_khz, cl.powered));
-            let loads = cpus.iter().map(|c| (c.cluster, c.online, c.running.map(|r| (r.task, r.phase))));
-            let key = self.key.build(loads, at, dram_state.noise, dram_state.utilisation);
+            // `reuse` left the CPUs' keys now in `solved_cpus`
+            let key = self.key.build(&self.solved_cpus, at, dram_state.noise, dram_state.utilisation);
             if let Some(kept) = self.solutions.get(key) {
                 let running = cpus.iter().enumerate().filter_map(|(cpu, load)| Some((cpu, load.running?)));
                 for ((cpu, r), speed) in running.zip(&kept.speeds) {
