@@ -141,7 +141,7 @@ impl<S> Default for Solutions<S> {
 }
 
 impl<S> Solutions<S> {
-    const SLOTS: usize = 256;
+    const SLOTS: usize = 1024;
 
     fn slot(key: &[u64]) -> usize {
         let mut h: u64 = 0;
