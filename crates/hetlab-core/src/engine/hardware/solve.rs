@@ -273,42 +273,49 @@ impl Solver {
     /// the DSU's clock are every cluster's): a CPU's key, or the cluster's clock or power state.
     pub fn reuse(&mut self, platform: &Platform, inputs: &Inputs) -> bool {
         let (cpus, clusters) = (inputs.cpus, inputs.clusters);
-        let first = self.solved_cpus.len() != cpus.len() || self.solved_clocks.len() != clusters.len();
+        let n = cpus.len();
+        let first = self.solved_cpus.len() != n || self.solved_clocks.len() != clusters.len();
         let mut same = !first && self.solved_noise == inputs.noise.to_bits();
         self.changed = [first || platform.dsu.is_some(); MAX_CLUSTERS];
-        for (c, cl) in clusters.iter().enumerate().filter(|_| !first) {
-            if self.solved_clocks[c] != (cl.cur_khz, cl.powered) {
-                self.changed[c] = true;
-                same = false;
-            }
-        }
         // the keys are kept only if the model is re-solved: a reuse compares with the solution's
-        // written in place: after the first solve it has a slot per CPU
-        self.keys.resize(self.solved_cpus.len().min(cpus.len()), CpuKey::IDLE);
-        for ((slot, solved), cpu) in self.keys.iter_mut().zip(&self.solved_cpus).zip(cpus) {
-            let key = CpuKey::of(cpu);
-            *slot = key;
-            if *solved != key {
-                self.changed[solved.cluster()] = true;
-                self.changed[key.cluster()] = true;
-                same &= solved.same_place(key);
+        // (`keys` is a buffer with a slot per CPU, swapped with the solution's when kept)
+        self.keys.resize(n, CpuKey::IDLE);
+        let keys = &mut self.keys[..n];
+        if first {
+            for (slot, cpu) in keys.iter_mut().zip(cpus) {
+                *slot = CpuKey::of(cpu);
+            }
+            self.solved_clocks.clear();
+            self.solved_clocks.extend(clusters.iter().map(|cl| (cl.cur_khz, cl.powered)));
+        } else {
+            // written in place: a clock that differs makes the inputs differ (kept below)
+            for (c, (solved, cl)) in self.solved_clocks.iter_mut().zip(clusters).enumerate() {
+                if *solved != (cl.cur_khz, cl.powered) {
+                    *solved = (cl.cur_khz, cl.powered);
+                    self.changed[c] = true;
+                    same = false;
+                }
+            }
+            let solved_cpus = &self.solved_cpus[..n];
+            for i in 0..n {
+                let (key, solved) = (CpuKey::of(&cpus[i]), solved_cpus[i]);
+                keys[i] = key;
+                if solved != key {
+                    self.changed[solved.cluster()] = true;
+                    self.changed[key.cluster()] = true;
+                    same &= solved.same_place(key);
+                }
             }
         }
         if same {
-            for (cpu, load) in cpus.iter().enumerate() {
+            for (load, speed) in cpus.iter().zip(&self.speed_on_cpu) {
                 if let Some(r) = load.running {
-                    self.speeds[r.thread] = self.speed_on_cpu[cpu];
+                    self.speeds[r.thread] = *speed;
                 }
             }
             return true;
         }
-        if first {
-            self.keys.clear();
-            self.keys.extend(cpus.iter().map(CpuKey::of));
-        }
         std::mem::swap(&mut self.solved_cpus, &mut self.keys);
-        self.solved_clocks.clear();
-        self.solved_clocks.extend(clusters.iter().map(|cl| (cl.cur_khz, cl.powered)));
         self.solved_noise = inputs.noise.to_bits();
         false
     }
