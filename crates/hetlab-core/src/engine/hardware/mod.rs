@@ -221,10 +221,17 @@ impl<'a> Hardware<'a> {
         }
     }
 
-    /// Each cluster's power: the dynamic part of the solution the solver holds (worked out
-    /// with it, `cluster_power::dynamic_mw`), and its leakage at its temperature now.
+    /// Each cluster's power: the dynamic part of the solution the solver holds where it was
+    /// given again or reused (kept with it), else worked out and kept; and its leakage at its
+    /// temperature now (`cluster_power`).
     fn solve_power(&mut self, cpus: &[CpuLoad]) {
-        cluster_power::set_power(self.platform, cpus, &mut self.clusters, self.solver.dynamic_mw());
+        let solver = &self.solver;
+        let kept = solver.dynamic_known().then(|| solver.dynamic_mw());
+        let dynamic =
+            cluster_power::set_power(self.platform, cpus, &mut self.clusters, kept, |t| solver.speed(t).stall_share);
+        if kept.is_none() {
+            self.solver.keep_dynamic(dynamic);
+        }
     }
 
     /// Integrates the cluster and DRAM quantities (energy, temperature, OPP residency, CCI port

@@ -124,7 +124,7 @@ pub(super) struct Solution<S> {
     pub lines_per_us: f64,
     pub l3_hits_per_us: f64,
     pub l3_misses_per_us: f64,
-    /// Each cluster's dynamic power, mW (`cluster_power::dynamic_mw`).
+    /// Each cluster's dynamic power, mW (`cluster_power`: set after the solution is put).
     pub dynamic_mw: [f64; MAX_CLUSTERS],
 }
 
@@ -156,12 +156,13 @@ impl<S> Solutions<S> {
         self.slots.get(Self::slot(key))?.as_deref().filter(|s| s.key == key)
     }
 
-    /// Keeps a solution for `key`, its fields set by `fill` (the slot's buffers reused).
-    pub fn put(&mut self, key: &[u64], fill: impl FnOnce(&mut Solution<S>)) {
+    /// Keeps a solution for `key`, its fields set by `fill` (the slot's buffers reused); its slot.
+    pub fn put(&mut self, key: &[u64], fill: impl FnOnce(&mut Solution<S>)) -> usize {
         if self.slots.is_empty() {
             self.slots.resize_with(Self::SLOTS, || None);
         }
-        let slot = self.slots[Self::slot(key)].get_or_insert_with(|| {
+        let at = Self::slot(key);
+        let slot = self.slots[at].get_or_insert_with(|| {
             Box::new(Solution {
                 key: Vec::new(),
                 speeds: Vec::new(),
@@ -176,6 +177,12 @@ impl<S> Solutions<S> {
         slot.key.clear();
         slot.key.extend_from_slice(key);
         fill(slot);
+        at
+    }
+
+    /// The solution in slot `at` (one `put` returned).
+    pub fn at_mut(&mut self, at: usize) -> &mut Solution<S> {
+        self.slots[at].as_mut().expect("a solution was put there")
     }
 }
 

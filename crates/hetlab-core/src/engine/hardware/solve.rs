@@ -6,7 +6,6 @@
 //! clock, and a line another cluster holds is forwarded by the snoop filter.
 
 use super::cluster::ClusterHw;
-use super::cluster_power;
 use super::costs::CostMemo;
 use super::solutions::{CpuKey, KeyBuilder, Payoff, Solutions};
 use crate::model::cache::{self, InstrTime};
@@ -103,9 +102,12 @@ pub(super) struct Solver {
     pub solutions_given: u64,
     /// The DSU's clock when the run holds it fixed (`SimConfig::dsu_khz`), kHz.
     pub dsu_fixed_khz: Option<u32>,
-    /// Each cluster's dynamic power in the last solution (solved or given), mW; a reuse keeps
-    /// it (`cluster_power`).
+    /// Each cluster's dynamic power in the last solution (solved or given), mW, once known (a
+    /// solved one's is worked out by `cluster_power` after it and kept here and in `solutions`,
+    /// in the slot `put_slot` it was put in); a reuse keeps it.
     dynamic_mw: [f64; MAX_CLUSTERS],
+    dynamic_known: bool,
+    put_slot: Option<usize>,
 }
 
 /// The DRAM's answer to a solution.
@@ -247,6 +249,8 @@ impl Solver {
             solutions_given: 0,
             dsu_fixed_khz: None,
             dynamic_mw: [0.0; MAX_CLUSTERS],
+            dynamic_known: false,
+            put_slot: None,
         }
     }
 
@@ -261,9 +265,24 @@ impl Solver {
         &self.speeds[t]
     }
 
-    /// Each cluster's dynamic power in the last solution, mW.
+    /// Each cluster's dynamic power in the last solution, mW, where `dynamic_known`.
     pub fn dynamic_mw(&self) -> &[f64; MAX_CLUSTERS] {
         &self.dynamic_mw
+    }
+
+    /// Whether the last solution's dynamic power is known (it was given again or reused; a
+    /// solution solved needs `keep_dynamic`).
+    pub fn dynamic_known(&self) -> bool {
+        self.dynamic_known
+    }
+
+    /// The dynamic power of the solution just solved, kept with it.
+    pub fn keep_dynamic(&mut self, dynamic_mw: [f64; MAX_CLUSTERS]) {
+        self.dynamic_mw = dynamic_mw;
+        self.dynamic_known = true;
+        if let Some(slot) = self.put_slot.take() {
+            self.solutions.at_mut(slot).dynamic_mw = dynamic_mw;
+        }
     }
 
     /// If nothing the rates depend on changed since the last solution — threads took the
@@ -351,7 +370,7 @@ impl Solver {
                         port.set_rates(rates);
                     }
                 }
-                self.dynamic_mw = kept.dynamic_mw;
+                (self.dynamic_mw, self.dynamic_known) = (kept.dynamic_mw, true);
                 // the incremental state is the last solve's, not this one's: solve all next time
                 self.stale = true;
                 self.payoff.record(true);
@@ -373,12 +392,11 @@ impl Solver {
             self.stale = false;
         }
         let answer = self.solve_all(platform, cpus, clusters, dram_state, mem_of, live);
-        let speeds = &self.speeds;
-        self.dynamic_mw = cluster_power::dynamic_mw(platform, cpus, clusters, |t| speeds[t].stall_share);
+        self.dynamic_known = false;
         if keyed {
             self.payoff.record(false);
-            let (speed_on_cpu, words, dynamic_mw) = (&self.speed_on_cpu, self.key.words(), self.dynamic_mw);
-            self.solutions.put(words, |s| {
+            let (speed_on_cpu, words) = (&self.speed_on_cpu, self.key.words());
+            self.put_slot = Some(self.solutions.put(words, |s| {
                 s.speeds.clear();
                 s.speeds.extend(
                     cpus.iter().enumerate().filter(|(_, l)| l.running.is_some()).map(|(cpu, _)| speed_on_cpu[cpu]),
@@ -388,8 +406,7 @@ impl Solver {
                 }
                 (s.utilisation, s.lines_per_us) = (answer.utilisation, answer.lines_per_us);
                 (s.l3_hits_per_us, s.l3_misses_per_us) = (answer.l3_hits_per_us, answer.l3_misses_per_us);
-                s.dynamic_mw = dynamic_mw;
-            });
+            }));
         }
         answer
     }
