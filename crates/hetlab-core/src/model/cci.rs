@@ -164,11 +164,17 @@ pub struct CciPort {
     retry_per_us: f64,
     /// The request sources, gathered while rates are set.
     sources: Vec<RequestSlots>,
-    /// The last solve's inputs and its wait share: the hardware part re-solves its rates many
-    /// times per event with the same readers, so an identical input reuses the answer (the
-    /// key is exact, so the result is bit-for-bit the solve's).
-    solved: Option<SolvedTracker>,
+    /// The last solves' inputs and their wait shares (at most `SOLVED_TRACKERS`, the oldest
+    /// replaced): the hardware part re-solves its rates many times with readers it had before
+    /// (the same few compositions of threads recur), so an identical input reuses the answer
+    /// (the key is exact, so the result is bit-for-bit the solve's).
+    solved: Vec<SolvedTracker>,
+    /// The slot of `solved` the next new solve replaces.
+    next_solved: usize,
 }
+
+/// How many tracker solves a port keeps.
+const SOLVED_TRACKERS: usize = 16;
 
 /// A port's reads, stalls and retries per µs.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -251,15 +257,21 @@ impl CciPort {
     }
 
     /// [`tracker_wait_probability`] of the current sources, solved again only when the entries
-    /// or a source differ from the last solve's.
+    /// or a source differ from every kept solve's.
     fn wait_probability(&mut self, tracker_entries: u32) -> f64 {
-        let solved = self.solved.get_or_insert_with(|| SolvedTracker { entries: u32::MAX, ..Default::default() });
-        if solved.entries != tracker_entries || solved.sources != self.sources {
-            solved.wait = tracker_wait_probability(tracker_entries, &self.sources);
-            solved.entries = tracker_entries;
-            solved.sources.clone_from(&self.sources);
+        let sources = &self.sources;
+        if let Some(solved) = self.solved.iter().find(|s| s.entries == tracker_entries && s.sources == *sources) {
+            return solved.wait;
         }
-        solved.wait
+        let wait = tracker_wait_probability(tracker_entries, sources);
+        if self.solved.len() < SOLVED_TRACKERS {
+            self.solved.push(SolvedTracker::default());
+        }
+        let slot = &mut self.solved[self.next_solved % SOLVED_TRACKERS];
+        self.next_solved = (self.next_solved + 1) % SOLVED_TRACKERS;
+        (slot.entries, slot.wait) = (tracker_entries, wait);
+        slot.sources.clone_from(sources);
+        wait
     }
 
     /// Counts `dt_us` at the current rates.
@@ -397,17 +409,20 @@ mod tests {
 
     #[test]
     fn a_reused_tracker_solve_is_the_solve_itself() {
-        // the same readers again reuse the last answer; a changed reader or tracker solves anew,
-        // and every answer is bit-for-bit the direct solve's
+        // the same readers again reuse the last answer, readers of an earlier solve reuse its
+        // answer, a changed reader or tracker solves anew; every answer is bit-for-bit the
+        // direct solve's
         let mut port = CciPort::new(3);
         // (reads per µs, hold ns, slots) of each reader, and the tracker's entries
         type Readers<'a> = &'a [(f64, f64, u32)];
-        let cases: [(Readers, u32); 5] = [
+        let cases: [(Readers, u32); 7] = [
             (&[(10.0, 100.0, 2), (4.0, 150.0, 3)], 2),
             (&[(10.0, 100.0, 2), (4.0, 150.0, 3)], 2),
             (&[(10.0, 100.0, 2), (4.0, 150.000001, 3)], 2),
             (&[(10.0, 100.0, 2), (4.0, 150.000001, 3)], 3),
             (&[(10.0, 100.0, 2)], 1),
+            (&[(10.0, 100.0, 2), (4.0, 150.0, 3)], 2),
+            (&[(10.0, 100.0, 2), (4.0, 150.000001, 3)], 3),
         ];
         for (readers, entries) in cases {
             port.clear_rates();

@@ -5,6 +5,7 @@
 //! Every joule goes through `model::energy` here and nowhere else.
 
 mod cluster;
+mod cluster_power;
 mod costs;
 mod dsu;
 #[cfg(test)]
@@ -21,7 +22,7 @@ use crate::model::energy::{EnergyAccount, Sensors};
 use crate::model::{power, thermal};
 use crate::platform::Platform;
 use crate::random::{normal_sample, Rng};
-use crate::result::{CciPortReport, ClusterReport, DsuReport, Energy, MAX_CLUSTERS};
+use crate::result::{CciPortReport, ClusterReport, DsuReport, Energy};
 use crate::workload::MemProfile;
 use cluster::ClusterHw;
 
@@ -86,7 +87,7 @@ impl<'a> Hardware<'a> {
 
     /// The voltage of cluster `c`'s current OPP, V (what `Cluster::voltage_v` finds for it).
     pub fn volts(&self, c: usize) -> f64 {
-        self.platform.clusters[c].opps[self.clusters[c].cur_opp][1] as f64 * 1e-6
+        cluster_power::volts(self.platform, c, &self.clusters[c])
     }
 
     pub fn powered(&self, c: usize) -> bool {
@@ -220,55 +221,16 @@ impl<'a> Hardware<'a> {
         }
     }
 
-    /// Each cluster's power: every core by its activity, the powered cluster's clocked shared
-    /// logic and the snoops it serves, and its leakage at its temperature now.
+    /// Each cluster's power: the dynamic part of the solution the solver holds where it was
+    /// given again or reused (kept with it), else worked out and kept; and its leakage at its
+    /// temperature now (`cluster_power`).
     fn solve_power(&mut self, cpus: &[CpuLoad]) {
-        let platform = self.platform;
-        let nclusters = self.clusters.len();
-        let mut reads_per_us = [0.0; MAX_CLUSTERS];
-        for (c, cl) in self.clusters.iter().enumerate() {
-            reads_per_us[c] = cl.port.as_ref().map_or(0.0, |p| p.read_rate_per_us());
-        }
-        let all_reads_per_us: f64 = reads_per_us.iter().sum();
-        // One pass over the CPUs, each cluster's sum in CPU order as before; an idle or offline
-        // core draws no dynamic power (clock-gated: its term is +0, so it is not added).
-        let mut volts = [0.0; MAX_CLUSTERS];
-        for (c, v) in volts.iter_mut().enumerate().take(nclusters) {
-            *v = self.volts(c);
-        }
-        let mut dynamic = [0.0; MAX_CLUSTERS];
-        let mut busy = [false; MAX_CLUSTERS];
-        let (mut online_cpus, mut core_off_cpus) = ([0usize; MAX_CLUSTERS], [0usize; MAX_CLUSTERS]);
-        for cpu in cpus {
-            let c = cpu.cluster;
-            online_cpus[c] += cpu.online as usize;
-            core_off_cpus[c] += (cpu.online && cpu.core_off) as usize;
-            if let Some(r) = cpu.running.filter(|_| cpu.online) {
-                let core = platform.core_type_of(c);
-                let activity = power::activity(core, self.solver.speed(r.thread).stall_share);
-                busy[c] = true;
-                dynamic[c] += power::core_dynamic_mw(core, volts[c], self.clusters[c].cur_khz, activity);
-            }
-        }
-        for (c, own_reads_per_us) in reads_per_us.iter().enumerate().take(nclusters) {
-            let cluster = &platform.clusters[c];
-            let khz = self.clusters[c].cur_khz;
-            let (volts, busy, mut dynamic) = (volts[c], busy[c], dynamic[c]);
-            let (online_cpus, core_off_cpus) = (online_cpus[c], core_off_cpus[c]);
-            if busy {
-                dynamic += cluster.active_mw_at(self.clusters[c].cur_opp);
-            }
-            let hw = &mut self.clusters[c];
-            if hw.powered {
-                dynamic += power::cluster_clock_mw(cluster, volts, khz);
-                dynamic += power::snoop_lookup_mw(cluster, volts, all_reads_per_us - own_reads_per_us);
-            }
-            // A core no online logical CPU is on is power-gated (the switcher's outbound core), and
-            // so is one cpuidle powered down.
-            let gated_cores = cluster.cpus.len().saturating_sub(online_cpus) + core_off_cpus;
-            hw.power.static_mw =
-                if hw.powered { power::cluster_static_mw(cluster, volts, hw.thermal.temp_c, gated_cores) } else { 0.0 };
-            hw.power.total_mw = dynamic + hw.power.static_mw;
+        let solver = &self.solver;
+        let kept = solver.dynamic_known().then(|| solver.dynamic_mw());
+        let dynamic =
+            cluster_power::set_power(self.platform, cpus, &mut self.clusters, kept, |t| solver.speed(t).stall_share);
+        if kept.is_none() {
+            self.solver.keep_dynamic(dynamic);
         }
     }
 

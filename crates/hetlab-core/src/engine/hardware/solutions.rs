@@ -12,9 +12,58 @@
 use crate::model::cci::PortRates;
 use crate::result::MAX_CLUSTERS;
 
-/// The key's words: how many CPUs run a thread, each one's task and (phase, cluster, online)
-/// in CPU order; per cluster its online CPUs, then its clock and power state; the noise
-/// factor's and the warm start's bits (tasks and phases below 2^48, clusters below 2^14).
+use super::solve::CpuLoad;
+
+/// What a CPU's part of the solution depends on, in two words: the task of the thread it runs,
+/// and its phase, the CPU's cluster, whether the CPU is online and whether it runs a thread
+/// (`phase << 16 | cluster << 2 | online << 1 | runs`; tasks and phases below 2^48, clusters
+/// below 2^14) — not which thread: a thread's costs are its task's phase's on that cluster, and
+/// its shared-line transfers (which do depend on the threads running) are worked out at every
+/// solve and compared with the solution's. An idle CPU's task and phase are 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct CpuKey([u64; 2]);
+
+impl CpuKey {
+    pub const IDLE: CpuKey = CpuKey([0; 2]);
+
+    #[inline]
+    pub fn of(cpu: &CpuLoad) -> CpuKey {
+        let (task, phase, runs) = cpu.running.map_or((0, 0, 0), |r| (r.task as u64, r.phase as u64, 1));
+        CpuKey([task, phase << 16 | (cpu.cluster as u64) << 2 | (cpu.online as u64) << 1 | runs])
+    }
+
+    #[inline]
+    pub fn cluster(self) -> usize {
+        (self.0[1] >> 2 & 0x3fff) as usize
+    }
+
+    #[inline]
+    fn online(self) -> bool {
+        self.0[1] & 2 != 0
+    }
+
+    #[inline]
+    fn runs(self) -> bool {
+        self.0[1] & 1 != 0
+    }
+
+    /// Whether a CPU whose key was `self` and is now `now` holds what it held for the rates:
+    /// the same task and phase on the same cluster (online or not), or idle both times and
+    /// online both times or neither (an idle CPU and an offline one differ: only the first does
+    /// kernel work; an idle CPU's cluster is not an input of the rates).
+    #[inline]
+    pub fn same_place(self, now: CpuKey) -> bool {
+        match (self.runs(), now.runs()) {
+            (true, true) => self.0[0] == now.0[0] && self.0[1] | 2 == now.0[1] | 2,
+            (false, false) => self.online() == now.online(),
+            _ => false,
+        }
+    }
+}
+
+/// The key's words: how many CPUs run a thread, each one's two words (`CpuKey`) in CPU order;
+/// per cluster its online CPUs, then its clock and power state; the noise factor's and the
+/// warm start's bits.
 pub(super) struct KeyBuilder {
     words: Vec<u64>,
 }
@@ -24,11 +73,11 @@ impl KeyBuilder {
         KeyBuilder { words: Vec::new() }
     }
 
-    /// The key of a solution of `cpus` — each one's (cluster, online, task and phase it runs)
-    /// — on clusters `(khz, powered)` at DRAM `noise`, started from `warm_start`.
+    /// The key of a solution of `cpus` (each one's key) on clusters `(khz, powered)` at DRAM
+    /// `noise`, started from `warm_start`.
     pub fn build(
         &mut self,
-        cpus: impl ExactSizeIterator<Item = (usize, bool, Option<(usize, usize)>)>,
+        cpus: &[CpuKey],
         clusters: impl ExactSizeIterator<Item = (u32, bool)>,
         noise: f64,
         warm_start: f64,
@@ -39,11 +88,10 @@ impl KeyBuilder {
         let words = &mut self.words[..];
         let mut online = [0u64; MAX_CLUSTERS];
         let mut n = 1;
-        for (cluster, on, running) in cpus {
-            online[cluster] += on as u64;
-            if let Some((task, phase)) = running {
-                words[n] = task as u64;
-                words[n + 1] = (phase as u64) << 16 | (cluster as u64) << 2 | (on as u64) << 1;
+        for &key in cpus {
+            online[key.cluster()] += key.online() as u64;
+            if key.runs() {
+                words[n..n + 2].copy_from_slice(&key.0);
                 n += 2;
             }
         }
@@ -76,6 +124,8 @@ pub(super) struct Solution<S> {
     pub lines_per_us: f64,
     pub l3_hits_per_us: f64,
     pub l3_misses_per_us: f64,
+    /// Each cluster's dynamic power, mW (`cluster_power`: set after the solution is put).
+    pub dynamic_mw: [f64; MAX_CLUSTERS],
 }
 
 /// A direct-mapped table of solutions: a key has one slot, and a new solution there replaces
@@ -91,7 +141,7 @@ impl<S> Default for Solutions<S> {
 }
 
 impl<S> Solutions<S> {
-    const SLOTS: usize = 256;
+    const SLOTS: usize = 1024;
 
     fn slot(key: &[u64]) -> usize {
         let mut h: u64 = 0;
@@ -106,12 +156,13 @@ impl<S> Solutions<S> {
         self.slots.get(Self::slot(key))?.as_deref().filter(|s| s.key == key)
     }
 
-    /// Keeps a solution for `key`, its fields set by `fill` (the slot's buffers reused).
-    pub fn put(&mut self, key: &[u64], fill: impl FnOnce(&mut Solution<S>)) {
+    /// Keeps a solution for `key`, its fields set by `fill` (the slot's buffers reused); its slot.
+    pub fn put(&mut self, key: &[u64], fill: impl FnOnce(&mut Solution<S>)) -> usize {
         if self.slots.is_empty() {
             self.slots.resize_with(Self::SLOTS, || None);
         }
-        let slot = self.slots[Self::slot(key)].get_or_insert_with(|| {
+        let at = Self::slot(key);
+        let slot = self.slots[at].get_or_insert_with(|| {
             Box::new(Solution {
                 key: Vec::new(),
                 speeds: Vec::new(),
@@ -120,11 +171,18 @@ impl<S> Solutions<S> {
                 lines_per_us: 0.0,
                 l3_hits_per_us: 0.0,
                 l3_misses_per_us: 0.0,
+                dynamic_mw: [0.0; MAX_CLUSTERS],
             })
         });
         slot.key.clear();
         slot.key.extend_from_slice(key);
         fill(slot);
+        at
+    }
+
+    /// The solution in slot `at` (one `put` returned).
+    pub fn at_mut(&mut self, at: usize) -> &mut Solution<S> {
+        self.slots[at].as_mut().expect("a solution was put there")
     }
 }
 

@@ -7,7 +7,7 @@
 
 use super::cluster::ClusterHw;
 use super::costs::CostMemo;
-use super::solutions::{KeyBuilder, Payoff, Solutions};
+use super::solutions::{CpuKey, KeyBuilder, Payoff, Solutions};
 use crate::model::cache::{self, InstrTime};
 use crate::model::dram::DramState;
 use crate::model::{cci, coherence, dram, dsu};
@@ -26,24 +26,6 @@ pub struct Speed {
     pub refs_per_instr: f64,
     /// Lines it takes from other cores' caches per instruction (`model::coherence`).
     pub peer_lines_per_instr: f64,
-}
-
-/// What a CPU's part of the solution depends on: its cluster, whether it is online, and the
-/// task and phase of the thread it runs — not which thread: a thread's costs are its task's
-/// phase's on that cluster, and its shared-line transfers (which do depend on the threads
-/// running) are worked out at every solve and compared with the solution's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct CpuKey {
-    cluster: usize,
-    online: bool,
-    /// The task and phase it runs.
-    running: Option<(usize, usize)>,
-}
-
-impl CpuKey {
-    fn of(cpu: &CpuLoad) -> CpuKey {
-        CpuKey { cluster: cpu.cluster, online: cpu.online, running: cpu.running.map(|r| (r.task, r.phase)) }
-    }
 }
 
 /// What one logical CPU holds when the model is solved.
@@ -120,6 +102,12 @@ pub(super) struct Solver {
     pub solutions_given: u64,
     /// The DSU's clock when the run holds it fixed (`SimConfig::dsu_khz`), kHz.
     pub dsu_fixed_khz: Option<u32>,
+    /// Each cluster's dynamic power in the last solution (solved or given), mW, once known (a
+    /// solved one's is worked out by `cluster_power` after it and kept here and in `solutions`,
+    /// in the slot `put_slot` it was put in); a reuse keeps it.
+    dynamic_mw: [f64; MAX_CLUSTERS],
+    dynamic_known: bool,
+    put_slot: Option<usize>,
 }
 
 /// The DRAM's answer to a solution.
@@ -260,6 +248,9 @@ impl Solver {
             #[cfg(test)]
             solutions_given: 0,
             dsu_fixed_khz: None,
+            dynamic_mw: [0.0; MAX_CLUSTERS],
+            dynamic_known: false,
+            put_slot: None,
         }
     }
 
@@ -274,6 +265,26 @@ impl Solver {
         &self.speeds[t]
     }
 
+    /// Each cluster's dynamic power in the last solution, mW, where `dynamic_known`.
+    pub fn dynamic_mw(&self) -> &[f64; MAX_CLUSTERS] {
+        &self.dynamic_mw
+    }
+
+    /// Whether the last solution's dynamic power is known (it was given again or reused; a
+    /// solution solved needs `keep_dynamic`).
+    pub fn dynamic_known(&self) -> bool {
+        self.dynamic_known
+    }
+
+    /// The dynamic power of the solution just solved, kept with it.
+    pub fn keep_dynamic(&mut self, dynamic_mw: [f64; MAX_CLUSTERS]) {
+        self.dynamic_mw = dynamic_mw;
+        self.dynamic_known = true;
+        if let Some(slot) = self.put_slot.take() {
+            self.solutions.at_mut(slot).dynamic_mw = dynamic_mw;
+        }
+    }
+
     /// If nothing the rates depend on changed since the last solution — threads took the
     /// places of identical ones (same task and phase on the same CPU) — the newcomers get their
     /// predecessors' speeds and this is true; else the inputs are kept for the solution to come,
@@ -281,49 +292,49 @@ impl Solver {
     /// the DSU's clock are every cluster's): a CPU's key, or the cluster's clock or power state.
     pub fn reuse(&mut self, platform: &Platform, inputs: &Inputs) -> bool {
         let (cpus, clusters) = (inputs.cpus, inputs.clusters);
-        let first = self.solved_cpus.len() != cpus.len() || self.solved_clocks.len() != clusters.len();
+        let n = cpus.len();
+        let first = self.solved_cpus.len() != n || self.solved_clocks.len() != clusters.len();
         let mut same = !first && self.solved_noise == inputs.noise.to_bits();
         self.changed = [first || platform.dsu.is_some(); MAX_CLUSTERS];
-        for (c, cl) in clusters.iter().enumerate().filter(|_| !first) {
-            if self.solved_clocks[c] != (cl.cur_khz, cl.powered) {
-                self.changed[c] = true;
-                same = false;
-            }
-        }
         // the keys are kept only if the model is re-solved: a reuse compares with the solution's
-        // written in place: after the first solve it has a slot per CPU
-        let idle = CpuKey { cluster: 0, online: false, running: None };
-        self.keys.resize(self.solved_cpus.len().min(cpus.len()), idle);
-        for ((slot, solved), cpu) in self.keys.iter_mut().zip(&self.solved_cpus).zip(cpus) {
-            let key = CpuKey::of(cpu);
-            *slot = key;
-            if *solved != key {
-                self.changed[solved.cluster] = true;
-                self.changed[key.cluster] = true;
-                // an idle CPU and an offline one differ (only the first does kernel work); an
-                // idle CPU's cluster is not an input of the reuse
-                same &= match (solved.running, key.running) {
-                    (Some(a), Some(b)) => (a, solved.cluster) == (b, key.cluster),
-                    (None, None) => solved.online == key.online,
-                    _ => false,
-                };
+        // (`keys` is a buffer with a slot per CPU, swapped with the solution's when kept)
+        self.keys.resize(n, CpuKey::IDLE);
+        let keys = &mut self.keys[..n];
+        if first {
+            for (slot, cpu) in keys.iter_mut().zip(cpus) {
+                *slot = CpuKey::of(cpu);
+            }
+            self.solved_clocks.clear();
+            self.solved_clocks.extend(clusters.iter().map(|cl| (cl.cur_khz, cl.powered)));
+        } else {
+            // written in place: a clock that differs makes the inputs differ (kept below)
+            for (c, (solved, cl)) in self.solved_clocks.iter_mut().zip(clusters).enumerate() {
+                if *solved != (cl.cur_khz, cl.powered) {
+                    *solved = (cl.cur_khz, cl.powered);
+                    self.changed[c] = true;
+                    same = false;
+                }
+            }
+            let solved_cpus = &self.solved_cpus[..n];
+            for i in 0..n {
+                let (key, solved) = (CpuKey::of(&cpus[i]), solved_cpus[i]);
+                keys[i] = key;
+                if solved != key {
+                    self.changed[solved.cluster()] = true;
+                    self.changed[key.cluster()] = true;
+                    same &= solved.same_place(key);
+                }
             }
         }
         if same {
-            for (cpu, load) in cpus.iter().enumerate() {
+            for (load, speed) in cpus.iter().zip(&self.speed_on_cpu) {
                 if let Some(r) = load.running {
-                    self.speeds[r.thread] = self.speed_on_cpu[cpu];
+                    self.speeds[r.thread] = *speed;
                 }
             }
             return true;
         }
-        if first {
-            self.keys.clear();
-            self.keys.extend(cpus.iter().map(CpuKey::of));
-        }
         std::mem::swap(&mut self.solved_cpus, &mut self.keys);
-        self.solved_clocks.clear();
-        self.solved_clocks.extend(clusters.iter().map(|cl| (cl.cur_khz, cl.powered)));
         self.solved_noise = inputs.noise.to_bits();
         false
     }
@@ -346,8 +357,8 @@ impl Solver {
             && !cpus.iter().any(|cpu| cpu.running.is_some_and(|r| mem_of(r.task, r.phase).peer_written_fraction > 0.0));
         if keyed {
             let at = clusters.iter().map(|cl| (cl.cur_khz, cl.powered));
-            let loads = cpus.iter().map(|c| (c.cluster, c.online, c.running.map(|r| (r.task, r.phase))));
-            let key = self.key.build(loads, at, dram_state.noise, dram_state.utilisation);
+            // `reuse` left the CPUs' keys now in `solved_cpus`
+            let key = self.key.build(&self.solved_cpus, at, dram_state.noise, dram_state.utilisation);
             if let Some(kept) = self.solutions.get(key) {
                 let running = cpus.iter().enumerate().filter_map(|(cpu, load)| Some((cpu, load.running?)));
                 for ((cpu, r), speed) in running.zip(&kept.speeds) {
@@ -359,6 +370,7 @@ impl Solver {
                         port.set_rates(rates);
                     }
                 }
+                (self.dynamic_mw, self.dynamic_known) = (kept.dynamic_mw, true);
                 // the incremental state is the last solve's, not this one's: solve all next time
                 self.stale = true;
                 self.payoff.record(true);
@@ -380,10 +392,11 @@ impl Solver {
             self.stale = false;
         }
         let answer = self.solve_all(platform, cpus, clusters, dram_state, mem_of, live);
+        self.dynamic_known = false;
         if keyed {
             self.payoff.record(false);
             let (speed_on_cpu, words) = (&self.speed_on_cpu, self.key.words());
-            self.solutions.put(words, |s| {
+            self.put_slot = Some(self.solutions.put(words, |s| {
                 s.speeds.clear();
                 s.speeds.extend(
                     cpus.iter().enumerate().filter(|(_, l)| l.running.is_some()).map(|(cpu, _)| speed_on_cpu[cpu]),
@@ -393,7 +406,7 @@ impl Solver {
                 }
                 (s.utilisation, s.lines_per_us) = (answer.utilisation, answer.lines_per_us);
                 (s.l3_hits_per_us, s.l3_misses_per_us) = (answer.l3_hits_per_us, answer.l3_misses_per_us);
-            });
+            }));
         }
         answer
     }
