@@ -295,13 +295,11 @@ impl<'a> Engine<'a> {
             }
         }
         next = next.min(self.kernel.earliest_burst_us());
-        for (_, curr) in self.sched.online_cpus() {
-            if let Some(t) = curr {
-                let instr_per_us = self.hw.speed(t).instr_per_us;
-                if instr_per_us > 0.0 {
-                    let p = self.work.progress(t);
-                    next = next.min(self.now_us + p.stolen_us + p.work_left / instr_per_us);
-                }
+        for (_, t) in self.sched.running() {
+            let instr_per_us = self.hw.speed(t).instr_per_us;
+            if instr_per_us > 0.0 {
+                let p = self.work.progress(t);
+                next = next.min(self.now_us + p.stolen_us + p.work_left / instr_per_us);
             }
         }
         next.max(self.now_us)
@@ -364,24 +362,27 @@ impl<'a> Engine<'a> {
         }
         self.dl_timers_due();
         self.hw.dram_noise_if_due(now, by, &mut self.rng);
-        if self.kernel.earliest_burst_us() <= by {
-            for cpu in 0..self.sched.ncpus() {
-                if self.sched.online(cpu) && self.kernel.next_burst_us(cpu) <= by {
-                    self.kernel_jitter(cpu);
-                }
+        // OS jitter, in CPU order (usually one CPU's: once it is taken, the earliest is later)
+        let mut from_cpu = 0;
+        while self.kernel.earliest_burst_us() <= by {
+            let Some(cpu) = self.kernel.burst_due_from(from_cpu, by) else { break };
+            from_cpu = cpu + 1;
+            if self.sched.online(cpu) {
+                self.kernel_jitter(cpu);
             }
         }
         self.device_irqs_due(by);
         self.kernel_timers_due(by);
         // Thread completions (running threads whose job is done).
-        for cpu in 0..self.sched.ncpus() {
-            if let Some(t) = self.sched.curr(cpu) {
-                let p = self.work.progress(t);
-                let left = p.work_left;
-                if p.stolen_us <= EPS_US && (left <= self.hw.speed(t).instr_per_us * EPS_US || left <= 1e-9) {
-                    self.work.progress_mut(t).work_left = 0.0;
-                    self.job_done(t);
-                }
+        // (a job's end may start a thread on a later CPU: the busy set is read at each step)
+        from_cpu = 0;
+        while let Some((cpu, t)) = self.sched.next_busy_from(from_cpu) {
+            from_cpu = cpu + 1;
+            let p = self.work.progress(t);
+            let left = p.work_left;
+            if p.stolen_us <= EPS_US && (left <= self.hw.speed(t).instr_per_us * EPS_US || left <= 1e-9) {
+                self.work.progress_mut(t).work_left = 0.0;
+                self.job_done(t);
             }
         }
         self.timers_due(by);
@@ -460,7 +461,7 @@ impl<'a> Engine<'a> {
         let now = self.now_us;
         self.sched.tick_at(now);
         // CPUs busy at the tick (one given a thread by an earlier CPU's softirq has not ticked)
-        let busy = crate::sched::CpuMask::of((0..self.sched.ncpus()).filter(|&c| self.sched.curr(c).is_some()));
+        let busy = self.sched.busy_cpus();
         for cpu in busy.iter() {
             if self.sched.curr(cpu).is_none() {
                 continue;

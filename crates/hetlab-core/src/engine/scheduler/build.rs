@@ -144,6 +144,7 @@ impl<'a> Scheduler<'a> {
             capacity,
             pressure: vec![0; ncpus],
             cpus_of_cluster: (0..nclusters).map(|c| (0..ncpus).filter(|&cpu| cluster_of[cpu] == c).collect()).collect(),
+            cluster_mask: (0..nclusters).map(|c| CpuMask::of((0..ncpus).filter(|&cpu| cluster_of[cpu] == c))).collect(),
             // every cluster boots at its top OPP
             freq_khz: platform.clusters.iter().map(|c| (c.max_khz(), c.max_khz())).collect(),
             last_tick_us: 0.0, // boot; the first tick comes a jiffy later
@@ -163,6 +164,7 @@ impl<'a> Scheduler<'a> {
             deferred_preempt: None,
             moves: Vec::new(),
             group_levels: Vec::new(),
+            busy: CpuMask::EMPTY,
         })
     }
 }

@@ -107,6 +107,8 @@ pub struct Scheduler<'a> {
     pressure: Vec<u32>,
     /// Per cluster: the logical CPUs on it, ascending.
     cpus_of_cluster: Vec<Vec<usize>>,
+    /// The same as masks (`cluster_busy` tests them against `busy`).
+    cluster_mask: Vec<CpuMask>,
     /// Per cluster: its clock and thermal cap, kHz, as cpufreq and the thermal governor last
     /// set them (the kernel's `arch_scale_freq_capacity` and thermal pressure): PELT's scale.
     freq_khz: Vec<(u32, u32)>,
@@ -146,6 +148,9 @@ pub struct Scheduler<'a> {
     /// Buffers reused instead of allocated at every tick or trace.
     moves: Vec<Migration>,
     group_levels: Vec<(usize, usize)>,
+    /// The CPUs whose run queue has a current task (kept with `curr`): the event loop asks
+    /// for them at every event and walks them instead of every run queue.
+    busy: CpuMask,
 }
 
 impl Scheduler<'_> {
@@ -201,7 +206,35 @@ impl Scheduler<'_> {
 
     /// No CPU runs a thread.
     pub fn all_idle(&self) -> bool {
-        self.rqs.iter().all(|rq| rq.curr.is_none())
+        self.debug_check_busy();
+        self.busy.is_empty()
+    }
+
+    /// The CPUs running a thread, ascending.
+    #[inline]
+    pub fn busy_cpus(&self) -> CpuMask {
+        self.debug_check_busy();
+        self.busy
+    }
+
+    /// The CPUs running a thread, ascending, with the thread each runs.
+    #[inline]
+    pub fn running(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.busy_cpus().iter().map(|c| (c, self.rqs[c].curr.expect("a busy CPU runs a thread")))
+    }
+
+    /// The first CPU at or after `cpu` that runs a thread, with the thread.
+    #[inline]
+    pub fn next_busy_from(&self, cpu: usize) -> Option<(usize, usize)> {
+        let from = self.busy.and(CpuMask::from_bits(u64::MAX.checked_shl(cpu as u32).unwrap_or(0)));
+        from.first().map(|c| (c, self.rqs[c].curr.expect("a busy CPU runs a thread")))
+    }
+
+    fn debug_check_busy(&self) {
+        debug_assert_eq!(
+            self.busy,
+            CpuMask::of(self.rqs.iter().enumerate().filter(|(_, rq)| rq.curr.is_some()).map(|(c, _)| c))
+        );
     }
 
     /// The tick at `now_us` begins.
@@ -342,7 +375,8 @@ impl Scheduler<'_> {
 
     /// A logical CPU of cluster `c` runs something.
     pub fn cluster_busy(&self, c: usize) -> bool {
-        self.cpus_of_cluster[c].iter().any(|&o| self.rqs[o].curr.is_some())
+        self.debug_check_busy();
+        self.busy.intersects(self.cluster_mask[c])
     }
 
     pub fn core_of(&self, cpu: usize) -> usize {
@@ -370,6 +404,7 @@ impl Scheduler<'_> {
         for (c, cpus) in self.cpus_of_cluster.iter_mut().enumerate() {
             cpus.clear();
             cpus.extend((0..ncpus).filter(|&l| self.cluster_of[l] == c));
+            self.cluster_mask[c] = CpuMask::of(cpus.iter().copied());
         }
         other
     }

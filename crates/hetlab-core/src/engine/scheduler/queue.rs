@@ -62,6 +62,7 @@ impl Scheduler<'_> {
         }
         let rq = &mut self.rqs[cpu];
         rq.curr = None;
+        self.busy = self.busy.without(cpu);
         if rq.rt.running.take().is_some() {
             let started_us = rq.slice_start_us;
             let ticks_run = self.ticks_since(started_us, now_us);
@@ -79,6 +80,7 @@ impl Scheduler<'_> {
         self.update_entity_avg(t, now_us, out);
         let rq = &mut self.rqs[cpu];
         rq.curr = Some(t);
+        self.busy = self.busy.with(cpu);
         rq.rt.running = self.entities[t].class.rt_priority();
         rq.rt.accounted_us = now_us;
         rq.slice_start_us = now_us;
@@ -312,6 +314,7 @@ impl Scheduler<'_> {
         let class = self.entities[t].class;
         let rq = &mut self.rqs[cpu];
         rq.curr = Some(t);
+        self.busy = self.busy.with(cpu);
         rq.rt.running = class.rt_priority();
         rq.slice_start_us = now_us;
         rq.exec_start_us = now_us;
