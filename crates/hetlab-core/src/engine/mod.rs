@@ -398,6 +398,9 @@ impl<'a> Engine<'a> {
 
     /// Wake-ups of the timers due by `by_us`, in thread order.
     fn timers_due(&mut self, by_us: f64) {
+        if self.work.next_any_timer_us() > by_us {
+            return; // none due (the usual case)
+        }
         let mut due = std::mem::take(&mut self.due);
         self.work.pop_due_timers(by_us, &mut due);
         for &(t, seq) in &due {
@@ -416,25 +419,26 @@ impl<'a> Engine<'a> {
         self.due = due;
     }
 
-    /// The next scheduler tick, µs, when one is needed: CFS preempts at ticks where threads
+    /// The next scheduler tick, `tick_us` (the next after now), when one is needed: CFS preempts at ticks where threads
     /// wait, PELT is updated at ticks where someone reads it, the placement may act at ticks,
     /// and RCU works from them. Otherwise no tick is simulated (it would change nothing): as
     /// with NO_HZ, idle CPUs have none anyway.
-    fn next_tick_us(&self) -> f64 {
+    fn next_tick_us(&self, tick_us: f64) -> f64 {
         if !(self.sched.tick_needed() || self.kernel.rcu_needs_tick()) {
             return f64::INFINITY;
         }
-        self.sched.next_tick_after_us(self.now_us)
+        tick_us
     }
 
     /// [`next_tick_us`](Self::next_tick_us) where it comes before `next_us`, else infinity: a
     /// tick at or after the next event is not taken before it whether it is needed or not, so
     /// the need (a scan of every run queue and RCU's lists) is asked only of an earlier one.
     fn next_tick_before_us(&self, next_us: f64) -> f64 {
-        if self.sched.next_tick_after_us(self.now_us) >= next_us {
+        let tick_us = self.sched.next_tick_after_us(self.now_us);
+        if tick_us >= next_us {
             return f64::INFINITY;
         }
-        self.next_tick_us()
+        self.next_tick_us(tick_us)
     }
 
     /// Takes the ticks before the next event `next_us` (and by `limit_us`) that fall while every

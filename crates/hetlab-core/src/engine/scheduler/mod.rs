@@ -183,13 +183,14 @@ impl Scheduler<'_> {
     /// run queue an RT or DL task runs or waits, or CFS may preempt (a thread runs while others
     /// wait; a running RT or DL task needs the tick anyway, so the test is the cheap one).
     pub fn tick_needed(&self) -> bool {
+        self.debug_check_busy();
+        // (an RT or DL task runs only on a busy CPU; RT work may wait on an idle one, throttled)
         self.track_util
             || self.placement.uses_tick()
-            || self.rqs.iter().any(|rq| {
-                rq.rt.running.is_some()
-                    || rq.dl.running.is_some()
-                    || !rq.rt.is_empty()
-                    || (rq.curr.is_some() && !rq.queue.is_empty())
+            || self.rqs.iter().any(|rq| !rq.rt.is_empty())
+            || self.busy.iter().any(|cpu| {
+                let rq = &self.rqs[cpu];
+                rq.rt.running.is_some() || rq.dl.running.is_some() || !rq.queue.is_empty()
             })
     }
 
@@ -231,6 +232,10 @@ impl Scheduler<'_> {
     }
 
     fn debug_check_busy(&self) {
+        debug_assert!(self
+            .rqs
+            .iter()
+            .all(|rq| rq.curr.is_some() || (rq.rt.running.is_none() && rq.dl.running.is_none())));
         debug_assert_eq!(
             self.busy,
             CpuMask::of(self.rqs.iter().enumerate().filter(|(_, rq)| rq.curr.is_some()).map(|(c, _)| c))
