@@ -165,6 +165,7 @@ impl<'a> Scheduler<'a> {
             moves: Vec::new(),
             group_levels: Vec::new(),
             busy: CpuMask::EMPTY,
+            online: CpuMask::of((0..ncpus).filter(|&cpu| online[cpu])),
         })
     }
 }

@@ -148,6 +148,8 @@ pub struct Scheduler<'a> {
     /// Buffers reused instead of allocated at every tick or trace.
     moves: Vec<Migration>,
     group_levels: Vec<(usize, usize)>,
+    /// The online CPUs (fixed at boot).
+    online: CpuMask,
     /// The CPUs whose run queue has a current task (kept with `curr`): the event loop asks
     /// for them at every event and walks them instead of every run queue.
     busy: CpuMask,
@@ -218,6 +220,12 @@ impl Scheduler<'_> {
         self.busy
     }
 
+    /// The online CPUs running no thread.
+    #[inline]
+    fn idle_online(&self) -> CpuMask {
+        CpuMask::from_bits(self.online.bits() & !self.busy.bits())
+    }
+
     /// The CPUs running a thread, ascending, with the thread each runs.
     #[inline]
     pub fn running(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
@@ -232,6 +240,10 @@ impl Scheduler<'_> {
     }
 
     fn debug_check_busy(&self) {
+        debug_assert_eq!(
+            self.online,
+            CpuMask::of(self.rqs.iter().enumerate().filter(|(_, rq)| rq.online).map(|(c, _)| c))
+        );
         debug_assert!(self
             .rqs
             .iter()
@@ -432,21 +444,17 @@ impl Scheduler<'_> {
     /// handed to `ran(cpu, cluster, thread)` (the engine's integration, in CPU order).
     #[inline]
     pub fn account_interval(&mut self, dt: f64, mut ran: impl FnMut(usize, usize, usize)) {
-        let cpus = self.rqs.iter().zip(self.cputime.iter_mut()).zip(&self.cluster_of);
-        for (cpu, ((rq, time), &cluster)) in cpus.enumerate() {
-            if !rq.online {
-                continue;
-            }
-            match rq.curr {
-                None => {
-                    time.idle_since_sample_us += dt;
-                    time.was_idle = true;
-                }
-                Some(t) => {
-                    time.busy_us += dt;
-                    ran(cpu, cluster, t);
-                }
-            }
+        self.debug_check_busy();
+        // the busy CPUs in order (what `ran` does depends on it), then the idle ones: a CPU's
+        // sums are its own, so the two walks give what one walk over the CPUs gives
+        for cpu in self.busy.iter() {
+            self.cputime[cpu].busy_us += dt;
+            ran(cpu, self.cluster_of[cpu], self.rqs[cpu].curr.expect("a busy CPU runs a thread"));
+        }
+        for cpu in self.idle_online().iter() {
+            let time = &mut self.cputime[cpu];
+            time.idle_since_sample_us += dt;
+            time.was_idle = true;
         }
     }
 
