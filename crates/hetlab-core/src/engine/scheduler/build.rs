@@ -114,6 +114,7 @@ impl<'a> Scheduler<'a> {
         Ok(Scheduler {
             platform,
             track_util: placement.uses_util() || governors_read_util,
+            placement_ticks: placement.uses_tick(),
             load_freq_invariant,
             rt_fitness: placement.rt_capacity_fitness(),
             placement,

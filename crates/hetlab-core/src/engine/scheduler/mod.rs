@@ -95,6 +95,9 @@ pub struct Scheduler<'a> {
     cputime: Vec<CpuTime>,
     /// PELT signals are kept (the placement or a governor reads them).
     track_util: bool,
+    /// The placement acts at ticks (`Placement::uses_tick`, asked once: each placement's
+    /// answer is fixed, and the event loop asks at every event).
+    placement_ticks: bool,
     /// Per cluster: the 3.x load sums scale with its frequency (the placement wants it and its
     /// governor is not a single-frequency one).
     load_freq_invariant: Vec<bool>,
@@ -188,7 +191,7 @@ impl Scheduler<'_> {
         self.debug_check_busy();
         // (an RT or DL task runs only on a busy CPU; RT work may wait on an idle one, throttled)
         self.track_util
-            || self.placement.uses_tick()
+            || self.placement_ticks
             || self.rqs.iter().any(|rq| !rq.rt.is_empty())
             || self.busy.iter().any(|cpu| {
                 let rq = &self.rqs[cpu];
