@@ -156,6 +156,7 @@ impl<'a> Scheduler<'a> {
             sysctls,
             uclamp_used,
             rt_arrivals: 0,
+            rt_waited: false,
             rt_period_next_us: f64::INFINITY,
             dl_timers: Default::default(),
             dl_used,

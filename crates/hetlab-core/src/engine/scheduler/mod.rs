@@ -131,6 +131,9 @@ pub struct Scheduler<'a> {
     uclamp_used: bool,
     /// RT tasks queued so far (their arrival numbers order each priority's list).
     rt_arrivals: u64,
+    /// Some RT task has waited on a run queue in this run (else none waits: `tick_needed`
+    /// does not look).
+    rt_waited: bool,
     /// RT placement asks whether a CPU's capacity fits the task (5.10 on asymmetric CPUs).
     rt_fitness: bool,
     /// The RT period timer's next expiry, µs (infinite while no RT work is about).
@@ -192,11 +195,17 @@ impl Scheduler<'_> {
         // (an RT or DL task runs only on a busy CPU; RT work may wait on an idle one, throttled)
         self.track_util
             || self.placement_ticks
-            || self.rqs.iter().any(|rq| !rq.rt.is_empty())
+            || (self.rt_waited && self.rqs.iter().any(|rq| !rq.rt.is_empty()))
             || self.busy.iter().any(|cpu| {
                 let rq = &self.rqs[cpu];
                 rq.rt.running.is_some() || rq.dl.running.is_some() || !rq.queue.is_empty()
             })
+    }
+
+    /// RT `t` of `priority` waits on `cpu`'s queue, its place there given by `arrival`.
+    fn rt_wait(&mut self, cpu: usize, t: usize, priority: u8, arrival: u64) {
+        self.rt_waited = true;
+        self.rqs[cpu].rt.insert(t, priority, arrival);
     }
 
     /// The next tick after `now_us` (jiffies-aligned, after the last one processed), µs.
@@ -243,6 +252,7 @@ impl Scheduler<'_> {
     }
 
     fn debug_check_busy(&self) {
+        debug_assert!(self.rt_waited || self.rqs.iter().all(|rq| rq.rt.is_empty()));
         debug_assert_eq!(
             self.online,
             CpuMask::of(self.rqs.iter().enumerate().filter(|(_, rq)| rq.online).map(|(c, _)| c))

@@ -112,7 +112,10 @@ impl Scheduler<'_> {
         self.unqueue(next);
         let se = &self.entities[t];
         match se.class.rt_priority() {
-            Some(priority) => self.rqs[cpu].rt.insert(t, priority, se.rt_arrival),
+            Some(priority) => {
+                let arrival = se.rt_arrival;
+                self.rt_wait(cpu, t, priority, arrival)
+            }
             None if se.is_dl() => self.rqs[cpu].dl.insert(t, se.dl.deadline_ns),
             None => self.groups.insert_task(cpu, t, &mut self.rqs[cpu], &self.entities),
         }
