@@ -52,6 +52,18 @@ use work::Work;
 /// Completions computed by division land within this of their exact time, µs.
 const EPS_US: f64 = 1e-6;
 
+/// The earlier of two event times: `f64::min` for times, which are never NaN (one compare;
+/// `min`'s NaN handling costs several instructions, asked about ten times per event).
+#[inline]
+fn earlier(a_us: f64, b_us: f64) -> f64 {
+    debug_assert!(!a_us.is_nan() && !b_us.is_nan());
+    if b_us < a_us {
+        b_us
+    } else {
+        a_us
+    }
+}
+
 /// The error of a run abandoned through `SimConfig::stop`.
 pub const STOPPED: &str = "the run was stopped";
 
@@ -281,25 +293,22 @@ impl<'a> Engine<'a> {
 
     /// The earliest pending event other than the scheduler tick: each part's next.
     fn next_event_us(&self) -> f64 {
-        let mut next = self
-            .work
-            .next_any_timer_us()
-            .min(self.hw.next_event_us())
-            .min(self.sched.rt_period_next_us())
-            .min(self.sched.next_dl_timer_us())
-            .min(self.cpufreq.next_event_us());
+        let mut next = earlier(self.work.next_any_timer_us(), self.hw.next_event_us());
+        next = earlier(next, self.sched.rt_period_next_us());
+        next = earlier(next, self.sched.next_dl_timer_us());
+        next = earlier(next, self.cpufreq.next_event_us());
         if let Some(k) = self.kernel.interrupts() {
-            next = next.min(k.next_irq_us());
+            next = earlier(next, k.next_irq_us());
             for (cpu, curr) in self.sched.online_cpus() {
-                next = next.min(k.next_timer_us(cpu, curr.is_none() && !self.kernel.in_burst(cpu, self.now_us)));
+                next = earlier(next, k.next_timer_us(cpu, curr.is_none() && !self.kernel.in_burst(cpu, self.now_us)));
             }
         }
-        next = next.min(self.kernel.earliest_burst_us());
+        next = earlier(next, self.kernel.earliest_burst_us());
         for (_, t) in self.sched.running() {
             let instr_per_us = self.hw.speed(t).instr_per_us;
             if instr_per_us > 0.0 {
                 let p = self.work.progress(t);
-                next = next.min(self.now_us + p.stolen_us + p.work_left / instr_per_us);
+                next = earlier(next, self.now_us + p.stolen_us + p.work_left / instr_per_us);
             }
         }
         next.max(self.now_us)
