@@ -52,6 +52,18 @@ use work::Work;
 /// Completions computed by division land within this of their exact time, µs.
 const EPS_US: f64 = 1e-6;
 
+/// The earlier of two event times: `f64::min` for times, which are never NaN (one compare;
+/// `min`'s NaN handling costs several instructions, asked about ten times per event).
+#[inline]
+fn earlier(a_us: f64, b_us: f64) -> f64 {
+    debug_assert!(!a_us.is_nan() && !b_us.is_nan());
+    if b_us < a_us {
+        b_us
+    } else {
+        a_us
+    }
+}
+
 /// The error of a run abandoned through `SimConfig::stop`.
 pub const STOPPED: &str = "the run was stopped";
 
@@ -281,27 +293,22 @@ impl<'a> Engine<'a> {
 
     /// The earliest pending event other than the scheduler tick: each part's next.
     fn next_event_us(&self) -> f64 {
-        let mut next = self
-            .work
-            .next_any_timer_us()
-            .min(self.hw.next_event_us())
-            .min(self.sched.rt_period_next_us())
-            .min(self.sched.next_dl_timer_us())
-            .min(self.cpufreq.next_event_us());
+        let mut next = earlier(self.work.next_any_timer_us(), self.hw.next_event_us());
+        next = earlier(next, self.sched.rt_period_next_us());
+        next = earlier(next, self.sched.next_dl_timer_us());
+        next = earlier(next, self.cpufreq.next_event_us());
         if let Some(k) = self.kernel.interrupts() {
-            next = next.min(k.next_irq_us());
+            next = earlier(next, k.next_irq_us());
             for (cpu, curr) in self.sched.online_cpus() {
-                next = next.min(k.next_timer_us(cpu, curr.is_none() && !self.kernel.in_burst(cpu, self.now_us)));
+                next = earlier(next, k.next_timer_us(cpu, curr.is_none() && !self.kernel.in_burst(cpu, self.now_us)));
             }
         }
-        next = next.min(self.kernel.earliest_burst_us());
-        for (_, curr) in self.sched.online_cpus() {
-            if let Some(t) = curr {
-                let instr_per_us = self.hw.speed(t).instr_per_us;
-                if instr_per_us > 0.0 {
-                    let p = self.work.progress(t);
-                    next = next.min(self.now_us + p.stolen_us + p.work_left / instr_per_us);
-                }
+        next = earlier(next, self.kernel.earliest_burst_us());
+        for (_, t) in self.sched.running() {
+            let instr_per_us = self.hw.speed(t).instr_per_us;
+            if instr_per_us > 0.0 {
+                let p = self.work.progress(t);
+                next = earlier(next, self.now_us + p.stolen_us + p.work_left / instr_per_us);
             }
         }
         next.max(self.now_us)
@@ -364,24 +371,27 @@ impl<'a> Engine<'a> {
         }
         self.dl_timers_due();
         self.hw.dram_noise_if_due(now, by, &mut self.rng);
-        if self.kernel.earliest_burst_us() <= by {
-            for cpu in 0..self.sched.ncpus() {
-                if self.sched.online(cpu) && self.kernel.next_burst_us(cpu) <= by {
-                    self.kernel_jitter(cpu);
-                }
+        // OS jitter, in CPU order (usually one CPU's: once it is taken, the earliest is later)
+        let mut from_cpu = 0;
+        while self.kernel.earliest_burst_us() <= by {
+            let Some(cpu) = self.kernel.burst_due_from(from_cpu, by) else { break };
+            from_cpu = cpu + 1;
+            if self.sched.online(cpu) {
+                self.kernel_jitter(cpu);
             }
         }
         self.device_irqs_due(by);
         self.kernel_timers_due(by);
         // Thread completions (running threads whose job is done).
-        for cpu in 0..self.sched.ncpus() {
-            if let Some(t) = self.sched.curr(cpu) {
-                let p = self.work.progress(t);
-                let left = p.work_left;
-                if p.stolen_us <= EPS_US && (left <= self.hw.speed(t).instr_per_us * EPS_US || left <= 1e-9) {
-                    self.work.progress_mut(t).work_left = 0.0;
-                    self.job_done(t);
-                }
+        // (a job's end may start a thread on a later CPU: the busy set is read at each step)
+        from_cpu = 0;
+        while let Some((cpu, t)) = self.sched.next_busy_from(from_cpu) {
+            from_cpu = cpu + 1;
+            let p = self.work.progress(t);
+            let left = p.work_left;
+            if p.stolen_us <= EPS_US && (left <= self.hw.speed(t).instr_per_us * EPS_US || left <= 1e-9) {
+                self.work.progress_mut(t).work_left = 0.0;
+                self.job_done(t);
             }
         }
         self.timers_due(by);
@@ -397,6 +407,9 @@ impl<'a> Engine<'a> {
 
     /// Wake-ups of the timers due by `by_us`, in thread order.
     fn timers_due(&mut self, by_us: f64) {
+        if self.work.next_any_timer_us() > by_us {
+            return; // none due (the usual case)
+        }
         let mut due = std::mem::take(&mut self.due);
         self.work.pop_due_timers(by_us, &mut due);
         for &(t, seq) in &due {
@@ -415,25 +428,26 @@ impl<'a> Engine<'a> {
         self.due = due;
     }
 
-    /// The next scheduler tick, µs, when one is needed: CFS preempts at ticks where threads
+    /// The next scheduler tick, `tick_us` (the next after now), when one is needed: CFS preempts at ticks where threads
     /// wait, PELT is updated at ticks where someone reads it, the placement may act at ticks,
     /// and RCU works from them. Otherwise no tick is simulated (it would change nothing): as
     /// with NO_HZ, idle CPUs have none anyway.
-    fn next_tick_us(&self) -> f64 {
+    fn next_tick_us(&self, tick_us: f64) -> f64 {
         if !(self.sched.tick_needed() || self.kernel.rcu_needs_tick()) {
             return f64::INFINITY;
         }
-        self.sched.next_tick_after_us(self.now_us)
+        tick_us
     }
 
     /// [`next_tick_us`](Self::next_tick_us) where it comes before `next_us`, else infinity: a
     /// tick at or after the next event is not taken before it whether it is needed or not, so
     /// the need (a scan of every run queue and RCU's lists) is asked only of an earlier one.
     fn next_tick_before_us(&self, next_us: f64) -> f64 {
-        if self.sched.next_tick_after_us(self.now_us) >= next_us {
+        let tick_us = self.sched.next_tick_after_us(self.now_us);
+        if tick_us >= next_us {
             return f64::INFINITY;
         }
-        self.next_tick_us()
+        self.next_tick_us(tick_us)
     }
 
     /// Takes the ticks before the next event `next_us` (and by `limit_us`) that fall while every
@@ -460,7 +474,7 @@ impl<'a> Engine<'a> {
         let now = self.now_us;
         self.sched.tick_at(now);
         // CPUs busy at the tick (one given a thread by an earlier CPU's softirq has not ticked)
-        let busy = crate::sched::CpuMask::of((0..self.sched.ncpus()).filter(|&c| self.sched.curr(c).is_some()));
+        let busy = self.sched.busy_cpus();
         for cpu in busy.iter() {
             if self.sched.curr(cpu).is_none() {
                 continue;

@@ -49,6 +49,13 @@ impl Jitter {
         self.next_burst_us[cpu]
     }
 
+    /// The first CPU at or after `cpu` whose burst is due by `by_us`.
+    #[inline]
+    pub fn first_due_from(&self, cpu: usize, by_us: f64) -> Option<usize> {
+        let later = self.next_burst_us.get(cpu..)?;
+        later.iter().position(|&at| at <= by_us).map(|i| cpu + i)
+    }
+
     /// Every CPU's next burst, µs, in CPU order.
     pub fn next_bursts_us(&self) -> &[f64] {
         &self.next_burst_us

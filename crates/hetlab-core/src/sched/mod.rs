@@ -118,6 +118,11 @@ impl CpuMask {
     pub fn without(self, cpu: usize) -> CpuMask {
         CpuMask(self.0 & !(1 << cpu))
     }
+    /// The bit mask (bit i: CPU i).
+    #[inline]
+    pub fn bits(self) -> u64 {
+        self.0
+    }
 }
 
 /// The scheduler's view of one thread (`struct sched_entity` and the task's placement facts).

@@ -163,10 +163,16 @@ impl Engine<'_> {
 
     /// Wakes the rcuo kthreads whose list became non-empty (`call_rcu` during the last
     /// interval: the wake-up comes at its end, the next event) or whose grace period ended.
+    #[inline]
     pub(in crate::engine) fn rcu_wake_pending(&mut self) {
-        if !self.kernel.rcuo_to_wake() {
-            return;
+        if self.kernel.rcuo_to_wake() {
+            self.wake_rcuo_kthreads();
         }
+    }
+
+    /// [`rcu_wake_pending`](Self::rcu_wake_pending)'s wake-ups (asked at every event, rarely
+    /// with any: the test is inlined, the work is not).
+    fn wake_rcuo_kthreads(&mut self) {
         let mut wakes = std::mem::take(&mut self.rcuo_wakes);
         self.kernel.take_rcuo_wakes(&mut wakes);
         for &(cpu, waker) in &wakes {

@@ -127,6 +127,12 @@ impl<'a> KernelWork<'a> {
         self.jitter.next_burst_us(cpu)
     }
 
+    /// The first CPU at or after `cpu` whose jitter burst is due by `by_us`.
+    #[inline]
+    pub fn burst_due_from(&self, cpu: usize, by_us: f64) -> Option<usize> {
+        self.jitter.first_due_from(cpu, by_us)
+    }
+
     /// The earliest next jitter burst of any CPU (offline CPUs have none), µs.
     pub fn earliest_burst_us(&self) -> f64 {
         self.jitter.earliest_burst_us()

@@ -114,6 +114,7 @@ impl<'a> Scheduler<'a> {
         Ok(Scheduler {
             platform,
             track_util: placement.uses_util() || governors_read_util,
+            placement_ticks: placement.uses_tick(),
             load_freq_invariant,
             rt_fitness: placement.rt_capacity_fitness(),
             placement,
@@ -144,6 +145,7 @@ impl<'a> Scheduler<'a> {
             capacity,
             pressure: vec![0; ncpus],
             cpus_of_cluster: (0..nclusters).map(|c| (0..ncpus).filter(|&cpu| cluster_of[cpu] == c).collect()).collect(),
+            cluster_mask: (0..nclusters).map(|c| CpuMask::of((0..ncpus).filter(|&cpu| cluster_of[cpu] == c))).collect(),
             // every cluster boots at its top OPP
             freq_khz: platform.clusters.iter().map(|c| (c.max_khz(), c.max_khz())).collect(),
             last_tick_us: 0.0, // boot; the first tick comes a jiffy later
@@ -154,6 +156,7 @@ impl<'a> Scheduler<'a> {
             sysctls,
             uclamp_used,
             rt_arrivals: 0,
+            rt_waited: false,
             rt_period_next_us: f64::INFINITY,
             dl_timers: Default::default(),
             dl_used,
@@ -163,6 +166,8 @@ impl<'a> Scheduler<'a> {
             deferred_preempt: None,
             moves: Vec::new(),
             group_levels: Vec::new(),
+            busy: CpuMask::EMPTY,
+            online: CpuMask::of((0..ncpus).filter(|&cpu| online[cpu])),
         })
     }
 }

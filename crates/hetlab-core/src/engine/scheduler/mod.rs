@@ -95,6 +95,9 @@ pub struct Scheduler<'a> {
     cputime: Vec<CpuTime>,
     /// PELT signals are kept (the placement or a governor reads them).
     track_util: bool,
+    /// The placement acts at ticks (`Placement::uses_tick`, asked once: each placement's
+    /// answer is fixed, and the event loop asks at every event).
+    placement_ticks: bool,
     /// Per cluster: the 3.x load sums scale with its frequency (the placement wants it and its
     /// governor is not a single-frequency one).
     load_freq_invariant: Vec<bool>,
@@ -107,6 +110,8 @@ pub struct Scheduler<'a> {
     pressure: Vec<u32>,
     /// Per cluster: the logical CPUs on it, ascending.
     cpus_of_cluster: Vec<Vec<usize>>,
+    /// The same as masks (`cluster_busy` tests them against `busy`).
+    cluster_mask: Vec<CpuMask>,
     /// Per cluster: its clock and thermal cap, kHz, as cpufreq and the thermal governor last
     /// set them (the kernel's `arch_scale_freq_capacity` and thermal pressure): PELT's scale.
     freq_khz: Vec<(u32, u32)>,
@@ -126,6 +131,9 @@ pub struct Scheduler<'a> {
     uclamp_used: bool,
     /// RT tasks queued so far (their arrival numbers order each priority's list).
     rt_arrivals: u64,
+    /// Some RT task has waited on a run queue in this run (else none waits: `tick_needed`
+    /// does not look).
+    rt_waited: bool,
     /// RT placement asks whether a CPU's capacity fits the task (5.10 on asymmetric CPUs).
     rt_fitness: bool,
     /// The RT period timer's next expiry, µs (infinite while no RT work is about).
@@ -146,6 +154,11 @@ pub struct Scheduler<'a> {
     /// Buffers reused instead of allocated at every tick or trace.
     moves: Vec<Migration>,
     group_levels: Vec<(usize, usize)>,
+    /// The online CPUs (fixed at boot).
+    online: CpuMask,
+    /// The CPUs whose run queue has a current task (kept with `curr`): the event loop asks
+    /// for them at every event and walks them instead of every run queue.
+    busy: CpuMask,
 }
 
 impl Scheduler<'_> {
@@ -178,14 +191,21 @@ impl Scheduler<'_> {
     /// run queue an RT or DL task runs or waits, or CFS may preempt (a thread runs while others
     /// wait; a running RT or DL task needs the tick anyway, so the test is the cheap one).
     pub fn tick_needed(&self) -> bool {
+        self.debug_check_busy();
+        // (an RT or DL task runs only on a busy CPU; RT work may wait on an idle one, throttled)
         self.track_util
-            || self.placement.uses_tick()
-            || self.rqs.iter().any(|rq| {
-                rq.rt.running.is_some()
-                    || rq.dl.running.is_some()
-                    || !rq.rt.is_empty()
-                    || (rq.curr.is_some() && !rq.queue.is_empty())
+            || self.placement_ticks
+            || (self.rt_waited && self.rqs.iter().any(|rq| !rq.rt.is_empty()))
+            || self.busy.iter().any(|cpu| {
+                let rq = &self.rqs[cpu];
+                rq.rt.running.is_some() || rq.dl.running.is_some() || !rq.queue.is_empty()
             })
+    }
+
+    /// RT `t` of `priority` waits on `cpu`'s queue, its place there given by `arrival`.
+    fn rt_wait(&mut self, cpu: usize, t: usize, priority: u8, arrival: u64) {
+        self.rt_waited = true;
+        self.rqs[cpu].rt.insert(t, priority, arrival);
     }
 
     /// The next tick after `now_us` (jiffies-aligned, after the last one processed), µs.
@@ -201,7 +221,50 @@ impl Scheduler<'_> {
 
     /// No CPU runs a thread.
     pub fn all_idle(&self) -> bool {
-        self.rqs.iter().all(|rq| rq.curr.is_none())
+        self.debug_check_busy();
+        self.busy.is_empty()
+    }
+
+    /// The CPUs running a thread, ascending.
+    #[inline]
+    pub fn busy_cpus(&self) -> CpuMask {
+        self.debug_check_busy();
+        self.busy
+    }
+
+    /// The online CPUs running no thread.
+    #[inline]
+    fn idle_online(&self) -> CpuMask {
+        CpuMask::from_bits(self.online.bits() & !self.busy.bits())
+    }
+
+    /// The CPUs running a thread, ascending, with the thread each runs.
+    #[inline]
+    pub fn running(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.busy_cpus().iter().map(|c| (c, self.rqs[c].curr.expect("a busy CPU runs a thread")))
+    }
+
+    /// The first CPU at or after `cpu` that runs a thread, with the thread.
+    #[inline]
+    pub fn next_busy_from(&self, cpu: usize) -> Option<(usize, usize)> {
+        let from = self.busy.and(CpuMask::from_bits(u64::MAX.checked_shl(cpu as u32).unwrap_or(0)));
+        from.first().map(|c| (c, self.rqs[c].curr.expect("a busy CPU runs a thread")))
+    }
+
+    fn debug_check_busy(&self) {
+        debug_assert!(self.rt_waited || self.rqs.iter().all(|rq| rq.rt.is_empty()));
+        debug_assert_eq!(
+            self.online,
+            CpuMask::of(self.rqs.iter().enumerate().filter(|(_, rq)| rq.online).map(|(c, _)| c))
+        );
+        debug_assert!(self
+            .rqs
+            .iter()
+            .all(|rq| rq.curr.is_some() || (rq.rt.running.is_none() && rq.dl.running.is_none())));
+        debug_assert_eq!(
+            self.busy,
+            CpuMask::of(self.rqs.iter().enumerate().filter(|(_, rq)| rq.curr.is_some()).map(|(c, _)| c))
+        );
     }
 
     /// The tick at `now_us` begins.
@@ -342,7 +405,8 @@ impl Scheduler<'_> {
 
     /// A logical CPU of cluster `c` runs something.
     pub fn cluster_busy(&self, c: usize) -> bool {
-        self.cpus_of_cluster[c].iter().any(|&o| self.rqs[o].curr.is_some())
+        self.debug_check_busy();
+        self.busy.intersects(self.cluster_mask[c])
     }
 
     pub fn core_of(&self, cpu: usize) -> usize {
@@ -370,6 +434,7 @@ impl Scheduler<'_> {
         for (c, cpus) in self.cpus_of_cluster.iter_mut().enumerate() {
             cpus.clear();
             cpus.extend((0..ncpus).filter(|&l| self.cluster_of[l] == c));
+            self.cluster_mask[c] = CpuMask::of(cpus.iter().copied());
         }
         other
     }
@@ -392,21 +457,17 @@ impl Scheduler<'_> {
     /// handed to `ran(cpu, cluster, thread)` (the engine's integration, in CPU order).
     #[inline]
     pub fn account_interval(&mut self, dt: f64, mut ran: impl FnMut(usize, usize, usize)) {
-        let cpus = self.rqs.iter().zip(self.cputime.iter_mut()).zip(&self.cluster_of);
-        for (cpu, ((rq, time), &cluster)) in cpus.enumerate() {
-            if !rq.online {
-                continue;
-            }
-            match rq.curr {
-                None => {
-                    time.idle_since_sample_us += dt;
-                    time.was_idle = true;
-                }
-                Some(t) => {
-                    time.busy_us += dt;
-                    ran(cpu, cluster, t);
-                }
-            }
+        self.debug_check_busy();
+        // the busy CPUs in order (what `ran` does depends on it), then the idle ones: a CPU's
+        // sums are its own, so the two walks give what one walk over the CPUs gives
+        for cpu in self.busy.iter() {
+            self.cputime[cpu].busy_us += dt;
+            ran(cpu, self.cluster_of[cpu], self.rqs[cpu].curr.expect("a busy CPU runs a thread"));
+        }
+        for cpu in self.idle_online().iter() {
+            let time = &mut self.cputime[cpu];
+            time.idle_since_sample_us += dt;
+            time.was_idle = true;
         }
     }
 

@@ -62,6 +62,7 @@ impl Scheduler<'_> {
         }
         let rq = &mut self.rqs[cpu];
         rq.curr = None;
+        self.busy = self.busy.without(cpu);
         if rq.rt.running.take().is_some() {
             let started_us = rq.slice_start_us;
             let ticks_run = self.ticks_since(started_us, now_us);
@@ -79,6 +80,7 @@ impl Scheduler<'_> {
         self.update_entity_avg(t, now_us, out);
         let rq = &mut self.rqs[cpu];
         rq.curr = Some(t);
+        self.busy = self.busy.with(cpu);
         rq.rt.running = self.entities[t].class.rt_priority();
         rq.rt.accounted_us = now_us;
         rq.slice_start_us = now_us;
@@ -110,7 +112,10 @@ impl Scheduler<'_> {
         self.unqueue(next);
         let se = &self.entities[t];
         match se.class.rt_priority() {
-            Some(priority) => self.rqs[cpu].rt.insert(t, priority, se.rt_arrival),
+            Some(priority) => {
+                let arrival = se.rt_arrival;
+                self.rt_wait(cpu, t, priority, arrival)
+            }
             None if se.is_dl() => self.rqs[cpu].dl.insert(t, se.dl.deadline_ns),
             None => self.groups.insert_task(cpu, t, &mut self.rqs[cpu], &self.entities),
         }
@@ -312,6 +317,7 @@ impl Scheduler<'_> {
         let class = self.entities[t].class;
         let rq = &mut self.rqs[cpu];
         rq.curr = Some(t);
+        self.busy = self.busy.with(cpu);
         rq.rt.running = class.rt_priority();
         rq.slice_start_us = now_us;
         rq.exec_start_us = now_us;

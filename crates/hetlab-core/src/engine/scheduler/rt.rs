@@ -50,7 +50,8 @@ impl Scheduler<'_> {
         let se = &mut self.entities[t];
         se.rt_arrival = self.rt_arrivals;
         let priority = se.class.rt_priority().expect("an RT task");
-        self.rqs[cpu].rt.insert(t, priority, se.rt_arrival);
+        let arrival = se.rt_arrival;
+        self.rt_wait(cpu, t, priority, arrival);
     }
 
     /// `push_rt_tasks`' next move: the highest-priority waiting RT task of `cpu` that may move,
@@ -102,7 +103,8 @@ impl Scheduler<'_> {
         self.stop_running(cpu, t, now_us);
         let se = &self.entities[t];
         let priority = se.class.rt_priority().expect("an RT task");
-        self.rqs[cpu].rt.insert(t, priority, se.rt_arrival);
+        let arrival = se.rt_arrival;
+        self.rt_wait(cpu, t, priority, arrival);
         self.threads[t].state = ThreadState::Runnable;
         true
     }

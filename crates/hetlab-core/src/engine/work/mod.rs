@@ -49,6 +49,8 @@ pub struct Work {
     /// A user thread blocked or ended during the current event: look for a deadlock after it
     /// (not inside it: a thread may block and wake another within one event).
     look_for_deadlock: bool,
+    /// Some phase calls `call_rcu()` (else `run` does not look its thread's phase up for it).
+    rcu_calls: bool,
 }
 
 /// What a thread did while it ran between two events.
@@ -107,6 +109,7 @@ impl Work {
                 .any(|(ti, t)| t.ends_run && ti < user_tasks)
                 .then(|| threads.iter().filter(|th| !th.kernel && tasks[th.task].ends_run).count()),
             look_for_deadlock: false,
+            rcu_calls: tasks.iter().flat_map(|t| &t.phases).any(|p| p.rcu.per_s > 0.0),
             tasks,
             task_threads,
             threads,
@@ -213,10 +216,14 @@ impl Work {
         let run_us = dt - stolen;
         let instr = (speed.instr_per_us * run_us).min(th.progress.work_left);
         // call_rcu() at the phase's rate per second of reference work (`kernel::rcu`)
-        let rcu = self.tasks[th.task].phases.get(th.progress.phase).filter(|p| p.rcu.per_s > 0.0).map(|phase| {
-            let reference_s = instr / (self.reference_ips[th.task][th.progress.phase] * 1e6);
-            (phase.rcu, reference_s)
-        });
+        let rcu = if !self.rcu_calls {
+            None
+        } else {
+            self.tasks[th.task].phases.get(th.progress.phase).filter(|p| p.rcu.per_s > 0.0).map(|phase| {
+                let reference_s = instr / (self.reference_ips[th.task][th.progress.phase] * 1e6);
+                (phase.rcu, reference_s)
+            })
+        };
         th.progress.work_left -= instr;
         th.cpu_time_us += run_us;
         th.cpu_time_on_us[cpu] += run_us;
