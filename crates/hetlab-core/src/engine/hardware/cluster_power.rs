@@ -5,7 +5,7 @@
 //! kept with it; the leakage moves with the temperature and is worked out at every re-solution.
 
 use super::cluster::ClusterHw;
-use super::solve::CpuLoad;
+use super::load::CpuLoad;
 use crate::model::power;
 use crate::platform::Platform;
 use crate::result::MAX_CLUSTERS;

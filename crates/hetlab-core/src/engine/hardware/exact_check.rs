@@ -12,7 +12,8 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use super::cluster::ClusterHw;
-use super::solve::{CpuLoad, Inputs, Solver};
+use super::load::CpuLoad;
+use super::solve::{Inputs, Solver};
 use crate::model::dram::DramState;
 use crate::model::power;
 use crate::platform::Platform;

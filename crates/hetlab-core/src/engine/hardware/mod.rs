@@ -10,10 +10,12 @@ mod costs;
 mod dsu;
 #[cfg(test)]
 pub mod exact_check;
+mod load;
 mod solutions;
 mod solve;
 
-pub use solve::{CpuLoad, RunningOn, Speed};
+pub use load::{CpuLoad, RunningOn};
+pub use solve::Speed;
 
 use super::pmu::Pmu;
 use crate::model::cci;

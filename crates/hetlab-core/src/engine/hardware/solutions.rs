@@ -12,7 +12,7 @@
 use crate::model::cci::PortRates;
 use crate::result::MAX_CLUSTERS;
 
-use super::solve::CpuLoad;
+use super::load::CpuLoad;
 
 /// What a CPU's part of the solution depends on, in two words: the task of the thread it runs,
 /// and its phase, the CPU's cluster, whether the CPU is online and whether it runs a thread

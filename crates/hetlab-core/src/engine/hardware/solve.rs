@@ -7,6 +7,7 @@
 
 use super::cluster::ClusterHw;
 use super::costs::CostMemo;
+use super::load::{CpuLoad, RunningOn};
 use super::solutions::{CpuKey, KeyBuilder, Payoff, Solutions};
 use crate::model::cache::{self, InstrTime};
 use crate::model::dram::DramState;
@@ -26,25 +27,6 @@ pub struct Speed {
     pub refs_per_instr: f64,
     /// Lines it takes from other cores' caches per instruction (`model::coherence`).
     pub peer_lines_per_instr: f64,
-}
-
-/// What one logical CPU holds when the model is solved.
-#[derive(Debug, Clone, Copy)]
-pub struct CpuLoad {
-    pub online: bool,
-    /// The hardware cluster it runs on now.
-    pub cluster: usize,
-    /// Its running thread with the thread's task and phase.
-    pub running: Option<RunningOn>,
-    /// cpuidle holds its core powered down.
-    pub core_off: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RunningOn {
-    pub thread: usize,
-    pub task: usize,
-    pub phase: usize,
 }
 
 /// What the model's answer depends on besides temperature.
