@@ -247,7 +247,7 @@ def test_a_deadlocked_workload_ends_with_a_warning_naming_who_waits_on_what(tmp_
     assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith("hetlab: warning: deadlock at "), r.stderr
     for waits in ("a-0 waits on condition 'never'", "b-1 waits on mutex 'm2'", "c-2 waits on mutex 'm1'"):
         assert waits in r.stderr
-    assert "condition 'never', which no task wakes" in r.stderr
+    assert "condition 'never', which no task wakes" in r.stderr and "mutex 'm2', held by c-2" in r.stderr
     summary = json.loads(r.stdout)
     assert not summary["completed"] and len(summary["deadlock"]["waits"]) == 3
     # a workload that finishes has no such line, nor the key

@@ -374,7 +374,9 @@ fn a_deadlock_ends_the_run_and_says_who_waits_on_what() {
     let d = r.deadlock.as_ref().expect("a deadlock");
     assert!(!r.completed && r.time_s < 0.01, "the run ends there, not at the time limit: {}", r.time_s);
     assert_eq!(d.waits.len(), 3, "{d:?}");
-    for want in ["a-0 waits on condition 'never'", "b-1 waits on mutex 'm2'", "c-2 waits on mutex 'm1'"] {
+    // nobody could ever wake a; b and c each hold what the other waits for
+    let never = "a-0 waits on condition 'never', which no task wakes";
+    for want in [never, "b-1 waits on mutex 'm2', held by c-2", "c-2 waits on mutex 'm1', held by b-1"] {
         assert!(d.waits.iter().any(|w| w == want), "{want}: {d:?}");
     }
     // with rt-app's duration the run goes on to it, the deadlock still reported

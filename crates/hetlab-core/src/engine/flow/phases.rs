@@ -415,9 +415,14 @@ impl Engine<'_> {
 
     /// Who could end a wait on object `name` of `kind`, when that tells a source that ran out
     /// (every task that wakes it has finished: e.g. a vsync source with fewer periods than the
-    /// frames waiting on it) from threads waiting on each other: ", which no task wakes", ",
-    /// which only NAMES wake, and they have finished", or nothing (a waker is itself waiting).
+    /// frames waiting on it) from threads waiting on each other: a mutex's holder (", held by
+    /// T"), ", which no task wakes", ", which only NAMES wake, and they have finished", or
+    /// nothing (a waker is itself waiting).
     fn wakers_of(&self, kind: Object, name: &str) -> String {
+        let sync = self.work.sync();
+        if let Some(holder) = (kind == Object::Mutex).then(|| sync.owner(sync.id(kind, name))).flatten() {
+            return format!(", held by {}", self.work.thread_name(holder));
+        }
         let tasks = self.work.tasks();
         let wakers: Vec<usize> =
             (0..tasks.len()).filter(|&i| tasks[i].phases.iter().any(|p| kind.woken_by(name, &p.kind))).collect();

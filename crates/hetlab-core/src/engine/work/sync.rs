@@ -106,6 +106,11 @@ impl SyncObjects {
         })
     }
 
+    /// The thread holding mutex `id`, if one does.
+    pub fn owner(&self, id: usize) -> Option<usize> {
+        self.owner[id]
+    }
+
     /// The id of `name` of `kind`, if a phase names it.
     pub fn find(&self, kind: Object, name: &str) -> Option<usize> {
         self.ids[kind as usize].get(name).copied()
