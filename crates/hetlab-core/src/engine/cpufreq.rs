@@ -67,6 +67,9 @@ pub struct Cpufreq<'a> {
     switcher: Option<Switcher>,
     /// The platform's tick, µs (a division: every view carries it).
     tick_us: u64,
+    /// The earliest sample of a busy policy or transition end, µs: worked out again wherever
+    /// one of them is armed or a policy's CPUs go busy or all idle (the engine asks each event).
+    next_event_us: f64,
 }
 
 impl RanSince {
@@ -150,7 +153,16 @@ impl<'a> Cpufreq<'a> {
             })
             .collect();
         let pmu_at_sample = vec![CorePmu::default(); ncpus];
-        Ok(Cpufreq { platform, policies, policy_of_cpu, pmu_at_sample, switcher, tick_us: platform.tick_us() })
+        Ok(Cpufreq {
+            platform,
+            policies,
+            policy_of_cpu,
+            pmu_at_sample,
+            switcher,
+            tick_us: platform.tick_us(),
+            // no policy is busy and none is moving yet
+            next_event_us: f64::INFINITY,
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -190,11 +202,17 @@ impl<'a> Cpufreq<'a> {
     /// A CPU of policy `p` starts running something.
     pub fn cpu_busy(&mut self, p: usize) {
         self.policies[p].busy_cpus += 1;
+        if self.policies[p].busy_cpus == 1 {
+            self.refresh_next_event();
+        }
     }
 
     /// A CPU of policy `p` goes idle.
     pub fn cpu_idle(&mut self, p: usize) {
         self.policies[p].busy_cpus -= 1;
+        if self.policies[p].busy_cpus == 0 {
+            self.refresh_next_event();
+        }
     }
 
     /// Whether a CPU of policy `p` is running something (its tick is on).
@@ -217,7 +235,18 @@ impl<'a> Cpufreq<'a> {
 
     /// The earliest sample of a busy policy or transition end, µs (an idle policy samples at its
     /// next wake-up instead).
+    #[inline]
     pub fn next_event_us(&self) -> f64 {
+        debug_assert_eq!(self.next_event_us.to_bits(), self.earliest_event_us().to_bits());
+        self.next_event_us
+    }
+
+    /// `next_event_us` worked out again from the policies (after one of its inputs changed).
+    fn refresh_next_event(&mut self) {
+        self.next_event_us = self.earliest_event_us();
+    }
+
+    fn earliest_event_us(&self) -> f64 {
         let mut next = f64::INFINITY;
         for policy in &self.policies {
             if policy.busy_cpus > 0 {
@@ -266,6 +295,7 @@ impl<'a> Cpufreq<'a> {
     /// Policy `p`'s next sample is due at `next_us`.
     pub fn set_next_sample_us(&mut self, p: usize, next_us: f64) {
         self.policies[p].next_sample_us = next_us;
+        self.refresh_next_event();
     }
 
     /// `view` goes back to policy `p` for reuse; its next sample is due at `next_us`.
@@ -273,6 +303,7 @@ impl<'a> Cpufreq<'a> {
         let policy = &mut self.policies[p];
         policy.next_sample_us = next_us;
         policy.view = Some(view);
+        self.refresh_next_event();
     }
 
     /// What policy `p`'s view holds of the policy itself at `now_us`: its table, limits
@@ -412,10 +443,14 @@ impl<'a> Cpufreq<'a> {
         let khz = policy.opps_khz.iter().rev().copied().find(|&f| f <= khz.min(cap_khz)).unwrap_or(policy.opps_khz[0]);
         match policy.pending {
             Some((_, pending)) if pending == khz => {}
-            _ if policy.request_khz == khz => policy.pending = None,
+            _ if policy.request_khz == khz => {
+                policy.pending = None;
+                self.refresh_next_event();
+            }
             _ => {
                 let latency_us = self.platform.clusters[policy.cluster].transition_latency_ns as f64 / 1000.0;
                 policy.pending = Some((now_us + latency_us, khz));
+                self.refresh_next_event();
             }
         }
     }
@@ -434,6 +469,7 @@ impl<'a> Cpufreq<'a> {
         let changed = policy.request_khz != khz;
         policy.request_khz = khz;
         let from = policy.cluster;
+        self.refresh_next_event();
         let to = self.switcher.as_ref().map_or(from, |sw| sw.cluster_for(from, khz));
         (changed, from, to)
     }

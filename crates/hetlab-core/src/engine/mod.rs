@@ -356,9 +356,12 @@ impl<'a> Engine<'a> {
         self.kthread_wakes_pending();
         let now = self.now_us;
         let by = now + EPS_US;
-        for p in 0..self.cpufreq.len() {
-            if let Some(khz) = self.cpufreq.transition_due(p, by) {
-                self.set_freq(p, khz);
+        // (cpufreq's next event is its earliest transition end or busy sample: later, none due)
+        if self.cpufreq.next_event_us() <= by {
+            for p in 0..self.cpufreq.len() {
+                if let Some(khz) = self.cpufreq.transition_due(p, by) {
+                    self.set_freq(p, khz);
+                }
             }
         }
         if self.hw.thermal_poll_due(by) {
@@ -397,10 +400,12 @@ impl<'a> Engine<'a> {
         self.timers_due(by);
         // Governor samples. Since Linux 4.6 a governor samples from the scheduler's
         // update_util hook, so a policy whose CPUs stayed idle (no tick, no enqueue) is not
-        // sampled until one of them wakes up (`wake_policy`).
-        for p in 0..self.cpufreq.len() {
-            if self.cpufreq.sample_due(p, by) && self.cpufreq.busy(p) {
-                self.governor_sample(p);
+        // sampled until one of them wakes up (`wake_policy`); none is due before cpufreq's next.
+        if self.cpufreq.next_event_us() <= by {
+            for p in 0..self.cpufreq.len() {
+                if self.cpufreq.sample_due(p, by) && self.cpufreq.busy(p) {
+                    self.governor_sample(p);
+                }
             }
         }
     }
