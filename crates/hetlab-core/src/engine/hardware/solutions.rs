@@ -75,6 +75,7 @@ impl KeyBuilder {
 
     /// The key of a solution of `cpus` (each one's key) on clusters `(khz, powered)` at DRAM
     /// `noise`, started from `warm_start`.
+    #[inline]
     pub fn build(
         &mut self,
         cpus: &[CpuKey],
@@ -157,6 +158,7 @@ impl<S> Solutions<S> {
     }
 
     /// Keeps a solution for `key`, its fields set by `fill` (the slot's buffers reused); its slot.
+    #[inline]
     pub fn put(&mut self, key: &[u64], fill: impl FnOnce(&mut Solution<S>)) -> usize {
         if self.slots.is_empty() {
             self.slots.resize_with(Self::SLOTS, || None);
