@@ -158,6 +158,8 @@ impl<'a> Engine<'a> {
             engine.hw.fix_dsu_clock(khz);
         }
         engine.hw.set_resolve_tolerance(engine.config.resolve_tolerance);
+        let phases = || engine.work.tasks().iter().flat_map(|task| &task.phases);
+        engine.hw.set_peer_reads(phases().any(|phase| phase.mem.peer_written_fraction > 0.0));
         engine.start();
         Ok(engine)
     }

@@ -303,6 +303,13 @@ impl<'a> Hardware<'a> {
         self.solver.resolve_tolerance = tolerance;
     }
 
+    /// Whether a phase of the run reads lines other threads wrote (`peer_written_fraction`):
+    /// where none does, a solve need not look among the running threads for one (default: it
+    /// looks).
+    pub fn set_peer_reads(&mut self, any: bool) {
+        self.solver.peer_reads = any;
+    }
+
     /// Tests only: compare the kept solution with the exact one at every re-solution from now on.
     #[cfg(test)]
     pub fn check_against_exact(&mut self) -> exact_check::ExactCheck {

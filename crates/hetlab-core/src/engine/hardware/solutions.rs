@@ -61,9 +61,10 @@ impl CpuKey {
     }
 }
 
-/// The key's words: how many CPUs run a thread, each one's two words (`CpuKey`) in CPU order;
-/// per cluster its online CPUs, then its clock and power state; the noise factor's and the
-/// warm start's bits.
+/// The key's words: each CPU that runs a thread, its two words (`CpuKey`) in CPU order; per
+/// cluster its online CPUs, then its clock and power state; the noise factor's and the warm
+/// start's bits. How many CPUs run a thread is not a word of its own: a run's clusters are
+/// fixed, so the key's length says it (and keys of different lengths differ).
 pub(super) struct KeyBuilder {
     words: Vec<u64>,
 }
@@ -75,6 +76,7 @@ impl KeyBuilder {
 
     /// The key of a solution of `cpus` (each one's key) on clusters `(khz, powered)` at DRAM
     /// `noise`, started from `warm_start`.
+    #[inline]
     pub fn build(
         &mut self,
         cpus: &[CpuKey],
@@ -84,10 +86,10 @@ impl KeyBuilder {
     ) -> &[u64] {
         let nclusters = clusters.len();
         // sized for every CPU running, written in place and cut to length
-        self.words.resize(1 + 2 * cpus.len() + 2 * nclusters + 2, 0);
+        self.words.resize(2 * cpus.len() + 2 * nclusters + 2, 0);
         let words = &mut self.words[..];
         let mut online = [0u64; MAX_CLUSTERS];
-        let mut n = 1;
+        let mut n = 0;
         for &key in cpus {
             online[key.cluster()] += key.online() as u64;
             if key.runs() {
@@ -95,7 +97,6 @@ impl KeyBuilder {
                 n += 2;
             }
         }
-        words[0] = (n as u64 - 1) / 2;
         words[n..n + nclusters].copy_from_slice(&online[..nclusters]);
         n += nclusters;
         for (w, (khz, powered)) in words[n..n + nclusters].iter_mut().zip(clusters) {
@@ -157,6 +158,7 @@ impl<S> Solutions<S> {
     }
 
     /// Keeps a solution for `key`, its fields set by `fill` (the slot's buffers reused); its slot.
+    #[inline]
     pub fn put(&mut self, key: &[u64], fill: impl FnOnce(&mut Solution<S>)) -> usize {
         if self.slots.is_empty() {
             self.slots.resize_with(Self::SLOTS, || None);

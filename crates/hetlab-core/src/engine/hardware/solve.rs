@@ -72,6 +72,9 @@ pub(super) struct Solver {
     /// move from the values its rates were solved at before the cluster is re-solved
     /// (`SimConfig::resolve_tolerance`; 0: bit for bit, the exact solution).
     pub resolve_tolerance: f64,
+    /// Whether a phase of the run reads lines other threads wrote (the phases never change:
+    /// without one, no solve has to look for one among the running threads).
+    pub peer_reads: bool,
     /// Solutions kept by their inputs, the key of the one solved now, whether the incremental
     /// state above is older than the last solution (one was given from `solutions`), and
     /// whether keeping them pays.
@@ -223,6 +226,7 @@ impl Solver {
             solved_miss: [None; MAX_CLUSTERS],
             solved_stretch: [f64::NAN; MAX_CLUSTERS],
             resolve_tolerance: 0.0,
+            peer_reads: true,
             solutions: Solutions::default(),
             key: KeyBuilder::new(),
             stale: false,
@@ -336,7 +340,10 @@ impl Solver {
         // that reads what others wrote depends on the live threads: neither is kept.
         let keyed = self.resolve_tolerance == 0.0
             && self.payoff.key_now()
-            && !cpus.iter().any(|cpu| cpu.running.is_some_and(|r| mem_of(r.task, r.phase).peer_written_fraction > 0.0));
+            && !(self.peer_reads
+                && cpus
+                    .iter()
+                    .any(|cpu| cpu.running.is_some_and(|r| mem_of(r.task, r.phase).peer_written_fraction > 0.0)));
         if keyed {
             let at = clusters.iter().map(|cl| (cl.cur_khz, cl.powered));
             // `reuse` left the CPUs' keys now in `solved_cpus`
