@@ -473,3 +473,25 @@ fn a_sched_other_dl_runtime_is_eevdfs_custom_slice_and_older_kernels_run_without
     let (cfs_short, cfs_base) = (latency_us(SchedPolicy::Smp, short), latency_us(SchedPolicy::Smp, ""));
     assert_eq!(cfs_short, cfs_base);
 }
+
+#[test]
+fn a_thread_done_with_its_last_phase_still_on_its_cpu_is_solved_as_that_phase() {
+    // the fuzzer's input (fuzz/corpus/rtapp_sim/phase-past-the-end.json) under its settings: a
+    // thread past its last phase was still running at a re-solution, whose model looked its
+    // phase up one past the end and panicked
+    let doc = include_str!("../../../fuzz/corpus/rtapp_sim/phase-past-the-end.json");
+    let workload = from_rtapp_json("fuzz.json", doc).expect("the file loads");
+    let platform = Platform::builtin("exynos5422").unwrap();
+    let plan = SimConfig::governor_plan(&platform, "schedutil", &[], None, &[]).unwrap();
+    let mut config = SimConfig::new(plan);
+    config.scheduler = SchedPolicy::Eas;
+    config.sched_tunables =
+        [("sched_rt_period_us", 10_000.0), ("sched_rt_runtime_us", 5_000.0), ("sched_rr_timeslice_ms", 5.0)]
+            .map(|(name, value)| (name.to_string(), value))
+            .to_vec();
+    config.time_limit_s = 0.02;
+    config.max_events_without_progress = 10_000;
+    // an answer, not a panic: here the one-line error of a task looping through work-less phases
+    let error = simulate(&platform, &workload, config).expect_err("a work-less loop");
+    assert!(error.contains("no progress in simulated time"), "{error}");
+}

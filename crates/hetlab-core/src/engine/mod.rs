@@ -341,7 +341,7 @@ impl<'a> Engine<'a> {
             if !kernel.perf_sampling() {
                 return;
             }
-            let phase = work.progress(t).phase;
+            let phase = work.phase_index(t);
             let task = work.task_of(t);
             let on = PerfTarget { cluster, task_phase: (task, phase), mem: &work.task(t).phases[phase].mem };
             let perf_us = kernel.perf_overflows_us(cpu, instr, khz, on);
@@ -503,7 +503,7 @@ impl<'a> Engine<'a> {
     fn recompute(&mut self) {
         let mut loads = std::mem::take(&mut self.loads);
         let (work, idle) = (&self.work, &self.idle);
-        let task_phase = |t| (work.task_of(t), work.progress(t).phase);
+        let task_phase = |t| (work.task_of(t), work.phase_index(t));
         self.sched.cpu_loads(&mut loads, task_phase, |cpu| idle.core_off_since_us(cpu).is_some());
         let (work, sched) = (&self.work, &self.sched);
         let mem_of = |task, phase| work.mem_of(task, phase);

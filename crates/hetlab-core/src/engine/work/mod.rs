@@ -164,9 +164,14 @@ impl Work {
 
     /// The phase `t` is in (its last one once it has gone through them all).
     pub fn phase(&self, t: usize) -> &Phase {
+        &self.tasks[self.threads[t].task].phases[self.phase_index(t)]
+    }
+
+    /// The index of the phase `t` is in, as `phase` gives it: a thread done with its last phase
+    /// and not yet gone on (to its next loop, or exit) still runs as that phase did.
+    pub fn phase_index(&self, t: usize) -> usize {
         let th = &self.threads[t];
-        let phases = &self.tasks[th.task].phases;
-        &phases[th.progress.phase.min(phases.len() - 1)]
+        th.progress.phase.min(self.tasks[th.task].phases.len() - 1)
     }
 
     /// The memory profile of phase `phase` of task `task`.
@@ -194,7 +199,7 @@ impl Work {
 
     pub fn reference_ips(&self, t: usize) -> f64 {
         let th = &self.threads[t];
-        self.reference_ips[th.task][th.progress.phase]
+        self.reference_ips[th.task][self.phase_index(t)]
     }
 
     pub fn pmu(&self, t: usize) -> &Pmu {
