@@ -352,6 +352,27 @@ def test_a_symlink_is_refused_as_root_and_followed_otherwise(tmp_path):
         assert link.is_symlink() and victim.read_text().startswith("time_s,")
 
 
+PANIC_IN_THE_ENGINE = """
+import sys
+import hetlab._core
+class PanicException(BaseException):  # as pyo3 raises for a panic in Rust code
+    pass
+def simulate(*args, **kwargs):
+    raise PanicException("index out of bounds")
+hetlab._core.simulate = simulate
+from hetlab.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_panic_in_the_engine_is_one_error_line_not_a_traceback(tmp_path):
+    r = processes.run([sys.executable, "-c", PANIC_IN_THE_ENGINE, *QUICK], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 70, r.stderr
+    assert r.stderr.startswith("hetlab: error: internal error in the engine (index out of bounds)"), r.stderr
+    assert len(r.stderr.splitlines()) == 1 and "Traceback" not in r.stderr
+    assert files(tmp_path) == set(), "no output"
+
+
 def test_outputs_get_mode_0644_even_with_umask_000(tmp_path):
     r = processes.run(
         [sys.executable, "-c", "import os, sys; os.umask(0); from hetlab.cli import main; sys.exit(main(sys.argv[1:]))"]

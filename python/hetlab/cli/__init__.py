@@ -278,3 +278,15 @@ def _run(args: argparse.Namespace) -> int:
             _silence_stdout()
             print(error_line(f"cannot write standard output: {e.strerror or e}"), file=sys.stderr)
         return 2
+    except BaseException as e:
+        # a panic in the Rust engine reaches Python as pyo3's PanicException (a BaseException):
+        # a bug in hetlab, said on one line with what to report, not a traceback
+        if type(e).__name__ != "PanicException":
+            raise
+        print(
+            error_line(
+                f"internal error in the engine ({e}); a bug in hetlab: please report the command and its input files"
+            ),
+            file=sys.stderr,
+        )
+        return 70  # EX_SOFTWARE
