@@ -26,8 +26,9 @@ run: setup
 	$(PY) scripts/run_findings.py results
 
 # Cargo builds pyo3 for the interpreter maturin built the extension for. maturin sets these two, and
-# pyo3's build script reruns whenever either differs: pyo3 and the bindings were rebuilt (about a
-# minute) by the first cargo command after every `make setup`.
+# pyo3's build script reruns whenever either differs, so every cargo command here sets them as
+# maturin does. (maturin builds the extension in the `dist` profile, with link-time optimisation;
+# lint and test use `release`, whose build the first of them makes on a fresh clone.)
 # Both are expanded when a recipe runs, after `setup` has made the venv.
 PYO3_SIGNATURE = $(shell $(PY) -c 'import sys; v = sys.version_info; print(f"{sys.implementation.name}-{v[0]}.{v[1]}-{64 if sys.maxsize > 2**32 else 32}bit")')
 CARGO = PYO3_PYTHON=$(CURDIR)/$(VENV)/bin/python3 PYO3_ENVIRONMENT_SIGNATURE=$(PYO3_SIGNATURE) cargo
