@@ -435,26 +435,17 @@ impl<'a> Engine<'a> {
         self.due = due;
     }
 
-    /// The next scheduler tick, `tick_us` (the next after now), when one is needed: CFS preempts at ticks where threads
-    /// wait, PELT is updated at ticks where someone reads it, the placement may act at ticks,
-    /// and RCU works from them. Otherwise no tick is simulated (it would change nothing): as
-    /// with NO_HZ, idle CPUs have none anyway.
-    fn next_tick_us(&self, tick_us: f64) -> f64 {
-        if !(self.sched.tick_needed() || self.kernel.rcu_needs_tick()) {
+    /// The next scheduler tick where it comes before `next_us` and is needed, else infinity. A
+    /// tick is needed where CFS preempts waiting threads, PELT is read, the placement may act or
+    /// RCU works; otherwise none is simulated (it would change nothing): as with NO_HZ, idle CPUs
+    /// have none anyway. A tick at or after the next event is not taken before it either way, so
+    /// the need (a scan of the busy run queues and RCU's lists) is asked only of an earlier one.
+    fn next_tick_before_us(&self, next_us: f64) -> f64 {
+        let tick_us = self.sched.next_tick_after_us(self.now_us);
+        if tick_us >= next_us || !(self.sched.tick_needed() || self.kernel.rcu_needs_tick()) {
             return f64::INFINITY;
         }
         tick_us
-    }
-
-    /// [`next_tick_us`](Self::next_tick_us) where it comes before `next_us`, else infinity: a
-    /// tick at or after the next event is not taken before it whether it is needed or not, so
-    /// the need (a scan of every run queue and RCU's lists) is asked only of an earlier one.
-    fn next_tick_before_us(&self, next_us: f64) -> f64 {
-        let tick_us = self.sched.next_tick_after_us(self.now_us);
-        if tick_us >= next_us {
-            return f64::INFINITY;
-        }
-        self.next_tick_us(tick_us)
     }
 
     /// Takes the ticks before the next event `next_us` (and by `limit_us`) that fall while every
