@@ -27,6 +27,38 @@ mod simulate;
 mod sweep;
 mod tree;
 
+/// Where the last panic in hetlab's Rust code happened (`file:line`), kept by [`quiet_panics`]
+/// for the CLI's one-line report.
+static LAST_PANIC_AT: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Rust's default panic hook prints "thread '...' panicked at ..." and a backtrace note to
+/// stderr before pyo3 raises `PanicException`: two lines before the CLI's one-line error. This
+/// hook keeps the location, which the CLI adds to that line (`last_panic_at`), and prints Rust's
+/// own report only with `RUST_BACKTRACE` set, for whoever debugs the panic.
+fn quiet_panics() {
+    let rust_report = std::panic::take_hook();
+    let debugging = std::env::var_os("RUST_BACKTRACE").is_some();
+    std::panic::set_hook(Box::new(move |info| {
+        let at = info.location().map(|l| format!("{}:{}", l.file(), l.line()));
+        *LAST_PANIC_AT.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = at;
+        if debugging {
+            rust_report(info);
+        }
+    }));
+}
+
+/// `file:line` of the last panic in hetlab's Rust code, if one happened.
+#[pyfunction]
+fn last_panic_at() -> Option<String> {
+    LAST_PANIC_AT.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+}
+
+/// Panics with `message`: a real panic for the CLI's test of how one is reported.
+#[pyfunction]
+fn _panic_for_tests(message: &str) {
+    panic!("{message}");
+}
+
 pub(crate) fn err(msg: String) -> PyErr {
     PyValueError::new_err(msg)
 }
@@ -159,6 +191,9 @@ fn read_input(path: std::path::PathBuf) -> PyResult<String> {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    quiet_panics();
+    m.add_function(wrap_pyfunction!(last_panic_at, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add("PAPER_CCBENCH_SIZES", hetlab_core::sweep::PAPER_SIZES.to_vec())?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(tree::tree_predict, m)?)?;

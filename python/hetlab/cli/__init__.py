@@ -283,9 +283,14 @@ def _run(args: argparse.Namespace) -> int:
         # a bug in hetlab, said on one line with what to report, not a traceback
         if type(e).__name__ != "PanicException":
             raise
+        from hetlab import _core
+
+        at = _core.last_panic_at()
+        where = f" at {at}" if at else ""
         print(
             error_line(
-                f"internal error in the engine ({e}); a bug in hetlab: please report the command and its input files"
+                f"internal error in the engine ({e}{where}); a bug in hetlab: please report the command "
+                "and its input files"
             ),
             file=sys.stderr,
         )
