@@ -96,3 +96,29 @@ fn a_short_task_beside_hogs_waits_under_eevdf_not_cfs_and_less_with_a_short_slic
         assert!(p95(&short) > 1.0, "{case}");
     }
 }
+
+/// `base_slice_ns` (debugfs) is the request of every task without a custom slice: written at
+/// its default (3 ms on 8 CPUs) it changes nothing; at 12 ms a hog's request lasts three ticks
+/// (HZ 200), so the ui thread beside two hogs, when it wakes into a hog's protected request,
+/// waits longer (band: p95 at least 1.5x the default's) and at most one 15 ms request per hog.
+/// (The mean hardly moves: most wake-ups find the running hog's request done or nearly.)
+#[test]
+fn the_base_slice_written_in_debugfs_sets_every_default_request() {
+    let w = mix(1000, 16667, 2, None);
+    let base = latencies(SchedPolicy::Eevdf, &w, &[]);
+    let written = latencies(SchedPolicy::Eevdf, &w, &[("base_slice_ns", 3_000_000.0)]);
+    assert_eq!(base, written, "the default written changes nothing");
+    let long = latencies(SchedPolicy::Eevdf, &w, &[("base_slice_ns", 12_000_000.0)]);
+    let case = format!(
+        "mean {:.3} ms at 3 ms, {:.3} ms at 12 ms; max {:.3} {:.3}; p95 {:.3} {:.3}",
+        mean(&base),
+        mean(&long),
+        base[base.len() - 1],
+        long[long.len() - 1],
+        p95(&base),
+        p95(&long)
+    );
+    assert!(long.len() >= 110, "{} wake-ups: {case}", long.len());
+    assert!(p95(&long) >= 1.5 * p95(&base), "{case}");
+    assert!(long[long.len() - 1] <= 2.0 * 15.0 + 0.1, "{case}");
+}

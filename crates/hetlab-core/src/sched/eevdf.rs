@@ -59,8 +59,13 @@ pub fn custom_slice_us(sched_runtime_us: f64) -> f64 {
     sched_runtime_us.clamp(MIN_CUSTOM_SLICE_US, MAX_CUSTOM_SLICE_US)
 }
 
+/// `/sys/kernel/debug/sched/base_slice_ns` (`debugfs_create_u32` on `sysctl_sched_base_slice`,
+/// debug.c): the slice as the kernel uses it, already scaled; hetlab's bounds are those of a
+/// custom slice (0.1-100 ms).
+const BASE_SLICE_NS: &str = "base_slice_ns";
+
 /// The scheduler features that decide EEVDF's rules (`/sys/kernel/debug/sched/features`);
-/// 6.12's defaults are all on.
+/// 6.12's defaults are all on. With them, the base slice, if it was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Features {
     pub place_lag: bool,
@@ -80,6 +85,8 @@ pub struct Features {
     /// 6.10+'s capacity pressure (hetlab's switch, as above): a capped clock takes capacity from
     /// `capacity_of` (fits, misfit, over-utilisation) and EAS's actual capacity.
     pub hw_pressure: bool,
+    /// `base_slice_ns` as written; `None`: [`base_slice_us`] of the machine's CPUs.
+    pub base_slice_ns: Option<u32>,
 }
 
 impl Default for Features {
@@ -94,6 +101,7 @@ impl Default for Features {
             runnable_boost: true,
             effective_cpu_perf: true,
             hw_pressure: true,
+            base_slice_ns: None,
         }
     }
 }
@@ -131,6 +139,18 @@ pub fn tunables() -> Vec<TunableInfo> {
             "Linux 6.10+ (a hetlab switch, not a sched feature): a thermally capped clock takes capacity from \
              capacity_of and EAS's actual capacity (cpufreq pressure; 0: capacity ignores the cap)",
         ),
+        TunableInfo {
+            name: BASE_SLICE_NS,
+            default: TunableDefault::Policy(
+                "0.75 ms x (1 + log2 CPUs, at most 8), as 6.12.19; later kernels with a 0.70 ms base (Debian's \
+                 6.12.95 shows 2800000 on 8 CPUs) give 0.70 ms x the same",
+            ),
+            unit: "ns",
+            help: "The EEVDF request of a task without a custom slice, as /sys/kernel/debug/sched/base_slice_ns \
+                   holds it (already scaled by the CPU count)",
+            min: MIN_CUSTOM_SLICE_US * 1e3,
+            max: MAX_CUSTOM_SLICE_US * 1e3,
+        },
     ]
 }
 
@@ -148,7 +168,13 @@ impl Features {
             runnable_boost: on("RUNNABLE_BOOST"),
             effective_cpu_perf: on("EFFECTIVE_CPU_PERF"),
             hw_pressure: on("HW_PRESSURE"),
+            base_slice_ns: values.get(BASE_SLICE_NS).map(|ns| ns as u32),
         }
+    }
+
+    /// The base slice on a machine of `ncpus` CPUs: the one written, else the kernel's default.
+    pub fn base_slice_us(&self, ncpus: usize) -> f64 {
+        self.base_slice_ns.map_or_else(|| base_slice_us(ncpus), |ns| f64::from(ns) / 1e3)
     }
 }
 

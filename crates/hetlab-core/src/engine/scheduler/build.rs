@@ -80,11 +80,11 @@ impl<'a> Scheduler<'a> {
         let (ncpus, nclusters) = (platform.ncpus(), platform.clusters.len());
         let eevdf = placement.eevdf_features().map(|features| Eevdf {
             features,
-            base_slice_us: eevdf::base_slice_us(ncpus),
+            base_slice_us: features.base_slice_us(ncpus),
             tick_us: platform.tick_us() as f64,
         });
         check_slices(tasks, placement.kernel(), placement.name())?;
-        let base_slice_us = eevdf::base_slice_us(ncpus);
+        let base_slice_us = eevdf.as_ref().map_or_else(|| eevdf::base_slice_us(ncpus), |e| e.base_slice_us);
         let mut entities: Vec<SchedEntity> = threads
             .iter()
             .map(|&(ti, _, kernel)| entity(&tasks[ti], allowed[ti], kernel, sysctls.rr_slice_ticks, base_slice_us))
