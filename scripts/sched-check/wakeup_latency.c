@@ -4,7 +4,7 @@
  * WARMUP, the wake-up latency (from the release to the first instruction after the sleep,
  * rt-app's wu_lat; 0 for a job that did not sleep) and whether the job ended after the next
  * release (an overrun: rt-app's negative slack), as one summary line:
- *   EEVDF-CHECK <label> jobs=N wu_lat_mean_us=.. wu_lat_p50_us=.. wu_lat_p95_us=.. wu_lat_max_us=.. overruns=K
+ *   SCHED-CHECK <label> jobs=N wu_lat_mean_us=.. wu_lat_p50_us=.. wu_lat_p95_us=.. wu_lat_max_us=.. overruns=K
  * Usage: wakeup_latency LABEL CPU HOGS PERIOD_US RUN_US JOBS WARMUP
  * Threads, not processes, so that autogroup (off on the guest's command line anyway) and task
  * groups play no part: every thread is SCHED_OTHER at nice 0 in the root group. */
@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < kept; i++)
 		sum += latency_us[i];
 	qsort(latency_us, kept, sizeof(double), by_value);
-	printf("EEVDF-CHECK %s jobs=%d wu_lat_mean_us=%.0f wu_lat_p50_us=%.0f wu_lat_p95_us=%.0f wu_lat_max_us=%.0f overruns=%d\n",
+	printf("SCHED-CHECK %s jobs=%d wu_lat_mean_us=%.0f wu_lat_p50_us=%.0f wu_lat_p95_us=%.0f wu_lat_max_us=%.0f overruns=%d\n",
 	       label, kept, sum / kept, latency_us[kept / 2], latency_us[(int)(kept * 0.95)], latency_us[kept - 1], overruns);
 	fflush(stdout);
 	return 0;
