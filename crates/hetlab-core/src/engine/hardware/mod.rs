@@ -246,9 +246,20 @@ impl<'a> Hardware<'a> {
         }
         let dt_s = dt * 1e-6;
         let ambient_c = self.platform.thermal.ambient_c;
+        // each thermal node's exp(-dt/RC), worked out once for clusters of the same RC (the
+        // same argument: the same value)
+        let mut last_decay: Option<(u64, f64)> = None;
         for (c, cl) in self.clusters.iter_mut().enumerate() {
             self.energy.add_cluster(c, cl.power, dt_s);
-            cl.integrate(dt, ambient_c, &self.platform.clusters[c]);
+            let cluster = &self.platform.clusters[c];
+            let tau_s = thermal::tau_s(cluster);
+            let decay = match last_decay {
+                Some((tau_bits, decay)) if tau_bits == tau_s.to_bits() => decay,
+                _ => thermal::decay(tau_s, dt_s),
+            };
+            debug_assert_eq!(decay.to_bits(), thermal::decay(tau_s, dt_s).to_bits());
+            last_decay = Some((tau_s.to_bits(), decay));
+            cl.integrate(dt, ambient_c, cluster, decay);
         }
         self.dram.integrate(dt);
         self.energy.add_dram(self.dram_power_mw(), dt_s);
