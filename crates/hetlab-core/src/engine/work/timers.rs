@@ -15,24 +15,49 @@ type Queue = BinaryHeap<Reverse<(u64, usize, u32)>>;
 
 pub struct Timers {
     queues: Vec<Queue>,
+    /// Each CPU's earliest armed wake-up (its queue's head; infinity if none), µs: the search
+    /// for due timers and for the earliest reads these side by side, not the heaps.
+    heads_us: Vec<f64>,
     /// The earliest armed wake-up on any CPU, µs (asked at every event).
     earliest_us: f64,
 }
 
 impl Timers {
     pub fn new(ncpus: usize) -> Timers {
-        Timers { queues: (0..ncpus).map(|_| Queue::new()).collect(), earliest_us: f64::INFINITY }
+        Timers {
+            queues: (0..ncpus).map(|_| Queue::new()).collect(),
+            heads_us: vec![f64::INFINITY; ncpus],
+            earliest_us: f64::INFINITY,
+        }
     }
 
     /// Arms `thread`'s timer (sequence `seq`) on `cpu` for `wake_us`.
     pub fn arm(&mut self, cpu: usize, wake_us: f64, thread: usize, seq: u32) {
         self.queues[cpu].push(Reverse((key(wake_us), thread, seq)));
+        self.heads_us[cpu] = self.heads_us[cpu].min(wake_us);
         self.earliest_us = self.earliest_us.min(wake_us);
+        self.debug_check_heads();
     }
 
     /// The earliest armed wake-up on `cpu`, µs.
     pub fn next_us(&self, cpu: usize) -> f64 {
-        self.queues[cpu].peek().map_or(f64::INFINITY, |Reverse((k, _, _))| f64::from_bits(*k))
+        self.heads_us[cpu]
+    }
+
+    /// `cpu`'s queue's head, µs (what `heads_us` keeps).
+    fn head_us(queue: &Queue) -> f64 {
+        queue.peek().map_or(f64::INFINITY, |Reverse((k, _, _))| f64::from_bits(*k))
+    }
+
+    /// Debug builds: the heads kept are the queues' heads, and the earliest is theirs.
+    fn debug_check_heads(&self) {
+        if cfg!(debug_assertions) {
+            for (q, head) in self.queues.iter().zip(&self.heads_us) {
+                debug_assert_eq!(head.to_bits(), Self::head_us(q).to_bits());
+            }
+            let earliest = self.heads_us.iter().copied().fold(f64::INFINITY, f64::min);
+            debug_assert_eq!(earliest.to_bits(), self.earliest_us.to_bits());
+        }
     }
 
     /// The earliest armed wake-up on any CPU, µs.
@@ -46,7 +71,10 @@ impl Timers {
         if self.earliest_us > until_us {
             return;
         }
-        for q in &mut self.queues {
+        for (q, head_us) in self.queues.iter_mut().zip(&mut self.heads_us) {
+            if *head_us > until_us {
+                continue;
+            }
             while let Some(&Reverse((k, thread, seq))) = q.peek() {
                 if f64::from_bits(k) > until_us {
                     break;
@@ -54,8 +82,10 @@ impl Timers {
                 q.pop();
                 due.push((thread, seq));
             }
+            *head_us = Self::head_us(q);
         }
-        self.earliest_us = (0..self.queues.len()).map(|c| self.next_us(c)).fold(f64::INFINITY, f64::min);
+        self.earliest_us = self.heads_us.iter().copied().fold(f64::INFINITY, f64::min);
+        self.debug_check_heads();
     }
 }
 
