@@ -208,6 +208,7 @@ impl<'a> Hardware<'a> {
         #[cfg(test)]
         let dram_before = self.dram.clone();
         let solved = !self.solver.reuse(self.platform, &inputs);
+        debug_assert_eq!(*self.solver.counts(), load::ClusterCounts::of(cpus));
         if solved {
             let answer = self.solver.solve_rates(self.platform, cpus, &mut self.clusters, &self.dram, &mem_of, &live);
             self.dram.utilisation = answer.utilisation;
@@ -229,8 +230,9 @@ impl<'a> Hardware<'a> {
     fn solve_power(&mut self, cpus: &[CpuLoad]) {
         let solver = &self.solver;
         let kept = solver.dynamic_known().then(|| solver.dynamic_mw());
-        let dynamic =
-            cluster_power::set_power(self.platform, cpus, &mut self.clusters, kept, |t| solver.speed(t).stall_share);
+        let dynamic = cluster_power::set_power(self.platform, cpus, solver.counts(), &mut self.clusters, kept, |t| {
+            solver.speed(t).stall_share
+        });
         if kept.is_none() {
             self.solver.keep_dynamic(dynamic);
         }

@@ -7,7 +7,7 @@
 
 use super::cluster::ClusterHw;
 use super::costs::CostMemo;
-use super::load::{CpuLoad, RunningOn};
+use super::load::{ClusterCounts, CpuLoad, RunningOn};
 use super::solutions::{CpuKey, KeyBuilder, Payoff, Solutions};
 use crate::model::cache::{self, InstrTime};
 use crate::model::dram::DramState;
@@ -58,6 +58,8 @@ pub(super) struct Solver {
     solved_cpus: Vec<CpuKey>,
     /// The keys of the CPUs now (a buffer of `reuse`).
     keys: Vec<CpuKey>,
+    /// Each cluster's online CPUs and cores powered down now (counted by `reuse`).
+    counts: ClusterCounts,
     solved_clocks: Vec<(u32, bool)>,
     solved_noise: u64,
     changed: [bool; MAX_CLUSTERS],
@@ -219,6 +221,7 @@ impl Solver {
             speed_on_cpu: Vec::new(),
             solved_cpus: Vec::new(),
             keys: Vec::new(),
+            counts: ClusterCounts::default(),
             solved_clocks: Vec::new(),
             solved_noise: 0,
             changed: [true; MAX_CLUSTERS],
@@ -249,6 +252,11 @@ impl Solver {
     #[inline]
     pub fn speed(&self, t: usize) -> &Speed {
         &self.speeds[t]
+    }
+
+    /// Each cluster's online CPUs and cores powered down, as `reuse` counted them last.
+    pub fn counts(&self) -> &ClusterCounts {
+        &self.counts
     }
 
     /// Each cluster's dynamic power in the last solution, mW, where `dynamic_known`.
@@ -286,9 +294,11 @@ impl Solver {
         // (`keys` is a buffer with a slot per CPU, swapped with the solution's when kept)
         self.keys.resize(n, CpuKey::IDLE);
         let keys = &mut self.keys[..n];
+        let mut counts = ClusterCounts::default();
         if first {
             for (slot, cpu) in keys.iter_mut().zip(cpus) {
                 *slot = CpuKey::of(cpu);
+                counts.add(cpu);
             }
             self.solved_clocks.clear();
             self.solved_clocks.extend(clusters.iter().map(|cl| (cl.cur_khz, cl.powered)));
@@ -301,10 +311,10 @@ impl Solver {
                     same = false;
                 }
             }
-            let solved_cpus = &self.solved_cpus[..n];
-            for i in 0..n {
-                let (key, solved) = (CpuKey::of(&cpus[i]), solved_cpus[i]);
-                keys[i] = key;
+            for ((slot, cpu), &solved) in keys.iter_mut().zip(cpus).zip(&self.solved_cpus) {
+                let key = CpuKey::of(cpu);
+                *slot = key;
+                counts.add(cpu);
                 if solved != key {
                     self.changed[solved.cluster()] = true;
                     self.changed[key.cluster()] = true;
@@ -312,6 +322,7 @@ impl Solver {
                 }
             }
         }
+        self.counts = counts;
         if same {
             for (load, speed) in cpus.iter().zip(&self.speed_on_cpu) {
                 if let Some(r) = load.running {
@@ -347,7 +358,8 @@ impl Solver {
         if keyed {
             let at = clusters.iter().map(|cl| (cl.cur_khz, cl.powered));
             // `reuse` left the CPUs' keys now in `solved_cpus`
-            let key = self.key.build(&self.solved_cpus, at, dram_state.noise, dram_state.utilisation);
+            let key =
+                self.key.build(&self.solved_cpus, &self.counts.online, at, dram_state.noise, dram_state.utilisation);
             if let Some(kept) = self.solutions.get(key) {
                 let running = cpus.iter().enumerate().filter_map(|(cpu, load)| Some((cpu, load.running?)));
                 for ((cpu, r), speed) in running.zip(&kept.speeds) {
@@ -444,10 +456,7 @@ impl Solver {
         let utilisation = dram::solve_utilisation(dram_state.utilisation, demand);
         let miss = miss_at(utilisation);
         // Each cluster's online CPUs: each one's kernel housekeeping reads through the port.
-        let mut kernel_cpus = [0u32; MAX_CLUSTERS];
-        for cpu in cpus.iter().filter(|c| c.online) {
-            kernel_cpus[cpu.cluster] += 1;
-        }
+        let kernel_cpus = self.counts.online;
         let rates = self.thread_rates(platform, clusters, &miss, &kernel_cpus, capacity_lines_per_ns);
         self.speed_on_cpu.resize(cpus.len(), Default::default());
         self.solved_on_cpu.resize(cpus.len(), Default::default());
