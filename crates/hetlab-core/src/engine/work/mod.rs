@@ -216,10 +216,10 @@ impl Work {
     #[inline]
     pub fn run(&mut self, t: usize, cpu: usize, dt: f64, speed: &Speed, khz: f64) -> Retired {
         let th = &mut self.threads[t];
-        let stolen = th.progress.stolen_us.min(dt);
+        let stolen = smaller(th.progress.stolen_us, dt);
         th.progress.stolen_us -= stolen;
         let run_us = dt - stolen;
-        let instr = (speed.instr_per_us * run_us).min(th.progress.work_left);
+        let instr = smaller(speed.instr_per_us * run_us, th.progress.work_left);
         // call_rcu() at the phase's rate per second of reference work (`kernel::rcu`)
         let rcu = if !self.rcu_calls {
             None
@@ -459,6 +459,20 @@ fn reference_ips(platform: &Platform, tasks: &[Task], reference: usize) -> Vec<V
                 .collect()
         })
         .collect()
+}
+
+
+/// The smaller of two quantities, neither NaN nor -0 (a compare and a select: `f64::min` is
+/// the same value on these, and several more instructions to order NaN).
+#[inline]
+fn smaller(a: f64, b: f64) -> f64 {
+    let plain = |x: f64| !x.is_nan() && (x != 0.0 || x.is_sign_positive());
+    debug_assert!(plain(a) && plain(b));
+    if b < a {
+        b
+    } else {
+        a
+    }
 }
 
 #[cfg(test)]
