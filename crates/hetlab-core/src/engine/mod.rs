@@ -326,7 +326,7 @@ impl<'a> Engine<'a> {
         let (hw, work, kernel) = (&mut self.hw, &mut self.work, &mut self.kernel);
         self.sched.account_interval(dt, |cpu, cluster, t| {
             let khz = hw.cur_khz(cluster) as f64;
-            hw.count_cycles(cpu, dt * khz / 1000.0);
+            let cycles = dt * khz / 1000.0;
             let speed = hw.speed(t);
             let retired = work.run(t, cpu, dt, speed, khz);
             let instr = retired.instructions;
@@ -335,7 +335,7 @@ impl<'a> Engine<'a> {
             if let Some((calls, reference_s)) = retired.rcu {
                 kernel.call_rcu(cpu, calls, reference_s);
             }
-            hw.count_instructions(cpu, instr, refills, bus, refs);
+            hw.count_core(cpu, cycles, instr, refills, bus, refs);
             // The overflows these instructions caused: their handlers' time is stolen from the
             // thread (`kernel::perf_sampling`).
             if !kernel.perf_sampling() {

@@ -276,16 +276,13 @@ impl<'a> Hardware<'a> {
         dram::power_mw(&self.platform.dram, self.dram.lines_per_us)
     }
 
-    /// Counts `cycles` on `cpu`'s core.
+    /// Counts `cycles` and `instr` instructions with their refills, bus accesses and
+    /// references on `cpu`'s core.
     #[inline]
-    pub fn count_cycles(&mut self, cpu: usize, cycles: f64) {
-        self.cpu_pmu[cpu].cycles += cycles;
-    }
-
-    /// Counts `instr` instructions with their refills, bus accesses and references on `cpu`.
-    #[inline]
-    pub fn count_instructions(&mut self, cpu: usize, instr: f64, refills: f64, bus: f64, refs: f64) {
-        self.cpu_pmu[cpu].add_instructions(instr, refills, bus, refs);
+    pub fn count_core(&mut self, cpu: usize, cycles: f64, instr: f64, refills: f64, bus: f64, refs: f64) {
+        let pmu = &mut self.cpu_pmu[cpu];
+        pmu.cycles += cycles;
+        pmu.add_instructions(instr, refills, bus, refs);
     }
 
     // ---- latencies ---------------------------------------------------------------------------
