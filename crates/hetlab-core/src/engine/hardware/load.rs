@@ -5,7 +5,7 @@
 use crate::result::MAX_CLUSTERS;
 
 /// What one logical CPU holds when the model is solved.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CpuLoad {
     pub online: bool,
     /// The hardware cluster it runs on now.
@@ -38,6 +38,13 @@ impl ClusterCounts {
     pub fn add(&mut self, cpu: &CpuLoad) {
         self.online[cpu.cluster] += cpu.online as u32;
         self.core_off[cpu.cluster] += (cpu.online && cpu.core_off) as u32;
+    }
+
+    /// Takes `cpu` out of the counts (it was counted by `add`).
+    #[inline]
+    pub fn remove(&mut self, cpu: &CpuLoad) {
+        self.online[cpu.cluster] -= cpu.online as u32;
+        self.core_off[cpu.cluster] -= (cpu.online && cpu.core_off) as u32;
     }
 
     /// The counts of `cpus`.

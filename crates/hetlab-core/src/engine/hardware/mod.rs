@@ -25,6 +25,7 @@ use crate::model::{power, thermal};
 use crate::platform::Platform;
 use crate::random::{normal_sample, Rng};
 use crate::result::{CciPortReport, ClusterReport, DsuReport, Energy};
+use crate::sched::CpuMask;
 use crate::workload::MemProfile;
 use cluster::ClusterHw;
 
@@ -193,18 +194,20 @@ impl<'a> Hardware<'a> {
     }
 
     /// Refreshes every running thread's rate, the CCI and DRAM rates, and the power draw, from
-    /// what runs where (`cpus`, one per logical CPU; `mem_of(thread, phase)`) and, for phases
-    /// that read what others wrote, the live threads (`live(thread)`: its task and cluster).
+    /// what runs where (`cpus`, one per logical CPU, the same as last time but for those in
+    /// `moved`; `mem_of(thread, phase)`) and, for phases that read what others wrote, the live
+    /// threads (`live(thread)`: its task and cluster).
     pub fn recompute<'t>(
         &mut self,
         now_us: f64,
         cpus: &[CpuLoad],
+        moved: CpuMask,
         mem_of: impl Fn(usize, usize) -> &'t MemProfile,
         live: impl Fn(usize) -> Option<(usize, usize)>,
     ) {
         self.dirty = false;
         self.integrate(now_us);
-        let inputs = solve::Inputs { cpus, clusters: &self.clusters, noise: self.dram.noise };
+        let inputs = solve::Inputs { cpus, moved: Some(moved), clusters: &self.clusters, noise: self.dram.noise };
         #[cfg(test)]
         let dram_before = self.dram.clone();
         let solved = !self.solver.reuse(self.platform, &inputs);
@@ -592,7 +595,7 @@ mod tests {
                 core_off: false,
             })
             .collect();
-        hw.recompute(0.0, &cpus, |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
+        hw.recompute(0.0, &cpus, CpuMask::of(0..cpus.len()), |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
         hw.speed(0).instr_per_us
     }
 
@@ -617,7 +620,7 @@ mod tests {
                 core_off: false,
             })
             .collect();
-        hw.recompute(0.0, &cpus, |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
+        hw.recompute(0.0, &cpus, CpuMask::of(0..cpus.len()), |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
         (hw.speed(0).instr_per_us, hw.dsu_clock().unwrap().0)
     }
 
@@ -648,7 +651,7 @@ mod tests {
                     core_off: false,
                 })
                 .collect();
-            hw.recompute(step as f64, &cpus, |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
+            hw.recompute(step as f64, &cpus, CpuMask::of(0..cpus.len()), |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
             speeds.push((hw.speed(0).instr_per_us, second.map(|t| hw.speed(t).instr_per_us)));
         }
         // the two threads share the DRAM: the chase is slower beside the second thread
@@ -682,7 +685,7 @@ mod tests {
         let mut speeds = Vec::new();
         for step in 0..12 {
             hw.dram.noise = 1.004f64.powi(step);
-            hw.recompute(step as f64, &cpus, |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
+            hw.recompute(step as f64, &cpus, CpuMask::of(0..cpus.len()), |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
             speeds.push(hw.speed(0).instr_per_us);
         }
         let re_solved = speeds.windows(2).filter(|s| s[0] != s[1]).count();
@@ -754,7 +757,7 @@ mod tests {
                     core_off: false,
                 })
                 .collect();
-            hw.recompute(0.0, &cpus, |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
+            hw.recompute(0.0, &cpus, CpuMask::of(0..cpus.len()), |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
         }
         hw.speed(0).instr_per_us
     }

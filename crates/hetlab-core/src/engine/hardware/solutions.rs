@@ -24,8 +24,6 @@ use super::load::CpuLoad;
 pub(super) struct CpuKey([u64; 2]);
 
 impl CpuKey {
-    pub const IDLE: CpuKey = CpuKey([0; 2]);
-
     #[inline]
     pub fn of(cpu: &CpuLoad) -> CpuKey {
         let (task, phase, runs) = cpu.running.map_or((0, 0, 0), |r| (r.task as u64, r.phase as u64, 1));

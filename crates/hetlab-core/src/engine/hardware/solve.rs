@@ -14,6 +14,7 @@ use crate::model::dram::DramState;
 use crate::model::{cci, coherence, dram, dsu};
 use crate::platform::{Platform, SpeculativeFetch};
 use crate::result::MAX_CLUSTERS;
+use crate::sched::CpuMask;
 use crate::workload::MemProfile;
 
 /// How fast a running thread goes and what it does to the memory system, from the last
@@ -32,6 +33,8 @@ pub struct Speed {
 /// What the model's answer depends on besides temperature.
 pub(super) struct Inputs<'i> {
     pub cpus: &'i [CpuLoad],
+    /// The CPUs whose load may differ from the one the solver last saw (`None`: any of them).
+    pub moved: Option<CpuMask>,
     pub clusters: &'i [ClusterHw],
     pub noise: f64,
 }
@@ -56,10 +59,12 @@ pub(super) struct Solver {
     /// changed since (`reuse`), the running entry on each CPU then, and the misses and stretch
     /// its rates were set at.
     solved_cpus: Vec<CpuKey>,
-    /// The keys of the CPUs now (a buffer of `reuse`).
+    /// The keys of the CPUs now, each cluster's online CPUs and cores powered down now, and
+    /// each CPU's load as they count it: written by `reuse` for the CPUs whose load moved (a
+    /// debug assertion checks them all).
     keys: Vec<CpuKey>,
-    /// Each cluster's online CPUs and cores powered down now (counted by `reuse`).
     counts: ClusterCounts,
+    counted: Vec<CpuLoad>,
     solved_clocks: Vec<(u32, bool)>,
     solved_noise: u64,
     changed: [bool; MAX_CLUSTERS],
@@ -222,6 +227,7 @@ impl Solver {
             solved_cpus: Vec::new(),
             keys: Vec::new(),
             counts: ClusterCounts::default(),
+            counted: Vec::new(),
             solved_clocks: Vec::new(),
             solved_noise: 0,
             changed: [true; MAX_CLUSTERS],
@@ -290,16 +296,9 @@ impl Solver {
         let first = self.solved_cpus.len() != n || self.solved_clocks.len() != clusters.len();
         let mut same = !first && self.solved_noise == inputs.noise.to_bits();
         self.changed = [first || platform.dsu.is_some(); MAX_CLUSTERS];
+        self.see_loads(cpus, inputs.moved);
         // the keys are kept only if the model is re-solved: a reuse compares with the solution's
-        // (`keys` is a buffer with a slot per CPU, swapped with the solution's when kept)
-        self.keys.resize(n, CpuKey::IDLE);
-        let keys = &mut self.keys[..n];
-        let mut counts = ClusterCounts::default();
         if first {
-            for (slot, cpu) in keys.iter_mut().zip(cpus) {
-                *slot = CpuKey::of(cpu);
-                counts.add(cpu);
-            }
             self.solved_clocks.clear();
             self.solved_clocks.extend(clusters.iter().map(|cl| (cl.cur_khz, cl.powered)));
         } else {
@@ -311,10 +310,7 @@ impl Solver {
                     same = false;
                 }
             }
-            for ((slot, cpu), &solved) in keys.iter_mut().zip(cpus).zip(&self.solved_cpus) {
-                let key = CpuKey::of(cpu);
-                *slot = key;
-                counts.add(cpu);
+            for (&key, &solved) in self.keys.iter().zip(&self.solved_cpus) {
                 if solved != key {
                     self.changed[solved.cluster()] = true;
                     self.changed[key.cluster()] = true;
@@ -322,7 +318,6 @@ impl Solver {
                 }
             }
         }
-        self.counts = counts;
         if same {
             for (load, speed) in cpus.iter().zip(&self.speed_on_cpu) {
                 if let Some(r) = load.running {
@@ -331,9 +326,34 @@ impl Solver {
             }
             return true;
         }
-        std::mem::swap(&mut self.solved_cpus, &mut self.keys);
+        self.solved_cpus.clone_from(&self.keys);
         self.solved_noise = inputs.noise.to_bits();
         false
+    }
+
+    /// The keys and counts of `cpus` brought up to date: those of the CPUs in `moved` (all of
+    /// them if `None`, or on the first call).
+    fn see_loads(&mut self, cpus: &[CpuLoad], moved: Option<CpuMask>) {
+        match moved.filter(|_| self.counted.len() == cpus.len()) {
+            Some(moved) => {
+                for cpu in moved.iter() {
+                    let load = &cpus[cpu];
+                    self.keys[cpu] = CpuKey::of(load);
+                    self.counts.remove(&self.counted[cpu]);
+                    self.counts.add(load);
+                    self.counted[cpu] = *load;
+                }
+            }
+            None => {
+                self.keys.clear();
+                self.keys.extend(cpus.iter().map(CpuKey::of));
+                self.counts = ClusterCounts::of(cpus);
+                self.counted.clear();
+                self.counted.extend_from_slice(cpus);
+            }
+        }
+        debug_assert!(self.keys.iter().zip(cpus).all(|(&key, cpu)| key == CpuKey::of(cpu)));
+        debug_assert_eq!(self.counts, ClusterCounts::of(cpus));
     }
 
     /// Each running thread's speed, the DRAM utilisation (from `warm_start`) and the CCI port

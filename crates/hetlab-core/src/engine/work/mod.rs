@@ -51,6 +51,9 @@ pub struct Work {
     look_for_deadlock: bool,
     /// Some phase calls `call_rcu()` (else `run` does not look its thread's phase up for it).
     rcu_calls: bool,
+    /// The threads whose progress was handed out to change, or whose phase moved, since
+    /// `take_touched` (the model's loads read a running thread's phase).
+    touched: Vec<usize>,
 }
 
 /// What a thread did while it ran between two events.
@@ -110,6 +113,7 @@ impl Work {
                 .then(|| threads.iter().filter(|th| !th.kernel && tasks[th.task].ends_run).count()),
             look_for_deadlock: false,
             rcu_calls: tasks.iter().flat_map(|t| &t.phases).any(|p| p.rcu.per_s > 0.0),
+            touched: Vec::new(),
             tasks,
             task_threads,
             threads,
@@ -154,6 +158,7 @@ impl Work {
     }
 
     pub fn progress_mut(&mut self, t: usize) -> &mut Progress {
+        self.touched.push(t);
         &mut self.threads[t].progress
     }
 
@@ -183,6 +188,7 @@ impl Work {
     /// `t` is done with its phase: on to the next, back to its loop's first while the loop has
     /// loops left (`Task::loops`).
     pub fn next_phase(&mut self, t: usize) {
+        self.touched.push(t);
         let th = &mut self.threads[t];
         let done = th.progress.phase;
         let task = &self.tasks[th.task];
@@ -337,6 +343,12 @@ impl Work {
     /// The CPU `t`'s latest timer was armed on.
     pub fn timer_cpu(&self, t: usize) -> usize {
         self.threads[t].timer_cpu
+    }
+
+    /// Takes the threads touched (their progress handed out to change, or their phase moved)
+    /// since the last call, each at least once, to `each`.
+    pub fn take_touched(&mut self, mut each: impl FnMut(usize)) {
+        self.touched.drain(..).for_each(&mut each);
     }
 
     /// The earliest timer armed on `cpu`, µs.
