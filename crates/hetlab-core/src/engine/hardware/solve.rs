@@ -65,6 +65,8 @@ pub(super) struct Solver {
     keys: Vec<CpuKey>,
     counts: ClusterCounts,
     counted: Vec<CpuLoad>,
+    /// The CPUs whose key now differs from the last solution's (a debug assertion checks it).
+    differs: CpuMask,
     solved_clocks: Vec<(u32, bool)>,
     solved_noise: u64,
     changed: [bool; MAX_CLUSTERS],
@@ -228,6 +230,7 @@ impl Solver {
             keys: Vec::new(),
             counts: ClusterCounts::default(),
             counted: Vec::new(),
+            differs: CpuMask::EMPTY,
             solved_clocks: Vec::new(),
             solved_noise: 0,
             changed: [true; MAX_CLUSTERS],
@@ -296,7 +299,7 @@ impl Solver {
         let first = self.solved_cpus.len() != n || self.solved_clocks.len() != clusters.len();
         let mut same = !first && self.solved_noise == inputs.noise.to_bits();
         self.changed = [first || platform.dsu.is_some(); MAX_CLUSTERS];
-        self.see_loads(cpus, inputs.moved);
+        let seen = self.see_loads(cpus, inputs.moved);
         // the keys are kept only if the model is re-solved: a reuse compares with the solution's
         if first {
             self.solved_clocks.clear();
@@ -310,12 +313,16 @@ impl Solver {
                     same = false;
                 }
             }
-            for (&key, &solved) in self.keys.iter().zip(&self.solved_cpus) {
-                if solved != key {
-                    self.changed[solved.cluster()] = true;
-                    self.changed[key.cluster()] = true;
-                    same &= solved.same_place(key);
-                }
+            for cpu in seen.iter() {
+                let differs = self.keys[cpu] != self.solved_cpus[cpu];
+                self.differs = if differs { self.differs.with(cpu) } else { self.differs.without(cpu) };
+            }
+            self.debug_check_differs();
+            for cpu in self.differs.iter() {
+                let (key, solved) = (self.keys[cpu], self.solved_cpus[cpu]);
+                self.changed[solved.cluster()] = true;
+                self.changed[key.cluster()] = true;
+                same &= solved.same_place(key);
             }
         }
         if same {
@@ -326,15 +333,30 @@ impl Solver {
             }
             return true;
         }
-        self.solved_cpus.clone_from(&self.keys);
+        if first {
+            self.solved_cpus.clone_from(&self.keys);
+        } else {
+            for cpu in self.differs.iter() {
+                self.solved_cpus[cpu] = self.keys[cpu];
+            }
+        }
+        self.differs = CpuMask::EMPTY;
         self.solved_noise = inputs.noise.to_bits();
         false
     }
 
+    /// Debug builds: `differs` is the CPUs whose key differs from the last solution's.
+    fn debug_check_differs(&self) {
+        debug_assert_eq!(
+            self.differs,
+            CpuMask::of((0..self.keys.len()).filter(|&cpu| self.keys[cpu] != self.solved_cpus[cpu]))
+        );
+    }
+
     /// The keys and counts of `cpus` brought up to date: those of the CPUs in `moved` (all of
-    /// them if `None`, or on the first call).
-    fn see_loads(&mut self, cpus: &[CpuLoad], moved: Option<CpuMask>) {
-        match moved.filter(|_| self.counted.len() == cpus.len()) {
+    /// them if `None`, or on the first call); returns the CPUs brought up to date.
+    fn see_loads(&mut self, cpus: &[CpuLoad], moved: Option<CpuMask>) -> CpuMask {
+        let seen = match moved.filter(|_| self.counted.len() == cpus.len()) {
             Some(moved) => {
                 for cpu in moved.iter() {
                     let load = &cpus[cpu];
@@ -343,6 +365,7 @@ impl Solver {
                     self.counts.add(load);
                     self.counted[cpu] = *load;
                 }
+                moved
             }
             None => {
                 self.keys.clear();
@@ -350,10 +373,12 @@ impl Solver {
                 self.counts = ClusterCounts::of(cpus);
                 self.counted.clear();
                 self.counted.extend_from_slice(cpus);
+                CpuMask::of(0..cpus.len())
             }
-        }
+        };
         debug_assert!(self.keys.iter().zip(cpus).all(|(&key, cpu)| key == CpuKey::of(cpu)));
         debug_assert_eq!(self.counts, ClusterCounts::of(cpus));
+        seen
     }
 
     /// Each running thread's speed, the DRAM utilisation (from `warm_start`) and the CCI port
