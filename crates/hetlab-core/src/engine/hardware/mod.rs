@@ -651,7 +651,13 @@ mod tests {
                     core_off: false,
                 })
                 .collect();
-            hw.recompute(step as f64, &cpus, CpuMask::of(0..cpus.len()), |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
+            hw.recompute(
+                step as f64,
+                &cpus,
+                CpuMask::of(0..cpus.len()),
+                |task, phase| &w.tasks[task].phases[phase].mem,
+                |_| None,
+            );
             speeds.push((hw.speed(0).instr_per_us, second.map(|t| hw.speed(t).instr_per_us)));
         }
         // the two threads share the DRAM: the chase is slower beside the second thread
@@ -685,7 +691,13 @@ mod tests {
         let mut speeds = Vec::new();
         for step in 0..12 {
             hw.dram.noise = 1.004f64.powi(step);
-            hw.recompute(step as f64, &cpus, CpuMask::of(0..cpus.len()), |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
+            hw.recompute(
+                step as f64,
+                &cpus,
+                CpuMask::of(0..cpus.len()),
+                |task, phase| &w.tasks[task].phases[phase].mem,
+                |_| None,
+            );
             speeds.push(hw.speed(0).instr_per_us);
         }
         let re_solved = speeds.windows(2).filter(|s| s[0] != s[1]).count();
@@ -757,7 +769,13 @@ mod tests {
                     core_off: false,
                 })
                 .collect();
-            hw.recompute(0.0, &cpus, CpuMask::of(0..cpus.len()), |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
+            hw.recompute(
+                0.0,
+                &cpus,
+                CpuMask::of(0..cpus.len()),
+                |task, phase| &w.tasks[task].phases[phase].mem,
+                |_| None,
+            );
         }
         hw.speed(0).instr_per_us
     }

@@ -506,7 +506,10 @@ impl Scheduler<'_> {
             stale
         };
         self.loads_stale = CpuMask::EMPTY;
-        debug_assert!(loads.iter().enumerate().all(|(cpu, l)| *l == load_of(cpu, &self.rqs[cpu], self.cluster_of[cpu])));
+        debug_assert!(loads
+            .iter()
+            .enumerate()
+            .all(|(cpu, l)| *l == load_of(cpu, &self.rqs[cpu], self.cluster_of[cpu])));
         written
     }
 

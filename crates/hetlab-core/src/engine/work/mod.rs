@@ -473,7 +473,6 @@ fn reference_ips(platform: &Platform, tasks: &[Task], reference: usize) -> Vec<V
         .collect()
 }
 
-
 /// The smaller of two quantities, neither NaN nor -0 (a compare and a select: `f64::min` is
 /// the same value on these, and several more instructions to order NaN).
 #[inline]

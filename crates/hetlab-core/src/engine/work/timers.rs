@@ -28,11 +28,7 @@ pub struct Timers {
 
 impl Timers {
     pub fn new(ncpus: usize) -> Timers {
-        Timers {
-            queues: (0..ncpus).map(|_| Queue::new()).collect(),
-            heads: vec![NONE; ncpus],
-            earliest: NONE,
-        }
+        Timers { queues: (0..ncpus).map(|_| Queue::new()).collect(), heads: vec![NONE; ncpus], earliest: NONE }
     }
 
     /// Arms `thread`'s timer (sequence `seq`) on `cpu` for `wake_us`.
