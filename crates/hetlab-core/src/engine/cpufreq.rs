@@ -228,8 +228,10 @@ impl<'a> Cpufreq<'a> {
     /// Thread `t` starts running with counters `pmu`: each policy counts it among those that ran
     /// since its sample.
     pub fn note_ran(&mut self, t: usize, pmu: impl Fn() -> CorePmu) {
+        // read once for every policy that takes it in
+        let mut read = None;
         for policy in &mut self.policies {
-            policy.ran.note(t, &pmu);
+            policy.ran.note(t, || *read.get_or_insert_with(&pmu));
         }
     }
 

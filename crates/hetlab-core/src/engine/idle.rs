@@ -9,7 +9,7 @@
 
 use crate::kernel::menu::{deep_states_allowed, exit_latency_allowed, CorrectionFactors, MenuRules};
 use crate::model::idle::{power_down_pays, CpuIdle, IdleHistory};
-use crate::sched::Kernel;
+use crate::sched::{CpuMask, Kernel};
 
 /// Tasks waiting on I/O on a CPU (`nr_iowait_cpu`): the model has no block I/O, so none; the
 /// correction factors' I/O half and the performance multiplier's I/O term never apply.
@@ -39,6 +39,9 @@ pub struct Idle {
     /// The menu.c of the kernel the placement models.
     rules: MenuRules,
     cpus: Vec<CpuIdleState>,
+    /// The CPUs whose core powered down or up since `take_core_moves` (the model's loads read
+    /// whether a core is off).
+    core_moves: CpuMask,
 }
 
 impl Idle {
@@ -49,7 +52,7 @@ impl Idle {
             Kernel::V5_10 | Kernel::V6_12 => MenuRules::V5_10,
         };
         let idle = CpuIdleState { idle_next_timer_us: f64::INFINITY, ..Default::default() };
-        Idle { mode, cpu_dma_latency_us, rules, cpus: vec![idle; ncpus] }
+        Idle { mode, cpu_dma_latency_us, rules, cpus: vec![idle; ncpus], core_moves: CpuMask::EMPTY }
     }
 
     /// cpuidle may use power-down states at all (`CpuIdle::ClusterOff`).
@@ -129,11 +132,18 @@ impl Idle {
     /// `cpu`'s core powers down from `from_us` on.
     pub fn core_off(&mut self, cpu: usize, from_us: f64) {
         self.cpus[cpu].core_off_since_us = Some(from_us);
+        self.core_moves = self.core_moves.with(cpu);
     }
 
     /// `cpu`'s core is powered again; since when it was off, if it was.
     pub fn core_on(&mut self, cpu: usize) -> Option<f64> {
+        self.core_moves = self.core_moves.with(cpu);
         self.cpus[cpu].core_off_since_us.take()
+    }
+
+    /// The CPUs whose core powered down or up since the last call.
+    pub fn take_core_moves(&mut self) -> CpuMask {
+        std::mem::replace(&mut self.core_moves, CpuMask::EMPTY)
     }
 
     /// `cpu` wakes at `now_us`: the idle period that ends, if cpuidle followed one (not one

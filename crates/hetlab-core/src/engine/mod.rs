@@ -326,7 +326,7 @@ impl<'a> Engine<'a> {
         let (hw, work, kernel) = (&mut self.hw, &mut self.work, &mut self.kernel);
         self.sched.account_interval(dt, |cpu, cluster, t| {
             let khz = hw.cur_khz(cluster) as f64;
-            hw.count_cycles(cpu, dt * khz / 1000.0);
+            let cycles = dt * khz / 1000.0;
             let speed = hw.speed(t);
             let retired = work.run(t, cpu, dt, speed, khz);
             let instr = retired.instructions;
@@ -335,7 +335,7 @@ impl<'a> Engine<'a> {
             if let Some((calls, reference_s)) = retired.rcu {
                 kernel.call_rcu(cpu, calls, reference_s);
             }
-            hw.count_instructions(cpu, instr, refills, bus, refs);
+            hw.count_core(cpu, cycles, instr, refills, bus, refs);
             // The overflows these instructions caused: their handlers' time is stolen from the
             // thread (`kernel::perf_sampling`).
             if !kernel.perf_sampling() {
@@ -493,13 +493,18 @@ impl<'a> Engine<'a> {
     /// Refreshes every running thread's rate, the CCI and DRAM rates, and the power draw.
     fn recompute(&mut self) {
         let mut loads = std::mem::take(&mut self.loads);
+        // besides the CPUs whose thread or cluster changed (the scheduler's): those whose core
+        // powered down or up, and those of threads whose phase may have moved
+        let mut also = self.idle.take_core_moves();
+        let sched = &self.sched;
+        self.work.take_touched(|t| also = also.with(sched.cpu_of(t)));
         let (work, idle) = (&self.work, &self.idle);
         let task_phase = |t| (work.task_of(t), work.phase_index(t));
-        self.sched.cpu_loads(&mut loads, task_phase, |cpu| idle.core_off_since_us(cpu).is_some());
+        let moved = self.sched.cpu_loads(&mut loads, also, task_phase, |cpu| idle.core_off_since_us(cpu).is_some());
         let (work, sched) = (&self.work, &self.sched);
         let mem_of = |task, phase| work.mem_of(task, phase);
         let live = |t| sched.live(t).then(|| (work.task_of(t), sched.cluster_of(sched.cpu_of(t))));
-        self.hw.recompute(self.now_us, &loads, mem_of, live);
+        self.hw.recompute(self.now_us, &loads, moved, mem_of, live);
         self.loads = loads;
     }
 }

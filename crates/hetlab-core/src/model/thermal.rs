@@ -6,9 +6,26 @@ use crate::platform::{Cluster, Platform};
 /// Temperature after `dt_s` seconds of constant `power_mw` through one RC node:
 /// T → T_ss + (T - T_ss)·exp(-dt/RC), T_ss = ambient + P·R.
 pub fn rc_step(temp_c: f64, ambient_c: f64, power_mw: f64, cluster: &Cluster, dt_s: f64) -> f64 {
+    rc_step_decayed(temp_c, ambient_c, power_mw, cluster, decay(tau_s(cluster), dt_s))
+}
+
+/// The node's time constant RC, s.
+#[inline]
+pub fn tau_s(cluster: &Cluster) -> f64 {
+    cluster.thermal_resistance_c_per_w * cluster.thermal_capacitance_j_per_c
+}
+
+/// exp(-dt/RC): how much of the distance to the steady state is left after `dt_s` seconds.
+#[inline]
+pub fn decay(tau_s: f64, dt_s: f64) -> f64 {
+    (-dt_s / tau_s).exp()
+}
+
+/// `rc_step` with its `decay` worked out already (clusters with the same time constant share it).
+#[inline]
+fn rc_step_decayed(temp_c: f64, ambient_c: f64, power_mw: f64, cluster: &Cluster, decay: f64) -> f64 {
     let steady = ambient_c + power_mw / 1000.0 * cluster.thermal_resistance_c_per_w;
-    let tau_s = cluster.thermal_resistance_c_per_w * cluster.thermal_capacitance_j_per_c;
-    steady + (temp_c - steady) * (-dt_s / tau_s).exp()
+    steady + (temp_c - steady) * decay
 }
 
 /// One cluster's thermal node.
@@ -37,8 +54,14 @@ impl ThermalNode {
 
     /// `dt_s` seconds at `power_mw`.
     pub fn step(&mut self, ambient_c: f64, power_mw: f64, cluster: &Cluster, dt_s: f64) {
+        self.step_decayed(ambient_c, power_mw, cluster, dt_s, decay(tau_s(cluster), dt_s));
+    }
+
+    /// `step` with `decay(tau_s(cluster), dt_s)` given.
+    #[inline]
+    pub fn step_decayed(&mut self, ambient_c: f64, power_mw: f64, cluster: &Cluster, dt_s: f64, decay: f64) {
         let before = self.temp_c;
-        self.temp_c = rc_step(self.temp_c, ambient_c, power_mw, cluster, dt_s);
+        self.temp_c = rc_step_decayed(self.temp_c, ambient_c, power_mw, cluster, decay);
         // trapezoid: the steps are short next to the node's time constant
         self.temp_c_s += 0.5 * (before + self.temp_c) * dt_s;
         self.time_s += dt_s;

@@ -62,14 +62,14 @@ impl ClusterHw {
     /// `dt` µs at the current clock: residency while online (a cluster no CPU is online on,
     /// hotplugged off or left by the switcher, has no cpufreq policy clocking it: no time in
     /// any state), temperature at the current power, the CCI port's counters.
-    pub(super) fn integrate(&mut self, dt: f64, ambient_c: f64, cluster: &Cluster) {
+    pub(super) fn integrate(&mut self, dt: f64, ambient_c: f64, cluster: &Cluster, decay: f64) {
         if self.online {
             self.residency_us[self.cur_opp] += dt;
             self.khz_us += self.cur_khz as f64 * dt;
         } else {
             self.offline_us += dt;
         }
-        self.thermal.step(ambient_c, self.power.total_mw, cluster, dt * 1e-6);
+        self.thermal.step_decayed(ambient_c, self.power.total_mw, cluster, dt * 1e-6, decay);
         if let Some(port) = &mut self.port {
             port.integrate(dt);
         }

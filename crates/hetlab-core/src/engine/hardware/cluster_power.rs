@@ -5,7 +5,7 @@
 //! kept with it; the leakage moves with the temperature and is worked out at every re-solution.
 
 use super::cluster::ClusterHw;
-use super::load::CpuLoad;
+use super::load::{ClusterCounts, CpuLoad};
 use crate::model::power;
 use crate::platform::Platform;
 use crate::result::MAX_CLUSTERS;
@@ -21,10 +21,12 @@ pub(super) fn volts(platform: &Platform, c: usize, hw: &ClusterHw) -> f64 {
 /// is not added), the cluster's active power when a core runs, and, while it is powered, its
 /// clocked shared logic and the snoops of the other clusters' reads — and its leakage at its
 /// temperature now: a core no online logical CPU is on is power-gated (the switcher's outbound
-/// core), and so is one cpuidle powered down (`core_off`). Returns the dynamic part.
+/// core), and so is one cpuidle powered down (`core_off`; `counts`: those of `cpus`). Returns
+/// the dynamic part.
 pub(super) fn set_power(
     platform: &Platform,
     cpus: &[CpuLoad],
+    counts: &ClusterCounts,
     clusters: &mut [ClusterHw],
     kept: Option<&[f64; MAX_CLUSTERS]>,
     stall_share: impl Fn(usize) -> f64,
@@ -33,21 +35,12 @@ pub(super) fn set_power(
     for (c, cl) in clusters.iter().enumerate() {
         volts_now[c] = volts(platform, c, cl);
     }
-    let (mut online_cpus, mut core_off_cpus) = ([0usize; MAX_CLUSTERS], [0usize; MAX_CLUSTERS]);
-    let mut count = |cpu: &CpuLoad| {
-        online_cpus[cpu.cluster] += cpu.online as usize;
-        core_off_cpus[cpu.cluster] += (cpu.online && cpu.core_off) as usize;
-    };
     let dynamic = match kept {
-        Some(kept) => {
-            cpus.iter().for_each(count);
-            *kept
-        }
+        Some(kept) => *kept,
         None => {
             let mut dynamic = [0.0; MAX_CLUSTERS];
             let mut busy = [false; MAX_CLUSTERS];
             for cpu in cpus {
-                count(cpu);
                 if let Some(r) = cpu.running.filter(|_| cpu.online) {
                     let c = cpu.cluster;
                     let core = platform.core_type_of(c);
@@ -76,7 +69,7 @@ pub(super) fn set_power(
     };
     for (c, hw) in clusters.iter_mut().enumerate() {
         let cluster = &platform.clusters[c];
-        let gated_cores = cluster.cpus.len().saturating_sub(online_cpus[c]) + core_off_cpus[c];
+        let gated_cores = cluster.cpus.len().saturating_sub(counts.online[c] as usize) + counts.core_off[c] as usize;
         hw.power.static_mw = if hw.powered {
             power::cluster_static_mw(cluster, volts_now[c], hw.thermal.temp_c, gated_cores)
         } else {

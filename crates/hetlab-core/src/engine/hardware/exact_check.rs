@@ -56,7 +56,7 @@ pub(super) fn solve<'t>(
     let mut clusters = clusters.to_vec();
     let mut solver = Solver::new(kept.threads());
     solver.dsu_fixed_khz = kept.dsu_fixed_khz;
-    let inputs = Inputs { cpus, clusters: &clusters, noise: dram_before.noise };
+    let inputs = Inputs { cpus, moved: None, clusters: &clusters, noise: dram_before.noise };
     assert!(!solver.reuse(platform, &inputs), "a new solver solves");
     let answer = solver.solve_rates(platform, cpus, &mut clusters, dram_before, mem_of, live);
     Exact { solver, clusters, dram_lines_per_us: answer.lines_per_us }

@@ -25,6 +25,7 @@ use crate::model::{power, thermal};
 use crate::platform::Platform;
 use crate::random::{normal_sample, Rng};
 use crate::result::{CciPortReport, ClusterReport, DsuReport, Energy};
+use crate::sched::CpuMask;
 use crate::workload::MemProfile;
 use cluster::ClusterHw;
 
@@ -193,21 +194,24 @@ impl<'a> Hardware<'a> {
     }
 
     /// Refreshes every running thread's rate, the CCI and DRAM rates, and the power draw, from
-    /// what runs where (`cpus`, one per logical CPU; `mem_of(thread, phase)`) and, for phases
-    /// that read what others wrote, the live threads (`live(thread)`: its task and cluster).
+    /// what runs where (`cpus`, one per logical CPU, the same as last time but for those in
+    /// `moved`; `mem_of(thread, phase)`) and, for phases that read what others wrote, the live
+    /// threads (`live(thread)`: its task and cluster).
     pub fn recompute<'t>(
         &mut self,
         now_us: f64,
         cpus: &[CpuLoad],
+        moved: CpuMask,
         mem_of: impl Fn(usize, usize) -> &'t MemProfile,
         live: impl Fn(usize) -> Option<(usize, usize)>,
     ) {
         self.dirty = false;
         self.integrate(now_us);
-        let inputs = solve::Inputs { cpus, clusters: &self.clusters, noise: self.dram.noise };
+        let inputs = solve::Inputs { cpus, moved: Some(moved), clusters: &self.clusters, noise: self.dram.noise };
         #[cfg(test)]
         let dram_before = self.dram.clone();
         let solved = !self.solver.reuse(self.platform, &inputs);
+        debug_assert_eq!(*self.solver.counts(), load::ClusterCounts::of(cpus));
         if solved {
             let answer = self.solver.solve_rates(self.platform, cpus, &mut self.clusters, &self.dram, &mem_of, &live);
             self.dram.utilisation = answer.utilisation;
@@ -229,8 +233,9 @@ impl<'a> Hardware<'a> {
     fn solve_power(&mut self, cpus: &[CpuLoad]) {
         let solver = &self.solver;
         let kept = solver.dynamic_known().then(|| solver.dynamic_mw());
-        let dynamic =
-            cluster_power::set_power(self.platform, cpus, &mut self.clusters, kept, |t| solver.speed(t).stall_share);
+        let dynamic = cluster_power::set_power(self.platform, cpus, solver.counts(), &mut self.clusters, kept, |t| {
+            solver.speed(t).stall_share
+        });
         if kept.is_none() {
             self.solver.keep_dynamic(dynamic);
         }
@@ -246,9 +251,20 @@ impl<'a> Hardware<'a> {
         }
         let dt_s = dt * 1e-6;
         let ambient_c = self.platform.thermal.ambient_c;
+        // each thermal node's exp(-dt/RC), worked out once for clusters of the same RC (the
+        // same argument: the same value)
+        let mut last_decay: Option<(u64, f64)> = None;
         for (c, cl) in self.clusters.iter_mut().enumerate() {
             self.energy.add_cluster(c, cl.power, dt_s);
-            cl.integrate(dt, ambient_c, &self.platform.clusters[c]);
+            let cluster = &self.platform.clusters[c];
+            let tau_s = thermal::tau_s(cluster);
+            let decay = match last_decay {
+                Some((tau_bits, decay)) if tau_bits == tau_s.to_bits() => decay,
+                _ => thermal::decay(tau_s, dt_s),
+            };
+            debug_assert_eq!(decay.to_bits(), thermal::decay(tau_s, dt_s).to_bits());
+            last_decay = Some((tau_s.to_bits(), decay));
+            cl.integrate(dt, ambient_c, cluster, decay);
         }
         self.dram.integrate(dt);
         self.energy.add_dram(self.dram_power_mw(), dt_s);
@@ -263,16 +279,13 @@ impl<'a> Hardware<'a> {
         dram::power_mw(&self.platform.dram, self.dram.lines_per_us)
     }
 
-    /// Counts `cycles` on `cpu`'s core.
+    /// Counts `cycles` and `instr` instructions with their refills, bus accesses and
+    /// references on `cpu`'s core.
     #[inline]
-    pub fn count_cycles(&mut self, cpu: usize, cycles: f64) {
-        self.cpu_pmu[cpu].cycles += cycles;
-    }
-
-    /// Counts `instr` instructions with their refills, bus accesses and references on `cpu`.
-    #[inline]
-    pub fn count_instructions(&mut self, cpu: usize, instr: f64, refills: f64, bus: f64, refs: f64) {
-        self.cpu_pmu[cpu].add_instructions(instr, refills, bus, refs);
+    pub fn count_core(&mut self, cpu: usize, cycles: f64, instr: f64, refills: f64, bus: f64, refs: f64) {
+        let pmu = &mut self.cpu_pmu[cpu];
+        pmu.cycles += cycles;
+        pmu.add_instructions(instr, refills, bus, refs);
     }
 
     // ---- latencies ---------------------------------------------------------------------------
@@ -582,7 +595,7 @@ mod tests {
                 core_off: false,
             })
             .collect();
-        hw.recompute(0.0, &cpus, |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
+        hw.recompute(0.0, &cpus, CpuMask::of(0..cpus.len()), |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
         hw.speed(0).instr_per_us
     }
 
@@ -607,7 +620,7 @@ mod tests {
                 core_off: false,
             })
             .collect();
-        hw.recompute(0.0, &cpus, |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
+        hw.recompute(0.0, &cpus, CpuMask::of(0..cpus.len()), |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
         (hw.speed(0).instr_per_us, hw.dsu_clock().unwrap().0)
     }
 
@@ -638,7 +651,13 @@ mod tests {
                     core_off: false,
                 })
                 .collect();
-            hw.recompute(step as f64, &cpus, |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
+            hw.recompute(
+                step as f64,
+                &cpus,
+                CpuMask::of(0..cpus.len()),
+                |task, phase| &w.tasks[task].phases[phase].mem,
+                |_| None,
+            );
             speeds.push((hw.speed(0).instr_per_us, second.map(|t| hw.speed(t).instr_per_us)));
         }
         // the two threads share the DRAM: the chase is slower beside the second thread
@@ -672,7 +691,13 @@ mod tests {
         let mut speeds = Vec::new();
         for step in 0..12 {
             hw.dram.noise = 1.004f64.powi(step);
-            hw.recompute(step as f64, &cpus, |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
+            hw.recompute(
+                step as f64,
+                &cpus,
+                CpuMask::of(0..cpus.len()),
+                |task, phase| &w.tasks[task].phases[phase].mem,
+                |_| None,
+            );
             speeds.push(hw.speed(0).instr_per_us);
         }
         let re_solved = speeds.windows(2).filter(|s| s[0] != s[1]).count();
@@ -744,7 +769,13 @@ mod tests {
                     core_off: false,
                 })
                 .collect();
-            hw.recompute(0.0, &cpus, |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
+            hw.recompute(
+                0.0,
+                &cpus,
+                CpuMask::of(0..cpus.len()),
+                |task, phase| &w.tasks[task].phases[phase].mem,
+                |_| None,
+            );
         }
         hw.speed(0).instr_per_us
     }

@@ -24,8 +24,6 @@ use super::load::CpuLoad;
 pub(super) struct CpuKey([u64; 2]);
 
 impl CpuKey {
-    pub const IDLE: CpuKey = CpuKey([0; 2]);
-
     #[inline]
     pub fn of(cpu: &CpuLoad) -> CpuKey {
         let (task, phase, runs) = cpu.running.map_or((0, 0, 0), |r| (r.task as u64, r.phase as u64, 1));
@@ -74,12 +72,13 @@ impl KeyBuilder {
         KeyBuilder { words: Vec::new() }
     }
 
-    /// The key of a solution of `cpus` (each one's key) on clusters `(khz, powered)` at DRAM
-    /// `noise`, started from `warm_start`.
+    /// The key of a solution of `cpus` (each one's key; `online`: each cluster's online CPUs
+    /// among them) on clusters `(khz, powered)` at DRAM `noise`, started from `warm_start`.
     #[inline]
     pub fn build(
         &mut self,
         cpus: &[CpuKey],
+        online: &[u32; MAX_CLUSTERS],
         clusters: impl ExactSizeIterator<Item = (u32, bool)>,
         noise: f64,
         warm_start: f64,
@@ -88,16 +87,16 @@ impl KeyBuilder {
         // sized for every CPU running, written in place and cut to length
         self.words.resize(2 * cpus.len() + 2 * nclusters + 2, 0);
         let words = &mut self.words[..];
-        let mut online = [0u64; MAX_CLUSTERS];
         let mut n = 0;
         for &key in cpus {
-            online[key.cluster()] += key.online() as u64;
             if key.runs() {
                 words[n..n + 2].copy_from_slice(&key.0);
                 n += 2;
             }
         }
-        words[n..n + nclusters].copy_from_slice(&online[..nclusters]);
+        for (w, &count) in words[n..n + nclusters].iter_mut().zip(online) {
+            *w = count as u64;
+        }
         n += nclusters;
         for (w, (khz, powered)) in words[n..n + nclusters].iter_mut().zip(clusters) {
             *w = (khz as u64) << 1 | powered as u64;

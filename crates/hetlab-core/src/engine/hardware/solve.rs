@@ -7,13 +7,14 @@
 
 use super::cluster::ClusterHw;
 use super::costs::CostMemo;
-use super::load::{CpuLoad, RunningOn};
+use super::load::{ClusterCounts, CpuLoad, RunningOn};
 use super::solutions::{CpuKey, KeyBuilder, Payoff, Solutions};
 use crate::model::cache::{self, InstrTime};
 use crate::model::dram::DramState;
 use crate::model::{cci, coherence, dram, dsu};
 use crate::platform::{Platform, SpeculativeFetch};
 use crate::result::MAX_CLUSTERS;
+use crate::sched::CpuMask;
 use crate::workload::MemProfile;
 
 /// How fast a running thread goes and what it does to the memory system, from the last
@@ -32,6 +33,8 @@ pub struct Speed {
 /// What the model's answer depends on besides temperature.
 pub(super) struct Inputs<'i> {
     pub cpus: &'i [CpuLoad],
+    /// The CPUs whose load may differ from the one the solver last saw (`None`: any of them).
+    pub moved: Option<CpuMask>,
     pub clusters: &'i [ClusterHw],
     pub noise: f64,
 }
@@ -56,8 +59,14 @@ pub(super) struct Solver {
     /// changed since (`reuse`), the running entry on each CPU then, and the misses and stretch
     /// its rates were set at.
     solved_cpus: Vec<CpuKey>,
-    /// The keys of the CPUs now (a buffer of `reuse`).
+    /// The keys of the CPUs now, each cluster's online CPUs and cores powered down now, and
+    /// each CPU's load as they count it: written by `reuse` for the CPUs whose load moved (a
+    /// debug assertion checks them all).
     keys: Vec<CpuKey>,
+    counts: ClusterCounts,
+    counted: Vec<CpuLoad>,
+    /// The CPUs whose key now differs from the last solution's (a debug assertion checks it).
+    differs: CpuMask,
     solved_clocks: Vec<(u32, bool)>,
     solved_noise: u64,
     changed: [bool; MAX_CLUSTERS],
@@ -219,6 +228,9 @@ impl Solver {
             speed_on_cpu: Vec::new(),
             solved_cpus: Vec::new(),
             keys: Vec::new(),
+            counts: ClusterCounts::default(),
+            counted: Vec::new(),
+            differs: CpuMask::EMPTY,
             solved_clocks: Vec::new(),
             solved_noise: 0,
             changed: [true; MAX_CLUSTERS],
@@ -249,6 +261,11 @@ impl Solver {
     #[inline]
     pub fn speed(&self, t: usize) -> &Speed {
         &self.speeds[t]
+    }
+
+    /// Each cluster's online CPUs and cores powered down, as `reuse` counted them last.
+    pub fn counts(&self) -> &ClusterCounts {
+        &self.counts
     }
 
     /// Each cluster's dynamic power in the last solution, mW, where `dynamic_known`.
@@ -282,14 +299,9 @@ impl Solver {
         let first = self.solved_cpus.len() != n || self.solved_clocks.len() != clusters.len();
         let mut same = !first && self.solved_noise == inputs.noise.to_bits();
         self.changed = [first || platform.dsu.is_some(); MAX_CLUSTERS];
+        let seen = self.see_loads(cpus, inputs.moved);
         // the keys are kept only if the model is re-solved: a reuse compares with the solution's
-        // (`keys` is a buffer with a slot per CPU, swapped with the solution's when kept)
-        self.keys.resize(n, CpuKey::IDLE);
-        let keys = &mut self.keys[..n];
         if first {
-            for (slot, cpu) in keys.iter_mut().zip(cpus) {
-                *slot = CpuKey::of(cpu);
-            }
             self.solved_clocks.clear();
             self.solved_clocks.extend(clusters.iter().map(|cl| (cl.cur_khz, cl.powered)));
         } else {
@@ -301,15 +313,16 @@ impl Solver {
                     same = false;
                 }
             }
-            let solved_cpus = &self.solved_cpus[..n];
-            for i in 0..n {
-                let (key, solved) = (CpuKey::of(&cpus[i]), solved_cpus[i]);
-                keys[i] = key;
-                if solved != key {
-                    self.changed[solved.cluster()] = true;
-                    self.changed[key.cluster()] = true;
-                    same &= solved.same_place(key);
-                }
+            for cpu in seen.iter() {
+                let differs = self.keys[cpu] != self.solved_cpus[cpu];
+                self.differs = if differs { self.differs.with(cpu) } else { self.differs.without(cpu) };
+            }
+            self.debug_check_differs();
+            for cpu in self.differs.iter() {
+                let (key, solved) = (self.keys[cpu], self.solved_cpus[cpu]);
+                self.changed[solved.cluster()] = true;
+                self.changed[key.cluster()] = true;
+                same &= solved.same_place(key);
             }
         }
         if same {
@@ -320,9 +333,52 @@ impl Solver {
             }
             return true;
         }
-        std::mem::swap(&mut self.solved_cpus, &mut self.keys);
+        if first {
+            self.solved_cpus.clone_from(&self.keys);
+        } else {
+            for cpu in self.differs.iter() {
+                self.solved_cpus[cpu] = self.keys[cpu];
+            }
+        }
+        self.differs = CpuMask::EMPTY;
         self.solved_noise = inputs.noise.to_bits();
         false
+    }
+
+    /// Debug builds: `differs` is the CPUs whose key differs from the last solution's.
+    fn debug_check_differs(&self) {
+        debug_assert_eq!(
+            self.differs,
+            CpuMask::of((0..self.keys.len()).filter(|&cpu| self.keys[cpu] != self.solved_cpus[cpu]))
+        );
+    }
+
+    /// The keys and counts of `cpus` brought up to date: those of the CPUs in `moved` (all of
+    /// them if `None`, or on the first call); returns the CPUs brought up to date.
+    fn see_loads(&mut self, cpus: &[CpuLoad], moved: Option<CpuMask>) -> CpuMask {
+        let seen = match moved.filter(|_| self.counted.len() == cpus.len()) {
+            Some(moved) => {
+                for cpu in moved.iter() {
+                    let load = &cpus[cpu];
+                    self.keys[cpu] = CpuKey::of(load);
+                    self.counts.remove(&self.counted[cpu]);
+                    self.counts.add(load);
+                    self.counted[cpu] = *load;
+                }
+                moved
+            }
+            None => {
+                self.keys.clear();
+                self.keys.extend(cpus.iter().map(CpuKey::of));
+                self.counts = ClusterCounts::of(cpus);
+                self.counted.clear();
+                self.counted.extend_from_slice(cpus);
+                CpuMask::of(0..cpus.len())
+            }
+        };
+        debug_assert!(self.keys.iter().zip(cpus).all(|(&key, cpu)| key == CpuKey::of(cpu)));
+        debug_assert_eq!(self.counts, ClusterCounts::of(cpus));
+        seen
     }
 
     /// Each running thread's speed, the DRAM utilisation (from `warm_start`) and the CCI port
@@ -347,7 +403,8 @@ impl Solver {
         if keyed {
             let at = clusters.iter().map(|cl| (cl.cur_khz, cl.powered));
             // `reuse` left the CPUs' keys now in `solved_cpus`
-            let key = self.key.build(&self.solved_cpus, at, dram_state.noise, dram_state.utilisation);
+            let key =
+                self.key.build(&self.solved_cpus, &self.counts.online, at, dram_state.noise, dram_state.utilisation);
             if let Some(kept) = self.solutions.get(key) {
                 let running = cpus.iter().enumerate().filter_map(|(cpu, load)| Some((cpu, load.running?)));
                 for ((cpu, r), speed) in running.zip(&kept.speeds) {
@@ -444,10 +501,7 @@ impl Solver {
         let utilisation = dram::solve_utilisation(dram_state.utilisation, demand);
         let miss = miss_at(utilisation);
         // Each cluster's online CPUs: each one's kernel housekeeping reads through the port.
-        let mut kernel_cpus = [0u32; MAX_CLUSTERS];
-        for cpu in cpus.iter().filter(|c| c.online) {
-            kernel_cpus[cpu.cluster] += 1;
-        }
+        let kernel_cpus = self.counts.online;
         let rates = self.thread_rates(platform, clusters, &miss, &kernel_cpus, capacity_lines_per_ns);
         self.speed_on_cpu.resize(cpus.len(), Default::default());
         self.solved_on_cpu.resize(cpus.len(), Default::default());

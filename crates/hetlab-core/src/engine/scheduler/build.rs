@@ -167,6 +167,7 @@ impl<'a> Scheduler<'a> {
             moves: Vec::new(),
             group_levels: Vec::new(),
             busy: CpuMask::EMPTY,
+            loads_stale: CpuMask::EMPTY,
             online: CpuMask::of((0..ncpus).filter(|&cpu| online[cpu])),
         })
     }

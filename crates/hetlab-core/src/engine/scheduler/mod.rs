@@ -159,6 +159,8 @@ pub struct Scheduler<'a> {
     /// The CPUs whose run queue has a current task (kept with `curr`): the event loop asks
     /// for them at every event and walks them instead of every run queue.
     busy: CpuMask,
+    /// The CPUs whose current task or cluster changed since `cpu_loads` last wrote them.
+    loads_stale: CpuMask,
 }
 
 impl Scheduler<'_> {
@@ -428,6 +430,7 @@ impl Scheduler<'_> {
         for logical in [cpu, other] {
             let c = cluster_of_core(self.core_of[logical]);
             self.cluster_of[logical] = c;
+            self.loads_stale = self.loads_stale.with(logical);
             self.capacity[logical] = self.platform.cpu_capacity(c);
         }
         let ncpus = self.rqs.len();
@@ -472,14 +475,18 @@ impl Scheduler<'_> {
     }
 
     /// What each logical CPU holds, for the model's re-solution: online, its cluster, its
-    /// running thread with `task_phase(thread)`, and `core_off(cpu)`.
+    /// running thread with `task_phase(thread)`, and `core_off(cpu)`. `loads` holds what it
+    /// wrote last time: only the CPUs whose current task or cluster changed since, and those in
+    /// `also` (whose core or running thread's phase may have moved), are written again (a debug
+    /// assertion checks every CPU); returns the CPUs written.
     #[inline]
     pub fn cpu_loads(
-        &self,
+        &mut self,
         loads: &mut Vec<CpuLoad>,
+        also: CpuMask,
         task_phase: impl Fn(usize) -> (usize, usize),
         core_off: impl Fn(usize) -> bool,
-    ) {
+    ) -> CpuMask {
         let load_of = |cpu: usize, rq: &RunQueue, cluster: usize| {
             let running = rq.curr.map(|thread| {
                 let (task, phase) = task_phase(thread);
@@ -487,15 +494,23 @@ impl Scheduler<'_> {
             });
             CpuLoad { online: rq.online, cluster, running, core_off: core_off(cpu) }
         };
-        // written in place once the vector has a slot per CPU (every recompute after the first)
-        if loads.len() != self.rqs.len() {
+        let written = if loads.len() != self.rqs.len() {
             loads.clear();
             loads.extend(self.rqs.iter().zip(&self.cluster_of).enumerate().map(|(cpu, (rq, &c))| load_of(cpu, rq, c)));
-            return;
-        }
-        for (cpu, ((load, rq), &cluster)) in loads.iter_mut().zip(&self.rqs).zip(&self.cluster_of).enumerate() {
-            *load = load_of(cpu, rq, cluster);
-        }
+            CpuMask::of(0..loads.len())
+        } else {
+            let stale = CpuMask::from_bits(self.loads_stale.bits() | also.bits());
+            for cpu in stale.iter() {
+                loads[cpu] = load_of(cpu, &self.rqs[cpu], self.cluster_of[cpu]);
+            }
+            stale
+        };
+        self.loads_stale = CpuMask::EMPTY;
+        debug_assert!(loads
+            .iter()
+            .enumerate()
+            .all(|(cpu, l)| *l == load_of(cpu, &self.rqs[cpu], self.cluster_of[cpu])));
+        written
     }
 
     /// The online CPUs with the thread each runs.

@@ -63,6 +63,7 @@ impl Scheduler<'_> {
         let rq = &mut self.rqs[cpu];
         rq.curr = None;
         self.busy = self.busy.without(cpu);
+        self.loads_stale = self.loads_stale.with(cpu);
         if rq.rt.running.take().is_some() {
             let started_us = rq.slice_start_us;
             let ticks_run = self.ticks_since(started_us, now_us);
@@ -81,6 +82,7 @@ impl Scheduler<'_> {
         let rq = &mut self.rqs[cpu];
         rq.curr = Some(t);
         self.busy = self.busy.with(cpu);
+        self.loads_stale = self.loads_stale.with(cpu);
         rq.rt.running = self.entities[t].class.rt_priority();
         rq.rt.accounted_us = now_us;
         rq.slice_start_us = now_us;
@@ -318,6 +320,7 @@ impl Scheduler<'_> {
         let rq = &mut self.rqs[cpu];
         rq.curr = Some(t);
         self.busy = self.busy.with(cpu);
+        self.loads_stale = self.loads_stale.with(cpu);
         rq.rt.running = class.rt_priority();
         rq.slice_start_us = now_us;
         rq.exec_start_us = now_us;

@@ -51,6 +51,9 @@ pub struct Work {
     look_for_deadlock: bool,
     /// Some phase calls `call_rcu()` (else `run` does not look its thread's phase up for it).
     rcu_calls: bool,
+    /// The threads whose progress was handed out to change, or whose phase moved, since
+    /// `take_touched` (the model's loads read a running thread's phase).
+    touched: Vec<usize>,
 }
 
 /// What a thread did while it ran between two events.
@@ -110,6 +113,7 @@ impl Work {
                 .then(|| threads.iter().filter(|th| !th.kernel && tasks[th.task].ends_run).count()),
             look_for_deadlock: false,
             rcu_calls: tasks.iter().flat_map(|t| &t.phases).any(|p| p.rcu.per_s > 0.0),
+            touched: Vec::new(),
             tasks,
             task_threads,
             threads,
@@ -154,6 +158,7 @@ impl Work {
     }
 
     pub fn progress_mut(&mut self, t: usize) -> &mut Progress {
+        self.touched.push(t);
         &mut self.threads[t].progress
     }
 
@@ -183,6 +188,7 @@ impl Work {
     /// `t` is done with its phase: on to the next, back to its loop's first while the loop has
     /// loops left (`Task::loops`).
     pub fn next_phase(&mut self, t: usize) {
+        self.touched.push(t);
         let th = &mut self.threads[t];
         let done = th.progress.phase;
         let task = &self.tasks[th.task];
@@ -216,10 +222,10 @@ impl Work {
     #[inline]
     pub fn run(&mut self, t: usize, cpu: usize, dt: f64, speed: &Speed, khz: f64) -> Retired {
         let th = &mut self.threads[t];
-        let stolen = th.progress.stolen_us.min(dt);
+        let stolen = smaller(th.progress.stolen_us, dt);
         th.progress.stolen_us -= stolen;
         let run_us = dt - stolen;
-        let instr = (speed.instr_per_us * run_us).min(th.progress.work_left);
+        let instr = smaller(speed.instr_per_us * run_us, th.progress.work_left);
         // call_rcu() at the phase's rate per second of reference work (`kernel::rcu`)
         let rcu = if !self.rcu_calls {
             None
@@ -337,6 +343,12 @@ impl Work {
     /// The CPU `t`'s latest timer was armed on.
     pub fn timer_cpu(&self, t: usize) -> usize {
         self.threads[t].timer_cpu
+    }
+
+    /// Takes the threads touched (their progress handed out to change, or their phase moved)
+    /// since the last call, each at least once, to `each`.
+    pub fn take_touched(&mut self, mut each: impl FnMut(usize)) {
+        self.touched.drain(..).for_each(&mut each);
     }
 
     /// The earliest timer armed on `cpu`, µs.
@@ -459,6 +471,19 @@ fn reference_ips(platform: &Platform, tasks: &[Task], reference: usize) -> Vec<V
                 .collect()
         })
         .collect()
+}
+
+/// The smaller of two quantities, neither NaN nor -0 (a compare and a select: `f64::min` is
+/// the same value on these, and several more instructions to order NaN).
+#[inline]
+fn smaller(a: f64, b: f64) -> f64 {
+    let plain = |x: f64| !x.is_nan() && (x != 0.0 || x.is_sign_positive());
+    debug_assert!(plain(a) && plain(b));
+    if b < a {
+        b
+    } else {
+        a
+    }
 }
 
 #[cfg(test)]
