@@ -71,12 +71,12 @@ boot() { # NAME CPUS KVER DEB SHA256: the kernel's summary lines in $WORK/guest-
 	say "booting Linux $kver on $cpus CPUs in QEMU (TCG, -icount shift=1: 2 ns per instruction)"
 	# noautogroup: every thread in the root group, as hetlab runs them. QEMU 7.2's TCG with
 	# -icount and 8 CPUs sometimes faults during boot (a double fault or a bad pointer with
-	# garbage EFLAGS, 2 of 7 boots of 6.12 here, before any measurement): such a boot prints no
-	# result and is retried.
+	# garbage EFLAGS, 3 of 10 boots of 6.12 here, before any measurement): oops=panic ends such a
+	# boot at once, and it is retried.
 	for attempt in 1 2 3; do
 		timeout 900 qemu-system-x86_64 -machine accel=tcg -cpu max -icount shift=1,sleep=off -m 512 -smp "$cpus" \
 			-nographic -no-reboot -kernel "$vmlinuz" -initrd "$WORK/initrd.gz" \
-			-append "console=ttyS0 panic=-1 noautogroup loglevel=4" >"$log" 2>&1 || true
+			-append "console=ttyS0 panic=-1 oops=panic noautogroup loglevel=4" >"$log" 2>&1 || true
 		grep -aq "SCHED-CHECK done" "$log" && break
 		say "boot $attempt of $kver did not finish: $(grep -aoE "(Kernel panic|Oops)[^\r]*" "$log" | head -1)"
 	done
@@ -100,8 +100,9 @@ sim() { # LABEL RUN SIMULATE-OPTIONS...: the summary line of one simulated run
 	local label=$1 run=$2
 	shift 2
 	rm -rf "$LOGS" && mkdir -p "$LOGS"
-	# each run's periodic thread starts (run - 1) x 667 µs later: three phases of its releases
-	# against the 4 ms tick, whose phase in the guest each run finds where the last one ended
+	# each run's periodic thread starts (run - 1) x 667 µs later, its timer first as the guest's
+	# program sleeps first: 10 ms releases against the 4 ms tick alternate 2 ms apart, so three
+	# starts 667 µs apart cover their phases (the guest's runs find theirs where the last ended)
 	python3 -c 'import json, sys; w = json.load(open(sys.argv[1])); w["tasks"]["periodic"]["delay"] = int(sys.argv[2])
 json.dump(w, open(sys.argv[3], "w"))' scripts/sched-check/wakeup.json $(((run - 1) * 667)) "$WORK/wakeup.json"
 	"$HETLAB" simulate --platform rk3588 --workload "$WORK/wakeup.json" --rtapp-logs "$LOGS" "$@" >/dev/null
