@@ -44,8 +44,9 @@ fn cpulist(mask: u8) -> String {
 /// The configuration the header chooses, or the error a user would get for it. Bytes: 0
 /// platform; 1 scheduler; 2 switching (bits 0-1), cpuidle (2-3), seed (4-7); 3 governor; 4
 /// resolve tolerance (bits 0-6, tenths of the maximum), RT tunables (7); 5 boot option; 6 its CPU
-/// mask; 7 cpu_dma_latency; 8 offline cluster (bits 0-3), `--cluster` (4-7), each 0 for none
-/// or 1 + a cluster index; 9 `--freq`: OPP index (bits 0-3) of a cluster (4-7, as byte 8's);
+/// mask; 7 cpu_dma_latency; 8 the offline clusters (bits 0-3, one per cluster index), `--cluster`
+/// (4-7: 0 for none, or 1 + a cluster index); 9 `--freq`: OPP index (bits 0-3) of a cluster
+/// (4-7, as `--cluster`'s);
 /// 10 perf sampling's CPU mask (0: off); 11 its period (bits 0-1), a held DSU clock (bit 2: on,
 /// 3-7: which OPP).
 fn config(platform: &Platform, h: &[u8; HEADER]) -> Result<SimConfig, String> {
@@ -85,7 +86,7 @@ fn config(platform: &Platform, h: &[u8; HEADER]) -> Result<SimConfig, String> {
     };
     config.kernel = BootOptions::parse(&boot, platform.ncpus())?;
     config.cpu_dma_latency_us = DMA_LATENCY_US[h[7] as usize % DMA_LATENCY_US.len()];
-    config.offline_clusters = cluster_from(h[8] & 0xf).into_iter().collect();
+    config.offline_clusters = (0..n.min(4)).filter(|c| h[8] & (1 << c) != 0).collect();
     config.cluster = cluster;
     if h[10] != 0 {
         config.perf_sampling =
