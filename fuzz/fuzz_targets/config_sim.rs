@@ -6,23 +6,26 @@
 //! PM QoS cpu_dma_latency, a resolve tolerance in 0..=MAX_RESOLVE_TOLERANCE, one kernel boot
 //! option over a CPU list (rcu_nocbs, rcu_fast_no_hz, rcuo_affinity, irqaffinity, nohz_full,
 //! workqueue.unbound_cpus), an offline cluster, a `--cluster` restriction, perf sampling, a
-//! held DSU clock, the RT throttling tunables and the seed — and the rest is an rt-app file
+//! held DSU clock, one tunable of the governor and one of the scheduler (at its bounds or within),
+//! the RT throttling tunables, a warm start and the seed — and the rest is an rt-app file
 //! (at most 64 threads), simulated for 20 ms. Each choice goes through the parser or check a
 //! user's would, so an invalid combination is an error line (`Err`), never a panic; the run
 //! itself ends or is an error, never a panic or a hang.
 #![no_main]
 use hetlab_core::engine::{simulate, CpuIdle, SimConfig, MAX_CPU_DMA_LATENCY_US, MAX_RESOLVE_TOLERANCE};
 use hetlab_core::governor::registry::GOVERNORS;
+use hetlab_core::governor::tunables::TunableInfo;
 use hetlab_core::kernel::boot::BootOptions;
 use hetlab_core::kernel::perf_sampling::PerfSampling;
 use hetlab_core::platform::{Platform, BUILTIN_PLATFORMS};
 use hetlab_core::rtapp::from_rtapp_json;
+use hetlab_core::sched::registry::list;
 use hetlab_core::sched::switching::SwitchingMode;
 use hetlab_core::sched::SchedPolicy;
 use libfuzzer_sys::fuzz_target;
 
 /// Configuration bytes before the rt-app JSON.
-const HEADER: usize = 12;
+const HEADER: usize = 17;
 
 const SCHEDULERS: [&str; 6] = ["pinned", "smp", "hmp", "eas", "eevdf", "eas-eevdf"];
 /// The named configurations `SimConfig::governor_plan` knows beside the governors.
@@ -36,6 +39,28 @@ const DMA_LATENCY_US: [Option<u32>; 8] =
 /// perf record -c periods, instructions (the smallest is below every platform's handler count).
 const PERF_PERIODS: [u64; 4] = [100, 10_000, 1_000_000, 100_000_000];
 
+/// Start temperatures, °C: warm to past the platforms' trip points, and the check's bound.
+const START_TEMP_C: [f64; 5] = [45.0, 70.0, 85.0, 105.0, 150.0];
+
+/// The value a selector byte gives a tunable within its declared range: its minimum, maximum,
+/// a small step above the minimum, or a fraction of the range.
+fn tunable_value(info: &TunableInfo, b: u8) -> f64 {
+    let step = f64::from(b >> 2);
+    let value = match b & 3 {
+        0 => info.min,
+        1 => info.max,
+        2 => info.min + step,
+        _ => info.min + ((info.max - info.min) * step / 63.0).round(),
+    };
+    value.min(info.max)
+}
+
+/// One of `tunables` (byte `which`: 0 none, else 1 + an index) at the value byte `value` gives.
+fn tunable(tunables: &[TunableInfo], which: u8, value: u8) -> Option<(String, f64)> {
+    let info = (which != 0 && !tunables.is_empty()).then(|| &tunables[(which as usize - 1) % tunables.len()])?;
+    Some((info.name.to_string(), tunable_value(info, value)))
+}
+
 /// A CPU list in the kernel's syntax (`0,2,5`) from a bit mask; "" for none.
 fn cpulist(mask: u8) -> String {
     (0..8).filter(|b| mask & (1 << b) != 0).map(|b| b.to_string()).collect::<Vec<_>>().join(",")
@@ -48,7 +73,9 @@ fn cpulist(mask: u8) -> String {
 /// (4-7: 0 for none, or 1 + a cluster index); 9 `--freq`: OPP index (bits 0-3) of a cluster
 /// (4-7, as `--cluster`'s);
 /// 10 perf sampling's CPU mask (0: off); 11 its period (bits 0-1), a held DSU clock (bit 2: on,
-/// 3-7: which OPP).
+/// 3-7: which OPP); 12 a tunable of the governor (0: none, else 1 + its index) and 13 its value
+/// (`tunable_value`); 14 and 15 the same for the scheduler's; 16 every cluster's start
+/// temperature (0: ambient).
 fn config(platform: &Platform, h: &[u8; HEADER]) -> Result<SimConfig, String> {
     let n = platform.clusters.len();
     // a cluster byte: 0 none, else one of the platform's clusters
@@ -66,8 +93,15 @@ fn config(platform: &Platform, h: &[u8; HEADER]) -> Result<SimConfig, String> {
         })
         .into_iter()
         .collect();
-    let mut config = SimConfig::new(SimConfig::governor_plan(platform, governor, &[], cluster, &fixed)?);
-    config.scheduler = SchedPolicy::parse(SCHEDULERS[h[1] as usize % SCHEDULERS.len()])?;
+    let governor_tunables: Vec<(String, f64)> = GOVERNORS
+        .iter()
+        .find(|d| d.name == governor)
+        .and_then(|d| tunable(&(d.tunables)(platform.tick_us()), h[12], h[13]))
+        .into_iter()
+        .collect();
+    let mut config = SimConfig::new(SimConfig::governor_plan(platform, governor, &governor_tunables, cluster, &fixed)?);
+    let scheduler = SCHEDULERS[h[1] as usize % SCHEDULERS.len()];
+    config.scheduler = SchedPolicy::parse(scheduler)?;
     config.switching = SwitchingMode::ALL[(h[2] & 3) as usize % SwitchingMode::ALL.len()];
     config.cpuidle = CpuIdle::parse(CpuIdle::NAMES[(h[2] >> 2) as usize % CpuIdle::NAMES.len()])?;
     config.seed = u64::from(h[2] >> 4);
@@ -78,6 +112,11 @@ fn config(platform: &Platform, h: &[u8; HEADER]) -> Result<SimConfig, String> {
             [("sched_rt_period_us", 10_000.0), ("sched_rt_runtime_us", 5_000.0), ("sched_rr_timeslice_ms", 5.0)]
                 .map(|(name, value)| (name.to_string(), value))
                 .to_vec();
+    }
+    let sched_tunables = list().into_iter().find(|p| p.name == scheduler).map(|p| p.tunables).unwrap_or_default();
+    config.sched_tunables.extend(tunable(&sched_tunables, h[14], h[15]));
+    if h[16] != 0 {
+        config.start_temp_c = vec![START_TEMP_C[(h[16] as usize - 1) % START_TEMP_C.len()]; n];
     }
     let boot = match h[5] as usize % (BOOT_OPTIONS.len() + 1) {
         0 => String::new(),
