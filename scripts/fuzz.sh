@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs each libFuzzer target of fuzz/ (platform .toml, workload specs and .toml, model.json and
-# the tree evaluator, rt-app JSON simulated) for SECONDS (default 60) from the seed corpus in
-# fuzz/corpus/<target>, as many targets at once as the machine has cores (each is one process).
+# the tree evaluator, rt-app JSON simulated, alone and over the configuration matrix) for SECONDS
+# (default 60) from the seed corpus in fuzz/corpus/<target>, as many targets at once as the
+# machine has cores (each is one process).
 # Needs the nightly toolchain; installs cargo-fuzz from crates.io when it is missing.
 # A crash leaves its input in fuzz/artifacts/<target>/ and fails the script.
 #   scripts/fuzz.sh            # 60 s per target
@@ -9,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
-targets=(platform_toml workload model_json rtapp_sim)
+targets=(platform_toml workload model_json rtapp_sim config_sim)
 if ! cargo fuzz --version >/dev/null 2>&1; then
     cargo install --locked cargo-fuzz@0.13.2
 fi
@@ -26,9 +27,9 @@ trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$logs"' EXIT
 run_target() { # TARGET: one bounded run; its exit status is the run's
     local target="$1" work timeout=10
     work="$(mktemp -d -p "$logs")" # new inputs go here; the committed corpus only seeds the run
-    # rtapp_sim simulates: up to 64 threads for 20 ms of EAS take seconds in the instrumented
-    # build (a work-less forever loop is reported after a million steps, about one second)
-    [ "$target" = rtapp_sim ] && timeout=60
+    # rtapp_sim and config_sim simulate: up to 64 threads for 20 ms of EAS take seconds in the
+    # instrumented build (a work-less forever loop is reported after 10^4 events at one instant)
+    case "$target" in rtapp_sim | config_sim) timeout=60 ;; esac
     cargo +nightly fuzz run "${sanitizer[@]}" --fuzz-dir fuzz "$target" "$work" "fuzz/corpus/$target" -- \
         -max_total_time="$seconds" -max_len=16384 -timeout="$timeout" -rss_limit_mb=2560 -print_final_stats=1
 }

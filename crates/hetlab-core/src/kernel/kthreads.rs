@@ -143,13 +143,21 @@ impl Pending {
 
 /// Where a timer armed on `cpu` is queued (`get_nohz_timer_target`): on `cpu` itself, unless
 /// `cpu` is not a housekeeping CPU, then on the first busy housekeeping CPU, else the first
-/// housekeeping one (v4.x; 3.x moves a timer only when armed from an idle CPU, which a
-/// running thread's CPU is not).
-pub fn timer_cpu(cpu: usize, boot: &BootOptions, busy: impl Fn(usize) -> bool, ncpus: usize) -> usize {
+/// online housekeeping one (`housekeeping_any_cpu`: within `cpu_online_mask`), else `cpu`
+/// itself when no housekeeping CPU is online (the kernel's WARN fallback) (v4.x; 3.x moves a
+/// timer only when armed from an idle CPU, which a running thread's CPU is not). An offline
+/// CPU takes no timer: it runs nothing, and its cluster may be powered down.
+pub fn timer_cpu(
+    cpu: usize,
+    boot: &BootOptions,
+    busy: impl Fn(usize) -> bool,
+    online: impl Fn(usize) -> bool,
+    ncpus: usize,
+) -> usize {
     if boot.housekeeping(cpu) {
         return cpu;
     }
-    let hk = || (0..ncpus).filter(|&c| boot.housekeeping(c));
+    let hk = || (0..ncpus).filter(|&c| boot.housekeeping(c) && online(c));
     hk().find(|&c| busy(c)).or_else(|| hk().next()).unwrap_or(cpu)
 }
 
@@ -208,10 +216,24 @@ mod tests {
     #[test]
     fn timers_leave_nohz_full_cpus_for_a_busy_housekeeping_one() {
         let boot = BootOptions::parse("nohz_full=0-1", 5).unwrap();
-        assert_eq!(timer_cpu(3, &boot, |_| false, 5), 3);
-        assert_eq!(timer_cpu(0, &boot, |c| c == 4, 5), 4);
-        assert_eq!(timer_cpu(1, &boot, |_| false, 5), 2);
-        assert_eq!(timer_cpu(1, &BootOptions::default(), |_| false, 5), 1);
+        let all = |_| true;
+        assert_eq!(timer_cpu(3, &boot, |_| false, all, 5), 3);
+        assert_eq!(timer_cpu(0, &boot, |c| c == 4, all, 5), 4);
+        assert_eq!(timer_cpu(1, &boot, |_| false, all, 5), 2);
+        assert_eq!(timer_cpu(1, &BootOptions::default(), |_| false, all, 5), 1);
+    }
+
+    #[test]
+    fn timers_go_to_online_housekeeping_cpus_only() {
+        // TC2 with its A15 cluster (cpu0-1) offline (a configuration fuzz/config_sim runs):
+        // timers were queued on the offline cpu0, which took the broadcast's IPI_TIMERs
+        let online = |c: usize| c >= 2;
+        let boot = BootOptions::parse("nohz_full=3-4", 5).unwrap();
+        assert_eq!(timer_cpu(3, &boot, |_| false, online, 5), 2, "the first online housekeeping CPU, not cpu0");
+        assert_eq!(timer_cpu(4, &boot, |c| c < 2, online, 5), 2, "an offline CPU is never the busy one");
+        // every online CPU is nohz_full: the arming CPU keeps its timer (housekeeping_any_cpu's fallback)
+        let boot = BootOptions::parse("nohz_full=2-4", 5).unwrap();
+        assert_eq!(timer_cpu(3, &boot, |_| false, online, 5), 3);
     }
 
     #[test]

@@ -353,7 +353,7 @@ impl Engine<'_> {
             return cpu;
         }
         let busy = |c: usize| self.sched.curr(c).is_some();
-        timer_cpu(cpu, &self.config.kernel, busy, self.sched.ncpus())
+        timer_cpu(cpu, &self.config.kernel, busy, |c| self.sched.online(c), self.sched.ncpus())
     }
 
     /// A thread woken on idle `target` from another CPU: the reschedule IPI that makes the

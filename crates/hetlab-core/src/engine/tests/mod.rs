@@ -630,3 +630,23 @@ fn a_cpu_dma_latency_limit_keeps_the_cluster_up() {
 mod resolve_tolerance;
 mod rt_classes;
 mod sched_trace;
+
+#[test]
+fn an_offline_cpu_takes_no_timer_under_nohz_full() {
+    // TC2 with its A15 cluster (cpu0-1) offline and nohz_full on two of the three A7 CPUs: the
+    // timers they arm go to the online housekeeping cpu2, not to cpu0 (which took the broadcast
+    // timer's IPI_TIMERs before, hotplugged off as it is)
+    let p = Platform::builtin("tc2").unwrap();
+    // ondemand (the CLI's default) lets the A7s idle between cyclictest's wake-ups
+    let mut c = config(&p, "ondemand", None, &[]);
+    c.scheduler = SchedPolicy::Hmp;
+    c.offline_clusters = vec![cluster(&p, "a15")];
+    c.kernel = crate::kernel::boot::BootOptions::parse("nohz_full=3-4", p.ncpus()).unwrap();
+    c.time_limit_s = 0.5;
+    let r = run(&p, "cyclictest", c);
+    let irqs = r.interrupts.expect("tc2 describes its kernel");
+    assert!(irqs.sources.iter().any(|s| s.count[2] > 0), "the timers run on cpu2");
+    for s in &irqs.sources {
+        assert_eq!(&s.count[..2], &[0, 0], "{} on an offline CPU", s.name);
+    }
+}
