@@ -10,7 +10,8 @@
 //! the RT throttling tunables, a warm start and the seed — and the rest is an rt-app file
 //! (at most 64 threads), simulated for 20 ms. Each choice goes through the parser or check a
 //! user's would, so an invalid combination is an error line (`Err`), never a panic; the run
-//! itself ends or is an error, never a panic or a hang.
+//! itself ends or is an error, never a panic or a hang, and an offline cluster's CPUs neither
+//! run, wake nor take an interrupt (a wrong result a panic would not show).
 #![no_main]
 use hetlab_core::engine::{simulate, CpuIdle, SimConfig, MAX_CPU_DMA_LATENCY_US, MAX_RESOLVE_TOLERANCE};
 use hetlab_core::governor::registry::GOVERNORS;
@@ -159,5 +160,30 @@ fuzz_target!(|data: &[u8]| {
     let (name, _) = BUILTIN_PLATFORMS[header[0] as usize % BUILTIN_PLATFORMS.len()];
     let platform = Platform::builtin(name).expect("a built-in platform parses");
     let Ok(config) = config(&platform, header) else { return };
-    let _ = simulate(&platform, &workload, config);
+    // an offline cluster's CPUs (where no switcher moves CPUs between clusters)
+    let offline: Vec<&str> = match config.switching {
+        SwitchingMode::Gts => config.offline_clusters.iter().map(|&c| platform.clusters[c].name.as_str()).collect(),
+        _ => Vec::new(),
+    };
+    let Ok(r) = simulate(&platform, &workload, config) else { return };
+    // a wrong result no panic shows: work, a wake-up or an interrupt on a CPU that is offline
+    for cpu in r.cpus.iter().filter(|c| offline.contains(&c.cluster.as_str())) {
+        assert!(
+            cpu.busy_s == 0.0 && cpu.wakeups == 0 && cpu.pmu.cpu_cycles == 0,
+            "offline cpu{} ran: busy {} s, {} wake-ups, {} cycles",
+            cpu.cpu,
+            cpu.busy_s,
+            cpu.wakeups,
+            cpu.pmu.cpu_cycles
+        );
+        for source in r.interrupts.iter().flat_map(|i| &i.sources) {
+            assert_eq!(
+                source.count.get(cpu.cpu).copied().unwrap_or(0),
+                0,
+                "{} ran on offline cpu{}",
+                source.name,
+                cpu.cpu
+            );
+        }
+    }
 });
