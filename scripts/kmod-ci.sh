@@ -19,6 +19,7 @@ cd "$(dirname "$0")/.."
 REPO=$PWD
 WORK=${KMOD_CI_DIR:-/tmp/hetlab-kmod-ci}
 T0=$(date +%s.%N)
+trap 'echo "kmod-ci: interrupted" >&2; exit 130' INT TERM
 say() { echo "kmod-ci: $*"; }
 die() {
 	echo "kmod-ci: error: $*" >&2
@@ -130,9 +131,11 @@ if [ $BENCH = 1 ]; then
 fi
 (cd "$INITRD_DIR" && find . | cpio -o -H newc --quiet | gzip -1) >"$WORK/initrd.gz"
 t=$(date +%s.%N)
-timeout $GUEST_TIMEOUT qemu-system-x86_64 -machine accel=tcg -m 512 -smp 2 -nographic -no-reboot \
+# QEMU in the foreground (timeout --foreground) with its stdin from /dev/null: a terminal's
+# Ctrl-C reaches it and the trap below, and it does not take the terminal over (-nographic)
+timeout --foreground $GUEST_TIMEOUT qemu-system-x86_64 -machine accel=tcg -m 512 -smp 2 -nographic -no-reboot \
 	-kernel "$VMLINUZ" -initrd "$WORK/initrd.gz" \
-	-append "console=ttyS0 panic=-1 oops=panic loglevel=4" >"$WORK/guest.log" 2>&1 || true
+	-append "console=ttyS0 panic=-1 oops=panic loglevel=4" </dev/null >"$WORK/guest.log" 2>&1 || true
 secs=$(echo "$(date +%s.%N) $t" | awk '{printf "%.1f", $1 - $2}')
 grep -oE "kmod-test:.*" "$WORK/guest.log" | tr -d "\r" | sed "s/^/kmod-ci: guest: /" || true
 if ! grep -q "KMOD-TEST PASS" "$WORK/guest.log"; then

@@ -31,6 +31,9 @@ KERNELS=(
 	"6.12 8 6.12.95+deb12-cloud-amd64 linux-image-6.12.95+deb12-cloud-amd64-unsigned_6.12.95-1~bpo12+1_amd64.deb 6ed2b95055a96af9f543a427cc1bc56f67e5e72ec16b227ec965a9325aeb3480"
 	"6.1 1 6.1.0-50-cloud-amd64 linux-image-6.1.0-50-cloud-amd64-unsigned_6.1.176-1_amd64.deb 4f217f710203cdfedde21f836bc66a0a4d773752d7fe8e5e13f701f891788945"
 )
+# Ctrl-C stops the whole check at once: QEMU runs in the foreground (timeout --foreground) with
+# its stdin from /dev/null, so the terminal's SIGINT reaches it and it does not take the terminal
+trap 'echo "sched-check: interrupted" >&2; exit 130' INT TERM
 say() { echo "sched-check: $*"; }
 die() {
 	echo "sched-check: error: $*" >&2
@@ -74,9 +77,9 @@ boot() { # NAME CPUS KVER DEB SHA256: the kernel's summary lines in $WORK/guest-
 	# garbage EFLAGS, 3 of 10 boots of 6.12 here, before any measurement): oops=panic ends such a
 	# boot at once, and it is retried.
 	for attempt in 1 2 3; do
-		timeout 900 qemu-system-x86_64 -machine accel=tcg -cpu max -icount shift=1,sleep=off -m 512 -smp "$cpus" \
+		timeout --foreground 900 qemu-system-x86_64 -machine accel=tcg -cpu max -icount shift=1,sleep=off -m 512 -smp "$cpus" \
 			-nographic -no-reboot -kernel "$vmlinuz" -initrd "$WORK/initrd.gz" \
-			-append "console=ttyS0 panic=-1 oops=panic noautogroup loglevel=4" >"$log" 2>&1 || true
+			-append "console=ttyS0 panic=-1 oops=panic noautogroup loglevel=4" </dev/null >"$log" 2>&1 || true
 		grep -aq "SCHED-CHECK done" "$log" && break
 		say "boot $attempt of $kver did not finish: $(grep -aoE "(Kernel panic|Oops)[^\r]*" "$log" | head -1)"
 	done
