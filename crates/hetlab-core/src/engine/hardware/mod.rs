@@ -579,6 +579,18 @@ mod tests {
         Platform::builtin("exynos5422").unwrap()
     }
 
+    /// Re-solves `hw` at `now_us` for `cpus`, every CPU's load marked as changed (`w` gives the
+    /// phases' memory profiles).
+    fn recompute_all(hw: &mut Hardware, now_us: f64, cpus: &[CpuLoad], w: &Workload) {
+        hw.recompute(
+            now_us,
+            cpus,
+            CpuMask::of(0..cpus.len()),
+            |task, phase| &w.tasks[task].phases[phase].mem,
+            |_| None,
+        );
+    }
+
     /// ccbench's chase (thread 0) on LITTLE cpu0, the other CPUs idle, big at `big_khz`:
     /// instructions per µs.
     fn chase_speed(p: &Platform, big_khz: u32) -> f64 {
@@ -595,7 +607,7 @@ mod tests {
                 core_off: false,
             })
             .collect();
-        hw.recompute(0.0, &cpus, CpuMask::of(0..cpus.len()), |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
+        recompute_all(&mut hw, 0.0, &cpus, &w);
         hw.speed(0).instr_per_us
     }
 
@@ -620,7 +632,7 @@ mod tests {
                 core_off: false,
             })
             .collect();
-        hw.recompute(0.0, &cpus, CpuMask::of(0..cpus.len()), |task, phase| &w.tasks[task].phases[phase].mem, |_| None);
+        recompute_all(&mut hw, 0.0, &cpus, &w);
         (hw.speed(0).instr_per_us, hw.dsu_clock().unwrap().0)
     }
 
@@ -651,13 +663,7 @@ mod tests {
                     core_off: false,
                 })
                 .collect();
-            hw.recompute(
-                step as f64,
-                &cpus,
-                CpuMask::of(0..cpus.len()),
-                |task, phase| &w.tasks[task].phases[phase].mem,
-                |_| None,
-            );
+            recompute_all(&mut hw, step as f64, &cpus, &w);
             speeds.push((hw.speed(0).instr_per_us, second.map(|t| hw.speed(t).instr_per_us)));
         }
         // the two threads share the DRAM: the chase is slower beside the second thread
@@ -691,13 +697,7 @@ mod tests {
         let mut speeds = Vec::new();
         for step in 0..12 {
             hw.dram.noise = 1.004f64.powi(step);
-            hw.recompute(
-                step as f64,
-                &cpus,
-                CpuMask::of(0..cpus.len()),
-                |task, phase| &w.tasks[task].phases[phase].mem,
-                |_| None,
-            );
+            recompute_all(&mut hw, step as f64, &cpus, &w);
             speeds.push(hw.speed(0).instr_per_us);
         }
         let re_solved = speeds.windows(2).filter(|s| s[0] != s[1]).count();
@@ -769,13 +769,7 @@ mod tests {
                     core_off: false,
                 })
                 .collect();
-            hw.recompute(
-                0.0,
-                &cpus,
-                CpuMask::of(0..cpus.len()),
-                |task, phase| &w.tasks[task].phases[phase].mem,
-                |_| None,
-            );
+            recompute_all(&mut hw, 0.0, &cpus, &w);
         }
         hw.speed(0).instr_per_us
     }
